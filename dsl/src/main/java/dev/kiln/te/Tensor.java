@@ -1,0 +1,66 @@
+package dev.kiln.te;
+
+import dev.kiln.ir.DType;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.IntImm;
+import dev.kiln.ir.TensorRead;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A tensor of the DSL: output {@code valueIndex} of an {@link Operation}, with a static shape and
+ * a dtype. Read it inside a {@code compute} body with {@link #at}. Tensors compare by identity.
+ */
+public final class Tensor {
+    private final Operation op;
+    private final int valueIndex;
+    private final String name;
+    private final Shape shape;
+    private final DType dtype;
+
+    Tensor(Operation op, int valueIndex, String name, Shape shape, DType dtype) {
+        this.op = op;
+        this.valueIndex = valueIndex;
+        this.name = name;
+        this.shape = shape;
+        this.dtype = dtype;
+    }
+
+    public Operation op() { return op; }
+
+    public int valueIndex() { return valueIndex; }
+
+    public String name() { return name; }
+
+    public Shape shape() { return shape; }
+
+    public DType dtype() { return dtype; }
+
+    public int rank() { return shape.rank(); }
+
+    /** Extent of axis {@code d}. */
+    public long dim(int d) { return shape.get(d); }
+
+    /** {@code this[indices...]}; the number of indices must equal the rank. */
+    public Expr at(Expr... indices) {
+        return new TensorRead(this, Arrays.asList(indices));
+    }
+
+    /** {@code this[indices...]} from a list (for rank-generic code). */
+    public Expr at(List<? extends Expr> indices) {
+        return new TensorRead(this, new ArrayList<>(indices));
+    }
+
+    /** {@code this[c...]} with constant int32 indices. */
+    public Expr at(long... indices) {
+        List<Expr> idx = new ArrayList<>();
+        for (long i : indices) idx.add(IntImm.i32(i));
+        return new TensorRead(this, idx);
+    }
+
+    public boolean isPlaceholder() { return op instanceof PlaceholderOp; }
+
+    @Override
+    public String toString() { return name + shape + ":" + dtype; }
+}
