@@ -78,7 +78,8 @@ public record RfactorStep(int stageId, int iterId, int factorIterId) implements 
             rfReduce.add(r);
             leafValues.put(it.uid(), r);
         }
-        Map<Integer, Expr> values = IterAlgebra.values(st, leafValues);
+        Map<Integer, Long> extents = IterAlgebra.recordedExtents(st);
+        Map<Integer, Expr> values = IterAlgebra.values(st, leafValues, extents);
         Map<Var, Expr> subst = new IdentityHashMap<>();
         for (int d = 0; d < nSpatial; d++) subst.put(c.axes().get(d), spatial.get(d));
         List<IterVar> origReduce = c.reduceAxes();
@@ -89,7 +90,7 @@ public record RfactorStep(int stageId, int iterId, int factorIterId) implements 
         }
         Reduce red = (Reduce) c.body();
         Expr cond = Exprs.substitute(red.condition(), subst);
-        for (Expr g : IterAlgebra.guards(st, values)) cond = cond instanceof IntImm t && t.value() == 1 ? g : cond.and(g);
+        for (Expr g : IterAlgebra.guards(st, values, extents)) cond = cond instanceof IntImm t && t.value() == 1 ? g : cond.and(g);
         List<Expr> sources = red.sources().stream().map(e -> Exprs.substitute(e, subst)).toList();
         ComputeOp rf = ComputeOp.create(c.name() + ".rf", c.tag(), rfAxes, red.reducer().reduce(sources, rfReduce, cond));
 
