@@ -16,6 +16,8 @@ import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
+import dev.kiln.tir.Pragma;
+import dev.kiln.tir.Barrier;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.StmtRewriter;
@@ -71,6 +73,12 @@ final class StmtSimplifier {
                 if (v instanceof IntImm || v instanceof FloatImm) yield empty(s, "evaluate-const");
                 yield v == e.value() ? e : new Evaluate(v);
             }
+            case Pragma p -> {
+                Stmt body = visit(p.body(), s);
+                if (isEmpty(body)) yield body;
+                yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
+            }
+            case Barrier b -> b;
         };
     }
 
