@@ -283,7 +283,8 @@ public final class ScheduleLowering {
         List<Integer> leaves = st.leaves();
         int n = leaves.size();
         Stmt inner;
-        if (op.body() instanceof Reduce r) {
+        List<Expr> eff = bodies.get(i);
+        if (eff.get(0) instanceof Reduce r) {
             int p = 0;
             while (p < n && st.all().get(leaves.get(p)).kind() == IterKind.SPATIAL) p++;
             Stmt update = guard(allGuards, ReductionBody.update(r, outs, storeIdx, e -> convert(e, av)), r, av);
@@ -312,7 +313,7 @@ public final class ScheduleLowering {
         } else {
             List<Stmt> stores = new ArrayList<>();
             for (int v = 0; v < outs.size(); v++) {
-                stores.add(new dev.kiln.tir.Store(outs.get(v), storeIdx, convert(op.bodies().get(v), av)));
+                stores.add(new dev.kiln.tir.Store(outs.get(v), storeIdx, convert(eff.get(v), av)));
             }
             inner = guard(allGuards, Seq.of(stores), null, av);
             for (int q = n - 1; q >= 0; q--) inner = loop(i, q, inner);
