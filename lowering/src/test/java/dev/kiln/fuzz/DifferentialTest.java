@@ -50,6 +50,7 @@ class DifferentialTest {
                     scheduled = sch.lower("scheduled");
                 } catch (ScheduleException e) {
                     notLowerable++;
+                    if (VERBOSE) System.out.println("  not lowerable: " + e.getMessage());
                     continue;
                 }
                 lowered++;
@@ -63,7 +64,7 @@ class DifferentialTest {
         System.out.printf("differential: %d cases from seed %d, %d lowered, %d not lowerable, %d illegal steps proposed "
                 + "and dropped, %d failures%n", CASES, SEED, lowered, notLowerable, rejectedSteps, failures.size());
         assertThat(failures).as("failing cases").isEmpty();
-        assertThat(notLowerable).as("cases whose schedule could not be lowered").isLessThanOrEqualTo(CASES / 10);
+        assertThat(notLowerable).as("cases whose valid schedule could not be lowered").isZero();
     }
 
     private static void checkDataRoundTrip(Schedule sch) {
