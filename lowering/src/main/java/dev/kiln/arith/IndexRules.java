@@ -86,8 +86,11 @@ final class IndexRules {
         if (c <= 0) return null;
         Split sp = Split.of(b.a(), c, s);
         if (sp == null) return null;
-        Expr q = sum(sp.quotient(), b.dtype());
-        return sp.rest().isEmpty() ? q : bin(BinaryOp.ADD, q, bin(BinaryOp.FLOORDIV, sum(sp.rest(), b.dtype()), b.b()));
+        List<Term> out = new ArrayList<>(sp.quotient());
+        if (!sp.rest().isEmpty()) {
+            out.add(new Term(bin(BinaryOp.FLOORDIV, sum(sp.rest(), b.dtype()), b.b()), false));
+        }
+        return sum(out, b.dtype());
     }
 
     /** {@code floormod(x*c1 + y, c2) -> floormod(y, c2)} when c2 divides c1; for sums of any length, as {@link #divSplitSum}. */

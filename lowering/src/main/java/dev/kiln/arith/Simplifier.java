@@ -69,6 +69,7 @@ public final class Simplifier {
             Rule.of("offset-sign", ArithRules::offsetSign),
             Rule.of("const-outward", ArithRules::constOutward),
             Rule.of("add-sub-cancel", ArithRules::addSubCancel),
+            Rule.of("neg-add", ArithRules::negAdd),
             Rule.of("like-terms", ArithRules::likeTerms),
             Rule.of("like-terms-nested", ArithRules::likeTermsNested),
             Rule.of("mul-const-fold", ArithRules::mulConstFold),
