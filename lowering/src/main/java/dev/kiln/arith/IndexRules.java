@@ -160,7 +160,9 @@ final class IndexRules {
             for (Term term : terms) {
                 Expr e = term.e();
                 Binary m = op(e, BinaryOp.MUL);
-                if (isIntConst(e) && !term.negative() && value(e) >= c) {
+                if (isIntConst(e, 0)) {
+                    dropped.add(term); // adds nothing; and no progress to split off
+                } else if (isIntConst(e) && !term.negative() && value(e) >= c) {
                     long k = value(e);
                     quotient.add(new Term(lit(t, k / c), false));
                     if (k % c != 0) rest.add(new Term(lit(t, k % c), false));
