@@ -10,6 +10,7 @@ import dev.kiln.ir.Binary;
 import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
+import dev.kiln.ir.Var;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -24,6 +25,13 @@ import java.util.List;
  */
 final class IndexRules {
     private IndexRules() {}
+
+    /** A variable whose known range holds one value is that value (a loop of extent 1, a branch of {@code i == 3}). */
+    static Expr varByRange(Var v, Simplifier s) {
+        if (v.dtype().isFloat() || !s.ranges().containsKey(v)) return null;
+        IntRange r = s.bounds().bound(v);
+        return r.isSingle() ? lit(v.dtype(), r.min()) : null;
+    }
 
     /**
      * {@code truncdiv(x, y) -> floordiv(x, y)} and {@code truncmod(x, y) -> floormod(x, y)} when

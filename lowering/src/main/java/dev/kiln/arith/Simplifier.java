@@ -116,6 +116,9 @@ public final class Simplifier {
             Rule.of("fold-cast", (c, s) -> ConstFold.cast(c)),
             Rule.of("cast-same", LogicRules::castSame));
 
+    private static final List<Rule<Var>> VAR_RULES = List.of(
+            Rule.of("var-by-range", IndexRules::varByRange));
+
     private static final List<Rule<Call>> CALL_RULES = List.of(
             Rule.of("fold-call", (c, s) -> ConstFold.call(c)));
 
@@ -222,7 +225,7 @@ public final class Simplifier {
             case Call c -> first(CALL_RULES, c);
             case IntImm c -> null;
             case FloatImm c -> null;
-            case Var v -> null;
+            case Var v -> first(VAR_RULES, v);
             case BufferLoad l -> null;
             case TensorRead r -> null;
             case Reduce r -> null;

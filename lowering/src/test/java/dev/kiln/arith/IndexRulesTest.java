@@ -125,6 +125,12 @@ class IndexRulesTest {
     }
 
     @Test
+    void varByRange() {
+        assertRule("var-by-range", i.mul(4).add(j), j.add(12), Map.of(i, IntRange.single(3)));
+        assertUnchanged("var-by-range", i, Map.of(i, IntRange.of(3, 4)));
+    }
+
+    @Test
     void comparisonOfATiledIndexFoldsToTrue() {
         assertRule("compare-by-bounds", i0.mul(8).add(i1).lt(512), IntImm.bool(true), split(64, 8));
         assertUnchanged("compare-by-bounds", i0.mul(8).add(i1).lt(511), split(64, 8));
