@@ -63,7 +63,9 @@ public final class IterAlgebra {
     /**
      * The extent of every loop given new extents of the original axes (after bound inference a
      * stage computed inside another loop covers only the region needed there): a split gives its
-     * inner loop the factor and its outer loop the rest, rounded up; a fuse multiplies.
+     * inner loop the factor (or the parent's extent when that is smaller, as TVM's bound
+     * inference does, so the outer tiles of a stage computed inside a tile do not repeat work)
+     * and its outer loop the rest, rounded up; a fuse multiplies.
      */
     public static Map<Integer, Long> extents(Stage st, Map<Integer, Long> rootExtents) {
         Map<Integer, Long> m = new HashMap<>(rootExtents);
@@ -75,7 +77,7 @@ public final class IterAlgebra {
                         throw new ScheduleException("stage '" + st.name() + "': loop '" + st.all().get(sp.parent()).name()
                                 + "' has an undecided tile size");
                     }
-                    m.put(sp.inner(), sp.factor());
+                    m.put(sp.inner(), Math.min(sp.factor(), pe));
                     m.put(sp.outer(), (pe + sp.factor() - 1) / sp.factor());
                 }
                 case IterRelation.Fuse fu -> {
@@ -111,7 +113,8 @@ public final class IterAlgebra {
             if (r instanceof IterRelation.Split sp) {
                 Long pe = extents.get(sp.parent());
                 Long oe = extents.get(sp.outer());
-                if (pe != null && oe != null && sp.factor() != null && oe * sp.factor() > pe) {
+                Long ie = extents.get(sp.inner());
+                if (pe != null && oe != null && ie != null && sp.factor() != null && (oe - 1) * sp.factor() + ie > pe) {
                     Expr p = values.get(sp.parent());
                     out.put(sp.parent(), p.lt(dev.kiln.ir.Literals.of(p.dtype(), pe)));
                 }

@@ -82,13 +82,34 @@ public final class ScheduleLowering {
         return new ScheduleLowering(s).run(name, args);
     }
 
-    private PrimFunc run(String name, List<Tensor> args) {
-        List<Integer> order = new ArrayList<>();
+    /**
+     * Bound inference alone (what Ansor's InferBound gives the search): for each stage, the
+     * extent of each of its loops by uid, as lowering emits them; a stage computed inside another
+     * stage's loop covers only the region needed there, so its outer tiles often shrink to 1.
+     * Null for placeholders and inlined stages. The state must be concrete; a state whose bounds
+     * cannot be inferred throws.
+     */
+    public static List<Map<Integer, Long>> inferExtents(LoopState s) {
+        if (!s.isConcrete()) {
+            throw new ScheduleException("the schedule has undecided tile sizes; fill them before inferring bounds");
+        }
+        ScheduleLowering l = new ScheduleLowering(s);
+        l.prepareAll();
+        List<Map<Integer, Long>> out = new ArrayList<>();
+        for (Map<Integer, Long> m : l.extents) out.add(m == null ? null : Map.copyOf(m));
+        return java.util.Collections.unmodifiableList(out);
+    }
+
+    /** Bound inference and loop variables for every stage with loops, consumers first. */
+    private void prepareAll() {
         for (int i = s.stages().size() - 1; i >= 0; i--) {
             Stage st = s.stages().get(i);
-            if (!st.isPlaceholder() && st.computeAt() != ComputeAtKind.INLINED) order.add(i);
+            if (!st.isPlaceholder() && st.computeAt() != ComputeAtKind.INLINED) prepare(i);
         }
-        for (int i : order) prepare(i);
+    }
+
+    private PrimFunc run(String name, List<Tensor> args) {
+        prepareAll();
 
         List<Buffer> params = new ArrayList<>();
         Set<Tensor> seen = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
