@@ -184,13 +184,26 @@ public final class LegalizeVectorize {
             }
             case IfThenElse i -> capped
                     ? "more than " + MAX_VERSIONS + " loop versions would be needed to hoist its conditions"
-                    : "it holds an if whose condition " + i.cond() + " depends on the loop";
+                    : ifReason(i, f);
             case For x -> "it holds loop '" + x.var().name() + "'";
             case Allocate x -> "it allocates buffer '" + x.buffer().name() + "'";
             case Barrier x -> "it holds a barrier";
             case Evaluate x -> "it evaluates " + x.value() + " for effect";
             case Pragma x -> "it holds pragma " + x.key();
         };
+    }
+
+    private static String ifReason(IfThenElse i, For f) {
+        Set<Var> inner = boundInside(f);
+        boolean[] varies = {false};
+        Exprs.forEach(i.cond(), x -> { if (x instanceof Var v && inner.contains(v)) varies[0] = true; });
+        if (varies[0]) return "it holds an if whose condition " + i.cond() + " depends on the loop";
+        Set<Buffer> written = written(f.body());
+        String[] read = {null};
+        Exprs.forEach(i.cond(), x -> {
+            if (x instanceof BufferLoad l && written.contains(l.buffer().base())) read[0] = l.buffer().base().name();
+        });
+        return "it holds an if whose condition " + i.cond() + " reads buffer '" + read[0] + "', which the loop writes";
     }
 
     /** A loop-carried dependence through memory, or null. */
