@@ -56,6 +56,12 @@ final class PassChecks {
         return ScheduleLowering.lower("f", s.replay());
     }
 
+    /** Every pass of {@link Lowering#passes()} applied to {@code f}, in order. */
+    static PrimFunc pipeline(PrimFunc f) {
+        for (Lowering.Pass p : Lowering.passes()) f = p.run().apply(f);
+        return f;
+    }
+
     /** The schedule as loops, simplified once (what the passes after the first simplify see). */
     static PrimFunc simplified(Schedule s) {
         return Simplify.apply(loops(s));
