@@ -22,6 +22,8 @@ import dev.kiln.ir.TensorRead;
 import dev.kiln.ir.Var;
 import dev.kiln.runtime.Numerics;
 import dev.kiln.tir.Allocate;
+import dev.kiln.tir.Barrier;
+import dev.kiln.tir.Pragma;
 import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
 import dev.kiln.tir.IfThenElse;
@@ -59,7 +61,7 @@ final class Compiler {
         for (Buffer p : f.params()) {
             shapes.add(c.constShape(p, "parameter"));
             strides.add(c.constStrides(p, "parameter"));
-            c.bufSlots.put(p, c.bufs++);
+            c.bufSlots.put(p.base(), c.bufs++);
         }
         ExecNode body = c.stmt(f.body());
         return new Program(f, body, c.ints, c.floats, c.bufs, c.scratch, shapes, strides);
@@ -85,9 +87,9 @@ final class Compiler {
                 long bytes = Math.multiplyExact(span(constShape(b, "allocated"), constStrides(b, "allocated")),
                         (long) b.dtype().bytes());
                 int slot = bufs++;
-                Integer prev = bufSlots.put(b, slot);
+                Integer prev = bufSlots.put(b.base(), slot);
                 ExecNode body = stmt(a.body());
-                restore(bufSlots, b, prev);
+                restore(bufSlots, b.base(), prev);
                 yield new StmtNodes.Allocate(slot, scratch++, bytes, body);
             }
             case Seq q -> {
@@ -111,6 +113,10 @@ final class Compiler {
             }
             case Evaluate e -> e.value().dtype().isFloat() ? new StmtNodes.EvalDouble(dbl(e.value()))
                     : new StmtNodes.EvalLong(lng(e.value()));
+            // Hints only; the unroll pass acts on them, the interpreter runs the body.
+            case Pragma p -> stmt(p.body());
+            // Thread-bound loops run one after another, so every barrier is already satisfied.
+            case Barrier b -> new StmtNodes.Nop();
         };
     }
 
@@ -118,6 +124,10 @@ final class Compiler {
         Buffer b = st.buffer();
         int slot = bufSlot(b, "stored to");
         Access at = access(b, st.indices(), true);
+        if (b.dtype() == DType.FLOAT32 && st.value() instanceof Binary bin && bin.op() == dev.kiln.ir.BinaryOp.ADD
+                && bin.a() instanceof BufferLoad l && l.buffer() == b && l.indices().equals(st.indices())) {
+            return new MemoryNodes.AddToF32(slot, at, dbl(bin.b()));
+        }
         return switch (b.dtype()) {
             case FLOAT32 -> new MemoryNodes.StoreF32(slot, at, dbl(st.value()));
             case FLOAT64 -> new MemoryNodes.StoreF64(slot, at, dbl(st.value()));
@@ -334,7 +344,7 @@ final class Compiler {
     }
 
     private int bufSlot(Buffer b, String how) {
-        Integer s = bufSlots.get(b);
+        Integer s = bufSlots.get(b.base());
         if (s == null) {
             throw new KilnException("buffer '" + b.name() + "' is " + how + " in function '" + fn
                     + "' but is neither a parameter nor allocated around this use");
