@@ -1,6 +1,5 @@
 package dev.kiln.lower;
 
-import dev.kiln.arith.Simplifier;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.DType;
@@ -20,7 +19,7 @@ import java.util.Map;
 /**
  * Storage flatten: every access goes through a rank-1 view of its buffer's memory. A load or
  * store {@code B[i, j]} becomes {@code B[i * stride0 + j * stride1]} on {@link Buffer#flatView()},
- * and {@code allocate B} allocates that view; the offsets are simplified. Strides are the
+ * and {@code allocate B} allocates that view. Strides are the
  * buffer's own, so a buffer padded by storage_align keeps its padding (its view spans the padded
  * rows). The function's parameters keep their original n-d buffers: a backend binds each
  * argument's memory to {@link Buffer#base()}, which every view shares.
@@ -39,7 +38,6 @@ public final class FlattenBuffers {
 
     private static final class Flattener extends StmtRewriter {
         private final Map<Buffer, Buffer> views = new IdentityHashMap<>();
-        private final Simplifier simplifier = new Simplifier();
         private final ExprRewriter exprs = new ExprRewriter() {
             @Override
             public Expr visit(Expr e) {
@@ -71,20 +69,30 @@ public final class FlattenBuffers {
             return views.computeIfAbsent(b, Buffer::flatView);
         }
 
-        /** {@code sum(index[d] * stride[d])}, simplified. */
+        /**
+         * {@code sum(index[d] * stride[d])}, with constant indices folded into one constant term,
+         * zero terms dropped and unit strides not multiplied. The rest of the arithmetic is left
+         * to the simplify pass that follows in the pipeline, which knows the loop ranges.
+         */
         private Expr offset(Buffer b, List<Expr> indices) {
             long[] strides = b.constStrides();
             long span = ((IntImm) view(b).shape().get(0)).value();
             boolean wide = span > Integer.MAX_VALUE || indices.stream().anyMatch(i -> i.dtype() == DType.INT64);
             DType t = wide ? DType.INT64 : DType.INT32;
             Expr sum = null;
+            long constant = 0;
             for (int d = 0; d < indices.size(); d++) {
-                Expr idx = indices.get(d).cast(t);
-                if (idx instanceof IntImm c && c.value() == 0) continue;
+                Expr idx = indices.get(d);
+                if (idx instanceof IntImm c) {
+                    constant = Math.addExact(constant, Math.multiplyExact(c.value(), strides[d]));
+                    continue;
+                }
+                idx = idx.cast(t);
                 Expr term = strides[d] == 1 ? idx : idx.mul(Literals.of(t, strides[d]));
                 sum = sum == null ? term : sum.add(term);
             }
-            return sum == null ? Literals.of(t, 0L) : simplifier.simplify(sum);
+            if (sum == null) return Literals.of(t, constant);
+            return constant == 0 ? sum : sum.add(Literals.of(t, constant));
         }
     }
 }

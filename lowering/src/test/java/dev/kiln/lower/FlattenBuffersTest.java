@@ -131,6 +131,17 @@ class FlattenBuffersTest {
     }
 
     @Test
+    void constantIndicesFoldIntoOneTerm() {
+        Buffer a = buffer("A", 3, 5), b = buffer("B", 5);
+        Var j = new Var("j");
+        PrimFunc f = new PrimFunc("row", List.of(a, b), For.serial(j, i32(0), i32(5),
+                new Store(b, List.of(j), new BufferLoad(a, List.of(i32(2), j)).add(new BufferLoad(a, List.of(i32(1), i32(4)))))));
+        PrimFunc g = FlattenBuffers.apply(f);
+        assertThat(g.toString()).contains("B[j] = (A[(j + 10)] + A[9])");
+        assertSameResults(f, g);
+    }
+
+    @Test
     void int64IndicesGiveInt64Offsets() {
         Buffer a = buffer("A", 6), b = buffer("B", 2, 3);
         Var i = new Var("i", DType.INT64), j = new Var("j", DType.INT64);

@@ -38,6 +38,41 @@ class LoweringPipelineTest {
     }
 
     @Test
+    void aTiledElementwiseScheduleEndsGuardFreeVectorizedAndFlat() {
+        ScheduleBuilder s = ScheduleBuilder.on(Dags.scale2d(6, 10));
+        var b = s.stage("B");
+        b.split("j", 4);
+        b.split("i", 2);
+        b.reorder("i.0", "j.0", "i.1", "j.1");
+        b.parallel("i.0");
+        b.unroll("i.1");
+        b.vectorize("j.1");
+        PrimFunc before = PassChecks.loops(s.build());
+        PrimFunc f = PassChecks.pipeline(before);
+        assertThat(f.toString()).isEqualTo("""
+                func f(A: float32[6, 10], B: float32[6, 10]) {
+                  parallel for i.0 in 0..3 {
+                    for j.0 in 0..2 {
+                      vectorized for j.1 in 0..4 {
+                        B[((i.0 * 20) + ((j.0 * 4) + j.1))] = (A[((i.0 * 20) + ((j.0 * 4) + j.1))] * 2.0f)
+                      }
+                      vectorized for j.1 in 0..4 {
+                        B[(((i.0 * 20) + ((j.0 * 4) + j.1)) + 10)] = (A[(((i.0 * 20) + ((j.0 * 4) + j.1)) + 10)] * 2.0f)
+                      }
+                    }
+                    vectorized for j.1 in 0..2 {
+                      B[(((i.0 * 20) + j.1) + 8)] = (A[(((i.0 * 20) + j.1) + 8)] * 2.0f)
+                    }
+                    vectorized for j.1 in 0..2 {
+                      B[(((i.0 * 20) + j.1) + 18)] = (A[(((i.0 * 20) + j.1) + 18)] * 2.0f)
+                    }
+                  }
+                }
+                """);
+        PassChecks.assertSameResults(before, f);
+    }
+
+    @Test
     void tiledMatmulReluMatchesPlainJava() {
         for (int[] mnk : new int[][] {{15, 10, 7}, {8, 8, 8}, {9, 17, 5}, {1, 1, 1}, {4, 19, 33}}) {
             int m = mnk[0], n = mnk[1], k = mnk[2];
