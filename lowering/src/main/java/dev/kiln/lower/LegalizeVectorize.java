@@ -40,8 +40,10 @@ import java.util.Set;
  *       out of it (loop unswitching: {@code for v { if (c && d) S }} becomes
  *       {@code if (c) { for v { if (d) S } }}, and a body with an else branch gets one loop
  *       version per branch). A conjunct is invariant when it mentions neither the loop variable
- *       nor a variable bound inside the loop, and reads no buffer the loop writes. At most
- *       {@link #MAX_VERSIONS} versions are made of one loop;</li>
+ *       nor a variable bound inside the loop, and reads no buffer the loop writes; one that
+ *       follows a conjunct that stays moves only if evaluating it cannot fail (no load, no
+ *       integer division by a non-constant), since {@code &&} would not have evaluated it. At
+ *       most {@link #MAX_VERSIONS} versions are made of one loop;</li>
  *   <li>no store whose indices do not depend on the loop variable (after simplifying them with
  *       the loop's range): every lane would write one element, as a vectorized reduction
  *       does;</li>
@@ -124,7 +126,9 @@ public final class LegalizeVectorize {
             invariant.clear();
             rest.clear();
             for (Expr c : conjuncts(i.cond())) {
-                (isInvariant(c, inner, written) ? invariant : rest).add(c);
+                // after a conjunct that stays, only one that cannot fail may move: && short-circuits
+                boolean hoist = isInvariant(c, inner, written) && (rest.isEmpty() || cannotFail(c));
+                (hoist ? invariant : rest).add(c);
             }
             if (!invariant.isEmpty()) {
                 found = i;
@@ -273,6 +277,17 @@ public final class LegalizeVectorize {
         Set<Buffer> out = Collections.newSetFromMap(new IdentityHashMap<>());
         PassSupport.forEachStmt(s, x -> { if (x instanceof Store st) out.add(st.buffer().base()); });
         return out;
+    }
+
+    /** No load (it may be out of bounds) and no integer division (by zero): evaluating it cannot fail. */
+    private static boolean cannotFail(Expr c) {
+        boolean[] ok = {true};
+        Exprs.forEach(c, x -> {
+            if (x instanceof BufferLoad) ok[0] = false;
+            if (x instanceof dev.kiln.ir.Binary b && b.op().integerOnly()
+                    && !(b.b() instanceof dev.kiln.ir.IntImm k && k.value() != 0)) ok[0] = false;
+        });
+        return ok[0];
     }
 
     private static boolean isInvariant(Expr c, Set<Var> inner, Set<Buffer> written) {

@@ -52,7 +52,8 @@ import java.util.Map;
  * free of v; otherwise the loop is left alone (its inner loops are still partitioned). A
  * conjunct is provably true for a value of v when it holds for every value the other variables
  * can take ({@link ConstIntBound} over the ranges of the enclosing loops, the loops between the
- * loop and the guard, and let-bound integers) and neither side of the comparison can wrap.
+ * loop and the guard, and let-bound integers), neither side of the comparison can wrap, and it
+ * holds no integer division whose divisor may be zero (dropping it would hide that error).
  *
  * <p>All parts keep the loop's kind (a parallel loop gives parallel parts). The middle part
  * keeps the loop's variable; the head and tail get fresh copies. Inner loops of every part are
@@ -195,6 +196,7 @@ public final class PartitionLoops {
         ConstIntBound bounds = new ConstIntBound(ranges);
         IntRange fullType = IntRange.full(c.a().dtype());
         if (bounds.bound(c.a()).equals(fullType) || bounds.bound(c.b()).equals(fullType)) return NEVER;
+        if (mayDivideByZero(cond, bounds)) return NEVER; // dropping it would hide the runtime error
         Linear la = linear(c.a(), v), lb = linear(c.b(), v);
         if (la == null || lb == null) return null;
         try {
@@ -214,6 +216,14 @@ public final class PartitionLoops {
         } catch (ArithmeticException overflow) {
             return NEVER;
         }
+    }
+
+    private static boolean mayDivideByZero(Expr e, ConstIntBound bounds) {
+        boolean[] trap = {false};
+        Exprs.forEach(e, x -> {
+            if (x instanceof Binary b && b.op().integerOnly() && bounds.bound(b.b()).contains(0)) trap[0] = true;
+        });
+        return trap[0];
     }
 
     /** A range no loop reaches: intersecting with it leaves nothing. */

@@ -125,6 +125,31 @@ class LegalizeVectorizeTest {
     }
 
     @Test
+    void aLoadGuardedByAConditionThatStaysIsNotHoisted() {
+        // M[i] > 0 is invariant, but && evaluates it only when j < 2 holds: it stays with j < 2.
+        Buffer b = buffer("B", 5, 4), m = buffer("M", 5);
+        Var i = new Var("i"), j = new Var("j");
+        PrimFunc f = new PrimFunc("v", List.of(A, m, b), For.serial(i, i32(0), i32(5),
+                new For(j, i32(0), i32(4), ForKind.VECTORIZED, null, IfThenElse.of(
+                        j.lt(2).and(new BufferLoad(m, List.of(i)).gt(0.0)).and(i.lt(3)), twice(b, i, j)))));
+        LegalizeVectorize.Result r = LegalizeVectorize.run(f);
+        assertThat(r.func().toString()).isEqualTo("""
+                func v(A: float32[5, 4], M: float32[5], B: float32[5, 4]) {
+                  for i in 0..5 {
+                    if (i < 3) {
+                      unrolled for j in 0..4 {
+                        if ((j < 2) && (M[i] > 0.0f)) {
+                          B[i, j] = (A[i, j] * 2.0f)
+                        }
+                      }
+                    }
+                  }
+                }
+                """);
+        assertSameResults(f, r.func());
+    }
+
+    @Test
     void aVectorizedReductionIsDemoted() {
         // S[i] = sum over k of A[i, k], with k (extent 20) vectorized: every lane writes S[i].
         Buffer a = buffer("A", 3, 20), s = buffer("S", 3);

@@ -136,6 +136,15 @@ class PartitionLoopsTest {
     }
 
     @Test
+    void guardsThatMayDivideByZeroAreKept() {
+        Buffer a = buffer("A", 8), b = buffer("B", 8);
+        Var d = new Var("d"), i = new Var("i");
+        PrimFunc f = new PrimFunc("z", List.of(a, b), For.serial(d, i32(0), i32(3), For.serial(i, i32(0), i32(8),
+                IfThenElse.of(i.add(i32(8).floordiv(d)).lt(5), new Store(b, List.of(i), new BufferLoad(a, List.of(i)))))));
+        assertThat(PartitionLoops.apply(f)).isSameAs(f);
+    }
+
+    @Test
     void threadBoundLoopsAreNotSplit() {
         PrimFunc f = guarded(8, ForKind.THREAD_BOUND, i -> i.lt(5));
         assertThat(PartitionLoops.apply(f)).isSameAs(f);
