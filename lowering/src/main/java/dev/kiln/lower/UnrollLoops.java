@@ -32,7 +32,8 @@ import java.util.List;
  *       body: for a perfect nest, the product of the extents. Parallel, vectorized and
  *       thread-bound loops are never unrolled by the pragma, and a loop around one of them stays
  *       a loop. The pragma itself is dropped; an inner pragma overrides an outer one for its
- *       body, and {@code N = 0} turns auto-unrolling off.</li>
+ *       body, and {@code N = 0} turns auto-unrolling off. Unlike TVM there is no separate limit
+ *       on the depth of an unrolled nest: the step count and the size cap bound it.</li>
  *   <li>Size cap: a loop whose copies would hold more than {@code maxUnrolledStmts} statements
  *       ({@link #DEFAULT_MAX_UNROLLED_STMTS} by default; extent times the statements of its body,
  *       already unrolled) is not unrolled. An explicitly unrolled loop then stays an
