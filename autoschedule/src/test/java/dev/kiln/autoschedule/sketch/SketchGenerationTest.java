@@ -135,4 +135,32 @@ class SketchGenerationTest {
         assertThat(a).hasSameSizeAs(b);
         for (int i = 0; i < a.size(); i++) assertThat(a.get(i).steps()).isEqualTo(b.get(i).steps());
     }
+
+    @Test
+    void customRulesComeFirst() {
+        // Ansor's test_cpu_custom_sketch: a rule that stops the search with the state as it is
+        // and with C's i split by [8, 2]
+        SketchRule custom = new SketchRule() {
+            @Override
+            public String name() { return "Custom"; }
+
+            @Override
+            public Condition condition(dev.kiln.autoschedule.SearchTask t, dev.kiln.autoschedule.analysis.AccessAnalyzer a,
+                                       LoopState s, int stageId) {
+                return Condition.APPLY_AND_SKIP_REST;
+            }
+
+            @Override
+            public List<Derivation> apply(dev.kiln.autoschedule.SearchTask t, dev.kiln.autoschedule.analysis.AccessAnalyzer a,
+                                          LoopState s, int stageId) {
+                LoopState split = s.apply(new dev.kiln.schedule.SplitStep(2, 0, 512L, List.of(8, 2), true));
+                return List.of(new Derivation(s, -1), new Derivation(split, -1));
+            }
+        };
+        List<Sketch> s = SketchGenerator.cpu().withCustomRules(List.of(custom)).generate(task(Workloads.matmul(512, 512, 512)));
+        assertThat(s).hasSize(2);
+        assertThat(s.get(0).state().stage(2).iters().stream().map(it -> it.extent()).toList()).containsExactly(512L, 512L, 512L);
+        assertThat(s.get(1).state().stage(2).iters().stream().map(it -> it.extent()).toList())
+                .containsExactly(32L, 8L, 2L, 512L, 512L);
+    }
 }
