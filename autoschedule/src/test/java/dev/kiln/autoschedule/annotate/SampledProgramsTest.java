@@ -1,23 +1,33 @@
 package dev.kiln.autoschedule.annotate;
 
+import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.nn.Activation;
+import dev.kiln.nn.Conv;
+import dev.kiln.nn.ConvTranspose;
+import dev.kiln.nn.Layout;
+import dev.kiln.nn.Linalg;
+import dev.kiln.nn.Pool;
+import dev.kiln.nn.Reduction;
+import dev.kiln.nn.Softmax;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
-import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.schedule.AnnotationStep;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.IterAnnotation;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.Step;
 import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
@@ -46,11 +56,7 @@ class SampledProgramsTest {
         InitPopulation.Result res = InitPopulation.sample(task, sketches, n, new SplittableRandom(seed));
         assertThat(res.candidates()).as(what + ": distinct samples").hasSize(n);
 
-        List<NDArray> inputs = new ArrayList<>();
-        for (int i = 0; i < dag.inputs().size(); i++) {
-            Tensor t = dag.inputs().get(i);
-            inputs.add(NDArray.random(t.dtype(), seed * 31 + i, t.shape().toArray()));
-        }
+        List<NDArray> inputs = randomInputs(dag, seed);
         NDArray expected = run(LowerDefault.lower("reference", dag), dag, inputs);
         Set<String> keys = new HashSet<>();
         Set<Integer> sketchesSeen = new HashSet<>();
@@ -138,5 +144,54 @@ class SampledProgramsTest {
     void reductionsAndPooling() {
         check("min 5x24", Workloads.minNm(5, 24), 60, 8);
         check("double matmul 8", Workloads.doubleMatmul(8), 100, 9);
+    }
+
+    /**
+     * The rest of the operator library, a few samples each (small search spaces run out early:
+     * sampling gives up after 100 draws without a new program).
+     */
+    @Test
+    void operatorLibrary() {
+        List<ComputeDAG> dags = new ArrayList<>();
+        Tensor x = Te.placeholder("x", FLOAT32, 5, 24);
+        dags.add(ComputeDAG.of(Reduction.argmax(x, 1)));
+        dags.add(ComputeDAG.of(Reduction.mean(x, 0)));
+        dags.add(ComputeDAG.of(Reduction.sum(Te.placeholder("x", FLOAT32, 3, 4, 10), 1, 2)));
+        dags.add(ComputeDAG.of(Reduction.sum(Te.placeholder("x", FLOAT32, 40))));
+        dags.add(ComputeDAG.of(Linalg.batchMatmul(Te.placeholder("X", FLOAT32, 2, 5, 6), Te.placeholder("Y", FLOAT32, 2, 6, 4))));
+        dags.add(ComputeDAG.of(Linalg.dense(Te.placeholder("x", FLOAT32, 3, 8), Te.placeholder("w", FLOAT32, 5, 8),
+                Te.placeholder("b", FLOAT32, 5))));
+        dags.add(Workloads.maxPool2d(1, 6, 6, 3, 1));
+        dags.add(ComputeDAG.of(Pool.avgPool2dNhwc(Te.placeholder("x", FLOAT32, 1, 6, 6, 3), 3, 2, 1, false)));
+        dags.add(ComputeDAG.of(Conv.depthwiseConv2dNchw(Te.placeholder("d", FLOAT32, 1, 3, 6, 6),
+                Te.placeholder("w", FLOAT32, 3, 1, 3, 3), 1, 1)));
+        dags.add(ComputeDAG.of(ConvTranspose.conv2dTransposeNhwc(Te.placeholder("d", FLOAT32, 1, 3, 3, 2),
+                Te.placeholder("w", FLOAT32, 3, 3, 2, 3), 2, 1)));
+        dags.add(ComputeDAG.of(Softmax.logSoftmax(Te.placeholder("x", FLOAT32, 4, 12))));
+        dags.add(ComputeDAG.of(Activation.gelu(Linalg.matmul(Te.placeholder("A", FLOAT32, 6, 10), Te.placeholder("B", FLOAT32, 10, 6)))));
+        dags.add(ComputeDAG.of(Layout.transpose(Activation.relu(Te.placeholder("x", FLOAT32, 6, 10)))));
+        for (int d = 0; d < dags.size(); d++) {
+            ComputeDAG dag = dags.get(d);
+            SearchTask task = Workloads.task(dag);
+            InitPopulation pop = new InitPopulation(task, SketchGenerator.cpu().generate(task), InitPopulation.cpuRules(),
+                    new FactorizationMemo(), 100);
+            InitPopulation.Result res = pop.sample(25, new SplittableRandom(100 + d));
+            assertThat(res.candidates()).isNotEmpty();
+            List<NDArray> inputs = randomInputs(dag, 100 + d);
+            NDArray expected = run(LowerDefault.lower("reference", dag), dag, inputs);
+            for (Candidate c : res.candidates()) {
+                Comparison cmp = run(c.schedule().lower("sampled"), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+                assertThat(cmp.ok()).as("%s\n%s%s", cmp.report(), c.key(), c.schedule().toJavaSource()).isTrue();
+            }
+        }
+    }
+
+    private static List<NDArray> randomInputs(ComputeDAG dag, long seed) {
+        List<NDArray> inputs = new ArrayList<>();
+        for (int i = 0; i < dag.inputs().size(); i++) {
+            Tensor t = dag.inputs().get(i);
+            inputs.add(NDArray.random(t.dtype(), seed * 31 + i, t.shape().toArray()));
+        }
+        return inputs;
     }
 }
