@@ -38,6 +38,23 @@ public final class StagePredicates {
         return false;
     }
 
+    /**
+     * Whether the stage, or a stage computed inside it, has a reduction loop bound to
+     * {@code threadIdx.x} (a GPU cross-thread reduction).
+     */
+    public static boolean hasCrossThreadReduction(LoopState s, int id) {
+        if (reductionOnThreadX(s.stage(id))) return true;
+        for (int a : s.attachedTo(id)) if (reductionOnThreadX(s.stage(a))) return true;
+        return false;
+    }
+
+    private static boolean reductionOnThreadX(Stage st) {
+        for (Iter it : st.iters()) {
+            if (it.kind() == IterKind.REDUCE && it.annotation() == IterAnnotation.THREAD_X) return true;
+        }
+        return false;
+    }
+
     public static boolean isOutput(AccessAnalyzer a, LoopState s, int id) {
         return s.stage(id).output() || a.isOutput(s.stage(id).op());
     }

@@ -24,7 +24,8 @@ import java.util.SplittableRandom;
  * and counted; a draw whose printed state (its {@link Candidate#key()}) was already drawn is a
  * duplicate. Sampling stops at {@code n} distinct candidates, or after {@code maxFruitlessDraws}
  * draws in a row that added none (a small search space). The same generator state gives the
- * same candidates.
+ * same candidates. {@link #draw} and {@link #annotate} depend only on their generator and may be
+ * called from several threads (the factorisation memo is shared and thread-safe).
  */
 public final class InitPopulation {
     /** Consecutive draws without a new candidate after which sampling gives up by default. */
@@ -88,6 +89,7 @@ public final class InitPopulation {
 
     /** {@code n} distinct concrete candidates (fewer if the space runs out). */
     public Result sample(int n, SplittableRandom rng) {
+        if (n < 0) throw new KilnException("cannot sample " + n + " candidates");
         List<Candidate> out = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         Map<String, Integer> invalid = new LinkedHashMap<>();

@@ -22,6 +22,9 @@ import java.util.List;
  * made undecided so that its factor is sampled.
  */
 public final class SketchGenerator {
+    /** A guard against rules that never move on (each round works on one stage of every state). */
+    private static final int MAX_ROUNDS = 10_000;
+
     private final List<SketchRule> rules;
 
     /** A generator with these rules, tried in this order. */
@@ -60,7 +63,11 @@ public final class SketchGenerator {
         LoopState init = LoopState.initial(task.dag());
         List<SketchRule.Derivation> now = List.of(new SketchRule.Derivation(init, init.stages().size() - 1));
         List<LoopState> done = new ArrayList<>();
-        while (!now.isEmpty()) {
+        for (int round = 0; !now.isEmpty(); round++) {
+            if (round > MAX_ROUNDS) {
+                throw new KilnException("sketch generation did not finish after " + MAX_ROUNDS
+                        + " rounds; a rule keeps deriving states without moving to an earlier stage");
+            }
             List<SketchRule.Derivation> next = new ArrayList<>();
             for (SketchRule.Derivation d : now) {
                 if (d.nextStageId() < 0) {

@@ -121,4 +121,20 @@ class StagePredicatesTest {
         assertThat(StagePredicates.singleElementwiseMatchedConsumer(a, st, 3)).isEqualTo(-1);
         assertThat(StagePredicates.isOutput(a, st, 6)).isTrue();
     }
+
+    @Test
+    void crossThreadReductionIsAReductionLoopOnThreadX() {
+        ScheduleBuilder s = ScheduleBuilder.on(Workloads.softmaxNm(4, 64));
+        int sum = s.state().stageIndex("softmax_sum"), norm = s.state().stageIndex("softmax");
+        assertThat(StagePredicates.hasCrossThreadReduction(s.state(), sum)).isFalse();
+        s.stage("softmax_sum").split("k", 32);
+        s.stage("softmax_sum").bind("k.1", "threadIdx.x");
+        assertThat(StagePredicates.hasCrossThreadReduction(s.state(), sum)).isTrue();
+        s.stage("softmax_sum").computeAt("softmax", "i");
+        assertThat(StagePredicates.hasCrossThreadReduction(s.state(), norm)).isTrue();
+        // a spatial loop on threadIdx.x is not a cross-thread reduction
+        ScheduleBuilder e = ScheduleBuilder.on(Workloads.softmaxNm(4, 64));
+        e.stage("softmax").bind("j", "threadIdx.x");
+        assertThat(StagePredicates.hasCrossThreadReduction(e.state(), e.state().stageIndex("softmax"))).isFalse();
+    }
 }
