@@ -185,6 +185,18 @@ final class ArithRules {
         return null;
     }
 
+    /** {@code (0 - y) + x -> x - y}, {@code x + (0 - y) -> x - y}, {@code x - (0 - y) -> x + y} (integers). */
+    static Expr negAdd(Binary b, Simplifier s) {
+        if (addOrSub(b) == null || !b.dtype().isInt()) return null;
+        Binary r = op(b.b(), BinaryOp.SUB);
+        if (r != null && isIntConst(r.a(), 0)) {
+            return bin(b.op() == BinaryOp.ADD ? BinaryOp.SUB : BinaryOp.ADD, b.a(), r.b());
+        }
+        Binary l = op(b.a(), BinaryOp.SUB);
+        if (b.op() == BinaryOp.ADD && l != null && isIntConst(l.a(), 0)) return bin(BinaryOp.SUB, b.b(), l.b());
+        return null;
+    }
+
     /**
      * Like terms combine (integers): {@code x*c1 + x*c2 -> x*(c1 + c2)},
      * {@code x*c1 - x*c2 -> x*(c1 - c2)}, {@code x + x*c -> x*(1 + c)}, {@code x + x -> x*2}.

@@ -10,6 +10,7 @@ import dev.kiln.ir.Binary;
 import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
+import dev.kiln.ir.Var;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -24,6 +25,13 @@ import java.util.List;
  */
 final class IndexRules {
     private IndexRules() {}
+
+    /** A variable whose known range holds one value is that value (a loop of extent 1, a branch of {@code i == 3}). */
+    static Expr varByRange(Var v, Simplifier s) {
+        if (v.dtype().isFloat() || !s.ranges().containsKey(v)) return null;
+        IntRange r = s.bounds().bound(v);
+        return r.isSingle() ? lit(v.dtype(), r.min()) : null;
+    }
 
     /**
      * {@code truncdiv(x, y) -> floordiv(x, y)} and {@code truncmod(x, y) -> floormod(x, y)} when
@@ -86,8 +94,11 @@ final class IndexRules {
         if (c <= 0) return null;
         Split sp = Split.of(b.a(), c, s);
         if (sp == null) return null;
-        Expr q = sum(sp.quotient(), b.dtype());
-        return sp.rest().isEmpty() ? q : bin(BinaryOp.ADD, q, bin(BinaryOp.FLOORDIV, sum(sp.rest(), b.dtype()), b.b()));
+        List<Term> out = new ArrayList<>(sp.quotient());
+        if (!sp.rest().isEmpty()) {
+            out.add(new Term(bin(BinaryOp.FLOORDIV, sum(sp.rest(), b.dtype()), b.b()), false));
+        }
+        return sum(out, b.dtype());
     }
 
     /** {@code floormod(x*c1 + y, c2) -> floormod(y, c2)} when c2 divides c1; for sums of any length, as {@link #divSplitSum}. */
@@ -157,7 +168,9 @@ final class IndexRules {
             for (Term term : terms) {
                 Expr e = term.e();
                 Binary m = op(e, BinaryOp.MUL);
-                if (isIntConst(e) && !term.negative() && value(e) >= c) {
+                if (isIntConst(e, 0)) {
+                    dropped.add(term); // adds nothing; and no progress to split off
+                } else if (isIntConst(e) && !term.negative() && value(e) >= c) {
                     long k = value(e);
                     quotient.add(new Term(lit(t, k / c), false));
                     if (k % c != 0) rest.add(new Term(lit(t, k % c), false));

@@ -29,8 +29,8 @@ import java.util.function.Consumer;
 /**
  * The arithmetic simplifier: rewrites expressions bottom-up with algebraic rules until none
  * applies, and simplifies statements ({@link #simplify(Stmt)}). Every rule is one small method
- * in {@link ArithRules}, {@link IndexRules} or {@link LogicRules}, listed in the tables below in
- * the order they are tried.
+ * in {@link ConstFold}, {@link ArithRules}, {@link IndexRules} or {@link LogicRules}, listed by
+ * name in the tables below in the order they are tried (the names are what a trace reports).
  *
  * <p>Known ranges of variables ({@link IntRange}, usually of loop variables) enable the rules
  * that need bounds: {@code floordiv(i, 8) -> 0} for i in [0, 7], {@code i < 512 -> true} for i
@@ -69,6 +69,7 @@ public final class Simplifier {
             Rule.of("offset-sign", ArithRules::offsetSign),
             Rule.of("const-outward", ArithRules::constOutward),
             Rule.of("add-sub-cancel", ArithRules::addSubCancel),
+            Rule.of("neg-add", ArithRules::negAdd),
             Rule.of("like-terms", ArithRules::likeTerms),
             Rule.of("like-terms-nested", ArithRules::likeTermsNested),
             Rule.of("mul-const-fold", ArithRules::mulConstFold),
@@ -115,6 +116,9 @@ public final class Simplifier {
             Rule.of("fold-cast", (c, s) -> ConstFold.cast(c)),
             Rule.of("cast-same", LogicRules::castSame));
 
+    private static final List<Rule<Var>> VAR_RULES = List.of(
+            Rule.of("var-by-range", IndexRules::varByRange));
+
     private static final List<Rule<Call>> CALL_RULES = List.of(
             Rule.of("fold-call", (c, s) -> ConstFold.call(c)));
 
@@ -146,7 +150,10 @@ public final class Simplifier {
         return new Simplifier(m, trace);
     }
 
-    /** The same simplifier, reporting the name of every rule that fires to {@code listener}. */
+    /**
+     * The same simplifier, reporting the name of every rule that fires to {@code listener}
+     * (rules used only inside a proof, such as simplifying a comparison's difference, are not reported).
+     */
     public Simplifier withTrace(Consumer<String> listener) {
         return new Simplifier(ranges, listener);
     }
@@ -180,7 +187,7 @@ public final class Simplifier {
 
     /** Tells the trace listener that a rule fired. */
     void fired(String rule) {
-        if (trace != null) trace.accept(rule);
+        if (trace != null && nesting == 0) trace.accept(rule); // rules used inside a proof are not the result's
     }
 
     /**
@@ -221,7 +228,7 @@ public final class Simplifier {
             case Call c -> first(CALL_RULES, c);
             case IntImm c -> null;
             case FloatImm c -> null;
-            case Var v -> null;
+            case Var v -> first(VAR_RULES, v);
             case BufferLoad l -> null;
             case TensorRead r -> null;
             case Reduce r -> null;

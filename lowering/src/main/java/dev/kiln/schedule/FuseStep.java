@@ -42,6 +42,10 @@ public record FuseStep(int stageId, List<Integer> iterIds) implements Step {
             extent = extent == null || p.extent() == null ? null : extent * p.extent();
             if (p.kind() != kind) kind = IterKind.MIXED;
         }
+        if (kind == IterKind.MIXED && st.computeOp().isReduction()) {
+            throw new ScheduleException("fusing spatial and reduction loops " + parts.stream().map(Iter::name).toList()
+                    + " of a reduction is not supported: the initialisation could not be placed");
+        }
         List<Iter> all = new ArrayList<>(st.all());
         int uid = all.size();
         all.add(new Iter(uid, name.toString(), extent, kind, IterAnnotation.NONE));

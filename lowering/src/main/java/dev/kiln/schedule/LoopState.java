@@ -41,6 +41,7 @@ public record LoopState(ComputeDAG dag, List<Stage> stages, List<Step> steps) {
         LoopState next;
         try {
             next = step.applyTo(this);
+            next.checkAttachments();
         } catch (KilnException e) {
             String what;
             try {
@@ -53,6 +54,30 @@ public record LoopState(ComputeDAG dag, List<Stage> stages, List<Step> steps) {
         List<Step> history = new ArrayList<>(steps);
         history.add(step);
         return new LoopState(dag, next.stages, history);
+    }
+
+    /**
+     * Every stage computed inside a loop must still have all its consumers inside that loop (a
+     * cache_read or cache_write can give it a new consumer elsewhere).
+     */
+    void checkAttachments() {
+        for (int i = 0; i < stages.size(); i++) {
+            Stage st = stages.get(i);
+            if (st.computeAt() != ComputeAtKind.ITER) continue;
+            Stage target = stages.get(st.attachStage());
+            int pos = target.indexOfUid(st.attachIter());
+            if (pos < 0 || target.computeAt() == ComputeAtKind.INLINED) {
+                throw new ScheduleException("'" + st.name() + "' is computed inside a loop of '" + target.name()
+                        + "' that no longer exists");
+            }
+            for (int c : consumers(i)) {
+                if (!ComputeAtStep.encloses(this, st.attachStage(), st.attachIter(), c)) {
+                    throw new ScheduleException("'" + st.name() + "' is computed inside loop '" + target.iter(pos).name()
+                            + "' of '" + target.name() + "', which does not enclose its consumer '" + stages.get(c).name()
+                            + "'; compute it at root first");
+                }
+            }
+        }
     }
 
     public Stage stage(int id) {

@@ -104,12 +104,8 @@ public final class ScheduleLowering {
                 throw new KilnException("function '" + name + "': placeholder '" + st.name()
                         + "' is read but is not among the arguments " + args);
             }
-            if (st.output()) {
-                for (Tensor t : st.op().outputs()) {
-                    if (!buffers.containsKey(t)) {
-                        throw new KilnException("function '" + name + "': output '" + t.name() + "' is not among the arguments " + args);
-                    }
-                }
+            if (st.output() && st.op().outputs().stream().noneMatch(buffers::containsKey)) {
+                throw new KilnException("function '" + name + "': output '" + st.name() + "' is not among the arguments " + args);
             }
         }
         List<Stmt> roots = new ArrayList<>();
