@@ -124,6 +124,10 @@ final class Compiler {
         Buffer b = st.buffer();
         int slot = bufSlot(b, "stored to");
         Access at = access(b, st.indices(), true);
+        if (b.dtype() == DType.FLOAT32 && st.value() instanceof Binary bin && bin.op() == dev.kiln.ir.BinaryOp.ADD
+                && bin.a() instanceof BufferLoad l && l.buffer() == b && l.indices().equals(st.indices())) {
+            return new MemoryNodes.AddToF32(slot, at, dbl(bin.b()));
+        }
         return switch (b.dtype()) {
             case FLOAT32 -> new MemoryNodes.StoreF32(slot, at, dbl(st.value()));
             case FLOAT64 -> new MemoryNodes.StoreF64(slot, at, dbl(st.value()));

@@ -172,6 +172,28 @@ final class MemoryNodes {
         }
     }
 
+    /** {@code B[idx] = B[idx] + value} for float32: the address is computed once. */
+    static final class AddToF32 extends ExecNode {
+        final int buf;
+        final Access at;
+        final DoubleNode value;
+
+        AddToF32(int buf, Access at, DoubleNode value) {
+            this.buf = buf;
+            this.at = at;
+            this.value = value;
+        }
+
+        @Override
+        void run(Frame f) {
+            long off = at.offset(f) << 2;
+            MemorySegment s = f.bufs[buf];
+            float old = s.get(F32, off);
+            float v = old + (float) value.eval(f);
+            s.set(F32, off, v);
+        }
+    }
+
     static final class StoreF64 extends ExecNode {
         final int buf;
         final Access at;

@@ -189,6 +189,30 @@ class InterpreterStmtTest {
     }
 
     @Test
+    void accumulationsReadTheElementTheyWrite() {
+        // acc[i] = acc[i] + in[i] (read-modify-write of one element) and
+        // run[i] = run[i - 1] + in[i] for i >= 1 (a different element: a running sum)
+        Buffer in = buf("in", F32, 9);
+        Buffer acc = buf("acc", F32, 9);
+        Buffer run = buf("run", F32, 9);
+        Var i = new Var("i");
+        Stmt body = Seq.of(store(acc, load(acc, i).add(load(in, i)), i),
+                IfThenElse.of(i.ge(1), store(run, load(run, i.sub(1)).add(load(in, i)), i)));
+        PrimFunc f = new PrimFunc("acc", List.of(in, acc, run), For.serial(i, i32(0), i32(9), body));
+        try (NDArray x = NDArray.random(F32, 10, 9); NDArray a = NDArray.random(F32, 11, 9); NDArray r = NDArray.random(F32, 12, 9)) {
+            float[] xs = x.toFloatArray();
+            float[] as = a.toFloatArray();
+            float[] rs = r.toFloatArray();
+            Interpreter.run(f, x, a, r);
+            for (int k = 0; k < 9; k++) {
+                assertEquals(as[k] + xs[k], (float) a.getDoubleFlat(k));
+                if (k >= 1) rs[k] = rs[k - 1] + xs[k];
+            }
+            assertArrayEquals(rs, r.toFloatArray());
+        }
+    }
+
+    @Test
     void outOfBoundsAccessNamesBufferIndexAndDimension() {
         Buffer a = buf("A", F32, 4, 8);
         Buffer c = buf("C", F32, 4, 8);
