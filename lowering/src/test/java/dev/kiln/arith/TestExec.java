@@ -98,6 +98,8 @@ public final class TestExec {
                 env.remove(l.var());
             }
             case Evaluate e -> eval().eval(e.value());
+            case dev.kiln.tir.Pragma p -> exec(p.body());
+            case dev.kiln.tir.Barrier b -> { }
         }
     }
 }
