@@ -3,8 +3,10 @@ package dev.kiln.lower;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.Expr;
+import dev.kiln.ir.ExprPrinter;
 import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
+import dev.kiln.ir.KilnException;
 import dev.kiln.ir.MemoryScope;
 import dev.kiln.tir.Allocate;
 import dev.kiln.tir.Barrier;
@@ -44,13 +46,15 @@ import java.util.Set;
  * cautious). A barrier goes only where every thread of the block arrives: never under a
  * condition, inside a loop that runs on part of the threads, inside a loop that binds an axis
  * again (it runs once per thread), or inside a vectorized or parallel loop; such statements are
- * treated as a whole. Barriers already present count. A vthread loop counts as a serial loop.
+ * treated as a whole, and a conflict inside one (a fetch and its use both under one condition)
+ * is refused with a message naming the buffer, since no barrier can make it safe. Barriers
+ * already present count. A vthread loop counts as a serial loop.
  */
 public final class InjectBarriers {
     private InjectBarriers() {}
 
     public static PrimFunc apply(PrimFunc f) {
-        return f.withBody(host(f.body()));
+        return f.withBody(host(f, f.body()));
     }
 
     /** For the pipeline: the limits are not needed. */
@@ -58,36 +62,36 @@ public final class InjectBarriers {
         return apply(f);
     }
 
-    private static Stmt host(Stmt s) {
+    private static Stmt host(PrimFunc f, Stmt s) {
         return switch (s) {
             case For loop -> loop.kind() == ForKind.THREAD_BOUND
-                    ? new Planner(GpuKernel.of(loop)).plan(loop, EnumSet.noneOf(ThreadAxis.class)).stmt()
-                    : loop.withBody(host(loop.body()));
+                    ? new Planner(f, GpuKernel.of(loop)).plan(loop, EnumSet.noneOf(ThreadAxis.class), null).stmt()
+                    : loop.withBody(host(f, loop.body()));
             case Allocate a -> {
-                Stmt body = host(a.body());
+                Stmt body = host(f, a.body());
                 yield body == a.body() ? a : new Allocate(a.buffer(), body);
             }
             case Seq q -> {
                 List<Stmt> out = new ArrayList<>();
                 boolean changed = false;
                 for (Stmt c : q.stmts()) {
-                    Stmt n = host(c);
+                    Stmt n = host(f, c);
                     changed |= n != c;
                     out.add(n);
                 }
                 yield changed ? new Seq(out) : q;
             }
             case IfThenElse i -> {
-                Stmt t = host(i.then());
-                Stmt e = i.otherwise() == null ? null : host(i.otherwise());
+                Stmt t = host(f, i.then());
+                Stmt e = i.otherwise() == null ? null : host(f, i.otherwise());
                 yield t == i.then() && e == i.otherwise() ? i : new IfThenElse(i.cond(), t, e);
             }
             case Let l -> {
-                Stmt body = host(l.body());
+                Stmt body = host(f, l.body());
                 yield body == l.body() ? l : new Let(l.var(), l.value(), body);
             }
             case Pragma p -> {
-                Stmt body = host(p.body());
+                Stmt body = host(f, p.body());
                 yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
             }
             case Store st -> st;
@@ -114,11 +118,14 @@ public final class InjectBarriers {
             writes.addAll(o.writes);
         }
 
-        /** Whether code with these accesses, followed by code with {@code later}'s, needs a barrier between. */
-        boolean conflicts(Accesses later) {
-            for (Buffer b : writes) if (later.reads.contains(b)) return true;
-            for (Buffer b : reads) if (later.writes.contains(b)) return true;
-            return false;
+        /**
+         * A buffer that code with these accesses and then code with {@code later}'s both touch,
+         * one of them writing (so a barrier must separate them), or null.
+         */
+        Buffer conflict(Accesses later) {
+            for (Buffer b : writes) if (later.reads.contains(b)) return b;
+            for (Buffer b : reads) if (later.writes.contains(b)) return b;
+            return null;
         }
 
         void read(Expr e) {
@@ -137,79 +144,107 @@ public final class InjectBarriers {
     }
 
     private static final class Planner {
+        private final PrimFunc f;
         private final GpuKernel kernel;
 
-        Planner(GpuKernel kernel) {
+        Planner(PrimFunc f, GpuKernel kernel) {
+            this.f = f;
             this.kernel = kernel;
         }
 
-        /** Plans {@code s}, where every thread of the block arrives; {@code bound} are the axes bound around it. */
-        Summary plan(Stmt s, EnumSet<ThreadAxis> bound) {
+        /**
+         * Plans {@code s}; {@code bound} are the axes bound around it. {@code noBarrier} is null
+         * where every thread of the block arrives, and otherwise says why a barrier cannot go
+         * there: then a needed barrier is an error.
+         */
+        Summary plan(Stmt s, EnumSet<ThreadAxis> bound, String noBarrier) {
             return switch (s) {
-                case For loop -> planFor(loop, bound);
-                case Seq q -> planSeq(q, bound);
+                case For loop -> planFor(loop, bound, noBarrier);
+                case Seq q -> planSeq(q, bound, noBarrier);
                 case Allocate a -> {
-                    Summary b = plan(a.body(), bound);
+                    Summary b = plan(a.body(), bound, noBarrier);
                     yield new Summary(b.stmt() == a.body() ? a : new Allocate(a.buffer(), b.stmt()), b.head(), b.tail(), b.synced());
                 }
                 case Pragma p -> {
-                    Summary b = plan(p.body(), bound);
+                    Summary b = plan(p.body(), bound, noBarrier);
                     yield new Summary(b.stmt() == p.body() ? p : new Pragma(p.key(), p.value(), b.stmt()), b.head(), b.tail(),
                             b.synced());
                 }
                 case Let l -> {
                     Accesses v = Accesses.none();
                     v.read(l.value());
+                    Summary b = plan(l.body(), bound, noBarrier != null || v.reads.isEmpty() ? noBarrier
+                            : "after a let that reads shared memory");
                     if (!v.reads.isEmpty()) yield Summary.atomic(l, accesses(l));
-                    Summary b = plan(l.body(), bound);
                     yield new Summary(b.stmt() == l.body() ? l : new Let(l.var(), l.value(), b.stmt()), b.head(), b.tail(), b.synced());
                 }
-                case IfThenElse i -> Summary.atomic(i, accesses(i));
+                case IfThenElse i -> {
+                    String why = noBarrier != null ? noBarrier : "under the condition " + ExprPrinter.print(i.cond());
+                    plan(i.then(), bound, why);
+                    if (i.otherwise() != null) plan(i.otherwise(), bound, why);
+                    yield Summary.atomic(i, accesses(i));
+                }
                 case Store st -> Summary.atomic(st, accesses(st));
                 case Evaluate e -> Summary.atomic(e, accesses(e));
                 case Barrier b -> new Summary(b, Accesses.none(), Accesses.none(), true);
             };
         }
 
-        private Summary planFor(For loop, EnumSet<ThreadAxis> bound) {
-            boolean constant = loop.min() instanceof IntImm && loop.extent() instanceof IntImm;
+        private Summary planFor(For loop, EnumSet<ThreadAxis> bound, String noBarrier) {
+            String name = "loop '" + loop.var().name() + "'";
             switch (loop.kind()) {
                 case PARALLEL, VECTORIZED -> {
-                    return Summary.atomic(loop, accesses(loop));
+                    return whole(loop, bound, noBarrier != null ? noBarrier : "inside " + loop.kind().displayName() + " " + name);
                 }
                 case THREAD_BOUND -> {
                     ThreadAxis axis = loop.thread();
                     if (axis != ThreadAxis.VTHREAD) {
-                        boolean partial = !(loop.extent() instanceof IntImm e) || e.value() < kernel.extent(axis);
-                        if (bound.contains(axis) || partial) return Summary.atomic(loop, accesses(loop));
                         EnumSet<ThreadAxis> inner = EnumSet.copyOf(bound);
                         inner.add(axis);
-                        Summary b = plan(loop.body(), inner);
+                        if (noBarrier != null) return whole(loop, inner, noBarrier);
+                        if (bound.contains(axis)) {
+                            return whole(loop, inner, "inside " + name + ", which binds " + axis.tag() + " again");
+                        }
+                        if (!(loop.extent() instanceof IntImm e) || e.value() < kernel.extent(axis)) {
+                            return whole(loop, inner, "inside " + name + ", which runs on part of the " + axis.tag() + " threads");
+                        }
+                        Summary b = plan(loop.body(), inner, null);
                         return new Summary(loop.withBody(b.stmt()), b.head(), b.tail(), b.synced());
                     }
                 }
                 case SERIAL, UNROLLED -> { }
             }
-            if (!constant) return Summary.atomic(loop, accesses(loop));
-            Summary b = plan(loop.body(), bound);
-            boolean repeats = ((IntImm) loop.extent()).value() > 1;
+            boolean constant = loop.min() instanceof IntImm && loop.extent() instanceof IntImm;
+            if (!constant && noBarrier == null) return whole(loop, bound, "inside " + name + ", whose trip count is not a constant");
+            Summary b = plan(loop.body(), bound, noBarrier);
+            boolean repeats = !(loop.extent() instanceof IntImm e) || e.value() > 1;
             Accesses carried = b.synced() ? b.tail() : b.head();
-            if (repeats && carried.conflicts(b.head())) {
+            Buffer c = repeats ? carried.conflict(b.head()) : null;
+            if (c != null) {
+                if (noBarrier != null) throw unplaceable(c, noBarrier);
                 Stmt body = Seq.of(b.stmt(), new Barrier());
                 return new Summary(loop.withBody(body), b.head(), Accesses.none(), true);
             }
             return new Summary(loop.withBody(b.stmt()), b.head(), b.tail(), b.synced());
         }
 
-        private Summary planSeq(Seq q, EnumSet<ThreadAxis> bound) {
+        /** A statement no barrier goes into: checked inside, then treated as one access set. */
+        private Summary whole(For loop, EnumSet<ThreadAxis> bound, String why) {
+            plan(loop.body(), bound, why);
+            return Summary.atomic(loop, accesses(loop));
+        }
+
+        private Summary planSeq(Seq q, EnumSet<ThreadAxis> bound, String noBarrier) {
             List<Stmt> out = new ArrayList<>();
             Accesses head = Accesses.none();
             Accesses pending = Accesses.none();
             boolean synced = false;
             boolean changed = false;
             for (Stmt c : q.stmts()) {
-                Summary cs = plan(c, bound);
-                if (pending.conflicts(cs.head())) {
+                Summary cs = plan(c, bound, noBarrier);
+                Buffer conflict = pending.conflict(cs.head());
+                if (conflict != null) {
+                    if (noBarrier != null) throw unplaceable(conflict, noBarrier);
                     out.add(new Barrier());
                     changed = true;
                     pending = Accesses.none();
@@ -226,6 +261,12 @@ public final class InjectBarriers {
                 }
             }
             return new Summary(changed ? new Seq(out) : q, head, pending, synced);
+        }
+
+        private KilnException unplaceable(Buffer b, String where) {
+            return new KilnException("function '" + f.name() + "': in " + kernel.describe() + ", shared buffer '" + b.name()
+                    + "' is written and read by different statements " + where + ", where not every thread of the block"
+                    + " arrives, so no barrier can separate them; compute the shared stage outside that code");
         }
     }
 
