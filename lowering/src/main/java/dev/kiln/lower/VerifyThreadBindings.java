@@ -2,6 +2,7 @@ package dev.kiln.lower;
 
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.ExprPrinter;
+import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.MemoryScope;
@@ -18,7 +19,9 @@ import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -50,9 +53,12 @@ import java.util.Map;
  *   <li><b>threads per block</b>: the product of the threadIdx launch extents is at most
  *       {@link GpuLimits#maxThreadsPerBlock()}.
  *   <li><b>vthread extent</b>: a vthread loop's extent is at most {@link GpuLimits#maxVthreadExtent()}.
- *   <li><b>every thread stores</b>: in a kernel with threadIdx loops, a store to global or shared
- *       memory is inside a threadIdx loop (otherwise every thread of the block would run it, and
- *       an update {@code C = C + x} would race).
+ *   <li><b>one writer per element</b>: a store to global or shared memory runs inside a loop bound
+ *       to every threadIdx axis the kernel launches, and its indices use the variable of the
+ *       innermost such loop (unless that loop has extent 1); a store to global memory likewise
+ *       uses every blockIdx axis with a launch extent above 1. Otherwise several threads would
+ *       write one element, and an update {@code C = C + x} would race: this refuses a reduction
+ *       loop bound to threads (a cross-thread reduction, which Kiln does not lower yet).
  *   <li><b>barrier</b>: a barrier is inside a kernel, where every thread of the block reaches
  *       it: not under a condition, not in a loop that runs on part of the threads (a shorter
  *       thread loop or a nested binding), not in a vectorized loop.
@@ -66,31 +72,32 @@ public final class VerifyThreadBindings {
         return f;
     }
 
-    /** Where a statement sits: the loops and conditions around it that the rules care about. */
-    private record Ctx(GpuKernel kernel, For hostLoop, For vectorOrParallel, Map<ThreadAxis, For> bound, For partial,
-                       For rebinding, IfThenElse condition) {
-        static final Ctx HOST = new Ctx(null, null, null, new EnumMap<>(ThreadAxis.class), null, null, null);
+    /**
+     * Where a statement sits: the loops and conditions around it that the rules care about.
+     * {@code bound} has the outermost loop bound to each axis, {@code innermost} the innermost.
+     */
+    private record Ctx(GpuKernel kernel, For hostLoop, For vectorOrParallel, Map<ThreadAxis, For> bound,
+                       Map<ThreadAxis, For> innermost, For partial, For rebinding, IfThenElse condition) {
+        static final Ctx HOST = new Ctx(null, null, null, Map.of(), Map.of(), null, null, null);
 
         Ctx withLoop(For f, GpuKernel k, boolean isPartial, boolean isRebinding) {
-            Map<ThreadAxis, For> b = bound;
-            if (f.kind() == ForKind.THREAD_BOUND && !bound.containsKey(f.thread())) {
+            Map<ThreadAxis, For> b = bound, in = innermost;
+            if (f.kind() == ForKind.THREAD_BOUND) {
                 b = new EnumMap<>(ThreadAxis.class);
                 b.putAll(bound);
-                b.put(f.thread(), f);
+                b.putIfAbsent(f.thread(), f);
+                in = new EnumMap<>(ThreadAxis.class);
+                in.putAll(innermost);
+                in.put(f.thread(), f);
             }
             boolean vec = f.kind() == ForKind.PARALLEL || f.kind() == ForKind.VECTORIZED;
-            return new Ctx(k, k == null && !vec ? f : hostLoop, vec && vectorOrParallel == null ? f : vectorOrParallel, b,
+            return new Ctx(k, k == null && !vec ? f : hostLoop, vec && vectorOrParallel == null ? f : vectorOrParallel, b, in,
                     isPartial && partial == null ? f : partial, isRebinding && rebinding == null ? f : rebinding, condition);
         }
 
         Ctx withCondition(IfThenElse i) {
             return kernel == null || condition != null ? this
-                    : new Ctx(kernel, hostLoop, vectorOrParallel, bound, partial, rebinding, i);
-        }
-
-        boolean inThreads() {
-            return bound.containsKey(ThreadAxis.THREAD_X) || bound.containsKey(ThreadAxis.THREAD_Y)
-                    || bound.containsKey(ThreadAxis.THREAD_Z);
+                    : new Ctx(kernel, hostLoop, vectorOrParallel, bound, innermost, partial, rebinding, i);
         }
     }
 
@@ -178,7 +185,7 @@ public final class VerifyThreadBindings {
                             + limits.maxVthreadExtent());
                 }
             } else {
-                For outer = ctx.bound().get(axis);
+                For outer = ctx.innermost().get(axis);
                 if (outer != null) {
                     rebinding = true;
                     long outerExt = ((IntImm) outer.extent()).value();
@@ -217,9 +224,28 @@ public final class VerifyThreadBindings {
                         + "', where it is the same thread index: only a cooperative fetch into shared memory may do that,"
                         + " but it stores to " + b.scope().displayName() + " buffer '" + b.name() + "'");
             }
-            if (b.scope() != MemoryScope.LOCAL && ctx.kernel().hasThreads() && !ctx.inThreads()) {
-                throw fail("the store to " + b.scope().displayName() + " buffer '" + b.name() + "' is outside the threadIdx loops of "
-                        + ctx.kernel().describe() + ", so every thread of a block would run it; compute it inside a threadIdx loop");
+            if (b.scope() == MemoryScope.LOCAL) return;
+            List<ThreadAxis> axes = new ArrayList<>(List.of(ThreadAxis.THREAD_X, ThreadAxis.THREAD_Y, ThreadAxis.THREAD_Z));
+            if (b.scope() == MemoryScope.GLOBAL) axes.addAll(List.of(ThreadAxis.BLOCK_X, ThreadAxis.BLOCK_Y, ThreadAxis.BLOCK_Z));
+            for (ThreadAxis a : axes) {
+                long launched = ctx.kernel().extent(a);
+                if (launched <= 1) continue;
+                For loop = ctx.innermost().get(a);
+                if (loop == null) {
+                    throw fail("the store to " + b.scope().displayName() + " buffer '" + b.name() + "' is outside every loop bound"
+                            + " to " + a.tag() + " in " + ctx.kernel().describe() + ", which launches " + launched
+                            + " of them, so each of them would run it; compute it inside a loop bound to " + a.tag()
+                            + " (a reduction loop bound to threads would need a cross-thread reduction, which Kiln does"
+                            + " not lower yet)");
+                }
+                if (loop.extent() instanceof IntImm e && e.value() == 1) continue;
+                boolean uses = st.indices().stream().anyMatch(i -> Exprs.uses(i, loop.var()));
+                if (!uses) {
+                    throw fail("the store to " + b.scope().displayName() + " buffer '" + b.name() + "' inside loop '"
+                            + loop.var().name() + "' bound to " + a.tag() + " does not depend on it, so all its threads"
+                            + " would write the same element; a reduction loop bound to threads needs a cross-thread"
+                            + " reduction, which Kiln does not lower yet (rfactor it, or bind spatial loops only)");
+                }
             }
         }
 
