@@ -15,9 +15,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Hand-written Ansor-style GPU schedules (see {@link GpuSchedules}) go through the lowering and the
- * GPU passes, pass verification, and give the reference's numbers in the interpreter, which runs
- * thread-bound loops one after another. Inputs are seeded uniform [-1, 1); float32 results are
+ * Hand-written Ansor-style GPU schedules (see {@link GpuSchedules}) go through the GPU lowering
+ * pipeline ({@link GpuPasses#pipeline}), pass verification, and give the reference's numbers in
+ * the interpreter, which runs thread-bound loops one after another. Inputs are seeded uniform [-1, 1); float32 results are
  * compared with a plain-Java reference computed in float64 (stored as float32) within rtol 1e-4
  * and atol 1e-4.
  */
@@ -25,7 +25,7 @@ class GpuScheduleTest {
     private static final double TOL = 1e-4;
 
     static PrimFunc lowerGpu(String name, Schedule s) {
-        return GpuPasses.apply(Lowering.lower(name, s, Lowering.Options.defaults()), GpuLimits.h200());
+        return GpuPasses.lower(name, s, GpuLimits.h200(), Lowering.Options.defaults());
     }
 
     private static GpuSchedules.Tiles tiles(int[][] spatial, int[][] reduce) {
@@ -160,6 +160,22 @@ class GpuScheduleTest {
     // ---- the program itself ----------------------------------------------------------------
 
     @Test
+    void gpuPassesRunAfterTheFirstSimplifyAndTheProgramIsCheckedAgainAtTheEnd() {
+        List<String> names = GpuPasses.pipeline(GpuLimits.h200()).stream().map(Lowering.Pass::name).toList();
+        List<String> cpu = Lowering.passes().stream().map(Lowering.Pass::name).toList();
+        List<String> expected = new java.util.ArrayList<>(cpu);
+        expected.addAll(1, List.of("verify-thread-bindings", "plan-memory-scopes", "inject-barriers"));
+        expected.add("verify-gpu-program");
+        assertEquals(expected, names);
+        List<String> dumped = new java.util.ArrayList<>();
+        GpuPasses.lower("matmul", GpuSchedules.multiLevelTiling(GpuSchedules.matmul(8, 8, 4), "C", List.of("i", "j"),
+                List.of("k"), List.of("A", "B"), tiles(new int[][] {{1, 2, 2, 1}, {1, 2, 2, 1}}, new int[][] {{2, 1}})),
+                GpuLimits.h200(), new Lowering.Options((pass, f) -> dumped.add(pass)));
+        expected.addFirst("schedule-to-loops");
+        assertEquals(expected, dumped);
+    }
+
+    @Test
     void matmulProgramHasSharedTilesPerBlockAndTwoBarriersPerReductionStep() {
         ComputeDAG dag = GpuSchedules.matmul(16, 24, 12);
         Schedule s = GpuSchedules.multiLevelTiling(dag, "C", List.of("i", "j"), List.of("k"), List.of("A", "B"),
@@ -168,26 +184,28 @@ class GpuScheduleTest {
         String expected = """
                 func matmul(A: float32[16, 12], B: float32[12, 24], C: float32[16, 24]) {
                   for[blockIdx.x] i.0@j.0@ in 0..12 {
-                    allocate A.shared: float32[4, 4] shared
-                    allocate B.shared: float32[4, 8] shared
+                    allocate A.shared: float32[16] shared
+                    allocate B.shared: float32[32] shared
                     for[vthread] i.1@j.1@ in 0..2 {
                       for[threadIdx.x] i.2@j.2@ in 0..4 {
-                        allocate C.local: float32[2, 2] local
+                        allocate C.local: float32[4] local
                         for i.3 in 0..2 {
                           for j.4 in 0..2 {
-                            C.local[i.3, j.4] = 0.0f
+                            C.local[((i.3 * 2) + j.4)] = 0.0f
                           }
                         }
                         for k.0 in 0..3 {
                           for ax0@ax1@.0 in 0..4 {
                             for[threadIdx.x] ax0@ax1@.1 in 0..4 {
-                              A.shared[ax0@ax1@.0, ax0@ax1@.1] = A[((floordiv(i.0@j.0@, 3) * 4) + ax0@ax1@.0), ((k.0 * 4) + ax0@ax1@.1)]
+                              A.shared[((ax0@ax1@.0 * 4) + ax0@ax1@.1)] = A[((((floordiv(i.0@j.0@, 3) * 48) + \
+                (ax0@ax1@.0 * 12)) + (k.0 * 4)) + ax0@ax1@.1)]
                             }
                           }
                           for ax0@ax1@.0 in 0..8 {
                             for[threadIdx.x] ax0@ax1@.1 in 0..4 {
-                              B.shared[floordiv(((ax0@ax1@.0 * 4) + ax0@ax1@.1), 8), floormod(((ax0@ax1@.0 * 4) + ax0@ax1@.1), 8)] = \
-                B[((k.0 * 4) + floordiv(((ax0@ax1@.0 * 4) + ax0@ax1@.1), 8)), ((floormod(i.0@j.0@, 3) * 8) + floormod(((ax0@ax1@.0 * 4) + ax0@ax1@.1), 8))]
+                              B.shared[((ax0@ax1@.0 * 4) + ax0@ax1@.1)] = B[((((k.0 * 96) + \
+                (floordiv(((ax0@ax1@.0 * 4) + ax0@ax1@.1), 8) * 24)) + (floormod(i.0@j.0@, 3) * 8)) + floormod(((ax0@ax1@.0 * \
+                4) + ax0@ax1@.1), 8))]
                             }
                           }
                           barrier()
@@ -195,10 +213,9 @@ class GpuScheduleTest {
                             for i.3 in 0..2 {
                               for k.2 in 0..2 {
                                 for j.4 in 0..2 {
-                                  C.local[i.3, j.4] = (C.local[i.3, j.4] + \
-                (A.shared[(((((floordiv(i.0@j.0@, 3) * 2) + floordiv(i.2@j.2@, 2)) * 2) + i.3) - (floordiv(i.0@j.0@, 3) * 4)), \
-                (((((k.0 * 2) + k.1) * 2) + k.2) - (k.0 * 4))] * B.shared[(((((k.0 * 2) + k.1) * 2) + k.2) - (k.0 * 4)), \
-                (((((((floormod(i.0@j.0@, 3) * 2) + i.1@j.1@) * 2) + floormod(i.2@j.2@, 2)) * 2) + j.4) - (floormod(i.0@j.0@, 3) * 8))]))
+                                  C.local[((i.3 * 2) + j.4)] = (C.local[((i.3 * 2) + j.4)] + \
+                (A.shared[((((floordiv(i.2@j.2@, 2) * 8) + (i.3 * 4)) + (k.1 * 2)) + k.2)] * B.shared[(((((k.1 * 16) + (k.2 * \
+                8)) + (i.1@j.1@ * 4)) + (floormod(i.2@j.2@, 2) * 2)) + j.4)]))
                                 }
                               }
                             }
@@ -207,8 +224,9 @@ class GpuScheduleTest {
                         }
                         for i.3 in 0..2 {
                           for j.3 in 0..2 {
-                            C[((((floordiv(i.0@j.0@, 3) * 2) + floordiv(i.2@j.2@, 2)) * 2) + i.3), \
-                ((((((floormod(i.0@j.0@, 3) * 2) + i.1@j.1@) * 2) + floormod(i.2@j.2@, 2)) * 2) + j.3)] = C.local[i.3, j.3]
+                            C[(((((((floordiv(i.0@j.0@, 3) * 96) + (floordiv(i.2@j.2@, 2) * 48)) + (i.3 * 24)) + \
+                (floormod(i.0@j.0@, 3) * 8)) + (i.1@j.1@ * 4)) + (floormod(i.2@j.2@, 2) * 2)) + j.3)] = C.local[((i.3 * 2) + \
+                j.3)]
                           }
                         }
                       }
