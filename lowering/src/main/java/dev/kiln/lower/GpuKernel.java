@@ -53,6 +53,21 @@ public record GpuKernel(For root, Map<ThreadAxis, Long> extents) {
         return new GpuKernel(root, ext);
     }
 
+    /**
+     * The largest launch extent CUDA allows on an axis (every NVIDIA GPU since compute capability
+     * 3.0): 2^31 - 1 blocks on x and 65535 on y and z; 1024 threads on x and y and 64 on z (the
+     * product of the thread extents has its own, per-device limit).
+     */
+    public static long maxExtent(ThreadAxis axis) {
+        return switch (axis) {
+            case BLOCK_X -> Integer.MAX_VALUE;
+            case BLOCK_Y, BLOCK_Z -> 65535;
+            case THREAD_X, THREAD_Y -> 1024;
+            case THREAD_Z -> 64;
+            case VTHREAD -> Long.MAX_VALUE;
+        };
+    }
+
     /** The launch extent of an axis: 1 when the kernel does not use it. */
     public long extent(ThreadAxis axis) {
         return extents.getOrDefault(axis, 1L);

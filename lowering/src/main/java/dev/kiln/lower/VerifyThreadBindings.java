@@ -50,7 +50,8 @@ import java.util.Map;
  *       the enclosing extent, and stores to shared memory only (a cooperative fetch: on a GPU
  *       each thread does its own part, which is all a shared buffer needs); blockIdx axes are not
  *       bound twice.
- *   <li><b>threads per block</b>: the product of the threadIdx launch extents is at most
+ *   <li><b>launch limits</b>: each launch extent is within CUDA's limit for its axis
+ *       ({@link GpuKernel#maxExtent}), and the product of the threadIdx launch extents is at most
  *       {@link GpuLimits#maxThreadsPerBlock()}.
  *   <li><b>vthread extent</b>: a vthread loop's extent is at most {@link GpuLimits#maxVthreadExtent()}.
  *   <li><b>one writer per element</b>: a store to global or shared memory runs inside a loop bound
@@ -157,7 +158,7 @@ public final class VerifyThreadBindings {
                             + " the blockIdx loop or bind it");
                 }
                 kernel = GpuKernel.of(loop);
-                checkThreadsPerBlock(kernel);
+                checkLaunch(kernel);
             }
             if (!(loop.extent() instanceof IntImm ext)) {
                 throw fail(name + " has extent " + ExprPrinter.print(loop.extent()) + ", not a constant");
@@ -198,6 +199,16 @@ public final class VerifyThreadBindings {
                 partial = ext.value() < kernel.extent(axis);
             }
             visit(loop.body(), ctx.withLoop(loop, kernel, partial, rebinding));
+        }
+
+        private void checkLaunch(GpuKernel k) {
+            for (var e : k.extents().entrySet()) {
+                if (e.getValue() > GpuKernel.maxExtent(e.getKey())) {
+                    throw fail(k.describe() + " launches " + e.getValue() + " on " + e.getKey().tag() + ", more than CUDA's limit "
+                            + GpuKernel.maxExtent(e.getKey()) + "; fuse it into another axis or split it");
+                }
+            }
+            checkThreadsPerBlock(k);
         }
 
         private void checkThreadsPerBlock(GpuKernel k) {

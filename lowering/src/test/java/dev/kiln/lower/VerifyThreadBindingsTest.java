@@ -167,6 +167,15 @@ class VerifyThreadBindingsTest {
     }
 
     @Test
+    void moreBlocksOnYThanCudaAllows() {
+        Buffer a = buf("A", MemoryScope.GLOBAL, 70000);
+        Var y = v("y");
+        PrimFunc f = func(bind("blockIdx.y", y, 70000, store(a, FloatImm.f32(1), y)), a);
+        assertMessage("kernel 'y' (blockIdx.y) launches 70000 on blockIdx.y, more than CUDA's limit 65535; fuse it into"
+                + " another axis or split it", f);
+    }
+
+    @Test
     void vthreadTooLong() {
         assertEquals("function 'f': vthread loop 'i.1@j.1@' has extent 2, more than the limit 1",
                 error(gpuMatmul(), new GpuLimits(1024, 48 * 1024, 32, 1)));
