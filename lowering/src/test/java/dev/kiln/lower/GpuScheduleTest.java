@@ -8,7 +8,17 @@ import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;
+import dev.kiln.tir.Allocate;
+import dev.kiln.tir.Barrier;
+import dev.kiln.tir.Evaluate;
+import dev.kiln.tir.For;
+import dev.kiln.tir.IfThenElse;
+import dev.kiln.tir.Let;
+import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Seq;
+import dev.kiln.tir.Stmt;
+import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
 import java.util.List;
 import java.util.Map;
@@ -125,7 +135,37 @@ class GpuScheduleTest {
                 List.of("pad"), t);
         PrimFunc f = lowerGpu("conv", s);
         assertEquals(1, GpuKernel.find(f.body()).size());
+        // Per block: 1 x 1 x 9 x 9 padded inputs of one channel, all 4 x 1 x 3 x 3 weights of it; per thread:
+        // 2 output channels x 7 columns.
+        assertEquals(Map.of("pad.shared", 324L, "kernel.shared", 144L, "conv.local", 56L), allocationBytes(f.body()));
         checkConv(f, 1, 3, 7, 7, 4, 3, 3, 1, 21);
+    }
+
+    /** Bytes of every buffer allocated in a program, by name. */
+    private static Map<String, Long> allocationBytes(Stmt s) {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        collectAllocations(s, out);
+        return out;
+    }
+
+    private static void collectAllocations(Stmt s, Map<String, Long> out) {
+        switch (s) {
+            case Allocate a -> {
+                out.put(a.buffer().name(), PlanMemoryScopes.bytes(a.buffer()));
+                collectAllocations(a.body(), out);
+            }
+            case For f -> collectAllocations(f.body(), out);
+            case Seq q -> q.stmts().forEach(c -> collectAllocations(c, out));
+            case IfThenElse i -> {
+                collectAllocations(i.then(), out);
+                if (i.otherwise() != null) collectAllocations(i.otherwise(), out);
+            }
+            case Let l -> collectAllocations(l.body(), out);
+            case Pragma p -> collectAllocations(p.body(), out);
+            case Store st -> { }
+            case Evaluate e -> { }
+            case Barrier b -> { }
+        }
     }
 
     @Test
