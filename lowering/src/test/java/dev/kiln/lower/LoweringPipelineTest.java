@@ -54,10 +54,10 @@ class LoweringPipelineTest {
                   parallel for i.0 in 0..3 {
                     for j.0 in 0..2 {
                       vectorized for j.1 in 0..4 {
-                        B[((i.0 * 20) + ((j.0 * 4) + j.1))] = (A[((i.0 * 20) + ((j.0 * 4) + j.1))] * 2.0f)
+                        B[(((i.0 * 20) + (j.0 * 4)) + j.1)] = (A[(((i.0 * 20) + (j.0 * 4)) + j.1)] * 2.0f)
                       }
                       vectorized for j.1 in 0..4 {
-                        B[(((i.0 * 20) + ((j.0 * 4) + j.1)) + 10)] = (A[(((i.0 * 20) + ((j.0 * 4) + j.1)) + 10)] * 2.0f)
+                        B[((((i.0 * 20) + (j.0 * 4)) + j.1) + 10)] = (A[((((i.0 * 20) + (j.0 * 4)) + j.1) + 10)] * 2.0f)
                       }
                     }
                     vectorized for j.1 in 0..2 {
