@@ -98,10 +98,6 @@ public record GpuKernel(For root, Map<ThreadAxis, Long> extents) {
         return a == ThreadAxis.BLOCK_X || a == ThreadAxis.BLOCK_Y || a == ThreadAxis.BLOCK_Z;
     }
 
-    static boolean isThread(ThreadAxis a) {
-        return a == ThreadAxis.THREAD_X || a == ThreadAxis.THREAD_Y || a == ThreadAxis.THREAD_Z;
-    }
-
     private static void collect(Stmt s, List<GpuKernel> out) {
         switch (s) {
             case For f -> {
