@@ -52,6 +52,14 @@ public final class ComputeOp implements Operation {
         this.outputs = List.copyOf(outs);
     }
 
+    /**
+     * Builds an operation directly from axes and bodies (schedules use it to make the stages of
+     * cache_read, cache_write and rfactor). The same checks apply as for {@link Te#computeMulti}.
+     */
+    public static ComputeOp create(String name, String tag, List<IterVar> axes, List<Expr> bodies) {
+        return new ComputeOp(name, tag, axes, bodies);
+    }
+
     private void validateReductions() {
         Reduce first = bodies.get(0) instanceof Reduce r ? r : null;
         for (int v = 0; v < bodies.size(); v++) {

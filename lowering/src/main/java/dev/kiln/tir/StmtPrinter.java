@@ -108,6 +108,15 @@ public final class StmtPrinter {
                 indent(d);
                 sb.append(ExprPrinter.print(e.value())).append('\n');
             }
+            case Pragma p -> {
+                indent(d);
+                sb.append("pragma ").append(p.key()).append(" = ").append(p.value()).append('\n');
+                stmt(p.body(), d);
+            }
+            case Barrier b -> {
+                indent(d);
+                sb.append("barrier()\n");
+            }
         }
     }
 

@@ -63,6 +63,11 @@ public abstract class StmtRewriter {
                 Expr v = visitExpr(e.value());
                 yield v == e.value() ? e : new Evaluate(v);
             }
+            case Pragma p -> {
+                Stmt body = visit(p.body());
+                yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
+            }
+            case Barrier b -> b;
         };
     }
 

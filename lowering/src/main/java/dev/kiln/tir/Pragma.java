@@ -1,0 +1,23 @@
+package dev.kiln.tir;
+
+import dev.kiln.ir.KilnException;
+import java.util.Objects;
+
+/**
+ * A hint attached to the statement it wraps, usually a loop: {@code auto_unroll_max_step = 64}
+ * asks the unroll pass to unroll every loop nest inside whose total trip count is at most 64.
+ * Backends that do not know a key ignore it; the interpreter runs the body.
+ */
+public record Pragma(String key, long value, Stmt body) implements Stmt {
+    /** The pragma of Ansor's auto-unroll annotation. */
+    public static final String AUTO_UNROLL_MAX_STEP = "auto_unroll_max_step";
+
+    public Pragma {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(body, "body");
+        if (key.isEmpty()) throw new KilnException("a pragma needs a key");
+    }
+
+    @Override
+    public String toString() { return StmtPrinter.print(this); }
+}
