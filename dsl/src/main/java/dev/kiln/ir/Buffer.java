@@ -15,8 +15,14 @@ public final class Buffer {
     private final List<Expr> shape;
     private final List<Expr> strides;
     private final MemoryScope scope;
+    private final Buffer base;
 
     public Buffer(String name, DType dtype, List<Expr> shape, List<Expr> strides, MemoryScope scope) {
+        this(name, dtype, shape, strides, scope, null);
+    }
+
+    private Buffer(String name, DType dtype, List<Expr> shape, List<Expr> strides, MemoryScope scope, Buffer base) {
+        this.base = base;
         this.name = Objects.requireNonNull(name, "name");
         this.dtype = Objects.requireNonNull(dtype, "dtype");
         this.shape = List.copyOf(shape);
@@ -30,6 +36,26 @@ public final class Buffer {
                 throw new KilnException("buffer '" + name + "' dim " + d + " has non-positive extent " + c.value());
             }
         }
+    }
+
+    /**
+     * The buffer that owns this one's memory: itself, unless this is a view made by
+     * {@link #flatView()}. Backends bind memory to {@code base()}.
+     */
+    public Buffer base() { return base == null ? this : base; }
+
+    public boolean isView() { return base != null; }
+
+    /**
+     * A rank-1 view of the same memory, indexed by the element offset
+     * {@code sum(index[d] * stride[d])}; its extent is the span of the buffer (padding included).
+     * The storage-flatten pass rewrites every access through such views.
+     */
+    public Buffer flatView() {
+        long span = 1;
+        long[] sh = constShape(), st = constStrides();
+        for (int d = 0; d < sh.length; d++) span = Math.addExact(span, Math.multiplyExact(sh[d] - 1, st[d]));
+        return new Buffer(name, dtype, List.of(IntImm.i32(span)), List.of(IntImm.i32(1)), scope, base());
     }
 
     /** A compact row-major buffer of constant shape. */

@@ -50,6 +50,42 @@ public record Comparison(boolean ok, long mismatches, long total, long[] worstIn
     @Override
     public String toString() { return report(); }
 
+    /** Compares element by element; the caller has checked dtypes and shapes. */
+    static Comparison of(NDArray actual, NDArray expected, double rtol, double atol) {
+        long mismatches = 0;
+        long worst = -1;
+        double worstExcess = Double.NEGATIVE_INFINITY;
+        long largest = actual.numElements() > 0 ? 0 : -1;
+        double maxAbs = 0;
+        double maxRel = 0;
+        for (long i = 0; i < actual.numElements(); i++) {
+            double a = actual.getDoubleFlat(i);
+            double e = expected.getDoubleFlat(i);
+            double abs = absError(a, e);
+            if (Double.isNaN(abs)) abs = Double.POSITIVE_INFINITY;
+            if (abs > maxAbs) {
+                maxAbs = abs;
+                largest = i;
+            }
+            if (e != 0 && !Double.isNaN(e)) maxRel = Math.max(maxRel, relError(a, e));
+            double excess = abs - (atol + rtol * Math.abs(e));
+            if (abs > 0 && (excess > 0 || Double.isNaN(excess))) {
+                mismatches++;
+                if (Double.isNaN(excess)) excess = Double.POSITIVE_INFINITY;
+                if (worst < 0 || excess > worstExcess) {
+                    worst = i;
+                    worstExcess = excess;
+                }
+            }
+        }
+        long at = mismatches > 0 ? worst : largest;
+        long[] idx = at >= 0 ? actual.unravel(at) : new long[0];
+        double av = at >= 0 ? actual.getDoubleFlat(at) : 0;
+        double ev = at >= 0 ? expected.getDoubleFlat(at) : 0;
+        return new Comparison(mismatches == 0, mismatches, actual.numElements(), idx, av, ev, maxAbs, maxRel, rtol, atol,
+                actual.dtype());
+    }
+
     static double absError(double a, double e) {
         if (Double.isNaN(a) && Double.isNaN(e)) return 0;
         if (a == e) return 0; // equal infinities too

@@ -412,37 +412,7 @@ public final class NDArray implements AutoCloseable {
      */
     public Comparison compareTo(NDArray expected, double rtol, double atol) {
         requireSameKind(expected, "compare");
-        long mismatches = 0;
-        long worst = -1;
-        double worstExcess = Double.NEGATIVE_INFINITY;
-        long largest = numElements > 0 ? 0 : -1;
-        double maxAbs = 0;
-        double maxRel = 0;
-        for (long i = 0; i < numElements; i++) {
-            double a = getDoubleFlat(i);
-            double e = expected.getDoubleFlat(i);
-            double abs = Comparison.absError(a, e);
-            if (Double.isNaN(abs)) abs = Double.POSITIVE_INFINITY;
-            if (abs > maxAbs) {
-                maxAbs = abs;
-                largest = i;
-            }
-            if (e != 0 && !Double.isNaN(e)) maxRel = Math.max(maxRel, Comparison.relError(a, e));
-            double excess = abs - (atol + rtol * Math.abs(e));
-            if (abs > 0 && (excess > 0 || Double.isNaN(excess))) {
-                mismatches++;
-                if (Double.isNaN(excess)) excess = Double.POSITIVE_INFINITY;
-                if (worst < 0 || excess > worstExcess) {
-                    worst = i;
-                    worstExcess = excess;
-                }
-            }
-        }
-        long at = mismatches > 0 ? worst : largest;
-        long[] idx = at >= 0 ? unravel(at) : new long[0];
-        double av = at >= 0 ? getDoubleFlat(at) : 0;
-        double ev = at >= 0 ? expected.getDoubleFlat(at) : 0;
-        return new Comparison(mismatches == 0, mismatches, numElements, idx, av, ev, maxAbs, maxRel, rtol, atol, dtype);
+        return Comparison.of(this, expected, rtol, atol);
     }
 
     /** Throws an {@link AssertionError} with {@link Comparison#report()} unless the arrays are close. */
@@ -472,39 +442,7 @@ public final class NDArray implements AutoCloseable {
 
     /** Type, shape and the first {@code maxElements} values, nested by dimension, then "...". */
     public String format(int maxElements) {
-        StringBuilder sb = new StringBuilder(describe(dtype, shape)).append(' ');
-        if (shape.length == 0) return sb.append(formatValue(0)).toString();
-        formatDim(sb, 0, 0, new long[] {Math.max(0, maxElements)});
-        return sb.toString();
-    }
-
-    private boolean formatDim(StringBuilder sb, int d, long off, long[] budget) {
-        sb.append('[');
-        for (long k = 0; k < shape[d]; k++) {
-            if (k > 0) sb.append(", ");
-            if (budget[0] <= 0) {
-                sb.append("...");
-                sb.append(']');
-                return false;
-            }
-            long o = off + k * strides[d];
-            if (d == shape.length - 1) {
-                sb.append(formatValue(o));
-                budget[0]--;
-            } else if (!formatDim(sb, d + 1, o, budget)) {
-                sb.append(']');
-                return false;
-            }
-        }
-        sb.append(']');
-        return true;
-    }
-
-    private String formatValue(long off) {
-        if (dtype == DType.FLOAT64) return Double.toString(readDouble(off));
-        if (dtype.isFloat()) return Float.toString((float) readDouble(off));
-        if (dtype.isBool()) return readLong(off) != 0 ? "true" : "false";
-        return Long.toString(readLong(off));
+        return ArrayFormat.format(this, maxElements);
     }
 
     /** Frees the memory if this array owns it; later accesses fail. Closing twice is harmless. */

@@ -61,9 +61,9 @@ class LowerDefaultTest {
                 func s(A: float32[8], S: float32[1]) {
                   for i in 0..1 {
                     S[i] = 0.0f
-                    for k in 2..2 + 5 {
-                      if (k < 6) {
-                        S[i] = (S[i] + A[k])
+                    for k in 0..5 {
+                      if ((k + 2) < 6) {
+                        S[i] = (S[i] + A[(k + 2)])
                       }
                     }
                   }

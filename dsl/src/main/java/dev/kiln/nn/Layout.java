@@ -1,0 +1,159 @@
+package dev.kiln.nn;
+
+import dev.kiln.ir.DType;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.IterVar;
+import dev.kiln.ir.KilnException;
+import dev.kiln.te.Shape;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Operators that move elements without arithmetic: reshape (row-major, same element count),
+ * transpose by a permutation of the axes, and flatten. Each is one compute stage named after it
+ * and tagged {@link #TAG}.
+ */
+public final class Layout {
+    private Layout() {}
+
+    /** The tag of the stages built here. */
+    public static final String TAG = "injective";
+
+    /**
+     * The same elements in row-major order under a new shape. One extent may be {@code -1}: it
+     * is inferred from the element count. Throws naming both shapes if the counts differ.
+     */
+    public static Tensor reshape(Tensor x, long... newShape) {
+        Axes.requireNonNull("reshape", "input", x);
+        Shape target = inferShape(x, newShape);
+        return reshapeTo("reshape", x, target);
+    }
+
+    /** Reverses the order of the axes. */
+    public static Tensor transpose(Tensor x) {
+        Axes.requireNonNull("transpose", "input", x);
+        int[] perm = new int[x.rank()];
+        for (int d = 0; d < perm.length; d++) perm[d] = perm.length - 1 - d;
+        return transpose(x, perm);
+    }
+
+    /**
+     * {@code out} has axis {@code d} = axis {@code perm[d]} of {@code x}:
+     * {@code out.shape[d] = x.shape[perm[d]]}. Negative entries count from the end. Throws if
+     * {@code perm} is not a permutation of the axes of {@code x}.
+     */
+    public static Tensor transpose(Tensor x, int... perm) {
+        Axes.requireNonNull("transpose", "input", x);
+        if (perm.length != x.rank()) {
+            throw new KilnException("transpose: permutation " + Arrays.toString(perm) + " has " + perm.length
+                    + " entries but tensor " + Axes.describe(x) + " has rank " + x.rank());
+        }
+        int[] p = new int[perm.length];
+        boolean[] seen = new boolean[perm.length];
+        for (int d = 0; d < perm.length; d++) {
+            if (perm[d] < -x.rank() || perm[d] >= x.rank()) {
+                throw new KilnException("transpose: permutation " + Arrays.toString(perm) + " names axis " + perm[d]
+                        + ", out of range for tensor " + Axes.describe(x) + " of rank " + x.rank());
+            }
+            p[d] = perm[d] < 0 ? perm[d] + x.rank() : perm[d];
+            if (seen[p[d]]) {
+                throw new KilnException("transpose: permutation " + Arrays.toString(perm) + " names axis " + p[d]
+                        + " of tensor " + Axes.describe(x) + " twice; it must list every axis once");
+            }
+            seen[p[d]] = true;
+        }
+        long[] dims = new long[p.length];
+        for (int d = 0; d < p.length; d++) dims[d] = x.dim(p[d]);
+        return Te.computeN("transpose", TAG, Shape.of(dims), idx -> {
+            Expr[] in = new Expr[p.length];
+            for (int d = 0; d < p.length; d++) in[p[d]] = idx.get(d);
+            return x.at(in);
+        });
+    }
+
+    /** Keeps axis 0 and merges the others: {@code [N, C, H, W] -> [N, C*H*W]} (TVM's batch_flatten). */
+    public static Tensor flatten(Tensor x) {
+        Axes.requireNonNull("flatten", "input", x);
+        if (x.rank() == 1) return flatten(x, 0, 0);
+        return flatten(x, 1, -1);
+    }
+
+    /** Merges axes {@code startAxis..endAxis} (inclusive; negative counts from the end) into one. */
+    public static Tensor flatten(Tensor x, int startAxis, int endAxis) {
+        Axes.requireNonNull("flatten", "input", x);
+        int s = Axes.normalize("flatten", x, startAxis);
+        int e = Axes.normalize("flatten", x, endAxis);
+        if (s > e) {
+            throw new KilnException("flatten: start axis " + startAxis + " comes after end axis " + endAxis
+                    + " of tensor " + Axes.describe(x));
+        }
+        List<Long> dims = new ArrayList<>();
+        for (int d = 0; d < s; d++) dims.add(x.dim(d));
+        long merged = 1;
+        for (int d = s; d <= e; d++) merged *= x.dim(d);
+        dims.add(merged);
+        for (int d = e + 1; d < x.rank(); d++) dims.add(x.dim(d));
+        return reshapeTo("flatten", x, new Shape(dims));
+    }
+
+    private static Shape inferShape(Tensor x, long[] newShape) {
+        long total = x.shape().numElements();
+        int unknown = -1;
+        long known = 1;
+        for (int d = 0; d < newShape.length; d++) {
+            if (newShape[d] == -1) {
+                if (unknown >= 0) {
+                    throw new KilnException("reshape: target shape " + Arrays.toString(newShape) + " for tensor "
+                            + Axes.describe(x) + " has more than one -1 extent");
+                }
+                unknown = d;
+            } else if (newShape[d] <= 0) {
+                throw new KilnException("reshape: target shape " + Arrays.toString(newShape) + " for tensor "
+                        + Axes.describe(x) + " has a non-positive extent " + newShape[d] + " at axis " + d);
+            } else {
+                known = Math.multiplyExact(known, newShape[d]);
+            }
+        }
+        long[] dims = newShape.clone();
+        if (unknown >= 0) {
+            if (total % known != 0) throw countMismatch(x, newShape, total);
+            dims[unknown] = total / known;
+        }
+        Shape s = Shape.of(dims);
+        if (s.numElements() != total) throw countMismatch(x, newShape, total);
+        return s;
+    }
+
+    private static KilnException countMismatch(Tensor x, long[] newShape, long total) {
+        return new KilnException("reshape: cannot reshape tensor " + Axes.describe(x) + " (" + total
+                + " elements) to shape " + Arrays.toString(newShape) + ": the element counts differ");
+    }
+
+    /** Row-major reshape: linearise the output index, then split it along the input's extents. */
+    private static Tensor reshapeTo(String op, Tensor x, Shape target) {
+        boolean wide = target.numElements() > Integer.MAX_VALUE;
+        return Te.computeN(op, TAG, target, idx -> {
+            Expr linear = null;
+            for (int d = 0; d < idx.size(); d++) {
+                Expr i = index(idx.get(d), wide);
+                linear = linear == null ? i : linear.mul(target.get(d)).add(i);
+            }
+            if (linear == null) linear = wide ? Te.i64(0) : Te.i32(0);
+            Expr[] in = new Expr[x.rank()];
+            long stride = 1;
+            for (int d = x.rank() - 1; d >= 0; d--) {
+                Expr q = stride == 1 ? linear : linear.floordiv(stride);
+                in[d] = d == 0 ? q : q.floormod(x.dim(d));
+                stride *= x.dim(d);
+            }
+            return x.at(in);
+        });
+    }
+
+    private static Expr index(IterVar v, boolean wide) {
+        return wide ? v.cast(DType.INT64) : v;
+    }
+}

@@ -1,0 +1,6 @@
+package dev.kiln.interp;
+
+/** A compiled statement. */
+abstract class ExecNode {
+    abstract void run(Frame f);
+}

@@ -1,0 +1,390 @@
+package dev.kiln.schedule;
+
+import dev.kiln.arith.IntRange;
+import dev.kiln.ir.Buffer;
+import dev.kiln.ir.BufferLoad;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.ExprRewriter;
+import dev.kiln.ir.Exprs;
+import dev.kiln.ir.IntImm;
+import dev.kiln.ir.IterVar;
+import dev.kiln.ir.KilnException;
+import dev.kiln.ir.Literals;
+import dev.kiln.ir.MemoryScope;
+import dev.kiln.ir.Reduce;
+import dev.kiln.ir.TensorRead;
+import dev.kiln.ir.Var;
+import dev.kiln.te.ComputeOp;
+import dev.kiln.te.PlaceholderOp;
+import dev.kiln.te.Tensor;
+import dev.kiln.tir.Allocate;
+import dev.kiln.tir.For;
+import dev.kiln.tir.ForKind;
+import dev.kiln.tir.IfThenElse;
+import dev.kiln.tir.Pragma;
+import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Seq;
+import dev.kiln.tir.Stmt;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns a loop state into the loop IR: inline, bound inference, then one loop nest per stage
+ * (its loops in order, annotated), with the stages computed inside a loop placed at the start of
+ * that loop's body and their buffers allocated there, shrunk to the region inferred for them. A
+ * reduction initialises its output just outside its first reduction loop (over the spatial loops
+ * inside it) and updates it in the innermost loop. Splits that do not divide leave guards.
+ */
+public final class ScheduleLowering {
+    private final LoopState s;
+    private final List<List<Expr>> bodies;
+    private final List<Map<Integer, Var>> leafVars = new ArrayList<>();
+    private final List<Map<Integer, Long>> extents = new ArrayList<>();
+    private final List<Map<Var, Expr>> axisValues = new ArrayList<>();
+    private final List<InferBounds.Region> regions = new ArrayList<>();
+    private final List<Map<Integer, Expr>> guards = new ArrayList<>();
+    private final Map<Var, IntRange> ranges = new LinkedHashMap<>();
+    private final Map<Tensor, Buffer> buffers = new IdentityHashMap<>();
+    private final Map<Tensor, List<Expr>> bufferMin = new IdentityHashMap<>();
+    private final Set<String> names = new HashSet<>();
+
+    private ScheduleLowering(LoopState s) {
+        this.s = s;
+        this.bodies = InlineStages.apply(s);
+        for (int i = 0; i < s.stages().size(); i++) {
+            leafVars.add(null);
+            extents.add(null);
+            axisValues.add(null);
+            regions.add(null);
+            guards.add(null);
+        }
+    }
+
+    /** Lowers a state; the parameters are the DAG's inputs, then its outputs. */
+    public static PrimFunc lower(String name, LoopState s) {
+        return lower(name, s, s.dag().arguments());
+    }
+
+    /**
+     * Lowers a state with the given parameters: tensors of the state's DAG (its placeholders and
+     * outputs), in the order a caller will pass arrays.
+     */
+    public static PrimFunc lower(String name, LoopState s, List<Tensor> args) {
+        if (!s.isConcrete()) {
+            throw new ScheduleException("the schedule has undecided tile sizes; fill them before lowering");
+        }
+        return new ScheduleLowering(s).run(name, args);
+    }
+
+    private PrimFunc run(String name, List<Tensor> args) {
+        List<Integer> order = new ArrayList<>();
+        for (int i = s.stages().size() - 1; i >= 0; i--) {
+            Stage st = s.stages().get(i);
+            if (!st.isPlaceholder() && st.computeAt() != ComputeAtKind.INLINED) order.add(i);
+        }
+        for (int i : order) prepare(i);
+
+        List<Buffer> params = new ArrayList<>();
+        Set<Tensor> seen = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Tensor t : args) {
+            Tensor actual = resolve(t);
+            if (!seen.add(actual)) throw new KilnException("function '" + name + "': tensor '" + t.name() + "' is listed twice");
+            params.add(bufferFor(actual, MemoryScope.GLOBAL, actual.shape().dims(), null));
+        }
+        for (int i = 0; i < s.stages().size(); i++) {
+            Stage st = s.stages().get(i);
+            if (st.isPlaceholder() && !buffers.containsKey(st.op().output(0)) && !s.consumers(i).isEmpty()) {
+                throw new KilnException("function '" + name + "': placeholder '" + st.name()
+                        + "' is read but is not among the arguments " + args);
+            }
+            if (st.output() && st.op().outputs().stream().noneMatch(buffers::containsKey)) {
+                throw new KilnException("function '" + name + "': output '" + st.name() + "' is not among the arguments " + args);
+            }
+        }
+        List<Stmt> roots = new ArrayList<>();
+        List<Buffer> rootAllocs = new ArrayList<>();
+        for (int i = 0; i < s.stages().size(); i++) {
+            Stage st = s.stages().get(i);
+            if (st.isPlaceholder() || st.computeAt() != ComputeAtKind.ROOT) continue;
+            for (Tensor t : st.op().outputs()) {
+                if (!buffers.containsKey(t)) rootAllocs.add(bufferFor(t, st.scope(), t.shape().dims(), st.storageAlign()));
+            }
+            roots.add(emitStage(i));
+        }
+        Stmt body = Seq.of(roots);
+        for (int k = rootAllocs.size() - 1; k >= 0; k--) body = new Allocate(rootAllocs.get(k), body);
+        return new PrimFunc(name, params, body);
+    }
+
+    /** The state's tensor for a tensor of the original DAG (outputs may have been rebuilt). */
+    private Tensor resolve(Tensor t) {
+        for (Stage st : s.stages()) if (st.op() == t.op()) return t;
+        if (!(t.op() instanceof PlaceholderOp)) {
+            for (Stage st : s.stages()) {
+                if (st.output() && st.name().equals(t.op().name())) return st.op().output(t.valueIndex());
+            }
+        }
+        throw new KilnException("tensor '" + t.name() + "' is not computed by this schedule");
+    }
+
+    // ---- bound inference and loop variables ----------------------------------------------------
+
+    private void prepare(int i) {
+        Stage st = s.stages().get(i);
+        ComputeOp op = st.computeOp();
+        InferBounds.Region region = InferBounds.infer(s, i, consumersView());
+        regions.set(i, region);
+        Map<Integer, Long> rootExt = new HashMap<>();
+        for (int d = 0; d < op.axes().size(); d++) rootExt.put(d, region.extent().get(d));
+        List<IterVar> red = op.reduceAxes();
+        for (int d = 0; d < red.size(); d++) rootExt.put(op.axes().size() + d, red.get(d).extent());
+        Map<Integer, Long> ext = IterAlgebra.extents(st, rootExt);
+        extents.set(i, ext);
+        Map<Integer, Var> vars = new HashMap<>();
+        Map<Integer, Expr> leafValues = new HashMap<>();
+        for (int uid : st.leaves()) {
+            Iter it = st.all().get(uid);
+            if (it.kind() == IterKind.MIXED && op.isReduction()) {
+                throw new ScheduleException("stage '" + st.name() + "': loop '" + it.name()
+                        + "' fuses spatial and reduction loops; Kiln cannot lower such a reduction");
+            }
+            Var v = new Var(it.name(), DTYPE);
+            vars.put(uid, v);
+            leafValues.put(uid, v);
+            ranges.put(v, IntRange.of(0, ext.get(uid) - 1));
+        }
+        leafVars.set(i, vars);
+        Map<Integer, Expr> values = IterAlgebra.values(st, leafValues, ext);
+        Map<Integer, Expr> g = new LinkedHashMap<>(IterAlgebra.guardsByLoop(st, values, ext));
+        Map<Var, Expr> av = new IdentityHashMap<>();
+        for (int d = 0; d < op.axes().size(); d++) {
+            IterVar a = op.axes().get(d);
+            Expr min = region.min().get(d);
+            Expr v = isZero(min) ? values.get(d) : min.add(values.get(d));
+            av.put(a, v);
+            if (region.clipped()[d]) {
+                g.put(-1 - d, v.ge(Literals.of(v.dtype(), 0L)).and(v.lt(Literals.of(v.dtype(), a.extent()))));
+            }
+        }
+        for (int d = 0; d < red.size(); d++) {
+            IterVar a = red.get(d);
+            Expr off = values.get(op.axes().size() + d);
+            av.put(a, isZero(a.dom().min()) ? off : off.add(a.dom().min()));
+        }
+        axisValues.set(i, av);
+        guards.set(i, g);
+    }
+
+    private static final dev.kiln.ir.DType DTYPE = dev.kiln.ir.DType.INT32;
+
+    private static boolean isZero(Expr e) {
+        return e instanceof IntImm c && c.value() == 0;
+    }
+
+    private InferBounds.Consumers consumersView() {
+        return new InferBounds.Consumers() {
+            @Override
+            public Map<Var, Expr> axisValues(int k) { return axisValues.get(k); }
+
+            @Override
+            public List<Expr> bodies(int k) { return bodies.get(k); }
+
+            @Override
+            public Map<Var, IntRange> innerRanges(int c, int uid) { return ScheduleLowering.this.innerRanges(c, uid); }
+
+            @Override
+            public Map<Var, IntRange> allRanges() { return ranges; }
+        };
+    }
+
+    /** Ranges of every loop variable of loops strictly inside loop {@code uid} of stage {@code c}. */
+    private Map<Var, IntRange> innerRanges(int c, int uid) {
+        Map<Var, IntRange> out = new IdentityHashMap<>();
+        Stage st = s.stages().get(c);
+        int pos = uid < 0 ? -1 : st.indexOfUid(uid);
+        Map<Integer, Var> vars = leafVars.get(c);
+        if (vars == null) return out;
+        for (int q = pos + 1; q < st.leaves().size(); q++) {
+            Var v = vars.get(st.leaves().get(q));
+            out.put(v, ranges.get(v));
+        }
+        for (int a : s.attachedTo(c)) {
+            if (leafVars.get(a) == null) continue;
+            if (st.indexOfUid(s.stages().get(a).attachIter()) >= Math.max(pos, 0) || pos < 0) {
+                for (Var v : leafVars.get(a).values()) out.put(v, ranges.get(v));
+                out.putAll(innerRanges(a, -1));
+            }
+        }
+        return out;
+    }
+
+    // ---- buffers ---------------------------------------------------------------------------
+
+    private Buffer bufferFor(Tensor t, MemoryScope scope, List<Long> shape, Stage.StorageAlign align) {
+        Buffer existing = buffers.get(t);
+        if (existing != null) return existing;
+        String n = t.name();
+        for (int k = 1; !names.add(n); k++) n = t.name() + "_" + k;
+        List<Expr> sh = new ArrayList<>();
+        List<Expr> st = new ArrayList<>();
+        long stride = 1;
+        for (int d = shape.size() - 1; d >= 0; d--) {
+            if (align != null && d == align.dim()) {
+                stride += Math.floorMod(align.offset() - stride, align.factor());
+            }
+            st.addFirst(IntImm.i32(stride));
+            stride *= shape.get(d);
+        }
+        for (long x : shape) sh.add(IntImm.i32(x));
+        Buffer b = new Buffer(n, t.dtype(), sh, st, scope);
+        buffers.put(t, b);
+        return b;
+    }
+
+    // ---- emission --------------------------------------------------------------------------
+
+    private Stmt emitStage(int i) {
+        Stage st = s.stages().get(i);
+        ComputeOp op = st.computeOp();
+        for (int a : s.attachedTo(i)) {
+            Stage at = s.stages().get(a);
+            if (at.computeAt() != ComputeAtKind.ITER) continue;
+            for (Tensor t : at.op().outputs()) {
+                bufferFor(t, at.scope(), regions.get(a).extent(), at.storageAlign());
+                bufferMin.put(t, regions.get(a).min());
+            }
+        }
+        Map<Integer, Var> vars = leafVars.get(i);
+        Map<Integer, Long> ext = extents.get(i);
+        Map<Var, Expr> av = axisValues.get(i);
+        InferBounds.Region region = regions.get(i);
+        List<Expr> storeIdx = new ArrayList<>();
+        for (int d = 0; d < op.axes().size(); d++) {
+            Expr v = av.get(op.axes().get(d));
+            Expr min = region.min().get(d);
+            storeIdx.add(isZero(min) ? v : v.sub(min));
+        }
+        List<Buffer> outs = op.outputs().stream().map(buffers::get).toList();
+        List<Expr> allGuards = new ArrayList<>(guards.get(i).values());
+        List<Expr> spatialGuards = new ArrayList<>();
+        for (var e : guards.get(i).entrySet()) {
+            if (e.getKey() < 0 || st.all().get(e.getKey()).kind() == IterKind.SPATIAL) spatialGuards.add(e.getValue());
+        }
+        List<Integer> leaves = st.leaves();
+        int n = leaves.size();
+        Stmt inner;
+        List<Expr> eff = bodies.get(i);
+        if (eff.get(0) instanceof Reduce r) {
+            int p = 0;
+            while (p < n && st.all().get(leaves.get(p)).kind() == IterKind.SPATIAL) p++;
+            Stmt update = guard(allGuards, ReductionBody.update(r, outs, storeIdx, e -> convert(e, av)), r, av);
+            for (int q = n - 1; q >= p; q--) update = loop(i, q, update);
+            Map<Var, Expr> fresh = new IdentityHashMap<>();
+            List<Var> initVars = new ArrayList<>();
+            for (int q = p + 1; q < n; q++) {
+                if (st.all().get(leaves.get(q)).kind() != IterKind.SPATIAL) continue;
+                Var old = vars.get(leaves.get(q));
+                Var nv = old.copy();
+                fresh.put(old, nv);
+                initVars.add(nv);
+            }
+            List<Expr> initIdx = storeIdx.stream().map(e -> Exprs.substitute(e, fresh)).toList();
+            List<Expr> initGuards = spatialGuards.stream().map(e -> Exprs.substitute(e, fresh)).toList();
+            Stmt init = guard(initGuards, ReductionBody.init(r, outs, initIdx), null, av);
+            int k = initVars.size() - 1;
+            for (int q = n - 1; q > p; q--) {
+                Iter it = st.all().get(leaves.get(q));
+                if (it.kind() != IterKind.SPATIAL) continue;
+                Var v = initVars.get(k--);
+                init = new For(v, IntImm.i32(0), IntImm.i32(ext.get(it.uid())), kindOf(it), threadOf(it), init);
+            }
+            inner = Seq.of(init, update);
+            for (int q = p - 1; q >= 0; q--) inner = loop(i, q, inner);
+        } else {
+            List<Stmt> stores = new ArrayList<>();
+            for (int v = 0; v < outs.size(); v++) {
+                stores.add(new dev.kiln.tir.Store(outs.get(v), storeIdx, convert(eff.get(v), av)));
+            }
+            inner = guard(allGuards, Seq.of(stores), null, av);
+            for (int q = n - 1; q >= 0; q--) inner = loop(i, q, inner);
+        }
+        if (st.autoUnrollMaxStep() > 0) inner = new Pragma(Pragma.AUTO_UNROLL_MAX_STEP, st.autoUnrollMaxStep(), inner);
+        return inner;
+    }
+
+    private Stmt guard(List<Expr> conds, Stmt body, Reduce r, Map<Var, Expr> av) {
+        Expr c = null;
+        for (Expr g : conds) c = c == null ? g : c.and(g);
+        if (r != null && !(r.condition() instanceof IntImm t && t.value() == 1)) {
+            Expr rc = convert(r.condition(), av);
+            c = c == null ? rc : c.and(rc);
+        }
+        return c == null ? body : IfThenElse.of(c, body);
+    }
+
+    /** The loop of leaf {@code q} of stage {@code i} around {@code body}, with the stages computed at it. */
+    private Stmt loop(int i, int q, Stmt body) {
+        Stage st = s.stages().get(i);
+        Iter it = st.all().get(st.leaves().get(q));
+        List<Stmt> seq = new ArrayList<>();
+        List<Buffer> allocs = new ArrayList<>();
+        for (int a : s.attachedTo(i)) {
+            Stage at = s.stages().get(a);
+            if (at.attachIter() != it.uid() || at.computeAt() != ComputeAtKind.ITER) continue;
+            for (Tensor t : at.op().outputs()) allocs.add(buffers.get(t));
+            seq.add(emitStage(a));
+        }
+        seq.add(body);
+        Stmt inner = Seq.of(seq);
+        for (int k = allocs.size() - 1; k >= 0; k--) inner = new Allocate(allocs.get(k), inner);
+        Var v = leafVars.get(i).get(it.uid());
+        return new For(v, IntImm.i32(0), IntImm.i32(extents.get(i).get(it.uid())), kindOf(it), threadOf(it), inner);
+    }
+
+    private static ForKind kindOf(Iter it) {
+        return switch (it.annotation()) {
+            case NONE -> ForKind.SERIAL;
+            case UNROLL -> ForKind.UNROLLED;
+            case VECTORIZE -> ForKind.VECTORIZED;
+            case PARALLEL -> ForKind.PARALLEL;
+            case VTHREAD, BLOCK_X, THREAD_X, BLOCK_Y, THREAD_Y, BLOCK_Z, THREAD_Z -> ForKind.THREAD_BOUND;
+        };
+    }
+
+    private static dev.kiln.tir.ThreadAxis threadOf(Iter it) {
+        return it.annotation().thread();
+    }
+
+    /** Replaces axes by their loop expressions and tensor reads by buffer loads relative to the buffer's region. */
+    private Expr convert(Expr e, Map<Var, Expr> av) {
+        return new ExprRewriter() {
+            @Override
+            public Expr visit(Expr x) {
+                if (x instanceof Var v) {
+                    Expr r = av.get(v);
+                    if (r == null) throw new KilnException("variable '" + v.name() + "' is not bound in this stage");
+                    return r;
+                }
+                if (x instanceof TensorRead t) {
+                    Buffer b = buffers.get(t.tensor());
+                    if (b == null) throw new KilnException("tensor '" + t.tensor().name() + "' has no buffer here");
+                    List<Expr> idx = visitAll(t.indices());
+                    List<Expr> min = bufferMin.get(t.tensor());
+                    if (min != null) {
+                        List<Expr> rel = new ArrayList<>();
+                        for (int d = 0; d < idx.size(); d++) rel.add(isZero(min.get(d)) ? idx.get(d) : idx.get(d).sub(min.get(d)));
+                        idx = rel;
+                    }
+                    return new BufferLoad(b, idx);
+                }
+                return rewriteChildren(x);
+            }
+        }.visit(e);
+    }
+}
