@@ -247,9 +247,9 @@ final class CodeGen {
         return r;
     }
 
-    /** The base pointer of a buffer, or an error naming it. */
+    /** The base pointer of a buffer (a view's is its base's), or an error naming it. */
     String buffer(Buffer b) {
-        String r = buffers.get(b);
+        String r = buffers.get(b.base());
         if (r == null) {
             throw new KilnException("function '" + funcName + "': buffer '" + b.name()
                     + "' is neither a parameter nor allocated around its use");

@@ -70,6 +70,10 @@ final class ProgramKey {
             ids.put(b, id = ids.size());
             sb.append(" b").append(id).append(':').append(b.dtype()).append(b.shape()).append(b.strides())
                     .append(b.scope());
+            if (b.isView()) {
+                sb.append(" view of");
+                buffer(sb, ids, b.base());
+            }
         } else {
             sb.append(" b").append(id);
         }

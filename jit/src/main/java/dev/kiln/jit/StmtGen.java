@@ -212,9 +212,10 @@ final class StmtGen {
         for (int d = 0; d < shape.length; d++) span = Math.addExact(span, Math.multiplyExact(shape[d] - 1, strides[d]));
         long bytes = Math.multiplyExact(span, (long) b.dtype().bytes());
         long rounded = (bytes + 63) / 64 * 64;
-        String prev = g.buffers.get(b);
+        Buffer key = b.base();
+        String prev = g.buffers.get(key);
         if (bytes <= STACK_LIMIT) {
-            g.buffers.put(b, g.fn.alloca("[" + rounded + " x i8]", 64));
+            g.buffers.put(key, g.fn.alloca("[" + rounded + " x i8]", 64));
             gen(g, a.body());
         } else {
             g.mod.declare("aligned_alloc", "ptr", "i64, i64", "nounwind");
@@ -227,13 +228,13 @@ final class StmtGen {
             g.setStatus(ALLOC_FAILED);
             g.fn.br(done);
             g.fn.block(ok);
-            g.buffers.put(b, p);
+            g.buffers.put(key, p);
             gen(g, a.body());
             g.fn.line("call void @free(ptr " + p + ")");
             g.fn.br(done);
             g.fn.block(done);
         }
-        if (prev == null) g.buffers.remove(b);
-        else g.buffers.put(b, prev);
+        if (prev == null) g.buffers.remove(key);
+        else g.buffers.put(key, prev);
     }
 }

@@ -64,7 +64,7 @@ final class StmtWalk {
         return ordered;
     }
 
-    /** Every buffer loaded from or stored to in {@code s}, in first-use order (identity). */
+    /** Every buffer (the base of a view) loaded from or stored to in {@code s}, in first-use order. */
     static Set<Buffer> buffers(Stmt s) {
         Set<Buffer> ordered = new LinkedHashSet<>(); // Buffer compares by identity
         buffersInto(s, ordered);
@@ -73,12 +73,12 @@ final class StmtWalk {
 
     private static void buffersInto(Stmt s, Set<Buffer> out) {
         forEachExpr(s, e -> Exprs.forEach(e, x -> {
-            if (x instanceof BufferLoad l) out.add(l.buffer());
+            if (x instanceof BufferLoad l) out.add(l.buffer().base());
         }));
         storedInto(s, out);
     }
 
-    /** Every buffer stored to in {@code s}. */
+    /** Every buffer (the base of a view) stored to in {@code s}. */
     static Set<Buffer> stored(Stmt s) {
         Set<Buffer> out = new LinkedHashSet<>();
         storedInto(s, out);
@@ -88,7 +88,7 @@ final class StmtWalk {
     private static void storedInto(Stmt s, Set<Buffer> out) {
         switch (s) {
             case For l -> storedInto(l.body(), out);
-            case Store st -> out.add(st.buffer());
+            case Store st -> out.add(st.buffer().base());
             case Allocate a -> storedInto(a.body(), out);
             case Seq q -> q.stmts().forEach(c -> storedInto(c, out));
             case IfThenElse i -> {
