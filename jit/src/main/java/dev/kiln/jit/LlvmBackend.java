@@ -59,6 +59,16 @@ public final class LlvmBackend implements Backend {
         }
     }
 
+    /**
+     * Retunes a parallel runtime of {@code target} that has started (by compiling a kernel with a
+     * parallel loop for it): loops below {@code threshold} estimated operations run serially,
+     * idle threads poll {@code spin} times before sleeping, loops are cut into
+     * {@code chunksPerThread} chunks per thread. For benchmarks that sweep these settings.
+     */
+    public static void tuneRuntime(CpuTarget target, ParallelRuntime r, long threshold, int spin, long chunksPerThread) {
+        engine(target).tune(r, threshold, spin, chunksPerThread);
+    }
+
     /** Frees every cached program of every target that no open kernel uses. */
     public static void clearCache() {
         synchronized (ENGINES) {
