@@ -16,8 +16,11 @@ import java.util.Map;
  */
 public final class LlvmBackend implements Backend {
     private static final Map<String, JitEngine> ENGINES = new HashMap<>();
-    /** Compiled programs the cache keeps per target (at most). */
-    public static final int CACHE_CAPACITY = 1024;
+    /**
+     * Compiled programs the cache keeps per target (at most; entries in use by an open kernel are
+     * never evicted): 512, or the system property {@code kiln.jit.cacheCapacity}.
+     */
+    public static final int CACHE_CAPACITY = Integer.getInteger("kiln.jit.cacheCapacity", 512);
 
     @Override
     public String name() { return "llvm"; }
