@@ -100,6 +100,30 @@ class LoopKindsTest {
     }
 
     @Test
+    void shortCircuitAndUniformConditionsGuardTheirLoads() {
+        // and/or whose right side reads out of bounds where the left side decides; conditions on
+        // an outer (lane-independent) loop around loads that would be out of bounds
+        int n = 21;
+        for (ForKind kind : List.of(ForKind.SERIAL, ForKind.VECTORIZED)) {
+            Var i = new Var("i"), j = new Var("j");
+            Buffer a = buf("A", F32, 4, n), out = buf("Out", DType.INT32, 4, n), o2 = buf("O2", F32, 4, n);
+            Expr left = j.ge(1).and(load(a, i, j.sub(1)).gt(f(0)));
+            Expr right = j.eq(n - 1).or(load(a, i, j.add(1)).lt(f(0)));
+            // a zero divisor in every third column: evaluating an unchosen division would report it
+            Expr div = new Select(j.floormod(3).eq(0), i(0), i.add(1));
+            Stmt body = Seq.of(
+                    store(out, new Select(left.and(right.not()), i(1), new Select(right, i(2), i(0))), i, j),
+                    store(out, load(out, i, j).add(new Select(div.ne(0), j.floordiv(div), i(-1))), i, j),
+                    store(out, load(out, i, j).add(new Select(div.eq(0).or(j.floormod(div).gt(0)), i(5), i(6))), i, j),
+                    store(o2, new Select(i.ge(1), load(a, i.sub(1), j), f(-7)), i, j),
+                    IfThenElse.of(i.lt(3), store(o2, load(o2, i, j).add(load(a, i.add(1), j)), i, j)));
+            PrimFunc fn = new PrimFunc("guards_" + kind.displayName(), List.of(a, out, o2),
+                    loop(i, 4, ForKind.SERIAL, loop(j, n, kind, body)));
+            JitCheck.exact(fn, 14);
+        }
+    }
+
+    @Test
     void vectorizedLoopAroundASerialReduction() {
         int n = 20, m = 33, kk = 17;
         Var i = new Var("i"), j = new Var("j"), k = new Var("k");
