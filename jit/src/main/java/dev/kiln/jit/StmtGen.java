@@ -53,7 +53,7 @@ final class StmtGen {
                 bind(g, l.var(), v, () -> gen(g, l.body()));
             }
             case Evaluate e -> ExprGen.gen(g, e.value());
-            case Pragma p -> gen(g, p.body()); // LLVM's own unroller decides; the pragma is a hint
+            case Pragma p -> pragma(g, p);
             case Barrier b -> {
                 // a barrier synchronises GPU threads; a CPU kernel has no thread-bound loops (they are rejected)
             }
@@ -71,9 +71,56 @@ final class StmtGen {
         }
     }
 
+    /**
+     * {@code auto_unroll_max_step = n} unrolls every serial loop nest inside whose total trip
+     * count (innermost statements executed) is at most n, as Ansor's annotation asks; other
+     * pragmas are hints this backend does not know and are ignored.
+     */
+    private static void pragma(CodeGen g, Pragma p) {
+        if (!p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) {
+            gen(g, p.body());
+            return;
+        }
+        long saved = g.autoUnroll;
+        g.autoUnroll = p.value();
+        try {
+            gen(g, p.body());
+        } finally {
+            g.autoUnroll = saved;
+        }
+    }
+
+    /** Innermost statements one execution of {@code s} runs (vector loops count once); MAX if unknown. */
+    static long steps(Stmt s) {
+        return switch (s) {
+            case For f -> switch (f.kind()) {
+                case VECTORIZED -> 1;
+                case SERIAL, UNROLLED -> f.extent() instanceof IntImm e ? mulSat(Math.max(0, e.value()), steps(f.body()))
+                        : Long.MAX_VALUE;
+                case PARALLEL, THREAD_BOUND -> Long.MAX_VALUE;
+            };
+            case Store st -> 1;
+            case Evaluate e -> 1;
+            case Allocate a -> steps(a.body());
+            case Seq q -> q.stmts().stream().mapToLong(StmtGen::steps).reduce(0, (x, y) -> x + y < 0 ? Long.MAX_VALUE : x + y);
+            case IfThenElse i -> Math.max(steps(i.then()), i.otherwise() == null ? 0 : steps(i.otherwise()));
+            case Let l -> steps(l.body());
+            case Pragma p -> steps(p.body());
+            case Barrier b -> 0;
+        };
+    }
+
+    private static long mulSat(long a, long b) {
+        if (a == 0 || b == 0) return 0;
+        return a > Long.MAX_VALUE / b ? Long.MAX_VALUE : a * b;
+    }
+
     private static void loop(CodeGen g, For f) {
         switch (f.kind()) {
-            case SERIAL -> serial(g, f);
+            case SERIAL -> {
+                if (g.autoUnroll > 0 && f.extent() instanceof IntImm && steps(f) <= g.autoUnroll) unrolled(g, f);
+                else serial(g, f);
+            }
             case UNROLLED -> unrolled(g, f);
             case VECTORIZED -> {
                 if (g.lanes > 1) unrolled(g, f); // nested in a vector loop: every iteration over all lanes

@@ -180,6 +180,46 @@ class LoopKindsTest {
     }
 
     @Test
+    void autoUnrollPragmaUnrollsSmallNests() {
+        Var i = new Var("i"), j = new Var("j");
+        Buffer a = buf("A", F32, 4, 4), b = buf("B", F32, 4, 4);
+        Stmt nest = loop(i, 4, ForKind.SERIAL, loop(j, 4, ForKind.SERIAL, store(b, load(a, j, i).mul(f(3)), i, j)));
+        for (long limit : new long[] {16, 8}) {
+            PrimFunc fn = new PrimFunc("auto_unroll" + limit, List.of(a, b),
+                    new dev.kiln.tir.Pragma(dev.kiln.tir.Pragma.AUTO_UNROLL_MAX_STEP, limit, nest));
+            JitCheck.exact(fn, 15);
+            try (LlvmKernel k = compile(fn)) {
+                String ir = k.generatedIr();
+                long loops = ir.lines().filter(l -> l.matches("loop[0-9]+:")).count();
+                long stores = ir.lines().filter(l -> l.contains("store float")).count();
+                // 16 steps: both loops unrolled; 8: only the inner loop (4 steps), the outer (16) stays
+                assertThat(loops).isEqualTo(limit == 16 ? 0 : 1);
+                assertThat(stores).isEqualTo(limit == 16 ? 16 : 4);
+            }
+        }
+    }
+
+    @Test
+    void fpContractFusesMultiplyAdd() {
+        int n = 32;
+        Var i = new Var("i"), j = new Var("j"), k = new Var("k");
+        Buffer a = buf("A", F32, n, n), b = buf("B", F32, n, n), c = buf("C", F32, n, n);
+        Stmt body = Seq.of(loop(j, n, ForKind.VECTORIZED, store(c, f(0), i, j)), loop(k, n, ForKind.SERIAL,
+                loop(j, n, ForKind.VECTORIZED, store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j))));
+        PrimFunc fn = new PrimFunc("fma_mm", List.of(a, b, c), loop(i, n, ForKind.SERIAL, body));
+        JitOptions contract = JitOptions.defaults().withFpContract(true);
+        JitCheck.matches(fn, JitCheck.randomArgs(fn, 16), 1e-5, 1e-6, contract);
+        try (LlvmKernel kc = JitCheck.BACKEND.compile(fn, JitCheck.TARGET, contract);
+             LlvmKernel ke = compile(fn)) {
+            assertThat(kc.optimizedIr()).contains("fmul contract <").contains("fadd contract <");
+            if (JitCheck.TARGET.hasFeature("fma")) { // fused by instruction selection
+                assertThat(kc.source()).contains("vfmadd");
+                assertThat(ke.source()).doesNotContain("vfmadd");
+            }
+        }
+    }
+
+    @Test
     void loopsWithNonZeroMinAndUnrolledOrVectorizedInsideVectorLoops() {
         Var i = new Var("i"), j = new Var("j"), u = new Var("u");
         Buffer a = buf("A", F32, 12, 16), b = buf("B", F32, 12, 16);
