@@ -23,8 +23,9 @@ public final class RandomComputations {
 
     private RandomComputations(SplittableRandom rng) { this.rng = rng; }
 
-    /** A random DAG of 1 to 4 compute stages. */
+    /** A random DAG: an operator of the library (a third of the time) or a chain of 1 to 4 random stages. */
     public static ComputeDAG generate(SplittableRandom rng) {
+        if (rng.nextInt(3) == 0) return RandomOperators.generate(rng);
         return new RandomComputations(rng).dag();
     }
 

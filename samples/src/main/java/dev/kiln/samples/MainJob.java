@@ -86,7 +86,7 @@ public final class MainJob implements Callable<Integer> {
         try (NDArray out = NDArray.allocate(w.output().dtype(), w.output().shape().toArray())) {
             List<NDArray> all = new ArrayList<>(inputs);
             all.add(out);
-            Interpreter.Program program = Interpreter.compile(f);
+            dev.kiln.interp.Program program = Interpreter.compile(f);
             long t0 = System.nanoTime();
             program.run(all.toArray(NDArray[]::new));
             long t1 = System.nanoTime();
