@@ -72,9 +72,10 @@ final class StmtGen {
     }
 
     /**
-     * {@code auto_unroll_max_step = n} unrolls every serial loop nest inside whose total trip
-     * count (innermost statements executed) is at most n, as Ansor's annotation asks; other
-     * pragmas are hints this backend does not know and are ignored.
+     * {@code auto_unroll_max_step = n} unrolls every serial loop of constant extent inside whose
+     * step count is at most n, with the rules of the lowering pass {@code UnrollLoops} (which
+     * normally has already done it and dropped the pragma; this covers programs that did not go
+     * through the pipeline). Other pragmas are hints this backend does not know and are ignored.
      */
     private static void pragma(CodeGen g, Pragma p) {
         if (!p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) {
@@ -90,24 +91,33 @@ final class StmtGen {
         }
     }
 
-    /** Innermost statements one execution of {@code s} runs (vector loops count once); MAX if unknown. */
+    /**
+     * The step count of {@code s} as {@code UnrollLoops} defines it: a store, evaluate or barrier
+     * counts 1, a sequence or an if sums its parts, a serial loop multiplies its body by its
+     * extent; a parallel, vectorized or thread-bound loop (never unrolled, nor any loop around
+     * it) or a non-constant extent counts as unbounded.
+     */
     static long steps(Stmt s) {
         return switch (s) {
             case For f -> switch (f.kind()) {
-                case VECTORIZED -> 1;
                 case SERIAL, UNROLLED -> f.extent() instanceof IntImm e ? mulSat(Math.max(0, e.value()), steps(f.body()))
                         : Long.MAX_VALUE;
-                case PARALLEL, THREAD_BOUND -> Long.MAX_VALUE;
+                case VECTORIZED, PARALLEL, THREAD_BOUND -> Long.MAX_VALUE;
             };
             case Store st -> 1;
             case Evaluate e -> 1;
+            case Barrier b -> 1;
             case Allocate a -> steps(a.body());
-            case Seq q -> q.stmts().stream().mapToLong(StmtGen::steps).reduce(0, (x, y) -> x + y < 0 ? Long.MAX_VALUE : x + y);
-            case IfThenElse i -> Math.max(steps(i.then()), i.otherwise() == null ? 0 : steps(i.otherwise()));
+            case Seq q -> q.stmts().stream().mapToLong(StmtGen::steps).reduce(0, StmtGen::addSat);
+            case IfThenElse i -> addSat(steps(i.then()), i.otherwise() == null ? 0 : steps(i.otherwise()));
             case Let l -> steps(l.body());
             case Pragma p -> steps(p.body());
-            case Barrier b -> 0;
         };
+    }
+
+    private static long addSat(long a, long b) {
+        long r = a + b;
+        return r < 0 ? Long.MAX_VALUE : r;
     }
 
     private static long mulSat(long a, long b) {
