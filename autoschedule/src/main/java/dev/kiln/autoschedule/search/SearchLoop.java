@@ -28,8 +28,9 @@ import java.util.stream.Collectors;
 /**
  * The tuning loop of one task (Ansor's {@code SketchPolicy::Search}, with the program choice left
  * to a {@link SearchPolicy}). Each round asks the policy for up to {@code measuresPerRound} new
- * programs, measures them, appends every result to the log as it comes back, tracks the best and
- * hands the trials to the policy. It stops at the trial budget, at the time budget, when the best
+ * programs and measures them one by one, appending each result to the log (flushed) before the
+ * next program is measured, so that a tuner killed mid-round loses no measurement; it tracks the
+ * best and hands the round's trials to the policy. It stops at the trial budget, at the time budget, when the best
  * has not improved in {@code earlyStopping} trials, or when the policy finds nothing new.
  *
  * <p>A run resumes from the log: the task's records (same workload key and target) count as
@@ -109,20 +110,21 @@ public final class SearchLoop {
                     reason = StopReason.SEARCH_SPACE_EXHAUSTED;
                     break;
                 }
-                List<MeasureResult> results = measurer.measureCandidates(task, batch);
-                if (results.size() != batch.size()) {
-                    throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
-                            + results.size() + " results for " + batch.size() + " programs");
-                }
                 List<Trial> round = new ArrayList<>();
-                for (int i = 0; i < batch.size(); i++) {
-                    Trial t = new Trial(batch.get(i), results.get(i));
+                for (Candidate c : batch) {
+                    // One program per call, so that each result is in the log before the next is measured.
+                    List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
+                    if (results.size() != 1) {
+                        throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
+                                + results.size() + " results for 1 program");
+                    }
+                    Trial t = new Trial(c, results.getFirst());
                     log.append(toRecord(t));
-                    count(t.candidate(), t.result().error().name(), t.result().errorMessage(), t.result().median());
+                    count(c, t.result().error().name(), t.result().errorMessage(), t.result().median());
                     round.add(t);
+                    progress.update(state(start));
                 }
                 policy.update(round);
-                progress.update(state(start));
             }
         } finally {
             progress.close();

@@ -127,6 +127,31 @@ class SearchLoopTest {
     }
 
     @Test
+    void aTunerThatDiesMidRoundKeepsEveryMeasurementItHadMade() {
+        Path file = dir.resolve("died.jsonl");
+        FakeMeasurer dies = new FakeMeasurer(CPU) {
+            int calls;
+
+            @Override
+            public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
+                if (++calls == 6) throw new IllegalStateException("the tuner is killed");
+                return super.measure(task, schedules);
+            }
+        };
+        assertThatThrownBy(() -> run(file, 8, 20, 8, dies)).hasMessageContaining("killed");
+        // Five programs of the first round of eight were measured: all five are in the log.
+        List<LogRecord> kept = TuningLog.open(file).records();
+        assertThat(kept).hasSize(5);
+        assertThat(kept.stream().map(r -> r.steps().toString()).toList()).isEqualTo(dies.measured());
+
+        FakeMeasurer after = fake();
+        SearchOutcome o = run(file, 8, 20, 8, after);
+        assertThat(o.restoredTrials()).isEqualTo(5);
+        assertThat(after.measured()).hasSize(15);
+        assertThat(TuningLog.open(file).records()).hasSize(20);
+    }
+
+    @Test
     void theSameSeedAndLogGiveTheSameSearch() throws Exception {
         Path a = dir.resolve("a.jsonl"), b = dir.resolve("b.jsonl"), c = dir.resolve("c.jsonl");
         run(a, 11, 18, 5, fake());
@@ -246,7 +271,7 @@ class SearchLoopTest {
             }
         };
         assertThatThrownBy(() -> new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 1), dropsOne, TuningLog.inMemory(), limits,
-                TuneProgress.none()).run()).isInstanceOf(KilnException.class).hasMessageContaining("1 results for 2 programs");
+                TuneProgress.none()).run()).isInstanceOf(KilnException.class).hasMessageContaining("0 results for 1 program");
     }
 
     @Test
