@@ -125,6 +125,7 @@ public final class SearchLoop {
                     progress.update(state(start));
                 }
                 policy.update(round);
+                progress.roundDone(state(start));
             }
         } finally {
             progress.close();

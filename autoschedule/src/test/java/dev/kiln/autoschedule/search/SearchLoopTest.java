@@ -275,6 +275,39 @@ class SearchLoopTest {
     }
 
     @Test
+    void progressIsShownPerProgramAndPerRound() {
+        TuningLog log = TuningLog.inMemory();
+        run(log, 4, new SearchLimits(3, 3, Duration.ZERO, 0), new FakeMeasurer(CPU), new AtomicLong());
+        List<String> events = new java.util.ArrayList<>();
+        dev.kiln.autoschedule.progress.TuneProgress recording = new dev.kiln.autoschedule.progress.TuneProgress() {
+            @Override
+            public void start(String taskName, dev.kiln.autoschedule.progress.ProgressState s) {
+                events.add("start " + taskName + " " + s.done() + "/" + s.total());
+            }
+
+            @Override
+            public void update(dev.kiln.autoschedule.progress.ProgressState s) {
+                events.add("trial " + s.done() + " " + s.errors() + (s.bestGflops() > 0 ? " best" : ""));
+            }
+
+            @Override
+            public void roundDone(dev.kiln.autoschedule.progress.ProgressState s) { events.add("round " + s.done()); }
+
+            @Override
+            public void close() { events.add("close"); }
+        };
+        new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 2), fake(), log, new SearchLimits(8, 2, Duration.ZERO, 0), recording).run();
+        assertThat(events.getFirst()).isEqualTo("start matmul 3/8");
+        assertThat(events.stream().filter(e -> e.startsWith("trial")).count()).isEqualTo(5);
+        assertThat(events.stream().filter(e -> e.startsWith("round")).toList()).containsExactly("round 5", "round 7", "round 8");
+        assertThat(events.getLast()).isEqualTo("close");
+        assertThat(events.stream().filter(e -> e.startsWith("trial"))).allMatch(e -> e.endsWith(" best"));
+        long errors = log.records().stream().filter(r -> !r.isValid()).count();
+        assertThat(errors).isPositive();
+        assertThat(events.get(events.size() - 3)).isEqualTo("trial 8 " + errors + " best");
+    }
+
+    @Test
     void thePolicyHearsOfRestoredAndNewTrials() {
         TuningLog log = TuningLog.inMemory();
         run(log, 4, new SearchLimits(6, 3, Duration.ZERO, 0), fake(), new AtomicLong());
