@@ -80,8 +80,6 @@ public final class AutoSchedule {
                 warn(notes, outcome.unreplayable() + " logged record(s) of this workload no longer replay on its DAG "
                         + "and were not applied.");
             }
-            notes.add("stopped: " + outcome.stopReason() + " after " + outcome.trials() + " trial(s), "
-                    + outcome.newTrials() + " measured by this run.");
             BestProgram best = outcome.best().orElseThrow(() -> new KilnException(noProgram(task, outcome, before)));
             CompiledKernel kernel = compile(best.schedule(), target);
             return new TuneResult(task, best.schedule(), best.seconds(), outcome, log.file(), notes, kernel);

@@ -84,7 +84,8 @@ public final class SearchLoop {
         if (restoredTrials > 0) {
             LOG.log(System.Logger.Level.INFO, "tune {0}: resuming from {1} trials in {2}; best so far {3}", name(),
                     restoredTrials, log.file().map(Object::toString).orElse("the log"),
-                    best == null ? "none" : String.format("%.4g s", best.seconds()));
+                    best == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms (%.2f GFLOP/s)", best.seconds() * 1e3,
+                            best.gflops(task.dag().flopCount())));
         }
         progress.start(name(), state(start));
         StopReason reason;
