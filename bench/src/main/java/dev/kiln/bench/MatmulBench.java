@@ -4,6 +4,7 @@ import dev.kiln.ir.DType;
 import dev.kiln.ir.IterVar;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.samples.MatmulSchedules;
+import dev.kiln.samples.OpenBlas;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
@@ -14,8 +15,6 @@ import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import java.util.concurrent.TimeUnit;
 import org.bytedeco.javacpp.FloatPointer;
-import org.bytedeco.openblas.global.openblas;
-import org.bytedeco.openblas.global.openblas_nolapack;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -69,8 +68,8 @@ public class MatmulBench {
                 kernel = Backend.forTarget(target).compile(s.lower("matmul"), target);
             }
             case "openblas" -> {
-                openblas_nolapack.blas_set_num_threads(Runtime.getRuntime().availableProcessors());
-                System.out.println("# OpenBLAS kernel: " + OpenBlasInfo.coreName() + " (OPENBLAS_CORETYPE="
+                OpenBlas.setThreads(Runtime.getRuntime().availableProcessors());
+                System.out.println("# OpenBLAS kernel: " + OpenBlas.coreName() + " (OPENBLAS_CORETYPE="
                         + System.getenv("OPENBLAS_CORETYPE") + "), threads: " + Runtime.getRuntime().availableProcessors());
                 pa = new FloatPointer(a);
                 pb = new FloatPointer(b);
@@ -91,8 +90,7 @@ public class MatmulBench {
     public Object run() {
         switch (impl) {
             case "kiln-hand" -> kernel.call(na, nb, nc);
-            case "openblas" -> openblas.cblas_sgemm(openblas.CblasRowMajor, openblas.CblasNoTrans, openblas.CblasNoTrans,
-                    n, n, n, 1f, pa, n, pb, n, 0f, pc, n);
+            case "openblas" -> OpenBlas.sgemm(n, n, n, pa, pb, pc);
             case "vector-api" -> MatmulBaselines.vectorApi(a, b, c, n);
             case "naive-java" -> MatmulBaselines.naive(a, b, c, n);
             default -> throw new IllegalArgumentException(impl);
