@@ -1,0 +1,52 @@
+package dev.kiln.autoschedule.measure;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Target;
+import java.util.List;
+
+/**
+ * Builds and times programs of a search task on one {@link Target}: the auto-scheduler's only way
+ * to learn how fast a schedule is.
+ *
+ * <p>For each schedule of a batch, in order, a measurer lowers it, compiles it with the target's
+ * {@link dev.kiln.target.Backend}, runs it on seeded random inputs, compares the output with the
+ * interpreter's reference for the task (computed once per workload) and times it as
+ * {@link MeasureOptions} says. A schedule that fails at any stage gives a {@link MeasureResult}
+ * with its {@link MeasureError} and reason; it never throws, and the rest of the batch is still
+ * measured. Only misuse throws a {@link dev.kiln.ir.KilnException}: a schedule of another
+ * workload, a task for another target, a closed measurer, or a worker that cannot start at all.
+ *
+ * <p>{@link ProcessMeasurer} runs programs in a child JVM, so that a crashing or hanging program
+ * cannot take the tuner down; {@link LocalMeasurer} runs them in this process, for tests and the
+ * interpreter.
+ */
+public interface Measurer extends AutoCloseable {
+
+    /** The target programs are compiled for and run on. */
+    Target target();
+
+    /** How programs are timed and checked. */
+    MeasureOptions options();
+
+    /**
+     * Measures {@code schedules} (each for {@code task}'s DAG) and returns one result per
+     * schedule, in the same order.
+     */
+    List<MeasureResult> measure(SearchTask task, List<Schedule> schedules);
+
+    /** Measures the schedules of {@code candidates}; one result per candidate, in order. */
+    default List<MeasureResult> measureCandidates(SearchTask task, List<Candidate> candidates) {
+        return measure(task, candidates.stream().map(Candidate::schedule).toList());
+    }
+
+    /** Measures one schedule. */
+    default MeasureResult measure(SearchTask task, Schedule schedule) {
+        return measure(task, List.of(schedule)).getFirst();
+    }
+
+    /** Releases the worker (for {@link ProcessMeasurer}, stops the child JVM). */
+    @Override
+    void close();
+}
