@@ -1,0 +1,157 @@
+package dev.kiln.jit;
+
+import dev.kiln.ir.Binary;
+import dev.kiln.ir.BinaryOp;
+import dev.kiln.ir.Call;
+import dev.kiln.ir.CompareOp;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.ExprPrinter;
+import java.util.List;
+
+/**
+ * Arithmetic, comparisons and math intrinsics on {@link Val}s, with the interpreter's semantics:
+ * integers wrap (index arithmetic, which never wraps in a valid program, is marked {@code nsw});
+ * floor division rounds toward negative infinity; a zero divisor reports through the kernel's
+ * status word and never traps; float16 and bfloat16 results are rounded after every operation;
+ * min and max on floats propagate NaN and order -0 below +0 ({@code llvm.minimum}).
+ *
+ * <p>Transcendental functions on float32 use LLVM's intrinsics (libm's {@code expf}, ...), which
+ * can differ from the interpreter (double precision, then rounded) in the last bit; rsqrt and
+ * sigmoid are computed in double like the interpreter, and fma in one rounding like it.
+ */
+final class Arith {
+    private Arith() {}
+
+    static Val binary(CodeGen g, Binary e, Val a, Val b) {
+        DType t = a.dtype();
+        if (t.isFloat()) return floatBinary(g, e.op(), a, b);
+        String nsw = g.inIndex ? " nsw" : "";
+        return switch (e.op()) {
+            case ADD -> linearOr(g, a, b, +1, "add" + nsw);
+            case SUB -> linearOr(g, a, b, -1, "sub" + nsw);
+            case MUL -> mul(g, a, b, "mul" + nsw);
+            case MIN -> g.intrinsic(t.isUnsigned() ? "llvm.umin" : "llvm.smin", t, List.of(a, b));
+            case MAX -> g.intrinsic(t.isUnsigned() ? "llvm.umax" : "llvm.smax", t, List.of(a, b));
+            case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> Division.emit(g, e, a, b);
+            case DIV -> throw new IllegalStateException("integer div is rejected by Binary");
+        };
+    }
+
+    private static Val floatBinary(CodeGen g, BinaryOp op, Val a, Val b) {
+        DType t = a.dtype();
+        return switch (op) {
+            case ADD -> Casts.roundTo(g, g.op2("fadd", a, b, t), t);
+            case SUB -> Casts.roundTo(g, g.op2("fsub", a, b, t), t);
+            case MUL -> Casts.roundTo(g, g.op2("fmul", a, b, t), t);
+            case DIV -> Casts.roundTo(g, g.op2("fdiv", a, b, t), t);
+            case MIN -> g.intrinsic("llvm.minimum", t, List.of(a, b));
+            case MAX -> g.intrinsic("llvm.maximum", t, List.of(a, b));
+            case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> throw new IllegalStateException(op + " on floats is rejected by Binary");
+        };
+    }
+
+    /** a + b or a - b, keeping lane-linear values symbolic. */
+    private static Val linearOr(CodeGen g, Val a, Val b, int sign, String opcode) {
+        boolean linear = a.form() != Val.Form.VARYING && b.form() != Val.Form.VARYING
+                && (a.form() == Val.Form.LINEAR || b.form() == Val.Form.LINEAR);
+        if (!linear) return g.op2(opcode, a, b, a.dtype());
+        String base = g.fn.emit(opcode + " " + IrTypes.reg(a.dtype()) + " " + a.ref() + ", " + b.ref());
+        return Val.linear(base, a.step() + sign * b.step(), a.dtype());
+    }
+
+    private static Val mul(CodeGen g, Val a, Val b, String opcode) {
+        if (a.form() == Val.Form.LINEAR && b.isLiteral()) return scaleLinear(g, a, b, opcode);
+        if (b.form() == Val.Form.LINEAR && a.isLiteral()) return scaleLinear(g, b, a, opcode);
+        return g.op2(opcode, a, b, a.dtype());
+    }
+
+    private static Val scaleLinear(CodeGen g, Val lin, Val c, String opcode) {
+        long k = Long.parseLong(c.ref());
+        String base = g.fn.emit(opcode + " " + IrTypes.reg(lin.dtype()) + " " + lin.ref() + ", " + c.ref());
+        return Val.linear(base, lin.step() * k, lin.dtype());
+    }
+
+    static Val compare(CodeGen g, CompareOp op, Val a, Val b) {
+        DType t = a.dtype();
+        String pred;
+        if (t.isFloat()) {
+            pred = switch (op) {
+                case EQ -> "fcmp oeq";
+                case NE -> "fcmp une";
+                case LT -> "fcmp olt";
+                case LE -> "fcmp ole";
+                case GT -> "fcmp ogt";
+                case GE -> "fcmp oge";
+            };
+        } else {
+            boolean u = t.isUnsigned() || t.isBool();
+            pred = switch (op) {
+                case EQ -> "icmp eq";
+                case NE -> "icmp ne";
+                case LT -> u ? "icmp ult" : "icmp slt";
+                case LE -> u ? "icmp ule" : "icmp sle";
+                case GT -> u ? "icmp ugt" : "icmp sgt";
+                case GE -> u ? "icmp uge" : "icmp sge";
+            };
+        }
+        return g.op2(pred, a, b, DType.BOOL);
+    }
+
+    static Val call(CodeGen g, Call c, List<Val> args) {
+        DType t = c.dtype();
+        Val x = args.get(0);
+        return switch (c.fn()) {
+            case EXP -> unaryFloat(g, "llvm.exp", x);
+            case LOG -> unaryFloat(g, "llvm.log", x);
+            case SQRT -> unaryFloat(g, "llvm.sqrt", x);
+            case TANH -> unaryFloat(g, "llvm.tanh", x);
+            case POW -> Casts.roundTo(g, g.intrinsic("llvm.pow", t, args), t);
+            case FLOOR -> g.intrinsic("llvm.floor", t, args);
+            case CEIL -> g.intrinsic("llvm.ceil", t, args);
+            case ROUND -> g.intrinsic("llvm.roundeven", t, args);
+            case ABS -> {
+                if (t.isFloat()) yield g.intrinsic("llvm.fabs", t, args);
+                if (t.isUnsigned()) yield x;
+                yield g.intrinsic("llvm.abs", t, args, "i1 false");
+            }
+            case ERF -> {
+                String f = t == DType.FLOAT64 ? "erf" : "erff";
+                String ty = IrTypes.reg(t);
+                g.mod.declare(f, ty, ty, "nounwind");
+                Val r = g.perLane(t, args, s -> g.fn.emit("call " + ty + " @" + f + "(" + ty + " " + s.get(0) + ")"));
+                yield Casts.roundTo(g, r, t);
+            }
+            case RSQRT -> {
+                Val d = toDouble(g, x);
+                Val s = g.intrinsic("llvm.sqrt", DType.FLOAT64, List.of(d));
+                Val r = g.op2("fdiv", Val.uniform(IrTypes.doubleHex(1.0), DType.FLOAT64), s, DType.FLOAT64);
+                yield Casts.roundDoubleTo(g, r, t);
+            }
+            case SIGMOID -> {
+                Val d = toDouble(g, x);
+                Val neg = Casts.unary(g, "fneg", d);
+                Val e = g.intrinsic("llvm.exp", DType.FLOAT64, List.of(neg));
+                Val one = Val.uniform(IrTypes.doubleHex(1.0), DType.FLOAT64);
+                Val r = g.op2("fdiv", one, g.op2("fadd", one, e, DType.FLOAT64), DType.FLOAT64);
+                yield Casts.roundDoubleTo(g, r, t);
+            }
+            case FMA -> {
+                if (t == DType.FLOAT32 || t == DType.FLOAT64) yield g.intrinsic("llvm.fma", t, args);
+                Val r = g.intrinsic("llvm.fma", DType.FLOAT64, args.stream().map(a -> toDouble(g, a)).toList());
+                yield Casts.roundDoubleTo(g, r, t);
+            }
+        };
+    }
+
+    private static Val unaryFloat(CodeGen g, String intrinsic, Val x) {
+        DType t = x.dtype();
+        return Casts.roundTo(g, g.intrinsic(intrinsic, t, List.of(x)), t);
+    }
+
+    private static Val toDouble(CodeGen g, Val x) {
+        return x.dtype() == DType.FLOAT64 ? x : g.convert("fpext", x, "double", DType.FLOAT64);
+    }
+
+    /** The text of an expression for messages. */
+    static String show(Binary e) { return ExprPrinter.print(e); }
+}

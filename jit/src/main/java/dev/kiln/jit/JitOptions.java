@@ -1,0 +1,30 @@
+package dev.kiln.jit;
+
+import dev.kiln.ir.KilnException;
+
+/**
+ * Code generation choices of the LLVM backend that are not part of the program or the target;
+ * they are part of the compile cache key.
+ *
+ * @param runtime    which parallel runtime parallel loops call
+ * @param maxLanes   the widest vector a vectorized loop is generated with; longer loops are
+ *                   split into chunks of this many lanes plus a remainder
+ * @param optimize   whether to run LLVM's {@code default<O3>} (off only to study generated code)
+ */
+public record JitOptions(ParallelRuntime runtime, int maxLanes, boolean optimize) {
+    public JitOptions {
+        if (maxLanes < 1 || maxLanes > 256) throw new KilnException("maxLanes must be in [1, 256], got " + maxLanes);
+    }
+
+    /** The defaults: the runtime measured fastest (see docs/PERFORMANCE.md), 64 lanes, O3. */
+    public static JitOptions defaults() { return new JitOptions(ParallelRuntime.NATIVE_POOL, 64, true); }
+
+    public JitOptions withRuntime(ParallelRuntime r) { return new JitOptions(r, maxLanes, optimize); }
+
+    public JitOptions withMaxLanes(int n) { return new JitOptions(runtime, n, optimize); }
+
+    public JitOptions withOptimize(boolean o) { return new JitOptions(runtime, maxLanes, o); }
+
+    /** A stable form for cache keys. */
+    String key() { return "runtime=" + runtime + " maxLanes=" + maxLanes + " optimize=" + optimize; }
+}

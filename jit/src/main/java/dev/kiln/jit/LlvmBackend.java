@@ -1,0 +1,74 @@
+package dev.kiln.jit;
+
+import dev.kiln.ir.KilnException;
+import dev.kiln.target.Backend;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
+import dev.kiln.tir.PrimFunc;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The CPU backend: compiles loop programs to machine code with LLVM (through Bytedeco's C API)
+ * and ORC LLJIT, for the host's architecture. Registered for {@link java.util.ServiceLoader} as a
+ * {@link Backend}. State (one JIT, the parallel runtimes and a compile cache per target) is
+ * process-wide, so every instance of this class shares it.
+ */
+public final class LlvmBackend implements Backend {
+    private static final Map<String, JitEngine> ENGINES = new HashMap<>();
+    /** Compiled programs the cache keeps per target (at most). */
+    public static final int CACHE_CAPACITY = 1024;
+
+    @Override
+    public String name() { return "llvm"; }
+
+    /** CPU targets of the host's architecture (the JIT runs code in this process). */
+    @Override
+    public boolean supports(Target target) {
+        if (!(target instanceof CpuTarget c)) return false;
+        String arch = System.getProperty("os.arch", "");
+        String hostArch = arch.equals("amd64") ? "x86_64" : arch.equals("arm64") ? "aarch64" : arch;
+        return c.triple().startsWith(hostArch + "-");
+    }
+
+    @Override
+    public LlvmKernel compile(PrimFunc func, Target target) {
+        return compile(func, target, JitOptions.defaults());
+    }
+
+    /** Compiles with explicit code generation options (runtime choice, vector width, optimisation). */
+    public LlvmKernel compile(PrimFunc func, Target target, JitOptions options) {
+        if (!supports(target)) {
+            throw new KilnException("the LLVM backend compiles for CPU targets of this host (" + System.getProperty("os.arch")
+                    + "), not for '" + target + "'");
+        }
+        return engine((CpuTarget) target).compile(func, options);
+    }
+
+    /** The host CPU as LLVM sees it: {@link Target#cpu()} with LLVM's CPU name and its full feature string. */
+    public static CpuTarget hostTarget() {
+        CpuTarget t = Target.cpu();
+        return t.withCpu(Llvm.hostCpuName(), Llvm.hostCpuFeatures());
+    }
+
+    /** How many programs have been compiled for {@code target} (compile cache misses). */
+    public static long compileCount(CpuTarget target) {
+        synchronized (ENGINES) {
+            JitEngine e = ENGINES.get(target.toString());
+            return e == null ? 0 : e.compiles();
+        }
+    }
+
+    /** Frees every cached program of every target that no open kernel uses. */
+    public static void clearCache() {
+        synchronized (ENGINES) {
+            for (JitEngine e : ENGINES.values()) e.clearUnused();
+        }
+    }
+
+    private static JitEngine engine(CpuTarget t) {
+        synchronized (ENGINES) {
+            return ENGINES.computeIfAbsent(t.toString(), k -> new JitEngine(t, CACHE_CAPACITY));
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package dev.kiln.jit;
+
+import dev.kiln.ir.KilnException;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The native parallel runtime: a thread pool written in LLVM IR ({@code native-pool.ll}) and
+ * linked into the JIT once. Its workers are Java platform threads that call into
+ * {@code kiln_rt_worker} and stay in native code: they spin briefly, then sleep on a futex, until
+ * a kernel publishes a loop; they take chunks of iterations with an atomic counter and report
+ * through a second futex. A loop whose estimated work is below the threshold, a loop with one
+ * iteration, or a loop started while the pool is busy (another thread's kernel, or a nested call)
+ * runs on the calling thread. {@link #close()} stops and joins the workers.
+ */
+final class NativePool implements AutoCloseable {
+    static final String PARALLEL_FOR = "kiln_rt_native_parallel_for";
+    private static final String WORKER = "kiln_rt_worker";
+    private static final String CONFIGURE = "kiln_rt_configure";
+    private static final String STOP = "kiln_rt_stop";
+
+    private final JitModule module;
+    private final List<Thread> threads = new ArrayList<>();
+    private final MethodHandle configure;
+    private final MethodHandle stop;
+    private final MethodHandle worker;
+    private boolean started;
+    private boolean closed;
+
+    NativePool(OrcJit jit) {
+        String ir = resource("native-pool.ll").replace("@SYS_FUTEX@", futexSyscall(jit.target().triple()));
+        this.module = jit.add("kiln native pool", ir, List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP), true);
+        Linker l = Linker.nativeLinker();
+        this.configure = l.downcallHandle(MemorySegment.ofAddress(module.address(CONFIGURE)),
+                FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                        ValueLayout.JAVA_LONG));
+        this.stop = l.downcallHandle(MemorySegment.ofAddress(module.address(STOP)), FunctionDescriptor.ofVoid());
+        this.worker = l.downcallHandle(MemorySegment.ofAddress(module.address(WORKER)),
+                FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT));
+    }
+
+    private static String futexSyscall(String triple) {
+        if (triple.startsWith("x86_64") && triple.contains("linux")) return "202";
+        throw new KilnException("the native parallel runtime is written for x86_64 Linux (futex, pause), not for '"
+                + triple + "'; use ParallelRuntime.JAVA_POOL");
+    }
+
+    static String resource(String name) {
+        try (var in = NativePool.class.getResourceAsStream(name)) {
+            if (in == null) throw new IllegalStateException("missing resource " + name);
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("cannot read resource " + name, e);
+        }
+    }
+
+    /**
+     * Starts {@code workers} worker threads (the caller of a parallel loop is one more) with the
+     * given tuning: loops below {@code threshold} operations run serially, waiting threads spin
+     * {@code spin} times before sleeping, and a loop is cut into {@code chunksPerThread} chunks per
+     * thread. Idempotent: the first call wins.
+     */
+    synchronized void start(int workers, long threshold, int spin, long chunksPerThread) {
+        if (started || closed) return;
+        started = true;
+        try {
+            configure.invokeExact(workers, threshold, spin, chunksPerThread);
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot configure the native pool", t);
+        }
+        for (int i = 0; i < workers; i++) {
+            final int id = i;
+            Thread t = Thread.ofPlatform().daemon().name("kiln-native-worker-" + i).unstarted(() -> {
+                try {
+                    worker.invokeExact(id);
+                } catch (Throwable e) {
+                    System.getLogger(NativePool.class.getName()).log(System.Logger.Level.ERROR,
+                            "native pool worker " + id + " failed", e);
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+    }
+
+    synchronized boolean started() { return started; }
+
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        if (started) {
+            try {
+                stop.invokeExact();
+            } catch (Throwable t) {
+                throw new IllegalStateException("cannot stop the native pool", t);
+            }
+            for (Thread t : threads) {
+                try {
+                    t.join(5000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        module.close();
+    }
+}

@@ -1,0 +1,272 @@
+package dev.kiln.jit;
+
+import static org.bytedeco.llvm.global.LLVM.*;
+
+import dev.kiln.ir.KilnException;
+import dev.kiln.target.CpuTarget;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.llvm.LLVM.LLVMContextRef;
+import org.bytedeco.llvm.LLVM.LLVMErrorRef;
+import org.bytedeco.llvm.LLVM.LLVMJITEvaluatedSymbol;
+import org.bytedeco.llvm.LLVM.LLVMJITSymbolFlags;
+import org.bytedeco.llvm.LLVM.LLVMMemoryBufferRef;
+import org.bytedeco.llvm.LLVM.LLVMModuleRef;
+import org.bytedeco.llvm.LLVM.LLVMOrcCSymbolMapPair;
+import org.bytedeco.llvm.LLVM.LLVMOrcDefinitionGeneratorRef;
+import org.bytedeco.llvm.LLVM.LLVMOrcErrorReporterFunction;
+import org.bytedeco.llvm.LLVM.LLVMOrcJITDylibRef;
+import org.bytedeco.llvm.LLVM.LLVMOrcLLJITBuilderRef;
+import org.bytedeco.llvm.LLVM.LLVMOrcLLJITRef;
+import org.bytedeco.llvm.LLVM.LLVMOrcResourceTrackerRef;
+import org.bytedeco.llvm.LLVM.LLVMOrcThreadSafeContextRef;
+import org.bytedeco.llvm.LLVM.LLVMOrcThreadSafeModuleRef;
+import org.bytedeco.llvm.LLVM.LLVMPassBuilderOptionsRef;
+import org.bytedeco.llvm.LLVM.LLVMTargetDataRef;
+import org.bytedeco.llvm.LLVM.LLVMTargetMachineRef;
+
+/**
+ * One ORC LLJIT for one CPU target: turns LLVM IR text into machine code in this process.
+ * {@link #add} parses, verifies and optimises ({@code default<O3>} with the target's machine)
+ * a module outside any lock, then links it under the JIT's lock (a C-API LLJIT compiles on the
+ * calling thread and must not compile two modules at once) and returns a {@link JitModule} that
+ * owns the code. Libc and libm symbols resolve from the process; the Java parallel runtime's
+ * upcall stub is defined as an absolute symbol.
+ */
+final class OrcJit implements AutoCloseable {
+    private final CpuTarget target;
+    private final LLVMOrcLLJITRef jit;
+    private final LLVMOrcJITDylibRef dylib;
+    private final Object lock = new Object();
+    private final List<String> sessionErrors = new ArrayList<>();
+    private final ErrorReporter reporter;
+    private boolean closed;
+
+    /** Collects materialisation errors, which the C API's lookup only summarises. */
+    private final class ErrorReporter extends LLVMOrcErrorReporterFunction {
+        @Override
+        public void call(Pointer ctx, LLVMErrorRef err) {
+            String m = Llvm.errorMessage(err);
+            synchronized (sessionErrors) {
+                sessionErrors.add(m);
+            }
+        }
+    }
+
+    OrcJit(CpuTarget target) {
+        Llvm.init();
+        this.target = target;
+        LLVMTargetMachineRef tm = Llvm.targetMachine(target);
+        LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+        LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+        LLVMOrcLLJITRef j = new LLVMOrcLLJITRef();
+        Llvm.check(LLVMOrcCreateLLJIT(j, builder), "LLVM: cannot create an LLJIT for " + target);
+        this.jit = j;
+        this.dylib = LLVMOrcLLJITGetMainJITDylib(jit);
+        this.reporter = new ErrorReporter();
+        LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), reporter, null);
+        LLVMOrcDefinitionGeneratorRef gen = new LLVMOrcDefinitionGeneratorRef();
+        Llvm.check(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(gen, LLVMOrcLLJITGetGlobalPrefix(jit), null, null),
+                "LLVM: cannot create the process symbol generator");
+        LLVMOrcJITDylibAddGenerator(dylib, gen);
+    }
+
+    CpuTarget target() { return target; }
+
+    /** Makes {@code name} resolve to {@code address} in every module added later. */
+    void defineAbsolute(String name, long address) {
+        synchronized (lock) {
+            LLVMJITSymbolFlags flags = new LLVMJITSymbolFlags();
+            flags.GenericFlags((byte) (LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable));
+            flags.TargetFlags((byte) 0);
+            LLVMJITEvaluatedSymbol sym = new LLVMJITEvaluatedSymbol();
+            sym.Address(address);
+            sym.Flags(flags);
+            LLVMOrcCSymbolMapPair pair = new LLVMOrcCSymbolMapPair();
+            pair.Name(LLVMOrcLLJITMangleAndIntern(jit, name));
+            pair.Sym(sym);
+            Llvm.check(LLVMOrcJITDylibDefine(dylib, LLVMOrcAbsoluteSymbols(pair, 1)), "LLVM: cannot define symbol " + name);
+        }
+    }
+
+    /**
+     * Compiles module {@code ir} and returns the addresses of {@code symbols}. {@code what} names
+     * the function for messages; a parse or verifier failure throws with LLVM's message and the IR.
+     */
+    JitModule add(String what, String ir, List<String> symbols, boolean optimize) {
+        long t0 = System.nanoTime();
+        LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+        LLVMModuleRef mod;
+        String optimized;
+        long tParse, tOpt;
+        try {
+            LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+            mod = parse(ctx, what, ir);
+            tParse = System.nanoTime();
+            LLVMTargetMachineRef tm = Llvm.targetMachine(target);
+            try {
+                LLVMSetTarget(mod, target.triple());
+                LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+                LLVMSetModuleDataLayout(mod, td);
+                LLVMDisposeTargetData(td);
+                verify(mod, what, ir);
+                if (optimize) optimize(mod, tm, what, ir);
+            } finally {
+                LLVMDisposeTargetMachine(tm);
+            }
+            tOpt = System.nanoTime();
+            optimized = Llvm.take(LLVMPrintModuleToString(mod));
+        } catch (RuntimeException e) {
+            LLVMOrcDisposeThreadSafeContext(tsc);
+            throw e;
+        }
+        LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        synchronized (lock) {
+            if (closed) {
+                LLVMOrcDisposeThreadSafeModule(tsm);
+                throw new KilnException("the LLVM JIT for " + target + " is closed");
+            }
+            LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(dylib);
+            LLVMErrorRef err = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit, rt, tsm);
+            if (err != null && !err.isNull()) {
+                LLVMOrcReleaseResourceTracker(rt);
+                throw new KilnException("LLVM: cannot add the module of '" + what + "' to the JIT: " + Llvm.errorMessage(err));
+            }
+            Map<String, Long> addrs = new LinkedHashMap<>();
+            synchronized (sessionErrors) {
+                sessionErrors.clear();
+            }
+            try (LongPointer out = new LongPointer(1)) {
+                for (String s : symbols) {
+                    LLVMErrorRef e = LLVMOrcLLJITLookup(jit, out, s);
+                    if (e != null && !e.isNull()) {
+                        String msg = Llvm.errorMessage(e);
+                        String details;
+                        synchronized (sessionErrors) {
+                            details = String.join("; ", sessionErrors);
+                        }
+                        removeTracker(rt);
+                        throw new KilnException("LLVM: linking '" + what + "' failed looking up " + s + ": " + msg
+                                + (details.isEmpty() ? "" : " (" + details + ")"));
+                    }
+                    addrs.put(s, out.get());
+                }
+            }
+            long t1 = System.nanoTime();
+            return new JitModule(this, rt, addrs, optimized,
+                    new CompileTimes((tParse - t0) / 1e6, (tOpt - tParse) / 1e6, (t1 - tOpt) / 1e6));
+        }
+    }
+
+    /** Removes a module's code; called once by its {@link JitModule}. */
+    void remove(LLVMOrcResourceTrackerRef rt) {
+        synchronized (lock) {
+            if (!closed) removeTracker(rt);
+        }
+    }
+
+    private static void removeTracker(LLVMOrcResourceTrackerRef rt) {
+        LLVMErrorRef err = LLVMOrcResourceTrackerRemove(rt);
+        LLVMOrcReleaseResourceTracker(rt);
+        Llvm.check(err, "LLVM: cannot remove a JIT module");
+    }
+
+    /** The assembly LLVM emits for module {@code ir} (parsed afresh: code generation consumes a module). */
+    String assembly(String what, String ir) {
+        LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+        try {
+            LLVMModuleRef mod = parse(LLVMOrcThreadSafeContextGetContext(tsc), what, ir);
+            LLVMTargetMachineRef tm = Llvm.targetMachine(target);
+            try {
+                LLVMSetTarget(mod, target.triple());
+                BytePointer err = new BytePointer((Pointer) null);
+                LLVMMemoryBufferRef buf = new LLVMMemoryBufferRef();
+                if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, err, buf) != 0) {
+                    throw new KilnException("LLVM: cannot emit assembly for '" + what + "': " + Llvm.take(err));
+                }
+                try {
+                    BytePointer start = LLVMGetBufferStart(buf);
+                    byte[] bytes = new byte[(int) LLVMGetBufferSize(buf)];
+                    start.get(bytes);
+                    return new String(bytes, StandardCharsets.UTF_8);
+                } finally {
+                    LLVMDisposeMemoryBuffer(buf);
+                }
+            } finally {
+                LLVMDisposeModule(mod);
+                LLVMDisposeTargetMachine(tm);
+            }
+        } finally {
+            LLVMOrcDisposeThreadSafeContext(tsc);
+        }
+    }
+
+    private static LLVMModuleRef parse(LLVMContextRef ctx, String what, String ir) {
+        byte[] bytes = ir.getBytes(StandardCharsets.UTF_8);
+        LLVMMemoryBufferRef buf;
+        try (BytePointer data = new BytePointer(bytes.length + 1); BytePointer name = new BytePointer(what)) {
+            data.put(bytes).put(bytes.length, (byte) 0);
+            buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(data, bytes.length, name);
+        }
+        LLVMModuleRef mod = new LLVMModuleRef();
+        BytePointer err = new BytePointer((Pointer) null);
+        if (LLVMParseIRInContext(ctx, buf, mod, err) != 0) { // consumes buf
+            throw new KilnException("LLVM rejected the IR generated for '" + what + "': " + Llvm.take(err)
+                    + "\n--- IR ---\n" + numbered(ir));
+        }
+        return mod;
+    }
+
+    private static void verify(LLVMModuleRef mod, String what, String ir) {
+        BytePointer msg = new BytePointer((Pointer) null);
+        if (LLVMVerifyModule(mod, LLVMReturnStatusAction, msg) != 0) {
+            String m = Llvm.take(msg);
+            LLVMDisposeModule(mod);
+            throw new KilnException("LLVM verifier rejected the IR generated for '" + what + "': " + m
+                    + "\n--- IR ---\n" + numbered(ir));
+        }
+        Llvm.take(msg);
+    }
+
+    private static void optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, String what, String ir) {
+        LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+        try {
+            LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
+            LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
+            LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
+            LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
+            LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, pbo);
+            if (err != null && !err.isNull()) {
+                String m = Llvm.errorMessage(err);
+                LLVMDisposeModule(mod);
+                throw new KilnException("LLVM optimisation of '" + what + "' failed: " + m + "\n--- IR ---\n" + numbered(ir));
+            }
+        } finally {
+            LLVMDisposePassBuilderOptions(pbo);
+        }
+    }
+
+    /** The IR with line numbers, so that LLVM's "line:column" messages can be followed. */
+    static String numbered(String ir) {
+        StringBuilder sb = new StringBuilder();
+        int n = 1;
+        for (String l : ir.split("\n", -1)) sb.append(String.format("%4d  ", n++)).append(l).append('\n');
+        return sb.toString();
+    }
+
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closed) return;
+            closed = true;
+            Llvm.check(LLVMOrcDisposeLLJIT(jit), "LLVM: cannot dispose the JIT");
+        }
+    }
+}

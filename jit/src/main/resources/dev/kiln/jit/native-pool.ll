@@ -1,0 +1,174 @@
+; Kiln's native parallel runtime (see NativePool.java). One loop runs at a time; a kernel that
+; finds the pool busy runs its loop itself. Every global sits on its own cache line.
+
+@kiln_rt_gen = internal global i32 0, align 64        ; bumped to publish a loop (workers' futex)
+@kiln_rt_done = internal global i32 0, align 64       ; workers finished with the current loop (caller's futex)
+@kiln_rt_next = internal global i64 0, align 64       ; next iteration to hand out
+@kiln_rt_fn = internal global ptr null, align 64      ; the loop: fn(ctx, begin, end)
+@kiln_rt_ctx = internal global ptr null, align 8
+@kiln_rt_n = internal global i64 0, align 8
+@kiln_rt_chunk = internal global i64 1, align 8
+@kiln_rt_busy = internal global i32 0, align 64       ; 1 while a loop runs
+@kiln_rt_workers = internal global i32 0, align 64    ; worker threads (the caller is one more)
+@kiln_rt_threshold = internal global i64 0, align 8   ; less work than this runs serially
+@kiln_rt_spin = internal global i32 0, align 8        ; polls before sleeping
+@kiln_rt_cpt = internal global i64 1, align 8         ; chunks per thread
+@kiln_rt_stopped = internal global i32 0, align 64
+
+declare i64 @syscall(i64, ...) nounwind
+declare void @llvm.x86.sse2.pause() nounwind
+
+define internal void @kiln_rt_futex_wait(ptr %addr, i32 %val) nounwind {
+  %r = call i64 (i64, ...) @syscall(i64 @SYS_FUTEX@, ptr %addr, i32 128, i32 %val, ptr null)
+  ret void
+}
+
+define internal void @kiln_rt_futex_wake(ptr %addr, i32 %n) nounwind {
+  %r = call i64 (i64, ...) @syscall(i64 @SYS_FUTEX@, ptr %addr, i32 129, i32 %n)
+  ret void
+}
+
+define void @kiln_rt_configure(i32 %workers, i64 %threshold, i32 %spin, i64 %cpt) nounwind {
+  store i64 %threshold, ptr @kiln_rt_threshold, align 8
+  store i32 %spin, ptr @kiln_rt_spin, align 8
+  store i64 %cpt, ptr @kiln_rt_cpt, align 8
+  store atomic i32 %workers, ptr @kiln_rt_workers seq_cst, align 4
+  ret void
+}
+
+; Takes chunks of the published loop until none is left.
+define internal void @kiln_rt_run_chunks() nounwind {
+entry:
+  %fn = load ptr, ptr @kiln_rt_fn, align 8
+  %ctx = load ptr, ptr @kiln_rt_ctx, align 8
+  %n = load i64, ptr @kiln_rt_n, align 8
+  %chunk = load i64, ptr @kiln_rt_chunk, align 8
+  br label %take
+take:
+  %b = atomicrmw add ptr @kiln_rt_next, i64 %chunk monotonic, align 8
+  %more = icmp slt i64 %b, %n
+  br i1 %more, label %run, label %done
+run:
+  %e0 = add i64 %b, %chunk
+  %short = icmp slt i64 %e0, %n
+  %e = select i1 %short, i64 %e0, i64 %n
+  call void %fn(ptr %ctx, i64 %b, i64 %e)
+  br label %take
+done:
+  ret void
+}
+
+define void @kiln_rt_worker(i32 %id) nounwind {
+entry:
+  br label %top
+top:
+  %seen = phi i32 [ 0, %entry ], [ %g, %finish ]
+  br label %poll
+poll:
+  %i = phi i32 [ 0, %top ], [ %i1, %pause ], [ 0, %sleep ]
+  %g = load atomic i32, ptr @kiln_rt_gen acquire, align 4
+  %changed = icmp ne i32 %g, %seen
+  br i1 %changed, label %got, label %idle
+idle:
+  %i1 = add i32 %i, 1
+  %spin = load i32, ptr @kiln_rt_spin, align 4
+  %keep = icmp ult i32 %i1, %spin
+  br i1 %keep, label %pause, label %sleep
+pause:
+  call void @llvm.x86.sse2.pause()
+  br label %poll
+sleep:
+  call void @kiln_rt_futex_wait(ptr @kiln_rt_gen, i32 %seen)
+  br label %poll
+got:
+  %stop = load atomic i32, ptr @kiln_rt_stopped acquire, align 4
+  %stopping = icmp ne i32 %stop, 0
+  br i1 %stopping, label %exit, label %work
+work:
+  call void @kiln_rt_run_chunks()
+  %old = atomicrmw add ptr @kiln_rt_done, i32 1 acq_rel, align 4
+  %new = add i32 %old, 1
+  %nw = load atomic i32, ptr @kiln_rt_workers monotonic, align 4
+  %last = icmp eq i32 %new, %nw
+  br i1 %last, label %wake, label %finish
+wake:
+  call void @kiln_rt_futex_wake(ptr @kiln_rt_done, i32 1)
+  br label %finish
+finish:
+  br label %top
+exit:
+  ret void
+}
+
+; Runs fn(ctx, b, e) over [0, n) on the pool; returns 0.
+define i32 @kiln_rt_native_parallel_for(ptr %fn, ptr %ctx, i64 %n, i64 %cost) nounwind {
+entry:
+  %pos = icmp sgt i64 %n, 0
+  br i1 %pos, label %check, label %ret
+check:
+  %nw = load atomic i32, ptr @kiln_rt_workers monotonic, align 4
+  %has = icmp sgt i32 %nw, 0
+  %many = icmp sgt i64 %n, 1
+  %thr = load i64, ptr @kiln_rt_threshold, align 8
+  %per = udiv i64 %thr, %n
+  %big = icmp uge i64 %cost, %per
+  %ok1 = and i1 %has, %many
+  %ok = and i1 %ok1, %big
+  br i1 %ok, label %try, label %serial
+serial:
+  call void %fn(ptr %ctx, i64 0, i64 %n)
+  br label %ret
+try:
+  %cx = cmpxchg ptr @kiln_rt_busy, i32 0, i32 1 acquire monotonic, align 4
+  %won = extractvalue { i32, i1 } %cx, 1
+  br i1 %won, label %launch, label %serial
+launch:
+  %nw64 = sext i32 %nw to i64
+  %threads = add i64 %nw64, 1
+  %cpt = load i64, ptr @kiln_rt_cpt, align 8
+  %pieces = mul i64 %threads, %cpt
+  %p1 = add i64 %n, %pieces
+  %p2 = sub i64 %p1, 1
+  %chunk0 = udiv i64 %p2, %pieces
+  %chunk = call i64 @llvm.umax.i64(i64 %chunk0, i64 1)
+  store ptr %fn, ptr @kiln_rt_fn, align 8
+  store ptr %ctx, ptr @kiln_rt_ctx, align 8
+  store i64 %n, ptr @kiln_rt_n, align 8
+  store i64 %chunk, ptr @kiln_rt_chunk, align 8
+  store atomic i64 0, ptr @kiln_rt_next monotonic, align 8
+  store atomic i32 0, ptr @kiln_rt_done monotonic, align 4
+  %gold = atomicrmw add ptr @kiln_rt_gen, i32 1 seq_cst, align 4
+  call void @kiln_rt_futex_wake(ptr @kiln_rt_gen, i32 2147483647)
+  call void @kiln_rt_run_chunks()
+  br label %wpoll
+wpoll:
+  %i = phi i32 [ 0, %launch ], [ %i1, %wpause ], [ 0, %wsleep ]
+  %d = load atomic i32, ptr @kiln_rt_done acquire, align 4
+  %all = icmp eq i32 %d, %nw
+  br i1 %all, label %finish, label %widle
+widle:
+  %i1 = add i32 %i, 1
+  %spin = load i32, ptr @kiln_rt_spin, align 4
+  %keep = icmp ult i32 %i1, %spin
+  br i1 %keep, label %wpause, label %wsleep
+wpause:
+  call void @llvm.x86.sse2.pause()
+  br label %wpoll
+wsleep:
+  call void @kiln_rt_futex_wait(ptr @kiln_rt_done, i32 %d)
+  br label %wpoll
+finish:
+  store atomic i32 0, ptr @kiln_rt_busy release, align 4
+  br label %ret
+ret:
+  ret i32 0
+}
+
+define void @kiln_rt_stop() nounwind {
+  store atomic i32 1, ptr @kiln_rt_stopped seq_cst, align 4
+  %g = atomicrmw add ptr @kiln_rt_gen, i32 1 seq_cst, align 4
+  call void @kiln_rt_futex_wake(ptr @kiln_rt_gen, i32 2147483647)
+  ret void
+}
+
+declare i64 @llvm.umax.i64(i64, i64)

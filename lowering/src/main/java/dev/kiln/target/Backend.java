@@ -1,0 +1,44 @@
+package dev.kiln.target;
+
+import dev.kiln.ir.KilnException;
+import dev.kiln.tir.PrimFunc;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceLoader;
+
+/**
+ * A code generator for some kinds of {@link Target}: the service provider interface that the
+ * LLVM (module jit) and CUDA backends implement. Implementations register themselves in
+ * {@code META-INF/services/dev.kiln.target.Backend} and are found with {@link ServiceLoader}, so
+ * the scheduler and the tuner only ever see this interface.
+ */
+public interface Backend {
+
+    /** A short name for messages and logs ("llvm", "cuda"). */
+    String name();
+
+    /** Whether this backend can compile for {@code target}. */
+    boolean supports(Target target);
+
+    /** Compiles {@code func} for {@code target}; throws {@link KilnException} with context on failure. */
+    CompiledKernel compile(PrimFunc func, Target target);
+
+    /** The backends on the class path, in service-loader order. */
+    static List<Backend> available() {
+        List<Backend> out = new ArrayList<>();
+        for (Backend b : ServiceLoader.load(Backend.class)) out.add(b);
+        return out;
+    }
+
+    /**
+     * The first backend on the class path that supports {@code target}. Throws, naming the target
+     * and every backend found, when none does: there is never a silent fallback.
+     */
+    static Backend forTarget(Target target) {
+        List<Backend> all = available();
+        for (Backend b : all) if (b.supports(target)) return b;
+        throw new KilnException("no backend supports target '" + target + "'; backends found: "
+                + (all.isEmpty() ? "none (add kiln-jit or kiln-cuda to the class path)"
+                        : all.stream().map(Backend::name).toList()));
+    }
+}

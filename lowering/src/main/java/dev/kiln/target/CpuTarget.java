@@ -1,0 +1,72 @@
+package dev.kiln.target;
+
+import dev.kiln.ir.KilnException;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A CPU target.
+ *
+ * @param triple          the LLVM target triple, e.g. {@code x86_64-unknown-linux-gnu}
+ * @param cpu             the LLVM CPU name, e.g. {@code znver5} or {@code x86-64-v4}
+ * @param features        LLVM feature string, comma-separated {@code +name} entries (may be empty)
+ * @param cores           how many cores parallel loops may use
+ * @param vectorBits      the widest SIMD register in bits (128, 256 or 512)
+ * @param cacheLineBytes  the cache line size in bytes
+ */
+public record CpuTarget(String triple, String cpu, String features, int cores, int vectorBits, int cacheLineBytes)
+        implements Target {
+
+    public CpuTarget {
+        Objects.requireNonNull(triple, "triple");
+        Objects.requireNonNull(cpu, "cpu");
+        Objects.requireNonNull(features, "features");
+        for (String s : new String[] {triple, cpu, features}) {
+            if (s.chars().anyMatch(Character::isWhitespace)) {
+                throw new KilnException("CPU target field '" + s + "' contains whitespace");
+            }
+        }
+        if (triple.isEmpty() || cpu.isEmpty()) throw new KilnException("a CPU target needs a triple and a cpu name");
+        if (cores < 1) throw new KilnException("a CPU target needs at least one core, got " + cores);
+        if (vectorBits < 64 || Integer.bitCount(vectorBits) != 1) {
+            throw new KilnException("CPU vector width must be a power of two of at least 64 bits, got " + vectorBits);
+        }
+        if (cacheLineBytes < 8 || Integer.bitCount(cacheLineBytes) != 1) {
+            throw new KilnException("cache line must be a power of two of at least 8 bytes, got " + cacheLineBytes);
+        }
+    }
+
+    @Override
+    public Kind kind() { return Kind.CPU; }
+
+    /** How many elements of {@code bytes} bytes one vector register holds. */
+    public int lanes(int bytes) { return Math.max(1, vectorBits / 8 / bytes); }
+
+    /** The same CPU with another core count (for single-threaded measurements). */
+    public CpuTarget withCores(int n) { return new CpuTarget(triple, cpu, features, n, vectorBits, cacheLineBytes); }
+
+    /** The same target with the CPU name and features another source (LLVM's host detection) reports. */
+    public CpuTarget withCpu(String cpuName, String featureString) {
+        return new CpuTarget(triple, cpuName, featureString, cores, vectorBits, cacheLineBytes);
+    }
+
+    /** Whether the feature string enables {@code name} (given without the plus sign). */
+    public boolean hasFeature(String name) {
+        for (String f : features.split(",")) if (f.equals("+" + name)) return true;
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return "cpu -mtriple=" + triple + " -mcpu=" + cpu + (features.isEmpty() ? "" : " -mattr=" + features)
+                + " -cores=" + cores + " -vector-bits=" + vectorBits + " -cache-line=" + cacheLineBytes;
+    }
+
+    static CpuTarget fromOptions(String s, Map<String, String> opts) {
+        TargetOptions o = new TargetOptions(s, opts);
+        CpuTarget t = new CpuTarget(o.string("mtriple"), o.string("mcpu"), o.string("mattr", ""), o.integer("cores"),
+                o.integer("vector-bits"), o.integer("cache-line"));
+        o.requireAllUsed();
+        return t;
+    }
+}

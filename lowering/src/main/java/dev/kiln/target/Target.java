@@ -1,0 +1,64 @@
+package dev.kiln.target;
+
+import dev.kiln.ir.KilnException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What a program is compiled for: the kind of device and the facts about it that code
+ * generation and the auto-scheduler need (a CPU's triple, name, features, cores and vector
+ * width; a GPU's architecture, thread and shared-memory limits).
+ *
+ * <p>Every target has a stable one-line string form, which is what tuning logs and compile caches
+ * store: {@code cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver5 -mattr=+avx2,+fma -cores=2
+ * -vector-bits=512 -cache-line=64}. {@link #parse} reads it back, so
+ * {@code Target.parse(t.toString()).equals(t)}.
+ */
+public sealed interface Target permits CpuTarget, CudaTarget {
+
+    /** The kinds of device Kiln compiles for. */
+    enum Kind {
+        CPU("cpu"), CUDA("cuda");
+
+        private final String tag;
+
+        Kind(String tag) { this.tag = tag; }
+
+        /** The first word of the string form. */
+        public String tag() { return tag; }
+    }
+
+    Kind kind();
+
+    /** The stable string form (see the class comment). */
+    @Override
+    String toString();
+
+    /** The host CPU, detected from {@code /proc/cpuinfo} and the JVM without loading LLVM. */
+    static CpuTarget cpu() { return HostCpu.detect(); }
+
+    /** An NVIDIA H200 (sm_90): 1024 threads and 48 KiB static shared memory per block, warps of 32. */
+    static CudaTarget cuda() { return CudaTarget.h200(); }
+
+    /** Reads the string form of a target back. */
+    static Target parse(String s) {
+        String[] words = s.trim().split("\\s+");
+        if (words.length == 0 || words[0].isEmpty()) throw new KilnException("empty target string");
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (int i = 1; i < words.length; i++) {
+            String w = words[i];
+            int eq = w.indexOf('=');
+            if (!w.startsWith("-") || eq < 0) {
+                throw new KilnException("target '" + s + "': option '" + w + "' is not of the form -key=value");
+            }
+            if (opts.put(w.substring(1, eq), w.substring(eq + 1)) != null) {
+                throw new KilnException("target '" + s + "': option -" + w.substring(1, eq) + " is given twice");
+            }
+        }
+        return switch (words[0]) {
+            case "cpu" -> CpuTarget.fromOptions(s, opts);
+            case "cuda" -> CudaTarget.fromOptions(s, opts);
+            default -> throw new KilnException("target '" + s + "': unknown kind '" + words[0] + "' (known: cpu, cuda)");
+        };
+    }
+}
