@@ -41,7 +41,7 @@ import java.util.Set;
  * (float16, bfloat16, int8, int16, uint8; bool values are masks) other than one converted at once
  * to a type with lanes (computed lane by lane), a store whose address is the same
  * in every lane (serially, "the last lane wins", or a reduction over the vectorized axis), inner
- * loop bounds that differ between lanes, and a buffer allocated per iteration. Such loops run
+ * loop bounds that differ between lanes, a buffer allocated per iteration, and a parallel loop inside. Such loops run
  * serially, with a note: never silently.
  */
 final class VectorCheck {
@@ -81,8 +81,7 @@ final class VectorCheck {
         switch (s) {
             case For f -> {
                 if (f.kind() == ForKind.PARALLEL || f.kind() == ForKind.THREAD_BOUND) {
-                    throw new KilnException("loop '" + f.var().name() + "' (" + f.kind().displayName()
-                            + ") is inside a vectorized loop; only serial, unrolled and vectorized loops may be");
+                    reject("it contains " + f.kind().displayName() + " loop '" + f.var().name() + "'");
                 }
                 if (varies(f.min()) || varies(f.extent())) {
                     reject("the bounds of inner loop '" + f.var().name() + "' differ between lanes");

@@ -224,14 +224,66 @@ final class VectorGen {
         mv.visitVarInsn(ASTORE, c);
         int saved = mask;
         mask = narrowed(c, false);
-        stmt(i.then());
+        ifAnyLane(() -> stmt(i.then()));
         if (i.otherwise() != null) {
             mask = saved;
             mask = narrowed(c, true);
-            stmt(i.otherwise());
+            ifAnyLane(() -> stmt(i.otherwise()));
         }
         mask = saved;
         g.release(mark);
+    }
+
+    /**
+     * Runs {@code body} only if the current mask has a lane set. Serially, a branch no lane takes
+     * never runs, and the uniform parts of it (computed once for all lanes) may only be valid where
+     * some lane takes it: a load guarded by a condition on an outer loop, for example.
+     */
+    private void ifAnyLane(Runnable body) {
+        Label skip = new Label();
+        mv.visitVarInsn(ALOAD, mask);
+        mv.visitMethodInsn(INVOKEVIRTUAL, MASK, "anyTrue", "()Z", false);
+        mv.visitJumpInsn(IFEQ, skip);
+        body.run();
+        mv.visitLabel(skip);
+    }
+
+    private void zero(JType t) {
+        mv.visitInsn(switch (t) {
+            case INT -> ICONST_0;
+            case LONG -> LCONST_0;
+            case FLOAT -> FCONST_0;
+            case DOUBLE -> DCONST_0;
+        });
+    }
+
+    /** Whether computing {@code e} can fail (a load out of bounds, a division by zero) where no lane needs it. */
+    private static boolean mayFail(Expr e) {
+        boolean[] hit = {false};
+        Exprs.forEach(e, x -> {
+            if (x instanceof BufferLoad || x instanceof Binary b && b.op().integerOnly()) hit[0] = true;
+        });
+        return hit[0];
+    }
+
+    /**
+     * Pushes uniform {@code e} with {@code push} (which leaves one value), or {@code zero} when a
+     * mask is active with no lane set and computing {@code e} could fail.
+     */
+    private void uniform(Expr e, Runnable push, Runnable zero) {
+        if (mask < 0 || !mayFail(e)) {
+            push.run();
+            return;
+        }
+        Label none = new Label(), end = new Label();
+        mv.visitVarInsn(ALOAD, mask);
+        mv.visitMethodInsn(INVOKEVIRTUAL, MASK, "anyTrue", "()Z", false);
+        mv.visitJumpInsn(IFEQ, none);
+        push.run();
+        mv.visitJumpInsn(GOTO, end);
+        mv.visitLabel(none);
+        zero.run();
+        mv.visitLabel(end);
     }
 
     /** A new local holding the current mask and (not) the mask in {@code slot}. */
@@ -319,7 +371,7 @@ final class VectorGen {
             mv.visitVarInsn(ASTORE, arr);
         } else {
             scalar = new MethodGen.Local(JType.of(t), g.newLocal(JType.of(t)));
-            ScalarGen.emit(g, st.value());
+            uniform(st.value(), () -> ScalarGen.emit(g, st.value()), () -> zero(JType.of(t)));
             g.store(scalar);
         }
         final int values = arr;
@@ -359,7 +411,7 @@ final class VectorGen {
         DType t = e.dtype();
         if (!varies(e)) {
             species(t);
-            ScalarGen.emit(g, e);
+            uniform(e, () -> ScalarGen.emit(g, e), () -> zero(JType.of(t)));
             mv.visitMethodInsn(INVOKESTATIC, cls(t), "broadcast", "(" + SPECIES + JType.of(t).desc + ")" + desc(t), false);
             return;
         }
@@ -519,7 +571,7 @@ final class VectorGen {
     private DType maskOf(Expr e) {
         if (!varies(e)) {
             species(maskType);
-            ScalarGen.emit(g, e);
+            uniform(e, () -> ScalarGen.emit(g, e), () -> zero(JType.INT));
             mv.visitMethodInsn(INVOKEINTERFACE, V + "VectorSpecies", "maskAll", "(Z)" + MASK_D, true);
             return maskType;
         }
