@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * -Dkiln.jvmfuzz.cases=1} replays one; {@code -Dkiln.jvmfuzz.cases=10000} runs a long campaign.
  */
 class JvmDifferentialTest {
-    static final int CASES = Integer.getInteger("kiln.jvmfuzz.cases", 300);
+    static final int CASES = Integer.getInteger("kiln.jvmfuzz.cases", 600);
     static final long SEED = Long.getLong("kiln.jvmfuzz.seed", 0x6a766dL);
 
     @Test
