@@ -72,7 +72,7 @@ final class IndexRules {
         long c2 = positiveDivisor(b, BinaryOp.FLOORDIV);
         Binary m = op(b.a(), BinaryOp.MUL);
         if (c2 <= 0 || m == null || !isIntConst(m.b()) || value(m.b()) % c2 != 0 || !mulFits(m, s)) return null;
-        return Patterns.Term.build(m.a(), value(m.b()) / c2);
+        return Patterns.scaled(m.a(), value(m.b()) / c2);
     }
 
     /** {@code floormod(x * c1, c2) -> 0} when c2 divides c1 and x * c1 does not wrap. */
@@ -84,31 +84,58 @@ final class IndexRules {
     }
 
     /**
-     * {@code floordiv(x*c1 + y, c2) -> x*(c1/c2) + floordiv(y, c2)} when c2 divides c1, for a sum
-     * of any number of terms: the terms that are multiples of c2 (including constants that are
-     * multiples, and constants of at least c2, which split into a multiple and a remainder)
-     * leave the division. Applies when no partial sum of the terms can wrap.
+     * {@code floordiv(x*c1 + y, c2) -> x*(c1/c2) + floordiv(y, c2)} when c2 divides c1, on the
+     * {@link LinearForm} of the dividend: the terms whose coefficients are multiples of the
+     * divisor, and the multiple of the divisor in the constant, leave the division; what stays
+     * is the remainder part. When the bounds put the remainder part in one block
+     * {@code [k*c, k*c + c)} (so {@code [0, c)} gives 0), the division goes away:
+     * {@code floordiv(((i0*4 + i1) * 8) + j, 8) -> i0*4 + i1} for j in [0, 8). Applies when the
+     * bounds prove that neither the dividend nor the remainder part wraps (the ring identities
+     * then give the exact mathematical values, and the quotient part may wrap harmlessly).
      */
     static Expr divSplitSum(Binary b, Simplifier s) {
         long c = positiveDivisor(b, BinaryOp.FLOORDIV);
-        if (c <= 0) return null;
+        if (c <= 1) return null;
         Split sp = Split.of(b.a(), c, s);
         if (sp == null) return null;
-        List<Term> out = new ArrayList<>(sp.quotient());
-        if (!sp.rest().isEmpty()) {
-            out.add(new Term(bin(BinaryOp.FLOORDIV, sum(sp.rest(), b.dtype()), b.b()), false));
+        List<LinearForm.Term> out = new ArrayList<>(sp.quotient().terms());
+        long k = sp.quotient().constant();
+        LinearForm rest = sp.rest();
+        long block = sp.restBlock(c);
+        if (block != NO_BLOCK && allCanDrop(rest, s)) {
+            k += block;
+        } else {
+            out.add(new LinearForm.Term(bin(BinaryOp.FLOORDIV, rest.toExpr(), b.b()), 1));
         }
-        return sum(out, b.dtype());
+        return LinearForm.of(b.dtype(), out, k).toExpr();
     }
 
-    /** {@code floormod(x*c1 + y, c2) -> floormod(y, c2)} when c2 divides c1; for sums of any length, as {@link #divSplitSum}. */
+    /**
+     * {@code floormod(x*c1 + y, c2) -> floormod(y, c2)} when c2 divides c1, on the linear form of
+     * the dividend as {@link #divSplitSum}; when the bounds put the remainder part y in one block
+     * {@code [k*c, k*c + c)} the result is {@code y - k*c} (so y for y in [0, c)).
+     */
     static Expr modSplitSum(Binary b, Simplifier s) {
         long c = positiveDivisor(b, BinaryOp.FLOORMOD);
-        if (c <= 0) return null;
+        if (c <= 1) return null;
         Split sp = Split.of(b.a(), c, s);
-        if (sp == null) return null;
-        for (Term t : sp.dropped()) if (!s.canDrop(t.e())) return null;
-        return sp.rest().isEmpty() ? lit(b.dtype(), 0) : bin(BinaryOp.FLOORMOD, sum(sp.rest(), b.dtype()), b.b());
+        if (sp == null || !allCanDrop(sp.quotient(), s)) return null;
+        LinearForm rest = sp.rest();
+        long block = sp.restBlock(c);
+        if (block != NO_BLOCK) return LinearForm.of(b.dtype(), rest.terms(), rest.constant() - block * c).toExpr();
+        return bin(BinaryOp.FLOORMOD, rest.toExpr(), b.b());
+    }
+
+    /**
+     * {@code floordiv(x, c) * c + floormod(x, c) -> x} in a sum, with any common factor and the
+     * other terms in any order (and the same for truncdiv and truncmod): what fusing two loops
+     * and splitting the fused loop again leaves. Exact for every x, wrapping included
+     * ({@link LinearForm#recombineDivMod}).
+     */
+    static Expr divModRecombine(Binary b, Simplifier s) {
+        if (!LinearForm.isLinearNode(b) || b.op() == BinaryOp.MUL) return null;
+        LinearForm f = LinearForm.of(b).recombineDivMod();
+        return f == null ? null : f.withoutZeros(s::canDrop).toExpr();
     }
 
     /** {@code floordiv(floordiv(x, a), b) -> floordiv(x, a*b)} for a, b > 0 when a*b fits the type. */
@@ -154,92 +181,46 @@ final class IndexRules {
         }
     }
 
-    /** One term of a flattened sum, with its sign. */
-    private record Term(Expr e, boolean negative) {}
-
-    /** A sum's terms split by divisibility: what leaves the division (already divided), what stays, what was dropped. */
-    private record Split(List<Term> quotient, List<Term> rest, List<Term> dropped) {
-        static Split of(Expr sum, long c, Simplifier s) {
-            List<Term> terms = new ArrayList<>();
-            flatten(sum, false, terms);
-            if (terms.size() < 2 || !partialSumsFit(terms, s)) return null;
-            DType t = sum.dtype();
-            List<Term> quotient = new ArrayList<>(), rest = new ArrayList<>(), dropped = new ArrayList<>();
-            for (Term term : terms) {
-                Expr e = term.e();
-                Binary m = op(e, BinaryOp.MUL);
-                if (isIntConst(e, 0)) {
-                    dropped.add(term); // adds nothing; and no progress to split off
-                } else if (isIntConst(e) && !term.negative() && value(e) >= c) {
-                    long k = value(e);
-                    quotient.add(new Term(lit(t, k / c), false));
-                    if (k % c != 0) rest.add(new Term(lit(t, k % c), false));
-                    dropped.add(term);
-                } else if (isIntConst(e) && value(e) % c == 0) {
-                    quotient.add(new Term(lit(t, value(e) / c), term.negative()));
-                    dropped.add(term);
-                } else if (m != null && isIntConst(m.b()) && value(m.b()) % c == 0 && mulFits(m, s)) {
-                    quotient.add(new Term(Patterns.Term.build(m.a(), value(m.b()) / c), term.negative()));
-                    dropped.add(term);
-                } else {
-                    rest.add(term);
-                }
-            }
-            return quotient.isEmpty() ? null : new Split(quotient, rest, dropped);
-        }
-
-        private static void flatten(Expr e, boolean negative, List<Term> out) {
-            if (e instanceof Binary b && b.op() == BinaryOp.ADD) {
-                flatten(b.a(), negative, out);
-                flatten(b.b(), negative, out);
-            } else if (e instanceof Binary b && b.op() == BinaryOp.SUB) {
-                flatten(b.a(), negative, out);
-                flatten(b.b(), !negative, out);
-            } else {
-                out.add(new Term(e, negative));
-            }
-        }
-
-        /**
-         * Whether every partial sum of the terms, in any order and with any signs, stays in the
-         * type: the magnitudes of the terms add up to at most the type's maximum (for uint8, no
-         * term is subtracted and the terms add up to at most 255). Then the sum, and any regrouping
-         * of it, computes its exact mathematical value.
-         */
-        private static boolean partialSumsFit(List<Term> terms, Simplifier s) {
-            DType t = terms.get(0).e().dtype();
-            long total = 0;
-            try {
-                for (Term term : terms) {
-                    IntRange r = s.bounds().bound(term.e());
-                    if (t.isUnsigned()) {
-                        if (term.negative()) return false;
-                        total = Math.addExact(total, r.max());
-                    } else {
-                        total = Math.addExact(total, Math.max(Math.absExact(r.min()), Math.absExact(r.max())));
-                    }
-                }
-            } catch (ArithmeticException overflow) {
-                return false;
-            }
-            return total <= t.maxInt();
-        }
+    private static boolean allCanDrop(LinearForm f, Simplifier s) {
+        for (LinearForm.Term t : f.terms()) if (!s.canDrop(t.atom())) return false;
+        return true;
     }
 
-    /** The terms added up in order, starting from the first positive one. */
-    private static Expr sum(List<Term> terms, DType t) {
-        List<Term> ordered = new ArrayList<>(terms);
-        for (int i = 0; i < ordered.size(); i++) {
-            if (!ordered.get(i).negative()) {
-                ordered.addFirst(ordered.remove(i));
-                break;
+    private static final long NO_BLOCK = Long.MIN_VALUE;
+
+    /**
+     * A dividend {@code q*c + r} split by a divisor c: the quotient part q (the terms whose
+     * coefficients are multiples of c, divided by c, and the constant's multiple of c), the
+     * remainder part r (the other terms, and the rest of the constant: its remainder when the
+     * constant is non-negative or a multiple of c, else the whole negative constant), and the
+     * remainder's exact bound.
+     */
+    private record Split(LinearForm quotient, LinearForm rest, IntRange restBound) {
+        /** The split, or null when nothing leaves the division or the bounds cannot prove that nothing wraps. */
+        static Split of(Expr dividend, long c, Simplifier s) {
+            if (!dividend.dtype().isInt()) return null;
+            LinearForm f = LinearForm.of(dividend);
+            DType t = f.type();
+            List<LinearForm.Term> q = new ArrayList<>(), r = new ArrayList<>();
+            for (LinearForm.Term term : f.terms()) {
+                if (term.coeff() != 0 && term.coeff() % c == 0) q.add(new LinearForm.Term(term.atom(), term.coeff() / c));
+                else r.add(term);
             }
+            long k = f.constant();
+            long restConst = k >= 0 || k % c == 0 ? Math.floorMod(k, c) : k;
+            long quotConst = (k - restConst) / c;
+            if (q.isEmpty() && quotConst == 0) return null;
+            if (f.exactBound(s.bounds()) == null) return null;
+            LinearForm rest = LinearForm.of(t, r, restConst);
+            IntRange rb = rest.exactBound(s.bounds());
+            if (rb == null) return null;
+            return new Split(LinearForm.of(t, q, quotConst), rest, rb);
         }
-        Term first = ordered.get(0);
-        Expr acc = first.negative() ? bin(BinaryOp.SUB, lit(t, 0), first.e()) : first.e();
-        for (Term term : ordered.subList(1, ordered.size())) {
-            acc = bin(term.negative() ? BinaryOp.SUB : BinaryOp.ADD, acc, term.e());
+
+        /** k when the remainder part lies in one block {@code [k*c, k*c + c)}, else {@link #NO_BLOCK}. */
+        long restBlock(long c) {
+            long k = Math.floorDiv(restBound.min(), c);
+            return k == Math.floorDiv(restBound.max(), c) ? k : NO_BLOCK;
         }
-        return acc;
     }
 }

@@ -6,6 +6,7 @@ import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.Cast;
 import dev.kiln.ir.Compare;
 import dev.kiln.ir.CompareOp;
+import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.FloatImm;
 import dev.kiln.ir.IntImm;
@@ -85,7 +86,14 @@ final class LogicRules {
         return null;
     }
 
-    /** The range of the exact difference {@code a - b} of two integer values, or null if it is unbounded in long. */
+    /**
+     * The range of the exact difference {@code a - b} of two integer values, or null if it is
+     * unbounded in long. The bounds of a and b give one range; when that does not decide the
+     * sign, the {@link LinearForm} of {@code a - b}, whose like terms cancel, gives another:
+     * {@code (f*8 + i) - (f*8 + 8)} is {@code i - 8}. The linear form equals the difference
+     * modulo 2^bits, so the two are equal, and the ranges intersect, when both ranges lie within
+     * 2^bits consecutive integers.
+     */
     static IntRange difference(Expr a, Expr b, Simplifier s) {
         IntRange ra = s.bounds().bound(a), rb = s.bounds().bound(b);
         IntRange d;
@@ -94,11 +102,22 @@ final class LogicRules {
         } catch (ArithmeticException overflow) {
             return null;
         }
-        if (!d.contains(0) || d.isSingle() || !d.within(IntRange.full(a.dtype()))) return d;
-        // a - b cannot wrap, so the simplified difference has the exact value; bound it.
-        Expr diff = s.simplifyNested(new Binary(BinaryOp.SUB, a, b));
-        IntRange refined = d.intersect(s.bounds().bound(diff));
+        if (!d.contains(0) || d.isSingle()) return d;
+        IntRange lin = LinearForm.difference(a, b).withoutZeros(x -> true).mathBound(s.bounds());
+        if (lin == null || !withinOneWrap(d.union(lin), a.dtype())) return d;
+        IntRange refined = d.intersect(lin);
         return refined == null ? d : refined;
+    }
+
+    /** Whether a range spans fewer than 2^bits integers, so that two of its values equal modulo 2^bits are equal. */
+    private static boolean withinOneWrap(IntRange r, DType t) {
+        long span;
+        try {
+            span = Math.subtractExact(r.max(), r.min());
+        } catch (ArithmeticException overflow) {
+            return false;
+        }
+        return t.bits() == 64 || span <= t.maxInt() - t.minInt();
     }
 
     /** {@code x && true -> x}, {@code true && x -> x}, {@code x && false -> false}, {@code false && x -> false}. */

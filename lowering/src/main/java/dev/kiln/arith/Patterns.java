@@ -15,16 +15,6 @@ final class Patterns {
         return e instanceof Binary b && b.op() == op ? b : null;
     }
 
-    /** The node as an ADD or SUB, or null. */
-    static Binary addOrSub(Expr e) {
-        return e instanceof Binary b && (b.op() == BinaryOp.ADD || b.op() == BinaryOp.SUB) ? b : null;
-    }
-
-    /** +1 for ADD, -1 for SUB. */
-    static int sign(Binary addOrSub) {
-        return addOrSub.op() == BinaryOp.ADD ? 1 : -1;
-    }
-
     /** Whether {@code e} is an integer (not bool) constant. */
     static boolean isIntConst(Expr e) {
         return e instanceof IntImm c && c.dtype().isInt();
@@ -65,19 +55,21 @@ final class Patterns {
         return bin(BinaryOp.SUB, x, lit(t, -w));
     }
 
-    /** A term {@code base * coeff} of a sum: {@code x * c} gives (x, c), any other non-constant x gives (x, 1). */
-    record Term(Expr base, long coeff) {
-        static Term of(Expr e) {
-            if (isIntConst(e)) return null;
-            Binary m = op(e, BinaryOp.MUL);
-            if (m != null && isIntConst(m.b())) return new Term(m.a(), value(m.b()));
-            return new Term(e, 1);
-        }
+    /** {@code base * k} (k wrapped to the type), written without the multiplication when k is 1. */
+    static Expr scaled(Expr base, long k) {
+        long w = Scalars.wrap(base.dtype(), k);
+        return w == 1 ? base : bin(BinaryOp.MUL, base, lit(base.dtype(), w));
+    }
 
-        /** {@code base * k}, written without the multiplication when k is 1. */
-        static Expr build(Expr base, long k) {
-            long w = Scalars.wrap(base.dtype(), k);
-            return w == 1 ? base : bin(BinaryOp.MUL, base, lit(base.dtype(), w));
+    /**
+     * Structural equality ({@code Var} by identity) that short-cuts on shared sub-trees, which
+     * the simplifier keeps shared, and never hashes.
+     */
+    static boolean same(Expr a, Expr b) {
+        if (a == b) return true;
+        if (a instanceof Binary x && b instanceof Binary y) {
+            return x.op() == y.op() && same(x.a(), y.a()) && same(x.b(), y.b());
         }
+        return a.equals(b);
     }
 }

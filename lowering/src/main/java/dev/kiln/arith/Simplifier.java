@@ -32,6 +32,10 @@ import java.util.function.Consumer;
  * in {@link ConstFold}, {@link ArithRules}, {@link IndexRules} or {@link LogicRules}, listed by
  * name in the tables below in the order they are tried (the names are what a trace reports).
  *
+ * <p>Integer {@code + - *} are kept in one canonical linear form ({@link LinearForm}, rule
+ * {@code linear-normalize}): {@code ((f*4 + i) * 2 + j) - f*8} becomes {@code i*2 + j}. The
+ * division, remainder and comparison rules read their operands as linear forms too.
+ *
  * <p>Known ranges of variables ({@link IntRange}, usually of loop variables) enable the rules
  * that need bounds: {@code floordiv(i, 8) -> 0} for i in [0, 7], {@code i < 512 -> true} for i
  * in [0, 511]. The statement simplifier adds the ranges of enclosing loops itself.
@@ -51,29 +55,18 @@ public final class Simplifier {
     static final int MAX_ROUNDS = 4;
     /** Rewrites of one node at most, per pass. */
     static final int MAX_STEPS_PER_NODE = 64;
-    /** How deep proofs may simplify auxiliary expressions (a comparison's difference). */
-    private static final int MAX_NESTING = 2;
 
     private static final List<Rule<Binary>> BINARY_RULES = List.of(
             Rule.of("fold-binary", (b, s) -> ConstFold.binary(b)),
             Rule.of("add-zero", ArithRules::addZero),
             Rule.of("sub-zero", ArithRules::subZero),
             Rule.of("mul-one", ArithRules::mulOne),
-            Rule.of("mul-zero", ArithRules::mulZero),
             Rule.of("div-one", ArithRules::divOne),
             Rule.of("mod-one", ArithRules::modOne),
-            Rule.of("sub-self", ArithRules::subSelf),
             Rule.of("min-max-self", ArithRules::minMaxSelf),
             Rule.of("const-right", ArithRules::constRight),
-            Rule.of("add-const-fold", ArithRules::addConstFold),
-            Rule.of("offset-sign", ArithRules::offsetSign),
-            Rule.of("const-outward", ArithRules::constOutward),
-            Rule.of("add-sub-cancel", ArithRules::addSubCancel),
-            Rule.of("neg-add", ArithRules::negAdd),
-            Rule.of("like-terms", ArithRules::likeTerms),
-            Rule.of("like-terms-nested", ArithRules::likeTermsNested),
-            Rule.of("mul-const-fold", ArithRules::mulConstFold),
-            Rule.of("mul-distribute-offset", ArithRules::mulDistributeOffset),
+            Rule.of("div-mod-recombine", IndexRules::divModRecombine),
+            Rule.of("linear-normalize", ArithRules::linearNormalize),
             Rule.of("min-max-const-fold", ArithRules::minMaxConstFold),
             Rule.of("min-max-by-bounds", LogicRules::minMaxByBounds),
             Rule.of("trunc-to-floor", IndexRules::truncToFloor),
@@ -125,7 +118,6 @@ public final class Simplifier {
     private final Map<Var, IntRange> ranges;
     private final Consumer<String> trace;
     private final ConstIntBound bounds;
-    private int nesting;
 
     /** A simplifier that knows no variable ranges. */
     public Simplifier() {
@@ -151,8 +143,7 @@ public final class Simplifier {
     }
 
     /**
-     * The same simplifier, reporting the name of every rule that fires to {@code listener}
-     * (rules used only inside a proof, such as simplifying a comparison's difference, are not reported).
+     * The same simplifier, reporting the name of every rule that fires to {@code listener}.
      */
     public Simplifier withTrace(Consumer<String> listener) {
         return new Simplifier(ranges, listener);
@@ -187,21 +178,7 @@ public final class Simplifier {
 
     /** Tells the trace listener that a rule fired. */
     void fired(String rule) {
-        if (trace != null && nesting == 0) trace.accept(rule); // rules used inside a proof are not the result's
-    }
-
-    /**
-     * Simplifies an auxiliary expression inside a proof (a comparison's difference), or returns
-     * it unchanged when proofs are already nested too deep.
-     */
-    Expr simplifyNested(Expr e) {
-        if (nesting >= MAX_NESTING) return e;
-        nesting++;
-        try {
-            return simplify(e);
-        } finally {
-            nesting--;
-        }
+        if (trace != null) trace.accept(rule);
     }
 
     /**

@@ -29,9 +29,32 @@ public final class Lowering {
         }
     }
 
-    /** The passes after the schedule has become loops, in order. */
+    /**
+     * The passes after the schedule has become loops, in order:
+     * <ol>
+     *   <li>simplify: fold the index arithmetic of the schedule and drop the guards that always
+     *       hold, so that only the real guards (splits that do not divide) are left;</li>
+     *   <li>partition-loops: split guarded loops into a guard-free main part and head/tail parts;
+     *       first, so that the loops vectorize and unroll see are guard-free;</li>
+     *   <li>simplify: unwrap the one-iteration tails and drop the guards now known false;</li>
+     *   <li>legalize-vectorize: before unrolling, so that a vectorized loop it demotes to unrolled
+     *       is then really unrolled, and so that unrolling sees the final loop kinds;</li>
+     *   <li>unroll-loops: explicit unroll and auto_unroll_max_step (drops the pragma);</li>
+     *   <li>flatten-buffers: last of the structural passes, which reason on n-d indices;</li>
+     *   <li>simplify: fold the flattened offsets and the constants unrolling substituted;</li>
+     *   <li>remove-no-ops: clean up what the passes emptied.</li>
+     * </ol>
+     */
     public static List<Pass> passes() {
-        return List.of(new Pass("simplify", Simplify::apply));
+        return List.of(
+                new Pass("simplify", Simplify::apply),
+                new Pass("partition-loops", PartitionLoops::apply),
+                new Pass("simplify", Simplify::apply),
+                new Pass("legalize-vectorize", LegalizeVectorize::apply),
+                new Pass("unroll-loops", UnrollLoops::apply),
+                new Pass("flatten-buffers", FlattenBuffers::apply),
+                new Pass("simplify", Simplify::apply),
+                new Pass("remove-no-ops", RemoveNoOps::apply));
     }
 
     public static PrimFunc lower(String name, Schedule schedule, Options options) {

@@ -49,6 +49,8 @@ final class IndexBounds {
     private static Interval binary(Binary b, Map<Var, IntRange> relaxed) {
         Interval a = of(b.a(), relaxed), c = of(b.b(), relaxed);
         if (a == null || c == null) return null;
+        // A function of fixed values is one fixed value (keeps floormod(floordiv(t, 7), 2) exact).
+        if (a.isPoint() && c.isPoint()) return Interval.point(a.min() == b.a() && c.min() == b.b() ? b : new Binary(b.op(), a.min(), c.min()));
         return switch (b.op()) {
             case ADD -> new Interval(a.min().add(c.min()), a.max().add(c.max()));
             case SUB -> new Interval(a.min().sub(c.max()), a.max().sub(c.min()));

@@ -7,6 +7,7 @@ import dev.kiln.ir.Expr;
 import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.Literals;
+import dev.kiln.ir.MemoryScope;
 import dev.kiln.ir.TensorRead;
 import dev.kiln.ir.Var;
 import dev.kiln.te.ComputeOp;
@@ -23,7 +24,9 @@ import java.util.Set;
  * computed. At root that is the whole tensor. Inside loop x of a consumer it is the union, over
  * every read of the stage by its consumers, of the read's indices when the loops inside x range
  * over their extents and the loops around x are fixed: a min that depends on the outer loops and
- * a constant extent (rounded up to a bound when it varies, capped at the tensor's size).
+ * a constant extent (rounded up to a bound when it varies, capped at the tensor's size). Thread
+ * loops around x that the stage's buffer is shared across also range over their extents: a
+ * shared-memory tile computed inside a threadIdx loop holds what the whole block needs.
  */
 final class InferBounds {
     private InferBounds() {}
@@ -63,6 +66,14 @@ final class InferBounds {
         /** Ranges of the loop variables strictly inside loop {@code uid} of stage {@code c}. */
         Map<Var, IntRange> innerRanges(int c, int uid);
 
+        /**
+         * Ranges of the thread-bound loops around loop {@code uid} of stage {@code c} (that loop
+         * included) across which a buffer in {@code scope} is shared, so its region must cover
+         * all of their values: threadIdx and vthread for shared memory, every thread axis for
+         * global memory, none for local memory (TVM's rule).
+         */
+        Map<Var, IntRange> sharedThreadRanges(int c, int uid, MemoryScope scope);
+
         /** Ranges of every loop variable made so far. */
         Map<Var, IntRange> allRanges();
     }
@@ -74,7 +85,8 @@ final class InferBounds {
         int rank = op.axes().size();
         Set<Tensor> outs = Collections.newSetFromMap(new IdentityHashMap<>());
         outs.addAll(op.outputs());
-        Map<Var, IntRange> relaxed = ctx.innerRanges(st.attachStage(), st.attachIter());
+        Map<Var, IntRange> relaxed = new IdentityHashMap<>(ctx.innerRanges(st.attachStage(), st.attachIter()));
+        relaxed.putAll(ctx.sharedThreadRanges(st.attachStage(), st.attachIter(), st.scope()));
         Expr[] lo = new Expr[rank], hi = new Expr[rank];
         boolean[] unbounded = new boolean[rank];
         boolean anyRead = false;

@@ -4,8 +4,10 @@ import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The arithmetic of split and fuse: every loop of a stage as an expression of its leaf loops,
@@ -63,10 +65,14 @@ public final class IterAlgebra {
     /**
      * The extent of every loop given new extents of the original axes (after bound inference a
      * stage computed inside another loop covers only the region needed there): a split gives its
-     * inner loop the factor and its outer loop the rest, rounded up; a fuse multiplies.
+     * inner loop the factor and its outer loop the rest, rounded up; a fuse multiplies. As in
+     * TVM, an inner loop whose parent became shorter than the factor is shortened to the parent,
+     * unless a loop derived from it is bound to a GPU thread axis (the thread count must stay as
+     * the schedule says; a guard keeps the extra threads idle).
      */
     public static Map<Integer, Long> extents(Stage st, Map<Integer, Long> rootExtents) {
         Map<Integer, Long> m = new HashMap<>(rootExtents);
+        Set<Integer> threadDerived = null;
         for (IterRelation r : st.relations()) {
             switch (r) {
                 case IterRelation.Split sp -> {
@@ -75,7 +81,12 @@ public final class IterAlgebra {
                         throw new ScheduleException("stage '" + st.name() + "': loop '" + st.all().get(sp.parent()).name()
                                 + "' has an undecided tile size");
                     }
-                    m.put(sp.inner(), sp.factor());
+                    long inner = sp.factor();
+                    if (pe < inner) {
+                        if (threadDerived == null) threadDerived = threadDerived(st);
+                        if (!threadDerived.contains(sp.inner())) inner = pe;
+                    }
+                    m.put(sp.inner(), inner);
                     m.put(sp.outer(), (pe + sp.factor() - 1) / sp.factor());
                 }
                 case IterRelation.Fuse fu -> {
@@ -86,6 +97,24 @@ public final class IterAlgebra {
             }
         }
         return m;
+    }
+
+    /** The loops from which a thread-bound leaf derives (the leaf included). */
+    private static Set<Integer> threadDerived(Stage st) {
+        Set<Integer> out = new HashSet<>();
+        for (int leaf : st.leaves()) if (st.all().get(leaf).annotation().isThreadBinding()) out.add(leaf);
+        List<IterRelation> rel = st.relations();
+        for (int k = rel.size() - 1; k >= 0; k--) {
+            switch (rel.get(k)) {
+                case IterRelation.Split sp -> {
+                    if (out.contains(sp.outer()) || out.contains(sp.inner())) out.add(sp.parent());
+                }
+                case IterRelation.Fuse fu -> {
+                    if (out.contains(fu.fused())) out.addAll(fu.parents());
+                }
+            }
+        }
+        return out;
     }
 
     private static Expr require(Stage st, Map<Integer, Expr> v, int uid) {
@@ -111,7 +140,8 @@ public final class IterAlgebra {
             if (r instanceof IterRelation.Split sp) {
                 Long pe = extents.get(sp.parent());
                 Long oe = extents.get(sp.outer());
-                if (pe != null && oe != null && sp.factor() != null && oe * sp.factor() > pe) {
+                Long ie = extents.get(sp.inner());
+                if (pe != null && oe != null && sp.factor() != null && (oe - 1) * sp.factor() + (ie == null ? sp.factor() : ie) > pe) {
                     Expr p = values.get(sp.parent());
                     out.put(sp.parent(), p.lt(dev.kiln.ir.Literals.of(p.dtype(), pe)));
                 }

@@ -25,6 +25,7 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.ThreadAxis;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -82,13 +83,34 @@ public final class ScheduleLowering {
         return new ScheduleLowering(s).run(name, args);
     }
 
-    private PrimFunc run(String name, List<Tensor> args) {
-        List<Integer> order = new ArrayList<>();
+    /**
+     * Bound inference alone (what Ansor's InferBound gives the search): for each stage, the
+     * extent of each of its loops by uid, as lowering emits them; a stage computed inside another
+     * stage's loop covers only the region needed there, so its outer tiles often shrink to 1.
+     * Null for placeholders and inlined stages. The state must be concrete; a state whose bounds
+     * cannot be inferred throws.
+     */
+    public static List<Map<Integer, Long>> inferExtents(LoopState s) {
+        if (!s.isConcrete()) {
+            throw new ScheduleException("the schedule has undecided tile sizes; fill them before inferring bounds");
+        }
+        ScheduleLowering l = new ScheduleLowering(s);
+        l.prepareAll();
+        List<Map<Integer, Long>> out = new ArrayList<>();
+        for (Map<Integer, Long> m : l.extents) out.add(m == null ? null : Map.copyOf(m));
+        return java.util.Collections.unmodifiableList(out);
+    }
+
+    /** Bound inference and loop variables for every stage with loops, consumers first. */
+    private void prepareAll() {
         for (int i = s.stages().size() - 1; i >= 0; i--) {
             Stage st = s.stages().get(i);
-            if (!st.isPlaceholder() && st.computeAt() != ComputeAtKind.INLINED) order.add(i);
+            if (!st.isPlaceholder() && st.computeAt() != ComputeAtKind.INLINED) prepare(i);
         }
-        for (int i : order) prepare(i);
+    }
+
+    private PrimFunc run(String name, List<Tensor> args) {
+        prepareAll();
 
         List<Buffer> params = new ArrayList<>();
         Set<Tensor> seen = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
@@ -199,8 +221,41 @@ public final class ScheduleLowering {
             public Map<Var, IntRange> innerRanges(int c, int uid) { return ScheduleLowering.this.innerRanges(c, uid); }
 
             @Override
+            public Map<Var, IntRange> sharedThreadRanges(int c, int uid, MemoryScope scope) {
+                return ScheduleLowering.this.sharedThreadRanges(c, uid, scope);
+            }
+
+            @Override
             public Map<Var, IntRange> allRanges() { return ranges; }
         };
+    }
+
+    /**
+     * Ranges of the thread-bound loops enclosing loop {@code uid} of stage {@code c} (itself
+     * included, then the loops around the stage's own attach point, outwards) across which a
+     * buffer in {@code scope} is shared: threadIdx and vthread for SHARED, all for GLOBAL.
+     */
+    private Map<Var, IntRange> sharedThreadRanges(int c, int uid, MemoryScope scope) {
+        Map<Var, IntRange> out = new IdentityHashMap<>();
+        if (scope == MemoryScope.LOCAL) return out;
+        int stage = c, at = uid;
+        while (true) {
+            Stage st = s.stages().get(stage);
+            Map<Integer, Var> vars = leafVars.get(stage);
+            int pos = st.indexOfUid(at);
+            for (int q = 0; q <= pos && vars != null; q++) {
+                ThreadAxis t = st.all().get(st.leaves().get(q)).annotation().thread();
+                if (t == null) continue;
+                boolean block = t == ThreadAxis.BLOCK_X || t == ThreadAxis.BLOCK_Y
+                        || t == ThreadAxis.BLOCK_Z;
+                if (block && scope != MemoryScope.GLOBAL) continue;
+                Var v = vars.get(st.leaves().get(q));
+                out.put(v, ranges.get(v));
+            }
+            if (st.computeAt() != ComputeAtKind.ITER) return out;
+            at = st.attachIter();
+            stage = st.attachStage();
+        }
     }
 
     /** Ranges of every loop variable of loops strictly inside loop {@code uid} of stage {@code c}. */

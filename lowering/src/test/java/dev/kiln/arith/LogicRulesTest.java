@@ -64,6 +64,16 @@ class LogicRulesTest {
     }
 
     @Test
+    void compareByBoundsOfTheLinearDifferenceInUint8() {
+        Var u = new Var("u", DType.UINT8);
+        // u + 1 - u is 1 modulo 256, and the true difference lies in [-99, 101]: it is 1
+        assertRule("compare-by-bounds", u.add(1).gt(u), TRUE, Map.of(u, IntRange.of(0, 100)));
+        // over all of uint8 it is not: 255 + 1 wraps to 0
+        assertUnchanged("compare-by-bounds", u.add(1).gt(u));
+        assertEquals(0, new TestEval(Map.of(u, 255L)).i(u.add(1).gt(u)));
+    }
+
+    @Test
     void minMaxByBounds() {
         Map<Var, IntRange> r = Map.of(i, IntRange.ofExtent(0, 64));
         assertRule("min-max-by-bounds", i.min(100), i, r);

@@ -48,6 +48,39 @@ final class RandomExprs {
         };
     }
 
+    /**
+     * An index-like expression: mostly nested sums, differences and products with constants
+     * (the shapes tiling produces, with like terms to cancel), over atoms that are variables,
+     * divisions and remainders by positive constants, min/max and products of two expressions.
+     */
+    Expr indexExpr(int depth) {
+        if (depth == 0 || rnd.nextInt(6) == 0) return leaf();
+        return switch (rnd.nextInt(14)) {
+            case 0, 1, 2 -> indexExpr(depth - 1).add(indexExpr(depth - 1));
+            case 3, 4 -> indexExpr(depth - 1).sub(indexExpr(depth - 1));
+            case 5, 6, 7 -> indexExpr(depth - 1).mul(smallConst());
+            case 8 -> smallConst().mul(indexExpr(depth - 1));
+            case 9 -> {
+                Expr x = indexExpr(depth - 1);
+                yield x.mul(smallConst()).add(indexExpr(depth - 1)).sub(x.mul(smallConst())); // terms to cancel
+            }
+            case 10 -> new Binary(rnd.nextBoolean() ? BinaryOp.FLOORDIV : BinaryOp.FLOORMOD, indexExpr(depth - 1),
+                    positiveConst());
+            case 11 -> {
+                Expr x = indexExpr(depth - 1);
+                Expr k = positiveConst();
+                yield x.floordiv(k).mul(k).add(x.floormod(k)).add(indexExpr(depth - 1)); // fused then split
+            }
+            case 12 -> indexExpr(depth - 1).mul(indexExpr(depth - 1));
+            default -> rnd.nextBoolean() ? indexExpr(depth - 1).min(indexExpr(depth - 1))
+                    : indexExpr(depth - 1).max(indexExpr(depth - 1));
+        };
+    }
+
+    private Expr positiveConst() {
+        return new IntImm(t, Math.min(t.maxInt(), 1 + rnd.nextInt(rnd.nextBoolean() ? 8 : 64)));
+    }
+
     Expr boolExpr(int depth) {
         int k = rnd.nextInt(8);
         if (depth == 0 || k < 5) {

@@ -1,0 +1,65 @@
+package dev.kiln.autoschedule.analysis;
+
+import dev.kiln.ir.Binary;
+import dev.kiln.ir.BinaryOp;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.IntImm;
+import dev.kiln.ir.IterVar;
+import dev.kiln.ir.Var;
+import dev.kiln.te.ComputeOp;
+import dev.kiln.te.Operation;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * How one read's indices relate to the reading operation's own output axes (Ansor's
+ * IsSimpleAccess): the read is <em>simple</em> when every index is a constant or
+ * {@code axis ± constant} for an output axis of the reader; then it also says whether some
+ * output axis is missing, used twice, or used out of order (constants are ignored for all three).
+ */
+public record IndexAccess(boolean simple, boolean axisMissing, boolean axisDuplicated, boolean sameOrder) {
+
+    /** The read is simple, uses every axis once and in order: an element-wise (possibly shifted) read. */
+    public boolean isElementwise() {
+        return simple && !axisMissing && !axisDuplicated && sameOrder;
+    }
+
+    /** Classifies the read {@code indices} made by {@code reader}; a placeholder reader is never simple. */
+    public static IndexAccess of(Operation reader, List<Expr> indices) {
+        if (!(reader instanceof ComputeOp op)) return new IndexAccess(false, false, false, false);
+        List<IterVar> axes = op.axes();
+        int[] count = new int[axes.size()];
+        List<Integer> positions = new ArrayList<>();
+        for (Expr index : indices) {
+            if (index instanceof IntImm) continue;
+            Var v = shiftedVar(index);
+            int pos = v == null ? -1 : indexOf(axes, v);
+            if (pos < 0) return new IndexAccess(false, false, false, false);
+            positions.add(pos);
+            count[pos]++;
+        }
+        boolean missing = false, duplicated = false, ordered = true;
+        for (int c : count) {
+            missing |= c == 0;
+            duplicated |= c > 1;
+        }
+        for (int k = 1; k < positions.size(); k++) ordered &= positions.get(k) >= positions.get(k - 1);
+        return new IndexAccess(true, missing, duplicated, ordered);
+    }
+
+    /** {@code v}, {@code v + c}, {@code c + v} or {@code v - c} with c an integer constant: v; else null. */
+    public static Var shiftedVar(Expr e) {
+        if (e instanceof Var v) return v;
+        if (e instanceof Binary(BinaryOp op, Expr a, Expr b)) {
+            if (op == BinaryOp.ADD && a instanceof Var v && b instanceof IntImm) return v;
+            if (op == BinaryOp.ADD && b instanceof Var v && a instanceof IntImm) return v;
+            if (op == BinaryOp.SUB && a instanceof Var v && b instanceof IntImm) return v;
+        }
+        return null;
+    }
+
+    private static int indexOf(List<IterVar> axes, Var v) {
+        for (int i = 0; i < axes.size(); i++) if (axes.get(i) == v) return i;
+        return -1;
+    }
+}

@@ -1,0 +1,63 @@
+package dev.kiln.autoschedule.annotate;
+
+import dev.kiln.autoschedule.InferBound;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.analysis.AccessAnalyzer;
+import dev.kiln.autoschedule.analysis.StagePredicates;
+import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.ComputeAtKind;
+import dev.kiln.schedule.ComputeAtStep;
+import dev.kiln.schedule.ComputeInlineStep;
+import dev.kiln.schedule.ComputeRootStep;
+import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.Stage;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Picks a random place to compute every stage the sketch left alone (Ansor's
+ * InitChangeComputeLocation). From the last stage to the first, each compute stage that is not
+ * inlined, not tiled and without data reuse draws r uniformly from [0, n + 2), n being the
+ * number of {@link StagePredicates#computeLocationCandidates candidates}: r = 0 inlines it if it
+ * does not reduce and is currently computed inside another stage (Ansor's quirk: a root stage
+ * stays where it is), r = 1 computes it at root, r ≥ 2 at candidate r − 2. Then bounds are
+ * inferred ({@link InferBound}); the rules after this one see the inferred extents.
+ *
+ * <p>Ansor looks at the extents of a state whose split loops have no ranges yet (so no tiled
+ * loop counts as extent 1); Kiln's concrete state knows them, computed as if every stage were at
+ * root, and uses them to skip extent-1 locations.
+ */
+public record InitChangeComputeLocation() implements InitRule {
+    public static final String NAME = "InitChangeComputeLocation";
+
+    @Override
+    public String name() { return NAME; }
+
+    @Override
+    public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {
+        AccessAnalyzer access = AccessAnalyzer.of(state);
+        LoopState s = state;
+        try {
+            for (int id = s.stages().size() - 1; id >= 0; id--) {
+                Stage st = s.stage(id);
+                if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
+                if (StagePredicates.isTiled(st) || StagePredicates.needsMultiLevelTiling(access, s, id)) continue;
+                List<StagePredicates.Location> candidates = StagePredicates.computeLocationCandidates(s, id);
+                int choice = rng.nextInt(candidates.size() + 2);
+                if (choice == 0) {
+                    if (!StagePredicates.hasReduceIter(st) && st.computeAt() == ComputeAtKind.ITER) {
+                        s = s.apply(new ComputeInlineStep(id));
+                    }
+                } else if (choice == 1) {
+                    s = s.apply(new ComputeRootStep(id));
+                } else {
+                    StagePredicates.Location at = candidates.get(choice - 2);
+                    s = s.apply(new ComputeAtStep(id, at.stage(), at.iter()));
+                }
+            }
+            return InferBound.apply(s);
+        } catch (KilnException e) {
+            throw new InvalidSample(NAME, e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.kiln.autoschedule.annotate;
+
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.analysis.StagePredicates;
+import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.AnnotationStep;
+import dev.kiln.schedule.ComputeAtKind;
+import dev.kiln.schedule.FuseStep;
+import dev.kiln.schedule.Iter;
+import dev.kiln.schedule.IterAnnotation;
+import dev.kiln.schedule.IterKind;
+import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.Stage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Vectorises the innermost loops of every stage with loops (Ansor's InitVectorization). From the
+ * innermost loop outwards it counts the loops that may be fused: it stops at a loop with stages
+ * attached, a reduction loop or an annotated loop, after one loop if the stage is tiled, and
+ * before the product of extents would exceed
+ * {@link dev.kiln.autoschedule.HardwareParams#maxVectorizeSize()}. With c > 1 such loops it draws
+ * c' = 1 + rand mod (c − 1), so — Ansor's quirk, kept — never all c; it then fuses the innermost
+ * c' loops (if more than one) and vectorises the result.
+ */
+public record InitVectorization() implements InitRule {
+    public static final String NAME = "InitVectorization";
+
+    @Override
+    public String name() { return NAME; }
+
+    @Override
+    public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {
+        LoopState s = state;
+        int max = task.hardware().maxVectorizeSize();
+        try {
+            for (int id = 0; id < s.stages().size(); id++) {
+                Stage st = s.stage(id);
+                if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
+                List<Iter> iters = st.iters();
+                long prod = 1;
+                int fusible = 0;
+                while (fusible < iters.size()) {
+                    Iter it = iters.get(iters.size() - 1 - fusible);
+                    if (StagePredicates.hasAttached(s, id, it)) break;
+                    if (it.kind() == IterKind.REDUCE || it.annotation() != IterAnnotation.NONE) break;
+                    if (StagePredicates.isTiled(st) && fusible != 0) break;
+                    prod *= InitParallel.extent(it);
+                    if (prod > max) break;
+                    fusible++;
+                }
+                if (fusible > 1) fusible = 1 + rng.nextInt(fusible - 1);
+                if (fusible == 0) continue;
+                int first = iters.size() - fusible;
+                if (fusible > 1) {
+                    List<Integer> ids = new ArrayList<>();
+                    for (int k = first; k < iters.size(); k++) ids.add(k);
+                    s = s.apply(new FuseStep(id, ids));
+                }
+                s = s.apply(new AnnotationStep(id, first, IterAnnotation.VECTORIZE));
+            }
+            return s;
+        } catch (KilnException e) {
+            throw new InvalidSample(NAME, e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package dev.kiln.lower;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.interp.Interpreter;
+import dev.kiln.ir.BufferLoad;
+import dev.kiln.ir.Exprs;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleBuilder;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.tir.Allocate;
+import dev.kiln.tir.For;
+import dev.kiln.tir.ForKind;
+import dev.kiln.tir.Pragma;
+import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Store;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The whole pipeline: the dump after every pass, what holds after it, and numbers against plain Java. */
+class LoweringPipelineTest {
+
+    @Test
+    void theDumpSeesEveryPassInOrder() {
+        List<String> names = new ArrayList<>();
+        List<PrimFunc> programs = new ArrayList<>();
+        Schedule s = Dags.tiledMatmulRelu(Dags.matmulRelu(15, 10, 7));
+        PrimFunc f = Lowering.lower("f", s, new Lowering.Options((pass, fn) -> {
+            names.add(pass);
+            programs.add(fn);
+        }));
+        assertThat(names).containsExactly("schedule-to-loops", "simplify", "partition-loops", "simplify",
+                "legalize-vectorize", "unroll-loops", "flatten-buffers", "simplify", "remove-no-ops");
+        assertThat(programs.getLast()).isSameAs(f);
+        assertThat(Lowering.passes().stream().map(Lowering.Pass::name).toList()).isEqualTo(names.subList(1, names.size()));
+    }
+
+    @Test
+    void aTiledElementwiseScheduleEndsGuardFreeVectorizedAndFlat() {
+        ScheduleBuilder s = ScheduleBuilder.on(Dags.scale2d(6, 10));
+        var b = s.stage("B");
+        b.split("j", 4);
+        b.split("i", 2);
+        b.reorder("i.0", "j.0", "i.1", "j.1");
+        b.parallel("i.0");
+        b.unroll("i.1");
+        b.vectorize("j.1");
+        PrimFunc before = PassChecks.loops(s.build());
+        PrimFunc f = PassChecks.pipeline(before);
+        assertThat(f.toString()).isEqualTo("""
+                func f(A: float32[6, 10], B: float32[6, 10]) {
+                  parallel for i.0 in 0..3 {
+                    for j.0 in 0..2 {
+                      vectorized for j.1 in 0..4 {
+                        B[(((i.0 * 20) + (j.0 * 4)) + j.1)] = (A[(((i.0 * 20) + (j.0 * 4)) + j.1)] * 2.0f)
+                      }
+                      vectorized for j.1 in 0..4 {
+                        B[((((i.0 * 20) + (j.0 * 4)) + j.1) + 10)] = (A[((((i.0 * 20) + (j.0 * 4)) + j.1) + 10)] * 2.0f)
+                      }
+                    }
+                    vectorized for j.1 in 0..2 {
+                      B[(((i.0 * 20) + j.1) + 8)] = (A[(((i.0 * 20) + j.1) + 8)] * 2.0f)
+                    }
+                    vectorized for j.1 in 0..2 {
+                      B[(((i.0 * 20) + j.1) + 18)] = (A[(((i.0 * 20) + j.1) + 18)] * 2.0f)
+                    }
+                  }
+                }
+                """);
+        PassChecks.assertSameResults(before, f);
+    }
+
+    @Test
+    void tiledMatmulReluMatchesPlainJava() {
+        for (int[] mnk : new int[][] {{15, 10, 7}, {8, 8, 8}, {9, 17, 5}, {1, 1, 1}, {4, 19, 33}}) {
+            int m = mnk[0], n = mnk[1], k = mnk[2];
+            PrimFunc f = Dags.tiledMatmulRelu(Dags.matmulRelu(m, n, k)).lower("f");
+            NDArray a = NDArray.random(dev.kiln.ir.DType.FLOAT32, 11, m, k), b = NDArray.random(dev.kiln.ir.DType.FLOAT32, 12, k, n);
+            NDArray d = NDArray.random(dev.kiln.ir.DType.FLOAT32, 13, m, n);
+            Interpreter.run(f, a, b, d);
+            NDArray expect = NDArray.allocate(dev.kiln.ir.DType.FLOAT32, m, n);
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < n; j++) {
+                    float acc = 0;
+                    for (int r = 0; r < k; r++) acc += (float) a.getDouble(i, r) * (float) b.getDouble(r, j);
+                    expect.setDouble(Math.max(acc, 0f), i, j);
+                }
+            }
+            d.assertClose(expect, 1e-5, 1e-6);
+        }
+    }
+
+    @Test
+    void afterThePipelineLoopsAreLegalAndAccessesFlat() {
+        List<Schedule> schedules = new ArrayList<>();
+        schedules.add(Dags.tiledMatmulRelu(Dags.matmulRelu(15, 10, 7)));
+        ScheduleBuilder s = ScheduleBuilder.on(Dags.scale2d(7, 13));
+        var b = s.stage("B");
+        b.split("j", 4);
+        b.vectorize("j.1");
+        b.split("i", 2);
+        b.unroll("i.1");
+        schedules.add(s.build());
+        for (Schedule sch : schedules) {
+            PrimFunc before = PassChecks.loops(sch);
+            PrimFunc f = PassChecks.pipeline(before);
+            PassSupport.forEachStmt(f.body(), st -> {
+                assertThat(st).isNotInstanceOf(Pragma.class);
+                if (st instanceof For x) assertThat(x.kind()).isNotEqualTo(ForKind.UNROLLED);
+                if (st instanceof Store x) assertThat(x.buffer().isView()).isTrue();
+                if (st instanceof Allocate x) assertThat(x.buffer().isView()).isTrue();
+            });
+            PassSupport.forEachExpr(f.body(), e -> Exprs.forEach(e, x -> {
+                if (x instanceof BufferLoad l) assertThat(l.buffer().isView()).isTrue();
+            }));
+            LegalizeVectorize.Result again = LegalizeVectorize.run(f);
+            assertThat(again.demotions()).isEmpty();
+            assertThat(again.func()).isSameAs(f);
+            assertThat(f.toString()).contains("vectorized for");
+            PassChecks.assertSameResults(before, f);
+        }
+    }
+
+    @Test
+    void threadBoundSchedulesRunInTheInterpreter() {
+        ComputeDAG dag = Dags.scale(37);
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var b = s.stage("B");
+        b.split("i", 8);
+        b.bind("i.0", "blockIdx.x");
+        b.bind("i.1", "threadIdx.x");
+        Schedule sch = s.build();
+        PrimFunc before = PassChecks.loops(sch);
+        PassChecks.assertSameResults(before, PassChecks.pipeline(before));
+        assertThat(sch.lower("f").toString()).contains("for[blockIdx.x] i.0 in 0..5").contains("for[threadIdx.x] i.1 in 0..8");
+    }
+}
