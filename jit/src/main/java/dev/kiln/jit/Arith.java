@@ -39,10 +39,12 @@ final class Arith {
 
     private static Val floatBinary(CodeGen g, BinaryOp op, Val a, Val b) {
         DType t = a.dtype();
+        // contraction only where no rounding to a 16-bit type sits between the multiply and the add
+        String c = g.options.fpContract() && (t == DType.FLOAT32 || t == DType.FLOAT64) ? " contract" : "";
         return switch (op) {
-            case ADD -> Casts.roundTo(g, g.op2("fadd", a, b, t), t);
-            case SUB -> Casts.roundTo(g, g.op2("fsub", a, b, t), t);
-            case MUL -> Casts.roundTo(g, g.op2("fmul", a, b, t), t);
+            case ADD -> Casts.roundTo(g, g.op2("fadd" + c, a, b, t), t);
+            case SUB -> Casts.roundTo(g, g.op2("fsub" + c, a, b, t), t);
+            case MUL -> Casts.roundTo(g, g.op2("fmul" + c, a, b, t), t);
             case DIV -> Casts.roundTo(g, g.op2("fdiv", a, b, t), t);
             case MIN -> g.intrinsic("llvm.minimum", t, List.of(a, b));
             case MAX -> g.intrinsic("llvm.maximum", t, List.of(a, b));

@@ -37,6 +37,8 @@ final class CodeGen {
     boolean inIndex;
     /** Whether code is being generated inside a parallel loop's body. */
     boolean inParallel;
+    /** The innermost auto_unroll_max_step pragma's limit (0 outside any). */
+    long autoUnroll;
     final Map<Var, Val> vars = new IdentityHashMap<>();
     final Map<Buffer, String> buffers = new IdentityHashMap<>();
     /** Shared by a kernel's generators, so outlined functions get distinct names. */

@@ -35,9 +35,9 @@ final class JavaPool implements AutoCloseable {
     private static volatile MemorySegment stub;
 
     private final int workers;
-    private final long threshold;
-    private final int spin;
-    private final long chunksPerThread;
+    private volatile long threshold;
+    private volatile int spin;
+    private volatile long chunksPerThread;
     private final List<Thread> threads = new ArrayList<>();
     private final AtomicInteger busy = new AtomicInteger();
     private volatile int generation;
@@ -157,6 +157,15 @@ final class JavaPool implements AutoCloseable {
     public void close() {
         stopped = true;
         for (Thread t : threads) LockSupport.unpark(t);
+    }
+
+    /** Changes the tuning of the running pool (benchmarks sweep it). */
+    static synchronized void tune(long threshold, int spin, long chunksPerThread) {
+        JavaPool p = instance;
+        if (p == null) throw new IllegalStateException("the Java pool is not running");
+        p.threshold = threshold;
+        p.spin = spin;
+        p.chunksPerThread = chunksPerThread;
     }
 
     /** Stops the process-wide pool, if started (for tests and benchmarks that compare runtimes). */

@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class JitEngine implements AutoCloseable {
     /** Default tuning of both pools, chosen by measurement (docs/PERFORMANCE.md). */
-    static final long PARALLEL_THRESHOLD = 20_000;
+    static final long PARALLEL_THRESHOLD = 100_000;
     static final int SPIN = 2_000;
     static final long CHUNKS_PER_THREAD = 4;
 
@@ -108,6 +108,14 @@ final class JitEngine implements AutoCloseable {
                 c.free();
                 it.remove();
             }
+        }
+    }
+
+    /** Retunes a running parallel runtime (for benchmarks); see {@link NativePool#start}. */
+    void tune(ParallelRuntime r, long threshold, int spin, long chunksPerThread) {
+        switch (r) {
+            case NATIVE_POOL -> nativePool.tune(threshold, spin, chunksPerThread);
+            case JAVA_POOL -> JavaPool.tune(threshold, spin, chunksPerThread);
         }
     }
 

@@ -16,8 +16,11 @@ import java.util.Map;
  */
 public final class LlvmBackend implements Backend {
     private static final Map<String, JitEngine> ENGINES = new HashMap<>();
-    /** Compiled programs the cache keeps per target (at most). */
-    public static final int CACHE_CAPACITY = 1024;
+    /**
+     * Compiled programs the cache keeps per target (at most; entries in use by an open kernel are
+     * never evicted): 512, or the system property {@code kiln.jit.cacheCapacity}.
+     */
+    public static final int CACHE_CAPACITY = Integer.getInteger("kiln.jit.cacheCapacity", 512);
 
     @Override
     public String name() { return "llvm"; }
@@ -57,6 +60,16 @@ public final class LlvmBackend implements Backend {
             JitEngine e = ENGINES.get(target.toString());
             return e == null ? 0 : e.compiles();
         }
+    }
+
+    /**
+     * Retunes a parallel runtime of {@code target} that has started (by compiling a kernel with a
+     * parallel loop for it): loops below {@code threshold} estimated operations run serially,
+     * idle threads poll {@code spin} times before sleeping, loops are cut into
+     * {@code chunksPerThread} chunks per thread. For benchmarks that sweep these settings.
+     */
+    public static void tuneRuntime(CpuTarget target, ParallelRuntime r, long threshold, int spin, long chunksPerThread) {
+        engine(target).tune(r, threshold, spin, chunksPerThread);
     }
 
     /** Frees every cached program of every target that no open kernel uses. */

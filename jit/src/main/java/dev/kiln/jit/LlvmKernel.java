@@ -26,6 +26,10 @@ public final class LlvmKernel implements CompiledKernel {
     private final long[][] strides;
     private final long[] bytes;
     private volatile boolean closed;
+    /** The last arguments that passed every check, and their addresses (NDArray's facts never change). */
+    private volatile Checked lastChecked;
+
+    private record Checked(NDArray[] arrays, long[] addresses) {}
 
     LlvmKernel(CompiledCode code) {
         this.code = code;
@@ -64,7 +68,29 @@ public final class LlvmKernel implements CompiledKernel {
         if (status != 0) throw failure(status);
     }
 
+    /**
+     * The addresses of {@code args} after checking them. An NDArray's dtype, shape, strides and
+     * memory never change, so arguments identical to the last call's only need their liveness
+     * re-checked.
+     */
     private long[] check(NDArray[] args) {
+        Checked last = lastChecked;
+        if (last != null && args != null && args.length == last.arrays.length) {
+            boolean same = true;
+            for (int i = 0; i < args.length && same; i++) same = args[i] == last.arrays[i];
+            if (same) {
+                for (int i = 0; i < args.length; i++) {
+                    if (!args[i].segment().scope().isAlive()) fullCheck(args); // throws naming the argument
+                }
+                return last.addresses;
+            }
+        }
+        long[] addr = fullCheck(args);
+        lastChecked = new Checked(args.clone(), addr);
+        return addr;
+    }
+
+    private long[] fullCheck(NDArray[] args) {
         String fn = code.func.name();
         if (args == null || args.length != params.length) {
             throw new KilnException("kernel '" + fn + "' takes " + params.length + " argument(s) "
@@ -74,28 +100,27 @@ public final class LlvmKernel implements CompiledKernel {
         for (int i = 0; i < args.length; i++) {
             NDArray a = args[i];
             Buffer p = params[i];
-            String who = "kernel '" + fn + "' argument " + i + " (parameter '" + p.name() + "')";
-            if (a == null) throw new KilnException(who + " is null");
+            if (a == null) throw new KilnException(who(i) + " is null");
             if (a.dtype() != p.dtype()) {
-                throw new KilnException(who + " has dtype " + a.dtype() + ", expected " + p.dtype());
+                throw new KilnException(who(i) + " has dtype " + a.dtype() + ", expected " + p.dtype());
             }
             if (!Arrays.equals(a.shape(), shapes[i])) {
-                throw new KilnException(who + " has shape " + Arrays.toString(a.shape()) + ", expected "
+                throw new KilnException(who(i) + " has shape " + Arrays.toString(a.shape()) + ", expected "
                         + Arrays.toString(shapes[i]));
             }
             if (!Arrays.equals(a.strides(), strides[i]) && a.numElements() > 0) {
-                throw new KilnException(who + " has strides " + Arrays.toString(a.strides()) + ", but the kernel was "
+                throw new KilnException(who(i) + " has strides " + Arrays.toString(a.strides()) + ", but the kernel was "
                         + "compiled for strides " + Arrays.toString(strides[i]) + " (make a compact copy with copy())");
             }
             MemorySegment s = a.segment();
-            if (!s.scope().isAlive()) throw new KilnException(who + " is closed");
-            if (s.isNative() == false) throw new KilnException(who + " is not in native memory");
+            if (!s.scope().isAlive()) throw new KilnException(who(i) + " is closed");
+            if (!s.isNative()) throw new KilnException(who(i) + " is not in native memory");
             if (s.address() % NDArray.ALIGNMENT != 0) {
-                throw new KilnException(who + " is not " + NDArray.ALIGNMENT + "-byte aligned (address 0x"
+                throw new KilnException(who(i) + " is not " + NDArray.ALIGNMENT + "-byte aligned (address 0x"
                         + Long.toHexString(s.address()) + ")");
             }
             if (s.byteSize() < bytes[i]) {
-                throw new KilnException(who + " holds " + s.byteSize() + " bytes, the kernel reads up to " + bytes[i]);
+                throw new KilnException(who(i) + " holds " + s.byteSize() + " bytes, the kernel reads up to " + bytes[i]);
             }
             addr[i] = s.address();
         }
@@ -112,6 +137,10 @@ public final class LlvmKernel implements CompiledKernel {
             }
         }
         return addr;
+    }
+
+    private String who(int i) {
+        return "kernel '" + code.func.name() + "' argument " + i + " (parameter '" + params[i].name() + "')";
     }
 
     private int invoke(long[] a) throws Throwable {
@@ -180,6 +209,8 @@ public final class LlvmKernel implements CompiledKernel {
 
     @Override
     public PrimFunc func() { return code.func; }
+
+    CompiledCode code() { return code; }
 
     @Override
     public Target target() { return code.target; }

@@ -90,6 +90,16 @@ final class NativePool implements AutoCloseable {
 
     synchronized boolean started() { return started; }
 
+    /** Changes the tuning of a started pool (benchmarks sweep it); the worker count stays. */
+    synchronized void tune(long threshold, int spin, long chunksPerThread) {
+        if (!started || closed) throw new IllegalStateException("the native pool is not running");
+        try {
+            configure.invokeExact(threads.size(), threshold, spin, chunksPerThread);
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot configure the native pool", t);
+        }
+    }
+
     @Override
     public synchronized void close() {
         if (closed) return;

@@ -53,7 +53,7 @@ final class StmtGen {
                 bind(g, l.var(), v, () -> gen(g, l.body()));
             }
             case Evaluate e -> ExprGen.gen(g, e.value());
-            case Pragma p -> gen(g, p.body()); // LLVM's own unroller decides; the pragma is a hint
+            case Pragma p -> pragma(g, p);
             case Barrier b -> {
                 // a barrier synchronises GPU threads; a CPU kernel has no thread-bound loops (they are rejected)
             }
@@ -71,9 +71,66 @@ final class StmtGen {
         }
     }
 
+    /**
+     * {@code auto_unroll_max_step = n} unrolls every serial loop of constant extent inside whose
+     * step count is at most n, with the rules of the lowering pass {@code UnrollLoops} (which
+     * normally has already done it and dropped the pragma; this covers programs that did not go
+     * through the pipeline). Other pragmas are hints this backend does not know and are ignored.
+     */
+    private static void pragma(CodeGen g, Pragma p) {
+        if (!p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) {
+            gen(g, p.body());
+            return;
+        }
+        long saved = g.autoUnroll;
+        g.autoUnroll = p.value();
+        try {
+            gen(g, p.body());
+        } finally {
+            g.autoUnroll = saved;
+        }
+    }
+
+    /**
+     * The step count of {@code s} as {@code UnrollLoops} defines it: a store, evaluate or barrier
+     * counts 1, a sequence or an if sums its parts, a serial loop multiplies its body by its
+     * extent; a parallel, vectorized or thread-bound loop (never unrolled, nor any loop around
+     * it) or a non-constant extent counts as unbounded.
+     */
+    static long steps(Stmt s) {
+        return switch (s) {
+            case For f -> switch (f.kind()) {
+                case SERIAL, UNROLLED -> f.extent() instanceof IntImm e ? mulSat(Math.max(0, e.value()), steps(f.body()))
+                        : Long.MAX_VALUE;
+                case VECTORIZED, PARALLEL, THREAD_BOUND -> Long.MAX_VALUE;
+            };
+            case Store st -> 1;
+            case Evaluate e -> 1;
+            case Barrier b -> 1;
+            case Allocate a -> steps(a.body());
+            case Seq q -> q.stmts().stream().mapToLong(StmtGen::steps).reduce(0, StmtGen::addSat);
+            case IfThenElse i -> addSat(steps(i.then()), i.otherwise() == null ? 0 : steps(i.otherwise()));
+            case Let l -> steps(l.body());
+            case Pragma p -> steps(p.body());
+        };
+    }
+
+    private static long addSat(long a, long b) {
+        long r = a + b;
+        return r < 0 ? Long.MAX_VALUE : r;
+    }
+
+    private static long mulSat(long a, long b) {
+        if (a == 0 || b == 0) return 0;
+        return a > Long.MAX_VALUE / b ? Long.MAX_VALUE : a * b;
+    }
+
     private static void loop(CodeGen g, For f) {
         switch (f.kind()) {
-            case SERIAL -> serial(g, f);
+            case SERIAL -> {
+                if (g.autoUnroll > 0 && f.extent() instanceof IntImm && steps(f) <= g.autoUnroll) unrolled(g, f);
+                else serial(g, f);
+            }
             case UNROLLED -> unrolled(g, f);
             case VECTORIZED -> {
                 if (g.lanes > 1) unrolled(g, f); // nested in a vector loop: every iteration over all lanes

@@ -16,15 +16,18 @@ import dev.kiln.tir.Store;
 
 /**
  * A static estimate of the work in a statement, in "operations" (expression nodes and stores,
- * multiplied by the trip counts of the loops around them). The parallel runtimes run a parallel
- * loop on the calling thread when iterations times this estimate is below their threshold, and the
- * kernel handle uses it to pick the cheapest call path for tiny kernels.
+ * multiplied by the trip counts of the loops around them; a vectorized loop counts one trip per
+ * {@link #VECTOR_SPEEDUP} lanes, as its body runs on vectors). The parallel runtimes run a
+ * parallel loop on the calling thread when iterations times this estimate is below their
+ * threshold, and the kernel handle uses it to pick the cheapest call path for tiny kernels.
  */
 final class WorkEstimate {
     private WorkEstimate() {}
 
     /** Assumed trip count of a loop whose extent is not a constant. */
     static final long UNKNOWN_TRIPS = 64;
+    /** How many lanes of a vectorized loop cost about as much as one scalar iteration. */
+    static final long VECTOR_SPEEDUP = 8;
 
     static long of(Stmt s) {
         return switch (s) {
@@ -41,7 +44,8 @@ final class WorkEstimate {
     }
 
     static long trips(For f) {
-        return f.extent() instanceof IntImm c ? Math.max(0, c.value()) : UNKNOWN_TRIPS;
+        long n = f.extent() instanceof IntImm c ? Math.max(0, c.value()) : UNKNOWN_TRIPS;
+        return f.kind() == dev.kiln.tir.ForKind.VECTORIZED ? (n + VECTOR_SPEEDUP - 1) / VECTOR_SPEEDUP : n;
     }
 
     private static long nodes(Expr e) {

@@ -71,6 +71,41 @@ class KernelHandleTest {
     }
 
     @Test
+    void concurrentCallsOfParallelAndSerialKernelsAreCorrect() throws Exception {
+        PrimFunc par = ParallelRuntimeBenchmark.matmul(64, ForKind.PARALLEL);
+        PrimFunc ser = addFunc("concurrent_add", 33);
+        for (ParallelRuntime r : ParallelRuntime.values()) {
+            try (LlvmKernel kp = JitCheck.BACKEND.compile(par, JitCheck.TARGET, JitOptions.defaults().withRuntime(r));
+                 LlvmKernel ks = JitCheck.BACKEND.compile(ser, JitCheck.TARGET)) {
+                List<java.util.concurrent.Callable<Void>> jobs = new java.util.ArrayList<>();
+                for (int t = 0; t < 3; t++) {
+                    final long seed = 100 + t;
+                    jobs.add(() -> {
+                        for (int rep = 0; rep < 3; rep++) {
+                            for (LlvmKernel k : List.of(kp, ks)) {
+                                List<NDArray> args = JitCheck.randomArgs(k.func(), seed * 10 + rep);
+                                List<NDArray> want = JitCheck.copies(args);
+                                dev.kiln.interp.Interpreter.run(k.func(), want.toArray(NDArray[]::new));
+                                k.call(args.toArray(NDArray[]::new));
+                                args.get(2).assertClose(want.get(2), 0, 0);
+                                args.forEach(NDArray::close);
+                                want.forEach(NDArray::close);
+                            }
+                        }
+                        return null;
+                    });
+                }
+                var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+                try {
+                    for (var fut : pool.invokeAll(jobs)) fut.get();
+                } finally {
+                    pool.shutdown();
+                }
+            }
+        }
+    }
+
+    @Test
     void aClosedKernelRefusesCalls() {
         LlvmKernel k = JitCheck.BACKEND.compile(addFunc("closing", 2), JitCheck.TARGET);
         k.close();

@@ -100,6 +100,30 @@ class LoopKindsTest {
     }
 
     @Test
+    void shortCircuitAndUniformConditionsGuardTheirLoads() {
+        // and/or whose right side reads out of bounds where the left side decides; conditions on
+        // an outer (lane-independent) loop around loads that would be out of bounds
+        int n = 21;
+        for (ForKind kind : List.of(ForKind.SERIAL, ForKind.VECTORIZED)) {
+            Var i = new Var("i"), j = new Var("j");
+            Buffer a = buf("A", F32, 4, n), out = buf("Out", DType.INT32, 4, n), o2 = buf("O2", F32, 4, n);
+            Expr left = j.ge(1).and(load(a, i, j.sub(1)).gt(f(0)));
+            Expr right = j.eq(n - 1).or(load(a, i, j.add(1)).lt(f(0)));
+            // a zero divisor in every third column: evaluating an unchosen division would report it
+            Expr div = new Select(j.floormod(3).eq(0), i(0), i.add(1));
+            Stmt body = Seq.of(
+                    store(out, new Select(left.and(right.not()), i(1), new Select(right, i(2), i(0))), i, j),
+                    store(out, load(out, i, j).add(new Select(div.ne(0), j.floordiv(div), i(-1))), i, j),
+                    store(out, load(out, i, j).add(new Select(div.eq(0).or(j.floormod(div).gt(0)), i(5), i(6))), i, j),
+                    store(o2, new Select(i.ge(1), load(a, i.sub(1), j), f(-7)), i, j),
+                    IfThenElse.of(i.lt(3), store(o2, load(o2, i, j).add(load(a, i.add(1), j)), i, j)));
+            PrimFunc fn = new PrimFunc("guards_" + kind.displayName(), List.of(a, out, o2),
+                    loop(i, 4, ForKind.SERIAL, loop(j, n, kind, body)));
+            JitCheck.exact(fn, 14);
+        }
+    }
+
+    @Test
     void vectorizedLoopAroundASerialReduction() {
         int n = 20, m = 33, kk = 17;
         Var i = new Var("i"), j = new Var("j"), k = new Var("k");
@@ -152,6 +176,46 @@ class LoopKindsTest {
         try (LlvmKernel k = compile(fn)) {
             long stores = k.generatedIr().lines().filter(l -> l.contains("store float")).count();
             assertThat(stores).isEqualTo(7);
+        }
+    }
+
+    @Test
+    void autoUnrollPragmaUnrollsSmallNests() {
+        Var i = new Var("i"), j = new Var("j");
+        Buffer a = buf("A", F32, 4, 4), b = buf("B", F32, 4, 4);
+        Stmt nest = loop(i, 4, ForKind.SERIAL, loop(j, 4, ForKind.SERIAL, store(b, load(a, j, i).mul(f(3)), i, j)));
+        for (long limit : new long[] {16, 8}) {
+            PrimFunc fn = new PrimFunc("auto_unroll" + limit, List.of(a, b),
+                    new dev.kiln.tir.Pragma(dev.kiln.tir.Pragma.AUTO_UNROLL_MAX_STEP, limit, nest));
+            JitCheck.exact(fn, 15);
+            try (LlvmKernel k = compile(fn)) {
+                String ir = k.generatedIr();
+                long loops = ir.lines().filter(l -> l.matches("loop[0-9]+:")).count();
+                long stores = ir.lines().filter(l -> l.contains("store float")).count();
+                // 16 steps: both loops unrolled; 8: only the inner loop (4 steps), the outer (16) stays
+                assertThat(loops).isEqualTo(limit == 16 ? 0 : 1);
+                assertThat(stores).isEqualTo(limit == 16 ? 16 : 4);
+            }
+        }
+    }
+
+    @Test
+    void fpContractFusesMultiplyAdd() {
+        int n = 32;
+        Var i = new Var("i"), j = new Var("j"), k = new Var("k");
+        Buffer a = buf("A", F32, n, n), b = buf("B", F32, n, n), c = buf("C", F32, n, n);
+        Stmt body = Seq.of(loop(j, n, ForKind.VECTORIZED, store(c, f(0), i, j)), loop(k, n, ForKind.SERIAL,
+                loop(j, n, ForKind.VECTORIZED, store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j))));
+        PrimFunc fn = new PrimFunc("fma_mm", List.of(a, b, c), loop(i, n, ForKind.SERIAL, body));
+        JitOptions contract = JitOptions.defaults().withFpContract(true);
+        JitCheck.matches(fn, JitCheck.randomArgs(fn, 16), 1e-5, 1e-6, contract);
+        try (LlvmKernel kc = JitCheck.BACKEND.compile(fn, JitCheck.TARGET, contract);
+             LlvmKernel ke = compile(fn)) {
+            assertThat(kc.optimizedIr()).contains("fmul contract <").contains("fadd contract <");
+            if (JitCheck.TARGET.hasFeature("fma")) { // fused by instruction selection
+                assertThat(kc.source()).contains("vfmadd");
+                assertThat(ke.source()).doesNotContain("vfmadd");
+            }
         }
     }
 

@@ -3,10 +3,16 @@ package dev.kiln.jit;
 import dev.kiln.ir.DType;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.nn.Activation;
+import dev.kiln.nn.CapsuleConv;
+import dev.kiln.nn.Conv;
+import dev.kiln.nn.ConvParams;
+import dev.kiln.nn.ConvTranspose;
 import dev.kiln.nn.Elementwise;
 import dev.kiln.nn.Layout;
 import dev.kiln.nn.Linalg;
 import dev.kiln.nn.Norm;
+import dev.kiln.nn.Pad;
+import dev.kiln.nn.Pool;
 import dev.kiln.nn.Reduction;
 import dev.kiln.nn.Softmax;
 import dev.kiln.te.ComputeDAG;
@@ -100,6 +106,33 @@ class NnLibraryTest {
         exact("mean", Reduction.mean(x, 1, 2), 55);
         exact("argmax", Reduction.argmax(x, 1), 56);
         exact("argmin", Reduction.argmin(x, 2, true), 57);
+    }
+
+    @Test
+    void convolutions() {
+        exact("conv1d", Conv.conv1dNlc(in("d", 2, 11, 3), in("w", 3, 3, 4), 2, 1), 71);
+        exact("conv2d_nhwc", Conv.conv2dNhwc(in("d", 1, 9, 7, 3), in("w", 3, 3, 3, 5), 1, 1), 72);
+        exact("conv2d_nchw_s2", Conv.conv2dNchw(in("d", 1, 4, 9, 8), in("w", 6, 4, 3, 3), 2, 1), 73);
+        exact("conv2d_grouped_dilated", Conv.conv2dNhwc(in("d", 1, 10, 9, 4), in("w", 3, 3, 2, 6),
+                ConvParams.of(2, 1, 2).withDilation(2, 2).withGroups(2)), 74);
+        exact("conv3d", Conv.conv3dNdhwc(in("d", 1, 5, 6, 4, 2), in("w", 3, 3, 3, 2, 3), 1, 1), 75);
+        exact("depthwise_nhwc", Conv.depthwiseConv2dNhwc(in("d", 1, 8, 7, 3), in("w", 3, 3, 3, 2), 1, 1), 76);
+        exact("depthwise_nchw", Conv.depthwiseConv2dNchw(in("d", 1, 3, 8, 7), in("w", 3, 2, 3, 3), 2, 1), 77);
+        exact("conv2d_transpose_nhwc", ConvTranspose.conv2dTransposeNhwc(in("d", 1, 5, 4, 3), in("w", 3, 3, 3, 2), 2, 1), 78);
+        exact("conv2d_transpose_nchw", ConvTranspose.conv2dTransposeNchw(in("d", 1, 3, 5, 4), in("w", 3, 2, 3, 3), 2, 1), 79);
+        exact("capsule_conv", CapsuleConv.conv2dCapsuleNhwijc(in("d", 1, 5, 5, 2, 2, 3), in("w", 3, 3, 2, 2, 3, 2), 1, 1), 80);
+    }
+
+    @Test
+    void poolingAndPadding() {
+        Tensor x = in("x", 1, 3, 9, 8);
+        exact("max_pool_nchw", Pool.maxPool2dNchw(x, 3, 2, 1), 81);
+        exact("max_pool_nhwc", Pool.maxPool2dNhwc(in("y", 1, 9, 8, 3), 2, 2, 0), 82);
+        exact("avg_pool_incl", Pool.avgPool2dNchw(x, 3, 2, 1, true), 83);
+        exact("avg_pool_excl", Pool.avgPool2dNhwc(in("y", 1, 9, 8, 3), 3, 1, 1, false), 84);
+        exact("global_max", Pool.globalMaxPool2dNchw(x), 85);
+        exact("global_avg", Pool.globalAvgPool2dNhwc(in("y", 2, 5, 6, 3)), 86);
+        exact("pad", Pad.pad(in("p", 3, 4), new long[] {1, 0}, new long[] {2, 3}, -1.5), 87);
     }
 
     @Test
