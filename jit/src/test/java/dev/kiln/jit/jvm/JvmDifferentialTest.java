@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.fuzz.RandomComputations;
 import dev.kiln.fuzz.RandomSchedules;
-import dev.kiln.interp.Interpreter;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -22,10 +21,16 @@ import org.junit.jupiter.api.Test;
  * program must compute exactly (bit for bit) what the interpreter computes for the same program, on
  * every parameter. Every case prints its seed; {@code -Dkiln.jvmfuzz.seed=<seed>
  * -Dkiln.jvmfuzz.cases=1} replays one; {@code -Dkiln.jvmfuzz.cases=10000} runs a long campaign.
+ *
+ * <p>The second test is the differential suite's own check (a scheduled program computes what the
+ * default lowering computes) with both programs on the JVM backend instead of the interpreter, for
+ * long runs: {@code ./kiln fuzz-jvm 100000}. Tolerance as there: float32 rtol 1e-4 and atol 1e-4,
+ * since rfactor reorders reductions.
  */
 class JvmDifferentialTest {
     static final int CASES = Integer.getInteger("kiln.jvmfuzz.cases", 600);
     static final long SEED = Long.getLong("kiln.jvmfuzz.seed", 0x6a766dL);
+    static final int LONG_CASES = Integer.getInteger("kiln.jvmfuzz.long.cases", 200);
 
     @Test
     void scheduledProgramsMatchTheInterpreter() {
@@ -61,5 +66,53 @@ class JvmDifferentialTest {
                 + "%d not lowerable, %d failures%n", CASES, SEED, compiled, vectorLoops, notLowerable, failures.size());
         assertThat(failures).as("failing cases").isEmpty();
         assertThat(vectorLoops).as("cases that exercised vector code").isPositive();
+    }
+
+    @Test
+    void scheduledProgramsMatchTheDefaultLoweringOnTheJvmBackend() {
+        int checked = 0;
+        List<String> failures = new ArrayList<>();
+        for (int c = 0; c < LONG_CASES; c++) {
+            long seed = SEED + c;
+            SplittableRandom rng = new SplittableRandom(seed);
+            ComputeDAG dag = RandomComputations.generate(rng);
+            Schedule sch = RandomSchedules.generate(dag, rng, false).schedule();
+            PrimFunc scheduled;
+            try {
+                scheduled = sch.lower("scheduled");
+            } catch (ScheduleException e) {
+                continue;
+            }
+            PrimFunc reference = dev.kiln.lower.LowerDefault.lower("reference", dag);
+            List<NDArray> inputs = new ArrayList<>();
+            for (int i = 0; i < dag.inputs().size(); i++) {
+                var t = dag.inputs().get(i);
+                inputs.add(NDArray.random(t.dtype(), seed * 7 + i, t.shape().toArray()));
+            }
+            try (NDArray expected = run(reference, dag, inputs); NDArray actual = run(scheduled, dag, inputs)) {
+                Comparison cmp = actual.compareTo(expected, 1e-4, 1e-4);
+                if (!cmp.ok()) {
+                    failures.add("case " + c + " seed " + seed + ": " + cmp.report() + "\n--- schedule\n"
+                            + sch.toJavaSource() + "--- lowered\n" + scheduled);
+                }
+                checked++;
+            } catch (RuntimeException e) {
+                failures.add("case " + c + " seed " + seed + ": " + e + "\n--- schedule\n" + sch.toJavaSource());
+            } finally {
+                for (NDArray a : inputs) a.close();
+            }
+        }
+        System.out.printf("jvm differential against the default lowering: %d cases, %d checked, %d failures%n",
+                LONG_CASES, checked, failures.size());
+        assertThat(failures).as("failing cases").isEmpty();
+    }
+
+    private static NDArray run(PrimFunc f, ComputeDAG dag, List<NDArray> inputs) {
+        var out = dag.outputs().get(0);
+        NDArray o = NDArray.allocate(out.dtype(), out.shape().toArray());
+        List<NDArray> args = new ArrayList<>(inputs);
+        args.add(o);
+        JvmCheck.BACKEND.compile(f, JvmCheck.TARGET).call(args.toArray(NDArray[]::new));
+        return o;
     }
 }
