@@ -28,9 +28,9 @@ import org.junit.jupiter.api.Test;
  * since rfactor reorders reductions.
  */
 class JvmDifferentialTest {
-    static final int CASES = Integer.getInteger("kiln.jvmfuzz.cases", 600);
+    static final int CASES = Integer.getInteger("kiln.jvmfuzz.cases", 400);
     static final long SEED = Long.getLong("kiln.jvmfuzz.seed", 0x6a766dL);
-    static final int LONG_CASES = Integer.getInteger("kiln.jvmfuzz.long.cases", 200);
+    static final int LONG_CASES = Integer.getInteger("kiln.jvmfuzz.long.cases", 150);
 
     @Test
     void scheduledProgramsMatchTheInterpreter() {

@@ -133,6 +133,31 @@ class LoopKindsTest {
     }
 
     @Test
+    void oneKernelRunsFromSeveralThreadsAtOnce() throws Exception {
+        Var r = new Var("r"), c = new Var("c");
+        int rows = 48, cols = 33;
+        Buffer a = buf("a", F32, rows, cols), out = buf("out", F32, rows, cols), tmp = buf("tmp", F32, cols);
+        PrimFunc f = new PrimFunc("concurrent", List.of(a, out), loop(r, rows, ForKind.PARALLEL, new Allocate(tmp, Seq.of(
+                loop(c, cols, ForKind.VECTORIZED, store(tmp, load(tmp, c).add(load(a, r, c)), c)),
+                loop(c, cols, ForKind.VECTORIZED, store(out, load(tmp, c).mul(load(tmp, i32(cols - 1).sub(c))), r, c))))));
+        JvmKernel k = JvmCheck.BACKEND.compile(f, JvmCheck.TARGET);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<?>> runs = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                long seed = 20 + t;
+                runs.add(pool.submit(() -> {
+                    for (int rep = 0; rep < 10; rep++) JvmCheck.matches(f, seed * 100 + rep, 0, 0);
+                }));
+            }
+            for (var run : runs) run.get();
+        } finally {
+            pool.shutdown();
+        }
+        assertThat(k.notes()).isEmpty();
+    }
+
+    @Test
     void smallParallelLoopsRunOnTheCallingThread() {
         Var r = new Var("r");
         Buffer a = buf("a", F32, 6), out = buf("out", F32, 6);
