@@ -10,6 +10,9 @@ import java.util.List;
  * lets the search rank thousands of candidates per round while measuring only a few. Scores are
  * relative: only their order within a task matters, higher is faster; a program that cannot be
  * lowered scores {@link Double#NEGATIVE_INFINITY}.
+ *
+ * <p>Implementations let several threads call {@link #predict} at once (the search scores its
+ * population in chunks) and give the same score to a program whatever the order or thread.
  */
 public interface CostModel {
 
@@ -22,6 +25,9 @@ public interface CostModel {
     /** One score per candidate, in order. */
     double[] predict(SearchTask task, List<Candidate> candidates);
 
-    /** Whether the scores carry no information (the search then does fewer generations, as Ansor does). */
+    /**
+     * Whether the scores carry no information now (a random model, or a learned one still in its
+     * warm-up); the search then does fewer generations, as Ansor does with its random model.
+     */
     default boolean isRandom() { return false; }
 }

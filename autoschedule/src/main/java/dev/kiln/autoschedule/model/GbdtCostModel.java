@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 
 /**
  * Ansor's learned cost model: gradient-boosted trees ({@link Gbdt}) on per-statement features
@@ -22,16 +21,18 @@ import java.util.SplittableRandom;
  * throughput of the task, so the best program of each task has label 1. Each sample weighs its
  * label (fast programs matter more, as in Ansor), at least {@code minWeight}. The trees are
  * retrained from scratch on every update with new data. Until {@code warmupPrograms} valid
- * programs have been measured, scores are uniform random numbers, as Ansor's model does before
- * its warm-up. A program whose features are empty (it cannot be lowered) scores -inf.
+ * programs have been measured, scores are uniform random numbers (as Ansor's model gives before
+ * its warm-up; here a hash of the seed and the program, see {@link RandomCostModel}). A program
+ * whose features are empty (it cannot be lowered) scores -inf.
  *
- * <p>Methods are synchronized: one model may be shared by the threads of a search.
+ * <p>Thread-safe: several threads may score at once (each on its own programs); updates are
+ * serialised and replace the trees atomically.
  */
 public final class GbdtCostModel implements CostModel {
     private final GbdtParams params;
     private final int warmupPrograms;
     private final double minWeight;
-    private final SplittableRandom rng;
+    private final long seed;
     private final FeatureCache cache;
 
     private final List<ProgramFeatures> features = new ArrayList<>();
@@ -39,7 +40,7 @@ public final class GbdtCostModel implements CostModel {
     private final List<String> groups = new ArrayList<>();
     private final Map<String, Double> best = new HashMap<>();
     private int valid, trainedOn;
-    private Gbdt model;
+    private volatile Gbdt model;
     private long lastTrainNanos;
 
     /**
@@ -53,7 +54,7 @@ public final class GbdtCostModel implements CostModel {
         this.params = params;
         this.warmupPrograms = warmupPrograms;
         this.minWeight = minWeight;
-        this.rng = new SplittableRandom(seed);
+        this.seed = seed;
         this.cache = new FeatureCache(cacheSize);
     }
 
@@ -110,33 +111,38 @@ public final class GbdtCostModel implements CostModel {
     }
 
     @Override
-    public synchronized double[] predict(SearchTask task, List<Candidate> candidates) {
+    public double[] predict(SearchTask task, List<Candidate> candidates) {
         double[] out = new double[candidates.size()];
-        if (model == null) {
-            for (int i = 0; i < out.length; i++) out[i] = rng.nextDouble();
+        Gbdt m = model;
+        if (m == null) {
+            for (int i = 0; i < out.length; i++) out[i] = RandomCostModel.score(seed, candidates.get(i).key());
             return out;
         }
         FeatureExtractor fx = FeatureExtractor.of(task);
         for (int i = 0; i < out.length; i++) {
             ProgramFeatures f = cache.get(task, fx, candidates.get(i));
-            out[i] = f.isEmpty() ? Double.NEGATIVE_INFINITY : model.predictProgram(f.values(), f.rows());
+            out[i] = f.isEmpty() ? Double.NEGATIVE_INFINITY : m.predictProgram(f.values(), f.rows());
         }
         return out;
     }
 
+    @Override
+    public boolean isRandom() { return model == null; }
+
     /** Scores of programs given by their features (for benchmarks of the model alone); random before the warm-up. */
-    public synchronized double[] predictFeatures(List<ProgramFeatures> programs) {
+    public double[] predictFeatures(List<ProgramFeatures> programs) {
         double[] out = new double[programs.size()];
+        Gbdt m = model;
         for (int i = 0; i < out.length; i++) {
             ProgramFeatures f = programs.get(i);
-            out[i] = model == null ? rng.nextDouble()
-                    : f.isEmpty() ? Double.NEGATIVE_INFINITY : model.predictProgram(f.values(), f.rows());
+            out[i] = m == null ? RandomCostModel.score(seed, Integer.toString(i))
+                    : f.isEmpty() ? Double.NEGATIVE_INFINITY : m.predictProgram(f.values(), f.rows());
         }
         return out;
     }
 
     /** Whether the trees have been trained (the warm-up is over). */
-    public synchronized boolean trained() { return model != null; }
+    public boolean trained() { return model != null; }
 
     /** Programs learned from so far (failed measurements included). */
     public synchronized int samples() { return features.size(); }
