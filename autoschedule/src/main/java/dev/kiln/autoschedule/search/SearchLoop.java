@@ -30,8 +30,10 @@ import java.util.stream.Collectors;
  * to a {@link SearchPolicy}). Each round asks the policy for up to {@code measuresPerRound} new
  * programs and measures them one by one, appending each result to the log (flushed) before the
  * next program is measured, so that a tuner killed mid-round loses no measurement; it tracks the
- * best and hands the round's trials to the policy. It stops at the trial budget, at the time budget, when the best
- * has not improved in {@code earlyStopping} trials, or when the policy finds nothing new.
+ * best and hands the round's trials to the policy. It stops at the trial budget, when the best
+ * has not improved in {@code earlyStopping} trials, when the policy finds nothing new, or at the
+ * time budget, which is checked before every program (the one being measured finishes; the rest
+ * of its round is left out).
  *
  * <p>A run resumes from the log: the task's records (same workload key and target) count as
  * trials, their programs are never measured again, the fastest valid one is the best to beat, and
@@ -100,7 +102,7 @@ public final class SearchLoop {
                     reason = StopReason.EARLY_STOPPING;
                     break;
                 }
-                if (limits.hasTimeBudget() && nanoTime.getAsLong() - start >= limits.timeBudget().toNanos()) {
+                if (outOfTime(start)) {
                     reason = StopReason.TIME_BUDGET;
                     break;
                 }
@@ -112,7 +114,12 @@ public final class SearchLoop {
                     break;
                 }
                 List<Trial> round = new ArrayList<>();
+                boolean outOfTime = false;
                 for (Candidate c : batch) {
+                    if (!round.isEmpty() && outOfTime(start)) {
+                        outOfTime = true;
+                        break;
+                    }
                     // One program per call, so that each result is in the log before the next is measured.
                     List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
                     if (results.size() != 1) {
@@ -127,6 +134,10 @@ public final class SearchLoop {
                 }
                 policy.update(round);
                 progress.roundDone(state(start));
+                if (outOfTime) {
+                    reason = StopReason.TIME_BUDGET;
+                    break;
+                }
             }
         } finally {
             progress.close();
@@ -207,6 +218,10 @@ public final class SearchLoop {
                         + (measured.contains(c.key()) ? "was already measured" : "is twice in its batch") + ":\n" + c.key());
             }
         }
+    }
+
+    private boolean outOfTime(long start) {
+        return limits.hasTimeBudget() && nanoTime.getAsLong() - start >= limits.timeBudget().toNanos();
     }
 
     private ProgressState state(long start) {
