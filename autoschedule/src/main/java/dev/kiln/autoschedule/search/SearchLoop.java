@@ -113,28 +113,7 @@ public final class SearchLoop {
                     reason = StopReason.SEARCH_SPACE_EXHAUSTED;
                     break;
                 }
-                List<Trial> round = new ArrayList<>();
-                boolean outOfTime = false;
-                for (Candidate c : batch) {
-                    if (!round.isEmpty() && outOfTime(start)) {
-                        outOfTime = true;
-                        break;
-                    }
-                    // One program per call, so that each result is in the log before the next is measured.
-                    List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
-                    if (results.size() != 1) {
-                        throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
-                                + results.size() + " results for 1 program");
-                    }
-                    Trial t = new Trial(c, results.getFirst());
-                    log.append(toRecord(t));
-                    count(c, t.result().error().name(), t.result().errorMessage(), t.result().median());
-                    round.add(t);
-                    progress.update(state(start));
-                }
-                policy.update(round);
-                progress.roundDone(state(start));
-                if (outOfTime) {
+                if (!measureRound(batch, start)) {
                     reason = StopReason.TIME_BUDGET;
                     break;
                 }
@@ -145,6 +124,34 @@ public final class SearchLoop {
         Duration elapsed = Duration.ofNanos(nanoTime.getAsLong() - start);
         return new SearchOutcome(java.util.Optional.ofNullable(best), trials, restoredTrials, trials - restoredTrials,
                 errors, errorsByKind, firstErrors, unreplayable, reason, elapsed);
+    }
+
+    /**
+     * Measures the programs of a round one by one, each logged before the next is measured, and
+     * hands the trials to the policy. Returns false if the time budget cut the round short.
+     */
+    private boolean measureRound(List<Candidate> batch, long start) {
+        List<Trial> round = new ArrayList<>();
+        boolean complete = true;
+        for (Candidate c : batch) {
+            if (!round.isEmpty() && outOfTime(start)) {
+                complete = false;
+                break;
+            }
+            List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
+            if (results.size() != 1) {
+                throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
+                        + results.size() + " results for 1 program");
+            }
+            Trial t = new Trial(c, results.getFirst());
+            log.append(toRecord(t));
+            count(c, t.result().error().name(), t.result().errorMessage(), t.result().median());
+            round.add(t);
+            progress.update(state(start));
+        }
+        policy.update(round);
+        progress.roundDone(state(start));
+        return complete;
     }
 
     /** The log record of a trial of this task. */
