@@ -10,7 +10,9 @@ import dev.kiln.ir.KilnException;
  * timed repeats. A repeat is the mean time of {@code number} runs, where {@code number} is raised
  * (doubled) until a repeat lasts at least {@code minRepeatMs}, as TVM's time evaluator does. The
  * result keeps one time per repeat and reports their median. With {@code flushCache}, a buffer
- * larger than the last-level cache is written before every timed run, outside the timed region.
+ * larger than the last-level cache is written before every timed run, outside the timed region,
+ * and (as in TVM, since a flush costs far more than a small kernel) every repeat is a single run:
+ * {@code number} and {@code minRepeatMs} are ignored.
  *
  * @param repeats           timed repeats (at least 1); the median of these is the program's time
  * @param number            runs per repeat, before the {@code minRepeatMs} rule raises it (at least 1)
