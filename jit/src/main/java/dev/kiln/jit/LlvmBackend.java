@@ -36,7 +36,8 @@ public final class LlvmBackend implements Backend {
 
     @Override
     public LlvmKernel compile(PrimFunc func, Target target) {
-        return compile(func, target, JitOptions.defaults());
+        boolean fast = target instanceof CpuTarget c && c.fastMath();
+        return compile(func, target, JitOptions.defaults().withFpContract(fast));
     }
 
     /** Compiles with explicit code generation options (runtime choice, vector width, optimisation). */

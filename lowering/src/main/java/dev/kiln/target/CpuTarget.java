@@ -13,9 +13,18 @@ import java.util.Objects;
  * @param cores           how many cores parallel loops may use
  * @param vectorBits      the widest SIMD register in bits (128, 256 or 512)
  * @param cacheLineBytes  the cache line size in bytes
+ * @param fastMath        whether float {@code a * b + c} may be contracted into one FMA (one rounding
+ *                        instead of two). Off by default, so compiled code matches the interpreter
+ *                        bit for bit; tuned kernels turn it on for speed and are checked with a
+ *                        tolerance. Written {@code -fast-math=1} in the target string.
  */
-public record CpuTarget(String triple, String cpu, String features, int cores, int vectorBits, int cacheLineBytes)
-        implements Target {
+public record CpuTarget(String triple, String cpu, String features, int cores, int vectorBits, int cacheLineBytes,
+                        boolean fastMath) implements Target {
+
+    /** A target with exact floating-point semantics (no contraction). */
+    public CpuTarget(String triple, String cpu, String features, int cores, int vectorBits, int cacheLineBytes) {
+        this(triple, cpu, features, cores, vectorBits, cacheLineBytes, false);
+    }
 
     public CpuTarget {
         Objects.requireNonNull(triple, "triple");
@@ -43,11 +52,16 @@ public record CpuTarget(String triple, String cpu, String features, int cores, i
     public int lanes(int bytes) { return Math.max(1, vectorBits / 8 / bytes); }
 
     /** The same CPU with another core count (for single-threaded measurements). */
-    public CpuTarget withCores(int n) { return new CpuTarget(triple, cpu, features, n, vectorBits, cacheLineBytes); }
+    public CpuTarget withCores(int n) { return new CpuTarget(triple, cpu, features, n, vectorBits, cacheLineBytes, fastMath); }
+
+    /** The same CPU with floating-point contraction (FMA) allowed or not. */
+    public CpuTarget withFastMath(boolean on) {
+        return new CpuTarget(triple, cpu, features, cores, vectorBits, cacheLineBytes, on);
+    }
 
     /** The same target with the CPU name and features another source (LLVM's host detection) reports. */
     public CpuTarget withCpu(String cpuName, String featureString) {
-        return new CpuTarget(triple, cpuName, featureString, cores, vectorBits, cacheLineBytes);
+        return new CpuTarget(triple, cpuName, featureString, cores, vectorBits, cacheLineBytes, fastMath);
     }
 
     /** Whether the feature string enables {@code name} (given without the plus sign). */
@@ -59,13 +73,14 @@ public record CpuTarget(String triple, String cpu, String features, int cores, i
     @Override
     public String toString() {
         return "cpu -mtriple=" + triple + " -mcpu=" + cpu + (features.isEmpty() ? "" : " -mattr=" + features)
-                + " -cores=" + cores + " -vector-bits=" + vectorBits + " -cache-line=" + cacheLineBytes;
+                + " -cores=" + cores + " -vector-bits=" + vectorBits + " -cache-line=" + cacheLineBytes
+                + (fastMath ? " -fast-math=1" : "");
     }
 
     static CpuTarget fromOptions(String s, Map<String, String> opts) {
         TargetOptions o = new TargetOptions(s, opts);
         CpuTarget t = new CpuTarget(o.string("mtriple"), o.string("mcpu"), o.string("mattr", ""), o.integer("cores"),
-                o.integer("vector-bits"), o.integer("cache-line"));
+                o.integer("vector-bits"), o.integer("cache-line"), o.integer("fast-math", 0) != 0);
         o.requireAllUsed();
         return t;
     }

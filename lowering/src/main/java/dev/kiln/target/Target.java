@@ -37,6 +37,16 @@ public sealed interface Target permits CpuTarget, CudaTarget {
     /** The host CPU, detected from {@code /proc/cpuinfo} and the JVM without loading LLVM. */
     static CpuTarget cpu() { return HostCpu.detect(); }
 
+    /**
+     * The pure-JVM backend on this host (module jit, {@code dev.kiln.jit.jvm}): a CPU target whose
+     * triple is {@code jvm}, which no LLVM backend claims, with the host's cores, vector width and
+     * cache line, so the auto-scheduler treats it as the CPU it runs on.
+     */
+    static CpuTarget jvm() {
+        CpuTarget host = cpu();
+        return new CpuTarget("jvm", "hotspot", "", host.cores(), host.vectorBits(), host.cacheLineBytes());
+    }
+
     /** An NVIDIA H200 (sm_90): 1024 threads and 48 KiB static shared memory per block, warps of 32. */
     static CudaTarget cuda() { return CudaTarget.h200(); }
 

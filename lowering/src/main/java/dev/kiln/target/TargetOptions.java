@@ -33,6 +33,10 @@ final class TargetOptions {
         }
     }
 
+    int integer(String key, int dflt) {
+        return opts.containsKey(key) ? integer(key) : dflt;
+    }
+
     /** Throws if an option was not read. */
     void requireAllUsed() {
         if (!opts.isEmpty()) throw new KilnException("target '" + target + "': unknown option(s) " + opts.keySet());

@@ -1,0 +1,170 @@
+package dev.kiln.autoschedule;
+
+import dev.kiln.autoschedule.log.LogLookup;
+import dev.kiln.autoschedule.log.LogRecord;
+import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.progress.TuneProgress;
+import dev.kiln.autoschedule.search.BestProgram;
+import dev.kiln.autoschedule.search.SearchLoop;
+import dev.kiln.autoschedule.search.SearchOutcome;
+import dev.kiln.autoschedule.search.SearchPolicy;
+import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Backend;
+import dev.kiln.target.CompiledKernel;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Tensor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The front door of the auto-scheduler. {@link #tune} searches for a fast program for a
+ * computation on a target, keeps every measurement in a tuning log (resuming from it when it
+ * already has records of the task), and returns the best program compiled. {@link #build}
+ * applies the best logged program without searching.
+ *
+ * <pre>{@code
+ * try (TuneResult r = AutoSchedule.tune(C, Target.cpu(),
+ *         TuneOptions.builder().trials(200).logFile(Path.of("matmul.jsonl")).build())) {
+ *     r.kernel().call(a, b, c);
+ * }
+ * CompiledKernel k = AutoSchedule.build(ComputeDAG.of(C), Target.cpu(), Path.of("matmul.jsonl"));
+ * }</pre>
+ *
+ * <p>Records of the same workload measured on another target are never applied: the user is
+ * told which targets they were for (a note in the result, a warning through System.Logger, or
+ * the message of the exception when they are all there is).
+ */
+public final class AutoSchedule {
+    private static final System.Logger LOG = System.getLogger(AutoSchedule.class.getName());
+
+    private AutoSchedule() {}
+
+    /** Tunes the computation of {@code output} (and everything it reads) for {@code target}. */
+    public static TuneResult tune(Tensor output, Target target, TuneOptions options) {
+        return tune(ComputeDAG.of(output), target, options);
+    }
+
+    /**
+     * Tunes {@code dag} for {@code target}: random search over the task's sketches, every
+     * measurement appended to the options' log file, the best program compiled with the target's
+     * backend. Throws {@link KilnException} when no trial gave a valid program, with the errors
+     * by kind and the first message of each.
+     */
+    public static TuneResult tune(ComputeDAG dag, Target target, TuneOptions options) {
+        SearchTask task = task(dag, target);
+        List<String> notes = new ArrayList<>();
+        try (TuningLog log = options.log().map(TuningLog::open).orElseGet(TuningLog::inMemory)) {
+            noteDamagedLines(log, notes);
+            LogLookup before = log.lookup(task.workloadKey(), task.target());
+            if (before.hasOtherTargets()) warn(notes, before.otherTargetsNote());
+
+            SearchPolicy policy = options.policies().create(task, options.seed());
+            Measurer made = options.measurer() == null ? options.measurers().create(target, options.measureOptions()) : null;
+            SearchOutcome outcome;
+            try {
+                Measurer measurer = made != null ? made : options.measurer();
+                TuneProgress progress = TuneProgress.forRun(options.progressBar(), options.verbose());
+                outcome = new SearchLoop(task, policy, measurer, log, options.limits(), progress).run();
+            } finally {
+                if (made != null) made.close();
+            }
+            if (outcome.unreplayable() > 0) {
+                warn(notes, outcome.unreplayable() + " logged record(s) of this workload no longer replay on its DAG "
+                        + "and were not applied.");
+            }
+            BestProgram best = outcome.best().orElseThrow(() -> new KilnException(noProgram(task, outcome, before)));
+            CompiledKernel kernel = compile(best.schedule(), target);
+            return new TuneResult(task, best.schedule(), best.seconds(), outcome, log.file(), notes, kernel);
+        }
+    }
+
+    /**
+     * The best logged program of {@code dag} on {@code target}, compiled, without searching.
+     * Throws {@link KilnException} when the log does not exist or has no valid record of this
+     * workload on this target; the message says what it has instead (other targets are named).
+     */
+    public static CompiledKernel build(ComputeDAG dag, Target target, Path logFile) {
+        return compile(bestSchedule(dag, target, logFile), target);
+    }
+
+    /** {@link #build(ComputeDAG, Target, Path)} for the computation of {@code output}. */
+    public static CompiledKernel build(Tensor output, Target target, Path logFile) {
+        return build(ComputeDAG.of(output), target, logFile);
+    }
+
+    /** The best logged schedule of {@code dag} on {@code target} (see {@link #build}). */
+    public static Schedule bestSchedule(ComputeDAG dag, Target target, Path logFile) {
+        if (!Files.isRegularFile(logFile)) throw new KilnException("tuning log " + logFile + " does not exist");
+        try (TuningLog log = TuningLog.open(logFile)) {
+            LogLookup l = log.lookup(dag.workloadKey(), target.toString());
+            LogRecord best = l.best().orElseThrow(() -> new KilnException("cannot build workload " + dag.workloadKey()
+                    + " from the log: " + l.explanation()));
+            if (l.hasOtherTargets()) LOG.log(System.Logger.Level.WARNING, l.otherTargetsNote());
+            try {
+                Schedule s = best.schedule(dag);
+                s.replay();
+                return s;
+            } catch (KilnException e) {
+                throw new KilnException("the best logged program of workload " + dag.workloadKey() + " in " + logFile
+                        + " does not replay on this DAG: " + e.getMessage());
+            }
+        }
+    }
+
+    /** The search task of {@code dag} on {@code target}: its full target string and hardware parameters. */
+    public static SearchTask task(ComputeDAG dag, Target target) {
+        if (!(target instanceof CpuTarget)) {
+            throw new KilnException("the auto-scheduler searches CPU targets only for now (its GPU sketch rules are "
+                    + "not written yet); cannot tune for '" + target + "'");
+        }
+        return new SearchTask(dag, target.toString(), hardware(target), dag.workloadKey());
+    }
+
+    /**
+     * The hardware parameters of a target. A CPU's: its cores, vector width and cache line. A
+     * CUDA device's: its shared memory and threads per block and warp size, with Ansor's defaults
+     * for what the target does not say (local memory unlimited, virtual threads up to 8).
+     */
+    public static HardwareParams hardware(Target target) {
+        return switch (target) {
+            case CpuTarget c -> HardwareParams.cpu(c.cores(), c.vectorBits() / 8, c.cacheLineBytes());
+            case CudaTarget g -> HardwareParams.cuda(g.sharedMemPerBlock(), Integer.MAX_VALUE, g.maxThreadsPerBlock(), 8,
+                    g.warpSize());
+        };
+    }
+
+    private static CompiledKernel compile(Schedule s, Target target) {
+        String name = "tuned_" + s.dag().outputs().getFirst().name().replaceAll("[^A-Za-z0-9_]", "_");
+        return Backend.forTarget(target).compile(s.lower(name), target);
+    }
+
+    private static String noProgram(SearchTask task, SearchOutcome o, LogLookup before) {
+        StringBuilder sb = new StringBuilder("no valid program for workload " + task.workloadKey() + " on target '"
+                + task.target() + "' in " + o.trials() + " trial(s) (stopped: " + o.stopReason() + ")");
+        if (o.trials() == 0) sb.append("; the trial budget is 0 and the log has no valid record of the task");
+        if (!o.errorsByKind().isEmpty()) sb.append("; errors ").append(o.errorsByKind());
+        o.firstErrors().forEach((kind, msg) -> sb.append("\nfirst ").append(kind).append(": ").append(msg));
+        if (before.hasOtherTargets()) sb.append('\n').append(before.otherTargetsNote());
+        return sb.toString();
+    }
+
+    private static void noteDamagedLines(TuningLog log, List<String> notes) {
+        List<TuningLog.SkippedLine> skipped = log.skippedLines();
+        if (!skipped.isEmpty()) {
+            notes.add(skipped.size() + " line(s) of the log could not be read and were skipped (first: line "
+                    + skipped.getFirst().line() + ", " + skipped.getFirst().reason() + ").");
+        }
+    }
+
+    private static void warn(List<String> notes, String message) {
+        LOG.log(System.Logger.Level.WARNING, message);
+        notes.add(message);
+    }
+}

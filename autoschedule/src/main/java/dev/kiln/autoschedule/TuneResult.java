@@ -1,0 +1,75 @@
+package dev.kiln.autoschedule;
+
+import dev.kiln.autoschedule.search.SearchOutcome;
+import dev.kiln.autoschedule.search.StopReason;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.CompiledKernel;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What {@link AutoSchedule#tune} found: the best program, how fast it ran, what the search did
+ * (trials, errors, why it stopped), anything the user should know (records of other targets that
+ * were not applied, damaged log lines, schedules that no longer replay), and the kernel compiled
+ * from the best program. Closing the result closes the kernel.
+ *
+ * @param task      the task that was tuned
+ * @param schedule  the fastest program measured
+ * @param seconds   its measured time (the median of its repeats)
+ * @param outcome   what the search loop did
+ * @param logFile   the tuning log, if the run kept one
+ * @param notes     things the user should know, each one sentence
+ * @param kernel    the best program, compiled for the target
+ */
+public record TuneResult(SearchTask task, Schedule schedule, double seconds, SearchOutcome outcome,
+                         Optional<Path> logFile, List<String> notes, CompiledKernel kernel) implements AutoCloseable {
+    public TuneResult {
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(schedule, "schedule");
+        Objects.requireNonNull(outcome, "outcome");
+        Objects.requireNonNull(logFile, "logFile");
+        Objects.requireNonNull(kernel, "kernel");
+        notes = List.copyOf(notes);
+    }
+
+    /** The best program's speed in GFLOP/s. */
+    public double gflops() {
+        return task.dag().flopCount() / seconds / 1e9;
+    }
+
+    /** Trials of the task, those restored from the log included. */
+    public int trials() { return outcome.trials(); }
+
+    /** Trials this run measured. */
+    public int newTrials() { return outcome.newTrials(); }
+
+    /** Failed measurements among all trials. */
+    public int errors() { return outcome.errors(); }
+
+    /** Failed measurements by error kind. */
+    public Map<String, Integer> errorsByKind() { return outcome.errorsByKind(); }
+
+    public StopReason stopReason() { return outcome.stopReason(); }
+
+    /** Which trial found the best program (counting from 1 over the log). */
+    public int bestTrial() { return outcome.best().orElseThrow().trial(); }
+
+    /** A few lines for people: the best time and speed, the trials, the errors, why it stopped, the notes. */
+    public String summary() {
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
+                "best %.4g ms (%.2f GFLOP/s), found at trial %d of %d (%d measured now, %d errors%s); stopped: %s",
+                seconds * 1e3, gflops(), bestTrial(), trials(), newTrials(), errors(),
+                errorsByKind().isEmpty() ? "" : " " + errorsByKind(), stopReason()));
+        for (String n : notes) sb.append('\n').append("note: ").append(n);
+        return sb.toString();
+    }
+
+    @Override
+    public void close() {
+        kernel.close();
+    }
+}

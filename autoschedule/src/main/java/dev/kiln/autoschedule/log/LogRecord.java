@@ -1,0 +1,111 @@
+package dev.kiln.autoschedule.log;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.te.ComputeDAG;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One line of a {@link TuningLog}: one measurement of one program. It names the workload and the
+ * full target it was measured for (with the hardware parameters the search used), holds the
+ * schedule's steps as JSON (so it can be replayed on any DAG with the same workload key), the
+ * measured seconds of each repeat, the error (kind {@code "NONE"} when the run was valid), the
+ * compile time, the wall time of the whole measurement, and when it was taken.
+ *
+ * @param version         the log format ({@link LogFormat#VERSION} for records this code writes)
+ * @param workloadKey     {@code ComputeDAG.workloadKey()} of the tuned computation
+ * @param target          the full target string ({@code Target.toString()})
+ * @param hardware        {@code HardwareParams.toLogArray()} of the search
+ * @param steps           {@code Schedule.stepsJson()} of the program (copied in and out, numbers in the
+ *                        form JSON reading gives them, so that a record equals itself read back)
+ * @param costs           seconds of each repeat; empty when the measurement failed
+ * @param errorKind       {@code "NONE"} for a valid measurement, else the kind of error (LOWER, COMPILE, ...)
+ * @param errorMessage    what went wrong; empty when nothing did
+ * @param compileSeconds  time spent lowering and compiling the program
+ * @param wallSeconds     time the whole measurement took (build, runs, checks)
+ * @param timestamp       when the measurement finished
+ */
+public record LogRecord(String version, String workloadKey, String target, int[] hardware, ArrayNode steps,
+                        List<Double> costs, String errorKind, String errorMessage, double compileSeconds,
+                        double wallSeconds, Instant timestamp) {
+    /** The error kind of a valid measurement. */
+    public static final String NO_ERROR = "NONE";
+
+    public LogRecord {
+        Objects.requireNonNull(version, "version");
+        Objects.requireNonNull(workloadKey, "workloadKey");
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(steps, "steps");
+        Objects.requireNonNull(errorKind, "errorKind");
+        Objects.requireNonNull(timestamp, "timestamp");
+        hardware = hardware.clone();
+        steps = LogFormat.canonical(steps);
+        costs = List.copyOf(costs);
+        errorMessage = errorMessage == null ? "" : errorMessage;
+        if (errorKind.equals(NO_ERROR) && costs.isEmpty()) {
+            throw new KilnException("a valid measurement of workload " + workloadKey + " needs at least one cost");
+        }
+        for (double c : costs) {
+            if (!(c >= 0) || Double.isInfinite(c)) {
+                throw new KilnException("measured cost " + c + " of workload " + workloadKey + " is not a finite non-negative time");
+            }
+        }
+    }
+
+    @Override
+    public int[] hardware() { return hardware.clone(); }
+
+    @Override
+    public ArrayNode steps() { return steps.deepCopy(); }
+
+    /** Whether the program ran and gave the right numbers. */
+    public boolean isValid() { return errorKind.equals(NO_ERROR); }
+
+    /**
+     * The program's time: the median of its repeats (the mean of the middle two for an even
+     * count); {@link Double#POSITIVE_INFINITY} for a failed measurement.
+     */
+    public double seconds() {
+        if (!isValid()) return Double.POSITIVE_INFINITY;
+        double[] s = costs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+
+    /** Billions of floating-point operations per second for a computation of {@code flops}; 0 when invalid. */
+    public double gflops(long flops) {
+        double s = seconds();
+        return Double.isFinite(s) && s > 0 ? flops / s / 1e9 : 0;
+    }
+
+    /** The schedule of this record on {@code dag}, which must have the record's workload key. */
+    public Schedule schedule(ComputeDAG dag) {
+        if (!dag.workloadKey().equals(workloadKey)) {
+            throw new KilnException("log record of workload " + workloadKey + " cannot be applied to workload " + dag.workloadKey());
+        }
+        return Schedule.fromSteps(steps, dag);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LogRecord r && version.equals(r.version) && workloadKey.equals(r.workloadKey)
+                && target.equals(r.target) && Arrays.equals(hardware, r.hardware) && steps.equals(r.steps)
+                && costs.equals(r.costs) && errorKind.equals(r.errorKind) && errorMessage.equals(r.errorMessage)
+                && Double.compare(compileSeconds, r.compileSeconds) == 0 && Double.compare(wallSeconds, r.wallSeconds) == 0
+                && timestamp.equals(r.timestamp);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(workloadKey, target, Arrays.hashCode(hardware), steps, costs, errorKind, timestamp);
+    }
+
+    @Override
+    public String toString() {
+        return LogFormat.toLine(this);
+    }
+}

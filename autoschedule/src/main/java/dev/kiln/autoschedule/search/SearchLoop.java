@@ -1,0 +1,242 @@
+package dev.kiln.autoschedule.search;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.log.LogFormat;
+import dev.kiln.autoschedule.log.LogRecord;
+import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.measure.MeasureError;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.progress.ProgressState;
+import dev.kiln.autoschedule.progress.TuneProgress;
+import dev.kiln.ir.KilnException;
+import dev.kiln.te.Tensor;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+
+/**
+ * The tuning loop of one task (Ansor's {@code SketchPolicy::Search}, with the program choice left
+ * to a {@link SearchPolicy}). Each round asks the policy for up to {@code measuresPerRound} new
+ * programs and measures them one by one, appending each result to the log (flushed) before the
+ * next program is measured, so that a tuner killed mid-round loses no measurement; it tracks the
+ * best and hands the round's trials to the policy. It stops at the trial budget, when the best
+ * has not improved in {@code earlyStopping} trials, when the policy finds nothing new, or at the
+ * time budget, which is checked before every program (the one being measured finishes; the rest
+ * of its round is left out).
+ *
+ * <p>A run resumes from the log: the task's records (same workload key and target) count as
+ * trials, their programs are never measured again, the fastest valid one is the best to beat, and
+ * the policy is told about them before the first round.
+ */
+public final class SearchLoop {
+    private static final System.Logger LOG = System.getLogger(SearchLoop.class.getName());
+
+    private final SearchTask task;
+    private final SearchPolicy policy;
+    private final Measurer measurer;
+    private final TuningLog log;
+    private final SearchLimits limits;
+    private final TuneProgress progress;
+    private final LongSupplier nanoTime;
+
+    // The state of a run.
+    private final Set<String> measured = new HashSet<>();
+    private final Map<String, Integer> errorsByKind = new LinkedHashMap<>();
+    private final Map<String, String> firstErrors = new LinkedHashMap<>();
+    private BestProgram best;
+    private int trials, errors, unreplayable;
+    private boolean ran;
+
+    /** A loop timed by {@link System#nanoTime()}. */
+    public SearchLoop(SearchTask task, SearchPolicy policy, Measurer measurer, TuningLog log, SearchLimits limits,
+                      TuneProgress progress) {
+        this(task, policy, measurer, log, limits, progress, System::nanoTime);
+    }
+
+    /** A loop whose time budget is read from {@code nanoTime} (a fake clock in tests). */
+    public SearchLoop(SearchTask task, SearchPolicy policy, Measurer measurer, TuningLog log, SearchLimits limits,
+                      TuneProgress progress, LongSupplier nanoTime) {
+        this.task = Objects.requireNonNull(task, "task");
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.measurer = Objects.requireNonNull(measurer, "measurer");
+        this.log = Objects.requireNonNull(log, "log");
+        this.limits = Objects.requireNonNull(limits, "limits");
+        this.progress = Objects.requireNonNull(progress, "progress");
+        this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+    }
+
+    /** Runs the search until one of the limits stops it. A loop runs once. */
+    public SearchOutcome run() {
+        if (ran) throw new IllegalStateException("a SearchLoop runs once");
+        ran = true;
+        long start = nanoTime.getAsLong();
+        List<Trial> restored = restore();
+        int restoredTrials = trials;
+        if (restoredTrials > 0) {
+            LOG.log(System.Logger.Level.INFO, "tune {0}: resuming from {1} trials in {2}; best so far {3}", name(),
+                    restoredTrials, log.file().map(Object::toString).orElse("the log"),
+                    best == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms (%.2f GFLOP/s)", best.seconds() * 1e3,
+                            best.gflops(task.dag().flopCount())));
+        }
+        progress.start(name(), state(start));
+        StopReason reason;
+        try {
+            if (!restored.isEmpty()) policy.update(restored);
+            while (true) {
+                if (trials >= limits.trials()) {
+                    reason = StopReason.TRIAL_BUDGET;
+                    break;
+                }
+                if (limits.earlyStopping() > 0 && best != null && trials - best.trial() >= limits.earlyStopping()) {
+                    reason = StopReason.EARLY_STOPPING;
+                    break;
+                }
+                if (outOfTime(start)) {
+                    reason = StopReason.TIME_BUDGET;
+                    break;
+                }
+                int n = Math.min(limits.measuresPerRound(), limits.trials() - trials);
+                List<Candidate> batch = policy.nextBatch(n, Collections.unmodifiableSet(measured));
+                checkBatch(batch, n);
+                if (batch.isEmpty()) {
+                    reason = StopReason.SEARCH_SPACE_EXHAUSTED;
+                    break;
+                }
+                if (!measureRound(batch, start)) {
+                    reason = StopReason.TIME_BUDGET;
+                    break;
+                }
+            }
+        } finally {
+            progress.close();
+        }
+        Duration elapsed = Duration.ofNanos(nanoTime.getAsLong() - start);
+        return new SearchOutcome(java.util.Optional.ofNullable(best), trials, restoredTrials, trials - restoredTrials,
+                errors, errorsByKind, firstErrors, unreplayable, reason, elapsed);
+    }
+
+    /**
+     * Measures the programs of a round one by one, each logged before the next is measured, and
+     * hands the trials to the policy. Returns false if the time budget cut the round short.
+     */
+    private boolean measureRound(List<Candidate> batch, long start) {
+        List<Trial> round = new ArrayList<>();
+        boolean complete = true;
+        for (Candidate c : batch) {
+            if (!round.isEmpty() && outOfTime(start)) {
+                complete = false;
+                break;
+            }
+            List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
+            if (results.size() != 1) {
+                throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
+                        + results.size() + " results for 1 program");
+            }
+            Trial t = new Trial(c, results.getFirst());
+            log.append(toRecord(t));
+            count(c, t.result().error().name(), t.result().errorMessage(), t.result().median());
+            round.add(t);
+            progress.update(state(start));
+        }
+        policy.update(round);
+        progress.roundDone(state(start));
+        return complete;
+    }
+
+    /** The log record of a trial of this task. */
+    public LogRecord toRecord(Trial t) {
+        MeasureResult r = t.result();
+        List<Double> costs = java.util.Arrays.stream(r.costsSeconds()).boxed().toList();
+        return new LogRecord(LogFormat.VERSION, task.workloadKey(), task.target(), task.hardware().toLogArray(),
+                t.candidate().schedule().stepsJson(), costs, r.error().name(), r.errorMessage(), r.compileSeconds(),
+                r.wallSeconds(), Instant.ofEpochMilli(r.timestampMillis()));
+    }
+
+    /** Counts the task's logged records as trials; returns those that replay, for the policy. */
+    private List<Trial> restore() {
+        List<Trial> out = new ArrayList<>();
+        String firstFailure = null;
+        for (LogRecord r : log.records(task.workloadKey(), task.target())) {
+            Candidate c;
+            try {
+                c = Candidate.of(r.schedule(task.dag()));
+            } catch (KilnException e) {
+                trials++;
+                unreplayable++;
+                if (firstFailure == null) firstFailure = e.getMessage();
+                continue;
+            }
+            count(c, r.errorKind(), r.errorMessage(), r.seconds());
+            MeasureResult m = toResult(r);
+            if (m != null) out.add(new Trial(c, m));
+        }
+        if (unreplayable > 0) {
+            LOG.log(System.Logger.Level.WARNING, "tune {0}: {1} logged record(s) of this workload no longer replay "
+                    + "and are never applied (first: {2})", name(), unreplayable, firstFailure);
+        }
+        return out;
+    }
+
+    private void count(Candidate c, String errorKind, String message, double seconds) {
+        trials++;
+        measured.add(c.key());
+        if (!errorKind.equals(LogRecord.NO_ERROR)) {
+            errors++;
+            errorsByKind.merge(errorKind, 1, Integer::sum);
+            firstErrors.putIfAbsent(errorKind, message);
+        } else if (best == null || seconds < best.seconds()) {
+            best = new BestProgram(c.schedule(), seconds, trials);
+        }
+    }
+
+    /** The measurement a record holds; null for an error kind this version does not know. */
+    private static MeasureResult toResult(LogRecord r) {
+        MeasureError e;
+        try {
+            e = MeasureError.valueOf(r.errorKind());
+        } catch (IllegalArgumentException unknown) {
+            return null;
+        }
+        double[] costs = e == MeasureError.NONE ? r.costs().stream().mapToDouble(Double::doubleValue).toArray() : new double[0];
+        return new MeasureResult(costs, e, e == MeasureError.NONE ? "" : r.errorMessage(), r.compileSeconds(),
+                r.wallSeconds(), r.timestamp().toEpochMilli());
+    }
+
+    private void checkBatch(List<Candidate> batch, int n) {
+        if (batch.size() > n) {
+            throw new KilnException("search policy " + policy.name() + " returned " + batch.size() + " programs, "
+                    + "more than the " + n + " asked for");
+        }
+        Set<String> keys = new HashSet<>();
+        for (Candidate c : batch) {
+            if (measured.contains(c.key()) || !keys.add(c.key())) {
+                throw new KilnException("search policy " + policy.name() + " returned a program that "
+                        + (measured.contains(c.key()) ? "was already measured" : "is twice in its batch") + ":\n" + c.key());
+            }
+        }
+    }
+
+    private boolean outOfTime(long start) {
+        return limits.hasTimeBudget() && nanoTime.getAsLong() - start >= limits.timeBudget().toNanos();
+    }
+
+    private ProgressState state(long start) {
+        double gflops = best == null ? 0 : best.gflops(task.dag().flopCount());
+        return new ProgressState(trials, limits.trials(), gflops, errors, Duration.ofNanos(nanoTime.getAsLong() - start));
+    }
+
+    private String name() {
+        return task.dag().outputs().stream().map(Tensor::name).collect(Collectors.joining(","));
+    }
+}
