@@ -47,8 +47,9 @@ class WorkerProtocolTest {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("kiln-cmd-test");
         try {
             List<String> cmd = WorkerCommand.write(dir, List.of("-Xmx256m"));
-            assertThat(cmd).hasSize(2);
-            assertThat(cmd.get(1)).startsWith("@");
+            assertThat(cmd).hasSize(3);
+            assertThat(cmd.get(1)).isEqualTo("-Dkiln.measure.worker=true");
+            assertThat(cmd.get(2)).isEqualTo("@" + dir.resolve("worker.args"));
             String args = java.nio.file.Files.readString(dir.resolve("worker.args"));
             assertThat(args).contains("\"--enable-native-access=ALL-UNNAMED\"").contains("\"-Xmx256m\"")
                     .contains("\"-XX:-CreateCoredumpOnCrash\"").contains(MeasureWorker.class.getName())
