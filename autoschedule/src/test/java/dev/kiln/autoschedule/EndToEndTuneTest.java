@@ -54,6 +54,24 @@ class EndToEndTuneTest {
         }
     }
 
+    /** The pure-JVM backend measures like any backend: candidates compiled to bytecode in the child JVM. */
+    @Test
+    void tuneOnThePureJvmBackend() {
+        Path file = dir.resolve("jvm.jsonl");
+        CpuTarget jvm = Target.jvm();
+        ComputeDAG dag = Workloads.matmul(24, 32, 16);
+        TuneOptions o = TuneOptions.builder().trials(6).measuresPerRound(3).seed(5).logFile(file).measureOptions(QUICK)
+                .progressBar(false).build();
+        try (TuneResult r = AutoSchedule.tune(dag, jvm, o)) {
+            assertThat(r.trials()).isEqualTo(6);
+            List<LogRecord> records = TuningLog.open(file).records();
+            assertThat(records).hasSize(6).allSatisfy(rec -> assertThat(rec.target()).isEqualTo(jvm.toString()));
+            assertThat(records.stream().filter(LogRecord::isValid).count()).isPositive();
+            assertThat(r.kernel().getClass().getName()).contains("jvm");
+            AutoScheduleTest.checkMatmul(r.kernel(), 24, 32, 16, 93);
+        }
+    }
+
     static void check(TuneResult r, ComputeDAG dag, Path file, int trials) {
         assertThat(r.trials()).isEqualTo(trials);
         assertThat(r.stopReason()).isEqualTo(StopReason.TRIAL_BUDGET);
