@@ -41,7 +41,7 @@ class MatmulSchedulesTest {
                     kernel.call(a, b, d);
                 }
                 d.assertClose(expected, 1e-4, 1e-4);
-                assertThat(f.toString()).contains("B.local").contains("vectorized");
+                assertThat(f.toString()).contains("allocate B.local");
                 expected.close();
             }
         }
