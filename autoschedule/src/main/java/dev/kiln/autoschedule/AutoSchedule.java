@@ -3,7 +3,6 @@ package dev.kiln.autoschedule;
 import dev.kiln.autoschedule.log.LogLookup;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
-import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.BestProgram;
@@ -139,12 +138,6 @@ public final class AutoSchedule {
             case CudaTarget g -> HardwareParams.cuda(g.sharedMemPerBlock(), Integer.MAX_VALUE, g.maxThreadsPerBlock(), 8,
                     g.warpSize());
         };
-    }
-
-    /** The measurer a run makes when the options give none: programs run in a child JVM. */
-    static Measurer defaultMeasurer(Target target, MeasureOptions options) {
-        // PENDING(measure branch): new ProcessMeasurer(target, options) once it lands.
-        throw new KilnException("no default measurer yet: pass one with TuneOptions.Builder.measurer");
     }
 
     private static CompiledKernel compile(Schedule s, Target target) {

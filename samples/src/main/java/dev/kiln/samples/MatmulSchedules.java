@@ -14,6 +14,7 @@ import dev.kiln.te.ComputeDAG;
  * parallel for io@jo:              # tiles of C (rows x cols), one task each
  *   C.local[rows, cols]             # the accumulator tile
  *   for ko:                         # k in steps of depth, so B's block stays in cache
+ *    B.local[depth, cols] = B[..]   # packed once per (tile, ko), rows contiguous
  *    for ir, jr:                    # register blocks inside the tile
  *     for ki:                       # accumulators stay in registers across ki
  *       unrolled for ii in rowsPerBlock, vectorized for jj in vectorLanes * vectors:
@@ -46,6 +47,12 @@ public final class MatmulSchedules {
         local.reorder("k.0", "i.0", "j.0", "k.1", "i.1", "j.1");
         local.unroll("i.1");
         local.vectorize("j.1");
+        // Pack B's depth x tileCols block into a contiguous local buffer once per (tile, k.0): the
+        // micro-kernel then walks rows tileCols floats apart instead of a whole row of B (a new
+        // page every step), and the block is reused by every register block of the tile.
+        var packed = s.stage("B").cacheRead("local", local);
+        packed.computeAt(local, "k.0");
+        packed.vectorize(packed.loops().get(1));
         return s.build();
     }
 }

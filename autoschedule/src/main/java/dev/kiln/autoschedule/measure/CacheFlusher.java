@@ -9,8 +9,8 @@ import java.util.Locale;
 
 /**
  * Evicts a program's data from the CPU caches between timed runs, so that every run starts cold
- * (TVM's {@code enable_cpu_cache_flush}): it writes one value per cache line of a buffer twice the
- * size of the last-level cache. It runs on the measuring thread, so it clears that core's private
+ * (TVM's {@code enable_cpu_cache_flush}): it writes one value per cache line of a buffer a quarter
+ * larger than the last-level cache (8 MiB at least). It runs on the measuring thread, so it clears that core's private
  * caches and the shared last-level cache; other cores' private caches keep what a parallel
  * program left there.
  */
@@ -21,7 +21,8 @@ final class CacheFlusher {
     private long round;
 
     CacheFlusher() {
-        long bytes = Math.max(8L << 20, 2 * lastLevelCacheBytes());
+        long llc = lastLevelCacheBytes();
+        long bytes = Math.max(8L << 20, llc + llc / 4);
         buffer = Arena.ofAuto().allocate(bytes, 64);
     }
 

@@ -33,16 +33,20 @@ import java.util.Set;
  * exit status and the JVM's fatal-error summary. Either way the next program gets a fresh child.
  *
  * <p>Not thread-safe: one tuner thread measures at a time. Close it to stop the child and delete
- * its temporary files (crash logs are kept in {@link #tempDir()}).
+ * its temporary files (crash logs are kept in {@link #tempDir()}); if the JVM exits first, a
+ * shutdown hook does it.
  */
 public final class ProcessMeasurer implements Measurer {
-    private static final Set<WorkerProcess> LIVE = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
+    /** Measurers not closed yet: a shutdown hook stops their children and deletes their files. */
+    private static final Set<ProcessMeasurer> OPEN = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            synchronized (LIVE) {
-                for (WorkerProcess w : LIVE) w.kill();
+            List<ProcessMeasurer> open;
+            synchronized (OPEN) {
+                open = List.copyOf(OPEN);
             }
+            for (ProcessMeasurer m : open) m.release(false);
         }, "kiln-measure-cleanup"));
     }
 
@@ -70,6 +74,7 @@ public final class ProcessMeasurer implements Measurer {
             throw new KilnException("cannot create a temporary directory for the measure worker: " + e.getMessage());
         }
         this.command = WorkerCommand.write(tempDir, b.jvmFlags);
+        OPEN.add(this);
     }
 
     /** A measurer for {@code target} with default lowering and JVM flags; the child starts with the first measurement. */
@@ -200,13 +205,11 @@ public final class ProcessMeasurer implements Measurer {
     private void startWorker() {
         if (worker != null) discardWorker(worker);
         worker = WorkerProcess.start(command, tempDir, startSeconds);
-        LIVE.add(worker);
         workerStarts++;
     }
 
     private void discardWorker(WorkerProcess w) {
         w.kill();
-        LIVE.remove(w);
         if (worker == w) worker = null;
     }
 
@@ -223,11 +226,16 @@ public final class ProcessMeasurer implements Measurer {
     /** Stops the child and deletes the workload and argument files; the directory stays if it holds crash logs. */
     @Override
     public void close() {
+        release(true);
+    }
+
+    /** Stops the child (asking it to exit when {@code gently}, else killing it) and deletes the files. */
+    private synchronized void release(boolean gently) {
         if (closed) return;
         closed = true;
+        OPEN.remove(this);
         if (worker != null) {
-            worker.close();
-            LIVE.remove(worker);
+            if (gently) worker.close(); else worker.kill();
             worker = null;
         }
         references.close();

@@ -49,8 +49,9 @@ final class ProgramRunner {
                 if (wrong != null) return Outcome.failed(MeasureError.WRONG_RESULT, wrong);
             }
             for (int i = 0; i < o.warmup(); i++) kernel.run(args);
-            long number = o.number();
-            double minSeconds = o.minRepeatMs() / 1e3;
+            // a flush costs far more than a small kernel: with it, every repeat is one run (as in TVM)
+            long number = o.flushCache() ? 1 : o.number();
+            double minSeconds = o.flushCache() ? 0 : o.minRepeatMs() / 1e3;
             if (minSeconds > 0) {
                 double t = repeat(kernel, args, number, o.flushCache() ? flusher : null);
                 while (t * number < minSeconds && number < MAX_NUMBER) {

@@ -13,10 +13,14 @@ import java.util.List;
  * The command line of a measuring child JVM: this JVM's java binary, its flags (minus a debugger
  * agent, which would fight over its port), the flags Kiln's backends need, this class path, and
  * {@link MeasureWorker}. The flags and class path go into an argument file, so a long class path
- * never meets the system's command-line limit.
+ * never meets the system's command-line limit; only {@code -Dkiln.measure.worker=true} stays on
+ * the command line, to tell workers apart in a process list.
  */
 final class WorkerCommand {
     private WorkerCommand() {}
+
+    /** A system property set on the command line of every worker, so that {@code ps} shows what it is. */
+    static final String ROLE_PROPERTY = "kiln.measure.worker";
 
     /** The java binary running this JVM. */
     static String javaBinary() {
@@ -64,7 +68,7 @@ final class WorkerCommand {
         } catch (IOException e) {
             throw new KilnException("cannot write the measure worker's argument file " + file + ": " + e.getMessage());
         }
-        return List.of(javaBinary(), "@" + file);
+        return List.of(javaBinary(), "-D" + ROLE_PROPERTY + "=true", "@" + file);
     }
 
     /** One argument of a java {@code @argfile}: quoted, with backslashes and quotes escaped. */

@@ -106,6 +106,7 @@ public final class FaultyBackend implements Backend {
         };
     }
 
+    @SuppressWarnings("restricted")
     private static void raise(int signal) {
         Linker linker = Linker.nativeLinker();
         MethodHandle raise = linker.downcallHandle(linker.defaultLookup().find("raise").orElseThrow(),

@@ -3,7 +3,11 @@ package dev.kiln.autoschedule.measure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
@@ -11,6 +15,7 @@ import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -67,6 +72,18 @@ class ProcessMeasurerTest {
             assertThat(r.timestampMillis()).isBetween(before, after);
         }
         assertThat(measurer.workerPid()).isPresent();
+    }
+
+    @Test
+    void sampledCandidatesRunCorrectly() {
+        for (ComputeDAG dag : List.of(Workloads.matmul(24, 20, 36), Workloads.conv2dNhwcRelu(1, 7, 7, 4, 8, 3))) {
+            SearchTask task = Fixtures.task(dag, "llvm");
+            List<Candidate> candidates = InitPopulation.sample(task, SketchGenerator.cpu().generate(task), 6,
+                    new SplittableRandom(5)).candidates();
+            assertThat(candidates).hasSize(6);
+            List<MeasureResult> rs = measurer.measureCandidates(task, candidates);
+            assertThat(rs).hasSize(6).allSatisfy(r -> assertThat(r.error()).as(r.toString()).isEqualTo(MeasureError.NONE));
+        }
     }
 
     @Test

@@ -203,16 +203,16 @@ class SearchLoopTest {
     }
 
     @Test
-    void theTimeBudgetIsCheckedBetweenRounds() {
+    void theTimeBudgetIsCheckedBeforeEachProgram() {
         AtomicLong clock = new AtomicLong();
         FakeMeasurer m = new FakeMeasurer(CPU, 0, clock, Duration.ofSeconds(1).toNanos());
         try (TuningLog log = TuningLog.inMemory()) {
             SearchOutcome o = run(log, 2, new SearchLimits(100, 4, Duration.ofSeconds(10), 0), m, clock);
-            // Rounds start at 0, 4 and 8 s; the fourth would start at 12 s, past the budget.
+            // Programs start at 0, 1, ..., 9 s; the eleventh, in the middle of the third round, would start at 10 s.
             assertThat(o.stopReason()).isEqualTo(StopReason.TIME_BUDGET);
-            assertThat(o.trials()).isEqualTo(12);
-            assertThat(o.elapsed()).isEqualTo(Duration.ofSeconds(12));
-            assertThat(log.records()).hasSize(12);
+            assertThat(o.trials()).isEqualTo(10);
+            assertThat(o.elapsed()).isEqualTo(Duration.ofSeconds(10));
+            assertThat(log.records()).hasSize(10);
         }
     }
 
