@@ -35,7 +35,7 @@ public final class EvolutionarySearch {
     private final MutationRule[] rules = {new MutateTileSize(), new MutateAutoUnroll(), new MutateComputeLocation(),
             new MutateParallel()};
     private final double[] ruleCumulative;
-    private final Stats stats = new Stats();
+    private final Stats stats;
 
     /** Counts of the last runs (for reports and tests). */
     public static final class Stats {
@@ -45,6 +45,13 @@ public final class EvolutionarySearch {
 
     /** A search for {@code task} guided by {@code model}; {@code pool} (may be null) runs the children and scores. */
     public EvolutionarySearch(SearchTask task, CostModel model, EvolutionOptions options, ExecutorService pool) {
+        this(task, model, options, pool, new Stats());
+    }
+
+    /** A search that adds its counts to {@code stats}. */
+    public EvolutionarySearch(SearchTask task, CostModel model, EvolutionOptions options, ExecutorService pool,
+                              Stats stats) {
+        this.stats = stats;
         this.task = task;
         this.model = model;
         this.o = options;

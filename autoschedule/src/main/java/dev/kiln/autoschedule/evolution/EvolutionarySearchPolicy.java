@@ -27,7 +27,8 @@ import java.util.concurrent.Future;
  * the round measures, and picks the batch eps-greedily: the best predicted programs, and
  * {@code floor(epsGreedy * n)} programs drawn at random from the fresh samples (exploration).
  * Measured programs are never proposed again. Every measurement goes to the model
- * ({@link #update}).
+ * ({@link #update}). A round that measures few programs uses a smaller population
+ * ({@link #scaled}).
  *
  * <p>Deterministic for a seed and a sequence of calls, whatever the number of threads.
  */
@@ -38,7 +39,7 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     private final EvolutionOptions options;
     private final SplittableRandom rng;
     private final ExecutorService pool;
-    private final EvolutionarySearch search;
+    private final EvolutionarySearch.Stats stats = new EvolutionarySearch.Stats();
     private final List<Trial> measuredValid = new ArrayList<>();
     private long searchNanos, rounds;
 
@@ -51,7 +52,6 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         this.options = task.isGpu() ? options.forGpu() : options;
         this.rng = new SplittableRandom(seed);
         this.pool = options.threads() > 1 ? pool(options.threads()) : null;
-        this.search = new EvolutionarySearch(task, model, this.options, pool);
     }
 
     /** The default policy of a CPU task: its sketches, the learned model, {@link EvolutionOptions#defaults()}. */
@@ -66,11 +66,13 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     @Override
     public List<Candidate> nextBatch(int n, Set<String> measured) {
         long t0 = System.nanoTime();
-        List<Candidate> fresh = sample(options.initSamples());
+        EvolutionOptions o = scaled(n);
+        List<Candidate> fresh = sample(o.initSamples());
         List<Candidate> population = new ArrayList<>(fresh);
-        int seeds = (int) Math.min(measuredValid.size(), Math.floor(options.measuredSeedRatio() * options.population()));
+        int seeds = (int) Math.min(measuredValid.size(), Math.floor(o.measuredSeedRatio() * o.population()));
         for (int i = 0; i < seeds; i++) population.add(measuredValid.get(i).candidate());
-        List<Candidate> best = search.run(population, 2 * n, measured, rng.split());
+        List<Candidate> best = new EvolutionarySearch(task, model, o, pool, stats).run(population, 2 * n, measured,
+                rng.split());
 
         int numRandom = (int) Math.floor(options.epsGreedy() * n);
         List<Candidate> randoms = new ArrayList<>();
@@ -96,6 +98,17 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
                 });
         p.allowCoreThreadTimeOut(true);
         return p;
+    }
+
+    /**
+     * The options of a round that measures {@code n} programs: a small batch does not need the
+     * whole population, so population and fresh samples are capped at {@code max(64, 16 n)}.
+     */
+    EvolutionOptions scaled(int n) {
+        int cap = Math.max(64, 16 * n);
+        if (options.population() <= cap && options.initSamples() <= cap) return options;
+        return options.withPopulation(Math.min(options.population(), cap))
+                .withInitSamples(Math.min(options.initSamples(), cap));
     }
 
     private static void add(Candidate c, List<Candidate> out, Set<String> taken, Set<String> measured) {
@@ -162,7 +175,7 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     public CostModel model() { return model; }
 
     /** Counts of the evolutionary search so far. */
-    public EvolutionarySearch.Stats stats() { return search.stats(); }
+    public EvolutionarySearch.Stats stats() { return stats; }
 
     /** Seconds spent choosing batches so far (sampling, evolution, scoring). */
     public double searchSeconds() { return searchNanos / 1e9; }
