@@ -18,8 +18,10 @@ import java.util.Map;
  *
  * <p>Every measured program is kept with its throughput (1 / median time; 0 for a failed
  * measurement). Labels are normalised per task (workload and target): throughput over the best
- * throughput of the task, so the best program of each task has label 1. Each sample weighs its
- * label (fast programs matter more, as in Ansor), at least {@code minWeight}. The trees are
+ * throughput of the task, so the best program of each task has label 1. A sample's weight is its
+ * label, at least {@code minWeight}: Ansor weighs by the label (minWeight 0, fast programs matter
+ * more); Kiln's default is 1, uniform weights, which ranked held-out programs better (pairwise
+ * accuracy and recall@30, docs/PERFORMANCE.md). The trees are
  * retrained from scratch on every update with new data. Until {@code warmupPrograms} valid
  * programs have been measured, scores are uniform random numbers (as Ansor's model gives before
  * its warm-up; here a hash of the seed and the program, see {@link RandomCostModel}). A program
@@ -58,9 +60,14 @@ public final class GbdtCostModel implements CostModel {
         this.cache = new FeatureCache(cacheSize);
     }
 
-    /** {@link GbdtParams#defaults()}, warm-up of 32 valid programs, minimum weight 0.05, a cache of 16384 programs. */
+    /** {@link GbdtParams#defaults()}, warm-up of 32 valid programs, uniform weights, a cache of 16384 programs. */
     public static GbdtCostModel defaults(long seed) {
-        return new GbdtCostModel(GbdtParams.defaults(), 32, 0.05, seed, 16384);
+        return new GbdtCostModel(GbdtParams.defaults(), 32, 1.0, seed, 16384);
+    }
+
+    /** Ansor's model: {@link GbdtParams#ansor()}, samples weighted by their label (for comparisons). */
+    public static GbdtCostModel ansor(long seed) {
+        return new GbdtCostModel(GbdtParams.ansor(), 32, 0.0, seed, 16384);
     }
 
     @Override
