@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 final class Sources {
     private Sources() {}
 
-    private static final Pattern LINE = Pattern.compile("\\((\\d+)\\): (?:error|warning)");
+    private static final Pattern LINE = Pattern.compile("\\((\\d+)\\): (?:catastrophic error|error|warning)");
 
     /** The lines of {@code source} that {@code log} names ({@code file(12): error ...}), with two lines around each. */
     static String numbered(String source, String log) {
