@@ -3,7 +3,6 @@ package dev.kiln.autoschedule;
 import dev.kiln.autoschedule.log.LogLookup;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
-import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.BestProgram;
@@ -80,8 +79,6 @@ public final class AutoSchedule {
                 warn(notes, outcome.unreplayable() + " logged record(s) of this workload no longer replay on its DAG "
                         + "and were not applied.");
             }
-            notes.add("stopped: " + outcome.stopReason() + " after " + outcome.trials() + " trial(s), "
-                    + outcome.newTrials() + " measured by this run.");
             BestProgram best = outcome.best().orElseThrow(() -> new KilnException(noProgram(task, outcome, before)));
             CompiledKernel kernel = compile(best.schedule(), target);
             return new TuneResult(task, best.schedule(), best.seconds(), outcome, log.file(), notes, kernel);
@@ -141,12 +138,6 @@ public final class AutoSchedule {
             case CudaTarget g -> HardwareParams.cuda(g.sharedMemPerBlock(), Integer.MAX_VALUE, g.maxThreadsPerBlock(), 8,
                     g.warpSize());
         };
-    }
-
-    /** The measurer a run makes when the options give none: programs run in a child JVM. */
-    static Measurer defaultMeasurer(Target target, MeasureOptions options) {
-        // PENDING(measure branch): new ProcessMeasurer(target, options) once it lands.
-        throw new KilnException("no default measurer yet: pass one with TuneOptions.Builder.measurer");
     }
 
     private static CompiledKernel compile(Schedule s, Target target) {

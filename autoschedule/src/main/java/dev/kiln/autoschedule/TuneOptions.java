@@ -2,6 +2,7 @@ package dev.kiln.autoschedule;
 
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.measure.ProcessMeasurer;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.autoschedule.search.SearchLimits;
 import dev.kiln.autoschedule.search.SearchPolicy;
@@ -27,7 +28,8 @@ import java.util.Optional;
  * @param timeBudget        the longest the search may run ({@link Duration#ZERO}: no limit)
  * @param earlyStopping     stop after this many trials without a better program (0: never)
  * @param measureOptions    how each program is timed and checked
- * @param measurers         makes the measurer of a run (default: {@code ProcessMeasurer}); ignored
+ * @param measurers         makes the measurer of a run (default: {@code ProcessMeasurer::start}, a
+ *                          child JVM; {@code LocalMeasurer::of} measures in this process); ignored
  *                          when {@code measurer} is set
  * @param measurer          a measurer to use instead of making one (the run does not close it)
  * @param policies          makes the search policy of a task from the seed
@@ -104,7 +106,7 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
         private Duration timeBudget = Duration.ZERO;
         private int earlyStopping;
         private MeasureOptions measureOptions = MeasureOptions.defaults();
-        private MeasurerFactory measurers = AutoSchedule::defaultMeasurer;
+        private MeasurerFactory measurers = ProcessMeasurer::start;
         private Measurer measurer;
         private PolicyFactory policies = RandomSearchPolicy::cpu;
         private boolean progressBar = true;
@@ -157,7 +159,7 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
             return this;
         }
 
-        /** How to make the measurer of a run (for instance {@code LocalMeasurer::new}). */
+        /** How to make the measurer of a run (for instance {@code LocalMeasurer::of}, in this process). */
         public Builder measurers(MeasurerFactory f) {
             measurers = Objects.requireNonNull(f, "measurers");
             return this;

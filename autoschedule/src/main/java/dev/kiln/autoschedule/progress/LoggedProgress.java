@@ -2,7 +2,7 @@ package dev.kiln.autoschedule.progress;
 
 /**
  * A tuning run's progress as one {@link System.Logger} line (level INFO) at the start and after
- * every round: for runs without a terminal, or with the verbose option.
+ * every round, when the verbose option is on (also where there is no terminal for the bar).
  */
 public final class LoggedProgress implements TuneProgress {
     private static final System.Logger LOG = System.getLogger("dev.kiln.autoschedule.tune");
@@ -15,7 +15,10 @@ public final class LoggedProgress implements TuneProgress {
     }
 
     @Override
-    public void update(ProgressState state) {
+    public void update(ProgressState state) {}
+
+    @Override
+    public void roundDone(ProgressState state) {
         LOG.log(System.Logger.Level.INFO, "tune {0}: {1}", taskName, state.line());
     }
 

@@ -3,8 +3,8 @@ package dev.kiln.autoschedule.progress;
 import java.util.List;
 
 /**
- * Shows a tuning run's progress: told when the run starts, after every measured batch, and when
- * it ends. {@link #forRun} picks what a run shows: a {@link TerminalProgressBar} when asked for
+ * Shows a tuning run's progress: told when the run starts, after every measured program, after
+ * every round, and when it ends. {@link #forRun} picks what a run shows: a {@link TerminalProgressBar} when asked for
  * and standard error is a terminal, a line per round through {@link System.Logger} when verbose,
  * both, or nothing.
  */
@@ -13,8 +13,11 @@ public interface TuneProgress extends AutoCloseable {
     /** The run of {@code taskName} starts with {@code state} (trials restored from a log count as done). */
     void start(String taskName, ProgressState state);
 
-    /** A batch has been measured. */
+    /** A program has been measured. */
     void update(ProgressState state);
+
+    /** A round (a batch of programs) has been measured; by default, nothing more to show. */
+    default void roundDone(ProgressState state) {}
 
     /** The run is over; what it showed is finished off. */
     @Override
@@ -61,6 +64,11 @@ public interface TuneProgress extends AutoCloseable {
             @Override
             public void update(ProgressState state) {
                 for (TuneProgress p : all) p.update(state);
+            }
+
+            @Override
+            public void roundDone(ProgressState state) {
+                for (TuneProgress p : all) p.roundDone(state);
             }
 
             @Override

@@ -10,7 +10,7 @@ import java.util.Objects;
  * @param trials            the trial budget of the task, counting the trials already in the log
  * @param measuresPerRound  programs measured per round (Ansor: 64)
  * @param timeBudget        the longest the run may take ({@link Duration#ZERO} for no limit); checked
- *                          between rounds
+ *                          before each program, so a run overshoots by at most one measurement
  * @param earlyStopping     stop when the best has not improved in this many trials (0 for never)
  */
 public record SearchLimits(int trials, int measuresPerRound, Duration timeBudget, int earlyStopping) {

@@ -28,9 +28,12 @@ import java.util.stream.Collectors;
 /**
  * The tuning loop of one task (Ansor's {@code SketchPolicy::Search}, with the program choice left
  * to a {@link SearchPolicy}). Each round asks the policy for up to {@code measuresPerRound} new
- * programs, measures them, appends every result to the log as it comes back, tracks the best and
- * hands the trials to the policy. It stops at the trial budget, at the time budget, when the best
- * has not improved in {@code earlyStopping} trials, or when the policy finds nothing new.
+ * programs and measures them one by one, appending each result to the log (flushed) before the
+ * next program is measured, so that a tuner killed mid-round loses no measurement; it tracks the
+ * best and hands the round's trials to the policy. It stops at the trial budget, when the best
+ * has not improved in {@code earlyStopping} trials, when the policy finds nothing new, or at the
+ * time budget, which is checked before every program (the one being measured finishes; the rest
+ * of its round is left out).
  *
  * <p>A run resumes from the log: the task's records (same workload key and target) count as
  * trials, their programs are never measured again, the fastest valid one is the best to beat, and
@@ -83,7 +86,8 @@ public final class SearchLoop {
         if (restoredTrials > 0) {
             LOG.log(System.Logger.Level.INFO, "tune {0}: resuming from {1} trials in {2}; best so far {3}", name(),
                     restoredTrials, log.file().map(Object::toString).orElse("the log"),
-                    best == null ? "none" : String.format("%.4g s", best.seconds()));
+                    best == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms (%.2f GFLOP/s)", best.seconds() * 1e3,
+                            best.gflops(task.dag().flopCount())));
         }
         progress.start(name(), state(start));
         StopReason reason;
@@ -98,7 +102,7 @@ public final class SearchLoop {
                     reason = StopReason.EARLY_STOPPING;
                     break;
                 }
-                if (limits.hasTimeBudget() && nanoTime.getAsLong() - start >= limits.timeBudget().toNanos()) {
+                if (outOfTime(start)) {
                     reason = StopReason.TIME_BUDGET;
                     break;
                 }
@@ -109,20 +113,10 @@ public final class SearchLoop {
                     reason = StopReason.SEARCH_SPACE_EXHAUSTED;
                     break;
                 }
-                List<MeasureResult> results = measurer.measureCandidates(task, batch);
-                if (results.size() != batch.size()) {
-                    throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
-                            + results.size() + " results for " + batch.size() + " programs");
+                if (!measureRound(batch, start)) {
+                    reason = StopReason.TIME_BUDGET;
+                    break;
                 }
-                List<Trial> round = new ArrayList<>();
-                for (int i = 0; i < batch.size(); i++) {
-                    Trial t = new Trial(batch.get(i), results.get(i));
-                    log.append(toRecord(t));
-                    count(t.candidate(), t.result().error().name(), t.result().errorMessage(), t.result().median());
-                    round.add(t);
-                }
-                policy.update(round);
-                progress.update(state(start));
             }
         } finally {
             progress.close();
@@ -130,6 +124,34 @@ public final class SearchLoop {
         Duration elapsed = Duration.ofNanos(nanoTime.getAsLong() - start);
         return new SearchOutcome(java.util.Optional.ofNullable(best), trials, restoredTrials, trials - restoredTrials,
                 errors, errorsByKind, firstErrors, unreplayable, reason, elapsed);
+    }
+
+    /**
+     * Measures the programs of a round one by one, each logged before the next is measured, and
+     * hands the trials to the policy. Returns false if the time budget cut the round short.
+     */
+    private boolean measureRound(List<Candidate> batch, long start) {
+        List<Trial> round = new ArrayList<>();
+        boolean complete = true;
+        for (Candidate c : batch) {
+            if (!round.isEmpty() && outOfTime(start)) {
+                complete = false;
+                break;
+            }
+            List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
+            if (results.size() != 1) {
+                throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
+                        + results.size() + " results for 1 program");
+            }
+            Trial t = new Trial(c, results.getFirst());
+            log.append(toRecord(t));
+            count(c, t.result().error().name(), t.result().errorMessage(), t.result().median());
+            round.add(t);
+            progress.update(state(start));
+        }
+        policy.update(round);
+        progress.roundDone(state(start));
+        return complete;
     }
 
     /** The log record of a trial of this task. */
@@ -203,6 +225,10 @@ public final class SearchLoop {
                         + (measured.contains(c.key()) ? "was already measured" : "is twice in its batch") + ":\n" + c.key());
             }
         }
+    }
+
+    private boolean outOfTime(long start) {
+        return limits.hasTimeBudget() && nanoTime.getAsLong() - start >= limits.timeBudget().toNanos();
     }
 
     private ProgressState state(long start) {

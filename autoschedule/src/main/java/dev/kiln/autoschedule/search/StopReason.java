@@ -4,7 +4,7 @@ package dev.kiln.autoschedule.search;
 public enum StopReason {
     /** The task has as many trials as asked for (possibly already before the run, from the log). */
     TRIAL_BUDGET,
-    /** The time budget ran out (checked between rounds, so the last round finishes). */
+    /** The time budget ran out (checked before each program; the program being measured finishes). */
     TIME_BUDGET,
     /** The best program did not improve in the last {@code earlyStopping} trials. */
     EARLY_STOPPING,

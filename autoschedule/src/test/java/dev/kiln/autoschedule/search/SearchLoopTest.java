@@ -127,6 +127,31 @@ class SearchLoopTest {
     }
 
     @Test
+    void aTunerThatDiesMidRoundKeepsEveryMeasurementItHadMade() {
+        Path file = dir.resolve("died.jsonl");
+        FakeMeasurer dies = new FakeMeasurer(CPU) {
+            int calls;
+
+            @Override
+            public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
+                if (++calls == 6) throw new IllegalStateException("the tuner is killed");
+                return super.measure(task, schedules);
+            }
+        };
+        assertThatThrownBy(() -> run(file, 8, 20, 8, dies)).hasMessageContaining("killed");
+        // Five programs of the first round of eight were measured: all five are in the log.
+        List<LogRecord> kept = TuningLog.open(file).records();
+        assertThat(kept).hasSize(5);
+        assertThat(kept.stream().map(r -> r.steps().toString()).toList()).isEqualTo(dies.measured());
+
+        FakeMeasurer after = fake();
+        SearchOutcome o = run(file, 8, 20, 8, after);
+        assertThat(o.restoredTrials()).isEqualTo(5);
+        assertThat(after.measured()).hasSize(15);
+        assertThat(TuningLog.open(file).records()).hasSize(20);
+    }
+
+    @Test
     void theSameSeedAndLogGiveTheSameSearch() throws Exception {
         Path a = dir.resolve("a.jsonl"), b = dir.resolve("b.jsonl"), c = dir.resolve("c.jsonl");
         run(a, 11, 18, 5, fake());
@@ -178,16 +203,16 @@ class SearchLoopTest {
     }
 
     @Test
-    void theTimeBudgetIsCheckedBetweenRounds() {
+    void theTimeBudgetIsCheckedBeforeEachProgram() {
         AtomicLong clock = new AtomicLong();
         FakeMeasurer m = new FakeMeasurer(CPU, 0, clock, Duration.ofSeconds(1).toNanos());
         try (TuningLog log = TuningLog.inMemory()) {
             SearchOutcome o = run(log, 2, new SearchLimits(100, 4, Duration.ofSeconds(10), 0), m, clock);
-            // Rounds start at 0, 4 and 8 s; the fourth would start at 12 s, past the budget.
+            // Programs start at 0, 1, ..., 9 s; the eleventh, in the middle of the third round, would start at 10 s.
             assertThat(o.stopReason()).isEqualTo(StopReason.TIME_BUDGET);
-            assertThat(o.trials()).isEqualTo(12);
-            assertThat(o.elapsed()).isEqualTo(Duration.ofSeconds(12));
-            assertThat(log.records()).hasSize(12);
+            assertThat(o.trials()).isEqualTo(10);
+            assertThat(o.elapsed()).isEqualTo(Duration.ofSeconds(10));
+            assertThat(log.records()).hasSize(10);
         }
     }
 
@@ -246,7 +271,40 @@ class SearchLoopTest {
             }
         };
         assertThatThrownBy(() -> new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 1), dropsOne, TuningLog.inMemory(), limits,
-                TuneProgress.none()).run()).isInstanceOf(KilnException.class).hasMessageContaining("1 results for 2 programs");
+                TuneProgress.none()).run()).isInstanceOf(KilnException.class).hasMessageContaining("0 results for 1 program");
+    }
+
+    @Test
+    void progressIsShownPerProgramAndPerRound() {
+        TuningLog log = TuningLog.inMemory();
+        run(log, 4, new SearchLimits(3, 3, Duration.ZERO, 0), new FakeMeasurer(CPU), new AtomicLong());
+        List<String> events = new java.util.ArrayList<>();
+        dev.kiln.autoschedule.progress.TuneProgress recording = new dev.kiln.autoschedule.progress.TuneProgress() {
+            @Override
+            public void start(String taskName, dev.kiln.autoschedule.progress.ProgressState s) {
+                events.add("start " + taskName + " " + s.done() + "/" + s.total());
+            }
+
+            @Override
+            public void update(dev.kiln.autoschedule.progress.ProgressState s) {
+                events.add("trial " + s.done() + " " + s.errors() + (s.bestGflops() > 0 ? " best" : ""));
+            }
+
+            @Override
+            public void roundDone(dev.kiln.autoschedule.progress.ProgressState s) { events.add("round " + s.done()); }
+
+            @Override
+            public void close() { events.add("close"); }
+        };
+        new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 2), fake(), log, new SearchLimits(8, 2, Duration.ZERO, 0), recording).run();
+        assertThat(events.getFirst()).isEqualTo("start matmul 3/8");
+        assertThat(events.stream().filter(e -> e.startsWith("trial")).count()).isEqualTo(5);
+        assertThat(events.stream().filter(e -> e.startsWith("round")).toList()).containsExactly("round 5", "round 7", "round 8");
+        assertThat(events.getLast()).isEqualTo("close");
+        assertThat(events.stream().filter(e -> e.startsWith("trial"))).allMatch(e -> e.endsWith(" best"));
+        long errors = log.records().stream().filter(r -> !r.isValid()).count();
+        assertThat(errors).isPositive();
+        assertThat(events.get(events.size() - 3)).isEqualTo("trial 8 " + errors + " best");
     }
 
     @Test

@@ -1,0 +1,38 @@
+package dev.kiln.autoschedule.measure;
+
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Target;
+import java.util.List;
+
+/** Checks shared by the measurers: what counts as misuse rather than a bad program. */
+final class Measurers {
+    private Measurers() {}
+
+    /**
+     * Throws if a schedule is for another workload than the task, or if the task names a target
+     * (in {@link Target}'s string form) other than the measurer's. A task target that is not such
+     * a string (Ansor's {@code "llvm"}) is a label and accepted.
+     */
+    static void checkTask(SearchTask task, List<Schedule> schedules, Target target) {
+        Target named = null;
+        try {
+            named = Target.parse(task.target());
+        } catch (KilnException e) {
+            // a label such as "llvm": nothing to compare
+        }
+        if (named != null && !named.equals(target)) {
+            throw new KilnException("task " + task.workloadKey() + " is for target '" + task.target()
+                    + "' but this measurer measures on '" + target + "'");
+        }
+        String key = task.dag().workloadKey();
+        for (int i = 0; i < schedules.size(); i++) {
+            Schedule s = schedules.get(i);
+            if (s.dag() != task.dag() && !s.dag().workloadKey().equals(key)) {
+                throw new KilnException("schedule " + i + " of the batch is for workload " + s.dag().workloadKey()
+                        + ", not for the task's " + key);
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.kiln.autoschedule.measure;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamWriteConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kiln.ir.KilnException;
+import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.json.PrimFuncJson;
+
+/**
+ * The messages between {@link ProcessMeasurer} and {@link MeasureWorker}: one JSON object per
+ * line. The parent writes requests to the worker's standard input:
+ *
+ * <pre>
+ * {"op": "measure", "id": 7, "target": "cpu -mtriple=...", "workload": "/tmp/.../w1.bin",
+ *  "options": {"repeats": 5, "number": 1, ...}, "func": {...PrimFuncJson...}}
+ * {"op": "exit"}
+ * </pre>
+ *
+ * The worker answers on its standard output, each line starting with {@link #PREFIX} (anything
+ * else on that stream is diagnostics): first {@code {"ready": true, "protocol": ..., "pid": ...}},
+ * then one reply per request, {@code {"id": 7, "error": "NONE", "message": "", "costs": [...],
+ * "compile_s": 0.12, "exiting": false}}; {@code exiting} says the worker stops after this reply
+ * (after an error that leaves the JVM unusable) and must be restarted.
+ */
+final class WorkerProtocol {
+    static final String PREFIX = "@kiln-measure ";
+    static final String VERSION = "kiln-measure-1";
+
+    /** Programs nest deeply; a request carries one, so the limits are PrimFuncJson's. */
+    private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(100_000).build())
+            .streamWriteConstraints(StreamWriteConstraints.builder().maxNestingDepth(100_000).build())
+            .build());
+    private static final JsonNodeFactory F = JsonNodeFactory.instance;
+
+    private WorkerProtocol() {}
+
+    /** A reply of the worker. */
+    record Reply(long id, MeasureError error, String message, double[] costs, double compileSeconds, boolean exiting) {}
+
+    static String measureRequest(long id, String target, String workloadFile, MeasureOptions o, PrimFunc f) {
+        ObjectNode r = F.objectNode();
+        r.put("op", "measure").put("id", id).put("target", target).put("workload", workloadFile);
+        r.set("options", options(o));
+        r.set("func", PrimFuncJson.toTree(f));
+        return write(r);
+    }
+
+    static String exitRequest() {
+        return write(F.objectNode().put("op", "exit"));
+    }
+
+    static String ready(long pid) {
+        return PREFIX + write(F.objectNode().put("ready", true).put("protocol", VERSION).put("pid", pid));
+    }
+
+    static String reply(Reply r) {
+        ObjectNode o = F.objectNode();
+        o.put("id", r.id()).put("error", r.error().name()).put("message", r.message());
+        ArrayNode costs = o.putArray("costs");
+        for (double c : r.costs()) costs.add(c);
+        o.put("compile_s", r.compileSeconds()).put("exiting", r.exiting());
+        return PREFIX + write(o);
+    }
+
+    static Reply parseReply(JsonNode o) {
+        JsonNode costs = o.path("costs");
+        double[] c = new double[costs.size()];
+        for (int i = 0; i < c.length; i++) c[i] = costs.get(i).asDouble();
+        return new Reply(o.path("id").asLong(-1), MeasureError.valueOf(o.path("error").asText()), o.path("message").asText(),
+                c, o.path("compile_s").asDouble(), o.path("exiting").asBoolean());
+    }
+
+    static ObjectNode options(MeasureOptions o) {
+        return F.objectNode().put("repeats", o.repeats()).put("number", o.number()).put("warmup", o.warmup())
+                .put("min_repeat_ms", o.minRepeatMs()).put("flush_cache", o.flushCache())
+                .put("timeout_s", o.timeoutSeconds()).put("check", o.checkCorrectness()).put("rtol", o.rtol())
+                .put("atol", o.atol()).put("seed", o.seed());
+    }
+
+    static MeasureOptions options(JsonNode o) {
+        return new MeasureOptions(o.path("repeats").asInt(), o.path("number").asInt(), o.path("warmup").asInt(),
+                o.path("min_repeat_ms").asDouble(), o.path("flush_cache").asBoolean(), o.path("timeout_s").asDouble(),
+                o.path("check").asBoolean(), o.path("rtol").asDouble(), o.path("atol").asDouble(), o.path("seed").asLong());
+    }
+
+    /** Parses one line (without the prefix). */
+    static JsonNode parse(String line) {
+        try {
+            return JSON.readTree(line);
+        } catch (JsonProcessingException e) {
+            throw new KilnException("malformed measure protocol line: " + e.getOriginalMessage());
+        }
+    }
+
+    static String write(JsonNode n) {
+        try {
+            return JSON.writeValueAsString(n);
+        } catch (JsonProcessingException e) {
+            throw new KilnException("cannot write a measure protocol line: " + e.getOriginalMessage());
+        }
+    }
+}

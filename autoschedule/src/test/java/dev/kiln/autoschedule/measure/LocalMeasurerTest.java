@@ -1,0 +1,74 @@
+package dev.kiln.autoschedule.measure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link LocalMeasurer}: the same stages and errors as the process measurer, in this JVM, on the
+ * interpreter and on the LLVM backend (with and without the cache flush).
+ */
+class LocalMeasurerTest {
+    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(4).withMinRepeatMs(1);
+
+    @Test
+    void schedulesAreTimedOnTheInterpreterAndErrorsRecordedInProcess() {
+        ComputeDAG dag = Fixtures.matmul(9, 11, 6);
+        ComputeDAG smaller = Fixtures.matmul(9, 10, 6);
+        SearchTask task = Fixtures.task(dag, "llvm");
+        Fixtures.EditingLowerer lowerer = new Fixtures.EditingLowerer();
+        try (LocalMeasurer m = LocalMeasurer.interpreter(OPTIONS)) {
+            assertThat(m.target()).isEqualTo(Target.cpu());
+            List<MeasureResult> rs = m.measure(task, List.of(Schedule.empty(dag), Fixtures.tiled(dag, 3, 4)));
+            for (MeasureResult r : rs) {
+                assertThat(r.ok()).as(r.toString()).isTrue();
+                assertThat(r.costsSeconds()).hasSize(4);
+                assertThat(r.median()).isGreaterThan(0);
+            }
+            Fixtures.EditingLowerer l = lowerer;
+            try (LocalMeasurer edited = LocalMeasurer.of(Target.cpu(), OPTIONS, l)) {
+                List<MeasureResult> errs = edited.measure(task, List.of(Fixtures.illegal(dag),
+                        l.edited(dag, Fixtures::wrongFirstElement),
+                        l.edited(dag, f -> Schedule.empty(smaller).lower(ScheduleLowerer.FUNCTION_NAME)),
+                        Fixtures.threadBound(dag), Schedule.empty(dag)));
+                assertThat(errs).extracting(MeasureResult::error).containsExactly(MeasureError.LOWER,
+                        MeasureError.WRONG_RESULT, MeasureError.RUNTIME, MeasureError.COMPILE, MeasureError.NONE);
+                assertThat(errs.get(1).errorMessage()).contains("got 1234.5");
+                assertThat(errs.get(3).errorMessage()).startsWith("llvm: ");
+                assertThat(edited.referenceComputations()).isOne();
+            }
+            assertThat(m.measure(task, Fixtures.tiled(dag, 9, 11)).ok()).isTrue();
+            assertThat(m.referenceComputations()).isOne();
+        }
+    }
+
+    @Test
+    void theLlvmBackendInProcessWithTheCacheFlushed() {
+        ComputeDAG dag = Fixtures.matmul(33, 17, 40);
+        SearchTask task = Fixtures.task(dag, "llvm");
+        try (LocalMeasurer m = LocalMeasurer.of(Target.cpu(), OPTIONS.withFlushCache(true).withNumber(2))) {
+            for (MeasureResult r : m.measure(task, List.of(Schedule.empty(dag), Fixtures.tiled(dag, 11, 17)))) {
+                assertThat(r.ok()).as(r.toString()).isTrue();
+                assertThat(r.costsSeconds()).hasSize(4);
+                assertThat(r.mean()).isGreaterThan(0);
+                assertThat(r.gflops(dag.flopCount())).isGreaterThan(0);
+            }
+        }
+    }
+
+    @Test
+    void withoutTheCheckNoReferenceIsComputedAndWrongProgramsAreTimed() {
+        ComputeDAG dag = Fixtures.matmul(5, 6, 7);
+        Fixtures.EditingLowerer l = new Fixtures.EditingLowerer();
+        try (LocalMeasurer m = LocalMeasurer.of(Target.cpu(), OPTIONS.withCheckCorrectness(false), l)) {
+            MeasureResult r = m.measure(Fixtures.task(dag, "llvm"), l.edited(dag, Fixtures::wrongFirstElement));
+            assertThat(r.ok()).isTrue();
+            assertThat(m.referenceComputations()).isZero();
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package dev.kiln.autoschedule.measure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.ir.Buffer;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.MemoryScope;
+import dev.kiln.runtime.NDArray;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The run protocol on hand-written kernels (y = 2x + 1 over 37 floats): the checked run, warm-up,
+ * the calibration of the runs per repeat, untouched outputs caught by the poison, and exceptions.
+ */
+class ProgramRunnerTest {
+    static final Buffer X = Buffer.rowMajor("x", DType.FLOAT32, List.of(37L), MemoryScope.GLOBAL);
+    static final Buffer Y = Buffer.rowMajor("y", DType.FLOAT32, List.of(37L), MemoryScope.GLOBAL);
+
+    private static Workload workload() {
+        List<ArgumentSpec> args = List.of(ArgumentSpec.of(X, true), ArgumentSpec.of(Y, false));
+        NDArray x = NDArray.random(DType.FLOAT32, 10, 37);
+        NDArray y = NDArray.allocate(DType.FLOAT32, 37);
+        for (int i = 0; i < 37; i++) y.setDouble(2 * x.getDouble(i) + 1, i);
+        x.close();
+        return new Workload(args, 10, List.of(y));
+    }
+
+    private static void affine(NDArray[] a) {
+        for (int i = 0; i < 37; i++) a[1].setDouble(2 * a[0].getDouble(i) + 1, i);
+    }
+
+    @Test
+    void aCorrectKernelIsCheckedWarmedAndTimed() {
+        AtomicLong calls = new AtomicLong();
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withMinRepeatMs(0);
+        try (Workload w = workload()) {
+            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
+            assertThat(out.error()).as(out.message()).isEqualTo(MeasureError.NONE);
+            assertThat(out.costs()).hasSize(3);
+            assertThat(java.util.Arrays.stream(out.costs()).min().orElseThrow()).isGreaterThan(0);
+            assertThat(calls.get()).isEqualTo(1 + 4 + 3 * 2);
+        }
+    }
+
+    @Test
+    void withTheCacheFlushedEveryRepeatIsOneRun() {
+        AtomicLong calls = new AtomicLong();
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(5).withWarmup(1).withMinRepeatMs(50)
+                .withFlushCache(true);
+        try (Workload w = workload()) {
+            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
+                    new CacheFlusher());
+            assertThat(out.error()).isEqualTo(MeasureError.NONE);
+            assertThat(out.costs()).hasSize(3);
+            assertThat(calls.get()).isEqualTo(1 + 1 + 3);
+        }
+    }
+
+    @Test
+    void shortRunsAreRepeatedUntilARepeatLastsMinRepeatMs() {
+        AtomicLong calls = new AtomicLong();
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withNumber(1).withWarmup(0).withMinRepeatMs(5);
+        try (Workload w = workload()) {
+            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
+                    new CacheFlusher());
+            assertThat(out.error()).isEqualTo(MeasureError.NONE);
+            // 37 multiply-adds take far less than 5 ms: many runs per repeat
+            assertThat(calls.get()).isGreaterThan(100);
+        }
+    }
+
+    @Test
+    void wrongUntouchedAndThrowingKernelsAreErrors() {
+        MeasureOptions o = MeasureOptions.defaults().withMinRepeatMs(0);
+        try (Workload w = workload()) {
+            ProgramRunner.Outcome off = ProgramRunner.run(a -> {
+                affine(a);
+                a[1].setDouble(a[1].getDouble(36) + 0.01, 36);
+            }, List.of(X, Y), w, o, null);
+            assertThat(off.error()).isEqualTo(MeasureError.WRONG_RESULT);
+            assertThat(off.message()).contains("output 'y'").contains("[36]");
+            assertThat(ProgramRunner.run(a -> { }, List.of(X, Y), w, o, null).error())
+                    .as("outputs are poisoned, so a kernel that writes nothing is wrong").isEqualTo(MeasureError.WRONG_RESULT);
+            ProgramRunner.Outcome thrown = ProgramRunner.run(a -> { throw new ArithmeticException("/ by zero"); },
+                    List.of(X, Y), w, o, null);
+            assertThat(thrown.error()).isEqualTo(MeasureError.RUNTIME);
+            assertThat(thrown.message()).isEqualTo("ArithmeticException: / by zero");
+            Buffer wide = Buffer.rowMajor("x", DType.FLOAT64, List.of(37L), MemoryScope.GLOBAL);
+            ProgramRunner.Outcome mismatched = ProgramRunner.run(ProgramRunnerTest::affine, List.of(wide, Y), w, o, null);
+            assertThat(mismatched.error()).isEqualTo(MeasureError.RUNTIME);
+            assertThat(mismatched.message()).contains("float64[37]").contains("float32[37]");
+            assertThat(ProgramRunner.run(ProgramRunnerTest::affine, List.of(X), w, o, null).message())
+                    .contains("takes 1 parameters");
+        }
+    }
+
+    @Test
+    void cacheSizesFromSysfs() {
+        assertThat(CacheFlusher.parseSize("32768K")).isEqualTo(32L << 20);
+        assertThat(CacheFlusher.parseSize("36M")).isEqualTo(36L << 20);
+        assertThat(CacheFlusher.parseSize("512")).isEqualTo(512);
+        assertThat(new CacheFlusher().bytes()).isGreaterThanOrEqualTo(8L << 20);
+    }
+}

@@ -1,0 +1,123 @@
+package dev.kiln.bench;
+
+import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.TuneOptions;
+import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.ir.DType;
+import dev.kiln.nn.Conv;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.samples.MatmulSchedules;
+import dev.kiln.samples.OpenBlas;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Backend;
+import dev.kiln.target.CompiledKernel;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.bytedeco.javacpp.FloatPointer;
+
+/**
+ * The auto-scheduler's benchmark (issue 5): tunes GEMM 1024 and the C2D layer 56x56x64 -> 64
+ * (1x1, stride 1; ../shared/workloads/ansor-ops.tsv) for a number of trials, then times the best
+ * program next to the hand-written schedule and OpenBLAS in the same process.
+ *
+ * <pre>OPENBLAS_CORETYPE=SkylakeX ./kiln mvn -q -pl bench exec:java ... (see docs/PERFORMANCE.md)</pre>
+ *
+ * Arguments: {@code [trials] [log file]} (default 200, kiln-bench-tuning.jsonl; the log resumes).
+ */
+public final class TuneReport {
+    private TuneReport() {}
+
+    public static void main(String[] args) throws Exception {
+        int trials = args.length > 0 ? Integer.parseInt(args[0]) : 200;
+        Path log = Path.of(args.length > 1 ? args[1] : "kiln-bench-tuning.jsonl");
+        CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
+        System.out.println("target: " + target);
+        System.out.println("OpenBLAS kernel: " + OpenBlas.coreName() + " (OPENBLAS_CORETYPE=" + System.getenv("OPENBLAS_CORETYPE") + ")");
+        System.out.println("load average before: " + loadAverage());
+        ComputeDAG gemm = MatmulBench.matmul(1024);
+        Tensor data = Te.placeholder("data", DType.FLOAT32, 1, 56, 56, 64);
+        Tensor weight = Te.placeholder("weight", DType.FLOAT32, 1, 1, 64, 64);
+        ComputeDAG c2d = ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 0));
+        List<String> lines = new ArrayList<>();
+        for (var w : List.of(new Object[] {"GEMM 1024", gemm}, new Object[] {"C2D 56x56x64->64 1x1", c2d})) {
+            String name = (String) w[0];
+            ComputeDAG dag = (ComputeDAG) w[1];
+            TuneOptions opts = TuneOptions.builder().trials(trials).seed(7).logFile(log).build();
+            try (TuneResult r = AutoSchedule.tune(dag, target, opts)) {
+                System.out.println(name + ": " + r.summary());
+                double tuned = time(r.schedule(), target);
+                double flops = dag.flopCount();
+                lines.add(String.format(Locale.ROOT, "| %s | tuned, %d trials | %.3f ms | %.1f |", name, r.trials(),
+                        tuned * 1e3, flops / tuned / 1e9));
+                if (dag == gemm) {
+                    double hand = time(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()), target);
+                    double blas = openBlas(1024, target.cores());
+                    lines.add(String.format(Locale.ROOT, "| %s | hand-written schedule | %.3f ms | %.1f |", name, hand * 1e3, flops / hand / 1e9));
+                    lines.add(String.format(Locale.ROOT, "| %s | OpenBLAS sgemm, %d threads | %.3f ms | %.1f |", name,
+                            target.cores(), blas * 1e3, flops / blas / 1e9));
+                    lines.add(String.format(Locale.ROOT, "| %s | tuned / OpenBLAS | | %.2fx |", name, blas / tuned));
+                    lines.add(String.format(Locale.ROOT, "| %s | tuned / hand-written | | %.2fx |", name, hand / tuned));
+                }
+            }
+        }
+        System.out.println("load average after: " + loadAverage());
+        System.out.println("| workload | variant | median | GFLOP/s |");
+        System.out.println("|---|---|---|---|");
+        lines.forEach(System.out::println);
+    }
+
+    static double time(Schedule s, CpuTarget target) {
+        try (CompiledKernel k = Backend.forTarget(target).compile(s.lower("bench"), target)) {
+            List<NDArray> a = new ArrayList<>();
+            int seed = 1;
+            for (Tensor t : s.dag().arguments()) {
+                a.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
+                        : NDArray.allocate(t.dtype(), t.shape().toArray()));
+            }
+            NDArray[] argv = a.toArray(NDArray[]::new);
+            double t = median(() -> k.call(argv));
+            a.forEach(NDArray::close);
+            return t;
+        }
+    }
+
+    static double openBlas(int n, int threads) {
+        OpenBlas.setThreads(threads);
+        try (FloatPointer x = new FloatPointer((long) n * n); FloatPointer y = new FloatPointer((long) n * n);
+             FloatPointer z = new FloatPointer((long) n * n)) {
+            for (long i = 0; i < (long) n * n; i++) {
+                x.put(i, (float) Math.sin(i));
+                y.put(i, (float) Math.cos(i));
+            }
+            return median(() -> OpenBlas.sgemm(n, n, n, x, y, z));
+        }
+    }
+
+    static double median(Runnable r) {
+        for (int i = 0; i < 3; i++) r.run();
+        double[] t = new double[11];
+        for (int i = 0; i < t.length; i++) {
+            long s = System.nanoTime();
+            r.run();
+            t[i] = (System.nanoTime() - s) / 1e9;
+        }
+        java.util.Arrays.sort(t);
+        return t[t.length / 2];
+    }
+
+    static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+}
