@@ -120,10 +120,6 @@ public final class AutoSchedule {
 
     /** The search task of {@code dag} on {@code target}: its full target string and hardware parameters. */
     public static SearchTask task(ComputeDAG dag, Target target) {
-        if (!(target instanceof CpuTarget)) {
-            throw new KilnException("the auto-scheduler searches CPU targets only for now (its GPU sketch rules are "
-                    + "not written yet); cannot tune for '" + target + "'");
-        }
         return new SearchTask(dag, target.toString(), hardware(target), dag.workloadKey());
     }
 
