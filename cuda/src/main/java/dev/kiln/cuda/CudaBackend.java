@@ -5,6 +5,8 @@ import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.cuda.codegen.CudaOptions;
 import dev.kiln.cuda.compile.CudaCompiler;
 import dev.kiln.ir.KilnException;
+import dev.kiln.lower.GpuLimits;
+import dev.kiln.lower.VerifyThreadBindings;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
@@ -18,7 +20,8 @@ import dev.kiln.tir.PrimFunc;
  * the driver ({@link CudaDriver}).
  *
  * <p>The program must be lowered for the GPU ({@link dev.kiln.lower.GpuPasses#lower}): its loops
- * bound to blockIdx/threadIdx, its limits checked. The target's {@link CudaTarget#fastMath()}
+ * bound to blockIdx/threadIdx; its bindings are checked again against the target's limits
+ * ({@link VerifyThreadBindings}) before code generation. The target's {@link CudaTarget#fastMath()}
  * selects CUDA's fast intrinsics; its architecture selects the PTX target.
  */
 public final class CudaBackend implements Backend {
@@ -42,9 +45,15 @@ public final class CudaBackend implements Backend {
 
     /** Compiles with explicit code generation options. */
     public CudaKernel compile(PrimFunc func, CudaTarget target, CudaOptions options) {
+        VerifyThreadBindings.apply(func, limits(target));
         CudaModule m = CudaCodegen.generate(func, options);
         CudaCompiler.Result ptx = COMPILER.compile(m, target.computeCapability());
         return new CudaKernel(func, target, m, ptx);
+    }
+
+    /** The target's limits as the GPU passes check them (vthread extent: Ansor's 8). */
+    public static GpuLimits limits(CudaTarget target) {
+        return new GpuLimits(target.maxThreadsPerBlock(), target.sharedMemPerBlock(), target.warpSize(), 8);
     }
 
     /** The target of this machine's first GPU (its architecture and limits), or the reason there is none. */

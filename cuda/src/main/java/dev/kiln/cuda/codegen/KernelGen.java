@@ -47,6 +47,8 @@ final class KernelGen {
     /** The names declared in each open C block, innermost last: a let opens a block only to avoid a clash. */
     private final java.util.ArrayDeque<java.util.Set<String>> scopes = new java.util.ArrayDeque<>();
     private int depth = 1;
+    /** How many threadIdx or vthread loops enclose the current statement. */
+    private int threadLoops;
 
     KernelGen(String funcName, GpuKernel kernel, ExprGen g, CudaNames names, CudaOptions options) {
         this.funcName = funcName;
@@ -151,7 +153,10 @@ final class KernelGen {
         }
         open("for (" + type + " " + v + " = " + min + "; " + v + " < " + end + "; ++" + v + ")");
         scopes.peek().add(v);
+        boolean vthread = f.kind() == ForKind.THREAD_BOUND;
+        if (vthread) threadLoops++;
         stmt(f.body());
+        if (vthread) threadLoops--;
         close();
     }
 
@@ -167,7 +172,10 @@ final class KernelGen {
         open(ext.value() < launched ? "if (" + index + " < " + ext.value() + ")" : "");
         line("const " + type + " " + v + " = " + value + ";");
         scopes.peek().add(v);
+        boolean thread = axis != ThreadAxis.BLOCK_X && axis != ThreadAxis.BLOCK_Y && axis != ThreadAxis.BLOCK_Z;
+        if (thread) threadLoops++;
         stmt(f.body());
+        if (thread) threadLoops--;
         close();
     }
 
@@ -185,6 +193,11 @@ final class KernelGen {
                     + " (plan-memory-scopes) refuse this, so run them before code generation");
             case LOCAL -> line(type + " " + name + "[" + n + "] = {};");
             case SHARED -> {
+                if (threadLoops > 0) {
+                    throw fail("shared buffer '" + b.name() + "' is allocated inside a thread loop, where every thread would"
+                            + " share it without synchronisation; lower the program with the GPU passes"
+                            + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers synchronises it)");
+                }
                 line("__shared__ __align__(16) " + type + " " + name + "[" + n + "];");
                 if (options.zeroSharedMemory()) {
                     long threads = kernel.threadsPerBlock();

@@ -236,4 +236,18 @@ class CudaCodegenTest {
                 () -> CudaCodegen.generate(func(store(o, FloatImm.f32(1), c(0)), o)));
         assertThat(e2.getMessage()).contains("the store to 'O'");
     }
+
+    @Test
+    void sharedMemoryInsideThreadLoopsIsRefusedUnlessTheGpuPassesPlacedIt() {
+        Buffer a = buf("A", DType.FLOAT32, MemoryScope.GLOBAL, 32), o = buf("O", DType.FLOAT32, MemoryScope.GLOBAL, 32);
+        Buffer sh = buf("S", DType.FLOAT32, MemoryScope.SHARED, 32);
+        Var bx = v("bx"), tx = v("tx"), f = v("f");
+        Stmt body = bind(ThreadAxis.BLOCK_X, bx, 1, bind(ThreadAxis.THREAD_X, tx, 32, new Allocate(sh, Seq.of(
+                bind(ThreadAxis.THREAD_X, f, 32, store(sh, load(a, f), f)),
+                store(o, load(sh, new Binary(BinaryOp.FLOORMOD, tx.add(c(1)), c(32))), tx)))));
+        KilnException e = assertThrows(KilnException.class, () -> CudaCodegen.generate(func(body, a, o)));
+        assertThat(e.getMessage()).contains("shared buffer 'S' is allocated inside a thread loop").contains("GpuPasses.lower");
+        String src = CudaCodegen.generate(GpuPasses.apply(func(body, a, o), GpuLimits.h200())).source();
+        assertThat(src).contains("__shared__ __align__(16) float S[32];").contains("__syncthreads();");
+    }
 }
