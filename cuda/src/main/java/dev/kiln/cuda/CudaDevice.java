@@ -141,9 +141,9 @@ public final class CudaDevice {
     // ---- memory --------------------------------------------------------------------------
 
     /** Device memory of {@code bytes} bytes (at least 1), aligned to 256 bytes. */
-    CUdeviceptr alloc(long bytes) {
+    DevicePointer alloc(long bytes) {
         return with(() -> {
-            CUdeviceptr p = new CUdeviceptr();
+            DevicePointer p = new DevicePointer();
             check(JCudaDriver.cuMemAlloc(p, Math.max(1, bytes)), "cuMemAlloc(" + bytes + " bytes)");
             return p;
         });
@@ -194,26 +194,27 @@ public final class CudaDevice {
 
     // ---- modules and timing ----------------------------------------------------------------
 
-    /** Loads PTX (the driver compiles it for this device); the JIT's error log is in the exception. */
+    /**
+     * Loads PTX (the driver compiles it for this device). When that fails, the load is tried
+     * again with the JIT's error log requested, and the log goes into the exception.
+     */
     CUmodule load(String ptx, String what) {
         return with(() -> {
             byte[] text = (ptx + "\0").getBytes(StandardCharsets.US_ASCII);
-            JITOptions o = new JITOptions();
-            o.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, new byte[16384]);
-            o.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 16384);
             CUmodule m = new CUmodule();
-            int rc = JCudaDriver.cuModuleLoadDataJIT(m, Pointer.to(text), o);
-            if (rc != 0) {
-                String log;
-                try {
-                    log = o.getString(CUjit_option.CU_JIT_ERROR_LOG_BUFFER);
-                } catch (RuntimeException e) {
-                    log = "(no log: " + e.getMessage() + ")";
-                }
-                throw new KilnException("loading the PTX of " + what + " on " + name + " failed: "
-                        + new CudaDriverException("cuModuleLoadDataJIT", rc).getMessage() + "\n" + log);
+            int rc = JCudaDriver.cuModuleLoadData(m, text);
+            if (rc == 0) return m;
+            String log;
+            try {
+                JITOptions o = new JITOptions();
+                o.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, new byte[16384]);
+                JCudaDriver.cuModuleLoadDataJIT(new CUmodule(), Pointer.to(text), o);
+                log = o.getString(CUjit_option.CU_JIT_ERROR_LOG_BUFFER);
+            } catch (RuntimeException e) {
+                log = "(no JIT log: " + e.getMessage() + ")";
             }
-            return m;
+            throw new KilnException("loading the PTX of " + what + " on " + name + " failed: "
+                    + new CudaDriverException("cuModuleLoadData", rc).getMessage() + "\n" + log);
         });
     }
 

@@ -26,7 +26,7 @@ public final class DeviceArgs implements AutoCloseable {
     }
 
     void add(Buffer b, long size) {
-        CUdeviceptr p = device.alloc(size);
+        DevicePointer p = device.alloc(size);
         pointers.put(b, p);
         bytes.put(b, size);
         order.add(b);
@@ -44,6 +44,11 @@ public final class DeviceArgs implements AutoCloseable {
 
     long bytes(Buffer b) {
         return bytes.get(b.base());
+    }
+
+    /** The device address of a buffer's memory (for native libraries called through Panama). */
+    long address(Buffer b) {
+        return ((DevicePointer) pointer(b)).address();
     }
 
     /** Whether the device was reset since this memory was allocated (it is gone then). */

@@ -17,7 +17,8 @@ import java.util.stream.Stream;
  * environment variable {@code KILN_NVRTC_PATH}, the entries of {@code LD_LIBRARY_PATH},
  * {@code $CUDA_HOME/lib64}, the CUDA toolkit's standard places ({@code /usr/local/cuda/lib64},
  * {@code /usr/local/cuda/targets/x86_64-linux/lib}, {@code /usr/local/cuda-*}), the system library
- * directories, and the project folder {@code .cache/nvrtc} (looked for in the working directory
+ * directories, the NVIDIA wheels of Python installations ({@code site-packages/nvidia/*}/lib), and
+ * the project folder {@code .cache/nvrtc} (looked for in the working directory
  * and its parents; {@code scripts/fetch-nvrtc.sh} fills it). The newest version found wins (13
  * before 12.6 before 12.4); on a tie, the first place in that order.
  */
@@ -54,16 +55,41 @@ public final class NvrtcLibrary {
             // no /usr/local: nothing to add
         }
         for (String d : List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu")) dirs.add(Path.of(d));
+        // the NVIDIA wheels pip installs (with PyTorch): site-packages/nvidia/<component>/lib
+        for (String root : List.of("/usr/local/lib", "/usr/lib", System.getProperty("user.home") + "/.local/lib")) {
+            try (Stream<Path> py = Files.list(Path.of(root))) {
+                for (Path p : py.filter(x -> x.getFileName().toString().startsWith("python3")).toList()) {
+                    for (String pk : List.of("site-packages", "dist-packages")) {
+                        Path nv = p.resolve(pk).resolve("nvidia");
+                        if (!Files.isDirectory(nv)) continue;
+                        try (Stream<Path> comps = Files.list(nv)) {
+                            comps.map(c -> c.resolve("lib")).sorted().forEach(dirs::add);
+                        }
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // no such Python installation
+            }
+        }
         for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) dirs.add(p.resolve(".cache/nvrtc"));
         return dirs.stream().filter(Files::isDirectory).toList();
     }
 
     /** Every {@code libnvrtc.so.*} in the search directories, in search order. */
     public static List<Candidate> candidates() {
+        return candidates("libnvrtc");
+    }
+
+    /**
+     * Every {@code <name>.so.<version>} in the search directories (the same places serve the
+     * CUDA toolkit's other libraries: {@code libcublas}, ...), in search order.
+     */
+    public static List<Candidate> candidates(String name) {
         List<Candidate> out = new ArrayList<>();
+        String pattern = java.util.regex.Pattern.quote(name + ".so.") + "\\d+(\\.\\d+)*";
         for (Path dir : searchDirectories()) {
             try (Stream<Path> s = Files.list(dir)) {
-                s.filter(p -> p.getFileName().toString().matches("libnvrtc\\.so\\.\\d+(\\.\\d+)*")).sorted()
+                s.filter(p -> p.getFileName().toString().matches(pattern)).sorted()
                         .forEach(p -> out.add(new Candidate(p.toAbsolutePath(), version(p.getFileName().toString()))));
             } catch (IOException | RuntimeException e) {
                 // an unreadable directory holds nothing we can use
@@ -74,13 +100,18 @@ public final class NvrtcLibrary {
 
     /** The newest candidate. */
     public static Optional<Candidate> newest() {
+        return newest("libnvrtc");
+    }
+
+    /** The newest {@code <name>.so.*}. */
+    public static Optional<Candidate> newest(String name) {
         Candidate best = null;
-        for (Candidate c : candidates()) if (best == null || compare(c.version(), best.version()) > 0) best = c;
+        for (Candidate c : candidates(name)) if (best == null || compare(c.version(), best.version()) > 0) best = c;
         return Optional.ofNullable(best);
     }
 
     static List<Integer> version(String fileName) {
-        String v = fileName.substring("libnvrtc.so.".length());
+        String v = fileName.substring(fileName.indexOf(".so.") + 4);
         List<Integer> out = new ArrayList<>();
         for (String part : v.split("\\.")) out.add(Integer.parseInt(part));
         return out;
