@@ -142,6 +142,25 @@ class CudaDeviceTest {
     }
 
     @Test
+    void randomlyScheduledProgramsMatchTheInterpreter() {
+        List<String> failures = new ArrayList<>();
+        for (int c = 0; c < RandomGpuProgramsTest.CASES; c++) {
+            SplittableRandom rng = new SplittableRandom(0x6b75L + c);
+            ComputeDAG dag = RandomComputations.generate(rng);
+            Schedule s = RandomGpuProgramsTest.gpuVersion(dag, dev.kiln.fuzz.RandomSchedules.generate(dag, rng, false).schedule(), rng);
+            PrimFunc f;
+            try {
+                f = GpuTesting.lower("random_gpu_" + c, s);
+            } catch (KilnException refused) {
+                continue;
+            }
+            String diff = gpuVersusInterpreter(f, dag, target, c, 0);
+            if (diff != null) failures.add("case " + c + ": " + diff);
+        }
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
     void divisionByZeroInAKernelIsReported() {
         Tensor x = Te.placeholder("x", DType.INT32, 64), y = Te.placeholder("y", DType.INT32, 64);
         ComputeDAG dag = ComputeDAG.of(Te.compute("q", Te.shape(64), i -> x.at(i).floordiv(y.at(i))));
