@@ -2,13 +2,13 @@
 # Kiln's GPU check, for a machine with an NVIDIA GPU: builds Kiln, runs the CUDA tests (the device
 # tests run only here), tunes a 4096 matmul and a conv2d layer on a short budget, and ends with a
 # table of GFLOP/s next to cuBLAS (and PyTorch, when it is installed) measured in the same run.
-# The default budget (build ~2 min, tests ~1 min, 2 x 100 s of tuning, baselines) ends well
-# inside 10 minutes.
+# The default budget (build ~2 min, tests ~1 min, 2 x 75 s of tuning, baselines) ends well inside
+# 10 minutes; every step after the build runs under a timeout.
 #
 #   scripts/gpu-check.sh [--dry-run] [--seconds S] [--skip-tests] [--prebuilt] [-- GpuCheck options]
 #     --dry-run     no GPU needed: check the environment, build, then tune nothing (sample, lower,
 #                   generate and compile the programs a real run would start from) and print the plan
-#     --seconds S   tuning time per workload (default 100)
+#     --seconds S   tuning time per workload (default 75)
 #     --skip-tests  do not run the test suite of the cuda module
 #     --prebuilt    do not run Maven: use cuda/target/gpu-check/ made earlier by this script (or by
 #                   --prepare) on a machine with Maven and network, e.g. for a GPU box without network
@@ -20,7 +20,7 @@ t0=$SECONDS
 say() { printf '[gpu-check %4ds] %s\n' $((SECONDS - t0)) "$*"; }
 die() { say "FAILED: $*"; exit 1; }
 
-dry=0; seconds=100; tests=1; prebuilt=0; prepare=0; extra=()
+dry=0; seconds=75; tests=1; prebuilt=0; prepare=0; extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry=1 ;;
@@ -82,7 +82,7 @@ if [ $tests = 1 ]; then
   launcher=$(ls "$out"/tools/junit-platform-console-standalone-*.jar 2>/dev/null | head -1)
   [ -n "$launcher" ] || die "no JUnit console launcher in $out/tools"
   jars=$(ls "$PWD/$out"/lib/*.jar | tr '\n' ':')
-  (cd cuda && "$java" "${jvm[@]}" -jar "../$launcher" execute --disable-banner --details=summary \
+  (cd cuda && timeout 300 "$java" "${jvm[@]}" -jar "../$launcher" execute --disable-banner --details=summary \
       --class-path "target/test-classes:target/classes:$jars" --select-package dev.kiln.cuda \
       --reports-dir target/gpu-check-reports) || die "the CUDA tests failed (reports: cuda/target/gpu-check-reports)"
   skipped=$(grep -ho '<skipped' cuda/target/gpu-check-reports/*.xml 2>/dev/null | wc -l || true)
@@ -90,15 +90,17 @@ if [ $tests = 1 ]; then
 fi
 
 # ---- tuning and the table ---------------------------------------------------------------------
+rm -f cuda/target/kiln-gpu-check.jsonl   # a fresh search every run (the log is kept afterwards for reading)
 args=(--seconds "$seconds" --log cuda/target/kiln-gpu-check.jsonl)
 [ $dry = 1 ] && args+=(--dry-run)
 say "running dev.kiln.cuda.GpuCheck ${args[*]} ${extra[*]:-}"
-"$java" "${jvm[@]}" -cp "$cp" dev.kiln.cuda.GpuCheck "${args[@]}" "${extra[@]}" || die "GpuCheck"
+timeout $((2 * ${seconds%.*} + 180)) "$java" "${jvm[@]}" -cp "$cp" dev.kiln.cuda.GpuCheck "${args[@]}" "${extra[@]}" \
+    || die "GpuCheck (exit $?)"
 
 # ---- PyTorch, when the machine has it ---------------------------------------------------------
 if [ $dry = 0 ] && command -v python3 >/dev/null 2>&1 && python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   say "PyTorch found: timing torch.mm 4096 and the conv2d layer (cuDNN) in the same run"
-  timeout 120 python3 - <<'PY' || say "PyTorch timing failed (ignored)"
+  timeout 60 python3 - <<'PY' || say "PyTorch timing failed (ignored)"
 import torch
 def t(f, n=20):
     for _ in range(3): f()

@@ -54,7 +54,7 @@ public final class GpuCheck {
 
     public static void main(String[] args) throws Exception {
         boolean dry = false;
-        double seconds = 120;
+        double seconds = 75;
         int trials = 2000, mm = 4096;
         Path log = Path.of("kiln-gpu-check.jsonl");
         int[] conv = {16, 64, 56, 56, 64, 3, 3, 1};
