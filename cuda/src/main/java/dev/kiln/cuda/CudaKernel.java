@@ -106,6 +106,34 @@ public final class CudaKernel implements CompiledKernel {
         }
     }
 
+    /**
+     * Device arguments over memory the caller owns and keeps (one buffer per parameter, in order,
+     * each at least the parameter's span), with the temporaries allocated here: for running many
+     * programs of one workload on inputs uploaded once (the GPU measurer).
+     */
+    DeviceArgs wrap(List<DevicePointer> params, List<Long> bytes) {
+        if (params.size() != func.params().size()) {
+            throw new KilnException("function '" + func.name() + "' takes " + func.params().size() + " arguments, got " + params.size());
+        }
+        CudaDevice d = ensureLoaded().device();
+        DeviceArgs da = new DeviceArgs(d);
+        try {
+            for (int i = 0; i < params.size(); i++) {
+                Buffer p = func.params().get(i).base();
+                if (bytes.get(i) < spanBytes(p)) {
+                    throw new KilnException("argument " + i + " of '" + func.name() + "' has " + bytes.get(i) + " bytes, '" + p.name()
+                            + "' spans " + spanBytes(p));
+                }
+                da.borrow(p, params.get(i), bytes.get(i));
+            }
+            for (Buffer t : module.temporaries()) da.add(t, spanBytes(t));
+            return da;
+        } catch (RuntimeException e) {
+            da.close();
+            throw e;
+        }
+    }
+
     /** Clears the temporaries and launches every kernel, in order, without waiting for them. */
     public void launch(DeviceArgs da) {
         Loaded l = ensureLoaded();

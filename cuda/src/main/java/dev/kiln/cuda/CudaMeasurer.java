@@ -130,31 +130,30 @@ public final class CudaMeasurer implements Measurer {
             return MeasureResult.failed(MeasureError.COMPILE, "cuda: " + describe(e), (System.nanoTime() - t0) / 1e9, 0);
         }
         double compileSeconds = (System.nanoTime() - t0) / 1e9;
-        NDArray[] args = null;
         try (kernel) {
-            args = w.arrays(func.params());
-            try (DeviceArgs da = kernel.upload(args)) {
-                return run(kernel, da, args, w, compileSeconds);
+            w.checkParams(func.params());
+            try (DeviceArgs da = kernel.wrap(w.pointers(device), w.sizes())) {
+                return run(kernel, da, w, compileSeconds);
             }
         } catch (CudaDriverException e) {
             if (e.isSticky()) resetDevice(e);
             return MeasureResult.failed(MeasureError.RUNTIME, describe(e), compileSeconds, 0);
         } catch (RuntimeException e) {
             return MeasureResult.failed(MeasureError.RUNTIME, describe(e), compileSeconds, 0);
-        } finally {
-            if (args != null) for (NDArray a : args) a.close();
         }
     }
 
-    private MeasureResult run(CudaKernel kernel, DeviceArgs da, NDArray[] args, GpuWorkload w, double compileSeconds) {
+    private MeasureResult run(CudaKernel kernel, DeviceArgs da, GpuWorkload w, double compileSeconds) {
+        boolean check = options.checkCorrectness() && w.hasReferences();
+        if (check) w.poisonOutputs(device);
         double first = kernel.timeSeconds(da, 1);
-        kernel.download(da, args);
         kernel.checkErrorFlag();
-        if (options.checkCorrectness() && w.hasReferences()) {
-            for (int i = w.inputCount(); i < args.length; i++) {
-                Comparison c = args[i].compareTo(w.reference(i - w.inputCount()), options.rtol(), options.atol());
+        if (check) {
+            List<NDArray> outs = w.downloadOutputs(device);
+            for (int o = 0; o < outs.size(); o++) {
+                Comparison c = outs.get(o).compareTo(w.reference(o), options.rtol(), options.atol());
                 if (!c.ok()) {
-                    return MeasureResult.failed(MeasureError.WRONG_RESULT, "output '" + w.name(i)
+                    return MeasureResult.failed(MeasureError.WRONG_RESULT, "output '" + w.name(w.inputCount() + o)
                             + "' differs from the interpreter's: " + c.report(), compileSeconds, 0);
                 }
             }

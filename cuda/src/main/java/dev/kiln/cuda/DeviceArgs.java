@@ -18,6 +18,7 @@ public final class DeviceArgs implements AutoCloseable {
     private final Map<Buffer, CUdeviceptr> pointers = new IdentityHashMap<>();
     private final Map<Buffer, Long> bytes = new IdentityHashMap<>();
     private final List<Buffer> order = new ArrayList<>();
+    private final java.util.Set<Buffer> borrowed = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
     private boolean closed;
 
     DeviceArgs(CudaDevice device) {
@@ -30,6 +31,13 @@ public final class DeviceArgs implements AutoCloseable {
         pointers.put(b, p);
         bytes.put(b, size);
         order.add(b);
+    }
+
+    /** Uses memory someone else owns for {@code b}: it is not freed on close. */
+    void borrow(Buffer b, DevicePointer p, long size) {
+        pointers.put(b.base(), p);
+        bytes.put(b.base(), size);
+        borrowed.add(b.base());
     }
 
     CUdeviceptr pointer(Buffer b) {
@@ -67,6 +75,7 @@ public final class DeviceArgs implements AutoCloseable {
         closed = true;
         RuntimeException first = null;
         for (Buffer b : order) {
+            if (borrowed.contains(b)) continue;
             try {
                 device.free(pointers.get(b), epoch);
             } catch (RuntimeException e) {

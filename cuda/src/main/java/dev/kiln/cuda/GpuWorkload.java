@@ -26,6 +26,10 @@ final class GpuWorkload implements AutoCloseable {
     private final long seed;
     private final List<NDArray> inputArrays = new ArrayList<>();
     private final List<NDArray> references = new ArrayList<>();
+    /** Host arrays of the outputs: the poison uploaded before a checked run, and where results come back. */
+    private final List<NDArray> poison = new ArrayList<>(), results = new ArrayList<>();
+    /** The arguments on the device, uploaded once per device epoch. */
+    private DeviceArgs resident;
 
     private GpuWorkload(List<Buffer> params, int inputs, long seed) {
         this.params = List.copyOf(params);
@@ -72,21 +76,13 @@ final class GpuWorkload implements AutoCloseable {
     /** The name of parameter {@code i}. */
     String name(int i) { return params.get(i).name(); }
 
-    /** Fresh arrays for a measured program's parameters (checked against the task's): inputs copied, outputs poisoned. */
+    /** Fresh host arrays for a program's parameters (checked against the task's): inputs copied, outputs poisoned. */
     NDArray[] arrays(List<Buffer> programParams) {
-        if (programParams.size() != params.size()) {
-            throw new KilnException("the measured program takes " + programParams.size() + " parameters, the task has "
-                    + params.size());
-        }
+        checkParams(programParams);
         NDArray[] out = new NDArray[params.size()];
         try {
             for (int i = 0; i < params.size(); i++) {
-                Buffer want = params.get(i), got = programParams.get(i);
-                if (want.dtype() != got.dtype() || !Arrays.equals(want.constShape(), got.constShape())) {
-                    throw new KilnException("parameter " + i + " of the measured program is " + got.name() + ": " + got.dtype()
-                            + Arrays.toString(got.constShape()) + ", the task's is " + want.name() + ": " + want.dtype()
-                            + Arrays.toString(want.constShape()));
-                }
+                Buffer got = programParams.get(i);
                 out[i] = NDArray.allocate(got);
                 if (i < inputs) out[i].copyFrom(inputArrays.get(i));
                 else out[i].fillRandom(POISON_SEED + i);
@@ -98,9 +94,80 @@ final class GpuWorkload implements AutoCloseable {
         }
     }
 
+    /** Throws unless a measured program's parameters have the task's dtypes and shapes. */
+    void checkParams(List<Buffer> programParams) {
+        if (programParams.size() != params.size()) {
+            throw new KilnException("the measured program takes " + programParams.size() + " parameters, the task has "
+                    + params.size());
+        }
+        for (int i = 0; i < params.size(); i++) checkParam(i, programParams.get(i));
+    }
+
+    private void checkParam(int i, Buffer got) {
+        Buffer want = params.get(i);
+        if (want.dtype() != got.dtype() || !Arrays.equals(want.constShape(), got.constShape())) {
+            throw new KilnException("parameter " + i + " of the measured program is " + got.name() + ": " + got.dtype()
+                    + Arrays.toString(got.constShape()) + ", the task's is " + want.name() + ": " + want.dtype()
+                    + Arrays.toString(want.constShape()));
+        }
+    }
+
+    /** The arguments in device memory (inputs uploaded), made on first use and again after a device reset. */
+    DeviceArgs resident(CudaDevice d) {
+        if (resident != null && !resident.isStale()) return resident;
+        DeviceArgs da = new DeviceArgs(d);
+        try {
+            for (int i = 0; i < params.size(); i++) {
+                Buffer p = params.get(i);
+                long bytes = CudaKernel.spanBytes(p);
+                da.add(p, bytes);
+                if (i < inputs) d.upload(inputArrays.get(i), da.pointer(p), bytes);
+            }
+        } catch (RuntimeException e) {
+            da.close();
+            throw e;
+        }
+        resident = da;
+        return da;
+    }
+
+    List<DevicePointer> pointers(CudaDevice d) {
+        DeviceArgs da = resident(d);
+        return params.stream().map(p -> (DevicePointer) da.pointer(p)).toList();
+    }
+
+    List<Long> sizes() {
+        return params.stream().map(CudaKernel::spanBytes).toList();
+    }
+
+    /** Fills the device outputs with poison, so elements a program does not write show. */
+    void poisonOutputs(CudaDevice d) {
+        DeviceArgs da = resident(d);
+        for (int i = inputs; i < params.size(); i++) {
+            Buffer p = params.get(i);
+            if (poison.size() <= i - inputs) poison.add(NDArray.allocate(p).fillRandom(POISON_SEED + i));
+            d.upload(poison.get(i - inputs), da.pointer(p), CudaKernel.spanBytes(p));
+        }
+    }
+
+    /** The device outputs, copied into host arrays (kept and reused). */
+    List<NDArray> downloadOutputs(CudaDevice d) {
+        DeviceArgs da = resident(d);
+        d.synchronize();
+        for (int i = inputs; i < params.size(); i++) {
+            Buffer p = params.get(i);
+            if (results.size() <= i - inputs) results.add(NDArray.allocate(p));
+            d.download(da.pointer(p), results.get(i - inputs), CudaKernel.spanBytes(p));
+        }
+        return results;
+    }
+
     @Override
     public void close() {
+        if (resident != null && !resident.isStale()) resident.close();
         inputArrays.forEach(NDArray::close);
         references.forEach(NDArray::close);
+        poison.forEach(NDArray::close);
+        results.forEach(NDArray::close);
     }
 }
