@@ -2,6 +2,7 @@ package dev.kiln.autoschedule;
 
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.MeasurerProviders;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.autoschedule.search.SearchLimits;
@@ -19,7 +20,7 @@ import java.util.Optional;
  * budget, early stopping, how programs are measured, and what is shown while tuning. Build with
  * {@link #builder()}; {@link #defaults()} is 200 trials, 64 per round, seed 0, no log file, no
  * time budget, no early stopping, {@link MeasureOptions#defaults()}, measurement in a child JVM,
- * random search, the progress bar on (when there is a terminal) and verbose off.
+ * evolutionary search guided by the learned cost model, the progress bar on (when there is a terminal) and verbose off.
  *
  * @param trials            the trial budget of the task, counting trials already in the log
  * @param measuresPerRound  programs measured per round
@@ -111,7 +112,10 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
         private MeasureOptions measureOptions = MeasureOptions.defaults();
         private MeasurerFactory measurers = MeasurerProviders::start;
         private Measurer measurer;
-        private PolicyFactory policies = RandomSearchPolicy::forTask;
+        // Evolution guided by the learned cost model on CPUs; GPU tasks sample GPU sketches at
+        // random until the GPU features and mutations are in.
+        private PolicyFactory policies = (task, seed) -> task.isGpu() ? RandomSearchPolicy.forTask(task, seed)
+                : EvolutionarySearchPolicy.cpu(task, seed);
         private boolean progressBar = true;
         private boolean verbose;
 
@@ -174,7 +178,10 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
             return this;
         }
 
-        /** How to make the search policy (default: random sampling). */
+        /**
+         * How to make the search policy (default: {@link EvolutionarySearchPolicy#cpu}, evolution guided by the
+         * learned cost model; {@code RandomSearchPolicy::cpu} samples at random).
+         */
         public Builder policy(PolicyFactory f) {
             policies = Objects.requireNonNull(f, "policy");
             return this;

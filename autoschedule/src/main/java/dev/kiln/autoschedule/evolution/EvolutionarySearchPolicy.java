@@ -1,0 +1,191 @@
+package dev.kiln.autoschedule.evolution;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.annotate.InvalidSample;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.model.CostModel;
+import dev.kiln.autoschedule.model.GbdtCostModel;
+import dev.kiln.autoschedule.search.SearchPolicy;
+import dev.kiln.autoschedule.search.Trial;
+import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.autoschedule.sketch.SketchGenerator;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+
+/**
+ * Ansor's search policy: every round samples fresh random programs from the sketches, adds the
+ * best measured programs (up to {@code measuredSeedRatio} of the population, fastest first),
+ * evolves them with the cost model ({@link EvolutionarySearch}) into twice as many candidates as
+ * the round measures, and picks the batch eps-greedily: the best predicted programs, and
+ * {@code floor(epsGreedy * n)} programs drawn at random from the fresh samples (exploration).
+ * Measured programs are never proposed again. Every measurement goes to the model
+ * ({@link #update}). A round that measures few programs uses a smaller population
+ * ({@link #scaled}).
+ *
+ * <p>Deterministic for a seed and a sequence of calls, whatever the number of threads.
+ */
+public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseable {
+    private final SearchTask task;
+    private final InitPopulation sampler;
+    private final CostModel model;
+    private final EvolutionOptions options;
+    private final SplittableRandom rng;
+    private final ExecutorService pool;
+    private final EvolutionarySearch.Stats stats = new EvolutionarySearch.Stats();
+    private final List<Trial> measuredValid = new ArrayList<>();
+    private long searchNanos, rounds;
+
+    /** A policy over {@code sketches} guided by {@code model}. */
+    public EvolutionarySearchPolicy(SearchTask task, List<Sketch> sketches, CostModel model, EvolutionOptions options,
+                                    long seed) {
+        this.task = task;
+        this.sampler = new InitPopulation(task, sketches);
+        this.model = model;
+        this.options = task.isGpu() ? options.forGpu() : options;
+        this.rng = new SplittableRandom(seed);
+        this.pool = options.threads() > 1 ? pool(options.threads()) : null;
+    }
+
+    /** The default policy of a CPU task: its sketches, the learned model, {@link EvolutionOptions#defaults()}. */
+    public static EvolutionarySearchPolicy cpu(SearchTask task, long seed) {
+        return new EvolutionarySearchPolicy(task, SketchGenerator.cpu().generate(task), GbdtCostModel.defaults(seed),
+                EvolutionOptions.defaults(), seed);
+    }
+
+    @Override
+    public String name() { return "evolution"; }
+
+    @Override
+    public List<Candidate> nextBatch(int n, Set<String> measured) {
+        long t0 = System.nanoTime();
+        EvolutionOptions o = scaled(n);
+        List<Candidate> fresh = sample(o.initSamples());
+        List<Candidate> population = new ArrayList<>(fresh);
+        int seeds = (int) Math.min(measuredValid.size(), Math.floor(o.measuredSeedRatio() * o.population()));
+        for (int i = 0; i < seeds; i++) population.add(measuredValid.get(i).candidate());
+        List<Candidate> best = new EvolutionarySearch(task, model, o, pool, stats).run(population, 2 * n, measured,
+                rng.split());
+
+        int numRandom = (int) Math.floor(options.epsGreedy() * n);
+        List<Candidate> randoms = new ArrayList<>();
+        for (Candidate c : fresh) if (!measured.contains(c.key())) randoms.add(c);
+        List<Candidate> out = new ArrayList<>();
+        Set<String> taken = new HashSet<>();
+        int i = 0;
+        while (out.size() < n - numRandom && i < best.size()) add(best.get(i++), out, taken, measured);
+        while (out.size() < n && !randoms.isEmpty()) add(randoms.remove(rng.nextInt(randoms.size())), out, taken, measured);
+        while (out.size() < n && i < best.size()) add(best.get(i++), out, taken, measured);
+        searchNanos += System.nanoTime() - t0;
+        rounds++;
+        return out;
+    }
+
+    /** Daemon workers that end after a few idle seconds, so that a policy nobody closes leaks nothing. */
+    private static ExecutorService pool(int threads) {
+        java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(threads, threads, 5,
+                java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "kiln-evolution");
+                    t.setDaemon(true);
+                    return t;
+                });
+        p.allowCoreThreadTimeOut(true);
+        return p;
+    }
+
+    /**
+     * The options of a round that measures {@code n} programs: a small batch does not need the
+     * whole population, so population and fresh samples are capped at {@code max(64, 16 n)}.
+     */
+    EvolutionOptions scaled(int n) {
+        int cap = Math.max(64, 16 * n);
+        if (options.population() <= cap && options.initSamples() <= cap) return options;
+        return options.withPopulation(Math.min(options.population(), cap))
+                .withInitSamples(Math.min(options.initSamples(), cap));
+    }
+
+    private static void add(Candidate c, List<Candidate> out, Set<String> taken, Set<String> measured) {
+        if (!measured.contains(c.key()) && taken.add(c.key())) out.add(c);
+    }
+
+    /** {@code n} random draws (fewer after duplicates and invalid draws), in draw order. */
+    private List<Candidate> sample(int n) {
+        SplittableRandom[] rs = new SplittableRandom[n];
+        for (int i = 0; i < n; i++) rs[i] = rng.split();
+        Candidate[] drawn = new Candidate[n];
+        int t = pool == null ? 1 : options.threads();
+        if (t == 1) {
+            for (int i = 0; i < n; i++) drawn[i] = draw(rs[i]);
+        } else {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int c = 0; c < t; c++) {
+                int first = c;
+                fs.add(pool.submit(() -> {
+                    for (int i = first; i < n; i += t) drawn[i] = draw(rs[i]);
+                }));
+            }
+            for (Future<?> f : fs) {
+                try {
+                    f.get();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while sampling", e);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) throw r;
+                    throw new IllegalStateException(e.getCause());
+                }
+            }
+        }
+        List<Candidate> out = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (Candidate c : drawn) if (c != null && seen.add(c.key())) out.add(c);
+        return out;
+    }
+
+    private Candidate draw(SplittableRandom r) {
+        try {
+            return sampler.draw(r);
+        } catch (InvalidSample e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void update(List<Trial> trials) {
+        if (trials.isEmpty()) return;
+        List<Candidate> cs = new ArrayList<>();
+        List<MeasureResult> rs = new ArrayList<>();
+        for (Trial t : trials) {
+            cs.add(t.candidate());
+            rs.add(t.result());
+            if (t.result().ok()) measuredValid.add(t);
+        }
+        measuredValid.sort(Comparator.comparingDouble((Trial t) -> t.result().median()));
+        model.update(task, cs, rs);
+    }
+
+    /** The cost model guiding the search. */
+    public CostModel model() { return model; }
+
+    /** Counts of the evolutionary search so far. */
+    public EvolutionarySearch.Stats stats() { return stats; }
+
+    /** Seconds spent choosing batches so far (sampling, evolution, scoring). */
+    public double searchSeconds() { return searchNanos / 1e9; }
+
+    /** Rounds searched so far. */
+    public long rounds() { return rounds; }
+
+    /** Stops the worker threads. */
+    @Override
+    public void close() {
+        if (pool != null) pool.shutdownNow();
+    }
+}

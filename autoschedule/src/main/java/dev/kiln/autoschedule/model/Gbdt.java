@@ -1,0 +1,164 @@
+package dev.kiln.autoschedule.model;
+
+import dev.kiln.ir.KilnException;
+import java.util.Arrays;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Gradient-boosted regression trees for programs made of statements: a program's score is the
+ * sum of its statements' scores (Ansor's pack-sum), trained on weighted squared error of the
+ * program score. Every statement of a program gets the program's gradient
+ * {@code w (score - label)} and hessian {@code w}. Histogram-based and written on plain arrays;
+ * training is deterministic. A trained model is immutable and may be shared between threads.
+ */
+public final class Gbdt {
+    private final int[] feature;
+    private final float[] threshold;
+    private final int[] left;
+    private final int[] right;
+    private final double[] value;
+    private final int[] roots;
+    private final int width;
+
+    private Gbdt(TreeArrays t, int[] roots, int width) {
+        this.feature = Arrays.copyOf(t.feature, t.size);
+        this.threshold = Arrays.copyOf(t.threshold, t.size);
+        this.left = Arrays.copyOf(t.left, t.size);
+        this.right = Arrays.copyOf(t.right, t.size);
+        this.value = Arrays.copyOf(t.value, t.size);
+        this.roots = roots;
+        this.width = width;
+    }
+
+    /**
+     * A training set: {@code rows} statements of {@code width} features each, row after row in
+     * {@code x}; program {@code p} owns rows {@code start[p]} to {@code start[p + 1] - 1}; its
+     * label and weight.
+     */
+    public record TrainingSet(float[] x, int width, int[] start, double[] label, double[] weight) {
+        public TrainingSet {
+            int programs = label.length;
+            if (weight.length != programs || start.length != programs + 1) {
+                throw new KilnException("training set: " + programs + " labels, " + weight.length + " weights, "
+                        + start.length + " program offsets");
+            }
+            if (start[0] != 0 || x.length != (long) start[programs] * width) {
+                throw new KilnException("training set: offsets do not cover the " + x.length / Math.max(1, width) + " rows");
+            }
+            for (int q = 0; q < programs; q++) {
+                if (start[q + 1] < start[q]) throw new KilnException("training set: program " + q + " has negative rows");
+            }
+        }
+
+        public int rows() { return start[start.length - 1]; }
+
+        public int programs() { return label.length; }
+    }
+
+    /** Trains a model; throws if the set has no rows. */
+    public static Gbdt train(TrainingSet d, GbdtParams p) {
+        int rows = d.rows();
+        if (rows == 0) throw new KilnException("gbdt: nothing to train on");
+        FeatureBins fb = FeatureBins.of(d.x(), rows, d.width(), p.maxBins());
+        byte[] bins = fb.binAll(d.x(), rows, d.width());
+        int[] program = new int[rows];
+        for (int q = 0; q < d.programs(); q++) Arrays.fill(program, d.start()[q], d.start()[q + 1], q);
+        double[] pred = new double[rows];
+        double[] sum = new double[d.programs()];
+        double[] grad = new double[rows], hess = new double[rows];
+        TreeArrays trees = new TreeArrays();
+        int[] roots = new int[p.rounds()];
+        ExecutorService pool = p.threads() > 1 && fb.width() > 0 ? Executors.newFixedThreadPool(p.threads(), r -> {
+            Thread t = new Thread(r, "kiln-gbdt");
+            t.setDaemon(true);
+            return t;
+        }) : null;
+        try {
+            TreeBuilder tb = new TreeBuilder(bins, rows, fb, p, pool);
+            for (int round = 0; round < p.rounds(); round++) {
+                Arrays.fill(sum, 0);
+                for (int r = 0; r < rows; r++) sum[program[r]] += pred[r];
+                for (int r = 0; r < rows; r++) {
+                    int q = program[r];
+                    double w = d.weight()[q];
+                    grad[r] = w * (sum[q] - d.label()[q]);
+                    hess[r] = w;
+                }
+                roots[round] = tb.grow(grad, hess, trees);
+                for (int r = 0; r < rows; r++) pred[r] += tb.rowValue[r];
+            }
+        } finally {
+            if (pool != null) pool.shutdownNow();
+        }
+        return new Gbdt(trees, roots, d.width());
+    }
+
+    /** The score of one statement: its {@code width} features start at {@code x[offset]}. */
+    public double predictRow(float[] x, int offset) {
+        double s = 0;
+        for (int root : roots) {
+            int n = root;
+            while (feature[n] >= 0) n = x[offset + feature[n]] <= threshold[n] ? left[n] : right[n];
+            s += value[n];
+        }
+        return s;
+    }
+
+    /** The score of a program: the sum of its statements' scores ({@code rows} rows from row 0 of {@code x}). */
+    public double predictProgram(float[] x, int rows) {
+        double s = 0;
+        for (int r = 0; r < rows; r++) s += predictRow(x, r * width);
+        return s;
+    }
+
+    /** The number of trees. */
+    public int trees() { return roots.length; }
+
+    /** The number of nodes of all trees. */
+    public int nodes() { return feature.length; }
+
+    /** The features the model was trained on. */
+    public int width() { return width; }
+
+    /** Growable arrays of tree nodes. */
+    static final class TreeArrays {
+        int[] feature = new int[256];
+        float[] threshold = new float[256];
+        int[] left = new int[256];
+        int[] right = new int[256];
+        double[] value = new double[256];
+        int size;
+
+        private int add() {
+            if (size == feature.length) {
+                int n = size * 2;
+                feature = Arrays.copyOf(feature, n);
+                threshold = Arrays.copyOf(threshold, n);
+                left = Arrays.copyOf(left, n);
+                right = Arrays.copyOf(right, n);
+                value = Arrays.copyOf(value, n);
+            }
+            return size++;
+        }
+
+        int leaf(double v) {
+            int i = add();
+            feature[i] = -1;
+            value[i] = v;
+            return i;
+        }
+
+        int split(int f, float t) {
+            int i = add();
+            feature[i] = f;
+            threshold[i] = t;
+            return i;
+        }
+
+        void link(int node, int l, int r) {
+            left[node] = l;
+            right[node] = r;
+        }
+    }
+}

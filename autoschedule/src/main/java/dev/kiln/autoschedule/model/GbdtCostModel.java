@@ -1,0 +1,162 @@
+package dev.kiln.autoschedule.model;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.feature.FeatureExtractor;
+import dev.kiln.autoschedule.feature.FeatureLayout;
+import dev.kiln.autoschedule.feature.ProgramFeatures;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.ir.KilnException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Ansor's learned cost model: gradient-boosted trees ({@link Gbdt}) on per-statement features
+ * ({@link FeatureExtractor}), a program's score being the sum of its statements' scores.
+ *
+ * <p>Every measured program is kept with its throughput (1 / median time; 0 for a failed
+ * measurement). Labels are normalised per task (workload and target): throughput over the best
+ * throughput of the task, so the best program of each task has label 1. A sample's weight is its
+ * label, at least {@code minWeight}: Ansor weighs by the label (minWeight 0, fast programs matter
+ * more); Kiln's default is 1, uniform weights, which ranked held-out programs better (pairwise
+ * accuracy and recall@30, docs/PERFORMANCE.md). The trees are
+ * retrained from scratch on every update with new data. Until {@code warmupPrograms} valid
+ * programs have been measured, scores are uniform random numbers (as Ansor's model gives before
+ * its warm-up; here a hash of the seed and the program, see {@link RandomCostModel}). A program
+ * whose features are empty (it cannot be lowered) scores -inf.
+ *
+ * <p>Thread-safe: several threads may score at once (each on its own programs); updates are
+ * serialised and replace the trees atomically.
+ */
+public final class GbdtCostModel implements CostModel {
+    private final GbdtParams params;
+    private final int warmupPrograms;
+    private final double minWeight;
+    private final long seed;
+    private final FeatureCache cache;
+
+    private final List<ProgramFeatures> features = new ArrayList<>();
+    private final List<Double> throughputs = new ArrayList<>();
+    private final List<String> groups = new ArrayList<>();
+    private final Map<String, Double> best = new HashMap<>();
+    private int valid, trainedOn;
+    private volatile Gbdt model;
+    private long lastTrainNanos;
+
+    /**
+     * A model with these tree settings, used once {@code warmupPrograms} valid programs are
+     * measured, sample weights of at least {@code minWeight}, warm-up scores from {@code seed},
+     * and a feature cache of {@code cacheSize} programs.
+     */
+    public GbdtCostModel(GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize) {
+        if (warmupPrograms < 1) throw new KilnException("cost model: warmupPrograms must be at least 1, got " + warmupPrograms);
+        if (!(minWeight >= 0) || minWeight > 1) throw new KilnException("cost model: minWeight must be in 0..1, got " + minWeight);
+        this.params = params;
+        this.warmupPrograms = warmupPrograms;
+        this.minWeight = minWeight;
+        this.seed = seed;
+        this.cache = new FeatureCache(cacheSize);
+    }
+
+    /** {@link GbdtParams#defaults()}, warm-up of 32 valid programs, uniform weights, a cache of 16384 programs. */
+    public static GbdtCostModel defaults(long seed) {
+        return new GbdtCostModel(GbdtParams.defaults(), 32, 1.0, seed, 16384);
+    }
+
+    /** Ansor's model: {@link GbdtParams#ansor()}, samples weighted by their label (for comparisons). */
+    public static GbdtCostModel ansor(long seed) {
+        return new GbdtCostModel(GbdtParams.ansor(), 32, 0.0, seed, 16384);
+    }
+
+    @Override
+    public String name() { return "gbdt"; }
+
+    @Override
+    public synchronized void update(SearchTask task, List<Candidate> candidates, List<MeasureResult> results) {
+        if (candidates.size() != results.size()) {
+            throw new KilnException("cost model update: " + candidates.size() + " programs but " + results.size() + " results");
+        }
+        FeatureExtractor fx = FeatureExtractor.of(task);
+        String group = task.workloadKey() + '\n' + task.target();
+        for (int i = 0; i < candidates.size(); i++) {
+            ProgramFeatures f = cache.get(task, fx, candidates.get(i));
+            if (f.isEmpty()) continue;
+            MeasureResult r = results.get(i);
+            double t = r.ok() && r.median() > 0 ? 1 / r.median() : 0;
+            features.add(f);
+            throughputs.add(t);
+            groups.add(group);
+            if (t > 0) {
+                valid++;
+                best.merge(group, t, Math::max);
+            }
+        }
+        if (valid >= warmupPrograms && features.size() > trainedOn) train();
+    }
+
+    private void train() {
+        long t0 = System.nanoTime();
+        int n = features.size(), rows = 0;
+        for (ProgramFeatures f : features) rows += f.rows();
+        int w = FeatureLayout.LENGTH;
+        float[] x = new float[rows * w];
+        int[] start = new int[n + 1];
+        double[] label = new double[n], weight = new double[n];
+        for (int q = 0; q < n; q++) {
+            ProgramFeatures f = features.get(q);
+            System.arraycopy(f.values(), 0, x, start[q] * w, f.rows() * w);
+            start[q + 1] = start[q] + f.rows();
+            Double b = best.get(groups.get(q));
+            label[q] = b == null ? 0 : throughputs.get(q) / b;
+            weight[q] = Math.max(minWeight, label[q]);
+        }
+        model = Gbdt.train(new Gbdt.TrainingSet(x, w, start, label, weight), params);
+        trainedOn = n;
+        lastTrainNanos = System.nanoTime() - t0;
+    }
+
+    @Override
+    public double[] predict(SearchTask task, List<Candidate> candidates) {
+        double[] out = new double[candidates.size()];
+        Gbdt m = model;
+        if (m == null) {
+            for (int i = 0; i < out.length; i++) out[i] = RandomCostModel.score(seed, candidates.get(i).key());
+            return out;
+        }
+        FeatureExtractor fx = FeatureExtractor.of(task);
+        for (int i = 0; i < out.length; i++) {
+            ProgramFeatures f = cache.get(task, fx, candidates.get(i));
+            out[i] = f.isEmpty() ? Double.NEGATIVE_INFINITY : m.predictProgram(f.values(), f.rows());
+        }
+        return out;
+    }
+
+    @Override
+    public boolean isRandom() { return model == null; }
+
+    /** Scores of programs given by their features (for benchmarks of the model alone); random before the warm-up. */
+    public double[] predictFeatures(List<ProgramFeatures> programs) {
+        double[] out = new double[programs.size()];
+        Gbdt m = model;
+        for (int i = 0; i < out.length; i++) {
+            ProgramFeatures f = programs.get(i);
+            out[i] = m == null ? RandomCostModel.score(seed, Integer.toString(i))
+                    : f.isEmpty() ? Double.NEGATIVE_INFINITY : m.predictProgram(f.values(), f.rows());
+        }
+        return out;
+    }
+
+    /** Whether the trees have been trained (the warm-up is over). */
+    public boolean trained() { return model != null; }
+
+    /** Programs learned from so far (failed measurements included). */
+    public synchronized int samples() { return features.size(); }
+
+    /** How long the last retraining took, in seconds (0 before the first). */
+    public synchronized double lastTrainSeconds() { return lastTrainNanos / 1e9; }
+
+    /** The feature cache (for its hit counts). */
+    public FeatureCache cache() { return cache; }
+}
