@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.log.LogLookup;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.BestProgram;
 import dev.kiln.autoschedule.search.SearchLoop;
@@ -16,6 +17,7 @@ import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
+import dev.kiln.tir.PrimFunc;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
 import java.nio.file.Files;
@@ -120,10 +122,6 @@ public final class AutoSchedule {
 
     /** The search task of {@code dag} on {@code target}: its full target string and hardware parameters. */
     public static SearchTask task(ComputeDAG dag, Target target) {
-        if (!(target instanceof CpuTarget)) {
-            throw new KilnException("the auto-scheduler searches CPU targets only for now (its GPU sketch rules are "
-                    + "not written yet); cannot tune for '" + target + "'");
-        }
         return new SearchTask(dag, target.toString(), hardware(target), dag.workloadKey());
     }
 
@@ -140,9 +138,11 @@ public final class AutoSchedule {
         };
     }
 
+    /** Lowers with the target's pipeline (the GPU passes for CUDA, see {@link ScheduleLowerer#forTarget}) and compiles. */
     private static CompiledKernel compile(Schedule s, Target target) {
         String name = "tuned_" + s.dag().outputs().getFirst().name().replaceAll("[^A-Za-z0-9_]", "_");
-        return Backend.forTarget(target).compile(s.lower(name), target);
+        PrimFunc f = ScheduleLowerer.forTarget(target).lower(task(s.dag(), target), s);
+        return Backend.forTarget(target).compile(new PrimFunc(name, f.params(), f.body()), target);
     }
 
     private static String noProgram(SearchTask task, SearchOutcome o, LogLookup before) {

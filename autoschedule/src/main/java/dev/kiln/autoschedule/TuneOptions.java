@@ -3,7 +3,8 @@ package dev.kiln.autoschedule;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
-import dev.kiln.autoschedule.measure.ProcessMeasurer;
+import dev.kiln.autoschedule.measure.MeasurerProviders;
+import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.autoschedule.search.SearchLimits;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.ir.KilnException;
@@ -28,11 +29,14 @@ import java.util.Optional;
  * @param timeBudget        the longest the search may run ({@link Duration#ZERO}: no limit)
  * @param earlyStopping     stop after this many trials without a better program (0: never)
  * @param measureOptions    how each program is timed and checked
- * @param measurers         makes the measurer of a run (default: {@code ProcessMeasurer::start}, a
- *                          child JVM; {@code LocalMeasurer::of} measures in this process); ignored
- *                          when {@code measurer} is set
+ * @param measurers         makes the measurer of a run (default: {@code MeasurerProviders::start}, the
+ *                          measurer a provider on the class path offers for the target, such as the
+ *                          CUDA module's GPU measurer, else {@code ProcessMeasurer::start}, a child
+ *                          JVM; {@code LocalMeasurer::of} measures in this process); ignored when
+ *                          {@code measurer} is set
  * @param measurer          a measurer to use instead of making one (the run does not close it)
- * @param policies          makes the search policy of a task from the seed
+ * @param policies          makes the search policy of a task from the seed (default: random search
+ *                          over the CPU or GPU sketches, {@code RandomSearchPolicy::forTask})
  * @param progressBar       whether to draw a progress bar on the terminal
  * @param verbose           whether to log a line per round (System.Logger, INFO)
  */
@@ -106,9 +110,12 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
         private Duration timeBudget = Duration.ZERO;
         private int earlyStopping;
         private MeasureOptions measureOptions = MeasureOptions.defaults();
-        private MeasurerFactory measurers = ProcessMeasurer::start;
+        private MeasurerFactory measurers = MeasurerProviders::start;
         private Measurer measurer;
-        private PolicyFactory policies = EvolutionarySearchPolicy::cpu;
+        // Evolution guided by the learned cost model on CPUs; GPU tasks sample GPU sketches at
+        // random until the GPU features and mutations are in.
+        private PolicyFactory policies = (task, seed) -> task.isGpu() ? RandomSearchPolicy.forTask(task, seed)
+                : EvolutionarySearchPolicy.cpu(task, seed);
         private boolean progressBar = true;
         private boolean verbose;
 

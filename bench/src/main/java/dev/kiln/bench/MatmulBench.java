@@ -48,6 +48,12 @@ public class MatmulBench {
     @Param({"kiln-hand", "openblas", "vector-api", "naive-java"})
     public String impl;
 
+    /** Threads for Kiln, OpenBLAS and the Vector API loop (the naive loop is single-threaded). */
+    @Param({"1", "2"})
+    public int threads;
+
+    private java.util.concurrent.ForkJoinPool pool;
+
     private float[] a, b, c;
     private NDArray na, nb, nc;
     private CompiledKernel kernel;
@@ -64,17 +70,18 @@ public class MatmulBench {
         switch (impl) {
             case "kiln-hand" -> {
                 Schedule s = MatmulSchedules.tiled(matmul(n), MatmulSchedules.Tiles.avx512());
-                CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
+                CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true).withCores(threads);
                 kernel = Backend.forTarget(target).compile(s.lower("matmul"), target);
             }
             case "openblas" -> {
-                OpenBlas.setThreads(Runtime.getRuntime().availableProcessors());
+                OpenBlas.setThreads(threads);
                 System.out.println("# OpenBLAS kernel: " + OpenBlas.coreName() + " (OPENBLAS_CORETYPE="
-                        + System.getenv("OPENBLAS_CORETYPE") + "), threads: " + Runtime.getRuntime().availableProcessors());
+                        + System.getenv("OPENBLAS_CORETYPE") + "), threads: " + threads);
                 pa = new FloatPointer(a);
                 pb = new FloatPointer(b);
                 pc = new FloatPointer((long) n * n);
             }
+            case "vector-api" -> pool = new java.util.concurrent.ForkJoinPool(threads);
             default -> { }
         }
     }
@@ -91,7 +98,7 @@ public class MatmulBench {
         switch (impl) {
             case "kiln-hand" -> kernel.call(na, nb, nc);
             case "openblas" -> OpenBlas.sgemm(n, n, n, pa, pb, pc);
-            case "vector-api" -> MatmulBaselines.vectorApi(a, b, c, n);
+            case "vector-api" -> pool.submit(() -> MatmulBaselines.vectorApi(a, b, c, n)).join();
             case "naive-java" -> MatmulBaselines.naive(a, b, c, n);
             default -> throw new IllegalArgumentException(impl);
         }
@@ -101,6 +108,7 @@ public class MatmulBench {
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
         if (kernel != null) kernel.close();
+        if (pool != null) pool.shutdown();
         na.close();
         nb.close();
         nc.close();

@@ -21,10 +21,11 @@ import java.util.Map;
  * name) and every buffer's dtype, shape, strides and scope. Two programs with equal keys compile
  * to the same code.
  */
-final class ProgramKey {
+public final class ProgramKey {
     private ProgramKey() {}
 
-    static String of(PrimFunc f) {
+    /** The key of {@code f}; shared by the LLVM and JVM backends' compile caches. */
+    public static String of(PrimFunc f) {
         StringBuilder sb = new StringBuilder(StmtPrinter.print(f)).append("#ids");
         Map<Var, Integer> vars = new IdentityHashMap<>();
         Map<Buffer, Integer> bufs = new IdentityHashMap<>();

@@ -11,8 +11,19 @@ import java.util.Objects;
  * @param maxThreadsPerBlock    the most threads one block may have
  * @param sharedMemPerBlock     shared memory one block may use, in bytes
  * @param warpSize              threads per warp
+ * @param fastMath              whether code may use the fast single-precision intrinsics
+ *                              ({@code __expf}, approximate division and square root) and contract
+ *                              {@code a * b + c} into one FMA. Off by default, so compiled code
+ *                              rounds like the interpreter; tuned kernels turn it on for speed and
+ *                              are checked with a tolerance. Written {@code -fast-math=1}.
  */
-public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBlock, int warpSize) implements Target {
+public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBlock, int warpSize, boolean fastMath)
+        implements Target {
+
+    /** A target with the interpreter's rounding (no fast math). */
+    public CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBlock, int warpSize) {
+        this(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, false);
+    }
 
     public CudaTarget {
         Objects.requireNonNull(arch, "arch");
@@ -29,16 +40,26 @@ public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBl
     @Override
     public Kind kind() { return Kind.CUDA; }
 
+    /** The same GPU with fast math on or off. */
+    public CudaTarget withFastMath(boolean on) {
+        return new CudaTarget(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, on);
+    }
+
+    /** The compute capability as a number: 90 for {@code sm_90} and {@code sm_90a}. */
+    public int computeCapability() {
+        return Integer.parseInt(arch.substring(3).replaceAll("[a-z]$", ""));
+    }
+
     @Override
     public String toString() {
         return "cuda -arch=" + arch + " -max-threads-per-block=" + maxThreadsPerBlock + " -shared-memory-per-block="
-                + sharedMemPerBlock + " -warp-size=" + warpSize;
+                + sharedMemPerBlock + " -warp-size=" + warpSize + (fastMath ? " -fast-math=1" : "");
     }
 
     static CudaTarget fromOptions(String s, Map<String, String> opts) {
         TargetOptions o = new TargetOptions(s, opts);
         CudaTarget t = new CudaTarget(o.string("arch"), o.integer("max-threads-per-block"),
-                o.integer("shared-memory-per-block"), o.integer("warp-size"));
+                o.integer("shared-memory-per-block"), o.integer("warp-size"), o.integer("fast-math", 0) != 0);
         o.requireAllUsed();
         return t;
     }

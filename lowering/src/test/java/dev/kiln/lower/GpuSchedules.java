@@ -26,7 +26,7 @@ import java.util.List;
  * computed at the outer reduction loop, fetched cooperatively (its loops fused, split by the
  * block's thread count, the inner part bound to threadIdx.x).
  */
-final class GpuSchedules {
+public final class GpuSchedules {
     private GpuSchedules() {}
 
     /**
@@ -35,9 +35,9 @@ final class GpuSchedules {
      * blockIdx length is what remains); {@code reduce[r]} holds the two inner lengths of reduce
      * axis r.
      */
-    record Tiles(int[][] spatial, int[][] reduce) {
+    public record Tiles(int[][] spatial, int[][] reduce) {
         /** Threads per block: the product of the threadIdx lengths. */
-        int threads() {
+        public int threads() {
             int t = 1;
             for (int[] s : spatial) t *= s[1];
             return t;
@@ -45,7 +45,7 @@ final class GpuSchedules {
     }
 
     /** C[i, j] = sum_k A[i, k] * B[k, j]. */
-    static ComputeDAG matmul(int m, int n, int k) {
+    public static ComputeDAG matmul(int m, int n, int k) {
         Tensor A = placeholder("A", FLOAT32, m, k);
         Tensor B = placeholder("B", FLOAT32, k, n);
         IterVar r = reduceAxis(k, "k");
@@ -56,7 +56,7 @@ final class GpuSchedules {
      * A 2-D convolution in NCHW with zero padding {@code pad} and stride 1:
      * {@code pad} is a separate stage (computed by its own kernel), conv reads it.
      */
-    static ComputeDAG conv2d(int n, int c, int h, int w, int f, int kh, int kw, int pad) {
+    public static ComputeDAG conv2d(int n, int c, int h, int w, int f, int kh, int kw, int pad) {
         Tensor data = placeholder("data", FLOAT32, n, c, h, w);
         Tensor kernel = placeholder("kernel", FLOAT32, f, c, kh, kw);
         int ph = h + 2 * pad, pw = w + 2 * pad;
@@ -74,7 +74,7 @@ final class GpuSchedules {
      * The Ansor GPU multi-level tiling of output stage {@code out} (spatial axes, then reduce
      * axes, by name), with shared-memory cache reads of {@code sharedInputs}.
      */
-    static Schedule multiLevelTiling(ComputeDAG dag, String out, List<String> spatialAxes, List<String> reduceAxes,
+    public static Schedule multiLevelTiling(ComputeDAG dag, String out, List<String> spatialAxes, List<String> reduceAxes,
                                      List<String> sharedInputs, Tiles tiles) {
         return multiLevelTiling(dag, out, spatialAxes, reduceAxes, sharedInputs, List.of(), tiles);
     }
@@ -83,7 +83,7 @@ final class GpuSchedules {
      * As above; the stages in {@code inline} (producers of the cached inputs, such as padding)
      * are then computed inline, into their {@code .shared} copies.
      */
-    static Schedule multiLevelTiling(ComputeDAG dag, String out, List<String> spatialAxes, List<String> reduceAxes,
+    public static Schedule multiLevelTiling(ComputeDAG dag, String out, List<String> spatialAxes, List<String> reduceAxes,
                                      List<String> sharedInputs, List<String> inline, Tiles tiles) {
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         tile(s, out, spatialAxes, reduceAxes, sharedInputs, tiles);
@@ -92,7 +92,7 @@ final class GpuSchedules {
     }
 
     /** Applies the multi-level tiling steps to a builder (which may get more steps afterwards). */
-    static void tile(ScheduleBuilder s, String out, List<String> spatialAxes, List<String> reduceAxes,
+    public static void tile(ScheduleBuilder s, String out, List<String> spatialAxes, List<String> reduceAxes,
                      List<String> sharedInputs, Tiles tiles) {
         StageRef C = s.stage(out);
         StageRef local = C.cacheWrite("local");
@@ -138,7 +138,7 @@ final class GpuSchedules {
     }
 
     /** A stage at root as its own kernel: all loops fused, split by {@code threads}, bound to blockIdx.x and threadIdx.x. */
-    static void bindElementwise(StageRef stage, int threads) {
+    public static void bindElementwise(StageRef stage, int threads) {
         ScheduleBuilder.Loop fused = stage.fuse(stage.loops().toArray(ScheduleBuilder.Loop[]::new));
         List<ScheduleBuilder.Loop> parts = stage.split(fused, threads);
         stage.bind(parts.get(0), "blockIdx.x");
@@ -146,7 +146,7 @@ final class GpuSchedules {
     }
 
     /** Fuses all loops of a cache-read stage, splits by the block's thread count, binds the inner part to threadIdx.x. */
-    static void cooperativeFetch(StageRef cache, int threads) {
+    public static void cooperativeFetch(StageRef cache, int threads) {
         ScheduleBuilder.Loop fused = cache.fuse(cache.loops().toArray(ScheduleBuilder.Loop[]::new));
         List<ScheduleBuilder.Loop> parts = cache.split(fused, threads);
         cache.bind(parts.get(1), "threadIdx.x");

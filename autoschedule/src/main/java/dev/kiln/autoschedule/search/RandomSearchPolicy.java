@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.search;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.gpu.GpuRules;
 import dev.kiln.autoschedule.annotate.InvalidSample;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
@@ -31,8 +32,13 @@ public final class RandomSearchPolicy implements SearchPolicy {
 
     /** Random sampling of {@code sketches} from {@code seed}, giving up after {@code maxFruitlessDraws}. */
     public RandomSearchPolicy(SearchTask task, List<Sketch> sketches, long seed, int maxFruitlessDraws) {
+        this(new InitPopulation(task, sketches), seed, maxFruitlessDraws);
+    }
+
+    /** Random sampling with {@code population}'s sketches and rules from {@code seed}. */
+    public RandomSearchPolicy(InitPopulation population, long seed, int maxFruitlessDraws) {
         if (maxFruitlessDraws <= 0) throw new KilnException("maxFruitlessDraws must be positive, not " + maxFruitlessDraws);
-        this.population = new InitPopulation(task, sketches);
+        this.population = population;
         this.rng = new SplittableRandom(seed);
         this.maxFruitlessDraws = maxFruitlessDraws;
     }
@@ -41,6 +47,17 @@ public final class RandomSearchPolicy implements SearchPolicy {
     public static RandomSearchPolicy cpu(SearchTask task, long seed) {
         return new RandomSearchPolicy(task, SketchGenerator.cpu().generate(task), seed,
                 InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+    }
+
+    /** Random sampling of the task's GPU sketches with the GPU annotation rules ({@link GpuRules}) from {@code seed}. */
+    public static RandomSearchPolicy gpu(SearchTask task, long seed) {
+        return new RandomSearchPolicy(GpuRules.population(task, GpuRules.sketchGenerator().generate(task)), seed,
+                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+    }
+
+    /** {@link #gpu} for a GPU task ({@link SearchTask#isGpu()}), {@link #cpu} otherwise. */
+    public static RandomSearchPolicy forTask(SearchTask task, long seed) {
+        return task.isGpu() ? gpu(task, seed) : cpu(task, seed);
     }
 
     @Override

@@ -38,7 +38,7 @@ public final class JvmBackend implements Backend {
                     + JvmTarget.TRIPLE + "'), not for '" + target + "'");
         }
         CpuTarget t = (CpuTarget) target;
-        String key = t + "\n" + JvmProgramKey.of(func);
+        String key = t + "\n" + dev.kiln.jit.ProgramKey.of(func);
         CompiledClass c;
         synchronized (CACHE) {
             c = CACHE.get(key);

@@ -1,0 +1,63 @@
+package dev.kiln.cuda;
+
+import dev.kiln.cuda.codegen.CudaCodegen;
+import dev.kiln.cuda.codegen.CudaModule;
+import dev.kiln.cuda.codegen.CudaOptions;
+import dev.kiln.cuda.compile.CudaCompiler;
+import dev.kiln.ir.KilnException;
+import dev.kiln.lower.GpuLimits;
+import dev.kiln.lower.VerifyThreadBindings;
+import dev.kiln.target.Backend;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
+import dev.kiln.tir.PrimFunc;
+
+/**
+ * The CUDA backend ({@link Backend} SPI, registered for {@link java.util.ServiceLoader}): CUDA C
+ * from the GPU loop IR ({@link CudaCodegen}), PTX from NVRTC or nvcc ({@link CudaCompiler}, with a
+ * disk cache), run through JCuda's driver API ({@link CudaKernel}). It claims every
+ * {@link CudaTarget}, with or without a GPU: compiling needs a CUDA compiler only, running needs
+ * the driver ({@link CudaDriver}).
+ *
+ * <p>The program must be lowered for the GPU ({@link dev.kiln.lower.GpuPasses#lower}): its loops
+ * bound to blockIdx/threadIdx; its bindings are checked again against the target's limits
+ * ({@link VerifyThreadBindings}) before code generation. The target's {@link CudaTarget#fastMath()}
+ * selects CUDA's fast intrinsics; its architecture selects the PTX target.
+ */
+public final class CudaBackend implements Backend {
+    private static final CudaCompiler COMPILER = CudaCompiler.withDefaultCache();
+
+    @Override
+    public String name() { return "cuda"; }
+
+    @Override
+    public boolean supports(Target target) {
+        return target instanceof CudaTarget;
+    }
+
+    @Override
+    public CudaKernel compile(PrimFunc func, Target target) {
+        if (!(target instanceof CudaTarget t)) {
+            throw new KilnException("the CUDA backend compiles for CUDA targets, not for '" + target + "'");
+        }
+        return compile(func, t, CudaOptions.defaults().withFastMath(t.fastMath()));
+    }
+
+    /** Compiles with explicit code generation options. */
+    public CudaKernel compile(PrimFunc func, CudaTarget target, CudaOptions options) {
+        VerifyThreadBindings.apply(func, limits(target));
+        CudaModule m = CudaCodegen.generate(func, options);
+        CudaCompiler.Result ptx = COMPILER.compile(m, target.computeCapability());
+        return new CudaKernel(func, target, m, ptx);
+    }
+
+    /** The target's limits as the GPU passes check them (vthread extent: Ansor's 8). */
+    public static GpuLimits limits(CudaTarget target) {
+        return new GpuLimits(target.maxThreadsPerBlock(), target.sharedMemPerBlock(), target.warpSize(), 8);
+    }
+
+    /** The target of this machine's first GPU (its architecture and limits), or the reason there is none. */
+    public static CudaTarget deviceTarget() {
+        return CudaDevice.first().target();
+    }
+}

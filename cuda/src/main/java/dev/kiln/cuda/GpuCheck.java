@@ -1,0 +1,201 @@
+package dev.kiln.cuda;
+
+import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.TuneOptions;
+import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.gpu.GpuRules;
+import dev.kiln.autoschedule.measure.MeasureOptions;
+import dev.kiln.autoschedule.measure.ScheduleLowerer;
+import dev.kiln.cuda.codegen.CudaCodegen;
+import dev.kiln.cuda.compile.CudaCompiler;
+import dev.kiln.cuda.compile.Nvrtc;
+import dev.kiln.ir.Buffer;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.MemoryScope;
+import dev.kiln.lower.GpuPasses;
+import dev.kiln.lower.Lowering;
+import dev.kiln.nn.Conv;
+import dev.kiln.nn.Linalg;
+import dev.kiln.runtime.Comparison;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
+import dev.kiln.tir.PrimFunc;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * The GPU check of scripts/gpu-check.sh: tunes a 4096 matmul and a conv2d layer on this machine's
+ * GPU on a short budget, checks each tuned kernel against a plain GPU kernel of the same
+ * computation (one thread per output element) on random inputs, times it with CUDA events, and
+ * prints a table of GFLOP/s next to cuBLAS measured in the same run (sgemm of the same shape; for
+ * the conv2d, sgemm of its im2col GEMM shape, the im2col itself not counted). {@code --dry-run}
+ * needs no GPU: it builds the tasks, samples programs, lowers them, generates and (when a CUDA
+ * compiler is there) compiles their CUDA C, and prints what a real run would do.
+ *
+ * <pre>
+ * GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] [--matmul N] [--conv N,C,H,W,K,R,S,PAD]
+ * </pre>
+ */
+public final class GpuCheck {
+    private GpuCheck() {}
+
+    record Workload(String name, ComputeDAG dag, int[] gemm) {}
+
+    record Row(String name, double gflop, double kilnMs, double vendorMs, String check, int trials) {}
+
+    public static void main(String[] args) throws Exception {
+        boolean dry = false;
+        double seconds = 75;
+        int trials = 2000, mm = 4096;
+        Path log = Path.of("kiln-gpu-check.jsonl");
+        int[] conv = {16, 64, 56, 56, 64, 3, 3, 1};
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--dry-run" -> dry = true;
+                case "--seconds" -> seconds = Double.parseDouble(args[++i]);
+                case "--trials" -> trials = Integer.parseInt(args[++i]);
+                case "--log" -> log = Path.of(args[++i]);
+                case "--matmul" -> mm = Integer.parseInt(args[++i]);
+                case "--conv" -> conv = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                default -> throw new IllegalArgumentException("unknown option " + args[i]
+                        + "; usage: GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] [--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
+            }
+        }
+        List<Workload> workloads = List.of(matmul(mm), conv2d(conv));
+        System.out.println("kiln gpu-check: " + CudaCompiler.describe() + "; " + CudaDriver.status());
+        if (dry) {
+            dryRun(workloads, seconds, trials);
+            return;
+        }
+        CudaDevice device = CudaDevice.first();
+        CudaTarget target = device.target();
+        System.out.println("device: " + device + ", target " + target);
+        List<Row> rows = new ArrayList<>();
+        boolean ok = true;
+        try (CublasSgemm cublas = device.with(CublasSgemm::open)) {
+            System.out.println("vendor baseline: " + cublas.name());
+            for (Workload w : workloads) {
+                Row r = run(w, target, seconds, trials, log, cublas, device);
+                rows.add(r);
+                ok &= r.check().startsWith("ok");
+            }
+        }
+        printTable(rows);
+        if (!ok) System.exit(1);
+    }
+
+    static Workload matmul(int n) {
+        Tensor a = Te.placeholder("A", DType.FLOAT32, n, n), b = Te.placeholder("B", DType.FLOAT32, n, n);
+        return new Workload("matmul " + n + "x" + n + "x" + n, ComputeDAG.of(Linalg.matmul(a, b)), new int[] {n, n, n});
+    }
+
+    /** conv2d NCHW: batch, in channels, height, width, out channels, kernel h, kernel w, padding (stride 1). */
+    static Workload conv2d(int[] c) {
+        Tensor data = Te.placeholder("data", DType.FLOAT32, c[0], c[1], c[2], c[3]);
+        Tensor weight = Te.placeholder("weight", DType.FLOAT32, c[4], c[1], c[5], c[6]);
+        int oh = c[2] + 2 * c[7] - c[5] + 1, ow = c[3] + 2 * c[7] - c[6] + 1;
+        return new Workload("conv2d N" + c[0] + " " + c[1] + "x" + c[2] + "x" + c[3] + "->" + c[4] + " k" + c[5] + "x" + c[6]
+                + " p" + c[7], ComputeDAG.of(Conv.conv2dNchw(data, weight, 1, c[7])), new int[] {c[0] * oh * ow, c[4], c[1] * c[5] * c[6]});
+    }
+
+    private static void dryRun(List<Workload> workloads, double seconds, int trials) {
+        CudaTarget target = Target.cuda();
+        boolean compile = Nvrtc.availability().available() || dev.kiln.cuda.compile.Nvcc.find().isPresent();
+        CudaCompiler compiler = CudaCompiler.withDefaultCache();
+        for (Workload w : workloads) {
+            SearchTask task = AutoSchedule.task(w.dag(), target);
+            var sketches = GpuRules.sketchGenerator().generate(task);
+            InitPopulation.Result r = GpuRules.population(task, sketches).sample(3, new SplittableRandom(1));
+            int kernels = 0;
+            for (var c : r.candidates()) {
+                PrimFunc f = ScheduleLowerer.forTarget(target).lower(task, c.schedule());
+                var m = CudaCodegen.generate(f);
+                if (compile) compiler.compile(m, target.computeCapability());
+                kernels += m.launches().size();
+            }
+            System.out.printf("dry run: %s (%.1f GFLOP): %d sketch(es), %d sampled programs lowered, %d kernel(s) generated%s;"
+                    + " a real run tunes it for %.0f s or %d trials%n", w.name(), w.dag().flopCount() / 1e9, sketches.size(),
+                    r.candidates().size(), kernels, compile ? " and compiled" : " (no CUDA compiler: not compiled)", seconds, trials);
+        }
+        printTable(List.of());
+    }
+
+    private static Row run(Workload w, CudaTarget target, double seconds, int trials, Path log, CublasSgemm cublas, CudaDevice d) {
+        TuneOptions o = TuneOptions.builder().trials(trials).measuresPerRound(32).timeBudget(Duration.ofMillis((long) (seconds * 1000)))
+                .logFile(log).progressBar(false).verbose(true)
+                .measureOptions(MeasureOptions.defaults().withCheckCorrectness(false).withRepeats(3).withMinRepeatMs(1)
+                        .withTimeoutSeconds(5))
+                .build();
+        System.out.println("tuning " + w.name() + " for up to " + seconds + " s ...");
+        try (TuneResult r = AutoSchedule.tune(w.dag(), target, o)) {
+            CudaKernel best = (CudaKernel) r.kernel();
+            PrimFunc naiveF = GpuPasses.lower("naive", SimpleGpuSchedule.of(w.dag(), 128), CudaBackend.limits(target),
+                    Lowering.Options.defaults());
+            try (CudaKernel naive = new CudaBackend().compile(naiveF, target)) {
+                List<NDArray> args = new ArrayList<>(), ref = new ArrayList<>();
+                long seed = 1;
+                for (Tensor t : w.dag().inputs()) args.add(NDArray.random(t.dtype(), seed++, t.shape().toArray()));
+                for (Tensor t : w.dag().outputs()) {
+                    args.add(NDArray.allocate(t.dtype(), t.shape().toArray()));
+                    ref.add(NDArray.allocate(t.dtype(), t.shape().toArray()));
+                }
+                double ms;
+                try (DeviceArgs da = best.upload(args.toArray(NDArray[]::new))) {
+                    best.launch(da);
+                    best.download(da, args.toArray(NDArray[]::new));
+                    for (int i = 0; i < 3; i++) best.launch(da);
+                    ms = best.timeSeconds(da, 10) * 1e3;
+                }
+                List<NDArray> naiveArgs = new ArrayList<>(args.subList(0, w.dag().inputs().size()));
+                naiveArgs.addAll(ref);
+                naive.call(naiveArgs.toArray(NDArray[]::new));
+                Comparison c = args.get(args.size() - 1).compareTo(ref.getLast(), 1e-3, 1e-3);
+                String check = c.ok() ? "ok" : "WRONG: " + c.report().lines().findFirst().orElse("");
+                double vendorMs = sgemmMs(cublas, d, w.gemm());
+                return new Row(w.name(), w.dag().flopCount() / 1e9, ms, vendorMs, check, r.trials());
+            }
+        }
+    }
+
+    /** The time of one sgemm of {@code m x n x k} on device-resident random data, in ms. */
+    private static double sgemmMs(CublasSgemm cublas, CudaDevice d, int[] mnk) {
+        int m = mnk[0], n = mnk[1], k = mnk[2];
+        Buffer a = Buffer.rowMajor("a", DType.FLOAT32, List.of((long) m, (long) k), MemoryScope.GLOBAL);
+        Buffer b = Buffer.rowMajor("b", DType.FLOAT32, List.of((long) k, (long) n), MemoryScope.GLOBAL);
+        Buffer c = Buffer.rowMajor("c", DType.FLOAT32, List.of((long) m, (long) n), MemoryScope.GLOBAL);
+        try (DeviceArgs da = new DeviceArgs(d); NDArray ha = NDArray.random(DType.FLOAT32, 3, m, k);
+             NDArray hb = NDArray.random(DType.FLOAT32, 4, k, n)) {
+            da.add(a, 4L * m * k);
+            da.add(b, 4L * k * n);
+            da.add(c, 4L * m * n);
+            d.upload(ha, da.pointer(a), 4L * m * k);
+            d.upload(hb, da.pointer(b), 4L * k * n);
+            return d.with(() -> {
+                for (int i = 0; i < 3; i++) cublas.run(m, n, k, da, a, b, c);
+                return d.time(() -> {
+                    for (int i = 0; i < 10; i++) cublas.run(m, n, k, da, a, b, c);
+                }) / 10.0;
+            });
+        }
+    }
+
+    static void printTable(List<Row> rows) {
+        System.out.println();
+        System.out.printf("%-40s %12s %12s %10s %7s  %s%n", "workload", "Kiln GFLOP/s", "cuBLAS GF/s", "Kiln/cuBLAS", "trials", "check");
+        if (rows.isEmpty()) System.out.printf("%-40s %12s %12s %10s %7s  %s%n", "(dry run: nothing measured)", "-", "-", "-", "-", "-");
+        for (Row r : rows) {
+            double k = r.gflop() / (r.kilnMs() / 1e3), v = r.gflop() / (r.vendorMs() / 1e3);
+            System.out.printf("%-40s %12.1f %12.1f %10.3f %7d  %s%n", r.name(), k, v, k / v, r.trials(), r.check());
+        }
+        System.out.println("(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; times from CUDA events)");
+    }
+}
