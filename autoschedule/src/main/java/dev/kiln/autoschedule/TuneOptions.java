@@ -20,7 +20,8 @@ import java.util.Optional;
  * budget, early stopping, how programs are measured, and what is shown while tuning. Build with
  * {@link #builder()}; {@link #defaults()} is 200 trials, 64 per round, seed 0, no log file, no
  * time budget, no early stopping, {@link MeasureOptions#defaults()}, measurement in a child JVM,
- * evolutionary search guided by the learned cost model, the progress bar on (when there is a terminal) and verbose off.
+ * evolutionary search guided by the learned cost model (random sampling for GPU tasks), the
+ * progress bar on (when there is a terminal) and verbose off.
  *
  * @param trials            the trial budget of the task, counting trials already in the log
  * @param measuresPerRound  programs measured per round
@@ -35,8 +36,10 @@ import java.util.Optional;
  *                          JVM; {@code LocalMeasurer::of} measures in this process); ignored when
  *                          {@code measurer} is set
  * @param measurer          a measurer to use instead of making one (the run does not close it)
- * @param policies          makes the search policy of a task from the seed (default: random search
- *                          over the CPU or GPU sketches, {@code RandomSearchPolicy::forTask})
+ * @param policies          makes the search policy of a task from the seed (default: on a CPU,
+ *                          {@code EvolutionarySearchPolicy::cpu}, evolution guided by the learned
+ *                          cost model; on a GPU, {@code RandomSearchPolicy::forTask}, random
+ *                          sampling of the GPU sketches)
  * @param progressBar       whether to draw a progress bar on the terminal
  * @param verbose           whether to log a line per round (System.Logger, INFO)
  */

@@ -26,7 +26,8 @@ import java.util.concurrent.Future;
  * evolves them with the cost model ({@link EvolutionarySearch}) into twice as many candidates as
  * the round measures, and picks the batch eps-greedily: the best predicted programs, and
  * {@code floor(epsGreedy * n)} programs drawn at random from the fresh samples (exploration).
- * Measured programs are never proposed again. Every measurement goes to the model
+ * Measured programs are never proposed again; a round that finds nothing new is searched once
+ * more before the policy gives up (Ansor's retry on empty). Every measurement goes to the model
  * ({@link #update}). A round that measures few programs uses a smaller population
  * ({@link #scaled}).
  *
@@ -65,6 +66,12 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
 
     @Override
     public List<Candidate> nextBatch(int n, Set<String> measured) {
+        // Ansor's retry_search_one_round_on_empty: a round that finds nothing new is searched once more.
+        List<Candidate> out = searchRound(n, measured);
+        return out.isEmpty() ? searchRound(n, measured) : out;
+    }
+
+    private List<Candidate> searchRound(int n, Set<String> measured) {
         long t0 = System.nanoTime();
         EvolutionOptions o = scaled(n);
         List<Candidate> fresh = sample(o.initSamples());

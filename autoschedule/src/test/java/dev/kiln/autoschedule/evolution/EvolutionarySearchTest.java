@@ -132,6 +132,21 @@ class EvolutionarySearchTest {
         }
     }
 
+    /** A space of a handful of programs: each is measured once, then the policy finds nothing new and the loop stops. */
+    @Test
+    void smallSpaceIsExhausted() {
+        SearchTask small = Workloads.task(Workloads.minNm(4, 6));
+        FakeMeasurer m = new FakeMeasurer(Target.cpu());
+        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(small, SketchGenerator.cpu().generate(small),
+                GbdtCostModel.defaults(1), EvolutionOptions.defaults().withPopulation(64).withThreads(1), 1)) {
+            SearchOutcome out = new SearchLoop(small, p, m, TuningLog.inMemory(),
+                    new SearchLimits(1000, 16, Duration.ZERO, 0), TuneProgress.none()).run();
+            assertThat(out.stopReason()).isEqualTo(dev.kiln.autoschedule.search.StopReason.SEARCH_SPACE_EXHAUSTED);
+            assertThat(out.trials()).isBetween(2, 999);
+            assertThat(new HashSet<>(m.measured())).hasSize(out.trials());
+        }
+    }
+
     @Test
     void randomModelLimitsGenerationsAndOptionsAreChecked() {
         EvolutionOptions o = EvolutionOptions.defaults().withPopulation(32).withThreads(1);
