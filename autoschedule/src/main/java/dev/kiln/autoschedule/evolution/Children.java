@@ -2,7 +2,9 @@ package dev.kiln.autoschedule.evolution;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.InvalidSample;
 import dev.kiln.autoschedule.annotate.NestedParallel;
+import dev.kiln.autoschedule.gpu.CheckGpuLimits;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.CacheReadStep;
 import dev.kiln.schedule.CacheWriteStep;
@@ -10,11 +12,14 @@ import dev.kiln.schedule.RfactorStep;
 import dev.kiln.schedule.Step;
 import java.util.List;
 
-/** Making a child program from an edited step list: replay, bound inference and the CPU validity checks. */
+/** Making a child program from an edited step list: replay, bound inference and the target's validity checks. */
 final class Children {
     private Children() {}
 
-    /** The candidate of {@code steps}, or null when they do not replay, bounds cannot be inferred, or parallel loops nest. */
+    /**
+     * The candidate of {@code steps}, or null when they do not replay, bounds cannot be inferred,
+     * parallel loops nest (CPU) or the program breaks the device's limits ({@link CheckGpuLimits}).
+     */
     static Candidate of(SearchTask task, List<Step> steps) {
         Candidate c;
         try {
@@ -22,9 +27,16 @@ final class Children {
         } catch (KilnException | ArithmeticException e) {
             return null;
         }
-        if (!task.isGpu() && NestedParallel.has(c.state())) return null;
+        if (!task.isGpu()) return NestedParallel.has(c.state()) ? null : c;
+        try {
+            GPU_LIMITS.apply(task, c.state(), null);
+        } catch (InvalidSample | KilnException | ArithmeticException e) {
+            return null;
+        }
         return c;
     }
+
+    private static final CheckGpuLimits GPU_LIMITS = new CheckGpuLimits();
 
     /** Whether a step adds a stage (and so renumbers the stages after it). */
     static boolean addsStage(Step s) {

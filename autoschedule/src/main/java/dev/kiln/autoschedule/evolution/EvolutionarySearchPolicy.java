@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.annotate.InvalidSample;
+import dev.kiln.autoschedule.gpu.GpuRules;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.model.GbdtCostModel;
@@ -44,11 +45,21 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     private final List<Trial> measuredValid = new ArrayList<>();
     private long searchNanos, rounds;
 
-    /** A policy over {@code sketches} guided by {@code model}. */
+    /**
+     * A policy over {@code sketches} guided by {@code model}: their programs are sampled with the
+     * CPU annotation rules, or for a GPU task ({@link SearchTask#isGpu()}) with {@link GpuRules}.
+     */
     public EvolutionarySearchPolicy(SearchTask task, List<Sketch> sketches, CostModel model, EvolutionOptions options,
                                     long seed) {
+        this(task, task.isGpu() ? GpuRules.population(task, sketches) : new InitPopulation(task, sketches), model,
+                options, seed);
+    }
+
+    /** A policy whose fresh programs come from {@code sampler}, guided by {@code model}. */
+    public EvolutionarySearchPolicy(SearchTask task, InitPopulation sampler, CostModel model, EvolutionOptions options,
+                                    long seed) {
         this.task = task;
-        this.sampler = new InitPopulation(task, sketches);
+        this.sampler = sampler;
         this.model = model;
         this.options = task.isGpu() ? options.forGpu() : options;
         this.rng = new SplittableRandom(seed);
@@ -59,6 +70,21 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     public static EvolutionarySearchPolicy cpu(SearchTask task, long seed) {
         return new EvolutionarySearchPolicy(task, SketchGenerator.cpu().generate(task), GbdtCostModel.defaults(seed),
                 EvolutionOptions.defaults(), seed);
+    }
+
+    /**
+     * The default policy of a GPU task: its GPU sketches ({@link GpuRules}), the learned model,
+     * {@link EvolutionOptions#defaults()} with Ansor's GPU mutation weights (tile size and
+     * auto-unroll). Children that break the device's limits are dropped.
+     */
+    public static EvolutionarySearchPolicy gpu(SearchTask task, long seed) {
+        return new EvolutionarySearchPolicy(task, GpuRules.sketchGenerator().generate(task), GbdtCostModel.defaults(seed),
+                EvolutionOptions.defaults(), seed);
+    }
+
+    /** {@link #gpu} for a GPU task, {@link #cpu} otherwise. */
+    public static EvolutionarySearchPolicy forTask(SearchTask task, long seed) {
+        return task.isGpu() ? gpu(task, seed) : cpu(task, seed);
     }
 
     @Override
