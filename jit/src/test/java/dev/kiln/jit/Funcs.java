@@ -17,21 +17,23 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 
-/** Hand-built loop programs for the backend tests. */
-final class Funcs {
+/** Hand-built loop programs for the tests of both CPU backends (LLVM and JVM). */
+public final class Funcs {
     private Funcs() {}
 
-    static Buffer buf(String name, DType t, long... shape) {
+    public static Buffer buf(String name, DType t, long... shape) {
         List<Long> s = new ArrayList<>();
         for (long d : shape) s.add(d);
         return Buffer.rowMajor(name, t, s, MemoryScope.GLOBAL);
     }
 
-    static Expr load(Buffer b, Expr... idx) { return new BufferLoad(b, List.of(idx)); }
+    public static Expr load(Buffer b, Expr... idx) { return new BufferLoad(b, List.of(idx)); }
 
-    static Stmt store(Buffer b, Expr value, Expr... idx) { return new Store(b, List.of(idx), value); }
+    public static Stmt store(Buffer b, Expr value, Expr... idx) { return new Store(b, List.of(idx), value); }
 
-    static For loop(Var v, long extent, ForKind kind, Stmt body) {
+    public static IntImm i32(long v) { return IntImm.i32(v); }
+
+    public static For loop(Var v, long extent, ForKind kind, Stmt body) {
         return new For(v, IntImm.i32(0), IntImm.i32(extent), kind, null, body);
     }
 
@@ -39,7 +41,7 @@ final class Funcs {
      * {@code out_k[i] = ops[k](in_0[i], in_1[i], ...)} for i in [0, n), over a loop of the given
      * kind; the parameters are the inputs, then one output per op.
      */
-    static PrimFunc elementwise(String name, ForKind kind, int n, List<DType> inputs,
+    public static PrimFunc elementwise(String name, ForKind kind, int n, List<DType> inputs,
                                 List<Function<List<Expr>, Expr>> ops) {
         Var i = new Var("i");
         List<Buffer> params = new ArrayList<>();

@@ -32,7 +32,7 @@ class CastTest {
         List<Function<List<Expr>, Expr>> ops = new ArrayList<>();
         for (DType to : DType.values()) ops.add(x -> x.get(0).cast(to));
         for (ForKind kind : List.of(ForKind.SERIAL, ForKind.VECTORIZED)) {
-            PrimFunc f = Programs.elementwise("cast_" + from + "_" + kind.displayName(), kind, n, List.of(from), ops);
+            PrimFunc f = dev.kiln.jit.Funcs.elementwise("cast_" + from + "_" + kind.displayName(), kind, n, List.of(from), ops);
             List<NDArray> args = JvmCheck.randomArgs(f, 3);
             for (int i = 0; i < n; i++) {
                 if (from.isFloat()) args.get(0).setDoubleFlat(FLOAT_EDGES[i], i);

@@ -102,7 +102,7 @@ class DTypeOpsTest {
     @EnumSource(DType.class)
     void everyOperatorMatchesTheInterpreterBitForBit(DType t) {
         for (ForKind kind : List.of(ForKind.SERIAL, ForKind.VECTORIZED, ForKind.UNROLLED)) {
-            PrimFunc f = Programs.elementwise("ops_" + t + "_" + kind.displayName(), kind, N, List.of(t, t), ops(t));
+            PrimFunc f = dev.kiln.jit.Funcs.elementwise("ops_" + t + "_" + kind.displayName(), kind, N, List.of(t, t), ops(t));
             JvmCheck.exact(f, 11 + t.ordinal());
         }
     }

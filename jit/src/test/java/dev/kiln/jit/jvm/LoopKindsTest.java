@@ -1,10 +1,10 @@
 package dev.kiln.jit.jvm;
 
-import static dev.kiln.jit.jvm.Programs.buf;
-import static dev.kiln.jit.jvm.Programs.i32;
-import static dev.kiln.jit.jvm.Programs.load;
-import static dev.kiln.jit.jvm.Programs.loop;
-import static dev.kiln.jit.jvm.Programs.store;
+import static dev.kiln.jit.Funcs.buf;
+import static dev.kiln.jit.Funcs.i32;
+import static dev.kiln.jit.Funcs.load;
+import static dev.kiln.jit.Funcs.loop;
+import static dev.kiln.jit.Funcs.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
