@@ -20,7 +20,7 @@ import java.util.function.IntFunction;
  * generation is scored by the cost model, the best programs not excluded (already measured) are
  * kept, and the next generation is bred from parents chosen by roulette on their scores (weights
  * {@code max(score, 0)}, uniform when all are 0): a child is a mutation (rule chosen by weight), a
- * crossover with a second roulette parent, or a copy of the parent. Children are deduplicated by
+ * crossover with a second roulette parent of the same sketch ({@link Crossover}), or a copy of the parent. Children are deduplicated by
  * {@link Candidate#key()}. Returns the best programs seen, best first.
  *
  * <p>Random choices are drawn on the caller's thread in a fixed order, each child with its own
@@ -39,7 +39,7 @@ public final class EvolutionarySearch {
 
     /** Counts of the last runs (for reports and tests). */
     public static final class Stats {
-        public long children, invalid, mutations, crossovers, copies, scored;
+        public long children, invalid, mutations, crossovers, validCrossovers, copies, scored;
         public final Map<String, Long> validByRule = new HashMap<>();
     }
 
@@ -120,6 +120,15 @@ public final class EvolutionarySearch {
         double[] cumulative = new double[pop.size()];
         double total = 0;
         for (int i = 0; i < pop.size(); i++) cumulative[i] = total += Math.max(scores[i], 0);
+        // Crossover partners come from the parent's own sketch (same step-list shape), by roulette.
+        Map<String, List<Integer>> bySketch = new HashMap<>();
+        String[] sketch = new String[pop.size()];
+        for (int i = 0; i < pop.size(); i++) {
+            sketch[i] = Crossover.signature(pop.get(i));
+            bySketch.computeIfAbsent(sketch[i], k -> new ArrayList<>()).add(i);
+        }
+        Map<String, Roulette> partners = new HashMap<>();
+        bySketch.forEach((k, members) -> partners.put(k, new Roulette(members, scores)));
         List<Candidate> next = new ArrayList<>();
         Set<String> keys = new HashSet<>();
         int want = o.population();
@@ -131,7 +140,7 @@ public final class EvolutionarySearch {
                 double r = rng.nextDouble();
                 int op = r < o.mutationProbability() ? 0 : r < o.mutationProbability() + o.crossoverProbability() ? 1 : 2;
                 int rule = op == 0 ? rule(rng.nextDouble()) : -1;
-                int other = op == 1 ? pick(cumulative, total, rng) : -1;
+                int other = op == 1 ? partners.get(sketch[parent]).pick(rng) : -1;
                 plan.add(new Draw(op, rule, parent, other, rng.split()));
             }
             Candidate[] children = make(pop, plan);
@@ -149,6 +158,7 @@ public final class EvolutionarySearch {
                     continue;
                 }
                 if (dr.op == 0) stats.validByRule.merge(rules[dr.rule].name(), 1L, Long::sum);
+                if (dr.op == 1) stats.validCrossovers++;
                 if (keys.add(c.key())) next.add(c);
             }
         }
@@ -181,6 +191,25 @@ public final class EvolutionarySearch {
     private int rule(double r) {
         for (int i = 0; i < ruleCumulative.length; i++) if (r < ruleCumulative[i]) return i;
         return ruleCumulative.length - 1;
+    }
+
+    /** Roulette selection among some members of the population. */
+    private static final class Roulette {
+        final int[] members;
+        final double[] cumulative;
+        final double total;
+
+        Roulette(List<Integer> members, double[] scores) {
+            this.members = members.stream().mapToInt(Integer::intValue).toArray();
+            cumulative = new double[this.members.length];
+            double t = 0;
+            for (int i = 0; i < this.members.length; i++) cumulative[i] = t += Math.max(scores[this.members[i]], 0);
+            total = t;
+        }
+
+        int pick(SplittableRandom rng) {
+            return members[EvolutionarySearch.pick(cumulative, total, rng)];
+        }
     }
 
     private static int pick(double[] cumulative, double total, SplittableRandom rng) {

@@ -23,13 +23,32 @@ import java.util.List;
  * 147  arithmetic-intensity curve: 10 samples
  * 157  allocation: alloc_size, alloc_prod, alloc_outer_prod, alloc_inner_prod
  * 161  outer scope: outer_prod, num_loops, auto_unroll_max_step
+ * 164  Kiln's inner-loop group (not in Ansor): the 5 innermost loops, innermost first, each as
+ *      (extent, is_spatial, is_reduce, kind: 0 serial, 1 vectorized, 2 unrolled, 3 parallel or
+ *      thread-bound); the register tile (product of the spatial loops inside the innermost
+ *      reduction loop), the innermost reduction loop's extent, the bytes one iteration of that
+ *      loop touches; the operations done by the largest loop level whose touched bytes fit in
+ *      32 KiB (an L1) and in 1 MiB (an L2)
  * </pre>
+ *
+ * <p>The first 164 entries are Ansor's; the last {@value #INNER_LENGTH} are Kiln's, added because
+ * on a CPU the register tile and the innermost loop order decide much of a program's speed and
+ * Ansor's features only see them through the annotation blocks (the cost model ranks held-out
+ * programs better with them, docs/PERFORMANCE.md).
  */
 public final class FeatureLayout {
     private FeatureLayout() {}
 
-    /** Numbers per statement. */
-    public static final int LENGTH = 164;
+    /** Numbers per statement: Ansor's 164, then Kiln's inner-loop group. */
+    public static final int LENGTH = 164 + 25;
+    /** Ansor's features: the first 164 entries. */
+    public static final int ANSOR_LENGTH = 164;
+    /** Innermost loops described in Kiln's inner-loop group. */
+    public static final int INNER_LOOPS = 5;
+    /** Numbers per loop in Kiln's inner-loop group. */
+    public static final int PER_INNER_LOOP = 4;
+    /** The size of Kiln's inner-loop group. */
+    public static final int INNER_LENGTH = INNER_LOOPS * PER_INNER_LOOP + 5;
     /** Buffers described per statement (the rest are dropped; fewer are padded with zeros). */
     public static final int MAX_BUFFERS = 5;
     /** Numbers per described buffer. */
@@ -55,6 +74,10 @@ public final class FeatureLayout {
     public static final int CURVE = BUFFERS + MAX_BUFFERS * PER_BUFFER;
     public static final int ALLOCATION = CURVE + CURVE_SAMPLES;
     public static final int OUTER = ALLOCATION + 4;
+    /** Kiln's inner-loop group: 5 loops of (extent, is_spatial, is_reduce, kind), then the five totals. */
+    public static final int INNER = OUTER + 3;
+    /** register tile, inner reduce extent, bytes per inner reduce iteration, L1-fit ops, L2-fit ops. */
+    public static final int INNER_TOTALS = INNER + INNER_LOOPS * PER_INNER_LOOP;
 
     /** Offsets inside an 18-entry buffer block. */
     public static final int B_ACCESS_TYPE = 0, B_BYTES = 3, B_UNIQUE_BYTES = 4, B_LINES = 5, B_UNIQUE_LINES = 6,
@@ -107,6 +130,10 @@ public final class FeatureLayout {
         for (int i = 0; i < CURVE_SAMPLES; i++) n.add("arith_intensity_curve_" + i);
         n.addAll(List.of("alloc_size", "alloc_prod", "alloc_outer_prod", "alloc_inner_prod"));
         n.addAll(List.of("outer_prod", "num_loops", "auto_unroll_max_step"));
+        for (int l = 0; l < INNER_LOOPS; l++) {
+            for (String s : List.of("len", "is_spatial", "is_reduce", "kind")) n.add("inner" + l + "." + s);
+        }
+        n.addAll(List.of("reg_tile", "inner_reduce_len", "inner_reduce_body_bytes", "l1_fit_ops", "l2_fit_ops"));
         if (n.size() != LENGTH) throw new AssertionError("feature layout has " + n.size() + " names");
         return Collections.unmodifiableList(n);
     }

@@ -95,6 +95,7 @@ final class StoreFeatures {
         }
 
         curve(memBytes, computeOps);
+        innerLoops(stored, memBytes, computeOps);
 
         // Allocation of the stored buffer, and the outer scope.
         if (ctx.allocated()) {
@@ -259,6 +260,42 @@ final class StoreFeatures {
         }
         for (int k = 0; k < ext.length; k++) f[FeatureLayout.THREAD_EXTENTS + k] = log2p(ext[k]);
     }
+
+    /** Kiln's inner-loop group ({@link FeatureLayout#INNER}). */
+    private void innerLoops(BufferAccess stored, double[] memBytes, double[] computeOps) {
+        int n = nest.depth();
+        int innerReduce = -1;
+        for (int i = n - 1; i >= 0 && innerReduce < 0; i--) if (stored == null || !stored.uses(nest.var(i))) innerReduce = i;
+        for (int l = 0; l < FeatureLayout.INNER_LOOPS && l < n; l++) {
+            int i = n - 1 - l, o = FeatureLayout.INNER + l * FeatureLayout.PER_INNER_LOOP;
+            boolean spatial = stored != null && stored.uses(nest.var(i));
+            f[o] = log2p(nest.extent(i));
+            f[o + 1] = spatial ? 1 : 0;
+            f[o + 2] = spatial ? 0 : 1;
+            f[o + 3] = switch (nest.kind(i)) {
+                case VECTORIZED -> 1;
+                case UNROLLED -> 2;
+                case PARALLEL, THREAD_BOUND -> 3;
+                default -> 0;
+            };
+        }
+        int t = FeatureLayout.INNER_TOTALS;
+        f[t] = log2p(nest.productFrom(innerReduce + 1));
+        if (innerReduce >= 0) {
+            f[t + 1] = log2p(nest.extent(innerReduce));
+            f[t + 2] = log2p(innerReduce + 1 < n ? memBytes[innerReduce + 1] : 0);
+        }
+        double l1 = 0, l2 = 0;
+        for (int i = n - 1; i >= 0; i--) {
+            if (memBytes[i] <= L1_BYTES) l1 = computeOps[i];
+            if (memBytes[i] <= L2_BYTES) l2 = computeOps[i];
+        }
+        f[t + 3] = log2p(l1);
+        f[t + 4] = log2p(l2);
+    }
+
+    /** The cache sizes of the fit features: a typical L1 data cache and a share of an L2. */
+    private static final double L1_BYTES = 32 * 1024, L2_BYTES = 1024 * 1024;
 
     /**
      * Ten samples of arithmetic intensity against work: level i (from the innermost) does

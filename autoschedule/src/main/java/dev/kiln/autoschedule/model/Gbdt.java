@@ -2,14 +2,15 @@ package dev.kiln.autoschedule.model;
 
 import dev.kiln.ir.KilnException;
 import java.util.Arrays;
+import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
  * Gradient-boosted regression trees for programs made of statements: a program's score is the
- * sum of its statements' scores (Ansor's pack-sum), trained on weighted squared error of the
- * program score. Every statement of a program gets the program's gradient
- * {@code w (score - label)} and hessian {@code w}. Histogram-based and written on plain arrays;
+ * sum of its statements' scores (Ansor's pack-sum), trained on the program scores under an
+ * {@link Objective} (Ansor's weighted squared error, or a pairwise ranking loss). Every statement
+ * of a program gets the program's gradient and hessian. Histogram-based and written on plain arrays;
  * training is deterministic. A trained model is immutable and may be shared between threads.
  */
 public final class Gbdt {
@@ -34,27 +35,37 @@ public final class Gbdt {
     /**
      * A training set: {@code rows} statements of {@code width} features each, row after row in
      * {@code x}; program {@code p} owns rows {@code start[p]} to {@code start[p + 1] - 1}; its
-     * label and weight.
+     * label, weight and group (the task it belongs to: the ranking loss only compares programs of
+     * one group).
      */
-    public record TrainingSet(float[] x, int width, int[] start, double[] label, double[] weight) {
+    public record TrainingSet(float[] x, int width, int[] start, double[] label, double[] weight, int[] group) {
         public TrainingSet {
             int programs = label.length;
-            if (weight.length != programs || start.length != programs + 1) {
+            if (weight.length != programs || start.length != programs + 1 || group.length != programs) {
                 throw new KilnException("training set: " + programs + " labels, " + weight.length + " weights, "
-                        + start.length + " program offsets");
+                        + group.length + " groups, " + start.length + " program offsets");
             }
             if (start[0] != 0 || x.length != (long) start[programs] * width) {
                 throw new KilnException("training set: offsets do not cover the " + x.length / Math.max(1, width) + " rows");
             }
             for (int q = 0; q < programs; q++) {
                 if (start[q + 1] < start[q]) throw new KilnException("training set: program " + q + " has negative rows");
+                if (group[q] < 0) throw new KilnException("training set: program " + q + " has group " + group[q]);
             }
+        }
+
+        /** A training set whose programs all belong to one group. */
+        public TrainingSet(float[] x, int width, int[] start, double[] label, double[] weight) {
+            this(x, width, start, label, weight, new int[label.length]);
         }
 
         public int rows() { return start[start.length - 1]; }
 
         public int programs() { return label.length; }
     }
+
+    /** The seed of the pairs the ranking loss draws (training is deterministic). */
+    private static final long PAIR_SEED = 0x6B696C6EL;
 
     /** Trains a model; throws if the set has no rows. */
     public static Gbdt train(TrainingSet d, GbdtParams p) {
@@ -66,7 +77,16 @@ public final class Gbdt {
         for (int q = 0; q < d.programs(); q++) Arrays.fill(program, d.start()[q], d.start()[q + 1], q);
         double[] pred = new double[rows];
         double[] sum = new double[d.programs()];
+        double[] pg = new double[d.programs()], ph = new double[d.programs()];
         double[] grad = new double[rows], hess = new double[rows];
+        int groups = 0;
+        for (int g : d.group()) groups = Math.max(groups, g + 1);
+        int[] groupStart = new int[groups + 1], groupMembers = new int[d.programs()];
+        for (int g : d.group()) groupStart[g + 1]++;
+        for (int g = 0; g < groups; g++) groupStart[g + 1] += groupStart[g];
+        int[] fill = java.util.Arrays.copyOf(groupStart, groups);
+        for (int q = 0; q < d.programs(); q++) groupMembers[fill[d.group()[q]]++] = q;
+        SplittableRandom pairs = new SplittableRandom(PAIR_SEED);
         TreeArrays trees = new TreeArrays();
         int[] roots = new int[p.rounds()];
         ExecutorService pool = p.threads() > 1 && fb.width() > 0 ? Executors.newFixedThreadPool(p.threads(), r -> {
@@ -79,11 +99,10 @@ public final class Gbdt {
             for (int round = 0; round < p.rounds(); round++) {
                 Arrays.fill(sum, 0);
                 for (int r = 0; r < rows; r++) sum[program[r]] += pred[r];
+                p.objective().gradients(sum, d, groupStart, groupMembers, p.pairsPerProgram(), pairs, pg, ph);
                 for (int r = 0; r < rows; r++) {
-                    int q = program[r];
-                    double w = d.weight()[q];
-                    grad[r] = w * (sum[q] - d.label()[q]);
-                    hess[r] = w;
+                    grad[r] = pg[program[r]];
+                    hess[r] = ph[program[r]];
                 }
                 roots[round] = tb.grow(grad, hess, trees);
                 for (int r = 0; r < rows; r++) pred[r] += tb.rowValue[r];

@@ -13,22 +13,33 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Ansor's learned cost model: gradient-boosted trees ({@link Gbdt}) on per-statement features
- * ({@link FeatureExtractor}), a program's score being the sum of its statements' scores.
+ * The learned cost model: gradient-boosted trees ({@link Gbdt}) on per-statement features
+ * ({@link FeatureExtractor}), a program's score being the sum of its statements' scores (Ansor's
+ * pack-sum).
  *
  * <p>Every measured program is kept with its throughput (1 / median time; 0 for a failed
  * measurement). Labels are normalised per task (workload and target): throughput over the best
  * throughput of the task, so the best program of each task has label 1. A sample's weight is its
  * label, at least {@code minWeight}: Ansor weighs by the label (minWeight 0, fast programs matter
- * more); Kiln's default is 1, uniform weights, which ranked held-out programs better (pairwise
- * accuracy and recall@30, docs/PERFORMANCE.md). The trees are
- * retrained from scratch on every update with new data. Until {@code warmupPrograms} valid
- * programs have been measured, scores are uniform random numbers (as Ansor's model gives before
- * its warm-up; here a hash of the seed and the program, see {@link RandomCostModel}). A program
- * whose features are empty (it cannot be lowered) scores -inf.
+ * more); Kiln's default is 1, uniform weights.
+ *
+ * <p>Where Kiln departs from Ansor (each measured on held-out programs, docs/PERFORMANCE.md):
+ * the trees learn a pairwise ranking loss inside each task ({@link Objective#PAIRWISE_RANK})
+ * rather than the squared error, since the search only needs the order of programs; the raw
+ * ranking scores are then mapped onto the labels by a monotone {@link Calibration} fitted per
+ * task, so predictions still read as normalised throughputs (the evolution's roulette weighs
+ * them, and R^2 is measured on them) without changing the order. The model reads all
+ * {@link FeatureLayout#LENGTH} features (Ansor's 164 and Kiln's inner-loop group) unless told to
+ * read fewer.
+ *
+ * <p>The trees are retrained from scratch on every update with new data. Until
+ * {@code warmupPrograms} valid programs have been measured, scores are uniform random numbers
+ * (as Ansor's model gives before its warm-up; here a hash of the seed and the program, see
+ * {@link RandomCostModel}). A program whose features are empty (it cannot be lowered) scores
+ * -inf.
  *
  * <p>Thread-safe: several threads may score at once (each on its own programs); updates are
- * serialised and replace the trees atomically.
+ * serialised and replace the trees and calibrations atomically.
  */
 public final class GbdtCostModel implements CostModel {
     private final GbdtParams params;
@@ -36,6 +47,7 @@ public final class GbdtCostModel implements CostModel {
     private final double minWeight;
     private final long seed;
     private final FeatureCache cache;
+    private final int width;
 
     private final List<ProgramFeatures> features = new ArrayList<>();
     private final List<Double> throughputs = new ArrayList<>();
@@ -43,6 +55,8 @@ public final class GbdtCostModel implements CostModel {
     private final Map<String, Double> best = new HashMap<>();
     private int valid, trainedOn;
     private volatile Gbdt model;
+    private volatile Map<String, Calibration> calibrations = Map.of();
+    private volatile Calibration pooled;
     private long lastTrainNanos;
 
     /**
@@ -51,6 +65,18 @@ public final class GbdtCostModel implements CostModel {
      * and a feature cache of {@code cacheSize} programs.
      */
     public GbdtCostModel(GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize) {
+        this(params, warmupPrograms, minWeight, seed, cacheSize, FeatureLayout.LENGTH);
+    }
+
+    /**
+     * A model that looks at the first {@code features} entries of each statement's features only
+     * ({@link FeatureLayout#ANSOR_LENGTH} for Ansor's features without Kiln's additions).
+     */
+    public GbdtCostModel(GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize, int features) {
+        if (features < 1 || features > FeatureLayout.LENGTH) {
+            throw new KilnException("cost model: features must be in 1.." + FeatureLayout.LENGTH + ", got " + features);
+        }
+        this.width = features;
         if (warmupPrograms < 1) throw new KilnException("cost model: warmupPrograms must be at least 1, got " + warmupPrograms);
         if (!(minWeight >= 0) || minWeight > 1) throw new KilnException("cost model: minWeight must be in 0..1, got " + minWeight);
         this.params = params;
@@ -65,9 +91,12 @@ public final class GbdtCostModel implements CostModel {
         return new GbdtCostModel(GbdtParams.defaults(), 32, 1.0, seed, 16384);
     }
 
-    /** Ansor's model: {@link GbdtParams#ansor()}, samples weighted by their label (for comparisons). */
+    /**
+     * Ansor's model: {@link GbdtParams#ansor()} (squared error), samples weighted by their label,
+     * Ansor's 164 features only (for comparisons).
+     */
     public static GbdtCostModel ansor(long seed) {
-        return new GbdtCostModel(GbdtParams.ansor(), 32, 0.0, seed, 16384);
+        return new GbdtCostModel(GbdtParams.ansor(), 32, 0.0, seed, 16384, FeatureLayout.ANSOR_LENGTH);
     }
 
     @Override
@@ -100,21 +129,46 @@ public final class GbdtCostModel implements CostModel {
         long t0 = System.nanoTime();
         int n = features.size(), rows = 0;
         for (ProgramFeatures f : features) rows += f.rows();
-        int w = FeatureLayout.LENGTH;
+        int w = width, stride = FeatureLayout.LENGTH;
         float[] x = new float[rows * w];
         int[] start = new int[n + 1];
         double[] label = new double[n], weight = new double[n];
+        int[] group = new int[n];
+        Map<String, Integer> groupIds = new HashMap<>();
         for (int q = 0; q < n; q++) {
+            group[q] = groupIds.computeIfAbsent(groups.get(q), k -> groupIds.size());
             ProgramFeatures f = features.get(q);
-            System.arraycopy(f.values(), 0, x, start[q] * w, f.rows() * w);
+            for (int r = 0; r < f.rows(); r++) System.arraycopy(f.values(), r * stride, x, (start[q] + r) * w, w);
             start[q + 1] = start[q] + f.rows();
             Double b = best.get(groups.get(q));
             label[q] = b == null ? 0 : throughputs.get(q) / b;
             weight[q] = Math.max(minWeight, label[q]);
         }
-        model = Gbdt.train(new Gbdt.TrainingSet(x, w, start, label, weight), params);
+        Gbdt.TrainingSet set = new Gbdt.TrainingSet(x, w, start, label, weight, group);
+        Gbdt m = Gbdt.train(set, params);
+        if (params.objective() != Objective.SQUARED_ERROR) calibrate(m, set, groupIds);
+        model = m;
         trainedOn = n;
         lastTrainNanos = System.nanoTime() - t0;
+    }
+
+    /** Fits the map from raw ranking scores to labels, per task and pooled (for tasks not seen in training). */
+    private void calibrate(Gbdt m, Gbdt.TrainingSet set, Map<String, Integer> groupIds) {
+        int n = set.programs();
+        double[] raw = new double[n];
+        for (int q = 0; q < n; q++) {
+            raw[q] = m.predictProgram(java.util.Arrays.copyOfRange(set.x(), set.start()[q] * width, set.start()[q + 1] * width),
+                    set.start()[q + 1] - set.start()[q]);
+        }
+        Map<String, Calibration> byGroup = new HashMap<>();
+        for (Map.Entry<String, Integer> e : groupIds.entrySet()) {
+            int g = e.getValue();
+            double[] s = java.util.stream.IntStream.range(0, n).filter(q -> set.group()[q] == g).mapToDouble(q -> raw[q]).toArray();
+            double[] l = java.util.stream.IntStream.range(0, n).filter(q -> set.group()[q] == g).mapToDouble(q -> set.label()[q]).toArray();
+            byGroup.put(e.getKey(), Calibration.fit(s, l));
+        }
+        pooled = Calibration.fit(raw, set.label());
+        calibrations = byGroup;
     }
 
     @Override
@@ -126,24 +180,37 @@ public final class GbdtCostModel implements CostModel {
             return out;
         }
         FeatureExtractor fx = FeatureExtractor.of(task);
+        Calibration cal = params.objective() == Objective.SQUARED_ERROR ? null
+                : calibrations.getOrDefault(task.workloadKey() + '\n' + task.target(), pooled);
         for (int i = 0; i < out.length; i++) {
             ProgramFeatures f = cache.get(task, fx, candidates.get(i));
-            out[i] = f.isEmpty() ? Double.NEGATIVE_INFINITY : m.predictProgram(f.values(), f.rows());
+            out[i] = f.isEmpty() ? Double.NEGATIVE_INFINITY : raw(m, f);
+            if (cal != null) out[i] = cal.apply(out[i]);
         }
         return out;
+    }
+
+    /** The sum of the statements' scores (rows are {@link FeatureLayout#LENGTH} apart; the model reads its first entries). */
+    private static double raw(Gbdt m, ProgramFeatures f) {
+        double s = 0;
+        for (int r = 0; r < f.rows(); r++) s += m.predictRow(f.values(), r * FeatureLayout.LENGTH);
+        return s;
     }
 
     @Override
     public boolean isRandom() { return model == null; }
 
-    /** Scores of programs given by their features (for benchmarks of the model alone); random before the warm-up. */
+    /**
+     * Raw (uncalibrated) scores of programs given by their features, for benchmarks of the trees
+     * alone; random before the warm-up.
+     */
     public double[] predictFeatures(List<ProgramFeatures> programs) {
         double[] out = new double[programs.size()];
         Gbdt m = model;
         for (int i = 0; i < out.length; i++) {
             ProgramFeatures f = programs.get(i);
             out[i] = m == null ? RandomCostModel.score(seed, Integer.toString(i))
-                    : f.isEmpty() ? Double.NEGATIVE_INFINITY : m.predictProgram(f.values(), f.rows());
+                    : f.isEmpty() ? Double.NEGATIVE_INFINITY : raw(m, f);
         }
         return out;
     }

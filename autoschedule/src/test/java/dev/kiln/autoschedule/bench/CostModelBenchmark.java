@@ -12,6 +12,7 @@ import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.model.Gbdt;
 import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.model.GbdtParams;
+import dev.kiln.autoschedule.model.Objective;
 import dev.kiln.autoschedule.search.Trial;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.ir.DType;
@@ -63,13 +64,34 @@ class CostModelBenchmark {
                 new Workload("C2D 56x56x64->64 1x1", ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 0))));
     }
 
-    record Variant(String name, GbdtParams params, double minWeight) {}
+    /** A model to evaluate: tree settings (with the loss), the least sample weight, and the features it reads. */
+    record Variant(String name, GbdtParams params, double minWeight, int features) {}
 
     static List<Variant> variants() {
-        return List.of(new Variant("kiln default (128 rounds, depth 6, eta 0.1, uniform weights)", GbdtParams.defaults(), 1.0),
-                new Variant("kiln trees, weight = label", GbdtParams.defaults(), 0.0),
-                new Variant("ansor (100 rounds, depth 10, eta 0.2, weight = label)", GbdtParams.ansor(), 0.0),
-                new Variant("ansor trees, uniform weights", GbdtParams.ansor(), 1.0));
+        GbdtParams kiln = GbdtParams.defaults();
+        int all = FeatureLayout.LENGTH, ansor = FeatureLayout.ANSOR_LENGTH;
+        return List.of(
+                new Variant("Ansor: 164 features, squared error weighted by label, depth 10, eta 0.2", GbdtParams.ansor(), 0.0, ansor),
+                new Variant("164 features, squared error, uniform weights, depth 6, eta 0.1", kiln.withObjective(Objective.SQUARED_ERROR), 1.0, ansor),
+                new Variant("189 features, squared error, uniform weights, depth 6, eta 0.1", kiln.withObjective(Objective.SQUARED_ERROR), 1.0, all),
+                new Variant("164 features, pairwise rank", kiln.withObjective(Objective.PAIRWISE_RANK), 1.0, ansor),
+                new Variant("189 features, pairwise rank", kiln.withObjective(Objective.PAIRWISE_RANK), 1.0, all),
+                new Variant("189 features, pairwise rank uniform", kiln.withObjective(Objective.PAIRWISE_RANK_UNIFORM), 1.0, all),
+                new Variant("189 features, pairwise rank, 256 rounds, 32 pairs", kiln.withObjective(Objective.PAIRWISE_RANK).withRounds(256).withPairsPerProgram(32), 1.0, all));
+    }
+
+    /** Evaluates {@link #variants()} on an existing log of measured programs (argument: its path), without measuring. */
+    public static void main(String[] args) {
+        CpuTarget target = Target.cpu().withCores(1);
+        List<SearchTask> tasks = new ArrayList<>();
+        List<List<Trial>> data = new ArrayList<>();
+        for (Workload w : workloads()) {
+            SearchTask task = AutoSchedule.task(w.dag(), target);
+            tasks.add(task);
+            data.add(MeasuredPrograms.load(Path.of(args[0]), task));
+            System.out.println(w.name() + ": " + data.getLast().size() + " programs");
+        }
+        System.out.print(evaluate(variants(), tasks, data));
     }
 
     @Test
@@ -93,8 +115,16 @@ class CostModelBenchmark {
             out.append(String.format(Locale.ROOT, "%s: %d programs measured, %d valid, best %.1f GFLOP/s%n", w.name(),
                     trials.size(), valid, best));
         }
-        out.append("\n| model | workload | pairwise accuracy | recall@30 | R^2 | train s |\n|---|---|---|---|---|---|\n");
-        for (Variant v : variants()) {
+        out.append(evaluate(variants(), tasks, data));
+        out.append("load average after: ").append(load()).append('\n');
+        System.out.print(out);
+        Files.writeString(DIR.resolve("quality.txt"), out);
+    }
+
+    /** 4-fold cross-validation of each variant on the measured programs of the tasks; a Markdown table. */
+    static String evaluate(List<Variant> variants, List<SearchTask> tasks, List<List<Trial>> data) {
+        StringBuilder out = new StringBuilder("\n| model | workload | pairwise accuracy | recall@30 | R^2 | train s |\n|---|---|---|---|---|---|\n");
+        for (Variant v : variants) {
             double[][] sums = new double[tasks.size()][4];
             for (int fold = 0; fold < FOLDS; fold++) {
                 int validTrain = 0;
@@ -104,7 +134,7 @@ class CostModelBenchmark {
                     }
                 }
                 // Warm-up = all valid training programs: the trees are trained once, after the last task's data.
-                GbdtCostModel model = new GbdtCostModel(v.params(), validTrain, v.minWeight(), 1, 1 << 14);
+                GbdtCostModel model = new GbdtCostModel(v.params(), validTrain, v.minWeight(), 1, 1 << 14, v.features());
                 double[] bestTrain = new double[tasks.size()];
                 for (int t = 0; t < tasks.size(); t++) {
                     List<Candidate> cs = new ArrayList<>();
@@ -139,13 +169,11 @@ class CostModelBenchmark {
             }
             for (int t = 0; t < tasks.size(); t++) {
                 out.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %.3f | %.3f | %.2f |%n", v.name(),
-                        workloads().get(t).name(), sums[t][0] / FOLDS, sums[t][1] / FOLDS, sums[t][2] / FOLDS,
+                        tasks.get(t).dag().outputs().getFirst().name(), sums[t][0] / FOLDS, sums[t][1] / FOLDS, sums[t][2] / FOLDS,
                         sums[t][3] / FOLDS));
             }
         }
-        out.append("load average after: ").append(load()).append('\n');
-        System.out.print(out);
-        Files.writeString(DIR.resolve("quality.txt"), out);
+        return out.toString();
     }
 
     /** The fold of program {@code i} of task {@code t}: a fixed pseudo-random assignment. */

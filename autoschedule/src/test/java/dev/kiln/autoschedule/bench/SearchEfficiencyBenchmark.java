@@ -22,7 +22,11 @@ import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
+import dev.kiln.ir.DType;
+import dev.kiln.nn.Conv;
 import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -36,7 +40,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Search efficiency (issue 6), not part of the test suite: the best GFLOP/s found against the
- * number of trials for a small GEMM, evolution guided by the learned model against random
+ * number of trials for a GEMM or a C2D layer ({@link #workload}), evolution guided by the learned model against random
  * sampling (and against evolution guided by a random model), with the same trial budget, round
  * size (64, Ansor's) and seeds; and the share of wall time spent outside measurement. Programs
  * are measured single-threaded in a child JVM, one fresh measurer per run, 5 repeats; the curves
@@ -45,8 +49,10 @@ import org.junit.jupiter.api.Test;
  * others in one measurer, and the median is reported ("re-measured"), which removes the luck of
  * one fast measurement. Run with
  * {@code ./kiln mvn verify -pl autoschedule -am -Dtest=SearchEfficiencyBenchmark -Dsurefire.failIfNoSpecifiedTests=false}
- * ({@code -Dkiln.bench.trials=N}, {@code -Dkiln.bench.seeds=1,2}, {@code -Dkiln.bench.gemm=256}).
- * Results are printed and written to {@code autoschedule/target/costmodel-bench/search-efficiency.txt}.
+ * ({@code -Dkiln.bench.trials=N}, {@code -Dkiln.bench.seeds=1,2}, {@code -Dkiln.bench.workload=gemm:1024}
+ * or {@code c2d:2}, {@code -Dkiln.bench.policies=learned,random} to leave out the random-model
+ * ablation; random sampling always runs, as the baseline). Results are printed and written to
+ * {@code autoschedule/target/costmodel-bench/search-efficiency-<workload>.txt}.
  */
 class SearchEfficiencyBenchmark {
 
@@ -54,25 +60,51 @@ class SearchEfficiencyBenchmark {
         SearchPolicy make(SearchTask task, long seed);
     }
 
+    /**
+     * The workload of {@code -Dkiln.bench.workload}: {@code gemm:N} (N x N x N), or {@code c2d:I},
+     * the I-th C2D layer of ../shared/workloads/ansor-ops.tsv (0: 224x224x3 -> 64 7x7/2, 1: 56x56x64
+     * -> 64 1x1, 2: 14x14x256 -> 256 3x3, 3: 7x7x512 -> 512 3x3), NHWC, batch 1.
+     */
+    static ComputeDAG workload(String spec) {
+        String[] p = spec.split(":");
+        return switch (p[0]) {
+            case "gemm" -> {
+                int n = Integer.parseInt(p[1]);
+                yield Workloads.matmul(n, n, n);
+            }
+            case "c2d" -> {
+                int[][] layers = {{224, 3, 64, 7, 2, 3}, {56, 64, 64, 1, 1, 0}, {14, 256, 256, 3, 1, 1}, {7, 512, 512, 3, 1, 1}};
+                int[] l = layers[Integer.parseInt(p[1])];
+                Tensor data = Te.placeholder("data", DType.FLOAT32, 1, l[0], l[0], l[1]);
+                Tensor weight = Te.placeholder("weight", DType.FLOAT32, l[3], l[3], l[1], l[2]);
+                yield ComputeDAG.of(Conv.conv2dNhwc(data, weight, l[4], l[5]));
+            }
+            default -> throw new IllegalArgumentException("kiln.bench.workload: gemm:N or c2d:0..3, got " + spec);
+        };
+    }
+
     @Test
-    void gemm() throws IOException {
-        int size = Integer.getInteger("kiln.bench.gemm", 256);
+    void search() throws IOException {
+        String spec = System.getProperty("kiln.bench.workload", "gemm:" + Integer.getInteger("kiln.bench.gemm", 256));
         int trials = Integer.getInteger("kiln.bench.trials", 256);
         long[] seeds = Arrays.stream(System.getProperty("kiln.bench.seeds", "1,2").split(",")).mapToLong(Long::parseLong).toArray();
-        ComputeDAG dag = Workloads.matmul(size, size, size);
+        List<String> wanted = List.of(System.getProperty("kiln.bench.policies", "learned,random,random-model").split(","));
+        ComputeDAG dag = workload(spec);
         CpuTarget target = Target.cpu().withCores(1);
         SearchTask task = AutoSchedule.task(dag, target);
         Map<String, PolicyMaker> policies = new LinkedHashMap<>();
-        policies.put("evolution + learned model", EvolutionarySearchPolicy::cpu);
+        if (wanted.contains("learned")) policies.put("evolution + learned model", EvolutionarySearchPolicy::cpu);
         policies.put("random sampling", RandomSearchPolicy::cpu);
-        policies.put("evolution + random model", (t, s) -> new EvolutionarySearchPolicy(t,
-                SketchGenerator.cpu().generate(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
+        if (wanted.contains("random-model")) {
+            policies.put("evolution + random model", (t, s) -> new EvolutionarySearchPolicy(t,
+                    SketchGenerator.cpu().generate(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
+        }
         int[] checkpoints = {64, 128, 192, 256, 384, 512};
         MeasureOptions options = MeasuredPrograms.OPTIONS.withRepeats(5);
         List<String> runs = new ArrayList<>();
         List<Schedule> finals = new ArrayList<>();
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
-                "GEMM %d (%.1f MFLOP), %d trials, 64 per round, seeds %s, target %s%nload average before: %s%n", size,
+                "%s (%.1f MFLOP), %d trials, 64 per round, seeds %s, target %s%nload average before: %s%n", spec,
                 dag.flopCount() / 1e6, trials, Arrays.toString(seeds), target, CostModelBenchmark.load()));
         StringBuilder head = new StringBuilder("| policy | seed |");
         StringBuilder rule = new StringBuilder("|---|---|");
@@ -84,6 +116,7 @@ class SearchEfficiencyBenchmark {
         out.append(head).append(" re-measured | wall s | measuring s | outside measurement |\n").append(rule)
                 .append("---|---|---|---|\n");
         List<StringBuilder> lines = new ArrayList<>();
+        StringBuilder notes = new StringBuilder("\n");
         Map<String, List<double[]>> curves = new LinkedHashMap<>();
         for (long seed : seeds) {
             for (var p : policies.entrySet()) {
@@ -104,6 +137,9 @@ class SearchEfficiencyBenchmark {
                     }
                 }
                 double wall = (System.nanoTime() - t0) / 1e9;
+                String crossovers = policy instanceof EvolutionarySearchPolicy e
+                        ? String.format(Locale.ROOT, ", crossovers valid %d of %d", e.stats().validCrossovers, e.stats().crossovers)
+                        : "";
                 List<LogRecord> rs = log.records();
                 double[] best = new double[rs.size()];
                 double b = 0, measuring = 0;
@@ -127,7 +163,8 @@ class SearchEfficiencyBenchmark {
                     if (c <= trials) line.append(String.format(Locale.ROOT, " %.1f |", best[Math.min(c, best.length) - 1]));
                 }
                 line.append(String.format(Locale.ROOT, " %%s | %.0f | %.0f | %.0f%%%% |", wall, measuring, 100 * (wall - measuring) / wall));
-                System.out.println(line + "   (" + o.trials() + " trials, stopped: " + o.stopReason() + ")");
+                System.out.println(line + "   (" + o.trials() + " trials, stopped: " + o.stopReason() + crossovers + ")");
+                if (!crossovers.isEmpty()) notes.append(p.getKey()).append(", seed ").append(seed).append(crossovers).append('\n');
                 lines.add(line);
                 runs.add(p.getKey());
             }
@@ -154,10 +191,11 @@ class SearchEfficiencyBenchmark {
             line.append(String.format(Locale.ROOT, " %.1f (%.2fx) |", a, a / randomAgain));
             out.append(line).append('\n');
         }
+        out.append(notes);
         out.append("load average after: ").append(CostModelBenchmark.load()).append('\n');
         System.out.print(out);
         Files.createDirectories(CostModelBenchmark.DIR);
-        Files.writeString(CostModelBenchmark.DIR.resolve("search-efficiency.txt"), out);
+        Files.writeString(CostModelBenchmark.DIR.resolve("search-efficiency-" + spec.replace(':', '-') + ".txt"), out);
     }
 
     /** GFLOP/s of each schedule (0 for none), the median of three round-robin passes in one measurer. */

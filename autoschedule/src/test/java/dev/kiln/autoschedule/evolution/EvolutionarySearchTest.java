@@ -88,6 +88,7 @@ class EvolutionarySearchTest {
         EvolutionarySearch.Stats st = es.stats();
         assertThat(st.mutations).isPositive();
         assertThat(st.crossovers).isPositive();
+        assertThat(st.validCrossovers).isPositive();
         assertThat(st.validByRule.get("MutateTileSize")).isPositive();
     }
 

@@ -167,4 +167,48 @@ class MutationRulesTest {
         }
         assertThat(made).isGreaterThan(2);
     }
+
+    @Test
+    void crossoverOfOneStageMixesTileSizesOfOneSketch() {
+        // Programs of one sketch line up step by step. Where one stage differs (a matmul without a
+        // cache-write stage), the genes are its splits and unroll pragmas and the structural steps
+        // stay the first parent's; where more differ, whole stages are exchanged.
+        ComputeDAG dag = Workloads.matmul(48, 40, 32);
+        SearchTask task = Workloads.task(dag);
+        List<NDArray> inputs = List.of(NDArray.random(dag.inputs().get(0).dtype(), 5, 48, 32),
+                NDArray.random(dag.inputs().get(1).dtype(), 6, 32, 40));
+        NDArray expected = run(LowerDefault.lower("ref", dag), dag, inputs);
+        java.util.Map<String, List<Candidate>> bySketch = new java.util.HashMap<>();
+        for (Candidate c : parents(task, 96, 21)) bySketch.computeIfAbsent(Crossover.signature(c), k -> new ArrayList<>()).add(c);
+        int made = 0, tried = 0, fine = 0;
+        for (List<Candidate> group : bySketch.values()) {
+            for (int i = 0; i + 1 < group.size() && i < 12; i++) {
+                Candidate a = group.get(i), b = group.get(i + 1);
+                tried++;
+                Candidate c = Crossover.apply(task, a, b, new SplittableRandom(i));
+                if (c == null) continue;
+                made++;
+                List<Step> sa = a.schedule().steps(), sb = b.schedule().steps(), sc = c.schedule().steps();
+                assertThat(Crossover.signature(c)).isEqualTo(Crossover.signature(a));
+                java.util.Set<Integer> differing = new java.util.HashSet<>();
+                for (int k = 0; k < sa.size(); k++) if (!sa.get(k).equals(sb.get(k))) differing.add(sa.get(k).stageId());
+                boolean fromB = false;
+                for (int k = 0; k < sc.size(); k++) {
+                    Step x = sc.get(k);
+                    assertThat(x.equals(sa.get(k)) || x.equals(sb.get(k))).isTrue();
+                    fromB |= !x.equals(sa.get(k));
+                    if (differing.size() == 1 && !(x instanceof SplitStep || x instanceof PragmaStep)) {
+                        assertThat(x).isEqualTo(sa.get(k));
+                    }
+                }
+                if (differing.size() == 1) fine++;
+                assertThat(fromB).isTrue();
+                Comparison cmp = run(c.schedule().lower("child"), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+                assertThat(cmp.ok()).as(cmp.report()).isTrue();
+            }
+        }
+        // Most pairs of one sketch cross (a pair fails when it differs in fewer than two genes).
+        assertThat(made).isGreaterThan(tried / 2);
+        assertThat(fine).isPositive();
+    }
 }

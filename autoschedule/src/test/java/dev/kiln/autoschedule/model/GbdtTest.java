@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 /** The pack-sum boosted trees on synthetic programs whose statements have known scores. */
 class GbdtTest {
     static final int W = 6;
+    static final GbdtParams SQUARED = GbdtParams.defaults().withObjective(Objective.SQUARED_ERROR);
 
     /** A statement's true score: a step, a slope and an interaction; features 4 and 5 are noise and a constant. */
     static double truth(float[] x, int o) {
@@ -54,7 +55,7 @@ class GbdtTest {
     @Test
     void learnsStatementScoresFromProgramSums() {
         Gbdt.TrainingSet train = data(1500, 1, 0.02), test = data(400, 2, 0);
-        Gbdt m = Gbdt.train(train, GbdtParams.defaults().withRounds(120).withMaxDepth(4));
+        Gbdt m = Gbdt.train(train, SQUARED.withRounds(120).withMaxDepth(4));
         double[] p = predict(m, test);
         double mean = Arrays.stream(test.label()).average().orElseThrow();
         double spread = rmse(Arrays.stream(test.label()).map(v -> mean).toArray(), test.label());
@@ -77,11 +78,69 @@ class GbdtTest {
         float[] x = {1, 2, 3, 1, 2, 3};
         double[] y = {1.0, 0.0};
         Gbdt heavyFirst = Gbdt.train(new Gbdt.TrainingSet(x, 3, new int[] {0, 1, 2}, y, new double[] {9, 1}),
-                GbdtParams.defaults().withRounds(200));
+                SQUARED.withRounds(200));
         Gbdt heavySecond = Gbdt.train(new Gbdt.TrainingSet(x, 3, new int[] {0, 1, 2}, y, new double[] {1, 9}),
-                GbdtParams.defaults().withRounds(200));
+                SQUARED.withRounds(200));
         assertThat(heavyFirst.predictRow(x, 0)).isCloseTo(0.9, org.assertj.core.api.Assertions.within(0.05));
         assertThat(heavySecond.predictRow(x, 0)).isCloseTo(0.1, org.assertj.core.api.Assertions.within(0.05));
+    }
+
+    @Test
+    void rankingLossOrdersProgramsWithinEachGroup() {
+        // Two groups (tasks) whose labels live on different scales: the ranking loss only compares
+        // programs of one group, so each group is ordered well although a squared error would be
+        // pulled by the offset.
+        Gbdt.TrainingSet a = data(1200, 11, 0.02), b = data(1200, 12, 0.02);
+        int na = a.programs(), nb = b.programs();
+        int[] start = new int[na + nb + 1];
+        for (int q = 0; q < na; q++) start[q + 1] = a.start()[q + 1];
+        for (int q = 0; q < nb; q++) start[na + q + 1] = a.rows() + b.start()[q + 1];
+        float[] x = new float[(a.rows() + b.rows()) * W];
+        System.arraycopy(a.x(), 0, x, 0, a.x().length);
+        System.arraycopy(b.x(), 0, x, a.x().length, b.x().length);
+        double[] y = new double[na + nb], w = new double[na + nb];
+        int[] group = new int[na + nb];
+        for (int q = 0; q < na; q++) y[q] = a.label()[q];
+        for (int q = 0; q < nb; q++) {
+            y[na + q] = 10 + 0.1 * b.label()[q];
+            group[na + q] = 1;
+        }
+        java.util.Arrays.fill(w, 1);
+        Gbdt m = Gbdt.train(new Gbdt.TrainingSet(x, W, start, y, w, group),
+                GbdtParams.defaults().withObjective(Objective.PAIRWISE_RANK_UNIFORM).withRounds(150).withMaxDepth(4));
+        Gbdt.TrainingSet test = data(400, 13, 0);
+        double[] p = predict(m, test);
+        long ok = 0, all = 0;
+        for (int i = 0; i < p.length; i++) {
+            for (int j = i + 1; j < p.length; j++) {
+                if (Math.abs(test.label()[i] - test.label()[j]) < 0.05) continue;
+                all++;
+                if ((p[i] > p[j]) == (test.label()[i] > test.label()[j])) ok++;
+            }
+        }
+        assertThat((double) ok / all).isGreaterThan(0.93);
+    }
+
+    @Test
+    void calibrationKeepsTheOrderAndReadsAsLabels() {
+        SplittableRandom r = new SplittableRandom(4);
+        double[] s = new double[500], y = new double[500];
+        for (int i = 0; i < s.length; i++) {
+            s[i] = r.nextGaussian() * 3;
+            y[i] = 1 / (1 + Math.exp(-s[i])) + 0.05 * r.nextGaussian();
+        }
+        Calibration c = Calibration.fit(s, y);
+        assertThat(c.knots()).isBetween(5, 499);
+        double prev = Double.NEGATIVE_INFINITY;
+        for (double v = -12; v <= 12; v += 0.01) {
+            double out = c.apply(v);
+            assertThat(out).isGreaterThan(prev);
+            prev = out;
+        }
+        for (double v : new double[] {-2, 0, 1.5}) {
+            assertThat(c.apply(v)).isCloseTo(1 / (1 + Math.exp(-v)), org.assertj.core.api.Assertions.within(0.06));
+        }
+        assertThat(c.apply(Double.NEGATIVE_INFINITY)).isEqualTo(Double.NEGATIVE_INFINITY);
     }
 
     @Test
