@@ -60,8 +60,14 @@ class CostModelBenchmark {
     static List<Workload> workloads() {
         Tensor data = Te.placeholder("data", DType.FLOAT32, 1, 56, 56, 64);
         Tensor weight = Te.placeholder("weight", DType.FLOAT32, 1, 1, 64, 64);
+        Tensor data3 = Te.placeholder("data", DType.FLOAT32, 1, 14, 14, 256);
+        Tensor weight3 = Te.placeholder("weight", DType.FLOAT32, 3, 3, 256, 256);
+        Tensor dwData = Te.placeholder("data", DType.FLOAT32, 1, 112, 112, 32);
+        Tensor dwWeight = Te.placeholder("weight", DType.FLOAT32, 3, 3, 32, 1);
         return List.of(new Workload("GEMM 512", Workloads.matmul(512, 512, 512)),
-                new Workload("C2D 56x56x64->64 1x1", ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 0))));
+                new Workload("C2D 56x56x64->64 1x1", ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 0))),
+                new Workload("C2D 14x14x256->256 3x3", ComputeDAG.of(Conv.conv2dNhwc(data3, weight3, 1, 1))),
+                new Workload("DEP 112x112x32 3x3", ComputeDAG.of(Conv.depthwiseConv2dNhwc(dwData, dwWeight, 1, 1))));
     }
 
     /** A model to evaluate: tree settings (with the loss), the least sample weight, and the features it reads. */
@@ -80,49 +86,74 @@ class CostModelBenchmark {
                 new Variant("189 features, pairwise rank, 256 rounds, 32 pairs", kiln.withObjective(Objective.PAIRWISE_RANK).withRounds(256).withPairsPerProgram(32), 1.0, all));
     }
 
-    /** Evaluates {@link #variants()} on an existing log of measured programs (argument: its path), without measuring. */
+    /** The log of measured programs of workload {@code i}. */
+    static Path logOf(Path dir, int i) {
+        return dir.resolve("measured-" + i + ".jsonl");
+    }
+
+    /** Evaluates {@link #variants()} on existing logs of measured programs (argument: their folder), without measuring. */
     public static void main(String[] args) {
         CpuTarget target = Target.cpu().withCores(1);
         List<SearchTask> tasks = new ArrayList<>();
         List<List<Trial>> data = new ArrayList<>();
-        for (Workload w : workloads()) {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < workloads().size(); i++) {
+            Workload w = workloads().get(i);
             SearchTask task = AutoSchedule.task(w.dag(), target);
+            List<Trial> trials = Files.exists(logOf(Path.of(args[0]), i)) ? MeasuredPrograms.load(logOf(Path.of(args[0]), i), task) : List.of();
+            System.out.println(w.name() + ": " + trials.size() + " programs");
+            if (trials.isEmpty()) continue;
             tasks.add(task);
-            data.add(MeasuredPrograms.load(Path.of(args[0]), task));
-            System.out.println(w.name() + ": " + data.getLast().size() + " programs");
+            data.add(trials);
+            names.add(w.name());
         }
-        System.out.print(evaluate(variants(), tasks, data));
+        System.out.print(evaluate(variants(), names, tasks, data));
     }
 
+    /**
+     * Measures (or reuses) {@code -Dkiln.bench.programs} random programs per workload (only those
+     * of {@code -Dkiln.bench.only=0,2} if given; one log per workload, so that two runs can measure
+     * different workloads at once), then evaluates the variants unless
+     * {@code -Dkiln.bench.measureOnly=true}.
+     */
     @Test
     void quality() throws IOException {
         Files.createDirectories(DIR);
         int n = Integer.getInteger("kiln.bench.programs", 600);
+        String only = System.getProperty("kiln.bench.only", "");
         CpuTarget target = Target.cpu().withCores(1);
-        Path log = DIR.resolve("measured.jsonl");
         List<SearchTask> tasks = new ArrayList<>();
         List<List<Trial>> data = new ArrayList<>();
+        List<String> names = new ArrayList<>();
         StringBuilder out = new StringBuilder("load average before: " + load() + "\n");
-        for (Workload w : workloads()) {
+        for (int i = 0; i < workloads().size(); i++) {
+            if (!only.isEmpty() && !List.of(only.split(",")).contains(Integer.toString(i))) continue;
+            Workload w = workloads().get(i);
+            Path log = logOf(DIR, i);
             SearchTask task = AutoSchedule.task(w.dag(), target);
             MeasuredPrograms.ensure(log, task, target, n, 11);
             List<Trial> trials = MeasuredPrograms.load(log, task);
             tasks.add(task);
             data.add(trials);
+            names.add(w.name());
             long valid = trials.stream().filter(t -> t.result().ok()).count();
             double best = trials.stream().filter(t -> t.result().ok()).mapToDouble(t -> t.result().gflops(w.dag().flopCount()))
                     .max().orElse(0);
             out.append(String.format(Locale.ROOT, "%s: %d programs measured, %d valid, best %.1f GFLOP/s%n", w.name(),
                     trials.size(), valid, best));
         }
-        out.append(evaluate(variants(), tasks, data));
+        if (Boolean.getBoolean("kiln.bench.measureOnly")) {
+            System.out.print(out);
+            return;
+        }
+        out.append(evaluate(variants(), names, tasks, data));
         out.append("load average after: ").append(load()).append('\n');
         System.out.print(out);
         Files.writeString(DIR.resolve("quality.txt"), out);
     }
 
     /** 4-fold cross-validation of each variant on the measured programs of the tasks; a Markdown table. */
-    static String evaluate(List<Variant> variants, List<SearchTask> tasks, List<List<Trial>> data) {
+    static String evaluate(List<Variant> variants, List<String> names, List<SearchTask> tasks, List<List<Trial>> data) {
         StringBuilder out = new StringBuilder("\n| model | workload | pairwise accuracy | recall@30 | R^2 | train s |\n|---|---|---|---|---|---|\n");
         for (Variant v : variants) {
             double[][] sums = new double[tasks.size()][4];
@@ -130,7 +161,7 @@ class CostModelBenchmark {
                 int validTrain = 0;
                 for (int t = 0; t < tasks.size(); t++) {
                     for (int i = 0; i < data.get(t).size(); i++) {
-                        if (foldOf(i, t) != fold && data.get(t).get(i).result().ok()) validTrain++;
+                        if (foldOf(i, t) != fold && inTraining(i, t) && data.get(t).get(i).result().ok()) validTrain++;
                     }
                 }
                 // Warm-up = all valid training programs: the trees are trained once, after the last task's data.
@@ -140,7 +171,7 @@ class CostModelBenchmark {
                     List<Candidate> cs = new ArrayList<>();
                     List<MeasureResult> rs = new ArrayList<>();
                     for (int i = 0; i < data.get(t).size(); i++) {
-                        if (foldOf(i, t) == fold) continue;
+                        if (foldOf(i, t) == fold || !inTraining(i, t)) continue;
                         Trial tr = data.get(t).get(i);
                         cs.add(tr.candidate());
                         rs.add(tr.result());
@@ -169,11 +200,18 @@ class CostModelBenchmark {
             }
             for (int t = 0; t < tasks.size(); t++) {
                 out.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %.3f | %.3f | %.2f |%n", v.name(),
-                        tasks.get(t).dag().outputs().getFirst().name(), sums[t][0] / FOLDS, sums[t][1] / FOLDS, sums[t][2] / FOLDS,
+                        names.get(t), sums[t][0] / FOLDS, sums[t][1] / FOLDS, sums[t][2] / FOLDS,
                         sums[t][3] / FOLDS));
             }
         }
         return out.toString();
+    }
+
+    /** Whether program {@code i} of task {@code t} may train (a share {@code -Dkiln.bench.trainShare}, default 1, for learning curves). */
+    static boolean inTraining(int i, int t) {
+        double share = Double.parseDouble(System.getProperty("kiln.bench.trainShare", "1"));
+        long h = (i + 3) * 0xD6E8FEB86659FD93L ^ (t + 1) * 0x9E3779B97F4A7C15L;
+        return ((h ^ (h >>> 29)) * 0xBF58476D1CE4E5B9L >>> 40) % 1000 < share * 1000;
     }
 
     /** The fold of program {@code i} of task {@code t}: a fixed pseudo-random assignment. */
