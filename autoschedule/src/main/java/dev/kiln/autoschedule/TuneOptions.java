@@ -20,7 +20,7 @@ import java.util.Optional;
  * budget, early stopping, how programs are measured, and what is shown while tuning. Build with
  * {@link #builder()}; {@link #defaults()} is 200 trials, 64 per round, seed 0, no log file, no
  * time budget, no early stopping, {@link MeasureOptions#defaults()}, measurement in a child JVM,
- * evolutionary search guided by the learned cost model (random sampling for GPU tasks), the
+ * evolutionary search guided by the learned cost model (on CPUs and GPUs alike), the
  * progress bar on (when there is a terminal) and verbose off.
  *
  * @param trials            the trial budget of the task, counting trials already in the log
@@ -36,10 +36,11 @@ import java.util.Optional;
  *                          JVM; {@code LocalMeasurer::of} measures in this process); ignored when
  *                          {@code measurer} is set
  * @param measurer          a measurer to use instead of making one (the run does not close it)
- * @param policies          makes the search policy of a task from the seed (default: on a CPU,
- *                          {@code EvolutionarySearchPolicy::cpu}, evolution guided by the learned
- *                          cost model; on a GPU, {@code RandomSearchPolicy::forTask}, random
- *                          sampling of the GPU sketches)
+ * @param policies          makes the search policy of a task from the seed (default:
+ *                          {@code EvolutionarySearchPolicy::forTask}, evolution guided by the
+ *                          learned cost model over the target's sketches, with the GPU mutation
+ *                          weights and device-limit checks on a GPU; {@code RandomSearchPolicy::forTask}
+ *                          samples at random)
  * @param progressBar       whether to draw a progress bar on the terminal
  * @param verbose           whether to log a line per round (System.Logger, INFO)
  */
@@ -115,10 +116,8 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
         private MeasureOptions measureOptions = MeasureOptions.defaults();
         private MeasurerFactory measurers = MeasurerProviders::start;
         private Measurer measurer;
-        // Evolution guided by the learned cost model on CPUs; GPU tasks sample GPU sketches at
-        // random until the GPU features and mutations are in.
-        private PolicyFactory policies = (task, seed) -> task.isGpu() ? RandomSearchPolicy.forTask(task, seed)
-                : EvolutionarySearchPolicy.cpu(task, seed);
+        // Evolution guided by the learned cost model, as Ansor searches on both kinds of target.
+        private PolicyFactory policies = EvolutionarySearchPolicy::forTask;
         private boolean progressBar = true;
         private boolean verbose;
 
@@ -182,8 +181,8 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
         }
 
         /**
-         * How to make the search policy (default: {@link EvolutionarySearchPolicy#cpu}, evolution guided by the
-         * learned cost model; {@code RandomSearchPolicy::cpu} samples at random).
+         * How to make the search policy (default: {@link EvolutionarySearchPolicy#forTask}, evolution guided by the
+         * learned cost model; {@code RandomSearchPolicy::forTask} samples at random).
          */
         public Builder policy(PolicyFactory f) {
             policies = Objects.requireNonNull(f, "policy");

@@ -92,6 +92,32 @@ class GbdtCostModelTest {
     }
 
     @Test
+    void rankingScoresReadAsNormalisedThroughput() {
+        // The default (ranking loss + calibration) and Ansor's model (squared error on Ansor's 164
+        // features) both predict the normalised throughput of held-out programs.
+        SearchTask mm = Workloads.task(Workloads.matmul(48, 40, 36));
+        List<Candidate> all = sample(mm, 200, 21);
+        List<Candidate> train = all.subList(0, 150), held = all.subList(150, all.size());
+        List<MeasureResult> trainTimes = measure(mm, train, 1, 0), heldTimes = measure(mm, held, 1, 0);
+        double best = trainTimes.stream().mapToDouble(r -> 1 / r.median()).max().orElseThrow();
+        double[] label = heldTimes.stream().mapToDouble(r -> 1 / r.median() / best).toArray();
+        for (GbdtCostModel model : List.of(GbdtCostModel.defaults(3), GbdtCostModel.ansor(3))) {
+            model.update(mm, train, trainTimes);
+            double[] p = model.predict(mm, held);
+            double mean = java.util.Arrays.stream(label).average().orElseThrow(), res = 0, tot = 0;
+            for (int i = 0; i < p.length; i++) {
+                assertThat(p[i]).isBetween(-0.2, 1.2);
+                res += (p[i] - label[i]) * (p[i] - label[i]);
+                tot += (label[i] - mean) * (label[i] - mean);
+            }
+            assertThat(1 - res / tot).as("R^2").isGreaterThan(0.5);
+            assertThat(pairwiseAccuracy(p, heldTimes)).isGreaterThan(0.8);
+        }
+        assertThatThrownBy(() -> new GbdtCostModel(GbdtParams.defaults(), 1, 1, 1, 10, FeatureLayout.LENGTH + 1))
+                .isInstanceOf(KilnException.class).hasMessageContaining("features");
+    }
+
+    @Test
     void randomModelAndMisuse() {
         SearchTask mm = Workloads.task(Workloads.matmul(16, 16, 16));
         List<Candidate> cs = sample(mm, 10, 3);
