@@ -1,8 +1,7 @@
-package dev.kiln.autoschedule.bench;
+package dev.kiln.bench.model;
 
 import dev.kiln.autoschedule.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.evolution.EvolutionOptions;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.log.LogRecord;
@@ -22,11 +21,7 @@ import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
-import dev.kiln.ir.DType;
-import dev.kiln.nn.Conv;
 import dev.kiln.te.ComputeDAG;
-import dev.kiln.te.Te;
-import dev.kiln.te.Tensor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -36,60 +31,55 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.junit.jupiter.api.Test;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
- * Search efficiency (issue 6), not part of the test suite: the best GFLOP/s found against the
- * number of trials for a GEMM or a C2D layer ({@link #workload}), evolution guided by the learned model against random
- * sampling (and against evolution guided by a random model), with the same trial budget, round
- * size (64, Ansor's) and seeds; and the share of wall time spent outside measurement. Programs
- * are measured single-threaded in a child JVM, one fresh measurer per run, 5 repeats; the curves
- * use the fastest repeat of each program (on a shared machine, other processes only add time).
- * At the end, each run's best program is measured again, three times round-robin with the
- * others in one measurer, and the median is reported ("re-measured"), which removes the luck of
- * one fast measurement. Run with
- * {@code ./kiln mvn verify -pl autoschedule -am -Dtest=SearchEfficiencyBenchmark -Dsurefire.failIfNoSpecifiedTests=false}
- * ({@code -Dkiln.bench.trials=N}, {@code -Dkiln.bench.seeds=1,2}, {@code -Dkiln.bench.workload=gemm:1024}
- * or {@code c2d:2}, {@code -Dkiln.bench.policies=learned,random} to leave out the random-model
- * ablation; random sampling always runs, as the baseline). Results are printed and written to
- * {@code autoschedule/target/costmodel-bench/search-efficiency-<workload>.txt}.
+ * Search efficiency (issue 6): {@code ./kiln search-bench [options]}. The best GFLOP/s found against
+ * the number of trials for one workload ({@link BenchWorkloads}), evolution guided by the learned
+ * model against random sampling (and, with {@code --policies learned,random,random-model},
+ * against evolution guided by a random model), with the same trial budget, round size (64,
+ * Ansor's) and seeds; and the share of wall time spent outside measurement. Programs are measured
+ * single-threaded in a child JVM, one fresh measurer per run, 5 repeats; the curves use the
+ * fastest repeat of each program (on a shared machine, other processes only add time). At the
+ * end, each run's best program is measured again, three times round-robin with the others in one
+ * measurer, and the median is reported ("re-measured"), which removes the luck of one fast
+ * measurement. The report is printed and written to {@code --dir}.
  */
-class SearchEfficiencyBenchmark {
+@Command(name = "kiln search-bench", mixinStandardHelpOptions = true,
+        description = "Evolution with the learned cost model against random sampling, same trials and seeds.")
+public final class SearchEfficiencyBench implements Callable<Integer> {
 
     interface PolicyMaker {
         SearchPolicy make(SearchTask task, long seed);
     }
 
-    /**
-     * The workload of {@code -Dkiln.bench.workload}: {@code gemm:N} (N x N x N), or {@code c2d:I},
-     * the I-th C2D layer of ../shared/workloads/ansor-ops.tsv (0: 224x224x3 -> 64 7x7/2, 1: 56x56x64
-     * -> 64 1x1, 2: 14x14x256 -> 256 3x3, 3: 7x7x512 -> 512 3x3), NHWC, batch 1.
-     */
-    static ComputeDAG workload(String spec) {
-        String[] p = spec.split(":");
-        return switch (p[0]) {
-            case "gemm" -> {
-                int n = Integer.parseInt(p[1]);
-                yield Workloads.matmul(n, n, n);
-            }
-            case "c2d" -> {
-                int[][] layers = {{224, 3, 64, 7, 2, 3}, {56, 64, 64, 1, 1, 0}, {14, 256, 256, 3, 1, 1}, {7, 512, 512, 3, 1, 1}};
-                int[] l = layers[Integer.parseInt(p[1])];
-                Tensor data = Te.placeholder("data", DType.FLOAT32, 1, l[0], l[0], l[1]);
-                Tensor weight = Te.placeholder("weight", DType.FLOAT32, l[3], l[3], l[1], l[2]);
-                yield ComputeDAG.of(Conv.conv2dNhwc(data, weight, l[4], l[5]));
-            }
-            default -> throw new IllegalArgumentException("kiln.bench.workload: gemm:N or c2d:0..3, got " + spec);
-        };
+    @Option(names = "--workload", description = "gemm:N, c2d:0..3, dep:0..3 or softmax:NxM (default: ${DEFAULT-VALUE}).")
+    String spec = "gemm:1024";
+
+    @Option(names = "--trials", description = "Trials per run (default: ${DEFAULT-VALUE}).")
+    int trials = 256;
+
+    @Option(names = "--seeds", split = ",", description = "Seeds, one run per policy each (default: 1,2,3).")
+    long[] seeds = {1, 2, 3};
+
+    @Option(names = "--policies", split = ",", description = "learned, random-model; random sampling always runs (default: learned).")
+    List<String> wanted = List.of("learned");
+
+    @Option(names = "--dir", description = "Where the report goes (default: ${DEFAULT-VALUE}).")
+    Path dir = Path.of("kiln-bench", "search");
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new SearchEfficiencyBench()).execute(args));
     }
 
-    @Test
-    void search() throws IOException {
-        String spec = System.getProperty("kiln.bench.workload", "gemm:" + Integer.getInteger("kiln.bench.gemm", 256));
-        int trials = Integer.getInteger("kiln.bench.trials", 256);
-        long[] seeds = Arrays.stream(System.getProperty("kiln.bench.seeds", "1,2").split(",")).mapToLong(Long::parseLong).toArray();
-        List<String> wanted = List.of(System.getProperty("kiln.bench.policies", "learned,random,random-model").split(","));
-        ComputeDAG dag = workload(spec);
+    @Override
+    public Integer call() throws IOException {
+        BenchWorkloads.Workload w = BenchWorkloads.of(spec);
+        ComputeDAG dag = w.dag();
         CpuTarget target = Target.cpu().withCores(1);
         SearchTask task = AutoSchedule.task(dag, target);
         Map<String, PolicyMaker> policies = new LinkedHashMap<>();
@@ -104,8 +94,8 @@ class SearchEfficiencyBenchmark {
         List<String> runs = new ArrayList<>();
         List<Schedule> finals = new ArrayList<>();
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
-                "%s (%.1f MFLOP), %d trials, 64 per round, seeds %s, target %s%nload average before: %s%n", spec,
-                dag.flopCount() / 1e6, trials, Arrays.toString(seeds), target, CostModelBenchmark.load()));
+                "%s (%.1f MFLOP), %d trials, 64 per round, seeds %s, target %s%nload average before: %s%n", w.name(),
+                dag.flopCount() / 1e6, trials, Arrays.toString(seeds), target, CostModelBench.load()));
         StringBuilder head = new StringBuilder("| policy | seed |");
         StringBuilder rule = new StringBuilder("|---|---|");
         for (int c : checkpoints) {
@@ -192,10 +182,11 @@ class SearchEfficiencyBenchmark {
             out.append(line).append('\n');
         }
         out.append(notes);
-        out.append("load average after: ").append(CostModelBenchmark.load()).append('\n');
+        out.append("load average after: ").append(CostModelBench.load()).append('\n');
         System.out.print(out);
-        Files.createDirectories(CostModelBenchmark.DIR);
-        Files.writeString(CostModelBenchmark.DIR.resolve("search-efficiency-" + spec.replace(':', '-') + ".txt"), out);
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("search-efficiency-" + spec.replace(':', '-') + ".txt"), out);
+        return 0;
     }
 
     /** GFLOP/s of each schedule (0 for none), the median of three round-robin passes in one measurer. */

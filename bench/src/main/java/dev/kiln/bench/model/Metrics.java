@@ -1,4 +1,4 @@
-package dev.kiln.autoschedule.bench;
+package dev.kiln.bench.model;
 
 import java.util.Arrays;
 import java.util.Comparator;
@@ -8,11 +8,11 @@ import java.util.stream.IntStream;
  * The cost model's quality measures of the Ansor paper, on programs with a predicted score and a
  * true throughput (higher is better for both).
  */
-final class Metrics {
+public final class Metrics {
     private Metrics() {}
 
     /** The share of pairs with different throughputs that the scores order the same way. */
-    static double pairwiseAccuracy(double[] score, double[] throughput) {
+    public static double pairwiseAccuracy(double[] score, double[] throughput) {
         long ok = 0, all = 0;
         for (int i = 0; i < score.length; i++) {
             for (int j = i + 1; j < score.length; j++) {
@@ -25,7 +25,7 @@ final class Metrics {
     }
 
     /** The share of the {@code k} fastest programs found among the {@code k} best scored. */
-    static double recallAt(int k, double[] score, double[] throughput) {
+    public static double recallAt(int k, double[] score, double[] throughput) {
         int n = Math.min(k, score.length);
         Integer[] byScore = order(score), byTruth = order(throughput);
         java.util.Set<Integer> top = new java.util.HashSet<>(Arrays.asList(byTruth).subList(0, n));
@@ -35,7 +35,7 @@ final class Metrics {
     }
 
     /** 1 - residual sum of squares / total sum of squares of {@code label}. */
-    static double r2(double[] prediction, double[] label) {
+    public static double r2(double[] prediction, double[] label) {
         double mean = Arrays.stream(label).average().orElse(0), res = 0, tot = 0;
         for (int i = 0; i < label.length; i++) {
             res += (label[i] - prediction[i]) * (label[i] - prediction[i]);
@@ -45,7 +45,7 @@ final class Metrics {
     }
 
     /** Indices from the largest value down (ties by index). */
-    static Integer[] order(double[] v) {
+    public static Integer[] order(double[] v) {
         return IntStream.range(0, v.length).boxed()
                 .sorted(Comparator.comparingDouble((Integer i) -> -v[i]).thenComparing(i -> i)).toArray(Integer[]::new);
     }

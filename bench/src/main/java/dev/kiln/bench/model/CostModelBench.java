@@ -1,9 +1,8 @@
-package dev.kiln.autoschedule.bench;
+package dev.kiln.bench.model;
 
 import dev.kiln.autoschedule.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.feature.FeatureExtractor;
 import dev.kiln.autoschedule.feature.FeatureLayout;
@@ -15,13 +14,8 @@ import dev.kiln.autoschedule.model.GbdtParams;
 import dev.kiln.autoschedule.model.Objective;
 import dev.kiln.autoschedule.search.Trial;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
-import dev.kiln.ir.DType;
-import dev.kiln.nn.Conv;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
-import dev.kiln.te.ComputeDAG;
-import dev.kiln.te.Te;
-import dev.kiln.te.Tensor;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -31,43 +25,55 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.Test;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
- * The cost model's quality and speed (issue 6), not part of the test suite (the class name does
- * not end in Test). Run with
- * {@code ./kiln mvn verify -pl autoschedule -am -Dtest=CostModelBenchmark -Dsurefire.failIfNoSpecifiedTests=false}
- * (add {@code -Dkiln.bench.programs=N} for another number of measured programs per workload).
+ * The cost model's quality and training time (issue 6): {@code ./kiln model-bench [options]}.
  *
  * <ul>
- *   <li>{@link #quality}: random programs of GEMM 512 and of the C2D layer 56x56x64 -> 64 (1x1)
- *       are measured single-threaded in a child JVM (kept in
- *       {@code autoschedule/target/costmodel-bench/measured.jsonl}, reused by later runs); in
- *       4-fold cross-validation the model trains on three folds of both workloads together and
- *       scores the held-out fold of each: pairwise accuracy, recall@30 and R^2 of the predicted
- *       score against the normalised throughput.</li>
- *   <li>{@link #trainingTime}: retraining on 10,000 sampled programs (4 workloads) with synthetic
- *       labels, on 1 and 2 threads.</li>
+ *   <li>Quality (the default): random programs of each workload are measured single-threaded in
+ *       a child JVM ({@link MeasuredPrograms}; one tuning log per workload in {@code --dir},
+ *       reused and topped up by later runs). Then, in 4-fold cross-validation, each model variant
+ *       trains on three folds of all workloads together (labels normalised per workload) and
+ *       scores the held-out fold of each workload: pairwise accuracy, recall@30 and R^2
+ *       ({@link Metrics}) of the prediction against the normalised throughput.</li>
+ *   <li>{@code --training-time}: retraining on 10,000 sampled programs of four workloads with
+ *       synthetic labels, 1 and 2 threads, and the feature extraction rate.</li>
  * </ul>
- * Results are printed and written to {@code autoschedule/target/costmodel-bench/*.txt}.
+ * The report is printed and written to {@code --dir}.
  */
-class CostModelBenchmark {
-    static final Path DIR = Path.of("target", "costmodel-bench");
+@Command(name = "kiln model-bench", mixinStandardHelpOptions = true,
+        description = "Measures random programs and cross-validates the cost model variants on them.")
+public final class CostModelBench implements Callable<Integer> {
     static final int FOLDS = 4;
+    static final String TRAINING_WORKLOADS = "gemm:512,c2d:2,dep:0,softmax:128x256";
 
-    record Workload(String name, ComputeDAG dag) {}
+    @Option(names = "--workloads", description = "Comma-separated workloads (gemm:N, c2d:I, dep:I, softmax:NxM; default: ${DEFAULT-VALUE}).")
+    String workloads = "gemm:512,c2d:1,c2d:2,dep:0";
 
-    static List<Workload> workloads() {
-        Tensor data = Te.placeholder("data", DType.FLOAT32, 1, 56, 56, 64);
-        Tensor weight = Te.placeholder("weight", DType.FLOAT32, 1, 1, 64, 64);
-        Tensor data3 = Te.placeholder("data", DType.FLOAT32, 1, 14, 14, 256);
-        Tensor weight3 = Te.placeholder("weight", DType.FLOAT32, 3, 3, 256, 256);
-        Tensor dwData = Te.placeholder("data", DType.FLOAT32, 1, 112, 112, 32);
-        Tensor dwWeight = Te.placeholder("weight", DType.FLOAT32, 3, 3, 32, 1);
-        return List.of(new Workload("GEMM 512", Workloads.matmul(512, 512, 512)),
-                new Workload("C2D 56x56x64->64 1x1", ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 0))),
-                new Workload("C2D 14x14x256->256 3x3", ComputeDAG.of(Conv.conv2dNhwc(data3, weight3, 1, 1))),
-                new Workload("DEP 112x112x32 3x3", ComputeDAG.of(Conv.depthwiseConv2dNhwc(dwData, dwWeight, 1, 1))));
+    @Option(names = "--programs", description = "Random programs to measure per workload (default: ${DEFAULT-VALUE}).")
+    int programs = 1600;
+
+    @Option(names = "--dir", description = "Where the measured programs and the report go (default: ${DEFAULT-VALUE}).")
+    Path dir = Path.of("kiln-bench", "costmodel");
+
+    @Option(names = "--measure-only", description = "Measure, do not evaluate (to split the measuring over runs).")
+    boolean measureOnly;
+
+    @Option(names = "--no-measure", description = "Evaluate the programs already measured, measure nothing.")
+    boolean noMeasure;
+
+    @Option(names = "--train-share", description = "Share of each training fold used (for learning curves; default: ${DEFAULT-VALUE}).")
+    double trainShare = 1;
+
+    @Option(names = "--training-time", description = "Time retraining on 10,000 programs instead.")
+    boolean trainingTime;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new CostModelBench()).execute(args));
     }
 
     /** A model to evaluate: tree settings (with the loss), the least sample weight, and the features it reads. */
@@ -77,83 +83,61 @@ class CostModelBenchmark {
         GbdtParams kiln = GbdtParams.defaults();
         int all = FeatureLayout.LENGTH, ansor = FeatureLayout.ANSOR_LENGTH;
         return List.of(
-                new Variant("Ansor: 164 features, squared error weighted by label, depth 10, eta 0.2", GbdtParams.ansor(), 0.0, ansor),
+                new Variant("Ansor's model: 164 features, squared error weighted by label, depth 10, eta 0.2", GbdtParams.ansor(), 0.0, ansor),
                 new Variant("164 features, squared error, uniform weights, depth 6, eta 0.1", kiln.withObjective(Objective.SQUARED_ERROR), 1.0, ansor),
-                new Variant("189 features, squared error, uniform weights, depth 6, eta 0.1", kiln.withObjective(Objective.SQUARED_ERROR), 1.0, all),
-                new Variant("164 features, pairwise rank", kiln.withObjective(Objective.PAIRWISE_RANK), 1.0, ansor),
-                new Variant("189 features, pairwise rank", kiln.withObjective(Objective.PAIRWISE_RANK), 1.0, all),
-                new Variant("189 features, pairwise rank uniform", kiln.withObjective(Objective.PAIRWISE_RANK_UNIFORM), 1.0, all),
-                new Variant("189 features, pairwise rank, 256 rounds, 32 pairs", kiln.withObjective(Objective.PAIRWISE_RANK).withRounds(256).withPairsPerProgram(32), 1.0, all));
+                new Variant("189 features, squared error, uniform weights", kiln.withObjective(Objective.SQUARED_ERROR), 1.0, all),
+                new Variant("164 features, pairwise rank", kiln, 1.0, ansor),
+                new Variant("Kiln's default: 189 features, pairwise rank", kiln, 1.0, all),
+                new Variant("189 features, pairwise rank, pairs weighted alike", kiln.withObjective(Objective.PAIRWISE_RANK_UNIFORM), 1.0, all),
+                new Variant("189 features, pairwise rank, 256 rounds, 32 pairs", kiln.withRounds(256).withPairsPerProgram(32), 1.0, all));
     }
 
-    /** The log of measured programs of workload {@code i}. */
-    static Path logOf(Path dir, int i) {
-        return dir.resolve("measured-" + i + ".jsonl");
+    /** The log of measured programs of a workload. */
+    static Path logOf(Path dir, BenchWorkloads.Workload w) {
+        return dir.resolve("measured-" + w.spec().replace(':', '-') + ".jsonl");
     }
 
-    /** Evaluates {@link #variants()} on existing logs of measured programs (argument: their folder), without measuring. */
-    public static void main(String[] args) {
-        CpuTarget target = Target.cpu().withCores(1);
-        List<SearchTask> tasks = new ArrayList<>();
-        List<List<Trial>> data = new ArrayList<>();
-        List<String> names = new ArrayList<>();
-        for (int i = 0; i < workloads().size(); i++) {
-            Workload w = workloads().get(i);
-            SearchTask task = AutoSchedule.task(w.dag(), target);
-            List<Trial> trials = Files.exists(logOf(Path.of(args[0]), i)) ? MeasuredPrograms.load(logOf(Path.of(args[0]), i), task) : List.of();
-            System.out.println(w.name() + ": " + trials.size() + " programs");
-            if (trials.isEmpty()) continue;
-            tasks.add(task);
-            data.add(trials);
-            names.add(w.name());
+    @Override
+    public Integer call() throws IOException {
+        Files.createDirectories(dir);
+        if (trainingTime) {
+            String report = trainingTime();
+            System.out.print(report);
+            Files.writeString(dir.resolve("training-time.txt"), report);
+            return 0;
         }
-        System.out.print(evaluate(variants(), names, tasks, data));
-    }
-
-    /**
-     * Measures (or reuses) {@code -Dkiln.bench.programs} random programs per workload (only those
-     * of {@code -Dkiln.bench.only=0,2} if given; one log per workload, so that two runs can measure
-     * different workloads at once), then evaluates the variants unless
-     * {@code -Dkiln.bench.measureOnly=true}.
-     */
-    @Test
-    void quality() throws IOException {
-        Files.createDirectories(DIR);
-        int n = Integer.getInteger("kiln.bench.programs", 600);
-        String only = System.getProperty("kiln.bench.only", "");
         CpuTarget target = Target.cpu().withCores(1);
         List<SearchTask> tasks = new ArrayList<>();
         List<List<Trial>> data = new ArrayList<>();
         List<String> names = new ArrayList<>();
         StringBuilder out = new StringBuilder("load average before: " + load() + "\n");
-        for (int i = 0; i < workloads().size(); i++) {
-            if (!only.isEmpty() && !List.of(only.split(",")).contains(Integer.toString(i))) continue;
-            Workload w = workloads().get(i);
-            Path log = logOf(DIR, i);
+        for (BenchWorkloads.Workload w : BenchWorkloads.list(workloads)) {
+            Path log = logOf(dir, w);
             SearchTask task = AutoSchedule.task(w.dag(), target);
-            MeasuredPrograms.ensure(log, task, target, n, 11);
-            List<Trial> trials = MeasuredPrograms.load(log, task);
-            tasks.add(task);
-            data.add(trials);
-            names.add(w.name());
+            if (!noMeasure) MeasuredPrograms.ensure(log, task, target, programs, 11);
+            List<Trial> trials = Files.exists(log) ? MeasuredPrograms.load(log, task) : List.of();
             long valid = trials.stream().filter(t -> t.result().ok()).count();
             double best = trials.stream().filter(t -> t.result().ok()).mapToDouble(t -> t.result().gflops(w.dag().flopCount()))
                     .max().orElse(0);
             out.append(String.format(Locale.ROOT, "%s: %d programs measured, %d valid, best %.1f GFLOP/s%n", w.name(),
                     trials.size(), valid, best));
+            if (trials.isEmpty()) continue;
+            tasks.add(task);
+            data.add(trials);
+            names.add(w.name());
         }
-        if (Boolean.getBoolean("kiln.bench.measureOnly")) {
+        if (measureOnly || tasks.isEmpty()) {
             System.out.print(out);
-            return;
+            return 0;
         }
         out.append(evaluate(variants(), names, tasks, data));
         out.append("load average after: ").append(load()).append('\n');
         System.out.print(out);
-        Files.writeString(DIR.resolve("quality.txt"), out);
+        Files.writeString(dir.resolve("quality.txt"), out);
+        return 0;
     }
 
-    /** 4-fold cross-validation of each variant on the measured programs of the tasks; a Markdown table. */
-    static String evaluate(List<Variant> variants, List<String> names, List<SearchTask> tasks, List<List<Trial>> data) {
+    String evaluate(List<Variant> variants, List<String> names, List<SearchTask> tasks, List<List<Trial>> data) {
         StringBuilder out = new StringBuilder("\n| model | workload | pairwise accuracy | recall@30 | R^2 | train s |\n|---|---|---|---|---|---|\n");
         for (Variant v : variants) {
             double[][] sums = new double[tasks.size()][4];
@@ -207,36 +191,37 @@ class CostModelBenchmark {
         return out.toString();
     }
 
-    /** Whether program {@code i} of task {@code t} may train (a share {@code -Dkiln.bench.trainShare}, default 1, for learning curves). */
-    static boolean inTraining(int i, int t) {
-        double share = Double.parseDouble(System.getProperty("kiln.bench.trainShare", "1"));
+    boolean inTraining(int i, int t) {
         long h = (i + 3) * 0xD6E8FEB86659FD93L ^ (t + 1) * 0x9E3779B97F4A7C15L;
-        return ((h ^ (h >>> 29)) * 0xBF58476D1CE4E5B9L >>> 40) % 1000 < share * 1000;
+        return ((h ^ (h >>> 29)) * 0xBF58476D1CE4E5B9L >>> 40) % 1000 < trainShare * 1000;
     }
-
-    /** The fold of program {@code i} of task {@code t}: a fixed pseudo-random assignment. */
-    static int foldOf(int i, int t) {
+    public static int foldOf(int i, int t) {
         long h = (i + 1) * 0x9E3779B97F4A7C15L ^ (t + 7) * 0xC2B2AE3D27D4EB4FL;
         h ^= h >>> 31;
         return (int) Math.floorMod(h * 0xBF58476D1CE4E5B9L >>> 32, FOLDS);
     }
 
-    @Test
-    void trainingTime() throws IOException {
-        Files.createDirectories(DIR);
+    String trainingTime() {
         List<ProgramFeatures> programs = new ArrayList<>();
+        StringBuilder rates = new StringBuilder();
         long fx0 = 0;
         int extracted = 0;
-        for (ComputeDAG dag : List.of(Workloads.matmul(512, 512, 512), Workloads.conv2dBnRelu(1, 14, 14, 32, 32, 3, 1, 1),
-                Workloads.softmaxNm(128, 256), Workloads.conv2dNhwcRelu(1, 28, 28, 32, 32, 3))) {
-            SearchTask task = Workloads.task(dag);
+        for (BenchWorkloads.Workload wl : BenchWorkloads.list(TRAINING_WORKLOADS)) {
+            SearchTask task = AutoSchedule.task(wl.dag(), Target.cpu().withCores(1));
             List<Candidate> cs = InitPopulation.sample(task, SketchGenerator.cpu().generate(task), 2500,
                     new SplittableRandom(7)).candidates();
             FeatureExtractor fx = FeatureExtractor.of(task);
-            long t0 = cpuNanos();
             for (Candidate c : cs) programs.add(fx.extract(c));
+            // Extraction speed: the best of 3 more passes (the first pass above warmed the JIT).
+            long fastest = Long.MAX_VALUE;
+            for (int pass = 0; pass < 3; pass++) {
+                long t0 = cpuNanos();
+                for (Candidate c : cs) fx.extract(c);
+                fastest = Math.min(fastest, cpuNanos() - t0);
+            }
             extracted += cs.size();
-            fx0 += cpuNanos() - t0;
+            fx0 += fastest;
+            rates.append(String.format(Locale.ROOT, "%s %.0f/s, ", wl.name(), cs.size() / (fastest / 1e9)));
         }
         int n = programs.size(), rows = programs.stream().mapToInt(ProgramFeatures::rows).sum(), w = FeatureLayout.LENGTH;
         float[] x = new float[rows * w];
@@ -255,11 +240,13 @@ class CostModelBenchmark {
         }
         Gbdt.TrainingSet d = new Gbdt.TrainingSet(x, w, start, y, wt);
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
-                "%d programs, %d statements; feature extraction %.0f programs/s on one core (CPU time, lowering included)%n"
+                "%d programs, %d statements; feature extraction %.0f programs/s on one core (CPU time, lowering included,"
+                        + " best of 3 warm passes: %s)%n"
                         + "load average before: %s%n| setting | threads | retrain s (median of 3) | runs |%n|---|---|---|---|%n",
-                n, rows, extracted / (fx0 / 1e9), load()));
-        for (var s : List.of(new Object[] {"kiln default (128 rounds, depth 6)", GbdtParams.defaults()},
-                new Object[] {"ansor (100 rounds, depth 10)", GbdtParams.ansor()})) {
+                n, rows, extracted / (fx0 / 1e9), rates.substring(0, Math.max(0, rates.length() - 2)), load()));
+        for (var s : List.of(new Object[] {"Kiln's default (pairwise rank, 128 rounds, depth 6)", GbdtParams.defaults()},
+                new Object[] {"squared error, 128 rounds, depth 6", GbdtParams.defaults().withObjective(Objective.SQUARED_ERROR)},
+                new Object[] {"Ansor's (squared error, 100 rounds, depth 10)", GbdtParams.ansor()})) {
             for (int threads : new int[] {1, 2}) {
                 GbdtParams p = ((GbdtParams) s[1]).withThreads(threads);
                 Gbdt.train(d, p); // warm-up
@@ -276,8 +263,7 @@ class CostModelBenchmark {
             }
         }
         out.append("load average after: ").append(load()).append('\n');
-        System.out.print(out);
-        Files.writeString(DIR.resolve("training-time.txt"), out);
+        return out.toString();
     }
 
     static long cpuNanos() {

@@ -1,4 +1,4 @@
-package dev.kiln.autoschedule.bench;
+package dev.kiln.bench.model;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
@@ -26,15 +26,15 @@ import java.util.List;
  * {@link #ensure} measures more (random sampling, in a child JVM) until the log holds enough,
  * {@link #load} reads them back as trials.
  */
-final class MeasuredPrograms {
+public final class MeasuredPrograms {
     private MeasuredPrograms() {}
 
     /** Single-threaded timing, 3 repeats of at least 2 ms, a 20 s limit per program. */
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(2)
+    public static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(2)
             .withTimeoutSeconds(20);
 
     /** Makes sure the log at {@code file} holds at least {@code n} records of {@code task}. */
-    static void ensure(Path file, SearchTask task, CpuTarget target, int n, long seed) {
+    public static void ensure(Path file, SearchTask task, CpuTarget target, int n, long seed) {
         try (TuningLog log = TuningLog.open(file); Measurer m = ProcessMeasurer.start(target, OPTIONS)) {
             int have = log.records(task.workloadKey(), task.target()).size();
             if (have >= n) return;
@@ -45,7 +45,7 @@ final class MeasuredPrograms {
     }
 
     /** The task's measured programs in the log. */
-    static List<Trial> load(Path file, SearchTask task) {
+    public static List<Trial> load(Path file, SearchTask task) {
         List<Trial> out = new ArrayList<>();
         try (TuningLog log = TuningLog.open(file)) {
             for (LogRecord r : log.records(task.workloadKey(), task.target())) {
