@@ -161,8 +161,28 @@ class FeatureExtractorTest {
         assertThat(r[bl + FeatureLayout.B_REUSE_DIS_BYTES]).isCloseTo(log2p(256 + 16 + 64), within(EPS));
         assertThat(r[bl + FeatureLayout.B_UNIQUE_BYTES]).isCloseTo(log2p(256), within(EPS));
 
+        // Kiln's inner-loop group, innermost first: j (16, unrolled, spatial), ii (4, spatial), k (8,
+        // reduction), io (4, parallel; a reduction loop for L, which it does not index), no fifth.
+        float[][] inner = {{log2p(16), 1, 0, 2}, {log2p(4), 1, 0, 0}, {log2p(8), 0, 1, 0}, {log2p(4), 0, 1, 3}, {0, 0, 0, 0}};
+        String[] parts = {"len", "is_spatial", "is_reduce", "kind"};
+        for (int lvl = 0; lvl < inner.length; lvl++) {
+            for (int q = 0; q < parts.length; q++) {
+                assertThat(f(r, "inner" + lvl + "." + parts[q])).as("inner%d.%s", lvl, parts[q]).isCloseTo(inner[lvl][q], within(EPS));
+            }
+        }
+        // The register tile: ii x j inside k; one k iteration touches L 256, A 16 and B 64 bytes.
+        assertThat(f(r, "reg_tile")).isCloseTo(log2p(64), within(EPS));
+        assertThat(f(r, "inner_reduce_len")).isCloseTo(log2p(8), within(EPS));
+        assertThat(f(r, "inner_reduce_body_bytes")).isCloseTo(log2p(256 + 16 + 64), within(EPS));
+        // All of it (L 256 B, A 512 B, B 512 B) fits in L1: the whole nest's 2048 mads.
+        assertThat(f(r, "l1_fit_ops")).isCloseTo(log2p(2048), within(EPS));
+        assertThat(f(r, "l2_fit_ops")).isCloseTo(log2p(2048), within(EPS));
+
         float[] rc = pf.row("C");
         assertThat(f(rc, "float_addsub")).isZero();
+        // The copy-out has no reduction loop: its register tile is the whole nest, io x ii x j.
+        assertThat(f(rc, "reg_tile")).isCloseTo(log2p(4 * 4 * 16), within(EPS));
+        assertThat(f(rc, "inner_reduce_len")).isZero();
         assertThat(f(rc, "auto_unroll_max_step")).isZero(); // outside the pragma
         assertThat(f(rc, "alloc_size")).isZero(); // C is an argument
         // C's copy-out reads L, which the init and update also touched inside io: serial reuse is

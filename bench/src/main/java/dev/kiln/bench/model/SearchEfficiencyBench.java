@@ -47,7 +47,8 @@ import picocli.CommandLine.Option;
  * fastest repeat of each program (on a shared machine, other processes only add time). At the
  * end, each run's best program is measured again, three times round-robin with the others in one
  * measurer, and the median is reported ("re-measured"), which removes the luck of one fast
- * measurement. The report is printed and written to {@code --dir}.
+ * measurement. The report and each run's tuning log ({@code search-<workload>-<policy>-seed<N>.jsonl})
+ * are written to {@code --dir}.
  */
 @Command(name = "kiln search-bench", mixinStandardHelpOptions = true,
         description = "Evolution with the learned cost model against random sampling, same trials and seeds.")
@@ -111,7 +112,12 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         for (long seed : seeds) {
             for (var p : policies.entrySet()) {
                 SearchPolicy policy = p.getValue().make(task, seed);
-                TuningLog log = TuningLog.inMemory();
+                // Each run's measurements stay in the report folder (a fresh log per run, so nothing resumes).
+                Files.createDirectories(dir);
+                Path logFile = dir.resolve(String.format(Locale.ROOT, "search-%s-%s-seed%d.jsonl", spec.replace(':', '-'),
+                        p.getKey().replaceAll("[^a-z]+", "-"), seed));
+                Files.deleteIfExists(logFile);
+                TuningLog log = TuningLog.open(logFile);
                 long t0 = System.nanoTime();
                 SearchOutcome o;
                 try (Measurer m = ProcessMeasurer.start(target, options)) {
@@ -131,6 +137,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                         ? String.format(Locale.ROOT, ", crossovers valid %d of %d", e.stats().validCrossovers, e.stats().crossovers)
                         : "";
                 List<LogRecord> rs = log.records();
+                log.close();
                 double[] best = new double[rs.size()];
                 double b = 0, measuring = 0;
                 LogRecord bestRecord = null;
