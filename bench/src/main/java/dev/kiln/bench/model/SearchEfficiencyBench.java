@@ -10,6 +10,7 @@ import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.measure.ProcessMeasurer;
+import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.model.RandomCostModel;
 import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
@@ -40,8 +41,9 @@ import picocli.CommandLine.Option;
 /**
  * Search efficiency (issue 6): {@code ./kiln search-bench [options]}. The best GFLOP/s found against
  * the number of trials for one workload ({@link BenchWorkloads}), evolution guided by the learned
- * model against random sampling (and, with {@code --policies learned,random,random-model},
- * against evolution guided by a random model), with the same trial budget, round size (64,
+ * model against random sampling (and, with {@code --policies learned,ansor-model,random-model},
+ * against evolution guided by Ansor's model, {@code GbdtCostModel.ansor}, and by a random
+ * model), with the same trial budget, round size (64,
  * Ansor's) and seeds; and the share of wall time spent outside measurement. Programs are measured
  * single-threaded in a child JVM, one fresh measurer per run, 5 repeats; the curves use the
  * fastest repeat of each program (on a shared machine, other processes only add time). At the
@@ -67,7 +69,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
     @Option(names = "--seeds", split = ",", description = "Seeds, one run per policy each (default: 1,2,3).")
     long[] seeds = {1, 2, 3};
 
-    @Option(names = "--policies", split = ",", description = "learned, random-model; random sampling always runs (default: learned).")
+    @Option(names = "--policies", split = ",", description = "learned, ansor-model, random-model; random sampling always runs (default: learned).")
     List<String> wanted = List.of("learned");
 
     @Option(names = "--dir", description = "Where the report goes (default: ${DEFAULT-VALUE}).")
@@ -86,6 +88,10 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         Map<String, PolicyMaker> policies = new LinkedHashMap<>();
         if (wanted.contains("learned")) policies.put("evolution + learned model", EvolutionarySearchPolicy::cpu);
         policies.put("random sampling", RandomSearchPolicy::cpu);
+        if (wanted.contains("ansor-model")) {
+            policies.put("evolution + Ansor's model", (t, s) -> new EvolutionarySearchPolicy(t,
+                    SketchGenerator.cpu().generate(t), GbdtCostModel.ansor(s), EvolutionOptions.defaults(), s));
+        }
         if (wanted.contains("random-model")) {
             policies.put("evolution + random model", (t, s) -> new EvolutionarySearchPolicy(t,
                     SketchGenerator.cpu().generate(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
@@ -115,7 +121,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                 // Each run's measurements stay in the report folder (a fresh log per run, so nothing resumes).
                 Files.createDirectories(dir);
                 Path logFile = dir.resolve(String.format(Locale.ROOT, "search-%s-%s-seed%d.jsonl", spec.replace(':', '-'),
-                        p.getKey().replaceAll("[^a-z]+", "-"), seed));
+                        p.getKey().toLowerCase(Locale.ROOT).replaceAll("[^a-z]+", "-"), seed));
                 Files.deleteIfExists(logFile);
                 TuningLog log = TuningLog.open(logFile);
                 long t0 = System.nanoTime();
