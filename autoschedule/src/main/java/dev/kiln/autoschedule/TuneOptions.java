@@ -4,7 +4,6 @@ import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.MeasurerProviders;
-import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.autoschedule.search.SearchLimits;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.ir.KilnException;

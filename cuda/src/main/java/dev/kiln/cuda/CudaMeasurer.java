@@ -5,6 +5,7 @@ import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.measure.Measurers;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.Comparison;
@@ -81,7 +82,7 @@ public final class CudaMeasurer implements Measurer {
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
         if (closed) throw new KilnException("this measurer is closed");
-        checkTask(task, schedules);
+        Measurers.checkTask(task, schedules, target);
         GpuWorkload w = workloads.computeIfAbsent(task.dag().workloadKey() + "|" + options.seed(),
                 k -> GpuWorkload.of(task, options.seed(), options.checkCorrectness()));
         List<MeasureResult> out = new ArrayList<>();
@@ -90,27 +91,6 @@ public final class CudaMeasurer implements Measurer {
             out.add(measureOne(task, s, w).withWallSeconds((System.nanoTime() - t0) / 1e9));
         }
         return out;
-    }
-
-    private void checkTask(SearchTask task, List<Schedule> schedules) {
-        Target named = null;
-        try {
-            named = Target.parse(task.target());
-        } catch (KilnException e) {
-            // a label, not a target string: nothing to compare
-        }
-        if (named != null && !named.equals(target)) {
-            throw new KilnException("task " + task.workloadKey() + " is for target '" + task.target()
-                    + "' but this measurer measures on '" + target + "'");
-        }
-        String key = task.dag().workloadKey();
-        for (int i = 0; i < schedules.size(); i++) {
-            Schedule s = schedules.get(i);
-            if (s.dag() != task.dag() && !s.dag().workloadKey().equals(key)) {
-                throw new KilnException("schedule " + i + " of the batch is for workload " + s.dag().workloadKey()
-                        + ", not for the task's " + key);
-            }
-        }
     }
 
     private MeasureResult measureOne(SearchTask task, Schedule schedule, GpuWorkload w) {

@@ -1,11 +1,11 @@
 package dev.kiln.cuda;
 
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.measure.Measurers;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
-import dev.kiln.schedule.Schedule;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,13 +38,7 @@ final class GpuWorkload implements AutoCloseable {
     }
 
     static GpuWorkload of(SearchTask task, long seed, boolean withReference) {
-        PrimFunc reference;
-        try {
-            reference = Schedule.empty(task.dag()).lower("reference");
-        } catch (RuntimeException e) {
-            throw new KilnException("task " + task.workloadKey() + ": the default lowering fails, so there is nothing to "
-                    + "measure against: " + e.getMessage());
-        }
+        PrimFunc reference = Measurers.referenceProgram(task);
         GpuWorkload w = new GpuWorkload(reference.params(), task.dag().inputs().size(), seed);
         for (int i = 0; i < w.inputs; i++) {
             Buffer p = reference.params().get(i);

@@ -117,9 +117,9 @@ public final class EvolutionarySearch {
     private record Draw(int op, int rule, int parent, int other, SplittableRandom rng) {}
 
     private List<Candidate> breed(List<Candidate> pop, double[] scores, SplittableRandom rng) {
-        double[] cumulative = new double[pop.size()];
-        double total = 0;
-        for (int i = 0; i < pop.size(); i++) cumulative[i] = total += Math.max(scores[i], 0);
+        List<Integer> everyone = new ArrayList<>();
+        for (int i = 0; i < pop.size(); i++) everyone.add(i);
+        Roulette parents = new Roulette(everyone, scores);
         // Crossover partners come from the parent's own sketch (same step-list shape), by roulette.
         Map<String, List<Integer>> bySketch = new HashMap<>();
         String[] sketch = new String[pop.size()];
@@ -136,7 +136,7 @@ public final class EvolutionarySearch {
             int draws = attempt == 0 ? want : (want - next.size()) * 3 / 2;
             List<Draw> plan = new ArrayList<>(draws);
             for (int d = 0; d < draws; d++) {
-                int parent = pick(cumulative, total, rng);
+                int parent = parents.pick(rng);
                 double r = rng.nextDouble();
                 int op = r < o.mutationProbability() ? 0 : r < o.mutationProbability() + o.crossoverProbability() ? 1 : 2;
                 int rule = op == 0 ? rule(rng.nextDouble()) : -1;

@@ -4,10 +4,11 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
+import dev.kiln.tir.PrimFunc;
 import java.util.List;
 
-/** Checks shared by the measurers: what counts as misuse rather than a bad program. */
-final class Measurers {
+/** What every measurer (the CPU ones here, the CUDA module's) shares: the misuse checks and the reference program. */
+public final class Measurers {
     private Measurers() {}
 
     /**
@@ -15,7 +16,7 @@ final class Measurers {
      * (in {@link Target}'s string form) other than the measurer's. A task target that is not such
      * a string (Ansor's {@code "llvm"}) is a label and accepted.
      */
-    static void checkTask(SearchTask task, List<Schedule> schedules, Target target) {
+    public static void checkTask(SearchTask task, List<Schedule> schedules, Target target) {
         Target named = null;
         try {
             named = Target.parse(task.target());
@@ -33,6 +34,16 @@ final class Measurers {
                 throw new KilnException("schedule " + i + " of the batch is for workload " + s.dag().workloadKey()
                         + ", not for the task's " + key);
             }
+        }
+    }
+
+    /** The task's program under the empty schedule, which the measurers check results against. */
+    public static PrimFunc referenceProgram(SearchTask task) {
+        try {
+            return Schedule.empty(task.dag()).lower("reference");
+        } catch (RuntimeException e) {
+            throw new KilnException("task " + task.workloadKey() + ": the default lowering fails, so there is nothing to "
+                    + "measure against: " + e.getMessage());
         }
     }
 }

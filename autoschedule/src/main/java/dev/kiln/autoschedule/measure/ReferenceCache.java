@@ -4,7 +4,6 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
-import dev.kiln.schedule.Schedule;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,13 +35,7 @@ final class ReferenceCache implements AutoCloseable {
     synchronized int computations() { return computations; }
 
     private Workload compute(SearchTask task, long seed, boolean withReference) {
-        PrimFunc reference;
-        try {
-            reference = Schedule.empty(task.dag()).lower("reference");
-        } catch (RuntimeException e) {
-            throw new KilnException("task " + task.workloadKey() + ": the default lowering fails, so there is nothing to "
-                    + "measure against: " + e.getMessage());
-        }
+        PrimFunc reference = Measurers.referenceProgram(task);
         int nInputs = task.dag().inputs().size();
         List<ArgumentSpec> args = new ArrayList<>();
         for (int i = 0; i < reference.params().size(); i++) args.add(ArgumentSpec.of(reference.params().get(i), i < nInputs));

@@ -126,8 +126,17 @@ public final class Gbdt {
 
     /** The score of a program: the sum of its statements' scores ({@code rows} rows from row 0 of {@code x}). */
     public double predictProgram(float[] x, int rows) {
+        return predictProgram(x, 0, rows, width);
+    }
+
+    /**
+     * The score of a program whose {@code rows} statements start at row {@code firstRow} of
+     * {@code x}, rows being {@code stride} numbers apart (at least the model's width: a model that
+     * reads the first entries of longer rows).
+     */
+    public double predictProgram(float[] x, int firstRow, int rows, int stride) {
         double s = 0;
-        for (int r = 0; r < rows; r++) s += predictRow(x, r * width);
+        for (int r = firstRow; r < firstRow + rows; r++) s += predictRow(x, r * stride);
         return s;
     }
 

@@ -156,16 +156,13 @@ public final class GbdtCostModel implements CostModel {
     private void calibrate(Gbdt m, Gbdt.TrainingSet set, Map<String, Integer> groupIds) {
         int n = set.programs();
         double[] raw = new double[n];
-        for (int q = 0; q < n; q++) {
-            raw[q] = m.predictProgram(java.util.Arrays.copyOfRange(set.x(), set.start()[q] * width, set.start()[q + 1] * width),
-                    set.start()[q + 1] - set.start()[q]);
-        }
+        for (int q = 0; q < n; q++) raw[q] = m.predictProgram(set.x(), set.start()[q], set.start()[q + 1] - set.start()[q], width);
         Map<String, Calibration> byGroup = new HashMap<>();
         for (Map.Entry<String, Integer> e : groupIds.entrySet()) {
             int g = e.getValue();
-            double[] s = java.util.stream.IntStream.range(0, n).filter(q -> set.group()[q] == g).mapToDouble(q -> raw[q]).toArray();
-            double[] l = java.util.stream.IntStream.range(0, n).filter(q -> set.group()[q] == g).mapToDouble(q -> set.label()[q]).toArray();
-            byGroup.put(e.getKey(), Calibration.fit(s, l));
+            int[] members = java.util.stream.IntStream.range(0, n).filter(q -> set.group()[q] == g).toArray();
+            byGroup.put(e.getKey(), Calibration.fit(java.util.Arrays.stream(members).mapToDouble(q -> raw[q]).toArray(),
+                    java.util.Arrays.stream(members).mapToDouble(q -> set.label()[q]).toArray()));
         }
         pooled = Calibration.fit(raw, set.label());
         calibrations = byGroup;
@@ -192,9 +189,7 @@ public final class GbdtCostModel implements CostModel {
 
     /** The sum of the statements' scores (rows are {@link FeatureLayout#LENGTH} apart; the model reads its first entries). */
     private static double raw(Gbdt m, ProgramFeatures f) {
-        double s = 0;
-        for (int r = 0; r < f.rows(); r++) s += m.predictRow(f.values(), r * FeatureLayout.LENGTH);
-        return s;
+        return m.predictProgram(f.values(), 0, f.rows(), FeatureLayout.LENGTH);
     }
 
     @Override
