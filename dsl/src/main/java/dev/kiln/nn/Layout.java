@@ -99,6 +99,46 @@ public final class Layout {
         return reshapeTo("flatten", x, new Shape(dims));
     }
 
+    /**
+     * Joins tensors along {@code axis} (negative counts from the end): every other axis must have
+     * the same extent in all of them, and they must share a dtype. One stage {@code concat} that
+     * reads, for each output point, the one input whose slice holds it.
+     */
+    public static Tensor concat(int axis, Tensor... xs) {
+        if (xs == null || xs.length == 0) throw new KilnException("concat: needs at least one input tensor");
+        for (int i = 0; i < xs.length; i++) Axes.requireNonNull("concat", "input " + i, xs[i]);
+        Tensor first = xs[0];
+        int ax = Axes.normalize("concat", first, axis);
+        long[] offsets = new long[xs.length + 1];
+        for (int i = 0; i < xs.length; i++) {
+            Tensor x = xs[i];
+            if (x.rank() != first.rank() || x.dtype() != first.dtype()) {
+                throw new KilnException("concat: input " + i + " " + Axes.describe(x) + " does not match input 0 "
+                        + Axes.describe(first) + " in rank and dtype");
+            }
+            for (int d = 0; d < x.rank(); d++) {
+                if (d != ax && x.dim(d) != first.dim(d)) {
+                    throw new KilnException("concat: axis " + d + " of input " + i + " " + Axes.describe(x)
+                            + " has extent " + x.dim(d) + " but input 0 " + Axes.describe(first) + " has "
+                            + first.dim(d) + "; only the concatenation axis " + ax + " may differ");
+                }
+            }
+            offsets[i + 1] = offsets[i] + x.dim(ax);
+        }
+        long[] dims = first.shape().toArray();
+        dims[ax] = offsets[xs.length];
+        return Te.computeN("concat", TAG, Shape.of(dims), idx -> {
+            Expr out = null;
+            for (int i = xs.length - 1; i >= 0; i--) {
+                List<Expr> src = new ArrayList<>(idx);
+                src.set(ax, offsets[i] == 0 ? idx.get(ax) : idx.get(ax).sub(offsets[i]));
+                Expr read = xs[i].at(src);
+                out = out == null ? read : Te.select(idx.get(ax).lt(offsets[i + 1]), read, out);
+            }
+            return out;
+        });
+    }
+
     private static Shape inferShape(Tensor x, long[] newShape) {
         long total = x.shape().numElements();
         int unknown = -1;

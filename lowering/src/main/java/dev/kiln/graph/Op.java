@@ -1,0 +1,287 @@
+package dev.kiln.graph;
+
+import dev.kiln.ir.KilnException;
+import dev.kiln.nn.Activation;
+import dev.kiln.nn.Conv;
+import dev.kiln.nn.ConvParams;
+import dev.kiln.nn.Elementwise;
+import dev.kiln.nn.Layout;
+import dev.kiln.nn.Linalg;
+import dev.kiln.nn.Norm;
+import dev.kiln.nn.Pool;
+import dev.kiln.nn.PoolParams;
+import dev.kiln.nn.Reduction;
+import dev.kiln.nn.Softmax;
+import dev.kiln.te.Tensor;
+import java.util.List;
+
+/**
+ * An operator of a {@link Graph}: a call of the operator library ({@code dev.kiln.nn}) with its
+ * attributes. Each is a record, so two nodes with equal attributes have equal ops; {@link #build}
+ * makes the op's tensors from its input tensors, which gives shape inference, the reference run and
+ * the ComputeDAG of every fused group from one definition.
+ */
+public sealed interface Op {
+
+    /** The op's name in printouts and messages ("conv2d", "add"). */
+    String kind();
+
+    /** How many inputs it takes; -1 for any number of at least one. */
+    int arity();
+
+    /** What fusion may do with it (TVM's pattern). */
+    OpPattern pattern();
+
+    /** The op's output, computed from {@code inputs} through the operator library. */
+    Tensor build(List<Tensor> inputs);
+
+    /** Input positions that are weights: when constant, their layout may be rewritten for the tuned kernel. */
+    default List<Integer> weightInputs() { return List.of(); }
+
+    /** The attributes, as printed ("" when none). */
+    default String attrs() { return ""; }
+
+    // ---- complex ops (anchors of fusion) -----------------------------------------------------
+
+    /**
+     * 2-D convolution. {@code layout} "NHWC" (weight HWIO = [KH, KW, CI/groups, CO]) or "NCHW"
+     * (weight OIHW); {@code pads} = [top, left, bottom, right]. Depthwise is {@code groups} = channels.
+     */
+    record Conv2d(String layout, List<Long> strides, List<Long> pads, List<Long> dilations, long groups) implements Op {
+        public Conv2d {
+            strides = List.copyOf(strides);
+            pads = List.copyOf(pads);
+            dilations = List.copyOf(dilations);
+            if (!layout.equals("NHWC") && !layout.equals("NCHW")) {
+                throw new KilnException("conv2d: layout must be NHWC or NCHW, got '" + layout + "'");
+            }
+            if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2) {
+                throw new KilnException("conv2d: needs 2 strides, 4 pads (top, left, bottom, right) and 2 dilations, got "
+                        + strides + ", " + pads + ", " + dilations);
+            }
+            if (groups < 1) throw new KilnException("conv2d: groups must be at least 1, got " + groups);
+        }
+
+        /** Square stride and symmetric padding, dilation 1. */
+        public static Conv2d of(String layout, long stride, long pad, long groups) {
+            return new Conv2d(layout, List.of(stride, stride), List.of(pad, pad, pad, pad), List.of(1L, 1L), groups);
+        }
+
+        public String kind() { return "conv2d"; }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
+        public List<Integer> weightInputs() { return List.of(1); }
+
+        public ConvParams params() {
+            return new ConvParams(strides, List.of(pads.get(0), pads.get(1)), List.of(pads.get(2), pads.get(3)),
+                    dilations, groups);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return layout.equals("NHWC") ? Conv.conv2dNhwc(in.get(0), in.get(1), params())
+                    : Conv.conv2dNchw(in.get(0), in.get(1), params());
+        }
+
+        public String attrs() {
+            return layout + " strides=" + strides + " pads=" + pads + (dilations.equals(List.of(1L, 1L)) ? "" : " dilations=" + dilations)
+                    + (groups == 1 ? "" : " groups=" + groups);
+        }
+    }
+
+    /** {@code out[n, u] = sum_k x[n, k] * w[u, k]}: x [N, K], w [units, K]. */
+    record Dense() implements Op {
+        public String kind() { return "dense"; }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
+        public List<Integer> weightInputs() { return List.of(1); }
+        public Tensor build(List<Tensor> in) { return Linalg.dense(in.get(0), in.get(1)); }
+    }
+
+    /** Batched matmul of [B, M, K] x [B, K, N], either operand optionally transposed in its last two axes. */
+    record BatchMatmul(boolean transposeA, boolean transposeB) implements Op {
+        public String kind() { return "batch_matmul"; }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
+        public List<Integer> weightInputs() { return List.of(1); }
+        public Tensor build(List<Tensor> in) { return Linalg.batchMatmul(in.get(0), in.get(1), transposeA, transposeB); }
+        public String attrs() { return (transposeA ? "transA " : "") + (transposeB ? "transB" : ""); }
+    }
+
+    // ---- reductions --------------------------------------------------------------------------
+
+    /** Max pooling over a 2-D window. */
+    record MaxPool2d(String layout, long kernel, long stride, long pad) implements Op {
+        public String kind() { return "max_pool2d"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) {
+            PoolParams p = PoolParams.of(2, kernel, stride, pad);
+            return layout.equals("NHWC") ? Pool.maxPool2dNhwc(in.get(0), p) : Pool.maxPool2dNchw(in.get(0), p);
+        }
+        public String attrs() { return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad; }
+    }
+
+    /** Average pooling over a 2-D window. */
+    record AvgPool2d(String layout, long kernel, long stride, long pad, boolean countIncludePad) implements Op {
+        public String kind() { return "avg_pool2d"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) {
+            PoolParams p = PoolParams.of(2, kernel, stride, pad);
+            return layout.equals("NHWC") ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad)
+                    : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
+        }
+        public String attrs() { return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad; }
+    }
+
+    /** Average over the whole spatial extent: [N, H, W, C] -> [N, 1, 1, C] (NHWC) or [N, C, 1, 1] (NCHW). */
+    record GlobalAvgPool2d(String layout) implements Op {
+        public String kind() { return "global_avg_pool2d"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) {
+            return layout.equals("NHWC") ? Pool.globalAvgPool2dNhwc(in.get(0)) : Pool.globalAvgPool2dNchw(in.get(0));
+        }
+        public String attrs() { return layout; }
+    }
+
+    /** Mean over some axes. */
+    record Mean(List<Integer> axes, boolean keepdims) implements Op {
+        public Mean { axes = List.copyOf(axes); }
+        public String kind() { return "mean"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) {
+            return Reduction.mean(in.get(0), keepdims, axes.stream().mapToInt(Integer::intValue).toArray());
+        }
+        public String attrs() { return "axes=" + axes + (keepdims ? " keepdims" : ""); }
+    }
+
+    /** Softmax over one axis. */
+    record Softmax1(int axis) implements Op {
+        public String kind() { return "softmax"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) { return Softmax.softmax(in.get(0), axis); }
+        public String attrs() { return "axis=" + axis; }
+    }
+
+    /** Layer norm over the last {@code axes} axes: inputs x, gamma, beta. */
+    record LayerNorm(int axes, double epsilon) implements Op {
+        public String kind() { return "layer_norm"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) { return Norm.layerNorm(in.get(0), in.get(1), in.get(2), axes, epsilon); }
+        public String attrs() { return "axes=" + axes + " eps=" + epsilon; }
+    }
+
+    // ---- elementwise and broadcast -------------------------------------------------------------
+
+    /**
+     * Batch norm for inference: inputs x, mean, var, gamma, beta, channels on {@code axis}.
+     * {@code GraphPasses} folds it into a preceding conv or dense, or turns it into a multiply and an add.
+     */
+    record BatchNorm(int axis, double epsilon) implements Op {
+        public String kind() { return "batch_norm"; }
+        public int arity() { return 5; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) {
+            return Norm.batchNorm(in.get(0), axis, in.get(1), in.get(2), in.get(3), in.get(4), epsilon);
+        }
+        public String attrs() { return "axis=" + axis + " eps=" + epsilon; }
+    }
+
+    /** {@code x + bias[c]} with the rank-1 bias along {@code axis}. */
+    record BiasAdd(int axis) implements Op {
+        public String kind() { return "bias_add"; }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Elementwise.biasAdd(in.get(0), in.get(1), axis); }
+        public String attrs() { return "axis=" + axis; }
+    }
+
+    /** The binary operators, with numpy broadcasting. */
+    enum BinaryKind { ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MINIMUM }
+
+    /** A binary elementwise op with numpy broadcasting. */
+    record Binary(BinaryKind op) implements Op {
+        public String kind() { return op.name().toLowerCase(java.util.Locale.ROOT); }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) {
+            Tensor a = in.get(0), b = in.get(1);
+            return switch (op) {
+                case ADD -> Elementwise.add(a, b);
+                case SUBTRACT -> Elementwise.subtract(a, b);
+                case MULTIPLY -> Elementwise.multiply(a, b);
+                case DIVIDE -> Elementwise.divide(a, b);
+                case MAXIMUM -> Elementwise.maximum(a, b);
+                case MINIMUM -> Elementwise.minimum(a, b);
+            };
+        }
+    }
+
+    /** The unary activations. */
+    enum UnaryKind { RELU, SIGMOID, TANH, GELU, GELU_TANH }
+
+    /** A unary elementwise activation. */
+    record Unary(UnaryKind op) implements Op {
+        public String kind() { return op.name().toLowerCase(java.util.Locale.ROOT); }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.ELEMWISE; }
+        public Tensor build(List<Tensor> in) {
+            Tensor x = in.get(0);
+            return switch (op) {
+                case RELU -> Activation.relu(x);
+                case SIGMOID -> Activation.sigmoid(x);
+                case TANH -> Activation.tanh(x);
+                case GELU -> Activation.gelu(x, false);
+                case GELU_TANH -> Activation.gelu(x, true);
+            };
+        }
+    }
+
+    /** {@code min(max(x, lo), hi)} (ReLU6 is clip(0, 6)). */
+    record Clip(double lo, double hi) implements Op {
+        public String kind() { return "clip"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.ELEMWISE; }
+        public Tensor build(List<Tensor> in) { return Activation.clip(in.get(0), lo, hi); }
+        public String attrs() { return "[" + lo + ", " + hi + "]"; }
+    }
+
+    // ---- injective ---------------------------------------------------------------------------
+
+    /** The same elements in row-major order under a new shape (one extent may be -1). */
+    record Reshape(List<Long> shape) implements Op {
+        public Reshape { shape = List.copyOf(shape); }
+        public String kind() { return "reshape"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.INJECTIVE; }
+        public Tensor build(List<Tensor> in) {
+            return Layout.reshape(in.get(0), shape.stream().mapToLong(Long::longValue).toArray());
+        }
+        public String attrs() { return shape.toString(); }
+    }
+
+    /** Permutes the axes: output axis d is input axis perm[d]. */
+    record Transpose(List<Integer> perm) implements Op {
+        public Transpose { perm = List.copyOf(perm); }
+        public String kind() { return "transpose"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.INJECTIVE; }
+        public Tensor build(List<Tensor> in) {
+            return Layout.transpose(in.get(0), perm.stream().mapToInt(Integer::intValue).toArray());
+        }
+        public String attrs() { return perm.toString(); }
+    }
+
+    /** Joins its inputs along {@code axis}. */
+    record Concat(int axis) implements Op {
+        public String kind() { return "concat"; }
+        public int arity() { return -1; }
+        public OpPattern pattern() { return OpPattern.INJECTIVE; }
+        public Tensor build(List<Tensor> in) { return Layout.concat(axis, in.toArray(Tensor[]::new)); }
+        public String attrs() { return "axis=" + axis; }
+    }
+}

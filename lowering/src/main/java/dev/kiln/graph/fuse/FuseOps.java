@@ -1,0 +1,108 @@
+package dev.kiln.graph.fuse;
+
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.GroupDag;
+import dev.kiln.graph.Node;
+import dev.kiln.graph.OpPattern;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Cuts a graph into fused groups by TVM's rules (FuseOps; ../shared/reference/networks-notes.md
+ * §2), simplified to groups with one output:
+ *
+ * <ol>
+ *   <li>An anchor (conv2d, dense, batch_matmul: {@link OpPattern#OUT_EWISE_FUSABLE}) takes the chain
+ *       of elementwise and broadcast ops after it (bias, ReLU, clip, GELU, a residual add, a scale),
+ *       as long as each value in the chain has exactly one reader and is not a graph output. Two
+ *       anchors never share a group.</li>
+ *   <li>Going backwards, an elementwise, broadcast or injective op whose only reader belongs to a
+ *       reduction group (pooling, softmax, layer norm, mean) or to another such light group joins
+ *       that group, as the reader's inlined producer (an add before a layer norm, a chain of
+ *       reshapes and transposes). Light ops never join an anchor's group from the input side.</li>
+ *   <li>Every other node is a group of its own; groups are capped at {@link #MAX_NODES} nodes.</li>
+ * </ol>
+ *
+ * <p>A group's inner values are read only inside it, so running the groups in the order of their
+ * last nodes is a valid order and no cycle can form.
+ */
+public final class FuseOps {
+    /** The most nodes one group may hold (TVM's cap on fused function size). */
+    public static final int MAX_NODES = 256;
+
+    private FuseOps() {}
+
+    public static Partition apply(Graph g) {
+        List<Node> nodes = g.nodes();
+        Map<String, Integer> index = new HashMap<>();
+        for (int i = 0; i < nodes.size(); i++) index.put(nodes.get(i).name(), i);
+        int[] group = new int[nodes.size()];
+        for (int i = 0; i < group.length; i++) group[i] = i;
+        int[] size = new int[nodes.size()];
+        java.util.Arrays.fill(size, 1);
+        boolean[] anchored = new boolean[nodes.size()];
+
+        // 1. anchors take their elementwise/broadcast epilogue chains
+        for (int i = 0; i < nodes.size(); i++) {
+            Node n = nodes.get(i);
+            if (n.op().pattern() != OpPattern.OUT_EWISE_FUSABLE || group[i] != i) continue;
+            anchored[i] = true;
+            Node cur = n;
+            while (true) {
+                Node next = soleReader(g, cur);
+                if (next == null || !next.op().pattern().isEpilogue() || size[i] >= MAX_NODES) break;
+                int j = index.get(next.name());
+                if (group[j] != j || size[j] != 1) break;
+                group[j] = i;
+                size[i]++;
+                cur = next;
+            }
+        }
+        // 2. light producers join their sole reader's group unless it is anchored
+        for (int i = nodes.size() - 1; i >= 0; i--) {
+            Node n = nodes.get(i);
+            if (group[i] != i || size[i] != 1 || !n.op().pattern().isLight()) continue;
+            Node reader = soleReader(g, n);
+            if (reader == null) continue;
+            int r = root(group, index.get(reader.name()));
+            if (anchored[r] || size[r] >= MAX_NODES) continue;
+            OpPattern rp = nodes.get(r).op().pattern();
+            if (rp != OpPattern.COMM_REDUCE && !rp.isLight() && !groupHasReduction(nodes, group, r)) continue;
+            group[i] = r;
+            size[r]++;
+        }
+        // collect groups, ordered by their last node
+        Map<Integer, List<Node>> members = new HashMap<>();
+        for (int i = 0; i < nodes.size(); i++) members.computeIfAbsent(root(group, i), k -> new ArrayList<>()).add(nodes.get(i));
+        List<List<Node>> lists = new ArrayList<>(members.values());
+        lists.sort(Comparator.comparingInt(l -> index.get(l.getLast().name())));
+        List<FusedGroup> out = new ArrayList<>();
+        for (List<Node> l : lists) {
+            OpPattern p = l.stream().map(x -> x.op().pattern()).max(Comparator.naturalOrder()).orElseThrow();
+            out.add(new FusedGroup(out.size(), l, p, GroupDag.of(g, l)));
+        }
+        return new Partition(g, out);
+    }
+
+    private static boolean groupHasReduction(List<Node> nodes, int[] group, int r) {
+        for (int i = 0; i < nodes.size(); i++) {
+            if (root(group, i) == r && nodes.get(i).op().pattern() == OpPattern.COMM_REDUCE) return true;
+        }
+        return false;
+    }
+
+    private static int root(int[] group, int i) {
+        while (group[i] != i) i = group[i];
+        return i;
+    }
+
+    /** The one node that reads {@code n}'s value, if exactly one node reads it once and it is not a graph output. */
+    private static Node soleReader(Graph g, Node n) {
+        if (g.isOutput(n.name())) return null;
+        List<Node> cs = g.consumers(n.name());
+        return cs.size() == 1 ? cs.getFirst() : null;
+    }
+}
