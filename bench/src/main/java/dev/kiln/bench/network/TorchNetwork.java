@@ -1,0 +1,692 @@
+package dev.kiln.bench.network;
+
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.Node;
+import dev.kiln.graph.Op;
+import dev.kiln.graph.ReferenceExecutor;
+import dev.kiln.graph.Value;
+import dev.kiln.graph.pass.GraphPasses;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.KilnException;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.samples.OpenBlas;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.InferenceMode;
+import org.bytedeco.pytorch.LongOptional;
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.ScalarOptional;
+import org.bytedeco.pytorch.ScalarTypeOptional;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptional;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * A Kiln {@link Graph} run as PyTorch eager calls (libtorch 2.10 CPU through
+ * {@code org.bytedeco:pytorch}, the functional API of {@code org.bytedeco.pytorch.global.torch}),
+ * with the same weights, copied from the graph's constants once at load time: the PyTorch
+ * baseline of the network benchmark ({@link NetworkBench}).
+ *
+ * <pre>{@code
+ * try (TorchNetwork pt = TorchNetwork.load(Models.resnet18(1, 64, 8, 10, 7), Variant.AS_BUILT)) {
+ *     NDArray logits = pt.run(image).getFirst();
+ * }
+ * }</pre>
+ *
+ * <p><b>What PyTorch is given, to be fair to it.</b> Each op is the call a PyTorch model would make
+ * ({@code conv2d}, {@code batch_norm}, {@code linear}, {@code max_pool2d},
+ * {@code adaptive_avg_pool2d}, {@code hardtanh} for ReLU6, {@code layer_norm}, {@code matmul},
+ * {@code softmax}, ...), under {@link InferenceMode}. Four-dimensional activations of the NHWC
+ * graph are held as PyTorch NCHW tensors, so convolutions and pools take oneDNN's path; a conv's
+ * HWIO weight is turned into OIHW once at load. The tensor memory format is {@link Format}: the
+ * default is {@link Format#CHANNELS_LAST} (NCHW sizes with NHWC strides, PyTorch's recommended
+ * format for CPU convolution through oneDNN: no reorder of activations around each conv, and the
+ * NHWC input is taken as it is); {@link Format#NCHW} (contiguous) is the other choice, and
+ * {@code ./kiln network-bench --torch-formats nchw,channels_last} times both in a quiet window
+ * (keep the faster as the default). What PyTorch modules do themselves is done too: a conv or
+ * dense followed by a bias add becomes one call with a bias (as {@code nn.Conv2d} /
+ * {@code nn.Linear} with {@code bias=True}), and ReLU, ReLU6 and a residual add write in place when
+ * nothing else reads their input (torchvision's {@code inplace=True} and {@code out += identity}).
+ * Nothing else is folded: batch norm stays a {@code batch_norm} call in {@link Variant#AS_BUILT};
+ * {@link Variant#BN_FOLDED} runs {@link GraphPasses#optimize} first, so PyTorch gets the same folded
+ * weights Kiln compiles (networks-notes §7 "fair comparison": report both).
+ *
+ * <p>A reshape, transpose or output of a value held as NCHW first goes back to the NHWC order the
+ * Kiln graph means (a view; the reshape copies when it must), so every result equals the
+ * {@link ReferenceExecutor}'s.
+ *
+ * <p><b>Threads.</b> {@link #setThreads} sets libtorch's intra-op pool
+ * ({@code torch.set_num_threads}, which is OpenMP here: oneDNN convs and elementwise kernels) and
+ * OpenBLAS's own pthread pool ({@code blas_set_num_threads}; libtorch's matmul and linear land in
+ * OpenBLAS). Both can be changed in-process. What cannot: the OpenMP runtime's settings read once
+ * at start ({@code OMP_NUM_THREADS} for the first pool, {@code OMP_PROC_BIND}/{@code GOMP_SPINCOUNT}
+ * for spinning and binding), OpenBLAS's kernel choice ({@code OPENBLAS_CORETYPE}, read when the
+ * library loads: on AVX-512 machines it detects Haswell, AVX2, unless told SkylakeX), and the
+ * threads a pool already started. So honest 1- and 2-thread numbers come from one JVM per thread
+ * count started with those variables set, which {@link NetworkBench} does.
+ *
+ * <p>Not thread-safe: one thread runs a network at a time. Tensors made during a run are freed at
+ * its end ({@link PointerScope}); the weights with {@link #close()}.
+ */
+public final class TorchNetwork implements AutoCloseable {
+
+    /** The graph as built (batch norm as PyTorch runs it) or with batch norm folded into the convs first. */
+    public enum Variant {
+        AS_BUILT("pytorch"), BN_FOLDED("pytorch-bn-folded");
+
+        private final String label;
+
+        Variant(String label) { this.label = label; }
+
+        /** The column name in benchmark tables. */
+        public String label() { return label; }
+    }
+
+    /** The memory format of 4-D activations and conv weights. */
+    public enum Format { NCHW, CHANNELS_LAST }
+
+    /** How a value's tensor relates to the Kiln value: as it is, or (4-D) NHWC held as NCHW (t = v.permute(0, 3, 1, 2)). */
+    private enum Form { LOGICAL, NCHW }
+
+    private static final long[] TO_NCHW = {0, 3, 1, 2};
+    private static final long[] TO_NHWC = {0, 2, 3, 1};
+    /** Logical (NHWC) axis a lives on axis NHWC_AXIS[a] of the NCHW tensor. */
+    private static final int[] NHWC_AXIS = {0, 2, 3, 1};
+
+    private interface Step {
+        void run(Tensor[] slots);
+    }
+
+    private final Graph graph;
+    private final Variant variant;
+    private final Format format;
+    private final List<Step> steps = new ArrayList<>();
+    private final List<Tensor> fixed = new ArrayList<>();       // weights and other constants, freed on close
+    private final Map<String, Integer> slotOf = new HashMap<>();  // "value|FORM" -> slot
+    private final Map<String, Form> nativeForm = new HashMap<>();
+    private final Map<String, Tensor> constantTensors = new HashMap<>();  // "value|FORM|extra" -> tensor
+    private final Set<String> fusedAway = new HashSet<>();
+    private final int[] inputSlots;
+    private final int[] outputSlots;
+    private int slotCount;
+    private boolean closed;
+
+    private TorchNetwork(Graph graph, Variant variant, Format format) {
+        this.graph = graph;
+        this.variant = variant;
+        this.format = format;
+        inputSlots = new int[graph.inputs().size()];
+        try (NoGradGuard ng = new NoGradGuard()) {
+            for (int i = 0; i < inputSlots.length; i++) {
+                Value v = graph.inputs().get(i);
+                requireFloat(v);
+                inputSlots[i] = newSlot(v.name(), Form.LOGICAL);
+                nativeForm.put(v.name(), Form.LOGICAL);
+            }
+            for (Node n : graph.nodes()) translate(n);
+            outputSlots = new int[graph.outputs().size()];
+            for (int i = 0; i < outputSlots.length; i++) {
+                String o = graph.outputs().get(i);
+                if (graph.isConstant(o)) throw new KilnException("TorchNetwork: graph '" + graph.name() + "' outputs the constant '" + o + "'");
+                int s = slot(o, Form.LOGICAL);
+                int out = newSlot(o, null);
+                steps.add(t -> t[out] = t[s].contiguous());
+                outputSlots[i] = out;
+            }
+        }
+    }
+
+    /** {@code g} translated for PyTorch in the default format ({@link Format#CHANNELS_LAST}). */
+    public static TorchNetwork load(Graph g, Variant variant) { return load(g, variant, Format.CHANNELS_LAST); }
+
+    /** {@code g} (or, for {@link Variant#BN_FOLDED}, {@code GraphPasses.optimize(g)}) translated for PyTorch. */
+    public static TorchNetwork load(Graph g, Variant variant, Format format) {
+        ensureAvailable();
+        return new TorchNetwork(variant == Variant.BN_FOLDED ? GraphPasses.optimize(g) : g, variant, format);
+    }
+
+    /** The graph PyTorch runs (the optimised one for {@link Variant#BN_FOLDED}). */
+    public Graph graph() { return graph; }
+
+    public Variant variant() { return variant; }
+
+    public Format format() { return format; }
+
+    /**
+     * Runs the network on {@code inputs} (in the order of {@link Graph#inputs()}, float32, NHWC as
+     * the graph says) under {@link InferenceMode} on the calling thread; returns the outputs as fresh
+     * compact arrays the caller closes. The copies in and out are part of the call (and of the time
+     * a benchmark measures; they are a few hundred KB at most for the zoo's networks).
+     */
+    public List<NDArray> run(NDArray... inputs) {
+        if (closed) throw new KilnException("TorchNetwork for '" + graph.name() + "' is closed");
+        ReferenceExecutor.checkInputs(graph, inputs);
+        try (PointerScope scope = new PointerScope(); InferenceMode im = new InferenceMode()) {
+            Tensor[] slots = new Tensor[slotCount];
+            for (int i = 0; i < inputs.length; i++) slots[inputSlots[i]] = toTorch(inputs[i]);
+            for (Step s : steps) s.run(slots);
+            List<NDArray> outs = new ArrayList<>();
+            for (int i = 0; i < outputSlots.length; i++) {
+                outs.add(toKiln(slots[outputSlots[i]], graph.outputValues().get(i).dims()));
+            }
+            return outs;
+        }
+    }
+
+    /** Frees the weights. */
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        for (Tensor t : fixed) t.close();
+        fixed.clear();
+        constantTensors.clear();
+    }
+
+    // ---- threads and loading ------------------------------------------------------------------
+
+    /**
+     * Sets libtorch's intra-op threads and OpenBLAS's threads to {@code n} for this process (see the
+     * class comment for what the environment must set before the JVM starts).
+     */
+    public static void setThreads(int n) {
+        if (n < 1) throw new KilnException("TorchNetwork: threads must be at least 1, got " + n);
+        ensureAvailable();
+        torch.set_num_threads(n);
+        OpenBlas.setThreads(n);
+    }
+
+    /** One line on the threading state: libtorch's threads, OpenBLAS's kernel, and the variables that matter. */
+    public static String threadReport() {
+        ensureAvailable();
+        StringBuilder sb = new StringBuilder();
+        sb.append("torch threads ").append(torch.get_num_threads()).append(", openblas core ").append(OpenBlas.coreName());
+        for (String v : List.of("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE")) {
+            String e = System.getenv(v);
+            sb.append(", ").append(v).append('=').append(e == null ? "(unset)" : e);
+        }
+        return sb.toString();
+    }
+
+    private static volatile String version;
+
+    /**
+     * Loads libtorch (once); throws an {@link IllegalStateException} saying why when it cannot (no
+     * native library for this platform, a missing dependency, a class-path mix-up).
+     */
+    public static String ensureAvailable() {
+        String v = version;
+        if (v != null) return v;
+        synchronized (TorchNetwork.class) {
+            if (version != null) return version;
+            try {
+                org.bytedeco.javacpp.Loader.load(torch.class);
+                String cfg = torch.show_config().getString();
+                String first = cfg.lines().filter(l -> l.contains("PyTorch built with") || l.contains("oneDNN") || l.contains("CPU capability"))
+                        .map(String::strip).reduce((a, b) -> a + "; " + b).orElse("");
+                version = "libtorch (org.bytedeco:pytorch 2.10.0-1.5.13) " + first;
+                return version;
+            } catch (Throwable e) {
+                throw new IllegalStateException("PyTorch (org.bytedeco:pytorch 2.10.0-1.5.13, linux-x86_64) cannot be loaded on "
+                        + System.getProperty("os.name") + "/" + System.getProperty("os.arch") + ": " + e
+                        + (e.getCause() == null ? "" : " (cause: " + e.getCause() + ")")
+                        + ". It needs the linux-x86_64 jars of pytorch, openblas 0.3.31-1.5.13 and javacpp 1.5.13 on the class path.", e);
+            }
+        }
+    }
+
+    // ---- translation --------------------------------------------------------------------------
+
+    private void translate(Node n) {
+        if (fusedAway.contains(n.name())) return;
+        String out = n.name();
+        List<String> in = n.inputs();
+        int rank = n.output().shape().size();
+        switch (n.op()) {
+            case Op.Conv2d c -> conv2d(n, c);
+            case Op.Dense d -> {
+                int x = slot(in.get(0), Form.LOGICAL);
+                if (graph.isConstant(in.get(1))) {
+                    String bias = fusibleBias(n, 1);
+                    Tensor w = constantAsIs(in.get(1));
+                    TensorOptional b = keep(bias == null ? new TensorOptional() : new TensorOptional(constantAsIs(bias)));
+                    emit(bias == null ? out : biasNodeOf(n), Form.LOGICAL, t -> torch.linear(t[x], w, b));
+                } else {
+                    int ws = slot(in.get(1), Form.LOGICAL);
+                    emit(out, Form.LOGICAL, t -> torch.linear(t[x], t[ws]));
+                }
+            }
+            case Op.BatchMatmul m -> {
+                int a = slot(in.get(0), Form.LOGICAL);
+                int b = slot(in.get(1), Form.LOGICAL);
+                boolean ta = m.transposeA(), tb = m.transposeB();
+                emit(out, Form.LOGICAL, t -> torch.matmul(ta ? t[a].transpose(-2, -1) : t[a], tb ? t[b].transpose(-2, -1) : t[b]));
+            }
+            case Op.MaxPool2d p -> {
+                Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
+                int x = slot(in.get(0), f);
+                long k = p.kernel(), s = p.stride(), pd = p.pad();
+                emit(out, f, t -> torch.max_pool2d(t[x], new long[] {k, k}, new long[] {s, s}, new long[] {pd, pd},
+                        new long[] {1, 1}, false));
+            }
+            case Op.AvgPool2d p -> {
+                Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
+                int x = slot(in.get(0), f);
+                long k = p.kernel(), s = p.stride(), pd = p.pad();
+                boolean cip = p.countIncludePad();
+                emit(out, f, t -> torch.avg_pool2d(t[x], new long[] {k, k}, new long[] {s, s}, new long[] {pd, pd}, false, cip,
+                        new LongOptional()));
+            }
+            case Op.GlobalAvgPool2d p -> {
+                Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
+                int x = slot(in.get(0), f);
+                emit(out, f, t -> torch.adaptive_avg_pool2d(t[x], 1, 1));
+            }
+            case Op.Mean m -> {
+                int inRank = graph.value(in.get(0)).shape().size();
+                boolean nchw = inRank == 4 && m.keepdims() && has(in.get(0), Form.NCHW);
+                Form f = nchw ? Form.NCHW : Form.LOGICAL;
+                long[] axes = m.axes().stream().mapToLong(a -> {
+                    int ax = a < 0 ? a + inRank : a;
+                    return nchw ? NHWC_AXIS[ax] : ax;
+                }).toArray();
+                int x = slot(in.get(0), f);
+                boolean keep = m.keepdims();
+                emit(out, f, t -> torch.mean(t[x], axes, keep, new ScalarTypeOptional()));
+            }
+            case Op.Softmax1 s -> {
+                boolean nchw = rank == 4 && has(in.get(0), Form.NCHW);
+                int ax = s.axis() < 0 ? s.axis() + rank : s.axis();
+                long axis = nchw ? NHWC_AXIS[ax] : ax;
+                Form f = nchw ? Form.NCHW : Form.LOGICAL;
+                int x = slot(in.get(0), f);
+                emit(out, f, t -> torch.softmax(t[x], axis));
+            }
+            case Op.LayerNorm l -> {
+                int x = slot(in.get(0), Form.LOGICAL);
+                long[] shape = n.output().dims();
+                long[] normalized = Arrays.copyOfRange(shape, shape.length - l.axes(), shape.length);
+                TensorOptional g = optionalOperand(in.get(1), normalized);
+                TensorOptional b = optionalOperand(in.get(2), normalized);
+                double eps = l.epsilon();
+                emit(out, Form.LOGICAL, t -> torch.layer_norm(t[x], normalized, g, b, eps, true));
+            }
+            case Op.BatchNorm b -> batchNorm(n, b);
+            case Op.BiasAdd b -> {
+                int ax = b.axis() < 0 ? b.axis() + rank : b.axis();
+                boolean nchw = rank == 4 && has(in.get(0), Form.NCHW);
+                Form f = nchw ? Form.NCHW : Form.LOGICAL;
+                int tAxis = nchw ? NHWC_AXIS[ax] : ax;
+                int x = slot(in.get(0), f);
+                long[] view = new long[rank];
+                Arrays.fill(view, 1);
+                view[tAxis] = n.output().shape().get(ax);
+                int bs = operand(in.get(1), view);
+                emit(out, f, t -> torch.add(t[x], t[bs]));
+            }
+            case Op.Binary b -> binary(n, b);
+            case Op.Unary u -> {
+                Form f = formOf(in.get(0));
+                int x = slot(in.get(0), f);
+                boolean inPlace = u.op() == Op.UnaryKind.RELU && canWriteInPlace(in.get(0), n);
+                emit(out, f, switch (u.op()) {
+                    case RELU -> inPlace ? t -> t[x].relu_() : t -> torch.relu(t[x]);
+                    case SIGMOID -> t -> torch.sigmoid(t[x]);
+                    case TANH -> t -> torch.tanh(t[x]);
+                    case GELU -> t -> torch.gelu(t[x], "none");
+                    case GELU_TANH -> t -> torch.gelu(t[x], "tanh");
+                });
+            }
+            case Op.Clip c -> {
+                Form f = formOf(in.get(0));
+                int x = slot(in.get(0), f);
+                Scalar lo = keep(new Scalar(c.lo())), hi = keep(new Scalar(c.hi()));
+                if (canWriteInPlace(in.get(0), n)) {
+                    ScalarOptional l = keep(new ScalarOptional(lo)), h = keep(new ScalarOptional(hi));
+                    emit(out, f, t -> t[x].clamp_(l, h));
+                } else {
+                    emit(out, f, t -> torch.hardtanh(t[x], lo, hi));
+                }
+            }
+            case Op.Reshape r -> {
+                int x = slot(in.get(0), Form.LOGICAL);
+                long[] shape = n.output().dims();
+                emit(out, Form.LOGICAL, t -> t[x].reshape(shape));
+            }
+            case Op.Transpose tr -> {
+                boolean nchw = has(in.get(0), Form.NCHW) && !has(in.get(0), Form.LOGICAL);
+                long[] perm = new long[tr.perm().size()];
+                for (int d = 0; d < perm.length; d++) {
+                    int q = tr.perm().get(d);
+                    perm[d] = nchw ? NHWC_AXIS[q] : q;
+                }
+                int x = slot(in.get(0), nchw ? Form.NCHW : Form.LOGICAL);
+                emit(out, Form.LOGICAL, t -> t[x].permute(perm));
+            }
+            case Op.Concat c -> {
+                int ax = c.axis() < 0 ? c.axis() + rank : c.axis();
+                boolean nchw = rank == 4 && in.stream().allMatch(v -> has(v, Form.NCHW) || graph.isConstant(v));
+                Form f = nchw ? Form.NCHW : Form.LOGICAL;
+                long axis = nchw ? NHWC_AXIS[ax] : ax;
+                int[] xs = in.stream().mapToInt(v -> graph.isConstant(v) ? operandSlot(v, f) : slot(v, f)).toArray();
+                emit(out, f, t -> {
+                    TensorVector tv = new TensorVector();
+                    for (int s : xs) tv.push_back(t[s]);
+                    return torch.cat(tv, axis);
+                });
+            }
+        }
+    }
+
+    private void conv2d(Node n, Op.Conv2d c) {
+        boolean nhwc = c.layout().equals("NHWC");
+        Form f = nhwc ? Form.NCHW : Form.LOGICAL;
+        String xName = n.inputs().get(0), wName = n.inputs().get(1);
+        int x = slot(xName, f);
+        List<Long> p = c.pads();
+        boolean symmetric = p.get(0).equals(p.get(2)) && p.get(1).equals(p.get(3));
+        long[] stride = {c.strides().get(0), c.strides().get(1)};
+        long[] dil = {c.dilations().get(0), c.dilations().get(1)};
+        long[] pad = symmetric ? new long[] {p.get(0), p.get(1)} : new long[] {0, 0};
+        long[] padNd = {p.get(1), p.get(3), p.get(0), p.get(2)};  // F.pad order: left, right, top, bottom
+        long groups = c.groups();
+        String bias = fusibleBias(n, nhwc ? 3 : 1);
+        TensorOptional b = bias == null ? new TensorOptional() : keep(new TensorOptional(constantAsIs(bias)));
+        String target = bias == null ? n.name() : biasNodeOf(n);
+        if (graph.isConstant(wName)) {
+            Tensor w = weight(wName, nhwc ? Form.NCHW : Form.LOGICAL);
+            emit(target, f, t -> {
+                Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
+                return torch.conv2d(in, w, b, stride, pad, dil, groups);
+            });
+        } else {
+            int ws = slot(wName, Form.LOGICAL);
+            emit(target, f, t -> {
+                Tensor w = nhwc ? t[ws].permute(3, 2, 0, 1) : t[ws];
+                Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
+                return torch.conv2d(in, w, b, stride, pad, dil, groups);
+            });
+        }
+    }
+
+    private void batchNorm(Node n, Op.BatchNorm b) {
+        List<String> in = n.inputs();
+        int rank = n.output().shape().size();
+        int ax = b.axis() < 0 ? b.axis() + rank : b.axis();
+        boolean allConst = in.subList(1, 5).stream().allMatch(graph::isConstant);
+        Form f = rank == 4 && ax == 3 ? Form.NCHW : Form.LOGICAL;
+        int tAxis = f == Form.NCHW ? 1 : ax;
+        if (allConst && tAxis == 1 && rank >= 2) {
+            int x = slot(in.get(0), f);
+            long c = n.output().shape().get(ax);
+            TensorOptional mean = keep(new TensorOptional(constantAsIs(in.get(1)))), var = keep(new TensorOptional(constantAsIs(in.get(2))));
+            TensorOptional gamma = keep(new TensorOptional(constantAsIs(in.get(3)))), beta = keep(new TensorOptional(constantAsIs(in.get(4))));
+            requireVector(in.get(1), c);
+            double eps = b.epsilon();
+            emit(n.name(), f, t -> torch.batch_norm(t[x], gamma, beta, mean, var, false, 0.1, eps, true));
+            return;
+        }
+        // The general case, as a user would write it: (x - mean) / sqrt(var + eps) * gamma + beta, broadcast along the axis.
+        int x = slot(in.get(0), f);
+        long[] view = new long[rank];
+        Arrays.fill(view, 1);
+        view[tAxis] = n.output().shape().get(ax);
+        int mean = operand(in.get(1), view), var = operand(in.get(2), view), gamma = operand(in.get(3), view), beta = operand(in.get(4), view);
+        Scalar eps = keep(new Scalar(b.epsilon()));
+        emit(n.name(), f, t -> torch.add(torch.mul(torch.div(torch.sub(t[x], t[mean]), torch.sqrt(torch.add(t[var], eps))), t[gamma]), t[beta]));
+    }
+
+    private void binary(Node n, Op.Binary b) {
+        List<String> in = n.inputs();
+        int rank = n.output().shape().size();
+        boolean nchw = rank == 4 && in.stream().anyMatch(v -> !graph.isConstant(v) && has(v, Form.NCHW));
+        Form f = nchw ? Form.NCHW : Form.LOGICAL;
+        int[] xs = new int[2];
+        for (int i = 0; i < 2; i++) xs[i] = operandSlot(in.get(i), f);
+        int a = xs[0], c = xs[1];
+        boolean sameShapeA = graph.value(in.get(0)).shape().equals(n.output().shape());
+        if (b.op() == Op.BinaryKind.ADD && sameShapeA && formOf(in.get(0)) == f && canWriteInPlace(in.get(0), n)
+                && !in.get(0).equals(in.get(1))) {
+            emit(n.name(), f, t -> t[a].add_(t[c]));
+            return;
+        }
+        emit(n.name(), f, switch (b.op()) {
+            case ADD -> t -> torch.add(t[a], t[c]);
+            case SUBTRACT -> t -> torch.sub(t[a], t[c]);
+            case MULTIPLY -> t -> torch.mul(t[a], t[c]);
+            case DIVIDE -> t -> torch.div(t[a], t[c]);
+            case MAXIMUM -> t -> torch.maximum(t[a], t[c]);
+            case MINIMUM -> t -> torch.minimum(t[a], t[c]);
+        });
+    }
+
+    /** The constant bias of the bias_add that alone reads {@code n}'s output along {@code channelAxis}, which then joins the call; or null. */
+    private String fusibleBias(Node n, int channelAxis) {
+        if (graph.isOutput(n.name())) return null;
+        List<Node> cs = graph.consumers(n.name());
+        if (cs.size() != 1 || !(cs.getFirst().op() instanceof Op.BiasAdd ba)) return null;
+        Node bn = cs.getFirst();
+        int rank = n.output().shape().size();
+        int ax = ba.axis() < 0 ? ba.axis() + rank : ba.axis();
+        if (ax != channelAxis || !bn.inputs().get(0).equals(n.name()) || !graph.isConstant(bn.inputs().get(1))) return null;
+        if (graph.value(bn.inputs().get(1)).shape().size() != 1) return null;
+        return bn.inputs().get(1);
+    }
+
+    /** Marks the bias_add after {@code n} as fused; returns its name, under which the fused call's result goes. */
+    private String biasNodeOf(Node n) {
+        Node bn = graph.consumers(n.name()).getFirst();
+        fusedAway.add(bn.name());
+        return bn.name();
+    }
+
+    /** Whether {@code n} may overwrite {@code v}'s tensor: a fresh result of a node that nobody else reads. */
+    private boolean canWriteInPlace(String v, Node n) {
+        if (graph.isConstant(v) || graph.isInput(v) || graph.isOutput(v)) return false;
+        if (graph.consumers(v).size() != 1 || graph.consumers(v).getFirst() != n) return false;
+        Node p = graph.producer(v);
+        if (p == null || p.op() instanceof Op.Reshape || p.op() instanceof Op.Transpose) return false;
+        return slotOf.containsKey(v + "|" + nativeForm.get(v)) && slotOf.keySet().stream().filter(k -> k.startsWith(v + "|")).count() == 1;
+    }
+
+    // ---- values, slots and constants ---------------------------------------------------------
+
+    private boolean has(String v, Form f) {
+        return !graph.isConstant(v) && (nativeForm.get(v) == f || slotOf.containsKey(v + "|" + f));
+    }
+
+    private Form formOf(String v) {
+        Form f = nativeForm.get(v);
+        return f == null ? Form.LOGICAL : f;
+    }
+
+    private int newSlot(String v, Form f) {
+        int s = slotCount++;
+        if (f != null) slotOf.put(v + "|" + f, s);
+        return s;
+    }
+
+    private void emit(String v, Form f, java.util.function.Function<Tensor[], Tensor> op) {
+        int s = newSlot(v, f);
+        nativeForm.put(v, f);
+        steps.add(t -> t[s] = op.apply(t));
+    }
+
+    /** The slot holding runtime value {@code v} in form {@code f}, adding the conversion step if needed. */
+    private int slot(String v, Form f) {
+        if (graph.isConstant(v)) {
+            int s = newSlot(v + "#const" + slotCount, null);
+            Tensor c = constant(v, f);
+            steps.add(t -> t[s] = c);
+            return s;
+        }
+        Integer s = slotOf.get(v + "|" + f);
+        if (s != null) return s;
+        Form from = nativeForm.get(v);
+        if (from == null) throw new KilnException("TorchNetwork: value '" + v + "' is used before it is computed");
+        int src = slotOf.get(v + "|" + from);
+        int dst = newSlot(v, f);
+        if (f == Form.NCHW) {
+            if (format == Format.CHANNELS_LAST) {
+                steps.add(t -> t[dst] = t[src].permute(TO_NCHW).contiguous(torch.MemoryFormat.ChannelsLast));
+            } else {
+                steps.add(t -> t[dst] = t[src].permute(TO_NCHW).contiguous());
+            }
+        } else {
+            steps.add(t -> t[dst] = t[src].permute(TO_NHWC));
+        }
+        return dst;
+    }
+
+    /** A slot for an operand of a broadcasting op in form {@code f}: runtime values converted, constants converted once. */
+    private int operandSlot(String v, Form f) {
+        int r = graph.value(v).shape().size();
+        if (f == Form.LOGICAL || !graph.isConstant(v) && r == 4) return slot(v, f);
+        if (graph.isConstant(v)) {
+            Tensor c = constant(v, f);
+            int s = newSlot(v + "#const" + slotCount, null);
+            steps.add(t -> t[s] = c);
+            return s;
+        }
+        // a runtime value of lower rank broadcast against NCHW-held NHWC: pad to rank 4, then permute
+        int src = slot(v, Form.LOGICAL);
+        long[] dims = rank4(graph.value(v).dims());
+        int dst = newSlot(v + "#b" + slotCount, null);
+        steps.add(t -> t[dst] = t[src].reshape(dims).permute(TO_NCHW));
+        return dst;
+    }
+
+    /** A slot holding constant {@code v} reshaped to {@code view} (for a channel vector broadcast along one axis). */
+    private int operand(String v, long[] view) {
+        if (graph.isConstant(v)) {
+            Tensor c = constantAsIs(v).reshape(view);
+            fixed.add(c);
+            int s = newSlot(v + "#const" + slotCount, null);
+            steps.add(t -> t[s] = c);
+            return s;
+        }
+        int src = slot(v, Form.LOGICAL);
+        int dst = newSlot(v + "#v" + slotCount, null);
+        steps.add(t -> t[dst] = t[src].reshape(view));
+        return dst;
+    }
+
+    private TensorOptional optionalOperand(String v, long[] shape) {
+        if (!graph.isConstant(v)) throw new KilnException("TorchNetwork: layer_norm's gamma and beta must be constants, '" + v + "' is not");
+        Tensor c = constantAsIs(v).reshape(shape);
+        fixed.add(c);
+        return keep(new TensorOptional(c));
+    }
+
+    /** A conv weight in PyTorch's layout: HWIO -> OIHW for {@link Form#NCHW} (in the chosen memory format), as is otherwise. */
+    private Tensor weight(String v, Form f) {
+        return constantTensors.computeIfAbsent(v + "|W|" + f, k -> {
+            Tensor t = constantAsIs(v);
+            if (f == Form.NCHW) {
+                Tensor p = t.permute(3, 2, 0, 1);
+                t = format == Format.CHANNELS_LAST ? p.contiguous(torch.MemoryFormat.ChannelsLast) : p.contiguous();
+                fixed.add(t);
+            }
+            return t;
+        });
+    }
+
+    /** Constant {@code v} in form {@code f} (of lower rank under NCHW: padded to rank 4 on the left, then permuted). */
+    private Tensor constant(String v, Form f) {
+        return constantTensors.computeIfAbsent(v + "|" + f, k -> {
+            Tensor t = constantAsIs(v);
+            if (f == Form.NCHW) {
+                int r = graph.value(v).shape().size();
+                Tensor p = (r == 4 ? t : t.reshape(rank4(graph.value(v).dims()))).permute(TO_NCHW);
+                t = format == Format.CHANNELS_LAST && r == 4 ? p.contiguous(torch.MemoryFormat.ChannelsLast) : p.contiguous();
+                fixed.add(t);
+            }
+            return t;
+        });
+    }
+
+    /** Constant {@code v} copied into a PyTorch tensor of the same shape. */
+    private Tensor constantAsIs(String v) {
+        return constantTensors.computeIfAbsent(v + "|asis", k -> {
+            Value val = graph.value(v);
+            requireFloat(val);
+            Tensor t = toTorch(graph.constant(v));
+            fixed.add(t);
+            return t;
+        });
+    }
+
+    private <T extends org.bytedeco.javacpp.Pointer> T keep(T p) {
+        // attributes live as long as the network: keep them reachable (deallocated with the JVM or on GC)
+        keepAlive.add(p);
+        return p;
+    }
+
+    private final List<org.bytedeco.javacpp.Pointer> keepAlive = new ArrayList<>();
+
+    private static long[] rank4(long[] dims) {
+        if (dims.length > 4) throw new KilnException("TorchNetwork: cannot broadcast a rank-" + dims.length + " operand against a 4-D value");
+        long[] r = new long[4];
+        Arrays.fill(r, 1);
+        System.arraycopy(dims, 0, r, 4 - dims.length, dims.length);
+        return r;
+    }
+
+    private void requireVector(String v, long c) {
+        if (graph.value(v).numElements() != c) {
+            throw new KilnException("TorchNetwork: batch norm statistic '" + v + "' has " + graph.value(v).numElements() + " elements, expected " + c);
+        }
+    }
+
+    private static void requireFloat(Value v) {
+        if (v.dtype() != DType.FLOAT32) {
+            throw new KilnException("TorchNetwork supports float32 values only; '" + v.name() + "' is " + v.dtype());
+        }
+    }
+
+    // ---- copies between Kiln and PyTorch -------------------------------------------------------
+
+    /** A fresh contiguous float32 tensor with the array's shape and elements. */
+    static Tensor toTorch(NDArray a) {
+        if (a.dtype() != DType.FLOAT32) throw new KilnException("TorchNetwork: float32 only, got " + a);
+        NDArray src = a.isCompact() ? a : a.copy();
+        try {
+            Tensor t = torch.empty(a.shape());
+            long bytes = a.numElements() * 4L;
+            MemorySegment dst = MemorySegment.ofAddress(t.data_ptr().address()).reinterpret(bytes);
+            MemorySegment.copy(src.segment(), 0, dst, 0, bytes);
+            return t;
+        } finally {
+            if (src != a) src.close();
+        }
+    }
+
+    /** A fresh compact NDArray of {@code dims} holding the elements of contiguous float32 tensor {@code t}. */
+    static NDArray toKiln(Tensor t, long[] dims) {
+        long n = t.numel();
+        long expect = Arrays.stream(dims).reduce(1, Math::multiplyExact);
+        if (n != expect || !t.is_contiguous()) {
+            throw new KilnException("TorchNetwork: result has " + n + " elements (contiguous " + t.is_contiguous() + "), expected "
+                    + Arrays.toString(dims));
+        }
+        NDArray out = NDArray.allocate(DType.FLOAT32, dims);
+        MemorySegment src = MemorySegment.ofAddress(t.data_ptr().address()).reinterpret(n * 4L);
+        MemorySegment.copy(src, 0, out.segment(), 0, n * 4L);
+        return out;
+    }
+
+    @Override
+    public String toString() {
+        return String.format(Locale.ROOT, "TorchNetwork(%s, %s, %s, %d steps)", graph.name(), variant.label(), format, steps.size());
+    }
+}
