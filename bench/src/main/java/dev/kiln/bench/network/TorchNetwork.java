@@ -590,7 +590,7 @@ public final class TorchNetwork implements AutoCloseable {
 
     /** A conv weight in PyTorch's layout: HWIO -> OIHW for {@link Form#NCHW} (in the chosen memory format), as is otherwise. */
     private Tensor weight(String v, Form f) {
-        return constantTensors.computeIfAbsent(v + "|W|" + f, k -> {
+        return cached(v + "|W|" + f, () -> {
             Tensor t = constantAsIs(v);
             if (f == Form.NCHW) {
                 Tensor p = t.permute(3, 2, 0, 1);
@@ -603,7 +603,7 @@ public final class TorchNetwork implements AutoCloseable {
 
     /** Constant {@code v} in form {@code f} (of lower rank under NCHW: padded to rank 4 on the left, then permuted). */
     private Tensor constant(String v, Form f) {
-        return constantTensors.computeIfAbsent(v + "|" + f, k -> {
+        return cached(v + "|" + f, () -> {
             Tensor t = constantAsIs(v);
             if (f == Form.NCHW) {
                 int r = graph.value(v).shape().size();
@@ -617,13 +617,23 @@ public final class TorchNetwork implements AutoCloseable {
 
     /** Constant {@code v} copied into a PyTorch tensor of the same shape. */
     private Tensor constantAsIs(String v) {
-        return constantTensors.computeIfAbsent(v + "|asis", k -> {
+        return cached(v + "|asis", () -> {
             Value val = graph.value(v);
             requireFloat(val);
             Tensor t = toTorch(graph.constant(v));
             fixed.add(t);
             return t;
         });
+    }
+
+    /** The constant tensor under {@code key}, made once (not computeIfAbsent: makers call each other). */
+    private Tensor cached(String key, java.util.function.Supplier<Tensor> make) {
+        Tensor t = constantTensors.get(key);
+        if (t == null) {
+            t = make.get();
+            constantTensors.put(key, t);
+        }
+        return t;
     }
 
     private <T extends org.bytedeco.javacpp.Pointer> T keep(T p) {
