@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import dev.kiln.autoschedule.scheduler.SchedulerResult;
 
 /**
  * A network compiled for a target: one kernel call per fused group, in order, over memory planned
@@ -41,6 +43,7 @@ public final class CompiledNetwork implements AutoCloseable {
     private final Target target;
     private final List<String> notes;
     private boolean closed;
+    private SchedulerResult tuning;
 
     CompiledNetwork(Graph graph, Partition partition, List<NetworkTask> tasks, List<CompiledKernel> kernels, List<Call> calls,
                     MemoryPlan plan, Arena arena, NDArray[] ownOutputs, Target target, List<String> notes) {
@@ -114,6 +117,11 @@ public final class CompiledNetwork implements AutoCloseable {
     public int kernelCalls() { return calls.size(); }
 
     public Target target() { return target; }
+
+    /** The task scheduler's result when the network was made by {@link Network#tune}. */
+    public Optional<SchedulerResult> tuning() { return Optional.ofNullable(tuning); }
+
+    void setTuning(SchedulerResult r) { tuning = r; }
 
     /** What the build decided that the user should know (untuned tasks, rewritten layouts). */
     public List<String> notes() { return notes; }

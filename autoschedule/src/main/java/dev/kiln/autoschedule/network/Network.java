@@ -1,6 +1,10 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.scheduler.SchedulerResult;
+import dev.kiln.autoschedule.scheduler.TaskResult;
+import dev.kiln.autoschedule.scheduler.TaskScheduler;
+import dev.kiln.autoschedule.scheduler.TuningTask;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.fuse.FuseOps;
 import dev.kiln.graph.fuse.Partition;
@@ -41,10 +45,48 @@ public final class Network {
     }
 
     /**
+     * Tunes every task of {@code g} with the task scheduler (Ansor's gradient strategy by default),
+     * then compiles the network with each task's best program. The options' log keeps every
+     * measurement: a second call resumes, and {@link #build} compiles from it without searching.
+     * Throws naming each task that ended without a valid program (with its first errors).
+     */
+    public static CompiledNetwork tune(Graph g, Target target, NetworkTuneOptions options) {
+        Partition p = partition(g);
+        List<NetworkTask> tasks = TaskExtraction.extract(p, target);
+        List<TuningTask> tt = new ArrayList<>();
+        for (NetworkTask t : tasks) tt.add(new TuningTask(t.task(), t.weight(), t.tag(), t.description()));
+        SchedulerResult r = new TaskScheduler(tt, options.scheduler()).tune();
+        Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
+        List<String> missing = new ArrayList<>();
+        for (int i = 0; i < tasks.size(); i++) {
+            TaskResult tr = r.tasks().get(i);
+            NetworkTask t = tasks.get(i);
+            if (tr.best().isPresent()) {
+                schedules.put(t, tr.best().get().schedule());
+            } else {
+                missing.add("task " + t.id() + " (" + t.description() + "): " + tr.status() + ", " + tr.trials()
+                        + " trial(s), errors " + tr.errorsByKind() + " " + tr.firstErrors());
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new KilnException("tuning network '" + g.name() + "' left " + missing.size() + " of " + tasks.size()
+                    + " task(s) without a valid program\n  " + String.join("\n  ", missing));
+        }
+        CompiledNetwork cn = NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), options.layoutRewrite());
+        cn.setTuning(r);
+        return cn;
+    }
+
+    /**
      * Compiles {@code g} with the best program of every task in {@code log}, without searching.
      * Throws naming every task the log has no valid program for.
      */
     public static CompiledNetwork build(Graph g, Target target, Path log) {
+        return build(g, target, log, true);
+    }
+
+    /** {@link #build(Graph, Target, Path)}, with or without the layout rewrite of constant weights. */
+    public static CompiledNetwork build(Graph g, Target target, Path log, boolean layoutRewrite) {
         if (!Files.isRegularFile(log)) throw new KilnException("tuning log " + log + " does not exist");
         Partition p = partition(g);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target);
@@ -61,7 +103,7 @@ public final class Network {
             throw new KilnException("cannot build network '" + g.name() + "' from " + log + ": " + missing.size() + " of "
                     + tasks.size() + " task(s) have no valid program in the log; tune it first\n  " + String.join("\n  ", missing));
         }
-        return NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>());
+        return NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), layoutRewrite);
     }
 
     /**
@@ -75,6 +117,6 @@ public final class Network {
         for (NetworkTask t : tasks) schedules.put(t, Schedule.empty(t.task().dag()));
         List<String> notes = new ArrayList<>();
         notes.add("untuned: every task uses its default lowering");
-        return NetworkCompiler.compile(p, tasks, schedules, target, notes);
+        return NetworkCompiler.compile(p, tasks, schedules, target, notes, false);
     }
 }

@@ -26,7 +26,7 @@ final class NetworkCompiler {
     private NetworkCompiler() {}
 
     static CompiledNetwork compile(Partition p, List<NetworkTask> tasks, Map<NetworkTask, Schedule> schedules, Target target,
-                                   List<String> notes) {
+                                   List<String> notes, boolean layoutRewrite) {
         Graph g = p.graph();
         List<CompiledKernel> kernels = new ArrayList<>();
         Map<FusedGroup, NetworkTask> taskOf = new HashMap<>();
@@ -37,7 +37,7 @@ final class NetworkCompiler {
             for (NetworkTask t : tasks) {
                 Schedule s = schedules.get(t);
                 if (s == null) throw new KilnException("no schedule for task " + t.id() + " (" + t.description() + ")");
-                WeightLayouts wl = WeightLayouts.of(p, t, s);
+                WeightLayouts wl = layoutRewrite ? WeightLayouts.of(p, t, s) : WeightLayouts.unchanged(s);
                 layouts.put(t, wl);
                 if (wl.rewritten()) notes.add("task " + t.id() + " (" + t.description() + "): " + wl.note());
                 CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, "task" + t.id() + "_" + t.groups().getFirst().output());

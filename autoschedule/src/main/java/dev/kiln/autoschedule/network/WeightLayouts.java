@@ -19,6 +19,10 @@ final class WeightLayouts {
         return new WeightLayouts(s);
     }
 
+    static WeightLayouts unchanged(Schedule s) {
+        return new WeightLayouts(s);
+    }
+
     Schedule schedule() { return schedule; }
 
     boolean rewritten() { return false; }
