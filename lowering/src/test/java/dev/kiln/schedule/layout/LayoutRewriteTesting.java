@@ -61,4 +61,20 @@ final class LayoutRewriteTesting {
         }
         return r;
     }
+
+    /** The index text of every {@code name[...]} in a printed program (the function header excluded). */
+    static List<String> indexTexts(String program, String name) {
+        String body = program.substring(program.indexOf('{'));
+        List<String> out = new ArrayList<>();
+        for (int at = body.indexOf(name + "["); at >= 0; at = body.indexOf(name + "[", at + 1)) {
+            if (at > 0 && (Character.isLetterOrDigit(body.charAt(at - 1)) || body.charAt(at - 1) == '_' || body.charAt(at - 1) == '.')) continue;
+            int depth = 0, i = at + name.length();
+            for (; i < body.length(); i++) {
+                if (body.charAt(i) == '[') depth++;
+                if (body.charAt(i) == ']' && --depth == 0) break;
+            }
+            out.add(body.substring(at + name.length() + 1, i));
+        }
+        return out;
+    }
 }
