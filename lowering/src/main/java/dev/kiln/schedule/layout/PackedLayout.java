@@ -61,6 +61,10 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
         }
     }
 
+    /** The shape of the original placeholder (a copy). */
+    @Override
+    public long[] originalShape() { return originalShape.clone(); }
+
     /** The packed shape (a single 1 when every axis has extent 1). */
     public long[] newShape() {
         if (dims.isEmpty()) return new long[] {1};
