@@ -139,8 +139,13 @@ public final class AutoSchedule {
     }
 
     /** Lowers with the target's pipeline (the GPU passes for CUDA, see {@link ScheduleLowerer#forTarget}) and compiles. */
-    private static CompiledKernel compile(Schedule s, Target target) {
-        String name = "tuned_" + s.dag().outputs().getFirst().name().replaceAll("[^A-Za-z0-9_]", "_");
+    public static CompiledKernel compile(Schedule s, Target target) {
+        return compile(s, target, "tuned_" + s.dag().outputs().getFirst().name());
+    }
+
+    /** {@link #compile(Schedule, Target)} naming the function {@code name} (made a plain identifier). */
+    public static CompiledKernel compile(Schedule s, Target target, String name) {
+        name = name.replaceAll("[^A-Za-z0-9_]", "_");
         PrimFunc f = ScheduleLowerer.forTarget(target).lower(task(s.dag(), target), s);
         return Backend.forTarget(target).compile(new PrimFunc(name, f.params(), f.body()), target);
     }

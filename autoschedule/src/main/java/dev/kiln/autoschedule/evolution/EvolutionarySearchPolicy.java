@@ -87,6 +87,16 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         return task.isGpu() ? gpu(task, seed) : cpu(task, seed);
     }
 
+    /**
+     * The default policy of the task (its CPU or GPU sketches, {@link EvolutionOptions#defaults()})
+     * guided by {@code model}, a model that may be shared with other tasks (the task scheduler's
+     * shared cost model).
+     */
+    public static EvolutionarySearchPolicy forTask(SearchTask task, CostModel model, long seed) {
+        List<Sketch> sketches = (task.isGpu() ? GpuRules.sketchGenerator() : SketchGenerator.cpu()).generate(task);
+        return new EvolutionarySearchPolicy(task, sketches, model, EvolutionOptions.defaults(), seed);
+    }
+
     @Override
     public String name() { return "evolution"; }
 

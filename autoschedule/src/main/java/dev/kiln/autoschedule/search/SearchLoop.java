@@ -38,6 +38,13 @@ import java.util.stream.Collectors;
  * <p>A run resumes from the log: the task's records (same workload key and target) count as
  * trials, their programs are never measured again, the fastest valid one is the best to beat, and
  * the policy is told about them before the first round.
+ *
+ * <p>A loop can also be driven one round at a time, as the task scheduler does (Ansor's
+ * {@code ContinueSearchOneRound}): {@link #restore()} once, then {@link #round(int)} as often as
+ * wanted, reading {@link #best()}, {@link #trials()} and the error counts between rounds, and
+ * {@link #outcome} at the end. Rounds log, resume and check the policy exactly as {@link #run()}
+ * does; the trial budget and early stopping of the limits are then the caller's business (only
+ * the time budget, counted from {@link #restore()}, still cuts a round short).
  */
 public final class SearchLoop {
     private static final System.Logger LOG = System.getLogger(SearchLoop.class.getName());
@@ -54,9 +61,11 @@ public final class SearchLoop {
     private final Set<String> measured = new HashSet<>();
     private final Map<String, Integer> errorsByKind = new LinkedHashMap<>();
     private final Map<String, String> firstErrors = new LinkedHashMap<>();
+    private final List<Double> bestByTrial = new ArrayList<>();
     private BestProgram best;
-    private int trials, errors, unreplayable;
-    private boolean ran;
+    private int trials, errors, unreplayable, restoredTrials;
+    private boolean started;
+    private long start;
 
     /** A loop timed by {@link System#nanoTime()}. */
     public SearchLoop(SearchTask task, SearchPolicy policy, Measurer measurer, TuningLog log, SearchLimits limits,
@@ -76,13 +85,21 @@ public final class SearchLoop {
         this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
     }
 
-    /** Runs the search until one of the limits stops it. A loop runs once. */
+    /**
+     * A loop to be driven round by round ({@link #round}), with no time budget and no progress
+     * display.
+     */
+    public static SearchLoop forRounds(SearchTask task, SearchPolicy policy, Measurer measurer, TuningLog log) {
+        return new SearchLoop(task, policy, measurer, log, new SearchLimits(Integer.MAX_VALUE, 1, Duration.ZERO, 0),
+                TuneProgress.none());
+    }
+
+    /** Runs the search until one of the limits stops it. A loop runs once, and not after {@link #restore()}. */
     public SearchOutcome run() {
-        if (ran) throw new IllegalStateException("a SearchLoop runs once");
-        ran = true;
-        long start = nanoTime.getAsLong();
-        List<Trial> restored = restore();
-        int restoredTrials = trials;
+        if (started) throw new IllegalStateException("a SearchLoop runs once");
+        started = true;
+        start = nanoTime.getAsLong();
+        List<Trial> restored = restoreRecords();
         if (restoredTrials > 0) {
             LOG.log(System.Logger.Level.INFO, "tune {0}: resuming from {1} trials in {2}; best so far {3}", name(),
                     restoredTrials, log.file().map(Object::toString).orElse("the log"),
@@ -106,14 +123,12 @@ public final class SearchLoop {
                     reason = StopReason.TIME_BUDGET;
                     break;
                 }
-                int n = Math.min(limits.measuresPerRound(), limits.trials() - trials);
-                List<Candidate> batch = policy.nextBatch(n, Collections.unmodifiableSet(measured));
-                checkBatch(batch, n);
-                if (batch.isEmpty()) {
+                SearchRound r = nextRound(Math.min(limits.measuresPerRound(), limits.trials() - trials));
+                if (r.exhausted()) {
                     reason = StopReason.SEARCH_SPACE_EXHAUSTED;
                     break;
                 }
-                if (!measureRound(batch, start)) {
+                if (r.timedOut()) {
                     reason = StopReason.TIME_BUDGET;
                     break;
                 }
@@ -121,16 +136,89 @@ public final class SearchLoop {
         } finally {
             progress.close();
         }
-        Duration elapsed = Duration.ofNanos(nanoTime.getAsLong() - start);
+        return outcome(reason);
+    }
+
+    /**
+     * Restores the task's records from the log, as {@link #run()} does before its first round:
+     * they count as trials, are never measured again, set the best to beat, and go to the
+     * policy. Call once, before the first {@link #round}; returns the number of trials restored.
+     */
+    public int restore() {
+        if (started) throw new IllegalStateException("this SearchLoop has already started (restore once, before the first round)");
+        started = true;
+        start = nanoTime.getAsLong();
+        List<Trial> restored = restoreRecords();
+        if (!restored.isEmpty()) policy.update(restored);
+        return restoredTrials;
+    }
+
+    /**
+     * One round: asks the policy for up to {@code n} new programs and measures them one by one,
+     * each appended to the log before the next is measured, then hands the round to the policy.
+     * Restores from the log first if {@link #restore()} was not called. A round with nothing new
+     * to measure says {@link SearchRound#exhausted()}; a bad program is a failed trial, never an
+     * exception. Does not look at the limits' trial budget or early stopping.
+     */
+    public SearchRound round(int n) {
+        if (n < 1) throw new KilnException("a search round of task " + task.workloadKey() + " must measure at least 1 program, not " + n);
+        if (!started) restore();
+        return nextRound(n);
+    }
+
+    private SearchRound nextRound(int n) {
+        List<Candidate> batch = policy.nextBatch(n, Collections.unmodifiableSet(measured));
+        checkBatch(batch, n);
+        if (batch.isEmpty()) return new SearchRound(List.of(), true, false);
+        return measureRound(batch, start);
+    }
+
+    /** The task's fastest valid program so far (restored or measured). */
+    public java.util.Optional<BestProgram> best() { return java.util.Optional.ofNullable(best); }
+
+    /** Trials of the task so far: restored from the log and measured. */
+    public int trials() { return trials; }
+
+    /** Trials that were in the log when the loop started. */
+    public int restoredTrials() { return restoredTrials; }
+
+    /** Failed measurements among all trials so far. */
+    public int errors() { return errors; }
+
+    /** The failed measurements so far, by error kind. */
+    public Map<String, Integer> errorsByKind() { return Collections.unmodifiableMap(new LinkedHashMap<>(errorsByKind)); }
+
+    /** The first message of each error kind so far. */
+    public Map<String, String> firstErrors() { return Collections.unmodifiableMap(new LinkedHashMap<>(firstErrors)); }
+
+    /** Logged records whose schedule no longer replays (counted as trials, never applied). */
+    public int unreplayable() { return unreplayable; }
+
+    /**
+     * The best time (seconds) after each trial so far, in order, {@link Double#POSITIVE_INFINITY}
+     * until the first valid one: entry {@code i} is the best of the first {@code i + 1} trials.
+     */
+    public double[] bestSecondsByTrial() { return bestByTrial.stream().mapToDouble(Double::doubleValue).toArray(); }
+
+    /** The loop's state as an outcome, stopped for {@code reason}; elapsed counts from the start of the run. */
+    public SearchOutcome outcome(StopReason reason) {
+        Objects.requireNonNull(reason, "reason");
+        Duration elapsed = started ? Duration.ofNanos(nanoTime.getAsLong() - start) : Duration.ZERO;
         return new SearchOutcome(java.util.Optional.ofNullable(best), trials, restoredTrials, trials - restoredTrials,
                 errors, errorsByKind, firstErrors, unreplayable, reason, elapsed);
     }
 
+    /** The task this loop searches. */
+    public SearchTask task() { return task; }
+
+    /** The policy choosing its programs. */
+    public SearchPolicy policy() { return policy; }
+
     /**
      * Measures the programs of a round one by one, each logged before the next is measured, and
-     * hands the trials to the policy. Returns false if the time budget cut the round short.
+     * hands the trials to the policy. The round is cut short (timed out) when the time budget runs out.
      */
-    private boolean measureRound(List<Candidate> batch, long start) {
+    private SearchRound measureRound(List<Candidate> batch, long start) {
         List<Trial> round = new ArrayList<>();
         boolean complete = true;
         for (Candidate c : batch) {
@@ -151,7 +239,7 @@ public final class SearchLoop {
         }
         policy.update(round);
         progress.roundDone(state(start));
-        return complete;
+        return new SearchRound(round, false, !complete);
     }
 
     /** The log record of a trial of this task. */
@@ -164,7 +252,7 @@ public final class SearchLoop {
     }
 
     /** Counts the task's logged records as trials; returns those that replay, for the policy. */
-    private List<Trial> restore() {
+    private List<Trial> restoreRecords() {
         List<Trial> out = new ArrayList<>();
         String firstFailure = null;
         for (LogRecord r : log.records(task.workloadKey(), task.target())) {
@@ -174,6 +262,7 @@ public final class SearchLoop {
             } catch (KilnException e) {
                 trials++;
                 unreplayable++;
+                bestByTrial.add(best == null ? Double.POSITIVE_INFINITY : best.seconds());
                 if (firstFailure == null) firstFailure = e.getMessage();
                 continue;
             }
@@ -185,6 +274,7 @@ public final class SearchLoop {
             LOG.log(System.Logger.Level.WARNING, "tune {0}: {1} logged record(s) of this workload no longer replay "
                     + "and are never applied (first: {2})", name(), unreplayable, firstFailure);
         }
+        restoredTrials = trials;
         return out;
     }
 
@@ -198,6 +288,7 @@ public final class SearchLoop {
         } else if (best == null || seconds < best.seconds()) {
             best = new BestProgram(c.schedule(), seconds, trials);
         }
+        bestByTrial.add(best == null ? Double.POSITIVE_INFINITY : best.seconds());
     }
 
     /** The measurement a record holds; null for an error kind this version does not know. */

@@ -329,4 +329,49 @@ class SearchLoopTest {
         new SearchLoop(TASK, spy, fake(), log, new SearchLimits(13, 4, Duration.ZERO, 0), TuneProgress.none()).run();
         assertThat(updates).containsExactly(6, 4, 3);
     }
+
+    @Test
+    void roundsOneAtATimeLogAndResumeLikeARun() throws Exception {
+        // A run of 12 trials, 4 per round, and three rounds of 4 on a fresh log write the same log.
+        Path a = dir.resolve("run.jsonl"), b = dir.resolve("rounds.jsonl");
+        run(a, 3, 12, 4, fake());
+        try (TuningLog log = TuningLog.open(b)) {
+            SearchLoop loop = new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 3), fake(), log,
+                    new SearchLimits(12, 4, Duration.ZERO, 0), TuneProgress.none());
+            assertThat(loop.restore()).isZero();
+            for (int r = 1; r <= 3; r++) {
+                SearchRound round = loop.round(4);
+                assertThat(round.measured()).isEqualTo(4);
+                assertThat(round.exhausted()).isFalse();
+                assertThat(loop.trials()).isEqualTo(4 * r);
+                assertThat(log.records()).hasSize(4 * r);
+                double fastest = log.records().stream().filter(LogRecord::isValid).mapToDouble(LogRecord::seconds).min().orElseThrow();
+                assertThat(loop.best().orElseThrow().seconds()).isEqualTo(fastest);
+                assertThat(loop.errors()).isEqualTo((int) log.records().stream().filter(x -> !x.isValid()).count());
+            }
+            assertThatThrownBy(loop::run).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> loop.round(0)).isInstanceOf(KilnException.class);
+        }
+        assertThat(comparable(b)).isEqualTo(comparable(a));
+
+        // Round by round from the log: the 12 trials are restored, the next round measures 5 new programs.
+        FakeMeasurer m = fake();
+        try (TuningLog log = TuningLog.open(b)) {
+            SearchLoop loop = SearchLoop.forRounds(TASK, RandomSearchPolicy.cpu(TASK, 3), m, log);
+            assertThat(loop.restore()).isEqualTo(12);
+            double restoredBest = loop.best().orElseThrow().seconds();
+            loop.round(5);
+            assertThat(m.measured()).hasSize(5);
+            assertThat(loop.trials()).isEqualTo(17);
+            assertThat(log.records().stream().map(SearchLoopTest::key).distinct()).hasSize(17);
+            double[] curve = loop.bestSecondsByTrial();
+            assertThat(curve).hasSize(17);
+            for (int i = 1; i < curve.length; i++) assertThat(curve[i]).isLessThanOrEqualTo(curve[i - 1]);
+            assertThat(curve[11]).isEqualTo(restoredBest);
+            assertThat(curve[16]).isEqualTo(loop.best().orElseThrow().seconds());
+            SearchOutcome o = loop.outcome(StopReason.TRIAL_BUDGET);
+            assertThat(o.restoredTrials()).isEqualTo(12);
+            assertThat(o.newTrials()).isEqualTo(5);
+        }
+    }
 }

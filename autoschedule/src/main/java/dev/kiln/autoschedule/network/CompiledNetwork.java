@@ -1,0 +1,151 @@
+package dev.kiln.autoschedule.network;
+
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.ReferenceExecutor;
+import dev.kiln.graph.Value;
+import dev.kiln.graph.fuse.FusedGroup;
+import dev.kiln.graph.fuse.Partition;
+import dev.kiln.ir.KilnException;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.target.CompiledKernel;
+import dev.kiln.target.Target;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import dev.kiln.autoschedule.scheduler.SchedulerResult;
+
+/**
+ * A network compiled for a target: one kernel call per fused group, in order, over memory planned
+ * once ({@link MemoryPlan}: intermediate values share one arena by liveness) and weights prepared
+ * once (laid out for the tuned kernels where their schedules asked for it). A run binds the caller's
+ * inputs (checked like a kernel's arguments), calls the kernels, and writes the outputs: nothing is
+ * allocated per run by {@link #run(NDArray[], NDArray[])}. The kernels' parallel loops share the
+ * backend's one thread pool.
+ *
+ * <p>Not thread-safe: one run at a time (the intermediate memory is the network's own).
+ */
+public final class CompiledNetwork implements AutoCloseable {
+    /** A kernel call: the kernel, its argument arrays, and which of them are bound per run. */
+    record Call(FusedGroup group, NetworkTask task, CompiledKernel kernel, NDArray[] args, int[] inputIndex, int[] outputIndex) {}
+
+    private final Graph graph;
+    private final Partition partition;
+    private final List<NetworkTask> tasks;
+    private final List<CompiledKernel> kernels;
+    private final List<Call> calls;
+    private final MemoryPlan plan;
+    private final Arena arena;
+    private final NDArray[] ownOutputs;
+    private final Target target;
+    private final List<String> notes;
+    private boolean closed;
+    private SchedulerResult tuning;
+
+    CompiledNetwork(Graph graph, Partition partition, List<NetworkTask> tasks, List<CompiledKernel> kernels, List<Call> calls,
+                    MemoryPlan plan, Arena arena, NDArray[] ownOutputs, Target target, List<String> notes) {
+        this.graph = graph;
+        this.partition = partition;
+        this.tasks = List.copyOf(tasks);
+        this.kernels = List.copyOf(kernels);
+        this.calls = List.copyOf(calls);
+        this.plan = plan;
+        this.arena = arena;
+        this.ownOutputs = ownOutputs;
+        this.target = target;
+        this.notes = List.copyOf(notes);
+    }
+
+    /** Runs the network on {@code inputs} (in the order of the graph's inputs) and returns a copy of its first output. */
+    public NDArray run(NDArray... inputs) {
+        runInto(inputs, ownOutputs);
+        return ownOutputs[0].copy();
+    }
+
+    /** Runs the network and returns copies of all its outputs, in order. */
+    public List<NDArray> runAll(NDArray... inputs) {
+        runInto(inputs, ownOutputs);
+        List<NDArray> out = new ArrayList<>();
+        for (NDArray a : ownOutputs) out.add(a.copy());
+        return out;
+    }
+
+    /** Runs the network writing its outputs into {@code outputs} (shapes and dtypes of the graph's outputs); allocates nothing. */
+    public void run(NDArray[] inputs, NDArray[] outputs) {
+        if (outputs.length != ownOutputs.length) {
+            throw new KilnException("network '" + graph.name() + "' has " + ownOutputs.length + " output(s), got " + outputs.length + " array(s)");
+        }
+        for (int i = 0; i < outputs.length; i++) {
+            Value v = graph.outputValues().get(i);
+            if (outputs[i] == null || outputs[i].dtype() != v.dtype() || !Arrays.equals(outputs[i].shape(), v.dims())) {
+                throw new KilnException("network '" + graph.name() + "': output " + i + " '" + v.name() + "' must be "
+                        + v.dtype() + " " + v.shape() + ", got " + outputs[i]);
+            }
+        }
+        runInto(inputs, outputs);
+    }
+
+    private void runInto(NDArray[] inputs, NDArray[] outputs) {
+        if (closed) throw new KilnException("network '" + graph.name() + "' is closed");
+        ReferenceExecutor.checkInputs(graph, inputs);
+        for (Call c : calls) {
+            NDArray[] args = c.args();
+            int[] in = c.inputIndex();
+            for (int i = 0; i < in.length; i++) if (in[i] >= 0) args[i] = inputs[in[i]];
+            int[] out = c.outputIndex();
+            for (int i = 0; i < out.length; i++) if (out[i] >= 0) args[i] = outputs[out[i]];
+            c.kernel().call(args);
+        }
+    }
+
+    /** The graph as compiled (after the graph passes). */
+    public Graph graph() { return graph; }
+
+    /** The fused groups, in execution order. */
+    public Partition partition() { return partition; }
+
+    /** The tuning tasks. */
+    public List<NetworkTask> tasks() { return tasks; }
+
+    /** The memory plan of the intermediate values. */
+    public MemoryPlan memoryPlan() { return plan; }
+
+    /** The number of kernel calls per run. */
+    public int kernelCalls() { return calls.size(); }
+
+    public Target target() { return target; }
+
+    /** The task scheduler's result when the network was made by {@link Network#tune}. */
+    public Optional<SchedulerResult> tuning() { return Optional.ofNullable(tuning); }
+
+    void setTuning(SchedulerResult r) { tuning = r; }
+
+    /** What the build decided that the user should know (untuned tasks, rewritten layouts). */
+    public List<String> notes() { return notes; }
+
+    /** A summary: groups, tasks, kernels, memory. */
+    public String summary() {
+        return String.format(Locale.ROOT, "network %s on %s: %d nodes, %d fused groups, %d tasks, %d kernel calls per run, "
+                        + "intermediate memory %.1f MB (%.1f MB without reuse)%s", graph.name(), target, graph.nodes().size(),
+                partition.groups().size(), tasks.size(), calls.size(), plan.totalBytes() / 1e6, plan.unplannedBytes(graph) / 1e6,
+                notes.isEmpty() ? "" : "\n  " + String.join("\n  ", notes));
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        kernels.forEach(CompiledKernel::close);
+        for (NDArray a : ownOutputs) a.close();
+        arena.close();
+    }
+
+    /** An array over the arena at a planned offset. */
+    static NDArray view(MemorySegment arena, long offset, Value v) {
+        MemorySegment s = arena.asSlice(offset, Math.max(1, v.bytes()));
+        return NDArray.wrap(s, v.dtype(), v.dims(), NDArray.rowMajorStrides(v.dims()));
+    }
+}

@@ -1,0 +1,122 @@
+package dev.kiln.autoschedule.network;
+
+import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.scheduler.SchedulerResult;
+import dev.kiln.autoschedule.scheduler.TaskResult;
+import dev.kiln.autoschedule.scheduler.TaskScheduler;
+import dev.kiln.autoschedule.scheduler.TuningTask;
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.fuse.FuseOps;
+import dev.kiln.graph.fuse.Partition;
+import dev.kiln.graph.pass.GraphPasses;
+import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Target;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The front door for whole networks: graph passes, fusion, task extraction, tuning with the task
+ * scheduler, and compilation into a {@link CompiledNetwork}.
+ *
+ * <pre>{@code
+ * Graph net = Models.resnet50(1, 224, seed);
+ * try (CompiledNetwork cn = Network.tune(net, Target.cpu(), NetworkTuneOptions.builder().trials(2000).logFile(log).build())) {
+ *     NDArray y = cn.run(x);
+ * }
+ * CompiledNetwork later = Network.build(net, Target.cpu(), log);   // the best logged programs, no search
+ * }</pre>
+ */
+public final class Network {
+    private Network() {}
+
+    /** The graph after the passes, cut into fused groups. */
+    public static Partition partition(Graph g) {
+        return FuseOps.apply(GraphPasses.optimize(g));
+    }
+
+    /** The tuning tasks of {@code g} on {@code target}. */
+    public static List<NetworkTask> tasks(Graph g, Target target) {
+        return TaskExtraction.extract(partition(g), target);
+    }
+
+    /**
+     * Tunes every task of {@code g} with the task scheduler (Ansor's gradient strategy by default),
+     * then compiles the network with each task's best program. The options' log keeps every
+     * measurement: a second call resumes, and {@link #build} compiles from it without searching.
+     * Throws naming each task that ended without a valid program (with its first errors).
+     */
+    public static CompiledNetwork tune(Graph g, Target target, NetworkTuneOptions options) {
+        Partition p = partition(g);
+        List<NetworkTask> tasks = TaskExtraction.extract(p, target);
+        List<TuningTask> tt = new ArrayList<>();
+        for (NetworkTask t : tasks) tt.add(new TuningTask(t.task(), t.weight(), t.tag(), t.description()));
+        SchedulerResult r = new TaskScheduler(tt, options.scheduler()).tune();
+        Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
+        List<String> missing = new ArrayList<>();
+        for (int i = 0; i < tasks.size(); i++) {
+            TaskResult tr = r.tasks().get(i);
+            NetworkTask t = tasks.get(i);
+            if (tr.best().isPresent()) {
+                schedules.put(t, tr.best().get().schedule());
+            } else {
+                missing.add("task " + t.id() + " (" + t.description() + "): " + tr.status() + ", " + tr.trials()
+                        + " trial(s), errors " + tr.errorsByKind() + " " + tr.firstErrors());
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new KilnException("tuning network '" + g.name() + "' left " + missing.size() + " of " + tasks.size()
+                    + " task(s) without a valid program\n  " + String.join("\n  ", missing));
+        }
+        CompiledNetwork cn = NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), options.layoutRewrite());
+        cn.setTuning(r);
+        return cn;
+    }
+
+    /**
+     * Compiles {@code g} with the best program of every task in {@code log}, without searching.
+     * Throws naming every task the log has no valid program for.
+     */
+    public static CompiledNetwork build(Graph g, Target target, Path log) {
+        return build(g, target, log, true);
+    }
+
+    /** {@link #build(Graph, Target, Path)}, with or without the layout rewrite of constant weights. */
+    public static CompiledNetwork build(Graph g, Target target, Path log, boolean layoutRewrite) {
+        if (!Files.isRegularFile(log)) throw new KilnException("tuning log " + log + " does not exist");
+        Partition p = partition(g);
+        List<NetworkTask> tasks = TaskExtraction.extract(p, target);
+        Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
+        List<String> missing = new ArrayList<>();
+        for (NetworkTask t : tasks) {
+            try {
+                schedules.put(t, AutoSchedule.bestSchedule(t.task().dag(), target, log));
+            } catch (KilnException e) {
+                missing.add("task " + t.id() + " (" + t.description() + "): " + e.getMessage());
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new KilnException("cannot build network '" + g.name() + "' from " + log + ": " + missing.size() + " of "
+                    + tasks.size() + " task(s) have no valid program in the log; tune it first\n  " + String.join("\n  ", missing));
+        }
+        return NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), layoutRewrite);
+    }
+
+    /**
+     * Compiles {@code g} with the default lowering of every task (no tuning): correct, slow; for
+     * checks and as the untuned baseline. The result's notes say so.
+     */
+    public static CompiledNetwork buildUntuned(Graph g, Target target) {
+        Partition p = partition(g);
+        List<NetworkTask> tasks = TaskExtraction.extract(p, target);
+        Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
+        for (NetworkTask t : tasks) schedules.put(t, Schedule.empty(t.task().dag()));
+        List<String> notes = new ArrayList<>();
+        notes.add("untuned: every task uses its default lowering");
+        return NetworkCompiler.compile(p, tasks, schedules, target, notes, false);
+    }
+}

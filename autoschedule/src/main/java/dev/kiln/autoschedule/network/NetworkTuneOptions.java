@@ -1,0 +1,72 @@
+package dev.kiln.autoschedule.network;
+
+import dev.kiln.autoschedule.TuneOptions;
+import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.scheduler.SchedulerListener;
+import dev.kiln.autoschedule.scheduler.Strategy;
+import dev.kiln.autoschedule.scheduler.TaskSchedulerOptions;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+
+/**
+ * The options of {@link Network#tune}: the task scheduler's ({@link TaskSchedulerOptions}: trial
+ * budget over all tasks, strategy, seed, log file, measurement, search policies) and the network
+ * level's (layout rewrite of constant weights, on by default on CPUs). The builder has the common
+ * settings; {@link Builder#scheduler} reaches every other one.
+ *
+ * <pre>{@code
+ * NetworkTuneOptions.builder().trials(2000).logFile(log).build()
+ * NetworkTuneOptions.builder().trials(500).scheduler(b -> b.strategy(Strategy.ROUND_ROBIN).sharedCostModel(true)).build()
+ * }</pre>
+ *
+ * @param scheduler     the task scheduler's options
+ * @param layoutRewrite whether tuned kernels may read constant weights in a layout packed for their tiles
+ */
+public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutRewrite) {
+    public NetworkTuneOptions {
+        Objects.requireNonNull(scheduler, "scheduler");
+    }
+
+    public static Builder builder() { return new Builder(); }
+
+    public static NetworkTuneOptions defaults() { return builder().build(); }
+
+    /** Builds {@link NetworkTuneOptions}. */
+    public static final class Builder {
+        private final TaskSchedulerOptions.Builder s = TaskSchedulerOptions.builder();
+        private boolean layoutRewrite = true;
+
+        private Builder() {}
+
+        /** The trial budget over all tasks, counting trials already in the log (default 1000). */
+        public Builder trials(int n) { s.trials(n); return this; }
+
+        public Builder measuresPerRound(int n) { s.measuresPerRound(n); return this; }
+
+        public Builder seed(long seed) { s.seed(seed); return this; }
+
+        /** The tuning log shared by all tasks; a later run resumes from it and {@link Network#build} reads it. */
+        public Builder logFile(Path p) { s.logFile(p); return this; }
+
+        public Builder strategy(Strategy st) { s.strategy(st); return this; }
+
+        public Builder policies(TuneOptions.PolicyFactory f) { s.policies(f); return this; }
+
+        public Builder measurer(Measurer m) { s.measurer(m); return this; }
+
+        public Builder measurers(TuneOptions.MeasurerFactory f) { s.measurers(f); return this; }
+
+        public Builder listener(SchedulerListener l) { s.listener(l); return this; }
+
+        /** Print the per-task progress table after every round. */
+        public Builder verbose(boolean on) { s.verbose(on); return this; }
+
+        public Builder layoutRewrite(boolean on) { layoutRewrite = on; return this; }
+
+        /** Any other scheduler option. */
+        public Builder scheduler(UnaryOperator<TaskSchedulerOptions.Builder> f) { f.apply(s); return this; }
+
+        public NetworkTuneOptions build() { return new NetworkTuneOptions(s.build(), layoutRewrite); }
+    }
+}

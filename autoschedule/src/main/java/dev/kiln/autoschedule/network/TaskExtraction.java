@@ -1,0 +1,39 @@
+package dev.kiln.autoschedule.network;
+
+import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.graph.fuse.FusedGroup;
+import dev.kiln.graph.fuse.Partition;
+import dev.kiln.target.Target;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The tuning tasks of a partitioned network (Ansor's {@code extract_tasks} with
+ * {@code include_simple_tasks}): fused groups with the same workload key are one task whose weight
+ * is how many there are. Reshape-only groups are left out (the executor runs them as views of
+ * their input's memory, no kernel). Every other group, simple (elementwise, injective) or complex,
+ * becomes a task, so that the whole network is tuned and not only its convolutions.
+ */
+public final class TaskExtraction {
+    private TaskExtraction() {}
+
+    public static List<NetworkTask> extract(Partition p, Target target) {
+        Map<String, List<FusedGroup>> byKey = new LinkedHashMap<>();
+        for (FusedGroup g : p.groups()) {
+            if (MemoryPlan.isView(p, g)) continue;
+            byKey.computeIfAbsent(g.dag().dag().workloadKey(), k -> new ArrayList<>()).add(g);
+        }
+        List<NetworkTask> tasks = new ArrayList<>();
+        for (List<FusedGroup> gs : byKey.values()) {
+            FusedGroup first = gs.getFirst();
+            SearchTask t = AutoSchedule.task(first.dag().dag(), target);
+            String description = first.description() + " " + p.graph().value(first.output()).shape();
+            String tag = first.hasReduction() ? first.description() : "";
+            tasks.add(new NetworkTask(tasks.size(), t, gs, description, tag));
+        }
+        return tasks;
+    }
+}

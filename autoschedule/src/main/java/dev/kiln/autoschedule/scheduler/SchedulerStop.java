@@ -1,0 +1,11 @@
+package dev.kiln.autoschedule.scheduler;
+
+/** Why the task scheduler stopped. */
+public enum SchedulerStop {
+    /** The trial budget (counting trials restored from the log) is spent. */
+    TRIAL_BUDGET,
+    /** Every task is dead. */
+    ALL_TASKS_DEAD,
+    /** The objective did not improve in {@code earlyStopping} trials (every task having a valid program). */
+    EARLY_STOPPING
+}

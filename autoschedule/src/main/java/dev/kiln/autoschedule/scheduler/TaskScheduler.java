@@ -1,0 +1,134 @@
+package dev.kiln.autoschedule.scheduler;
+
+import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.model.CostModel;
+import dev.kiln.autoschedule.search.SearchOutcome;
+import dev.kiln.autoschedule.search.SearchPolicy;
+import dev.kiln.autoschedule.search.StopReason;
+import dev.kiln.ir.KilnException;
+import dev.kiln.target.Target;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * Tunes the tasks of a network together (Ansor's task scheduler, notes §9): a trial budget is
+ * spread over the tasks, round by round, so that the estimated end-to-end latency (the
+ * {@link Objective}, by default the sum of weight x best latency) drops fastest.
+ *
+ * <pre>{@code
+ * List<TuningTask> tasks = ...;   // each: SearchTask, weight, similarity tag, description
+ * TaskScheduler ts = new TaskScheduler(tasks, TaskSchedulerOptions.builder().strategy(Strategy.GRADIENT)
+ *         .trials(2000).measuresPerRound(64).seed(1).logFile(path).build());
+ * SchedulerResult r = ts.tune();
+ * }</pre>
+ *
+ * <p>Every task gets its own search policy (by default an {@link
+ * dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy} with <b>its own cost model</b>; with
+ * {@code sharedCostModel} one {@code GbdtCostModel} learns from every task's measurements, as
+ * Ansor's single XGBoost model does) and its own per-round
+ * {@link dev.kiln.autoschedule.search.SearchLoop} over the one shared {@link TuningLog}. The
+ * choice of the next task is the {@link SchedulerLoop}'s: a round-robin warm-up, then the gradient
+ * strategy (or round robin). Eps-greedy task choice (the paper's Algorithm 1) is available but
+ * off by default, as in Ansor's code.
+ *
+ * <p>Resume: with a log file, every task restores its records first (its trials count against the
+ * budget and are never measured again; a task with a valid logged program skips the warm-up), so
+ * a second {@link #tune()} with the same budget measures nothing. Robustness: a bad program is a
+ * failed trial (the measurer records crashes, time-outs and wrong results); a task whose policy or
+ * measurer cannot be made, or whose round throws, is dead and reported; a task whose every program
+ * fails is dead after its warm-up; the other tasks go on.
+ *
+ * <p>Each task's policy is seeded from the scheduler's seed and the task's position, so a run is
+ * reproducible from (tasks, options, log).
+ */
+public final class TaskScheduler {
+    private final List<TuningTask> tasks;
+    private final TaskSchedulerOptions options;
+
+    /** A scheduler over {@code tasks} (distinct workloads, or distinct targets) with {@code options}. */
+    public TaskScheduler(List<TuningTask> tasks, TaskSchedulerOptions options) {
+        this.tasks = List.copyOf(Objects.requireNonNull(tasks, "tasks"));
+        this.options = Objects.requireNonNull(options, "options");
+        if (this.tasks.isEmpty()) throw new KilnException("the task scheduler needs at least one task");
+        Map<String, Integer> seen = new HashMap<>();
+        for (int i = 0; i < this.tasks.size(); i++) {
+            TuningTask t = this.tasks.get(i);
+            Integer j = seen.putIfAbsent(t.task().workloadKey() + '\n' + t.task().target(), i);
+            if (j != null) {
+                throw new KilnException("tasks " + j + " ('" + this.tasks.get(j).description() + "') and " + i + " ('"
+                        + t.description() + "') are the same workload " + t.task().workloadKey() + " on target '"
+                        + t.task().target() + "'; give it once with the sum of their weights");
+            }
+        }
+    }
+
+    /** The tasks, in order. */
+    public List<TuningTask> tasks() { return tasks; }
+
+    /** The options. */
+    public TaskSchedulerOptions options() { return options; }
+
+    /** The seed of task {@code index}'s search policy. */
+    public static long taskSeed(long seed, int index) {
+        return seed + 0x9E3779B97F4A7C15L * (index + 1);
+    }
+
+    /** Tunes the tasks until the budget is spent, every task is dead, or early stopping (see the class comment). */
+    public SchedulerResult tune() {
+        Map<String, Measurer> made = new LinkedHashMap<>();
+        List<SearchTaskRunner> runners = new ArrayList<>();
+        try (TuningLog log = options.log().map(TuningLog::open).orElseGet(TuningLog::inMemory)) {
+            if (!log.skippedLines().isEmpty()) {
+                System.getLogger(TaskScheduler.class.getName()).log(System.Logger.Level.WARNING,
+                        "task scheduler: " + log.skippedLines().size() + " line(s) of the log could not be read (first: line "
+                                + log.skippedLines().getFirst().line() + ", " + log.skippedLines().getFirst().reason() + ")");
+            }
+            CostModel shared = options.sharedCostModel() ? options.sharedModel().create(options.seed()) : null;
+            for (int i = 0; i < tasks.size(); i++) {
+                TuningTask t = tasks.get(i);
+                long seed = taskSeed(options.seed(), i);
+                Supplier<SearchPolicy> policy = shared != null
+                        ? () -> options.sharedModelPolicies().create(t.task(), shared, seed)
+                        : () -> options.policies().create(t.task(), seed);
+                runners.add(new SearchTaskRunner(t, policy, task -> measurer(task, made), log));
+            }
+            SchedulerTrace trace = new SchedulerLoop(runners, options).run();
+            List<TaskResult> results = new ArrayList<>();
+            for (int i = 0; i < tasks.size(); i++) {
+                SearchTaskRunner r = runners.get(i);
+                SearchOutcome o = r.outcome(StopReason.TRIAL_BUDGET).orElse(null);
+                results.add(new TaskResult(tasks.get(i), trace.tasks().get(i), r.best(), o == null ? 0 : o.restoredTrials(),
+                        o == null ? 0 : o.errors(), o == null ? Map.of() : o.errorsByKind(),
+                        o == null ? Map.of() : o.firstErrors()));
+            }
+            return new SchedulerResult(results, trace);
+        } finally {
+            runners.forEach(SearchTaskRunner::close);
+            made.values().forEach(Measurer::close);
+        }
+    }
+
+    /** The measurer of a task: the options' one, or one per target string made with the factory. */
+    private Measurer measurer(TuningTask t, Map<String, Measurer> made) {
+        if (options.measurer() != null) return options.measurer();
+        String target = t.task().target();
+        Measurer m = made.get(target);
+        if (m != null) return m;
+        Target parsed;
+        try {
+            parsed = Target.parse(target);
+        } catch (KilnException e) {
+            throw new KilnException("task '" + t.description() + "': its target '" + target + "' is not a target string ("
+                    + e.getMessage() + "), so no measurer can be made for it; give the scheduler a measurer");
+        }
+        m = options.measurers().create(parsed, options.measureOptions());
+        made.put(target, m);
+        return m;
+    }
+}
