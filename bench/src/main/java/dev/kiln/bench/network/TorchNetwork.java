@@ -232,7 +232,8 @@ public final class TorchNetwork implements AutoCloseable {
             try {
                 org.bytedeco.javacpp.Loader.load(torch.class);
                 String cfg = torch.show_config().getString();
-                String first = cfg.lines().filter(l -> l.contains("PyTorch built with") || l.contains("oneDNN") || l.contains("CPU capability"))
+                String first = cfg.lines().filter(l -> l.contains("CPU capability") || l.toLowerCase(Locale.ROOT).contains("onednn")
+                        || l.contains("MKL-DNN"))
                         .map(String::strip).reduce((a, b) -> a + "; " + b).orElse("");
                 version = "libtorch (org.bytedeco:pytorch 2.10.0-1.5.13) " + first;
                 return version;

@@ -1,0 +1,300 @@
+package dev.kiln.bench.network;
+
+import dev.kiln.autoschedule.network.CompiledNetwork;
+import dev.kiln.autoschedule.network.Network;
+import dev.kiln.autoschedule.network.NetworkTuneOptions;
+import dev.kiln.bench.network.TorchNetwork.Format;
+import dev.kiln.bench.network.TorchNetwork.Variant;
+import dev.kiln.graph.Graph;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.KilnException;
+import dev.kiln.models.Models;
+import dev.kiln.runtime.Comparison;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Whole networks, Kiln against PyTorch: {@code ./kiln network-bench [options]}. For each network
+ * and thread count it times, in one process, PyTorch eager as built ({@link TorchNetwork},
+ * {@link Variant#AS_BUILT}), PyTorch with batch norm folded into the convs
+ * ({@link Variant#BN_FOLDED}), and Kiln's compiled network ({@link Network#tune} with
+ * {@code --trials}, or {@link Network#build} from the log when {@code --trials 0} and the log
+ * exists, else {@link Network#buildUntuned}). Each is warmed up, then run {@code --repeats} times;
+ * the table gives the median and the minimum. Outputs are checked against PyTorch as built
+ * (|got - want| <= tol + tol |want|, {@code --tolerance}); a mismatch is marked in the table and
+ * makes the command exit 1.
+ *
+ * <p>Threads: each thread count runs in its own child JVM started with {@code OMP_NUM_THREADS},
+ * {@code OPENBLAS_NUM_THREADS} set to it (and {@code OPENBLAS_CORETYPE}: {@code --openblas-coretype},
+ * else the environment's, else {@code SkylakeX} on AVX-512 hosts, which OpenBLAS does not detect by
+ * itself; libtorch's matmul and linear run in OpenBLAS, so this decides BERT's PyTorch numbers), because OpenMP and OpenBLAS read them once at start
+ * (see {@link TorchNetwork}); in the child, libtorch's and OpenBLAS's pools are also set in-process
+ * and Kiln's target gets that many cores. The load average is printed before and after each run,
+ * as numbers taken while other processes run are not comparable. The table is printed and written
+ * as TSV to {@code --dir}. The tuning log of thread count {@code n} is {@code --log} with
+ * {@code -<n>t} before its extension (programs tuned for one thread count are not the best for another).
+ */
+@Command(name = "kiln network-bench", mixinStandardHelpOptions = true,
+        description = "Whole networks: PyTorch eager (as built, BN folded) against Kiln's compiled network, 1 and 2 threads.")
+public final class NetworkBench implements Callable<Integer> {
+
+    @Option(names = "--network", split = ",", description = "resnet50, mobilenetv2, bert, resnet18-small (default: ${DEFAULT-VALUE}).")
+    List<String> networks = List.of("resnet18-small");
+
+    @Option(names = "--threads", split = ",", description = "Thread counts, one child JVM each (default: 1,2).")
+    int[] threads = {1, 2};
+
+    @Option(names = "--trials", description = "Kiln tuning trials per network (0: build from the log if it exists, else untuned; default: ${DEFAULT-VALUE}).")
+    int trials = 0;
+
+    @Option(names = "--log", description = "Kiln tuning log; '-<n>t' is added per thread count (default: ${DEFAULT-VALUE}).")
+    Path log = Path.of("kiln-bench", "network", "tuning.jsonl");
+
+    @Option(names = "--repeats", description = "Timed runs per implementation (default: ${DEFAULT-VALUE}).")
+    int repeats = 50;
+
+    @Option(names = "--warmup", description = "Untimed runs first (default: ${DEFAULT-VALUE}).")
+    int warmup = 10;
+
+    @Option(names = "--torch-formats", split = ",", description = "PyTorch memory formats to time: channels_last, nchw (default: channels_last).")
+    List<String> torchFormats = List.of("channels_last");
+
+    @Option(names = "--tolerance", description = "Output check against PyTorch as built, abs and rel (default: ${DEFAULT-VALUE}).")
+    double tolerance = 2e-3;
+
+    @Option(names = "--seed", description = "Weights and input seed (default: ${DEFAULT-VALUE}).")
+    long seed = 1;
+
+    @Option(names = "--dir", description = "Where the TSV goes (default: ${DEFAULT-VALUE}).")
+    Path dir = Path.of("kiln-bench", "network");
+
+    @Option(names = "--openblas-coretype", description = "OPENBLAS_CORETYPE for the children (default: the environment's, else SkylakeX on AVX-512 hosts).")
+    String openblasCoreType;
+
+    @Option(names = "--child-rows", hidden = true, description = "Internal: run one thread count in this JVM and write rows here.")
+    Path childRows;
+
+    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\truns\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new NetworkBench()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        for (String n : networks) graphOf(n, seed);  // fail early on a bad name
+        return childRows != null ? child() : parent();
+    }
+
+    // ---- the parent: one child JVM per thread count ---------------------------------------------
+
+    private int parent() throws IOException, InterruptedException {
+        Files.createDirectories(dir);
+        List<String> rows = new ArrayList<>();
+        String coreType = openblasCoreType != null ? openblasCoreType : System.getenv("OPENBLAS_CORETYPE");
+        if (coreType == null && cpuHasAvx512()) coreType = "SkylakeX";
+        boolean ok = true;
+        for (int t : threads) {
+            Path rowsFile = Files.createTempFile(dir, "rows-" + t + "t-", ".tsv");
+            List<String> cmd = new ArrayList<>();
+            cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetworkBench.class.getName(),
+                    "--network", String.join(",", networks), "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
+                    "--log", log.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
+                    "--torch-formats", String.join(",", torchFormats), "--tolerance", String.valueOf(tolerance),
+                    "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString()));
+            ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+            Map<String, String> env = pb.environment();
+            env.put("OMP_NUM_THREADS", String.valueOf(t));
+            env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
+            if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
+            System.out.printf(Locale.ROOT, "== %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d OPENBLAS_CORETYPE=%s; load %s%n",
+                    t, t, t, coreType == null ? "(auto)" : coreType, loadAverage());
+            int rc = pb.start().waitFor();
+            if (rc != 0) {
+                ok = false;
+                System.out.println("child for " + t + " thread(s) exited with " + rc);
+            }
+            rows.addAll(Files.readAllLines(rowsFile));
+            Files.deleteIfExists(rowsFile);
+        }
+        printTable(rows);
+        Path tsv = dir.resolve("network-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".tsv");
+        List<String> out = new ArrayList<>();
+        out.add(HEADER);
+        out.addAll(rows);
+        Files.write(tsv, out);
+        System.out.println("written " + tsv);
+        ok &= rows.stream().noneMatch(r -> r.split("\t")[7].equals("MISMATCH"));
+        return ok ? 0 : 1;
+    }
+
+    private static void printTable(List<String> rows) {
+        System.out.printf(Locale.ROOT, "%n%-15s %3s %-28s %10s %10s %5s %11s %-8s %-15s %-15s%n", "network", "thr", "impl", "median ms",
+                "min ms", "runs", "max |err|", "check", "load before", "load after");
+        for (String r : rows) {
+            String[] f = r.split("\t", -1);
+            System.out.printf(Locale.ROOT, "%-15s %3s %-28s %10s %10s %5s %11s %-8s %-15s %-15s%n", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7],
+                    f[8], f[9]);
+        }
+        rows.stream().map(r -> r.split("\t", -1)).filter(f -> !f[10].isBlank()).map(f -> f[0] + " " + f[1] + "t " + f[2] + ": " + f[10])
+                .distinct().forEach(System.out::println);
+    }
+
+    // ---- the child: one thread count, every network ---------------------------------------------
+
+    private int child() throws IOException {
+        int t = threads[0];
+        TorchNetwork.ensureAvailable();
+        TorchNetwork.setThreads(t);
+        System.out.println("   " + TorchNetwork.ensureAvailable());
+        System.out.println("   " + TorchNetwork.threadReport());
+        CpuTarget target = Target.cpu().withCores(t);
+        Path threadLog = logFor(log, t);
+        List<String> rows = new ArrayList<>();
+        for (String name : networks) {
+            Graph g = graphOf(name, seed);
+            NDArray[] inputs = g.inputs().stream().map(v -> NDArray.random(DType.FLOAT32, seed + 17, v.dims())).toArray(NDArray[]::new);
+            NDArray want = null;
+            for (Format f : formats()) {
+                for (Variant v : Variant.values()) {
+                    String impl = v.label() + (formats().size() > 1 || f != Format.CHANNELS_LAST ? " " + f.name().toLowerCase(Locale.ROOT) : "");
+                    try (TorchNetwork pt = TorchNetwork.load(g, v, f)) {
+                        NDArray[] out = new NDArray[1];
+                        Timing tm = time(() -> {
+                            List<NDArray> r = pt.run(inputs);
+                            if (out[0] != null) out[0].close();
+                            out[0] = r.getFirst();
+                            for (int i = 1; i < r.size(); i++) r.get(i).close();
+                        });
+                        if (want == null) {
+                            want = out[0];
+                            rows.add(row(name, t, impl, tm, "0", "ref", ""));
+                        } else {
+                            rows.add(check(name, t, impl, tm, out[0], want, ""));
+                            out[0].close();
+                        }
+                    }
+                }
+            }
+            String kilnNote;
+            CompiledNetwork cn;
+            long t0 = System.nanoTime();
+            if (trials > 0) {
+                Files.createDirectories(threadLog.toAbsolutePath().getParent());
+                cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(threadLog).build());
+                kilnNote = "tuned " + trials + " trials (" + threadLog + ")";
+            } else if (Files.exists(threadLog)) {
+                cn = Network.build(g, target, threadLog);
+                kilnNote = "built from " + threadLog;
+            } else {
+                cn = Network.buildUntuned(g, target);
+                kilnNote = "UNTUNED (default lowering; no log " + threadLog + ")";
+            }
+            kilnNote += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
+            try (cn) {
+                NDArray[] outs = cn.graph().outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
+                Timing tm = time(() -> cn.run(inputs, outs));
+                rows.add(check(name, t, "kiln", tm, outs[0], want, kilnNote));
+                for (NDArray o : outs) o.close();
+            }
+            want.close();
+            for (NDArray a : inputs) a.close();
+        }
+        Files.write(childRows, rows);
+        return 0;
+    }
+
+    private List<Format> formats() {
+        return torchFormats.stream().map(s -> switch (s.toLowerCase(Locale.ROOT).replace('-', '_')) {
+            case "channels_last", "cl", "nhwc" -> Format.CHANNELS_LAST;
+            case "nchw", "contiguous" -> Format.NCHW;
+            default -> throw new KilnException("--torch-formats: unknown format '" + s + "' (channels_last or nchw)");
+        }).distinct().toList();
+    }
+
+    record Timing(double medianMs, double minMs, int runs, String loadBefore, String loadAfter) {}
+
+    private Timing time(Runnable run) {
+        String before = loadAverage();
+        for (int i = 0; i < warmup; i++) run.run();
+        double[] ms = new double[Math.max(1, repeats)];
+        for (int i = 0; i < ms.length; i++) {
+            long s = System.nanoTime();
+            run.run();
+            ms[i] = (System.nanoTime() - s) / 1e6;
+        }
+        String after = loadAverage();
+        double[] sorted = ms.clone();
+        Arrays.sort(sorted);
+        double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+        return new Timing(median, sorted[0], ms.length, before, after);
+    }
+
+    private String check(String net, int t, String impl, Timing tm, NDArray got, NDArray want, String note) {
+        Comparison c = got.compareTo(want, tolerance, tolerance);
+        String n = c.ok() ? note : (note.isBlank() ? "" : note + "; ") + c;
+        return row(net, t, impl, tm, String.format(Locale.ROOT, "%.2e", c.maxAbsError()), c.ok() ? "ok" : "MISMATCH", n);
+    }
+
+    private static String row(String net, int t, String impl, Timing tm, String err, String check, String note) {
+        return String.join("\t", net, String.valueOf(t), impl, String.format(Locale.ROOT, "%.3f", tm.medianMs()),
+                String.format(Locale.ROOT, "%.3f", tm.minMs()), String.valueOf(tm.runs()), err, check, tm.loadBefore(), tm.loadAfter(),
+                note.replace('\t', ' ').replace('\n', ' '));
+    }
+
+    // ---- helpers -----------------------------------------------------------------------------
+
+    /** The networks by name. */
+    static Graph graphOf(String name, long seed) {
+        return switch (name.toLowerCase(Locale.ROOT)) {
+            case "resnet50" -> Models.resnet50(1, 224, seed);
+            case "mobilenetv2" -> Models.mobilenetV2(1, 224, seed);
+            case "bert" -> Models.bertLayer(128, 768, 12, 3072, seed);
+            case "resnet18-small" -> Models.resnet18(1, 64, 8, 10, seed);
+            default -> throw new KilnException("--network: unknown network '" + name + "' (resnet50, mobilenetv2, bert, resnet18-small)");
+        };
+    }
+
+    static Path logFor(Path log, int threads) {
+        String f = log.getFileName().toString();
+        int dot = f.lastIndexOf('.');
+        String name = dot > 0 ? f.substring(0, dot) + "-" + threads + "t" + f.substring(dot) : f + "-" + threads + "t";
+        return log.resolveSibling(name);
+    }
+
+    /** The 1-, 5- and 15-minute load averages, "a/b/c"; "?" where /proc/loadavg is missing. */
+    static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + "/" + f[1] + "/" + f[2];
+        } catch (IOException | RuntimeException e) {
+            return "?";
+        }
+    }
+
+    private static boolean cpuHasAvx512() {
+        try {
+            return Files.readString(Path.of("/proc/cpuinfo")).contains(" avx512f");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
