@@ -49,11 +49,14 @@ import org.bytedeco.pytorch.global.torch;
  * {@code softmax}, ...), under {@link InferenceMode}. Four-dimensional activations of the NHWC
  * graph are held as PyTorch NCHW tensors, so convolutions and pools take oneDNN's path; a conv's
  * HWIO weight is turned into OIHW once at load. The tensor memory format is {@link Format}: the
- * default is {@link Format#CHANNELS_LAST} (NCHW sizes with NHWC strides, PyTorch's recommended
- * format for CPU convolution through oneDNN: no reorder of activations around each conv, and the
- * NHWC input is taken as it is); {@link Format#NCHW} (contiguous) is the other choice, and
- * {@code ./kiln network-bench --torch-formats nchw,channels_last} times both in a quiet window
- * (keep the faster as the default). What PyTorch modules do themselves is done too: a conv or
+ * default is {@link Format#CHANNELS_LAST} (NCHW sizes with NHWC strides; conv weights too, as
+ * {@code model.to(memory_format=torch.channels_last)} does): PyTorch's CPU conv dispatch sends every
+ * channels_last conv to oneDNN, which reads NHWC without reordering activations, while a contiguous
+ * NCHW conv at batch 1 goes to oneDNN only when its heuristics say the input is large enough and
+ * otherwise to im2col + OpenBLAS (the NNPACK warnings libtorch prints come from that choice). The
+ * NHWC input is also taken as it is. {@link Format#NCHW} (contiguous) is the other choice; the
+ * default was chosen on these grounds, not yet on a measurement: {@code ./kiln network-bench
+ * --torch-formats channels_last,nchw} times both, to be run in a quiet window (keep the faster). What PyTorch modules do themselves is done too: a conv or
  * dense followed by a bias add becomes one call with a bias (as {@code nn.Conv2d} /
  * {@code nn.Linear} with {@code bias=True}), and ReLU, ReLU6 and a residual add write in place when
  * nothing else reads their input (torchvision's {@code inplace=True} and {@code out += identity}).

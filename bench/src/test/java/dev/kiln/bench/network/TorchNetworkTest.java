@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
  * with batch norm folded, in both memory formats) and through {@link ReferenceExecutor} with
  * default-lowered LLVM kernels, in the same JVM (which also checks that Bytedeco's LLVM 1.5.12
  * classes and PyTorch 1.5.13 share one javacpp runtime). Tolerance, float32: whole networks
- * |got - want| <= 2e-3 + 2e-3 |want| (dozens of layers, different summation orders, oneDNN's
- * Winograd-free but blocked accumulation); single ops 1e-4 + 1e-4 |want|. If libtorch cannot load,
+ * |got - want| <= 2e-3 + 2e-3 |want| (up to twenty layers, each summing in its own order: oneDNN's
+ * blocked convs, OpenBLAS's gemm, Kiln's loops); single ops 1e-4 + 1e-4 |want|. If libtorch cannot load,
  * every test fails with {@link TorchNetwork#ensureAvailable()}'s message; none is skipped.
  */
 class TorchNetworkTest {

@@ -1,0 +1,29 @@
+package dev.kiln.bench.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kiln.ir.KilnException;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The harness's small pieces (the command itself is exercised by a smoke run, not a test: it times things). */
+class NetworkBenchTest {
+    @Test
+    void oneTuningLogPerThreadCount() {
+        assertThat(NetworkBench.logFor(Path.of("kiln-bench", "network", "tuning.jsonl"), 2))
+                .isEqualTo(Path.of("kiln-bench", "network", "tuning-2t.jsonl"));
+        assertThat(NetworkBench.logFor(Path.of("log"), 1)).isEqualTo(Path.of("log-1t"));
+    }
+
+    @Test
+    void networksByName() {
+        assertThat(NetworkBench.graphOf("resnet18-small", 1).name()).isEqualTo("resnet18");
+        assertThatThrownBy(() -> NetworkBench.graphOf("vgg", 1)).isInstanceOf(KilnException.class).hasMessageContaining("resnet50, mobilenetv2");
+    }
+
+    @Test
+    void loadAverageIsThreeNumbersOrUnknown() {
+        assertThat(NetworkBench.loadAverage()).matches("\\?|[0-9.]+/[0-9.]+/[0-9.]+");
+    }
+}
