@@ -147,11 +147,11 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     private static void printTable(List<String> rows) {
-        System.out.printf(Locale.ROOT, "%n%-15s %3s %-28s %10s %10s %5s %11s %-8s %-15s %-15s%n", "network", "thr", "impl", "median ms",
+        System.out.printf(Locale.ROOT, "%n%-15s %3s %-32s %10s %10s %5s %11s %-8s %-15s %-15s%n", "network", "thr", "impl", "median ms",
                 "min ms", "runs", "max |err|", "check", "load before", "load after");
         for (String r : rows) {
             String[] f = r.split("\t", -1);
-            System.out.printf(Locale.ROOT, "%-15s %3s %-28s %10s %10s %5s %11s %-8s %-15s %-15s%n", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7],
+            System.out.printf(Locale.ROOT, "%-15s %3s %-32s %10s %10s %5s %11s %-8s %-15s %-15s%n", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7],
                     f[8], f[9]);
         }
         rows.stream().map(r -> r.split("\t", -1)).filter(f -> !f[10].isBlank()).map(f -> f[0] + " " + f[1] + "t " + f[2] + ": " + f[10])
