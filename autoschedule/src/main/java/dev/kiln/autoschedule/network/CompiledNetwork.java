@@ -101,6 +101,46 @@ public final class CompiledNetwork implements AutoCloseable {
         }
     }
 
+    /**
+     * Times {@code runs} runs (after {@code warmup}) two ways: plain runs, and runs that time each
+     * kernel call, to tell the time spent in the kernels from the time spent around them (argument
+     * binding and checks, the loop). Medians over the runs.
+     */
+    public NetworkProfile profile(int warmup, int runs, NDArray... inputs) {
+        if (runs < 1) throw new KilnException("profile: runs must be at least 1, got " + runs);
+        for (int i = 0; i < warmup; i++) runInto(inputs, ownOutputs);
+        double[] plain = new double[runs];
+        for (int r = 0; r < runs; r++) {
+            long t0 = System.nanoTime();
+            runInto(inputs, ownOutputs);
+            plain[r] = (System.nanoTime() - t0) / 1e9;
+        }
+        double[][] perCall = new double[calls.size()][runs];
+        double[] inKernels = new double[runs];
+        ReferenceExecutor.checkInputs(graph, inputs);
+        for (int r = 0; r < runs; r++) {
+            for (int c = 0; c < calls.size(); c++) {
+                Call call = calls.get(c);
+                NDArray[] args = call.args();
+                int[] in = call.inputIndex();
+                for (int i = 0; i < in.length; i++) if (in[i] >= 0) args[i] = inputs[in[i]];
+                int[] out = call.outputIndex();
+                for (int i = 0; i < out.length; i++) if (out[i] >= 0) args[i] = ownOutputs[out[i]];
+                long t0 = System.nanoTime();
+                call.kernel().call(args);
+                perCall[c][r] = (System.nanoTime() - t0) / 1e9;
+                inKernels[r] += perCall[c][r];
+            }
+        }
+        List<NetworkProfile.Entry> entries = new ArrayList<>();
+        for (int c = 0; c < calls.size(); c++) {
+            Call call = calls.get(c);
+            entries.add(new NetworkProfile.Entry(call.group().id(), call.group().description(), call.task().id(),
+                    NetworkProfile.median(perCall[c]), call.task().flops()));
+        }
+        return new NetworkProfile(NetworkProfile.median(plain), NetworkProfile.median(inKernels), entries);
+    }
+
     /** The graph as compiled (after the graph passes). */
     public Graph graph() { return graph; }
 

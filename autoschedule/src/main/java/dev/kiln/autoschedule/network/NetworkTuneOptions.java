@@ -62,6 +62,9 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
         /** Print the per-task progress table after every round. */
         public Builder verbose(boolean on) { s.verbose(on); return this; }
 
+        /** Stop starting rounds after this long (the warm-up round of every task always completes). */
+        public Builder timeBudget(java.time.Duration d) { s.timeBudget(d); return this; }
+
         public Builder layoutRewrite(boolean on) { layoutRewrite = on; return this; }
 
         /** Any other scheduler option. */

@@ -171,6 +171,10 @@ public final class SchedulerLoop {
         int rr = -1;
         while (true) {
             if (ct >= options.trials()) break;
+            if (!options.timeBudget().isZero() && nanoTime.getAsLong() - start >= options.timeBudget().toNanos()) {
+                stop = SchedulerStop.TIME_BUDGET;
+                break;
+            }
             if (!anyAlive()) {
                 stop = SchedulerStop.ALL_TASKS_DEAD;
                 break;

@@ -47,13 +47,15 @@ import java.util.Optional;
  * @param measurer             one measurer for every task instead (not closed by the scheduler), or null
  * @param listener             told after every round, or null
  * @param verbose              print the progress table to standard output after every round
+ * @param timeBudget           stop starting rounds once this much time has passed ({@link java.time.Duration#ZERO}: no
+ *                             limit); checked after the warm-up, which always completes so every task has a program
  */
 public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPerRound, long seed, double alpha, double beta,
                                    int backwardWindow, int perTaskEarlyStopping, int earlyStopping, double taskEpsGreedy,
                                    Objective objective, Path logFile, Path latencyTsv, TuneOptions.PolicyFactory policies,
                                    boolean sharedCostModel, ModelFactory sharedModel, SharedModelPolicyFactory sharedModelPolicies,
                                    MeasureOptions measureOptions, TuneOptions.MeasurerFactory measurers, Measurer measurer,
-                                   SchedulerListener listener, boolean verbose) {
+                                   SchedulerListener listener, boolean verbose, java.time.Duration timeBudget) {
 
     /** Makes the cost model all tasks share. */
     @FunctionalInterface
@@ -75,6 +77,8 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
         Objects.requireNonNull(sharedModelPolicies, "sharedModelPolicies");
         Objects.requireNonNull(measureOptions, "measureOptions");
         Objects.requireNonNull(measurers, "measurers");
+        Objects.requireNonNull(timeBudget, "timeBudget");
+        if (timeBudget.isNegative()) throw new KilnException("task scheduler: the time budget must not be negative, got " + timeBudget);
         if (trials < 0) throw new KilnException("task scheduler: trials must not be negative, got " + trials);
         if (measuresPerRound < 1) throw new KilnException("task scheduler: measuresPerRound must be at least 1, got " + measuresPerRound);
         if (!(alpha >= 0 && alpha <= 1)) throw new KilnException("task scheduler: alpha must be in [0, 1], got " + alpha);
@@ -114,6 +118,7 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
         private Measurer measurer;
         private SchedulerListener listener;
         private boolean verbose;
+        private java.time.Duration timeBudget = java.time.Duration.ZERO;
 
         private Builder() {}
 
@@ -177,10 +182,14 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
         /** Print the progress table (Ansor's PrintTableInfo) to standard output after every round. */
         public Builder verbose(boolean on) { verbose = on; return this; }
 
+        /** Stop starting rounds after this long (checked after the warm-up; ZERO: no limit). */
+        public Builder timeBudget(java.time.Duration d) { timeBudget = Objects.requireNonNull(d, "timeBudget"); return this; }
+
         public TaskSchedulerOptions build() {
             return new TaskSchedulerOptions(strategy, trials, measuresPerRound, seed, alpha, beta, backwardWindow,
                     perTaskEarlyStopping, earlyStopping, taskEpsGreedy, objective, logFile, latencyTsv, policies,
-                    sharedCostModel, sharedModel, sharedModelPolicies, measureOptions, measurers, measurer, listener, verbose);
+                    sharedCostModel, sharedModel, sharedModelPolicies, measureOptions, measurers, measurer, listener, verbose,
+                    timeBudget);
         }
     }
 }

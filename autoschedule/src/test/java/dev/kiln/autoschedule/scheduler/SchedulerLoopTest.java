@@ -183,6 +183,21 @@ class SchedulerLoopTest {
     }
 
     @Test
+    void theTimeBudgetStopsAfterTheWarmUp() {
+        // A clock that advances 1 s each time it is read. The budget (2.5 s) has passed by the time the
+        // warm-up ends, yet the warm-up gives every task its round; then the scheduler stops.
+        long[] now = {0};
+        List<CurveTask> tasks = List.of(CurveTask.of("a", 1, 1e-3), CurveTask.of("b", 1, 1e-3), CurveTask.of("c", 1, 1e-3));
+        SchedulerTrace t = new SchedulerLoop(tasks, opts(300, 10).strategy(Strategy.ROUND_ROBIN)
+                .timeBudget(java.time.Duration.ofMillis(2500)).build(), () -> (now[0]++) * 1_000_000_000L).run();
+        assertThat(t.order()).containsExactly(0, 1, 2);
+        assertThat(t.stop()).isEqualTo(SchedulerStop.TIME_BUDGET);
+        // no budget: the same tasks run to the trial budget
+        assertThat(run(tasks.stream().map(x -> CurveTask.of(x.name(), 1, 1e-3)).toList(),
+                opts(60, 10).strategy(Strategy.ROUND_ROBIN).build()).order()).hasSize(6);
+    }
+
+    @Test
     void perTaskEarlyStoppingKillsATaskThatStopsImproving() {
         // Round robin; T0 is 1 ms from its first round on, T1 improves every round (1/k ms).
         // perTaskEarlyStopping 25, per_round 10: T0 dies when (t - 1) * 10 > 25, at t = 4.
