@@ -2,7 +2,11 @@ package dev.kiln.bench.network;
 
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
+import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
+import dev.kiln.autoschedule.scheduler.SchedulerResult;
+import dev.kiln.autoschedule.scheduler.Strategy;
+import java.time.Duration;
 import dev.kiln.bench.network.TorchNetwork.Format;
 import dev.kiln.bench.network.TorchNetwork.Variant;
 import dev.kiln.graph.Graph;
@@ -87,6 +91,18 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--openblas-coretype", description = "OPENBLAS_CORETYPE for the children (default: the environment's, else SkylakeX on AVX-512 hosts).")
     String openblasCoreType;
 
+    @Option(names = "--time-budget", description = "Kiln tuning time limit per network and thread count, in seconds (0: none; the warm-up round of every task always completes; default: ${DEFAULT-VALUE}).")
+    long timeBudget = 0;
+
+    @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
+    int perRound = 64;
+
+    @Option(names = "--strategy", split = ",", description = "Task scheduler strategies to tune with: gradient, round-robin (each its own log and latency curve; default: gradient).")
+    List<String> strategies = List.of("gradient");
+
+    @Option(names = "--profile", negatable = true, description = "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
+    boolean profile = true;
+
     @Option(names = "--child-rows", hidden = true, description = "Internal: run one thread count in this JVM and write rows here.")
     Path childRows;
 
@@ -99,6 +115,7 @@ public final class NetworkBench implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         for (String n : networks) graphOf(n, seed);  // fail early on a bad name
+        strategies.forEach(NetworkBench::strategyOf);
         return childRows != null ? child() : parent();
     }
 
@@ -119,10 +136,13 @@ public final class NetworkBench implements Callable<Integer> {
                     "--network", String.join(",", networks), "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
                     "--log", log.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
                     "--torch-formats", String.join(",", torchFormats), "--tolerance", String.valueOf(tolerance),
-                    "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString()));
+                    "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
+                    "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
+                    "--strategy", String.join(",", strategies), profile ? "--profile" : "--no-profile"));
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
             Map<String, String> env = pb.environment();
             env.put("OMP_NUM_THREADS", String.valueOf(t));
+            env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");   // libtorch's NNPACK warnings, one per conv, otherwise flood the table
             env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
             if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
             System.out.printf(Locale.ROOT, "== %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d OPENBLAS_CORETYPE=%s; load %s%n",
@@ -194,26 +214,43 @@ public final class NetworkBench implements Callable<Integer> {
                     }
                 }
             }
-            String kilnNote;
-            CompiledNetwork cn;
-            long t0 = System.nanoTime();
-            if (trials > 0) {
-                Files.createDirectories(threadLog.toAbsolutePath().getParent());
-                cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(threadLog).build());
-                kilnNote = "tuned " + trials + " trials (" + threadLog + ")";
-            } else if (Files.exists(threadLog)) {
-                cn = Network.build(g, target, threadLog);
-                kilnNote = "built from " + threadLog;
-            } else {
-                cn = Network.buildUntuned(g, target);
-                kilnNote = "UNTUNED (default lowering; no log " + threadLog + ")";
-            }
-            kilnNote += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
-            try (cn) {
-                NDArray[] outs = cn.graph().outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
-                Timing tm = time(() -> cn.run(inputs, outs));
-                rows.add(check(name, t, "kiln", tm, outs[0], want, kilnNote));
-                for (NDArray o : outs) o.close();
+            for (String strategyName : strategies) {
+                Strategy strategy = strategyOf(strategyName);
+                String suffix = strategies.size() > 1 ? "-" + strategyName : "";
+                Path taskLog = strategies.size() > 1 ? withSuffix(threadLog, suffix) : threadLog;
+                String kilnNote;
+                CompiledNetwork cn;
+                long t0 = System.nanoTime();
+                if (trials > 0) {
+                    Files.createDirectories(taskLog.toAbsolutePath().getParent());
+                    Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
+                    cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
+                            .measuresPerRound(perRound).strategy(strategy).timeBudget(Duration.ofSeconds(timeBudget))
+                            .scheduler(b -> b.latencyTsv(curve)).build());
+                    SchedulerResult r = cn.tuning().orElseThrow();
+                    System.out.println(r.table());
+                    kilnNote = String.format(Locale.ROOT, "%s, %d trials (%d new, stop %s, %s)", strategyName, r.trials(),
+                            r.newTrials(), r.stop(), taskLog);
+                } else if (Files.exists(taskLog)) {
+                    cn = Network.build(g, target, taskLog);
+                    kilnNote = "built from " + taskLog;
+                } else {
+                    cn = Network.buildUntuned(g, target);
+                    kilnNote = "UNTUNED (default lowering; no log " + taskLog + ")";
+                }
+                kilnNote += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
+                try (cn) {
+                    NDArray[] outs = cn.graph().outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
+                    Timing tm = time(() -> cn.run(inputs, outs));
+                    if (profile) {
+                        NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
+                        System.out.println("   " + name + " " + t + "t kiln (" + strategyName + "): " + cn.summary());
+                        System.out.print(prof.table(8).indent(3));
+                        kilnNote += String.format(Locale.ROOT, ", outside kernels %.2f%%", 100 * prof.overheadShare());
+                    }
+                    rows.add(check(name, t, "kiln" + (strategies.size() > 1 ? " " + strategyName : ""), tm, outs[0], want, kilnNote));
+                    for (NDArray o : outs) o.close();
+                }
             }
             want.close();
             for (NDArray a : inputs) a.close();
@@ -271,6 +308,20 @@ public final class NetworkBench implements Callable<Integer> {
             case "resnet18-small" -> Models.resnet18(1, 64, 8, 10, seed);
             default -> throw new KilnException("--network: unknown network '" + name + "' (resnet50, mobilenetv2, bert, resnet18-small)");
         };
+    }
+
+    static Strategy strategyOf(String s) {
+        return switch (s.toLowerCase(Locale.ROOT).replace('_', '-')) {
+            case "gradient" -> Strategy.GRADIENT;
+            case "round-robin", "roundrobin" -> Strategy.ROUND_ROBIN;
+            default -> throw new KilnException("--strategy: unknown strategy '" + s + "' (gradient, round-robin)");
+        };
+    }
+
+    static Path withSuffix(Path log, String suffix) {
+        String f = log.getFileName().toString();
+        int dot = f.lastIndexOf('.');
+        return log.resolveSibling(dot > 0 ? f.substring(0, dot) + suffix + f.substring(dot) : f + suffix);
     }
 
     static Path logFor(Path log, int threads) {
