@@ -109,7 +109,8 @@ public final class NetworkBench implements Callable<Integer> {
     static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\truns\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new NetworkBench()).execute(args));
+        // later occurrences win, so `./kiln run` can put its defaults first and the user's options after
+        System.exit(new CommandLine(new NetworkBench()).setOverwrittenOptionsAllowed(true).execute(args));
     }
 
     @Override
@@ -138,15 +139,20 @@ public final class NetworkBench implements Callable<Integer> {
                     "--torch-formats", String.join(",", torchFormats), "--tolerance", String.valueOf(tolerance),
                     "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
                     "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
-                    "--strategy", String.join(",", strategies), profile ? "--profile" : "--no-profile"));
+                    "--strategy", String.join(",", strategies)));
+            if (!profile) cmd.add("--no-profile");
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
             Map<String, String> env = pb.environment();
             env.put("OMP_NUM_THREADS", String.valueOf(t));
-            env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");   // libtorch's NNPACK warnings, one per conv, otherwise flood the table
+            env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
+            // libgomp's default (spinning) wait policy collapses PyTorch on 2 vCPUs shared with the JVM's own threads:
+            // MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms on 1 thread),
+            // measured here; PyTorch gets its best setting.
+            env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");   // libtorch's NNPACK warnings, one per conv, otherwise flood the table
             env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
             if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
-            System.out.printf(Locale.ROOT, "== %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d OPENBLAS_CORETYPE=%s; load %s%n",
-                    t, t, t, coreType == null ? "(auto)" : coreType, loadAverage());
+            System.out.printf(Locale.ROOT, "== %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
+                    t, t, t, coreType == null ? "(auto)" : coreType, env.get("OMP_WAIT_POLICY"), loadAverage());
             int rc = pb.start().waitFor();
             if (rc != 0) {
                 ok = false;
