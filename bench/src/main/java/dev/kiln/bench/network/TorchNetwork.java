@@ -234,6 +234,9 @@ public final class TorchNetwork implements AutoCloseable {
             if (version != null) return version;
             try {
                 org.bytedeco.javacpp.Loader.load(torch.class);
+                // NNPACK cannot start on these CPUs ("Unsupported hardware"); left enabled, every conv call tries it
+                // again, fails and warns before taking the path it takes anyway (oneDNN). Off, only the retry goes.
+                if (torch.globalContext().userEnabledNNPACK()) torch.globalContext().setUserEnabledNNPACK(false);
                 String cfg = torch.show_config().getString();
                 String first = cfg.lines().filter(l -> l.contains("CPU capability") || l.toLowerCase(Locale.ROOT).contains("onednn")
                         || l.contains("MKL-DNN"))
