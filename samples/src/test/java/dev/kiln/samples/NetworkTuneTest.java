@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * sampling per task for speed, in-process measurement): the compiled network matches the
  * reference run (rtol 1e-4, atol 1e-4, float32 with FMA contraction and folded batch norm), a
  * second tune on the same log measures nothing, and {@link Network#build} from the log gives the
- * same numbers without searching.
+ * same numbers without searching (to 1e-6: each task's weight layout is chosen by timing at build).
  */
 class NetworkTuneTest {
 
@@ -51,13 +51,15 @@ class NetworkTuneTest {
                 assertThat(r.history()).isNotEmpty();
                 tuned = cn.run(x);
                 tuned.assertClose(expected, 1e-4, 1e-4);
-                assertThat(cn.notes()).anySatisfy(n -> assertThat(n).contains("weights packed"));
+                // every task whose weights could be packed was timed both ways at build time, the faster kept
+                assertThat(cn.notes()).anySatisfy(n -> assertThat(n).containsAnyOf("weights packed", "kept in their original layout"));
+                assertThat(cn.notes()).allSatisfy(n -> assertThat(n).contains("ms, original"));
             }
             try (CompiledNetwork again = Network.tune(net, target, opts)) {
                 assertThat(again.tuning().orElseThrow().newTrials()).isZero();
             }
             try (CompiledNetwork built = Network.build(net, target, log); NDArray y = built.run(x)) {
-                y.assertClose(tuned, 0, 0);
+                y.assertClose(tuned, 1e-6, 1e-6);   // the same programs (the layout chosen by timing may differ)
             }
             try (CompiledNetwork plain = Network.build(net, target, log, false); NDArray y = plain.run(x)) {
                 y.assertClose(expected, 1e-4, 1e-4);

@@ -38,9 +38,29 @@ final class NetworkCompiler {
                 Schedule s = schedules.get(t);
                 if (s == null) throw new KilnException("no schedule for task " + t.id() + " (" + t.description() + ")");
                 WeightLayouts wl = layoutRewrite ? WeightLayouts.of(p, t, s) : WeightLayouts.unchanged(s);
+                String kernelName = "task" + t.id() + "_" + t.groups().getFirst().output();
+                CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, kernelName);
+                if (wl.rewritten()) {
+                    // The schedule was tuned (and measured) on the original layout; packing can still lose, for
+                    // example when a fused parallel loop leaves a division in the packed index. Time both kernels
+                    // on the task's first group and keep the faster.
+                    CompiledKernel plain = AutoSchedule.compile(s, target, kernelName + "_unpacked");
+                    FusedGroup first = t.groups().getFirst();
+                    double packedS = KernelTiming.median(k, KernelTiming.arguments(g, first, wl));
+                    double plainS = KernelTiming.median(plain, KernelTiming.arguments(g, first, WeightLayouts.unchanged(s)));
+                    String times = String.format(java.util.Locale.ROOT, "packed %.4f ms, original %.4f ms", packedS * 1e3, plainS * 1e3);
+                    if (plainS < packedS) {
+                        k.close();
+                        k = plain;
+                        notes.add("task " + t.id() + " (" + t.description() + "): weights kept in their original layout, "
+                                + "packing measured slower (" + times + ")");
+                        wl = WeightLayouts.unchanged(s);
+                    } else {
+                        plain.close();
+                        notes.add("task " + t.id() + " (" + t.description() + "): " + wl.note() + " (" + times + ")");
+                    }
+                }
                 layouts.put(t, wl);
-                if (wl.rewritten()) notes.add("task " + t.id() + " (" + t.description() + "): " + wl.note());
-                CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, "task" + t.id() + "_" + t.groups().getFirst().output());
                 kernels.add(k);
                 kernelOf.put(t, k);
                 for (FusedGroup gr : t.groups()) taskOf.put(gr, t);

@@ -10,6 +10,8 @@ import java.time.Duration;
 import dev.kiln.bench.network.TorchNetwork.Format;
 import dev.kiln.bench.network.TorchNetwork.Variant;
 import dev.kiln.graph.Graph;
+import dev.kiln.graph.NodeRunner;
+import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.models.Models;
@@ -103,6 +105,9 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--profile", negatable = true, description = "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
     boolean profile = true;
 
+    @Option(names = "--part", hidden = true, description = "Internal: what the child times: kiln or torch.")
+    String part = "kiln";
+
     @Option(names = "--child-rows", hidden = true, description = "Internal: run one thread count in this JVM and write rows here.")
     Path childRows;
 
@@ -129,37 +134,50 @@ public final class NetworkBench implements Callable<Integer> {
         if (coreType == null && cpuHasAvx512()) coreType = "SkylakeX";
         boolean ok = true;
         for (int t : threads) {
-            Path rowsFile = Files.createTempFile(dir, "rows-" + t + "t-", ".tsv");
-            List<String> cmd = new ArrayList<>();
-            cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetworkBench.class.getName(),
-                    "--network", String.join(",", networks), "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
-                    "--log", log.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
-                    "--torch-formats", String.join(",", torchFormats), "--tolerance", String.valueOf(tolerance),
-                    "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
-                    "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
-                    "--strategy", String.join(",", strategies)));
-            if (!profile) cmd.add("--no-profile");
-            ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
-            Map<String, String> env = pb.environment();
-            env.put("OMP_NUM_THREADS", String.valueOf(t));
-            env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
-            // libgomp's default (spinning) wait policy collapses PyTorch on 2 vCPUs shared with the JVM's own threads:
-            // MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms on 1 thread),
-            // measured here; PyTorch gets its best setting.
-            env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");   // libtorch's NNPACK warnings, one per conv, otherwise flood the table
-            env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
-            if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
-            System.out.printf(Locale.ROOT, "== %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
-                    t, t, t, coreType == null ? "(auto)" : coreType, env.get("OMP_WAIT_POLICY"), loadAverage());
-            int rc = pb.start().waitFor();
-            if (rc != 0) {
-                ok = false;
-                System.out.println("child for " + t + " thread(s) exited with " + rc);
+            // Kiln first, then PyTorch, each in its own JVM: a crash in one (libtorch's oneDNN has died with SIGFPE
+            // on some layers here) loses only its own rows, which are written as they are measured.
+            for (String partName : List.of("kiln", "torch")) {
+                Path rowsFile = Files.createTempFile(dir, "rows-" + t + "t-", ".tsv");
+                List<String> cmd = new ArrayList<>();
+                cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+                cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetworkBench.class.getName(),
+                        "--network", String.join(",", networks), "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
+                        "--log", log.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
+                        "--torch-formats", String.join(",", torchFormats), "--tolerance", String.valueOf(tolerance),
+                        "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
+                        "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
+                        "--strategy", String.join(",", strategies), "--part", partName));
+                if (!profile) cmd.add("--no-profile");
+                ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+                Map<String, String> env = pb.environment();
+                env.put("OMP_NUM_THREADS", String.valueOf(t));
+                env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
+                // libgomp's default (spinning) wait policy collapses PyTorch on 2 vCPUs shared with the JVM's own threads:
+                // MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms on 1 thread),
+                // measured here; PyTorch gets its best setting.
+                env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
+                env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
+                if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
+                System.out.printf(Locale.ROOT, "== %s, %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
+                        partName, t, t, t, coreType == null ? "(auto)" : coreType, env.get("OMP_WAIT_POLICY"), loadAverage());
+                int rc = pb.start().waitFor();
+                List<String> got = Files.readAllLines(rowsFile);
+                rows.addAll(got);
+                if (rc != 0) {
+                    ok = false;
+                    System.out.println(partName + " child for " + t + " thread(s) exited with " + rc);
+                    for (String n : networks) {
+                        boolean has = got.stream().anyMatch(r -> r.startsWith(n + "\t"));
+                        if (!has) {
+                            rows.add(String.join("\t", n, String.valueOf(t), partName.equals("torch") ? "pytorch" : "kiln", "-", "-", "0", "-",
+                                    "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc + " while timing this"
+                                            + " network or an earlier one (see its output and hs_err_pid*.log)"));
+                        }
+                    }
+                }
+                Files.deleteIfExists(rowsFile);
             }
-            rows.addAll(Files.readAllLines(rowsFile));
-            Files.deleteIfExists(rowsFile);
         }
         printTable(rows);
         Path tsv = dir.resolve("network-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".tsv");
@@ -188,81 +206,110 @@ public final class NetworkBench implements Callable<Integer> {
 
     private int child() throws IOException {
         int t = threads[0];
-        TorchNetwork.ensureAvailable();
-        TorchNetwork.setThreads(t);
-        System.out.println("   " + TorchNetwork.ensureAvailable());
-        System.out.println("   " + TorchNetwork.threadReport());
+        boolean torch = part.equals("torch");
+        if (!torch && !part.equals("kiln")) throw new KilnException("--part must be kiln or torch, got '" + part + "'");
+        if (torch) {
+            TorchNetwork.ensureAvailable();
+            TorchNetwork.setThreads(t);
+            System.out.println("   " + TorchNetwork.ensureAvailable());
+            System.out.println("   " + TorchNetwork.threadReport());
+        }
         CpuTarget target = Target.cpu().withCores(t);
         Path threadLog = logFor(log, t);
-        List<String> rows = new ArrayList<>();
+        Files.write(childRows, List.of());
         for (String name : networks) {
             Graph g = graphOf(name, seed);
             NDArray[] inputs = g.inputs().stream().map(v -> NDArray.random(DType.FLOAT32, seed + 17, v.dims())).toArray(NDArray[]::new);
-            NDArray want = null;
-            for (Format f : formats()) {
-                for (Variant v : Variant.values()) {
-                    String impl = v.label() + (formats().size() > 1 || f != Format.CHANNELS_LAST ? " " + f.name().toLowerCase(Locale.ROOT) : "");
-                    try (TorchNetwork pt = TorchNetwork.load(g, v, f)) {
-                        NDArray[] out = new NDArray[1];
-                        Timing tm = time(() -> {
-                            List<NDArray> r = pt.run(inputs);
-                            if (out[0] != null) out[0].close();
-                            out[0] = r.getFirst();
-                            for (int i = 1; i < r.size(); i++) r.get(i).close();
-                        });
-                        if (want == null) {
-                            want = out[0];
-                            rows.add(row(name, t, impl, tm, "0", "ref", ""));
-                        } else {
-                            rows.add(check(name, t, impl, tm, out[0], want, ""));
-                            out[0].close();
-                        }
-                    }
-                }
+            NDArray want;
+            try (NodeRunner ref = NodeRunner.compiled(Target.cpu())) {
+                want = ReferenceExecutor.run(g, ref, inputs).getFirst();     // the reference run: each node's default lowering
             }
-            for (String strategyName : strategies) {
-                Strategy strategy = strategyOf(strategyName);
-                String suffix = strategies.size() > 1 ? "-" + strategyName : "";
-                Path taskLog = strategies.size() > 1 ? withSuffix(threadLog, suffix) : threadLog;
-                String kilnNote;
-                CompiledNetwork cn;
-                long t0 = System.nanoTime();
-                if (trials > 0) {
-                    Files.createDirectories(taskLog.toAbsolutePath().getParent());
-                    Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
-                    cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
-                            .measuresPerRound(perRound).strategy(strategy).timeBudget(Duration.ofSeconds(timeBudget))
-                            .scheduler(b -> b.latencyTsv(curve)).build());
-                    SchedulerResult r = cn.tuning().orElseThrow();
-                    System.out.println(r.table());
-                    kilnNote = String.format(Locale.ROOT, "%s, %d trials (%d new, stop %s, %s)", strategyName, r.trials(),
-                            r.newTrials(), r.stop(), taskLog);
-                } else if (Files.exists(taskLog)) {
-                    cn = Network.build(g, target, taskLog);
-                    kilnNote = "built from " + taskLog;
-                } else {
-                    cn = Network.buildUntuned(g, target);
-                    kilnNote = "UNTUNED (default lowering; no log " + taskLog + ")";
-                }
-                kilnNote += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
-                try (cn) {
-                    NDArray[] outs = cn.graph().outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
-                    Timing tm = time(() -> cn.run(inputs, outs));
-                    if (profile) {
-                        NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
-                        System.out.println("   " + name + " " + t + "t kiln (" + strategyName + "): " + cn.summary());
-                        System.out.print(prof.table(8).indent(3));
-                        kilnNote += String.format(Locale.ROOT, ", outside kernels %.2f%%", 100 * prof.overheadShare());
-                    }
-                    rows.add(check(name, t, "kiln" + (strategies.size() > 1 ? " " + strategyName : ""), tm, outs[0], want, kilnNote));
-                    for (NDArray o : outs) o.close();
-                }
-            }
+            if (torch) timeTorch(name, t, g, inputs, want);
+            else timeKiln(name, t, g, target, threadLog, inputs, want);
             want.close();
             for (NDArray a : inputs) a.close();
         }
-        Files.write(childRows, rows);
         return 0;
+    }
+
+    private void timeTorch(String name, int t, Graph g, NDArray[] inputs, NDArray want) throws IOException {
+        for (Format f : formats()) {
+            for (Variant v : Variant.values()) {
+                String impl = v.label() + (formats().size() > 1 || f != Format.CHANNELS_LAST ? " " + f.name().toLowerCase(Locale.ROOT) : "");
+                try (TorchNetwork pt = TorchNetwork.load(g, v, f)) {
+                    NDArray[] out = new NDArray[1];
+                    Timing tm = time(() -> {
+                        List<NDArray> r = pt.run(inputs);
+                        if (out[0] != null) out[0].close();
+                        out[0] = r.getFirst();
+                        for (int i = 1; i < r.size(); i++) r.get(i).close();
+                    });
+                    emit(check(name, t, impl, tm, out[0], want, ""));
+                    out[0].close();
+                }
+            }
+        }
+    }
+
+    private void timeKiln(String name, int t, Graph g, CpuTarget target, Path threadLog, NDArray[] inputs, NDArray want)
+            throws IOException {
+        for (String strategyName : strategies) {
+            Strategy strategy = strategyOf(strategyName);
+            String suffix = strategies.size() > 1 ? "-" + strategyName : "";
+            Path taskLog = strategies.size() > 1 ? withSuffix(threadLog, suffix) : threadLog;
+            String kilnNote;
+            long t0 = System.nanoTime();
+            boolean tuned = false;
+            CompiledNetwork cn;
+            if (trials > 0) {
+                Files.createDirectories(taskLog.toAbsolutePath().getParent());
+                Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
+                cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
+                        .measuresPerRound(perRound).strategy(strategy).timeBudget(Duration.ofSeconds(timeBudget))
+                        .scheduler(b -> b.latencyTsv(curve)).build());
+                SchedulerResult r = cn.tuning().orElseThrow();
+                System.out.println(r.table());
+                kilnNote = String.format(Locale.ROOT, "%s, %d trials (%d new, stop %s, %s)", strategyName, r.trials(),
+                        r.newTrials(), r.stop(), taskLog);
+                tuned = true;
+            } else if (Files.exists(taskLog)) {
+                cn = Network.build(g, target, taskLog);
+                kilnNote = "built from " + taskLog;
+                tuned = true;
+            } else {
+                cn = Network.buildUntuned(g, target);
+                kilnNote = "UNTUNED (default lowering; no log " + taskLog + ")";
+            }
+            kilnNote += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
+            String impl = "kiln" + (strategies.size() > 1 ? " " + strategyName : "");
+            try (cn) {
+                timeCompiled(name, t, impl, cn, inputs, want, kilnNote, strategyName);
+            }
+            if (tuned) {   // the same programs without the layout rewrite of the weights: what the packing is worth
+                try (CompiledNetwork plain = Network.build(g, target, taskLog, false)) {
+                    timeCompiled(name, t, impl + " unpacked", plain, inputs, want, "same programs, weights in their original layout", null);
+                }
+            }
+        }
+    }
+
+    private void timeCompiled(String name, int t, String impl, CompiledNetwork cn, NDArray[] inputs, NDArray want, String note,
+                              String strategyName) throws IOException {
+        NDArray[] outs = cn.graph().outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
+        Timing tm = time(() -> cn.run(inputs, outs));
+        if (profile && strategyName != null) {
+            NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
+            System.out.println("   " + name + " " + t + "t kiln (" + strategyName + "): " + cn.summary());
+            System.out.print(prof.table(8).indent(3));
+            note += String.format(Locale.ROOT, ", outside kernels %.2f%%", 100 * prof.overheadShare());
+        }
+        emit(check(name, t, impl, tm, outs[0], want, note));
+        for (NDArray o : outs) o.close();
+    }
+
+    /** Appends a row to the child's rows file at once, so a crash later loses nothing measured. */
+    private void emit(String row) throws IOException {
+        Files.write(childRows, List.of(row), java.nio.file.StandardOpenOption.APPEND);
     }
 
     private List<Format> formats() {
