@@ -37,7 +37,9 @@ final class NetworkCompiler {
             for (NetworkTask t : tasks) {
                 Schedule s = schedules.get(t);
                 if (s == null) throw new KilnException("no schedule for task " + t.id() + " (" + t.description() + ")");
-                WeightLayouts wl = layoutRewrite ? WeightLayouts.of(p, t, s) : WeightLayouts.unchanged(s);
+                // CPUs only (as Ansor's default): the choice below runs the kernels, and a GPU kernel needs a device
+                boolean rewrite = layoutRewrite && target instanceof dev.kiln.target.CpuTarget;
+                WeightLayouts wl = rewrite ? WeightLayouts.of(p, t, s) : WeightLayouts.unchanged(s);
                 String kernelName = "task" + t.id() + "_" + t.groups().getFirst().output();
                 CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, kernelName);
                 if (wl.rewritten()) {

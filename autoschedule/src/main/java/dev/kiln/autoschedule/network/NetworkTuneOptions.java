@@ -21,7 +21,7 @@ import java.util.function.UnaryOperator;
  * }</pre>
  *
  * @param scheduler     the task scheduler's options
- * @param layoutRewrite whether tuned kernels may read constant weights in a layout packed for their tiles (each
+ * @param layoutRewrite whether tuned CPU kernels may read constant weights in a layout packed for their tiles (each
  *                      task keeps the packed layout only where its kernel, timed both ways at build time, is faster)
  */
 public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutRewrite) {

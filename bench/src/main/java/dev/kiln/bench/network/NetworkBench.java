@@ -136,15 +136,23 @@ public final class NetworkBench implements Callable<Integer> {
         for (int t : threads) {
             // Kiln first, then PyTorch, each in its own JVM: a crash in one (libtorch's oneDNN has died with SIGFPE
             // on some layers here) loses only its own rows, which are written as they are measured.
-            for (String partName : List.of("kiln", "torch")) {
+            // Kiln first, in one JVM; then PyTorch, one JVM per network and memory format: libtorch's oneDNN dies with
+            // SIGFPE here on some layers (brg_blocking_t::est_eff_1x1), and a crash loses only that child's rows.
+            List<List<String>> children = new ArrayList<>();
+            children.add(List.of("kiln", String.join(",", networks), String.join(",", torchFormats)));
+            for (String n : networks) for (String f : torchFormats) children.add(List.of("torch", n, f));
+            for (List<String> child : children) {
+                String partName = child.get(0);
+                String childNetworks = child.get(1);
+                String childFormats = child.get(2);
                 Path rowsFile = Files.createTempFile(dir, "rows-" + t + "t-", ".tsv");
                 List<String> cmd = new ArrayList<>();
                 cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
                 cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
                 cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetworkBench.class.getName(),
-                        "--network", String.join(",", networks), "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
+                        "--network", childNetworks, "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
                         "--log", log.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
-                        "--torch-formats", String.join(",", torchFormats), "--tolerance", String.valueOf(tolerance),
+                        "--torch-formats", childFormats, "--tolerance", String.valueOf(tolerance),
                         "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
                         "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
                         "--strategy", String.join(",", strategies), "--part", partName));
@@ -166,13 +174,13 @@ public final class NetworkBench implements Callable<Integer> {
                 rows.addAll(got);
                 if (rc != 0) {
                     ok = false;
-                    System.out.println(partName + " child for " + t + " thread(s) exited with " + rc);
-                    for (String n : networks) {
+                    System.out.println(partName + " child for " + childNetworks + " (" + childFormats + "), " + t + " thread(s), exited with " + rc);
+                    for (String n : childNetworks.split(",")) {
                         boolean has = got.stream().anyMatch(r -> r.startsWith(n + "\t"));
-                        if (!has) {
-                            rows.add(String.join("\t", n, String.valueOf(t), partName.equals("torch") ? "pytorch" : "kiln", "-", "-", "0", "-",
-                                    "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc + " while timing this"
-                                            + " network or an earlier one (see its output and hs_err_pid*.log)"));
+                        if (!has || partName.equals("torch")) {
+                            rows.add(String.join("\t", n, String.valueOf(t), partName.equals("torch") ? "pytorch " + childFormats : "kiln", "-",
+                                    "-", "0", "-", "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc
+                                            + " (see its output and hs_err_pid*.log); rows measured before the crash were kept"));
                         }
                     }
                 }
