@@ -232,8 +232,12 @@ public final class NetworkBench implements Callable<Integer> {
             try (NodeRunner ref = NodeRunner.compiled(Target.cpu())) {
                 want = ReferenceExecutor.run(g, ref, inputs).getFirst();     // the reference run: each node's default lowering
             }
-            if (torch) timeTorch(name, t, g, inputs, want);
-            else timeKiln(name, t, g, target, threadLog, inputs, want);
+            if (torch) {
+                timeTorch(name, t, g, inputs, want);
+            } else {
+                System.out.print(Network.partition(g).toString().indent(3));   // the fused groups Kiln tunes and runs
+                timeKiln(name, t, g, target, threadLog, inputs, want);
+            }
             want.close();
             for (NDArray a : inputs) a.close();
         }
