@@ -189,7 +189,7 @@ public final class GraphBuilder {
 
     public Value globalAvgPool2d(String n, Value x, String layout) { return node(n, new Op.GlobalAvgPool2d(layout), x); }
 
-    public Value softmax(String n, Value x, int axis) { return node(n, new Op.Softmax1(axis), x); }
+    public Value softmax(String n, Value x, int axis) { return node(n, new Op.Softmax(axis), x); }
 
     public Value layerNorm(String n, Value x, Value gamma, Value beta, int axes, double eps) {
         return node(n, new Op.LayerNorm(axes, eps), x, gamma, beta);

@@ -11,7 +11,6 @@ import dev.kiln.nn.Norm;
 import dev.kiln.nn.Pool;
 import dev.kiln.nn.PoolParams;
 import dev.kiln.nn.Reduction;
-import dev.kiln.nn.Softmax;
 import dev.kiln.te.Tensor;
 import java.util.List;
 
@@ -158,11 +157,11 @@ public sealed interface Op {
     }
 
     /** Softmax over one axis. */
-    record Softmax1(int axis) implements Op {
+    record Softmax(int axis) implements Op {
         public String kind() { return "softmax"; }
         public int arity() { return 1; }
         public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
-        public Tensor build(List<Tensor> in) { return Softmax.softmax(in.get(0), axis); }
+        public Tensor build(List<Tensor> in) { return dev.kiln.nn.Softmax.softmax(in.get(0), axis); }
         public String attrs() { return "axis=" + axis; }
     }
 

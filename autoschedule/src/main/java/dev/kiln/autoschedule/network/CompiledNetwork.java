@@ -30,7 +30,16 @@ import dev.kiln.autoschedule.scheduler.SchedulerResult;
  */
 public final class CompiledNetwork implements AutoCloseable {
     /** A kernel call: the kernel, its argument arrays, and which of them are bound per run. */
-    record Call(FusedGroup group, NetworkTask task, CompiledKernel kernel, NDArray[] args, int[] inputIndex, int[] outputIndex) {}
+    record Call(FusedGroup group, NetworkTask task, CompiledKernel kernel, NDArray[] args, int[] inputIndex, int[] outputIndex) {
+        /** The argument array with this run's inputs and outputs put in their slots. */
+        NDArray[] bind(NDArray[] inputs, NDArray[] outputs) {
+            for (int i = 0; i < args.length; i++) {
+                if (inputIndex[i] >= 0) args[i] = inputs[inputIndex[i]];
+                else if (outputIndex[i] >= 0) args[i] = outputs[outputIndex[i]];
+            }
+            return args;
+        }
+    }
 
     private final Graph graph;
     private final Partition partition;
@@ -91,14 +100,7 @@ public final class CompiledNetwork implements AutoCloseable {
     private void runInto(NDArray[] inputs, NDArray[] outputs) {
         if (closed) throw new KilnException("network '" + graph.name() + "' is closed");
         ReferenceExecutor.checkInputs(graph, inputs);
-        for (Call c : calls) {
-            NDArray[] args = c.args();
-            int[] in = c.inputIndex();
-            for (int i = 0; i < in.length; i++) if (in[i] >= 0) args[i] = inputs[in[i]];
-            int[] out = c.outputIndex();
-            for (int i = 0; i < out.length; i++) if (out[i] >= 0) args[i] = outputs[out[i]];
-            c.kernel().call(args);
-        }
+        for (Call c : calls) c.kernel().call(c.bind(inputs, outputs));
     }
 
     /**
@@ -121,11 +123,7 @@ public final class CompiledNetwork implements AutoCloseable {
         for (int r = 0; r < runs; r++) {
             for (int c = 0; c < calls.size(); c++) {
                 Call call = calls.get(c);
-                NDArray[] args = call.args();
-                int[] in = call.inputIndex();
-                for (int i = 0; i < in.length; i++) if (in[i] >= 0) args[i] = inputs[in[i]];
-                int[] out = call.outputIndex();
-                for (int i = 0; i < out.length; i++) if (out[i] >= 0) args[i] = ownOutputs[out[i]];
+                NDArray[] args = call.bind(inputs, ownOutputs);
                 long t0 = System.nanoTime();
                 call.kernel().call(args);
                 perCall[c][r] = (System.nanoTime() - t0) / 1e9;

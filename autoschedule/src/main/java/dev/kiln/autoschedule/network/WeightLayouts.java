@@ -1,7 +1,6 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.graph.Graph;
-import dev.kiln.graph.fuse.FusedGroup;
 import dev.kiln.graph.fuse.Partition;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -68,10 +67,5 @@ final class WeightLayouts {
         Optional<LayoutRewrite.Transform> tr = result.transform(position);
         if (tr.isEmpty()) return original;
         return packed.computeIfAbsent(name, n -> tr.get().apply(original));
-    }
-
-    /** The groups of this task, for messages. */
-    static String groups(List<FusedGroup> gs) {
-        return gs.stream().map(FusedGroup::output).collect(Collectors.joining(", "));
     }
 }

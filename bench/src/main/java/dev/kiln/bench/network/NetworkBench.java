@@ -217,10 +217,10 @@ public final class NetworkBench implements Callable<Integer> {
         boolean torch = part.equals("torch");
         if (!torch && !part.equals("kiln")) throw new KilnException("--part must be kiln or torch, got '" + part + "'");
         if (torch) {
-            TorchNetwork.ensureAvailable();
-            TorchNetwork.setThreads(t);
-            System.out.println("   " + TorchNetwork.ensureAvailable());
-            System.out.println("   " + TorchNetwork.threadReport());
+            TorchRuntime.ensureAvailable();
+            TorchRuntime.setThreads(t);
+            System.out.println("   " + TorchRuntime.ensureAvailable());
+            System.out.println("   " + TorchRuntime.threadReport());
         }
         CpuTarget target = Target.cpu().withCores(t);
         Path threadLog = logFor(log, t);

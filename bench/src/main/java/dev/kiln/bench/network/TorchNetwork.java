@@ -6,11 +6,8 @@ import dev.kiln.graph.Op;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
 import dev.kiln.graph.pass.GraphPasses;
-import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
-import dev.kiln.samples.OpenBlas;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -101,7 +98,6 @@ public final class TorchNetwork implements AutoCloseable {
     /** How a value's tensor relates to the Kiln value: as it is, or (4-D) NHWC held as NCHW (t = v.permute(0, 3, 1, 2)). */
     private enum Form { LOGICAL, NCHW }
 
-    private static final long[] TO_NCHW = {0, 3, 1, 2};
     private static final long[] TO_NHWC = {0, 2, 3, 1};
     /** Logical (NHWC) axis a lives on axis NHWC_AXIS[a] of the NCHW tensor. */
     private static final int[] NHWC_AXIS = {0, 2, 3, 1};
@@ -114,10 +110,9 @@ public final class TorchNetwork implements AutoCloseable {
     private final Variant variant;
     private final Format format;
     private final List<Step> steps = new ArrayList<>();
-    private final List<Tensor> fixed = new ArrayList<>();       // weights and other constants, freed on close
+    private final TorchConstants constants;                     // weights and other constants, freed on close
     private final Map<String, Integer> slotOf = new HashMap<>();  // "value|FORM" -> slot
     private final Map<String, Form> nativeForm = new HashMap<>();
-    private final Map<String, Tensor> constantTensors = new HashMap<>();  // "value|FORM|extra" -> tensor
     private final Set<String> fusedAway = new HashSet<>();
     private final int[] inputSlots;
     private final int[] outputSlots;
@@ -128,11 +123,12 @@ public final class TorchNetwork implements AutoCloseable {
         this.graph = graph;
         this.variant = variant;
         this.format = format;
+        this.constants = new TorchConstants(graph, format);
         inputSlots = new int[graph.inputs().size()];
         try (NoGradGuard ng = new NoGradGuard()) {
             for (int i = 0; i < inputSlots.length; i++) {
                 Value v = graph.inputs().get(i);
-                requireFloat(v);
+                TorchConstants.requireFloat(v);
                 inputSlots[i] = newSlot(v.name(), Form.LOGICAL);
                 nativeForm.put(v.name(), Form.LOGICAL);
             }
@@ -154,7 +150,7 @@ public final class TorchNetwork implements AutoCloseable {
 
     /** {@code g} (or, for {@link Variant#BN_FOLDED}, {@code GraphPasses.optimize(g)}) translated for PyTorch. */
     public static TorchNetwork load(Graph g, Variant variant, Format format) {
-        ensureAvailable();
+        TorchRuntime.ensureAvailable();
         return new TorchNetwork(variant == Variant.BN_FOLDED ? GraphPasses.optimize(g) : g, variant, format);
     }
 
@@ -176,11 +172,11 @@ public final class TorchNetwork implements AutoCloseable {
         ReferenceExecutor.checkInputs(graph, inputs);
         try (PointerScope scope = new PointerScope(); InferenceMode im = new InferenceMode()) {
             Tensor[] slots = new Tensor[slotCount];
-            for (int i = 0; i < inputs.length; i++) slots[inputSlots[i]] = toTorch(inputs[i]);
+            for (int i = 0; i < inputs.length; i++) slots[inputSlots[i]] = TorchTensors.toTorch(inputs[i]);
             for (Step s : steps) s.run(slots);
             List<NDArray> outs = new ArrayList<>();
             for (int i = 0; i < outputSlots.length; i++) {
-                outs.add(toKiln(slots[outputSlots[i]], graph.outputValues().get(i).dims()));
+                outs.add(TorchTensors.toKiln(slots[outputSlots[i]], graph.outputValues().get(i).dims()));
             }
             return outs;
         }
@@ -191,65 +187,7 @@ public final class TorchNetwork implements AutoCloseable {
     public void close() {
         if (closed) return;
         closed = true;
-        for (Tensor t : fixed) t.close();
-        fixed.clear();
-        constantTensors.clear();
-    }
-
-    // ---- threads and loading ------------------------------------------------------------------
-
-    /**
-     * Sets libtorch's intra-op threads and OpenBLAS's threads to {@code n} for this process (see the
-     * class comment for what the environment must set before the JVM starts).
-     */
-    public static void setThreads(int n) {
-        if (n < 1) throw new KilnException("TorchNetwork: threads must be at least 1, got " + n);
-        ensureAvailable();
-        torch.set_num_threads(n);
-        OpenBlas.setThreads(n);
-    }
-
-    /** One line on the threading state: libtorch's threads, OpenBLAS's kernel, and the variables that matter. */
-    public static String threadReport() {
-        ensureAvailable();
-        StringBuilder sb = new StringBuilder();
-        sb.append("torch threads ").append(torch.get_num_threads()).append(", openblas core ").append(OpenBlas.coreName());
-        for (String v : List.of("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE")) {
-            String e = System.getenv(v);
-            sb.append(", ").append(v).append('=').append(e == null ? "(unset)" : e);
-        }
-        return sb.toString();
-    }
-
-    private static volatile String version;
-
-    /**
-     * Loads libtorch (once); throws an {@link IllegalStateException} saying why when it cannot (no
-     * native library for this platform, a missing dependency, a class-path mix-up).
-     */
-    public static String ensureAvailable() {
-        String v = version;
-        if (v != null) return v;
-        synchronized (TorchNetwork.class) {
-            if (version != null) return version;
-            try {
-                org.bytedeco.javacpp.Loader.load(torch.class);
-                // NNPACK cannot start on these CPUs ("Unsupported hardware"); left enabled, every conv call tries it
-                // again, fails and warns before taking the path it takes anyway (oneDNN). Off, only the retry goes.
-                if (torch.globalContext().userEnabledNNPACK()) torch.globalContext().setUserEnabledNNPACK(false);
-                String cfg = torch.show_config().getString();
-                String first = cfg.lines().filter(l -> l.contains("CPU capability") || l.toLowerCase(Locale.ROOT).contains("onednn")
-                        || l.contains("MKL-DNN"))
-                        .map(String::strip).reduce((a, b) -> a + "; " + b).orElse("");
-                version = "libtorch (org.bytedeco:pytorch 2.10.0-1.5.13) " + first;
-                return version;
-            } catch (Throwable e) {
-                throw new IllegalStateException("PyTorch (org.bytedeco:pytorch 2.10.0-1.5.13, linux-x86_64) cannot be loaded on "
-                        + System.getProperty("os.name") + "/" + System.getProperty("os.arch") + ": " + e
-                        + (e.getCause() == null ? "" : " (cause: " + e.getCause() + ")")
-                        + ". It needs the linux-x86_64 jars of pytorch, openblas 0.3.31-1.5.13 and javacpp 1.5.13 on the class path.", e);
-            }
-        }
+        constants.close();
     }
 
     // ---- translation --------------------------------------------------------------------------
@@ -265,8 +203,8 @@ public final class TorchNetwork implements AutoCloseable {
                 int x = slot(in.get(0), Form.LOGICAL);
                 if (graph.isConstant(in.get(1))) {
                     String bias = fusibleBias(n, 1);
-                    Tensor w = constantAsIs(in.get(1));
-                    TensorOptional b = keep(bias == null ? new TensorOptional() : new TensorOptional(constantAsIs(bias)));
+                    Tensor w = constants.asIs(in.get(1));
+                    TensorOptional b = constants.keep(bias == null ? new TensorOptional() : new TensorOptional(constants.asIs(bias)));
                     emit(bias == null ? out : biasNodeOf(n), Form.LOGICAL, t -> torch.linear(t[x], w, b));
                 } else {
                     int ws = slot(in.get(1), Form.LOGICAL);
@@ -311,7 +249,7 @@ public final class TorchNetwork implements AutoCloseable {
                 boolean keep = m.keepdims();
                 emit(out, f, t -> torch.mean(t[x], axes, keep, new ScalarTypeOptional()));
             }
-            case Op.Softmax1 s -> {
+            case Op.Softmax s -> {
                 boolean nchw = rank == 4 && has(in.get(0), Form.NCHW);
                 int ax = s.axis() < 0 ? s.axis() + rank : s.axis();
                 long axis = nchw ? NHWC_AXIS[ax] : ax;
@@ -357,9 +295,9 @@ public final class TorchNetwork implements AutoCloseable {
             case Op.Clip c -> {
                 Form f = formOf(in.get(0));
                 int x = slot(in.get(0), f);
-                Scalar lo = keep(new Scalar(c.lo())), hi = keep(new Scalar(c.hi()));
+                Scalar lo = constants.keep(new Scalar(c.lo())), hi = constants.keep(new Scalar(c.hi()));
                 if (canWriteInPlace(in.get(0), n)) {
-                    ScalarOptional l = keep(new ScalarOptional(lo)), h = keep(new ScalarOptional(hi));
+                    ScalarOptional l = constants.keep(new ScalarOptional(lo)), h = constants.keep(new ScalarOptional(hi));
                     emit(out, f, t -> t[x].clamp_(l, h));
                 } else {
                     emit(out, f, t -> torch.hardtanh(t[x], lo, hi));
@@ -408,10 +346,10 @@ public final class TorchNetwork implements AutoCloseable {
         long[] padNd = {p.get(1), p.get(3), p.get(0), p.get(2)};  // F.pad order: left, right, top, bottom
         long groups = c.groups();
         String bias = fusibleBias(n, nhwc ? 3 : 1);
-        TensorOptional b = bias == null ? new TensorOptional() : keep(new TensorOptional(constantAsIs(bias)));
+        TensorOptional b = bias == null ? new TensorOptional() : constants.keep(new TensorOptional(constants.asIs(bias)));
         String target = bias == null ? n.name() : biasNodeOf(n);
         if (graph.isConstant(wName)) {
-            Tensor w = weight(wName, nhwc ? Form.NCHW : Form.LOGICAL);
+            Tensor w = constants.weight(wName, nhwc);
             emit(target, f, t -> {
                 Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
                 return torch.conv2d(in, w, b, stride, pad, dil, groups);
@@ -436,8 +374,8 @@ public final class TorchNetwork implements AutoCloseable {
         if (allConst && tAxis == 1 && rank >= 2) {
             int x = slot(in.get(0), f);
             long c = n.output().shape().get(ax);
-            TensorOptional mean = keep(new TensorOptional(constantAsIs(in.get(1)))), var = keep(new TensorOptional(constantAsIs(in.get(2))));
-            TensorOptional gamma = keep(new TensorOptional(constantAsIs(in.get(3)))), beta = keep(new TensorOptional(constantAsIs(in.get(4))));
+            TensorOptional mean = constants.keep(new TensorOptional(constants.asIs(in.get(1)))), var = constants.keep(new TensorOptional(constants.asIs(in.get(2))));
+            TensorOptional gamma = constants.keep(new TensorOptional(constants.asIs(in.get(3)))), beta = constants.keep(new TensorOptional(constants.asIs(in.get(4))));
             requireVector(in.get(1), c);
             double eps = b.epsilon();
             emit(n.name(), f, t -> torch.batch_norm(t[x], gamma, beta, mean, var, false, 0.1, eps, true));
@@ -449,7 +387,7 @@ public final class TorchNetwork implements AutoCloseable {
         Arrays.fill(view, 1);
         view[tAxis] = n.output().shape().get(ax);
         int mean = operand(in.get(1), view), var = operand(in.get(2), view), gamma = operand(in.get(3), view), beta = operand(in.get(4), view);
-        Scalar eps = keep(new Scalar(b.epsilon()));
+        Scalar eps = constants.keep(new Scalar(b.epsilon()));
         emit(n.name(), f, t -> torch.add(torch.mul(torch.div(torch.sub(t[x], t[mean]), torch.sqrt(torch.add(t[var], eps))), t[gamma]), t[beta]));
     }
 
@@ -533,7 +471,7 @@ public final class TorchNetwork implements AutoCloseable {
     private int slot(String v, Form f) {
         if (graph.isConstant(v)) {
             int s = newSlot(v + "#const" + slotCount, null);
-            Tensor c = constant(v, f);
+            Tensor c = constants.inForm(v, f == Form.NCHW);
             steps.add(t -> t[s] = c);
             return s;
         }
@@ -545,9 +483,9 @@ public final class TorchNetwork implements AutoCloseable {
         int dst = newSlot(v, f);
         if (f == Form.NCHW) {
             if (format == Format.CHANNELS_LAST) {
-                steps.add(t -> t[dst] = t[src].permute(TO_NCHW).contiguous(torch.MemoryFormat.ChannelsLast));
+                steps.add(t -> t[dst] = t[src].permute(TorchConstants.TO_NCHW).contiguous(torch.MemoryFormat.ChannelsLast));
             } else {
-                steps.add(t -> t[dst] = t[src].permute(TO_NCHW).contiguous());
+                steps.add(t -> t[dst] = t[src].permute(TorchConstants.TO_NCHW).contiguous());
             }
         } else {
             steps.add(t -> t[dst] = t[src].permute(TO_NHWC));
@@ -560,24 +498,24 @@ public final class TorchNetwork implements AutoCloseable {
         int r = graph.value(v).shape().size();
         if (f == Form.LOGICAL || !graph.isConstant(v) && r == 4) return slot(v, f);
         if (graph.isConstant(v)) {
-            Tensor c = constant(v, f);
+            Tensor c = constants.inForm(v, f == Form.NCHW);
             int s = newSlot(v + "#const" + slotCount, null);
             steps.add(t -> t[s] = c);
             return s;
         }
         // a runtime value of lower rank broadcast against NCHW-held NHWC: pad to rank 4, then permute
         int src = slot(v, Form.LOGICAL);
-        long[] dims = rank4(graph.value(v).dims());
+        long[] dims = TorchConstants.rank4(graph.value(v).dims());
         int dst = newSlot(v + "#b" + slotCount, null);
-        steps.add(t -> t[dst] = t[src].reshape(dims).permute(TO_NCHW));
+        steps.add(t -> t[dst] = t[src].reshape(dims).permute(TorchConstants.TO_NCHW));
         return dst;
     }
 
     /** A slot holding constant {@code v} reshaped to {@code view} (for a channel vector broadcast along one axis). */
     private int operand(String v, long[] view) {
         if (graph.isConstant(v)) {
-            Tensor c = constantAsIs(v).reshape(view);
-            fixed.add(c);
+            Tensor c = constants.asIs(v).reshape(view);
+            constants.hold(c);
             int s = newSlot(v + "#const" + slotCount, null);
             steps.add(t -> t[s] = c);
             return s;
@@ -590,116 +528,15 @@ public final class TorchNetwork implements AutoCloseable {
 
     private TensorOptional optionalOperand(String v, long[] shape) {
         if (!graph.isConstant(v)) throw new KilnException("TorchNetwork: layer_norm's gamma and beta must be constants, '" + v + "' is not");
-        Tensor c = constantAsIs(v).reshape(shape);
-        fixed.add(c);
-        return keep(new TensorOptional(c));
-    }
-
-    /** A conv weight in PyTorch's layout: HWIO -> OIHW for {@link Form#NCHW} (in the chosen memory format), as is otherwise. */
-    private Tensor weight(String v, Form f) {
-        return cached(v + "|W|" + f, () -> {
-            Tensor t = constantAsIs(v);
-            if (f == Form.NCHW) {
-                Tensor p = t.permute(3, 2, 0, 1);
-                t = format == Format.CHANNELS_LAST ? p.contiguous(torch.MemoryFormat.ChannelsLast) : p.contiguous();
-                fixed.add(t);
-            }
-            return t;
-        });
-    }
-
-    /** Constant {@code v} in form {@code f} (of lower rank under NCHW: padded to rank 4 on the left, then permuted). */
-    private Tensor constant(String v, Form f) {
-        return cached(v + "|" + f, () -> {
-            Tensor t = constantAsIs(v);
-            if (f == Form.NCHW) {
-                int r = graph.value(v).shape().size();
-                Tensor p = (r == 4 ? t : t.reshape(rank4(graph.value(v).dims()))).permute(TO_NCHW);
-                t = format == Format.CHANNELS_LAST && r == 4 ? p.contiguous(torch.MemoryFormat.ChannelsLast) : p.contiguous();
-                fixed.add(t);
-            }
-            return t;
-        });
-    }
-
-    /** Constant {@code v} copied into a PyTorch tensor of the same shape. */
-    private Tensor constantAsIs(String v) {
-        return cached(v + "|asis", () -> {
-            Value val = graph.value(v);
-            requireFloat(val);
-            Tensor t = toTorch(graph.constant(v));
-            fixed.add(t);
-            return t;
-        });
-    }
-
-    /** The constant tensor under {@code key}, made once (not computeIfAbsent: makers call each other). */
-    private Tensor cached(String key, java.util.function.Supplier<Tensor> make) {
-        Tensor t = constantTensors.get(key);
-        if (t == null) {
-            t = make.get();
-            constantTensors.put(key, t);
-        }
-        return t;
-    }
-
-    private <T extends org.bytedeco.javacpp.Pointer> T keep(T p) {
-        // attributes live as long as the network: keep them reachable (deallocated with the JVM or on GC)
-        keepAlive.add(p);
-        return p;
-    }
-
-    private final List<org.bytedeco.javacpp.Pointer> keepAlive = new ArrayList<>();
-
-    private static long[] rank4(long[] dims) {
-        if (dims.length > 4) throw new KilnException("TorchNetwork: cannot broadcast a rank-" + dims.length + " operand against a 4-D value");
-        long[] r = new long[4];
-        Arrays.fill(r, 1);
-        System.arraycopy(dims, 0, r, 4 - dims.length, dims.length);
-        return r;
+        Tensor c = constants.asIs(v).reshape(shape);
+        constants.hold(c);
+        return constants.keep(new TensorOptional(c));
     }
 
     private void requireVector(String v, long c) {
         if (graph.value(v).numElements() != c) {
             throw new KilnException("TorchNetwork: batch norm statistic '" + v + "' has " + graph.value(v).numElements() + " elements, expected " + c);
         }
-    }
-
-    private static void requireFloat(Value v) {
-        if (v.dtype() != DType.FLOAT32) {
-            throw new KilnException("TorchNetwork supports float32 values only; '" + v.name() + "' is " + v.dtype());
-        }
-    }
-
-    // ---- copies between Kiln and PyTorch -------------------------------------------------------
-
-    /** A fresh contiguous float32 tensor with the array's shape and elements. */
-    static Tensor toTorch(NDArray a) {
-        if (a.dtype() != DType.FLOAT32) throw new KilnException("TorchNetwork: float32 only, got " + a);
-        NDArray src = a.isCompact() ? a : a.copy();
-        try {
-            Tensor t = torch.empty(a.shape());
-            long bytes = a.numElements() * 4L;
-            MemorySegment dst = MemorySegment.ofAddress(t.data_ptr().address()).reinterpret(bytes);
-            MemorySegment.copy(src.segment(), 0, dst, 0, bytes);
-            return t;
-        } finally {
-            if (src != a) src.close();
-        }
-    }
-
-    /** A fresh compact NDArray of {@code dims} holding the elements of contiguous float32 tensor {@code t}. */
-    static NDArray toKiln(Tensor t, long[] dims) {
-        long n = t.numel();
-        long expect = Arrays.stream(dims).reduce(1, Math::multiplyExact);
-        if (n != expect || !t.is_contiguous()) {
-            throw new KilnException("TorchNetwork: result has " + n + " elements (contiguous " + t.is_contiguous() + "), expected "
-                    + Arrays.toString(dims));
-        }
-        NDArray out = NDArray.allocate(DType.FLOAT32, dims);
-        MemorySegment src = MemorySegment.ofAddress(t.data_ptr().address()).reinterpret(n * 4L);
-        MemorySegment.copy(src, 0, out.segment(), 0, n * 4L);
-        return out;
     }
 
     @Override

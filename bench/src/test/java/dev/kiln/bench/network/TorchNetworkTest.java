@@ -36,8 +36,8 @@ class TorchNetworkTest {
 
     @BeforeAll
     static void setUp() {
-        TorchNetwork.ensureAvailable();  // throws, failing the class, with the reason when PyTorch cannot load
-        TorchNetwork.setThreads(1);
+        TorchRuntime.ensureAvailable();  // throws, failing the class, with the reason when PyTorch cannot load
+        TorchRuntime.setThreads(1);
         runner = NodeRunner.compiled(Target.cpu());
     }
 
