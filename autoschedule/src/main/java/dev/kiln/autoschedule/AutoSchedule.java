@@ -103,18 +103,27 @@ public final class AutoSchedule {
 
     /** The best logged schedule of {@code dag} on {@code target} (see {@link #build}). */
     public static Schedule bestSchedule(ComputeDAG dag, Target target, Path logFile) {
+        return bestSchedule(task(dag, target), logFile);
+    }
+
+    /**
+     * The best schedule of {@code task} in {@code logFile}: of its workload key (so a task with
+     * layout-free arguments finds the programs measured with its weights packed) on its target.
+     */
+    public static Schedule bestSchedule(SearchTask task, Path logFile) {
         if (!Files.isRegularFile(logFile)) throw new KilnException("tuning log " + logFile + " does not exist");
+        ComputeDAG dag = task.dag();
         try (TuningLog log = TuningLog.open(logFile)) {
-            LogLookup l = log.lookup(dag.workloadKey(), target.toString());
-            LogRecord best = l.best().orElseThrow(() -> new KilnException("cannot build workload " + dag.workloadKey()
+            LogLookup l = log.lookup(task.workloadKey(), task.target());
+            LogRecord best = l.best().orElseThrow(() -> new KilnException("cannot build workload " + task.workloadKey()
                     + " from the log: " + l.explanation()));
             if (l.hasOtherTargets()) LOG.log(System.Logger.Level.WARNING, l.otherTargetsNote());
             try {
-                Schedule s = best.schedule(dag);
+                Schedule s = best.schedule(task);
                 s.replay();
                 return s;
             } catch (KilnException e) {
-                throw new KilnException("the best logged program of workload " + dag.workloadKey() + " in " + logFile
+                throw new KilnException("the best logged program of workload " + task.workloadKey() + " in " + logFile
                         + " does not replay on this DAG: " + e.getMessage());
             }
         }

@@ -1,21 +1,55 @@
 package dev.kiln.autoschedule;
 
 import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.layout.LayoutRewrite;
 import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Tensor;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One tuning problem: a computation, the target it is tuned for (a description string such as
  * {@code "llvm -mcpu=skylake-avx512"} or {@code "cuda -arch=sm_80"}, which tuning logs record
- * and compare), the target's hardware parameters, and the workload key that names the
- * computation in logs (by default the DAG's structural key).
+ * and compare), the target's hardware parameters, the workload key that names the computation in
+ * logs (by default the DAG's structural key), and the arguments whose layout the program may
+ * choose.
+ *
+ * <p>{@code layoutFree} lists argument positions (in {@code dag.arguments()}) that hold constants,
+ * such as a network's weights: every program of the task is measured with those arguments packed
+ * in the order its loops read them ({@link LayoutRewrite}, Ansor's {@code REWRITE_FOR_PRE_TRANSFORMED}),
+ * and the cost model sees the packed program, so the search picks tiles for the layout the kernel
+ * will really read. A program built from such a task expects its weights packed the same way
+ * ({@link #rewriteLayouts}). Those tasks are keyed apart from the plain ones (see
+ * {@link #withLayoutFree}), since their measured times are of different programs.
  */
-public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware, String workloadKey) {
+public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware, String workloadKey, List<Integer> layoutFree) {
     public SearchTask {
         Objects.requireNonNull(dag, "dag");
         Objects.requireNonNull(hardware, "hardware");
         if (target == null || target.isBlank()) throw new KilnException("a search task needs a target description");
         if (workloadKey == null || workloadKey.isBlank()) throw new KilnException("a search task needs a workload key");
+        layoutFree = List.copyOf(layoutFree).stream().distinct().sorted().toList();
+        int outputs = dag.outputs().size(), args = dag.arguments().size();
+        for (int a : layoutFree) {
+            if (a < 0 || a >= args - outputs) {
+                throw new KilnException("search task " + workloadKey + ": layout-free argument " + a + " is not an input of the DAG ("
+                        + (args - outputs) + " inputs: " + dag.inputs().stream().map(Tensor::name).toList() + ")");
+            }
+            if (!dag.arguments().get(a).isPlaceholder()) {
+                throw new KilnException("search task " + workloadKey + ": layout-free argument " + a + " '"
+                        + dag.arguments().get(a).name() + "' is not a placeholder");
+            }
+        }
+    }
+
+    /** A task whose arguments all keep their layout. */
+    public SearchTask(ComputeDAG dag, String target, HardwareParams hardware, String workloadKey) {
+        this(dag, target, hardware, workloadKey, List.of());
     }
 
     /** A task for {@code dag} on {@code target}, keyed by the DAG's workload key. */
@@ -31,6 +65,50 @@ public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware,
     /** A CPU task for this machine ({@link HardwareParams#thisCpu()}). */
     public static SearchTask thisCpu(ComputeDAG dag) {
         return cpu(dag, HardwareParams.thisCpu());
+    }
+
+    /**
+     * This task with the arguments at {@code positions} layout-free (constant weights whose layout
+     * the program chooses). Its workload key gains {@code " layout_free=[...]"}, so its log records
+     * never mix with those of the same DAG measured on its original layouts. CPU targets only: a
+     * GPU task throws (Kiln does not pack weights for GPU kernels). Empty positions return this task.
+     */
+    public SearchTask withLayoutFree(List<Integer> positions) {
+        if (positions.isEmpty()) return this;
+        if (isGpu()) {
+            throw new KilnException("search task " + workloadKey + ": the layout rewrite of constant arguments is for CPU targets, not '"
+                    + target + "'");
+        }
+        List<Integer> p = positions.stream().distinct().sorted().toList();
+        return new SearchTask(dag, target, hardware, workloadKey + " layout_free=" + p, p);
+    }
+
+    /** The placeholders at the layout-free positions of {@code d} (this task's DAG or one with the same workload). */
+    public Set<Tensor> layoutFreeTensors(ComputeDAG d) {
+        if (layoutFree.isEmpty()) return Set.of();
+        if (d.arguments().size() != dag.arguments().size()) {
+            throw new KilnException("search task " + workloadKey + ": a DAG with " + d.arguments().size() + " arguments, not "
+                    + dag.arguments().size());
+        }
+        Set<Tensor> s = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (int a : layoutFree) s.add(d.arguments().get(a));
+        return s;
+    }
+
+    /**
+     * The program this task measures for {@code s}: {@code s} itself, or, with layout-free
+     * arguments, {@code s} rewritten to read them packed for its loops (weights that cannot be
+     * packed keep their layout, see {@link LayoutRewrite.Result#skipped()}).
+     */
+    public LayoutRewrite.Result rewriteLayouts(Schedule s) {
+        if (layoutFree.isEmpty()) return new LayoutRewrite.Result(s, List.of(), List.of());
+        return LayoutRewrite.rewrite(s, layoutFreeTensors(s.dag()));
+    }
+
+    /** The loop state whose program this task measures for a replayed state (see {@link #rewriteLayouts}). */
+    public LoopState measuredState(LoopState state) {
+        if (layoutFree.isEmpty()) return state;
+        return LayoutRewrite.rewrite(state, layoutFreeTensors(state.dag())).state();
     }
 
     /** Whether the target is a GPU (its description starts with {@code cuda}). */

@@ -7,6 +7,7 @@ import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Var;
+import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.ScheduleLowering;
 import dev.kiln.tir.Allocate;
 import dev.kiln.tir.Barrier;
@@ -24,6 +25,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * Ansor's per-statement features ({@link FeatureLayout}) of a lowered program: what the cost
@@ -45,17 +47,32 @@ import java.util.Map;
 public final class FeatureExtractor {
     private final int cacheLineBytes;
     private final boolean gpu;
+    private final UnaryOperator<LoopState> measured;
 
     /** An extractor for a machine with {@code cacheLineBytes}-byte lines; {@code gpu} sets is_gpu. */
     public FeatureExtractor(int cacheLineBytes, boolean gpu) {
+        this(cacheLineBytes, gpu, UnaryOperator.identity());
+    }
+
+    /**
+     * An extractor that describes, for each candidate, the program {@code measured} makes of its
+     * state (the program with its constant weights packed, for a task with layout-free arguments).
+     */
+    private FeatureExtractor(int cacheLineBytes, boolean gpu, UnaryOperator<LoopState> measured) {
         if (cacheLineBytes <= 0) throw new KilnException("cache line must be positive, got " + cacheLineBytes);
         this.cacheLineBytes = cacheLineBytes;
         this.gpu = gpu;
+        this.measured = measured;
     }
 
-    /** The extractor of a task's target. */
+    /**
+     * The extractor of a task's target. For a task with layout-free arguments, the features are
+     * those of the program the task measures ({@link SearchTask#measuredState}: weights packed
+     * for the candidate's loops), so the model sees the access pattern that is timed.
+     */
     public static FeatureExtractor of(SearchTask task) {
-        return new FeatureExtractor(task.hardware().cacheLineBytes(), task.isGpu());
+        UnaryOperator<LoopState> m = task.layoutFree().isEmpty() ? UnaryOperator.identity() : task::measuredState;
+        return new FeatureExtractor(task.hardware().cacheLineBytes(), task.isGpu(), m);
     }
 
     /**
@@ -65,7 +82,7 @@ public final class FeatureExtractor {
     public ProgramFeatures extract(Candidate c) {
         PrimFunc f;
         try {
-            f = ScheduleLowering.lower("features", c.state());
+            f = ScheduleLowering.lower("features", measured.apply(c.state()));
         } catch (KilnException | ArithmeticException e) {
             return ProgramFeatures.EMPTY;
         }

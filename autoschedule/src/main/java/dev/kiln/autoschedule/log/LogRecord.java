@@ -1,6 +1,7 @@
 package dev.kiln.autoschedule.log;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.te.ComputeDAG;
@@ -88,6 +89,17 @@ public record LogRecord(String version, String workloadKey, String target, int[]
             throw new KilnException("log record of workload " + workloadKey + " cannot be applied to workload " + dag.workloadKey());
         }
         return Schedule.fromSteps(steps, dag);
+    }
+
+    /**
+     * The schedule of this record for {@code task}, whose workload key it must have (a task with
+     * layout-free arguments has its own key on the same DAG, see {@link SearchTask#withLayoutFree}).
+     */
+    public Schedule schedule(SearchTask task) {
+        if (!task.workloadKey().equals(workloadKey)) {
+            throw new KilnException("log record of workload " + workloadKey + " cannot be applied to task " + task.workloadKey());
+        }
+        return Schedule.fromSteps(steps, task.dag());
     }
 
     @Override

@@ -34,6 +34,16 @@ record ArgumentSpec(String name, DType dtype, long[] shape, boolean input) {
         }
     }
 
+    /** Throws a {@link KilnException} if {@code param} is not this argument's dtype in the packed shape {@code packedShape}. */
+    void checkPacked(Buffer param, int index, long[] packedShape) {
+        long[] sh = param.constShape();
+        if (param.dtype() != dtype || !Arrays.equals(sh, packedShape)) {
+            throw new KilnException("parameter " + index + " '" + param.name() + "' of the measured program is "
+                    + param.dtype() + Arrays.toString(sh) + ", but the task's argument '" + name + "' packed is " + dtype
+                    + Arrays.toString(packedShape) + " (from " + Arrays.toString(shape) + ")");
+        }
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof ArgumentSpec a && name.equals(a.name) && dtype == a.dtype && Arrays.equals(shape, a.shape)

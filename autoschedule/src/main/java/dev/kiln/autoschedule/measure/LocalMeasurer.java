@@ -5,6 +5,7 @@ import dev.kiln.interp.Interpreter;
 import dev.kiln.interp.Program;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.layout.LayoutRewrite;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
@@ -83,7 +84,9 @@ public final class LocalMeasurer implements Measurer {
     private MeasureResult measureOne(SearchTask task, Schedule schedule, Workload workload) {
         PrimFunc func;
         try {
-            func = lowerer.lower(task, schedule);
+            LayoutRewrite.Result program = task.rewriteLayouts(schedule);
+            func = lowerer.lower(task, program.schedule());
+            workload = workload.packed(ProcessMeasurer.packedLayouts(program));
         } catch (RuntimeException | StackOverflowError e) {
             return MeasureResult.failed(MeasureError.LOWER, ProgramRunner.describe(e), 0, 0);
         }

@@ -79,7 +79,7 @@ public final class MeasureWorker {
             Target target;
             Backend backend;
             try {
-                workload = workload(request.path("workload").asText());
+                workload = workload(request.path("workload").asText()).packed(WorkerProtocol.layouts(request));
                 target = Target.parse(request.path("target").asText());
                 backend = backend(target);
             } catch (RuntimeException e) {

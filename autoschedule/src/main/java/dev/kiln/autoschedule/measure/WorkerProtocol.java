@@ -10,8 +10,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.layout.PackedLayout;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.json.PrimFuncJson;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The messages between {@link ProcessMeasurer} and {@link MeasureWorker}: one JSON object per
@@ -46,11 +51,49 @@ final class WorkerProtocol {
     record Reply(long id, MeasureError error, String message, double[] costs, double compileSeconds, boolean exiting) {}
 
     static String measureRequest(long id, String target, String workloadFile, MeasureOptions o, PrimFunc f) {
+        return measureRequest(id, target, workloadFile, o, f, Map.of());
+    }
+
+    /**
+     * A measure request whose program reads the arguments at the keys of {@code layouts} packed:
+     * {@code "layouts": [{"arg": 1, "shape": [768, 3072], "names": ["j", "k"], "dims": [[0, 16, 48], ...]}]},
+     * each dim {@code [axis, stride, extent]} of {@link PackedLayout.Dim}.
+     */
+    static String measureRequest(long id, String target, String workloadFile, MeasureOptions o, PrimFunc f,
+                                 Map<Integer, PackedLayout> layouts) {
         ObjectNode r = F.objectNode();
         r.put("op", "measure").put("id", id).put("target", target).put("workload", workloadFile);
         r.set("options", options(o));
+        if (!layouts.isEmpty()) {
+            ArrayNode ls = r.putArray("layouts");
+            for (var e : new TreeMap<>(layouts).entrySet()) {
+                ObjectNode l = ls.addObject().put("arg", e.getKey());
+                ArrayNode shape = l.putArray("shape");
+                for (long x : e.getValue().originalShape()) shape.add(x);
+                ArrayNode names = l.putArray("names");
+                e.getValue().axisNames().forEach(names::add);
+                ArrayNode dims = l.putArray("dims");
+                for (PackedLayout.Dim d : e.getValue().dims()) dims.addArray().add(d.axis()).add(d.stride()).add(d.extent());
+            }
+        }
         r.set("func", PrimFuncJson.toTree(f));
         return write(r);
+    }
+
+    /** The packed layouts of a measure request, by argument position (empty when it has none). */
+    static Map<Integer, PackedLayout> layouts(JsonNode request) {
+        Map<Integer, PackedLayout> out = new TreeMap<>();
+        for (JsonNode l : request.path("layouts")) {
+            JsonNode shapeNode = l.path("shape");
+            long[] shape = new long[shapeNode.size()];
+            for (int i = 0; i < shape.length; i++) shape[i] = shapeNode.get(i).asLong();
+            List<String> names = new ArrayList<>();
+            l.path("names").forEach(n -> names.add(n.asText()));
+            List<PackedLayout.Dim> dims = new ArrayList<>();
+            for (JsonNode d : l.path("dims")) dims.add(new PackedLayout.Dim(d.get(0).asInt(), d.get(1).asLong(), d.get(2).asLong()));
+            out.put(l.path("arg").asInt(), new PackedLayout(shape, dims, names));
+        }
+        return out;
     }
 
     static String exitRequest() {

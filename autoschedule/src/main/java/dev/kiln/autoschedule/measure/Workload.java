@@ -3,14 +3,22 @@ package dev.kiln.autoschedule.measure;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.layout.PackedLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What every program of one task runs on: the arguments (inputs, then outputs), the seed the
  * inputs are drawn from, and the reference outputs the interpreter computed on them (empty when
  * correctness is not checked). Input {@code i} is {@code fillRandom(seed + i)}, so the parent
  * and the worker draw the same inputs without sending them. Owns its arrays.
+ *
+ * <p>A program of a task with layout-free arguments reads some inputs packed
+ * ({@link PackedLayout}); {@link #packed} gives the view of the workload that hands it those
+ * inputs packed, from the same values, so the reference (computed on the original layout) still
+ * checks it.
  */
 final class Workload implements AutoCloseable {
     /** Outputs are filled with values from this seed before the checked run, so unwritten elements show. */
@@ -20,11 +28,21 @@ final class Workload implements AutoCloseable {
     private final long seed;
     private final List<NDArray> references;
     private List<NDArray> inputs;
+    /** Packed layouts by argument position (empty for the workload itself). */
+    private final Map<Integer, PackedLayout> layouts;
+    /** The workload this is a packed view of, which owns the arrays; null for the workload itself. */
+    private final Workload owner;
 
     Workload(List<ArgumentSpec> args, long seed, List<NDArray> references) {
+        this(args, seed, references, Map.of(), null);
+    }
+
+    private Workload(List<ArgumentSpec> args, long seed, List<NDArray> references, Map<Integer, PackedLayout> layouts, Workload owner) {
         this.args = List.copyOf(args);
         this.seed = seed;
         this.references = List.copyOf(references);
+        this.layouts = Map.copyOf(layouts);
+        this.owner = owner;
         long outputs = args.stream().filter(a -> !a.input()).count();
         if (!references.isEmpty() && references.size() != outputs) {
             throw new KilnException("a workload with " + outputs + " outputs got " + references.size() + " references");
@@ -40,8 +58,30 @@ final class Workload implements AutoCloseable {
 
     boolean hasReferences() { return !references.isEmpty(); }
 
+    /**
+     * This workload as a program reads it whose arguments at the keys of {@code layouts} are packed:
+     * {@link #allocate} packs those inputs. The view shares this workload's arrays and closing it
+     * does nothing. An empty map gives this workload.
+     */
+    Workload packed(Map<Integer, PackedLayout> layouts) {
+        if (layouts.isEmpty()) return this;
+        Workload root = owner != null ? owner : this;
+        for (var e : layouts.entrySet()) {
+            int a = e.getKey();
+            if (a < 0 || a >= args.size() || !args.get(a).input()) {
+                throw new KilnException("a packed layout for argument " + a + ", which is not an input of the task: " + args);
+            }
+            if (!Arrays.equals(e.getValue().originalShape(), args.get(a).shape())) {
+                throw new KilnException("the packed layout of argument " + a + " '" + args.get(a).name() + "' is for shape "
+                        + Arrays.toString(e.getValue().originalShape()) + ", the argument is " + Arrays.toString(args.get(a).shape()));
+            }
+        }
+        return new Workload(args, seed, references, layouts, root);
+    }
+
     /** The inputs, drawn on first use and kept. */
     synchronized List<NDArray> inputs() {
+        if (owner != null) return owner.inputs();
         if (inputs == null) {
             List<NDArray> in = new ArrayList<>();
             for (int i = 0; i < args.size(); i++) {
@@ -66,6 +106,12 @@ final class Workload implements AutoCloseable {
         try {
             int input = 0;
             for (int i = 0; i < params.size(); i++) {
+                PackedLayout layout = layouts.get(i);
+                if (layout != null) {
+                    args.get(i).checkPacked(params.get(i), i, layout.newShape());
+                    out[i] = layout.apply(inputs().get(input++));
+                    continue;
+                }
                 args.get(i).check(params.get(i), i);
                 out[i] = NDArray.allocate(params.get(i));
                 if (args.get(i).input()) out[i].copyFrom(inputs().get(input++));
@@ -80,6 +126,7 @@ final class Workload implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (owner != null) return;
         references.forEach(NDArray::close);
         if (inputs != null) inputs.forEach(NDArray::close);
     }

@@ -39,9 +39,14 @@ public final class Network {
         return FuseOps.apply(GraphPasses.optimize(g));
     }
 
-    /** The tuning tasks of {@code g} on {@code target}. */
+    /** The tuning tasks of {@code g} on {@code target}, with the layout rewrite of constant weights on a CPU (the default). */
     public static List<NetworkTask> tasks(Graph g, Target target) {
-        return TaskExtraction.extract(partition(g), target);
+        return tasks(g, target, true);
+    }
+
+    /** The tuning tasks of {@code g} on {@code target}, with or without the layout rewrite ({@link TaskExtraction#extract}). */
+    public static List<NetworkTask> tasks(Graph g, Target target, boolean layoutRewrite) {
+        return TaskExtraction.extract(partition(g), target, layoutRewrite);
     }
 
     /**
@@ -52,7 +57,7 @@ public final class Network {
      */
     public static CompiledNetwork tune(Graph g, Target target, NetworkTuneOptions options) {
         Partition p = partition(g);
-        List<NetworkTask> tasks = TaskExtraction.extract(p, target);
+        List<NetworkTask> tasks = TaskExtraction.extract(p, target, options.layoutRewrite());
         List<TuningTask> tt = new ArrayList<>();
         for (NetworkTask t : tasks) tt.add(new TuningTask(t.task(), t.weight(), t.tag(), t.description()));
         SchedulerResult r = new TaskScheduler(tt, options.scheduler()).tune();
@@ -78,32 +83,55 @@ public final class Network {
     }
 
     /**
-     * Compiles {@code g} with the best program of every task in {@code log}, without searching.
-     * Throws naming every task the log has no valid program for.
+     * Compiles {@code g} with the best program of every task in {@code log}, without searching,
+     * for a log tuned with the default options (the layout rewrite on). Throws naming every task
+     * the log has no valid program for.
      */
     public static CompiledNetwork build(Graph g, Target target, Path log) {
         return build(g, target, log, true);
     }
 
-    /** {@link #build(Graph, Target, Path)}, with or without the layout rewrite of constant weights. */
+    /**
+     * {@link #build(Graph, Target, Path)} for a log tuned with {@code layoutRewrite} as given
+     * ({@link NetworkTuneOptions#layoutRewrite}): the tasks, their log keys and the packing of
+     * their weights follow it.
+     */
     public static CompiledNetwork build(Graph g, Target target, Path log, boolean layoutRewrite) {
-        if (!Files.isRegularFile(log)) throw new KilnException("tuning log " + log + " does not exist");
         Partition p = partition(g);
-        List<NetworkTask> tasks = TaskExtraction.extract(p, target);
+        List<NetworkTask> tasks = TaskExtraction.extract(p, target, layoutRewrite);
+        return NetworkCompiler.compile(p, tasks, bestSchedules(g, tasks, log), target, new ArrayList<>(), layoutRewrite);
+    }
+
+    /**
+     * The programs of a log tuned with the layout rewrite, compiled with every weight in its
+     * original layout: what the packing is worth (the programs were chosen for packed weights, so
+     * this is a comparison, not a way to run a network faster).
+     */
+    public static CompiledNetwork buildWithoutPacking(Graph g, Target target, Path log) {
+        Partition p = partition(g);
+        List<NetworkTask> tasks = TaskExtraction.extract(p, target, true);
+        List<String> notes = new ArrayList<>();
+        notes.add("weights in their original layout although the programs were tuned with them packed");
+        return NetworkCompiler.compile(p, tasks, bestSchedules(g, tasks, log), target, notes, false);
+    }
+
+    private static Map<NetworkTask, Schedule> bestSchedules(Graph g, List<NetworkTask> tasks, Path log) {
+        if (!Files.isRegularFile(log)) throw new KilnException("tuning log " + log + " does not exist");
         Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
         List<String> missing = new ArrayList<>();
         for (NetworkTask t : tasks) {
             try {
-                schedules.put(t, AutoSchedule.bestSchedule(t.task().dag(), target, log));
+                schedules.put(t, AutoSchedule.bestSchedule(t.task(), log));
             } catch (KilnException e) {
                 missing.add("task " + t.id() + " (" + t.description() + "): " + e.getMessage());
             }
         }
         if (!missing.isEmpty()) {
             throw new KilnException("cannot build network '" + g.name() + "' from " + log + ": " + missing.size() + " of "
-                    + tasks.size() + " task(s) have no valid program in the log; tune it first\n  " + String.join("\n  ", missing));
+                    + tasks.size() + " task(s) have no valid program in the log; tune it first (a log tuned with the layout "
+                    + "rewrite off needs build(graph, target, log, false))\n  " + String.join("\n  ", missing));
         }
-        return NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), layoutRewrite);
+        return schedules;
     }
 
     /**

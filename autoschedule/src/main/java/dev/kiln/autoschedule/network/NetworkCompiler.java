@@ -26,7 +26,7 @@ final class NetworkCompiler {
     private NetworkCompiler() {}
 
     static CompiledNetwork compile(Partition p, List<NetworkTask> tasks, Map<NetworkTask, Schedule> schedules, Target target,
-                                   List<String> notes, boolean layoutRewrite) {
+                                   List<String> notes, boolean packWeights) {
         Graph g = p.graph();
         List<CompiledKernel> kernels = new ArrayList<>();
         Map<FusedGroup, NetworkTask> taskOf = new HashMap<>();
@@ -37,31 +37,11 @@ final class NetworkCompiler {
             for (NetworkTask t : tasks) {
                 Schedule s = schedules.get(t);
                 if (s == null) throw new KilnException("no schedule for task " + t.id() + " (" + t.description() + ")");
-                // CPUs only (as Ansor's default): the choice below runs the kernels, and a GPU kernel needs a device
-                boolean rewrite = layoutRewrite && target instanceof dev.kiln.target.CpuTarget;
-                WeightLayouts wl = rewrite ? WeightLayouts.of(p, t, s) : WeightLayouts.unchanged(s);
+                // a task tuned with the layout rewrite was measured with its weights packed: build it the same way
+                WeightLayouts wl = packWeights ? WeightLayouts.of(t, s) : WeightLayouts.unchanged(s);
                 String kernelName = "task" + t.id() + "_" + t.groups().getFirst().output();
                 CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, kernelName);
-                if (wl.rewritten()) {
-                    // The schedule was tuned (and measured) on the original layout; packing can still lose, for
-                    // example when a fused parallel loop leaves a division in the packed index. Time both kernels
-                    // on the task's first group and keep the faster.
-                    CompiledKernel plain = AutoSchedule.compile(s, target, kernelName + "_unpacked");
-                    FusedGroup first = t.groups().getFirst();
-                    double packedS = KernelTiming.median(k, KernelTiming.arguments(g, first, wl));
-                    double plainS = KernelTiming.median(plain, KernelTiming.arguments(g, first, WeightLayouts.unchanged(s)));
-                    String times = String.format(java.util.Locale.ROOT, "packed %.4f ms, original %.4f ms", packedS * 1e3, plainS * 1e3);
-                    if (plainS < packedS) {
-                        k.close();
-                        k = plain;
-                        notes.add("task " + t.id() + " (" + t.description() + "): weights kept in their original layout, "
-                                + "packing measured slower (" + times + ")");
-                        wl = WeightLayouts.unchanged(s);
-                    } else {
-                        plain.close();
-                        notes.add("task " + t.id() + " (" + t.description() + "): " + wl.note() + " (" + times + ")");
-                    }
-                }
+                if (wl.rewritten()) notes.add("task " + t.id() + " (" + t.description() + "): " + wl.note());
                 layouts.put(t, wl);
                 kernels.add(k);
                 kernelOf.put(t, k);

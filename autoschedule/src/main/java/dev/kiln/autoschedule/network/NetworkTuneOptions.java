@@ -21,8 +21,10 @@ import java.util.function.UnaryOperator;
  * }</pre>
  *
  * @param scheduler     the task scheduler's options
- * @param layoutRewrite whether tuned CPU kernels may read constant weights in a layout packed for their tiles (each
- *                      task keeps the packed layout only where its kernel, timed both ways at build time, is faster)
+ * @param layoutRewrite whether CPU kernels read constant weights in a layout packed for their tiles: every program
+ *                      is measured that way while tuning (its task's log key says {@code layout_free=[...]}) and
+ *                      built that way; build such a log with {@link Network#build(Graph, Target, Path)}, one tuned
+ *                      without it with {@code build(graph, target, log, false)}
  */
 public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutRewrite) {
     public NetworkTuneOptions {

@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.graph.fuse.FusedGroup;
 import dev.kiln.graph.fuse.Partition;
+import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,7 +21,18 @@ import java.util.Map;
 public final class TaskExtraction {
     private TaskExtraction() {}
 
+    /** The tasks without layout-free arguments (every weight read in its original layout). */
     public static List<NetworkTask> extract(Partition p, Target target) {
+        return extract(p, target, false);
+    }
+
+    /**
+     * The tasks of {@code p} on {@code target}. With {@code layoutRewrite} on a CPU, each task's
+     * arguments that are constants in every one of its groups are layout-free
+     * ({@link SearchTask#withLayoutFree}): its programs are measured, and later built, with those
+     * weights packed for their loops.
+     */
+    public static List<NetworkTask> extract(Partition p, Target target, boolean layoutRewrite) {
         Map<String, List<FusedGroup>> byKey = new LinkedHashMap<>();
         for (FusedGroup g : p.groups()) {
             if (MemoryPlan.isView(p, g)) continue;
@@ -30,10 +42,23 @@ public final class TaskExtraction {
         for (List<FusedGroup> gs : byKey.values()) {
             FusedGroup first = gs.getFirst();
             SearchTask t = AutoSchedule.task(first.dag().dag(), target);
+            if (layoutRewrite && target instanceof CpuTarget) t = t.withLayoutFree(constantArguments(p, t, gs));
             String description = first.description() + " " + p.graph().value(first.output()).shape();
             String tag = first.hasReduction() ? first.description() : "";
             tasks.add(new NetworkTask(tasks.size(), t, gs, description, tag));
         }
         return tasks;
+    }
+
+    /** The positions of the task's input placeholders that hold a constant in every group. */
+    private static List<Integer> constantArguments(Partition p, SearchTask t, List<FusedGroup> groups) {
+        List<Integer> out = new ArrayList<>();
+        int inputs = t.dag().arguments().size() - t.dag().outputs().size();
+        for (int a = 0; a < inputs; a++) {
+            int pos = a;
+            if (!t.dag().arguments().get(a).isPlaceholder()) continue;
+            if (groups.stream().allMatch(g -> p.graph().isConstant(g.dag().arguments().get(pos)))) out.add(a);
+        }
+        return out;
     }
 }

@@ -1,25 +1,20 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.graph.Graph;
-import dev.kiln.graph.fuse.Partition;
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.layout.LayoutRewrite;
-import dev.kiln.te.Tensor;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * The weight layouts a task's kernel reads (Ansor's REWRITE_FOR_PRE_TRANSFORMED): the arguments of
- * the task's DAG that are constants in every group of the task are layout-free; the tuned schedule
- * is rewritten ({@link LayoutRewrite}) so the kernel reads them packed in the order of its tiles,
- * and each group's constants are packed once, here, at build time. Tuning records stay under the
- * original DAG's workload key; the rewrite happens only when the network is compiled.
+ * The weight layouts a task's kernel reads (Ansor's REWRITE_FOR_PRE_TRANSFORMED): a task extracted
+ * with the layout rewrite has layout-free arguments (constants in every group of the task,
+ * {@link TaskExtraction}); its programs were measured with those weights packed in the order of
+ * their tiles ({@link SearchTask#rewriteLayouts}), so the tuned schedule is compiled the same way
+ * and each group's constants are packed once, here, at build time.
  */
 final class WeightLayouts {
     private final Schedule schedule;
@@ -31,17 +26,9 @@ final class WeightLayouts {
         this.result = result;
     }
 
-    static WeightLayouts of(Partition p, NetworkTask t, Schedule s) {
-        Graph g = p.graph();
-        List<Tensor> args = s.dag().arguments();
-        Set<Tensor> free = new HashSet<>();
-        for (int a = 0; a < args.size() - 1; a++) {
-            int pos = a;
-            boolean constEverywhere = t.groups().stream().allMatch(gr -> g.isConstant(gr.dag().arguments().get(pos)));
-            if (constEverywhere && args.get(a).isPlaceholder()) free.add(args.get(a));
-        }
-        if (free.isEmpty()) return unchanged(s);
-        LayoutRewrite.Result r = LayoutRewrite.rewrite(s, free);
+    /** The layouts of task {@code t}'s kernel for its tuned schedule {@code s} (unchanged when it has no layout-free argument). */
+    static WeightLayouts of(NetworkTask t, Schedule s) {
+        LayoutRewrite.Result r = t.task().rewriteLayouts(s);
         return r.rewritten() ? new WeightLayouts(r.schedule(), r) : unchanged(s);
     }
 

@@ -258,7 +258,7 @@ public final class SearchLoop {
         for (LogRecord r : log.records(task.workloadKey(), task.target())) {
             Candidate c;
             try {
-                c = Candidate.of(r.schedule(task.dag()));
+                c = Candidate.of(r.schedule(task));
             } catch (KilnException e) {
                 trials++;
                 unreplayable++;

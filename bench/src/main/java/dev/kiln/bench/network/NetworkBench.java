@@ -298,7 +298,7 @@ public final class NetworkBench implements Callable<Integer> {
                 timeCompiled(name, t, impl, cn, inputs, want, kilnNote, strategyName);
             }
             if (tuned) {   // the same programs without the layout rewrite of the weights: what the packing is worth
-                try (CompiledNetwork plain = Network.build(g, target, taskLog, false)) {
+                try (CompiledNetwork plain = Network.buildWithoutPacking(g, target, taskLog)) {
                     timeCompiled(name, t, impl + " unpacked", plain, inputs, want, "same programs, weights in their original layout", null);
                 }
             }

@@ -91,11 +91,23 @@ public final class LayoutRewrite {
      *                   its {@code dag().arguments()} has the same length and order as the original's
      * @param transforms the rewritten weights, in argument order
      * @param skipped    the layout-free placeholders left alone, in argument order
+     * @param state      {@code schedule} replayed (null when the caller did not replay it; see {@link #state()})
      */
-    public record Result(Schedule schedule, List<Transform> transforms, List<Skipped> skipped) {
+    public record Result(Schedule schedule, List<Transform> transforms, List<Skipped> skipped, LoopState state) {
         public Result {
             transforms = List.copyOf(transforms);
             skipped = List.copyOf(skipped);
+        }
+
+        /** An outcome without its replayed state. */
+        public Result(Schedule schedule, List<Transform> transforms, List<Skipped> skipped) {
+            this(schedule, transforms, skipped, null);
+        }
+
+        /** {@code schedule} replayed (replayed now if the outcome was made without it). */
+        @Override
+        public LoopState state() {
+            return state != null ? state : schedule.replay();
         }
 
         /** Whether any weight changed layout. */
@@ -132,6 +144,15 @@ public final class LayoutRewrite {
      * decided). A tensor that is not a placeholder of the DAG throws a {@link KilnException}.
      */
     public static Result rewrite(Schedule s, Set<Tensor> layoutFree) {
+        return rewrite(s.replay(), layoutFree);
+    }
+
+    /**
+     * {@link #rewrite(Schedule, Set)} for a schedule already replayed into {@code state} (as the
+     * tuner holds its candidates); the result carries the rewritten schedule replayed.
+     */
+    public static Result rewrite(LoopState state, Set<Tensor> layoutFree) {
+        Schedule s = new Schedule(state.dag(), state.steps());
         ComputeDAG dag = s.dag();
         List<Tensor> args = dag.arguments();
         for (Tensor t : layoutFree) {
@@ -140,7 +161,6 @@ public final class LayoutRewrite {
                         + dag.inputs().stream().map(Tensor::name).toList());
             }
         }
-        LoopState state = s.replay();
         LayoutDerivation derivation = new LayoutDerivation(state, ScheduleLowering.inferExtents(state));
         Map<Tensor, PackedLayout> layouts = new IdentityHashMap<>();
         Map<Tensor, String> readers = new IdentityHashMap<>();
@@ -161,7 +181,7 @@ public final class LayoutRewrite {
                 skipped.add(new Skipped(p, e.getMessage()));
             }
         }
-        if (layouts.isEmpty()) return new Result(s, List.of(), skipped);
+        if (layouts.isEmpty()) return new Result(s, List.of(), skipped, state);
 
         ComputeDAG rewritten = rebuild(dag, layouts);
         List<Tensor> newArgs = rewritten.arguments();
@@ -172,12 +192,13 @@ public final class LayoutRewrite {
             transforms.add(new Transform(i, p, newArgs.get(i), readers.get(p), layouts.get(p)));
         }
         Schedule out = new Schedule(rewritten, s.steps());
+        LoopState replayed;
         try {
-            out.replay();
+            replayed = out.replay();
         } catch (KilnException e) {
             throw new KilnException("layout rewrite: the steps do not replay on the rewritten DAG: " + e.getMessage());
         }
-        return new Result(out, transforms, skipped);
+        return new Result(out, transforms, skipped, replayed);
     }
 
     /** The DAG with each laid-out placeholder replaced and its reader reading the packed indices. */
