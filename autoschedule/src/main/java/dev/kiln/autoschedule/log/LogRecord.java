@@ -2,6 +2,7 @@ package dev.kiln.autoschedule.log;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.te.ComputeDAG;
@@ -89,6 +90,14 @@ public record LogRecord(String version, String workloadKey, String target, int[]
             throw new KilnException("log record of workload " + workloadKey + " cannot be applied to workload " + dag.workloadKey());
         }
         return Schedule.fromSteps(steps, dag);
+    }
+
+    /** The record of one measurement of {@code schedule}, a program of {@code task}. */
+    public static LogRecord of(SearchTask task, Schedule schedule, MeasureResult r) {
+        List<Double> costs = Arrays.stream(r.costsSeconds()).boxed().toList();
+        return new LogRecord(LogFormat.VERSION, task.workloadKey(), task.target(), task.hardware().toLogArray(),
+                schedule.stepsJson(), costs, r.error().name(), r.errorMessage(), r.compileSeconds(), r.wallSeconds(),
+                Instant.ofEpochMilli(r.timestampMillis()));
     }
 
     /**

@@ -51,5 +51,8 @@ public final class FeatureCache {
 
     public synchronized long hits() { return hits; }
 
+    /** The most programs it keeps. */
+    public int capacity() { return capacity; }
+
     public synchronized long misses() { return misses; }
 }

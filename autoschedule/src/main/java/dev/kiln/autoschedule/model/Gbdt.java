@@ -69,13 +69,28 @@ public final class Gbdt {
 
     /** Trains a model; throws if the set has no rows. */
     public static Gbdt train(TrainingSet d, GbdtParams p) {
+        return train(d, p, null);
+    }
+
+    /**
+     * Trains {@code p.rounds()} more trees on top of {@code base} (continued boosting, as
+     * XGBoost's {@code xgb_model}: the new trees fit what {@code base} gets wrong on {@code d}); the
+     * model returned holds {@code base}'s trees and the new ones. A null {@code base} trains from
+     * scratch. {@code base} must read rows of the set's width.
+     */
+    public static Gbdt train(TrainingSet d, GbdtParams p, Gbdt base) {
         int rows = d.rows();
         if (rows == 0) throw new KilnException("gbdt: nothing to train on");
+        if (base != null && base.width != d.width()) {
+            throw new KilnException("gbdt: the base model reads " + base.width + " features per statement, the training set has "
+                    + d.width());
+        }
         FeatureBins fb = FeatureBins.of(d.x(), rows, d.width(), p.maxBins());
         byte[] bins = fb.binAll(d.x(), rows, d.width());
         int[] program = new int[rows];
         for (int q = 0; q < d.programs(); q++) Arrays.fill(program, d.start()[q], d.start()[q + 1], q);
         double[] pred = new double[rows];
+        if (base != null) for (int r = 0; r < rows; r++) pred[r] = base.predictRow(d.x(), r * d.width());
         double[] sum = new double[d.programs()];
         double[] pg = new double[d.programs()], ph = new double[d.programs()];
         double[] grad = new double[rows], hess = new double[rows];
@@ -88,7 +103,9 @@ public final class Gbdt {
         for (int q = 0; q < d.programs(); q++) groupMembers[fill[d.group()[q]]++] = q;
         SplittableRandom pairs = new SplittableRandom(PAIR_SEED);
         TreeArrays trees = new TreeArrays();
-        int[] roots = new int[p.rounds()];
+        int baseTrees = base == null ? 0 : base.roots.length;
+        int[] roots = new int[baseTrees + p.rounds()];
+        if (base != null) base.copyInto(trees, roots);
         ExecutorService pool = p.threads() > 1 && fb.width() > 0 ? Executors.newFixedThreadPool(p.threads(), r -> {
             Thread t = new Thread(r, "kiln-gbdt");
             t.setDaemon(true);
@@ -104,13 +121,67 @@ public final class Gbdt {
                     grad[r] = pg[program[r]];
                     hess[r] = ph[program[r]];
                 }
-                roots[round] = tb.grow(grad, hess, trees);
+                roots[baseTrees + round] = tb.grow(grad, hess, trees);
                 for (int r = 0; r < rows; r++) pred[r] += tb.rowValue[r];
             }
         } finally {
             if (pool != null) pool.shutdownNow();
         }
         return new Gbdt(trees, roots, d.width());
+    }
+
+    /** Appends this model's nodes to {@code t} and writes its roots, shifted, to the start of {@code roots}. */
+    private void copyInto(TreeArrays t, int[] roots) {
+        int offset = t.size;
+        for (int n = 0; n < feature.length; n++) {
+            int i = t.add();
+            t.feature[i] = feature[n];
+            t.threshold[i] = threshold[n];
+            t.left[i] = feature[n] >= 0 ? left[n] + offset : 0;
+            t.right[i] = feature[n] >= 0 ? right[n] + offset : 0;
+            t.value[i] = value[n];
+        }
+        for (int k = 0; k < this.roots.length; k++) roots[k] = this.roots[k] + offset;
+    }
+
+    /**
+     * The model's arrays, for saving it: node {@code n} splits on {@code feature[n]} at
+     * {@code threshold[n]} (rows whose feature is at most the threshold go {@code left[n]}), or is a
+     * leaf worth {@code value[n]} when {@code feature[n] < 0}; the trees start at {@code roots}.
+     */
+    public record Nodes(int width, int[] roots, int[] feature, float[] threshold, int[] left, int[] right, double[] value) {}
+
+    /** The arrays of this model (copies), to save it. */
+    public Nodes saved() {
+        return new Nodes(width, roots.clone(), feature.clone(), threshold.clone(), left.clone(), right.clone(), value.clone());
+    }
+
+    /** A model from saved arrays; throws naming the first node that does not make a forest of trees. */
+    public static Gbdt of(Nodes a) {
+        int n = a.feature().length;
+        if (a.threshold().length != n || a.left().length != n || a.right().length != n || a.value().length != n) {
+            throw new KilnException("gbdt: the node arrays differ in length");
+        }
+        if (a.width() < 1) throw new KilnException("gbdt: width " + a.width());
+        for (int i = 0; i < n; i++) {
+            if (a.feature()[i] >= a.width()) throw new KilnException("gbdt: node " + i + " splits on feature " + a.feature()[i]
+                    + " of " + a.width());
+            if (a.feature()[i] >= 0 && (a.left()[i] <= i || a.right()[i] <= i || a.left()[i] >= n || a.right()[i] >= n)) {
+                throw new KilnException("gbdt: node " + i + " has children " + a.left()[i] + " and " + a.right()[i]
+                        + " (children come after their parent, below " + n + ")");
+            }
+        }
+        for (int r : a.roots()) if (r < 0 || r >= n) throw new KilnException("gbdt: root " + r + " is not a node (" + n + " nodes)");
+        TreeArrays t = new TreeArrays();
+        for (int i = 0; i < n; i++) {
+            int k = t.add();
+            t.feature[k] = a.feature()[i];
+            t.threshold[k] = a.threshold()[i];
+            t.left[k] = a.left()[i];
+            t.right[k] = a.right()[i];
+            t.value[k] = a.value()[i];
+        }
+        return new Gbdt(t, a.roots().clone(), a.width());
     }
 
     /** The score of one statement: its {@code width} features start at {@code x[offset]}. */

@@ -48,6 +48,8 @@ public final class GbdtCostModel implements CostModel {
     private final long seed;
     private final FeatureCache cache;
     private final int width;
+    /** Trees pretrained on other tasks: they score programs before the warm-up and are boosted on; null without. */
+    private final PretrainedModel prior;
 
     private final List<ProgramFeatures> features = new ArrayList<>();
     private final List<Double> throughputs = new ArrayList<>();
@@ -73,6 +75,15 @@ public final class GbdtCostModel implements CostModel {
      * ({@link FeatureLayout#ANSOR_LENGTH} for Ansor's features without Kiln's additions).
      */
     public GbdtCostModel(GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize, int features) {
+        this(params, warmupPrograms, minWeight, seed, cacheSize, features, null);
+    }
+
+    private GbdtCostModel(GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize, int features,
+                          PretrainedModel prior) {
+        this.prior = prior;
+        if (prior != null && features != FeatureLayout.LENGTH) {
+            throw new KilnException("cost model: a pretrained model reads all " + FeatureLayout.LENGTH + " features, not " + features);
+        }
         if (features < 1 || features > FeatureLayout.LENGTH) {
             throw new KilnException("cost model: features must be in 1.." + FeatureLayout.LENGTH + ", got " + features);
         }
@@ -99,8 +110,21 @@ public final class GbdtCostModel implements CostModel {
         return new GbdtCostModel(GbdtParams.ansor(), 32, 0.0, seed, 16384, FeatureLayout.ANSOR_LENGTH);
     }
 
+    /**
+     * This model (same settings, no data) starting from {@code pretrained}: before the warm-up its
+     * trees score the programs (a new task starts warm, not random), and every retraining adds
+     * trees on top of them fitted to this task's measurements (continued boosting), so it is
+     * still updated online.
+     */
+    public GbdtCostModel withPretrained(PretrainedModel pretrained) {
+        return new GbdtCostModel(params, warmupPrograms, minWeight, seed, cache.capacity(), width, pretrained);
+    }
+
+    /** The pretrained model this one starts from, if any. */
+    public java.util.Optional<PretrainedModel> pretrained() { return java.util.Optional.ofNullable(prior); }
+
     @Override
-    public String name() { return "gbdt"; }
+    public String name() { return prior == null ? "gbdt" : "gbdt+pretrained"; }
 
     @Override
     public synchronized void update(SearchTask task, List<Candidate> candidates, List<MeasureResult> results) {
@@ -145,7 +169,7 @@ public final class GbdtCostModel implements CostModel {
             weight[q] = Math.max(minWeight, label[q]);
         }
         Gbdt.TrainingSet set = new Gbdt.TrainingSet(x, w, start, label, weight, group);
-        Gbdt m = Gbdt.train(set, params);
+        Gbdt m = Gbdt.train(set, params, prior == null ? null : prior.trees());
         if (params.objective() != Objective.SQUARED_ERROR) calibrate(m, set, groupIds);
         model = m;
         trainedOn = n;
@@ -172,11 +196,15 @@ public final class GbdtCostModel implements CostModel {
     public double[] predict(SearchTask task, List<Candidate> candidates) {
         double[] out = new double[candidates.size()];
         Gbdt m = model;
-        if (m == null) {
+        if (m == null && prior == null) {
             for (int i = 0; i < out.length; i++) out[i] = RandomCostModel.score(seed, candidates.get(i).key());
             return out;
         }
         FeatureExtractor fx = FeatureExtractor.of(task);
+        if (m == null) {   // before the warm-up: the pretrained trees, calibrated over their own training tasks
+            for (int i = 0; i < out.length; i++) out[i] = prior.score(cache.get(task, fx, candidates.get(i)));
+            return out;
+        }
         Calibration cal = params.objective() == Objective.SQUARED_ERROR ? null
                 : calibrations.getOrDefault(task.workloadKey() + '\n' + task.target(), pooled);
         for (int i = 0; i < out.length; i++) {
@@ -193,7 +221,7 @@ public final class GbdtCostModel implements CostModel {
     }
 
     @Override
-    public boolean isRandom() { return model == null; }
+    public boolean isRandom() { return model == null && prior == null; }
 
     /**
      * Raw (uncalibrated) scores of programs given by their features, for benchmarks of the trees

@@ -6,6 +6,9 @@ import dev.kiln.autoschedule.scheduler.SchedulerListener;
 import dev.kiln.autoschedule.scheduler.Strategy;
 import dev.kiln.autoschedule.scheduler.TaskSchedulerOptions;
 import java.nio.file.Path;
+import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
+import dev.kiln.autoschedule.model.GbdtCostModel;
+import dev.kiln.autoschedule.model.PretrainedModel;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 
@@ -69,6 +72,17 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
         public Builder timeBudget(java.time.Duration d) { s.timeBudget(d); return this; }
 
         public Builder layoutRewrite(boolean on) { layoutRewrite = on; return this; }
+
+        /**
+         * Every task's cost model starts from {@code pretrained} ({@link GbdtCostModel#withPretrained}):
+         * the default evolutionary search with the learned model, warm from the first round. Replaces
+         * {@link #policies}.
+         */
+        public Builder pretrained(PretrainedModel pretrained) {
+            Objects.requireNonNull(pretrained, "pretrained");
+            s.policies((task, seed) -> EvolutionarySearchPolicy.forTask(task, GbdtCostModel.defaults(seed).withPretrained(pretrained), seed));
+            return this;
+        }
 
         /** Any other scheduler option. */
         public Builder scheduler(UnaryOperator<TaskSchedulerOptions.Builder> f) { f.apply(s); return this; }

@@ -2,7 +2,6 @@ package dev.kiln.autoschedule.search;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.log.LogFormat;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.MeasureError;
@@ -13,7 +12,6 @@ import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.ir.KilnException;
 import dev.kiln.te.Tensor;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -244,11 +242,7 @@ public final class SearchLoop {
 
     /** The log record of a trial of this task. */
     public LogRecord toRecord(Trial t) {
-        MeasureResult r = t.result();
-        List<Double> costs = java.util.Arrays.stream(r.costsSeconds()).boxed().toList();
-        return new LogRecord(LogFormat.VERSION, task.workloadKey(), task.target(), task.hardware().toLogArray(),
-                t.candidate().schedule().stepsJson(), costs, r.error().name(), r.errorMessage(), r.compileSeconds(),
-                r.wallSeconds(), Instant.ofEpochMilli(r.timestampMillis()));
+        return LogRecord.of(task, t.candidate().schedule(), t.result());
     }
 
     /** Counts the task's logged records as trials; returns those that replay, for the policy. */

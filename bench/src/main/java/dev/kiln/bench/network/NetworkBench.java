@@ -1,5 +1,6 @@
 package dev.kiln.bench.network;
 
+import dev.kiln.autoschedule.model.PretrainedModel;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
@@ -102,6 +103,9 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--strategy", split = ",", description = "Task scheduler strategies to tune with: gradient, round-robin (each its own log and latency curve; default: gradient).")
     List<String> strategies = List.of("gradient");
 
+    @Option(names = "--pretrained", description = "Start every task's cost model from this pretrained model: a file written by ./kiln pretrain, or 'bundled' (default: none, the model starts random).")
+    String pretrained;
+
     @Option(names = "--profile", negatable = true, description = "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
     boolean profile = true;
 
@@ -157,6 +161,7 @@ public final class NetworkBench implements Callable<Integer> {
                         "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
                         "--strategy", String.join(",", strategies), "--part", partName));
                 if (!profile) cmd.add("--no-profile");
+                if (pretrained != null) cmd.addAll(List.of("--pretrained", pretrained));
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
                 Map<String, String> env = pb.environment();
                 env.put("OMP_NUM_THREADS", String.valueOf(t));
@@ -276,9 +281,11 @@ public final class NetworkBench implements Callable<Integer> {
             if (trials > 0) {
                 Files.createDirectories(taskLog.toAbsolutePath().getParent());
                 Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
-                cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
+                NetworkTuneOptions.Builder ob = NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
                         .measuresPerRound(perRound).strategy(strategy).timeBudget(Duration.ofSeconds(timeBudget))
-                        .scheduler(b -> b.latencyTsv(curve)).build());
+                        .scheduler(b -> b.latencyTsv(curve));
+                if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
+                cn = Network.tune(g, target, ob.build());
                 SchedulerResult r = cn.tuning().orElseThrow();
                 System.out.println(r.table());
                 kilnNote = String.format(Locale.ROOT, "%s, %d trials (%d new, stop %s, %s)", strategyName, r.trials(),
@@ -365,7 +372,7 @@ public final class NetworkBench implements Callable<Integer> {
     // ---- helpers -----------------------------------------------------------------------------
 
     /** The networks by name. */
-    static Graph graphOf(String name, long seed) {
+    public static Graph graphOf(String name, long seed) {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "resnet50" -> Models.resnet50(1, 224, seed);
             case "mobilenetv2" -> Models.mobilenetV2(1, 224, seed);
@@ -373,6 +380,14 @@ public final class NetworkBench implements Callable<Integer> {
             case "resnet18-small" -> Models.resnet18(1, 64, 8, 10, seed);
             default -> throw new KilnException("--network: unknown network '" + name + "' (resnet50, mobilenetv2, bert, resnet18-small)");
         };
+    }
+
+    /** The pretrained model named by --pretrained: a file, or the one shipped with Kiln. */
+    static PretrainedModel pretrainedModel(String name) {
+        return name.equals("bundled")
+                ? PretrainedModel.bundled().orElseThrow(() -> new KilnException("--pretrained bundled: this build of Kiln ships no "
+                        + "pretrained model (train one with ./kiln pretrain)"))
+                : PretrainedModel.load(Path.of(name));
     }
 
     static Strategy strategyOf(String s) {
