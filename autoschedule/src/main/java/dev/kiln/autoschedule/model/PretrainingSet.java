@@ -86,8 +86,9 @@ public final class PretrainingSet {
      * @param programs          measured programs of the task (failed ones included, as throughput 0)
      * @param pairwiseAccuracy  share of pairs of programs of different throughput that the model orders right (random: 0.5)
      * @param firstPick         throughput of the program the model ranks first, over the best measured one
+     * @param randomPick        the same for a program picked at random (the mean throughput over the best)
      */
-    public record Ranking(String task, int programs, double pairwiseAccuracy, double firstPick) {}
+    public record Ranking(String task, int programs, double pairwiseAccuracy, double firstPick, double randomPick) {}
 
     /** How {@code model} ranks the programs of each task of this set (tasks with fewer than 2 programs are left out). */
     public List<Ranking> rank(PretrainedModel model) {
@@ -100,9 +101,10 @@ public final class PretrainingSet {
             double[] score = ps.stream().mapToDouble(p -> model.raw(p.features())).toArray();
             long right = 0, pairs = 0;
             int first = 0;
-            double best = 0;
+            double best = 0, sum = 0;
             for (int i = 0; i < ps.size(); i++) {
                 best = Math.max(best, ps.get(i).throughput());
+                sum += ps.get(i).throughput();
                 if (score[i] > score[first]) first = i;
                 for (int j = i + 1; j < ps.size(); j++) {
                     double a = ps.get(i).throughput(), b = ps.get(j).throughput();
@@ -112,7 +114,7 @@ public final class PretrainingSet {
                 }
             }
             out.add(new Ranking(e.getKey(), ps.size(), pairs == 0 ? Double.NaN : (double) right / pairs,
-                    best > 0 ? ps.get(first).throughput() / best : Double.NaN));
+                    best > 0 ? ps.get(first).throughput() / best : Double.NaN, best > 0 ? sum / ps.size() / best : Double.NaN));
         }
         return out;
     }

@@ -105,21 +105,22 @@ public final class PretrainBench implements Callable<Integer> {
         PretrainedModel pm = PretrainedModel.train(train, GbdtParams.defaults(), what);
         System.out.printf(Locale.ROOT, "trained %s in %.1f s%n", pm, (System.nanoTime() - t0) / 1e9);
         if (test.size() > 0) {
-            System.out.println("held-out task\tprograms\tpairwise accuracy (random 0.5)\tfirst pick / best measured");
-            double acc = 0, pick = 0;
+            System.out.println("held-out task\tprograms\tpairwise accuracy (random 0.5)\tfirst pick / best measured\trandom pick / best");
+            double acc = 0, pick = 0, random = 0;
             int n = 0;
             for (PretrainingSet.Ranking r : test.rank(pm)) {
                 String task = r.task().substring(0, r.task().indexOf('\n'));
-                System.out.printf(Locale.ROOT, "%s (%s)\t%d\t%.3f\t%.3f%n", task, source.get(task), r.programs(), r.pairwiseAccuracy(),
-                        r.firstPick());
+                System.out.printf(Locale.ROOT, "%s (%s)\t%d\t%.3f\t%.3f\t%.3f%n", task, source.get(task), r.programs(),
+                        r.pairwiseAccuracy(), r.firstPick(), r.randomPick());
                 if (Double.isFinite(r.pairwiseAccuracy()) && Double.isFinite(r.firstPick())) {
                     acc += r.pairwiseAccuracy();
                     pick += r.firstPick();
+                    random += r.randomPick();
                     n++;
                 }
             }
-            if (n > 0) System.out.printf(Locale.ROOT, "mean over %d held-out tasks: pairwise accuracy %.3f, first pick %.3f of the best%n",
-                    n, acc / n, pick / n);
+            if (n > 0) System.out.printf(Locale.ROOT, "mean over %d held-out tasks: pairwise accuracy %.3f (random 0.5), "
+                    + "first pick %.3f of the best (random pick %.3f)%n", n, acc / n, pick / n, random / n);
         }
         if (out != null) {
             pm.save(out);
