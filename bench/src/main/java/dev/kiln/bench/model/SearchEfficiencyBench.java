@@ -11,6 +11,7 @@ import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.measure.ProcessMeasurer;
 import dev.kiln.autoschedule.model.GbdtCostModel;
+import dev.kiln.autoschedule.model.PretrainedModel;
 import dev.kiln.autoschedule.model.RandomCostModel;
 import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
@@ -19,6 +20,7 @@ import dev.kiln.autoschedule.search.SearchLoop;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
@@ -69,8 +71,11 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
     @Option(names = "--seeds", split = ",", description = "Seeds, one run per policy each (default: 1,2,3).")
     long[] seeds = {1, 2, 3};
 
-    @Option(names = "--policies", split = ",", description = "learned, ansor-model, random-model; random sampling always runs (default: learned).")
+    @Option(names = "--policies", split = ",", description = "learned, pretrained, ansor-model, random-model; random sampling always runs (default: learned).")
     List<String> wanted = List.of("learned");
+
+    @Option(names = "--pretrained", description = "The model of the 'pretrained' policy: a file written by ./kiln pretrain, or 'bundled' (default).")
+    String pretrained = "bundled";
 
     @Option(names = "--dir", description = "Where the report goes (default: ${DEFAULT-VALUE}).")
     Path dir = Path.of("kiln-bench", "search");
@@ -87,6 +92,14 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         SearchTask task = AutoSchedule.task(dag, target);
         Map<String, PolicyMaker> policies = new LinkedHashMap<>();
         if (wanted.contains("learned")) policies.put("evolution + learned model", EvolutionarySearchPolicy::cpu);
+        if (wanted.contains("pretrained")) {
+            PretrainedModel pm = NetworkBench.pretrainedModel(pretrained);
+            if (pm.tasks().contains(task.workloadKey())) {
+                System.out.println("note: " + spec + " is in the pretrained model's training set; it is not held out");
+            }
+            policies.put("evolution + pretrained model", (t, s) -> EvolutionarySearchPolicy.forTask(t,
+                    GbdtCostModel.defaults(s).withPretrained(pm), s));
+        }
         policies.put("random sampling", RandomSearchPolicy::cpu);
         if (wanted.contains("ansor-model")) {
             policies.put("evolution + Ansor's model", (t, s) -> new EvolutionarySearchPolicy(t,
@@ -194,6 +207,18 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
             line.append(String.format(Locale.ROOT, " %.1f (%.2fx) |", a, a / randomAgain));
             out.append(line).append('\n');
         }
+        List<double[]> reference = curves.get("evolution + learned model");
+        if (reference != null) {
+            double[] m = mean(reference);
+            double goal = 0.95 * m[m.length - 1];
+            out.append(String.format(Locale.ROOT, "%nTrials to reach 95%% of the default search's mean final result (%.1f GFLOP/s), "
+                    + "mean over seeds (runs that never reach it count as %d):%n%n", goal, trials));
+            for (var e : curves.entrySet()) {
+                double sum = 0;
+                for (double[] c : e.getValue()) sum += trialsToReach(c, goal, trials);
+                out.append(String.format(Locale.ROOT, "- %s: %.0f%n", e.getKey(), sum / e.getValue().size()));
+            }
+        }
         out.append(notes);
         out.append("load average after: ").append(CostModelBench.load()).append('\n');
         System.out.print(out);
@@ -221,6 +246,12 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
             out[i] = g[i][1];
         }
         return out;
+    }
+
+    /** The first trial (1-based) whose best-so-far reaches {@code goal}; {@code none} if none does. */
+    static int trialsToReach(double[] bestSoFar, double goal, int none) {
+        for (int i = 0; i < bestSoFar.length; i++) if (bestSoFar[i] >= goal) return i + 1;
+        return none;
     }
 
     static double[] mean(List<double[]> curves) {

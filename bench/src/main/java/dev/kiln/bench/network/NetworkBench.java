@@ -383,7 +383,7 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     /** The pretrained model named by --pretrained: a file, or the one shipped with Kiln. */
-    static PretrainedModel pretrainedModel(String name) {
+    public static PretrainedModel pretrainedModel(String name) {
         return name.equals("bundled")
                 ? PretrainedModel.bundled().orElseThrow(() -> new KilnException("--pretrained bundled: this build of Kiln ships no "
                         + "pretrained model (train one with ./kiln pretrain)"))
