@@ -17,8 +17,11 @@ interface Baseline extends AutoCloseable {
     /** One line on the library (version, ISA, threads), printed once per child. */
     String describe();
 
-    /** Sets up {@code w} on {@code inputs} (Kiln's arrays by placeholder name, channels-last layouts). */
-    Prepared prepare(SuiteWorkload w, Map<String, NDArray> inputs);
+    /**
+     * Sets up {@code w} on {@code inputs} (Kiln's arrays by placeholder name, channels-last
+     * layouts); {@code outDims} is the shape of Kiln's output, which {@link Prepared#output} returns.
+     */
+    Prepared prepare(SuiteWorkload w, Map<String, NDArray> inputs, long[] outDims);
 
     @Override
     default void close() {}
