@@ -61,7 +61,8 @@ final class DnnlOps implements Baseline {
     public String describe() {
         dnnl_version_t v = dnnl.dnnl_version();
         return "oneDNN " + v.major() + "." + v.minor() + "." + v.patch() + " (" + v.hash().getString() + "), CPU runtime "
-                + dnnl.DNNL_CPU_RUNTIME + ", effective ISA " + dnnl.get_effective_cpu_isa() + ", OMP_NUM_THREADS="
+                + switch (dnnl.DNNL_CPU_RUNTIME) { case 1 -> "sequential"; case 2 -> "OpenMP"; case 4 -> "TBB"; case 8 -> "threadpool";
+                    default -> String.valueOf(dnnl.DNNL_CPU_RUNTIME); } + ", effective ISA " + dnnl.get_effective_cpu_isa() + ", OMP_NUM_THREADS="
                 + System.getenv("OMP_NUM_THREADS");
     }
 

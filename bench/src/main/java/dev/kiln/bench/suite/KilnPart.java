@@ -68,6 +68,7 @@ record KilnPart(CpuTarget target, Path log, int trials, int perRound, long seed,
             kernelName = "UNTUNED default lowering";
             notes = "no record of this workload in " + log + "; run with --trials N to tune it";
         }
+        kernelName += ", LLVM -mcpu=" + target.cpu();
         try (CompiledKernel k = kernel) {
             KernelTimer.Timing t = timer.time(() -> k.call(args));
             NDArray out = args[args.length - 1];

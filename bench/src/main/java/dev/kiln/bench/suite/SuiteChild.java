@@ -26,7 +26,9 @@ record SuiteChild(String part, int threads, List<SuiteWorkload> workloads, long 
         Files.write(rowsFile, List.of());
         Baseline baseline = null;
         String loadError = null;
-        if (!part.equals("kiln")) {
+        if (part.equals("kiln")) {
+            System.out.println("   Kiln on " + kiln.target() + ", log " + kiln.log() + ", " + kiln.trials() + " trial(s) per workload");
+        } else {
             try {
                 baseline = baselineOf(part, threads);
                 System.out.println("   " + baseline.describe());

@@ -32,8 +32,13 @@ import org.bytedeco.pytorch.global.torch;
  */
 final class TorchOps implements Baseline {
 
+    /** PyTorch's own word on the ISA its kernels use ("CPU capability usage: AVX512"), added to every kernel name. */
+    private final String isa;
+
     TorchOps() {
-        TorchRuntime.ensureAvailable();
+        String v = TorchRuntime.ensureAvailable();
+        int i = v.indexOf("CPU capability usage:");
+        isa = i < 0 ? "CPU capability unknown" : v.substring(i).split(";")[0].replace("CPU capability usage:", "CPU capability").strip();
     }
 
     @Override
@@ -134,8 +139,21 @@ final class TorchOps implements Baseline {
     }
 
     /** One functional call; {@code toKiln} turns its result into Kiln's layout (a view; made contiguous on output). */
-    private record Call(List<Tensor> held, String kernel, long[] outDims, java.util.function.Supplier<Tensor> op,
-                        UnaryOperator<Tensor> toKiln) implements Prepared {
+    private final class Call implements Prepared {
+        private final List<Tensor> held;
+        private final String kernel;
+        private final long[] outDims;
+        private final java.util.function.Supplier<Tensor> op;
+        private final UnaryOperator<Tensor> toKiln;
+
+        Call(List<Tensor> held, String kernel, long[] outDims, java.util.function.Supplier<Tensor> op, UnaryOperator<Tensor> toKiln) {
+            this.held = held;
+            this.kernel = kernel;
+            this.outDims = outDims;
+            this.op = op;
+            this.toKiln = toKiln;
+        }
+
         @Override
         public void run() {
             try (PointerScope scope = new PointerScope(); InferenceMode im = new InferenceMode()) {
@@ -151,7 +169,7 @@ final class TorchOps implements Baseline {
         }
 
         @Override
-        public String kernel() { return kernel; }
+        public String kernel() { return kernel + "; " + isa; }
 
         @Override
         public void close() {

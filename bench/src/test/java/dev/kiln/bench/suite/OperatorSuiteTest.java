@@ -55,7 +55,7 @@ class OperatorSuiteTest {
         rc = new CommandLine(new OperatorSuite()).execute(concat(common, "--trials", "0", "--impls", "kiln"));
         assertThat(rc).isZero();
         assertThat(rowsOf(newest(dir, ".tsv"))).hasSize(2).allSatisfy(r -> {
-            assertThat(r.kernel()).isEqualTo("built from the log (no search)");
+            assertThat(r.kernel()).startsWith("built from the log (no search)");
             assertThat(r.status()).isEqualTo(Status.OK);
         });
     }
