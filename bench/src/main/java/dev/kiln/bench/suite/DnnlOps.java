@@ -23,7 +23,6 @@ import org.bytedeco.dnnl.post_ops;
 import org.bytedeco.dnnl.primitive;
 import org.bytedeco.dnnl.primitive_attr;
 import org.bytedeco.dnnl.primitive_desc;
-import org.bytedeco.dnnl.reduction;
 import org.bytedeco.dnnl.softmax_forward;
 import org.bytedeco.dnnl.stream;
 import org.bytedeco.dnnl.global.dnnl;
@@ -36,8 +35,7 @@ import org.bytedeco.dnnl.global.dnnl;
  * primitive alone; the destination is reordered back to Kiln's layout only for the check. Convs
  * (1-D, 2-D, 3-D, grouped, dilated, depthwise as groups = C) are {@code convolution_forward}
  * (ConvLayer with bias and post-ops mul, add, relu), T2D {@code deconvolution_forward}, GMM
- * {@code matmul}, NRM {@code reduction} (norm_lp_sum, p = 2), SFM {@code softmax_forward}, TBS a
- * {@code matmul} reading the transposes through strides, then softmax in place. oneDNN has no
+ * {@code matmul}, SFM {@code softmax_forward}; NRM and TBS take two primitives ({@link DnnlChain}). oneDNN has no
  * capsule conv. The kernel column is the primitive's {@code impl_info_str}. Threads: OpenMP's,
  * from OMP_NUM_THREADS, set per child process.
  */
@@ -83,20 +81,14 @@ final class DnnlOps implements Baseline {
                 yield new Run(pd, new primitive(pd), args(DNNL_ARG_SRC, load(in.get("X"), rowMajor(b, n, k), pd.src_desc()),
                         DNNL_ARG_WEIGHTS, load(in.get("Y"), rowMajor(b, k, m), pd.weights_desc())), rowMajor(b, n, m), outDims);
             }
-            case "NRM" -> {
-                long b = w.p(0), m = w.p(1), n = w.p(2);
-                reduction.primitive_desc pd = new reduction.primitive_desc(eng, dnnl.algorithm.reduction_norm_lp_sum, rowMajor(b, m, n),
-                        rowMajor(b, 1, 1), 2f, 0f);
-                yield new Run(pd, new primitive(pd), args(DNNL_ARG_SRC, load(in.get("A"), rowMajor(b, m, n), pd.src_desc())),
-                        rowMajor(b, 1, 1), outDims);
-            }
+            case "NRM" -> DnnlChain.norm(eng, strm, w, in, outDims);
             case "SFM" -> {
                 memory.desc md = rowMajor(w.p(0), w.p(1));
                 softmax_forward.primitive_desc pd = new softmax_forward.primitive_desc(eng, dnnl.prop_kind.forward_inference,
                         dnnl.algorithm.softmax_accurate, md, md, 1);
                 yield new Run(pd, new primitive(pd), args(DNNL_ARG_SRC, load(in.get("A"), md, pd.src_desc())), md, outDims);
             }
-            case "TBS" -> new DnnlAttention(eng, strm).prepare(w, in, outDims);
+            case "TBS" -> DnnlChain.attention(eng, strm, w, in, outDims);
             case "CAP" -> throw new Unsupported("oneDNN has no capsule convolution");
             default -> throw new Unsupported("oneDNN: no translation of " + w.op());
         };

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The suite's results as people read them: each row's speed relative to the best implementation
@@ -47,14 +46,24 @@ final class SuiteReport {
         return out;
     }
 
-    /** What did not run, one phrase per operator and implementation: "CAP onednn: UNSUPPORTED (oneDNN has no capsule convolution)". */
+    /**
+     * What did not run, one phrase per implementation and status, e.g. "openblas UNSUPPORTED: C1D, C2D"
+     * or, for a single operator, with its reason: "onednn UNSUPPORTED: CAP (oneDNN has no capsule convolution)".
+     */
     static List<String> absent(List<SuiteRow> rows, int threads) {
-        Map<String, String> seen = new LinkedHashMap<>();
+        Map<String, Map<String, String>> ops = new LinkedHashMap<>();   // "impl STATUS" -> op -> first reason
         for (SuiteRow r : rows) {
             if (r.threads() != threads || r.status() == Status.OK) continue;
-            seen.putIfAbsent(r.op() + " " + r.impl(), r.status() + (r.notes().isEmpty() ? "" : " (" + shorten(r.notes()) + ")"));
+            ops.computeIfAbsent(r.impl() + " " + r.status(), k -> new LinkedHashMap<>()).putIfAbsent(r.op(), r.notes());
         }
-        return seen.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.toCollection(ArrayList::new));
+        List<String> out = new ArrayList<>();
+        for (var e : ops.entrySet()) {
+            Map<String, String> byOp = e.getValue();
+            String reason = byOp.size() == 1 && !byOp.values().iterator().next().isEmpty()
+                    ? " (" + shorten(byOp.values().iterator().next()) + ")" : "";
+            out.add(e.getKey() + ": " + String.join(", ", byOp.keySet()) + reason);
+        }
+        return out;
     }
 
     private static String shorten(String s) {
