@@ -94,7 +94,12 @@ public final class OperatorSuite implements Callable<Integer> {
     Path childRows;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new OperatorSuite()).setOverwrittenOptionsAllowed(true).execute(args));
+        System.exit(new CommandLine(new OperatorSuite()).setOverwrittenOptionsAllowed(true)
+                .setExecutionExceptionHandler((e, cl, parsed) -> {   // bad input: its message, not a stack trace
+                    if (!(e instanceof KilnException)) throw e;
+                    cl.getErr().println("kiln suite: " + e.getMessage());
+                    return 2;
+                }).execute(args));
     }
 
     @Override
