@@ -2,17 +2,19 @@ package dev.kiln.bench.model;
 
 import static dev.kiln.ir.DType.FLOAT32;
 
-import dev.kiln.nn.Conv;
+import dev.kiln.bench.suite.SuiteDags;
+import dev.kiln.bench.suite.SuiteWorkload;
+import dev.kiln.bench.suite.SuiteWorkloads;
 import dev.kiln.nn.Linalg;
 import dev.kiln.nn.Softmax;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
-import dev.kiln.te.Tensor;
 import java.util.List;
 
 /**
  * The workloads of the cost-model and search benchmarks, from ../shared/workloads/ansor-ops.tsv
- * (float32, NHWC, batch 1), named by a short spec: {@code gemm:N} (N x N x N, which is GMM
+ * (float32, NHWC, batch 1; the C2D and DEP rows are read from the operator suite's copy of it,
+ * {@link SuiteWorkloads}, and built by {@link SuiteDags}), named by a short spec: {@code gemm:N} (N x N x N, which is GMM
  * 1xNxNxN), {@code c2d:I} (the I-th C2D layer: 0 224x224x3 -> 64 7x7/2, 1 56x56x64 -> 64 1x1,
  * 2 14x14x256 -> 256 3x3, 3 7x7x512 -> 512 3x3), {@code dep:I} (the I-th depthwise layer; 0 is
  * 112x112x32 3x3) and {@code softmax:NxM}.
@@ -23,9 +25,12 @@ public final class BenchWorkloads {
     /** A workload and its display name. */
     public record Workload(String spec, String name, ComputeDAG dag) {}
 
-    private static final int[][] C2D = {{224, 3, 64, 7, 2, 3}, {56, 64, 64, 1, 1, 0}, {14, 256, 256, 3, 1, 1},
-            {7, 512, 512, 3, 1, 1}};
-    private static final int[][] DEP = {{112, 32, 3, 1, 1}, {112, 64, 3, 2, 1}, {14, 512, 3, 2, 1}, {7, 1024, 3, 1, 1}};
+    /** The {@code index}-th workload of operator {@code op} in the suite's list, built by {@link SuiteDags}; named by {@code format} over the given parameters. */
+    private static Workload suite(String op, int index, String spec, String format, int... nameParams) {
+        SuiteWorkload w = SuiteWorkloads.builtIn().stream().filter(x -> x.op().equals(op)).toList().get(index);
+        Object[] args = java.util.Arrays.stream(nameParams).mapToObj(i -> w.params().get(i)).toArray();
+        return new Workload(spec, String.format(format, args), SuiteDags.of(w));
+    }
 
     /** The workload of a spec; throws with the accepted forms otherwise. */
     public static Workload of(String spec) {
@@ -37,20 +42,8 @@ public final class BenchWorkloads {
                     yield new Workload(spec, "GEMM " + n,
                             ComputeDAG.of(Linalg.matmul(Te.placeholder("A", FLOAT32, n, n), Te.placeholder("B", FLOAT32, n, n))));
                 }
-                case "c2d" -> {
-                    int[] l = C2D[Integer.parseInt(p[1])];
-                    Tensor data = Te.placeholder("data", FLOAT32, 1, l[0], l[0], l[1]);
-                    Tensor weight = Te.placeholder("weight", FLOAT32, l[3], l[3], l[1], l[2]);
-                    yield new Workload(spec, String.format("C2D %dx%dx%d->%d %dx%d", l[0], l[0], l[1], l[2], l[3], l[3]),
-                            ComputeDAG.of(Conv.conv2dNhwc(data, weight, l[4], l[5])));
-                }
-                case "dep" -> {
-                    int[] l = DEP[Integer.parseInt(p[1])];
-                    Tensor data = Te.placeholder("data", FLOAT32, 1, l[0], l[0], l[1]);
-                    Tensor weight = Te.placeholder("weight", FLOAT32, l[2], l[2], l[1], 1);
-                    yield new Workload(spec, String.format("DEP %dx%dx%d %dx%d", l[0], l[0], l[1], l[2], l[2]),
-                            ComputeDAG.of(Conv.depthwiseConv2dNhwc(data, weight, l[3], l[4])));
-                }
+                case "c2d" -> suite("C2D", Integer.parseInt(p[1]), spec, "C2D %dx%dx%d->%d %dx%d", 1, 2, 3, 4, 5, 5);
+                case "dep" -> suite("DEP", Integer.parseInt(p[1]), spec, "DEP %dx%dx%d %dx%d", 1, 2, 3, 4, 4);
                 case "softmax" -> {
                     String[] nm = p[1].split("x");
                     yield new Workload(spec, "softmax " + p[1], ComputeDAG.of(Softmax.softmax(

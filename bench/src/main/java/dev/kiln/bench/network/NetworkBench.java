@@ -404,7 +404,7 @@ public final class NetworkBench implements Callable<Integer> {
         return log.resolveSibling(dot > 0 ? f.substring(0, dot) + suffix + f.substring(dot) : f + suffix);
     }
 
-    static Path logFor(Path log, int threads) {
+    public static Path logFor(Path log, int threads) {
         String f = log.getFileName().toString();
         int dot = f.lastIndexOf('.');
         String name = dot > 0 ? f.substring(0, dot) + "-" + threads + "t" + f.substring(dot) : f + "-" + threads + "t";
@@ -412,7 +412,7 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     /** The 1-, 5- and 15-minute load averages, "a/b/c"; "?" where /proc/loadavg is missing. */
-    static String loadAverage() {
+    public static String loadAverage() {
         try {
             String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
             return f[0] + "/" + f[1] + "/" + f[2];
@@ -421,7 +421,7 @@ public final class NetworkBench implements Callable<Integer> {
         }
     }
 
-    private static boolean cpuHasAvx512() {
+    public static boolean cpuHasAvx512() {
         try {
             return Files.readString(Path.of("/proc/cpuinfo")).contains(" avx512f");
         } catch (IOException e) {

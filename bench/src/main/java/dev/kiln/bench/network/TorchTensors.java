@@ -9,11 +9,11 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
 /** Copies between Kiln's {@link NDArray}s and PyTorch's float32 tensors. */
-final class TorchTensors {
+public final class TorchTensors {
     private TorchTensors() {}
 
     /** A fresh contiguous float32 tensor with the array's shape and elements. */
-    static Tensor toTorch(NDArray a) {
+    public static Tensor toTorch(NDArray a) {
         if (a.dtype() != DType.FLOAT32) throw new KilnException("TorchNetwork: float32 only, got " + a);
         NDArray src = a.isCompact() ? a : a.copy();
         try {
@@ -28,7 +28,7 @@ final class TorchTensors {
     }
 
     /** A fresh compact NDArray of {@code dims} holding the elements of contiguous float32 tensor {@code t}. */
-    static NDArray toKiln(Tensor t, long[] dims) {
+    public static NDArray toKiln(Tensor t, long[] dims) {
         long n = t.numel();
         long expect = Arrays.stream(dims).reduce(1, Math::multiplyExact);
         if (n != expect || !t.is_contiguous()) {

@@ -1,0 +1,52 @@
+package dev.kiln.bench.suite;
+
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.measure.MeasureOptions;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Target;
+import java.util.List;
+
+/**
+ * A {@link Measurer} that passes every batch on to another and adds up the wall time spent in it
+ * (lowering, compiling, checking and timing the programs in the measurer's child JVM), so the
+ * suite can tell the tuner's own time (sampling, evolution, cost model) from measurement.
+ */
+final class TimedMeasurer implements Measurer {
+    private final Measurer inner;
+    private long nanos;
+    private int programs;
+
+    TimedMeasurer(Measurer inner) {
+        this.inner = inner;
+    }
+
+    /** Seconds spent inside {@link #measure} so far. */
+    double seconds() { return nanos / 1e9; }
+
+    /** Programs measured so far. */
+    int programs() { return programs; }
+
+    @Override
+    public Target target() { return inner.target(); }
+
+    @Override
+    public MeasureOptions options() { return inner.options(); }
+
+    @Override
+    public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
+        long s = System.nanoTime();
+        try {
+            return inner.measure(task, schedules);
+        } finally {
+            nanos += System.nanoTime() - s;
+            programs += schedules.size();
+        }
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+}
