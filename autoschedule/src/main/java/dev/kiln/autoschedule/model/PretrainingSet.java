@@ -87,8 +87,11 @@ public final class PretrainingSet {
      * @param pairwiseAccuracy  share of pairs of programs of different throughput that the model orders right (random: 0.5)
      * @param firstPick         throughput of the program the model ranks first, over the best measured one
      * @param randomPick        the same for a program picked at random (the mean throughput over the best)
+     * @param picksTo95         programs taken in the model's order until one reaches 95% of the best throughput
+     * @param randomPicksTo95   the same, expected, in a random order: (n + 1) / (k + 1) for k such programs of n
      */
-    public record Ranking(String task, int programs, double pairwiseAccuracy, double firstPick, double randomPick) {}
+    public record Ranking(String task, int programs, double pairwiseAccuracy, double firstPick, double randomPick, int picksTo95,
+                          double randomPicksTo95) {}
 
     /** How {@code model} ranks the programs of each task of this set (tasks with fewer than 2 programs are left out). */
     public List<Ranking> rank(PretrainedModel model) {
@@ -113,8 +116,21 @@ public final class PretrainingSet {
                     if ((score[i] > score[j]) == (a > b)) right++;
                 }
             }
+            // a search that measured these programs in the model's order: how many until one is within 95% of the best
+            Integer[] order = new Integer[ps.size()];
+            for (int i = 0; i < order.length; i++) order[i] = i;
+            java.util.Arrays.sort(order, (x, y) -> Double.compare(score[y], score[x]));
+            int picks = 0, good = 0;
+            for (Program p : ps) if (p.throughput() >= 0.95 * best) good++;
+            for (int k = 0; k < order.length; k++) {
+                if (ps.get(order[k]).throughput() >= 0.95 * best) {
+                    picks = k + 1;
+                    break;
+                }
+            }
             out.add(new Ranking(e.getKey(), ps.size(), pairs == 0 ? Double.NaN : (double) right / pairs,
-                    best > 0 ? ps.get(first).throughput() / best : Double.NaN, best > 0 ? sum / ps.size() / best : Double.NaN));
+                    best > 0 ? ps.get(first).throughput() / best : Double.NaN, best > 0 ? sum / ps.size() / best : Double.NaN,
+                    picks, (ps.size() + 1.0) / (good + 1.0)));
         }
         return out;
     }
