@@ -58,6 +58,15 @@ class PretrainedModelTest {
         FeatureExtractor fx = FeatureExtractor.of(HELD_OUT);
         double[] p = held.stream().mapToDouble(c -> pm.score(fx.extract(c))).toArray();
         assertThat(pairwiseAccuracy(p, truth)).isGreaterThan(0.8);
+        // the report of a held-out set: the same ranking, and a search over its programs in the model's order
+        List<PretrainingSet.Ranking> ranks = set(List.of(HELD_OUT), 120, 99).rank(pm);
+        assertThat(ranks).singleElement().satisfies(r -> {
+            assertThat(r.programs()).isEqualTo(120);
+            assertThat(r.pairwiseAccuracy()).isGreaterThan(0.8);
+            assertThat(r.firstPick()).isGreaterThan(r.randomPick()).isLessThanOrEqualTo(1.0);
+            assertThat(r.picksTo95()).isBetween(1, 120);
+            assertThat((double) r.picksTo95()).isLessThan(r.randomPicksTo95());
+        });
         // the online model starting from it is warm before its warm-up, and random without it
         GbdtCostModel plain = GbdtCostModel.defaults(5), warm = GbdtCostModel.defaults(5).withPretrained(pm);
         assertThat(plain.isRandom()).isTrue();
