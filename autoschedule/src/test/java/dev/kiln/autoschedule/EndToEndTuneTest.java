@@ -96,7 +96,7 @@ class EndToEndTuneTest {
         assertThat(r.seconds()).isEqualTo(best.bestSeconds());
         assertThat(r.schedule()).isEqualTo(best.best().orElseThrow().schedule(dag));
         assertThat(all.stream().filter(rec -> rec.steps().equals(best.best().orElseThrow().steps())).count())
-                .as("the reported best was measured twice").isEqualTo(2);
+                .as("the reported best was measured again (unless 3 re-measures each moved the best)").isBetween(1L, 2L);
         assertThat(r.gflops()).isPositive();
         AutoScheduleTest.checkMatmul(r.kernel(), (int) dag.outputs().getFirst().dim(0),
                 (int) dag.outputs().getFirst().dim(1), (int) dag.inputs().getFirst().dim(1), 91);
