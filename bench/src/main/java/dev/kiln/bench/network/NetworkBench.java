@@ -1,6 +1,7 @@
 package dev.kiln.bench.network;
 
 import dev.kiln.autoschedule.measure.CallTimer;
+import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
@@ -83,6 +84,12 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--warmup-ms", description = "Then a warm-up by time, in ms; it stops earlier once the run times settle (default: ${DEFAULT-VALUE}).")
     double warmupMs = 500;
 
+    @Option(names = "--remeasure-top", description = "After tuning, each task's fastest programs measured again before the best is chosen (0: none; default: ${DEFAULT-VALUE}).")
+    int remeasureTop = MeasureOptions.defaults().remeasureTop();
+
+    @Option(names = "--remeasure-rounds", description = "How many more measurements each of them gets (default: ${DEFAULT-VALUE}).")
+    int remeasureRounds = MeasureOptions.defaults().remeasureRounds();
+
     @Option(names = "--min-seconds", description = "Timed runs go on until there are --repeats of them and this many seconds (default: ${DEFAULT-VALUE}).")
     double minSeconds = 2;
 
@@ -164,7 +171,8 @@ public final class NetworkBench implements Callable<Integer> {
                         "--torch-formats", childFormats, "--tolerance", String.valueOf(tolerance),
                         "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
                         "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
-                        "--strategy", String.join(",", strategies), "--part", partName));
+                        "--strategy", String.join(",", strategies), "--part", partName,
+                        "--remeasure-top", String.valueOf(remeasureTop), "--remeasure-rounds", String.valueOf(remeasureRounds)));
                 if (!profile) cmd.add("--no-profile");
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
                 Map<String, String> env = pb.environment();
@@ -287,7 +295,8 @@ public final class NetworkBench implements Callable<Integer> {
                 Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
                 cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
                         .measuresPerRound(perRound).strategy(strategy).timeBudget(Duration.ofSeconds(timeBudget))
-                        .scheduler(b -> b.latencyTsv(curve)).build());
+                        .scheduler(b -> b.latencyTsv(curve)
+                                .measureOptions(MeasureOptions.defaults().withRemeasure(remeasureTop, remeasureRounds))).build());
                 SchedulerResult r = cn.tuning().orElseThrow();
                 System.out.println(r.table());
                 kilnNote = String.format(Locale.ROOT, "%s, %d trials (%d new, stop %s, %s)", strategyName, r.trials(),
