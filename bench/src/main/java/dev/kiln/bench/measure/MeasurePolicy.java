@@ -14,13 +14,14 @@ import java.util.List;
  */
 public record MeasurePolicy(String name, MeasureOptions options) {
     /** The names {@link #of} accepts. */
-    public static final List<String> NAMES = List.of("legacy", "default", "flush", "long");
+    public static final List<String> NAMES = List.of("legacy", "default", "flush", "short", "long");
 
     /**
      * {@code legacy}: the tuner's timing before issue 13 (1 warm-up run, 5 repeats of at least
      * 10 ms); {@code default}: {@link MeasureOptions#defaults()} (adds the warm-up by time, at most
      * 100 ms); {@code flush}: the default with a cache flush before every run (each repeat one
-     * run); {@code long}: the default with 10 repeats.
+     * run); {@code short}: the default with 10 repeats of one run each (short timing windows, as
+     * {@code flush} has, but warm caches); {@code long}: the default with 10 repeats.
      */
     public static MeasurePolicy of(String name, double timeoutSeconds) {
         MeasureOptions d = MeasureOptions.defaults().withRemeasure(0, 0).withTimeoutSeconds(timeoutSeconds);
@@ -28,6 +29,7 @@ public record MeasurePolicy(String name, MeasureOptions options) {
             case "legacy" -> MeasureOptions.legacy().withTimeoutSeconds(timeoutSeconds);
             case "default" -> d;
             case "flush" -> d.withFlushCache(true);
+            case "short" -> d.withRepeats(10).withNumber(1).withMinRepeatMs(0);
             case "long" -> d.withRepeats(10);
             default -> throw new KilnException("measure policy '" + name + "': expected one of " + NAMES);
         };
@@ -41,8 +43,8 @@ public record MeasurePolicy(String name, MeasureOptions options) {
 
     /** The options in a few words, for the report. */
     public String describe() {
-        return String.format(java.util.Locale.ROOT, "%s: %d warm-up run(s), warm-up by time <= %.0f ms, %d repeats of >= %.0f ms%s",
-                name, options.warmup(), options.warmupMs(), options.repeats(), options.minRepeatMs(),
+        return String.format(java.util.Locale.ROOT, "%s: %d warm-up run(s), warm-up by time <= %.0f ms, %d repeats of >= %d run(s) and %.0f ms%s",
+                name, options.warmup(), options.warmupMs(), options.repeats(), options.number(), options.minRepeatMs(),
                 options.flushCache() ? ", cache flushed before every run (1 run per repeat)" : "");
     }
 }

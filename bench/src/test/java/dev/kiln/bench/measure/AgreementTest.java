@@ -45,8 +45,9 @@ class AgreementTest {
 
     @Test
     void policiesAreNamedAndUnknownOnesRefused() {
-        assertThat(MeasurePolicy.list("legacy, default,flush,long", 20)).extracting(MeasurePolicy::name)
-                .containsExactly("legacy", "default", "flush", "long");
+        assertThat(MeasurePolicy.list("legacy, default,flush,short,long", 20)).extracting(MeasurePolicy::name)
+                .containsExactly("legacy", "default", "flush", "short", "long");
+        assertThat(MeasurePolicy.of("short", 20).options().minRepeatMs()).isZero();
         MeasurePolicy legacy = MeasurePolicy.of("legacy", 20);
         assertThat(legacy.options().warmupMs()).isZero();
         assertThat(MeasurePolicy.of("default", 20).options().warmupMs()).isEqualTo(100);
