@@ -196,7 +196,7 @@ public final class NetworkBench implements Callable<Integer> {
                         boolean has = got.stream().anyMatch(r -> r.startsWith(n + "\t"));
                         if (!has || partName.equals("torch")) {
                             rows.add(String.join("\t", n, String.valueOf(t), partName.equals("torch") ? "pytorch " + childFormats : "kiln", "-",
-                                    "-", "0", "-", "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc
+                                    "-", "-", "-", "0", "-", "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc
                                             + " (see its output and hs_err_pid*.log); rows measured before the crash were kept"));
                         }
                     }
@@ -350,21 +350,8 @@ public final class NetworkBench implements Callable<Integer> {
         }).distinct().toList();
     }
 
-    record Timing(double medianMs, double minMs, double p10Ms, double p90Ms, int runs, String loadBefore, String loadAfter) {}
-
-    /**
-     * Times {@code run} as a user runs it: {@code --warmup} runs, a warm-up by time of at most
-     * {@code --warmup-ms} (it stops once the times settle), then runs back to back until there are
-     * {@code --repeats} of them and {@code --min-seconds} ({@link CallTimer}).
-     */
     private Timing time(Runnable run) {
-        String before = loadAverage();
-        for (int i = 0; i < warmup; i++) run.run();
-        int n = Math.max(1, repeats);
-        CallTimer.Stats st = CallTimer.time(run, new CallTimer.Policy(warmupMs, n, minSeconds, Math.max(n, 1_000_000),
-                Math.max(60, 10 * minSeconds)));
-        String after = loadAverage();
-        return new Timing(st.median() * 1e3, st.min() * 1e3, st.p10() * 1e3, st.p90() * 1e3, st.calls(), before, after);
+        return Timing.of(run, warmup, warmupMs, repeats, minSeconds);
     }
 
     private String check(String net, int t, String impl, Timing tm, NDArray got, NDArray want, String note) {
