@@ -76,13 +76,15 @@ public record MeasureOptions(int repeats, int number, int warmup, double warmupM
 
     /**
      * The defaults: 1 warm-up run, then a warm-up by time of at most 100 ms (about 30 ms for a
-     * kernel whose times are steady from the start), 5 repeats of at least 1 run and 10 ms each,
-     * no cache flush, 20 s per program, the output checked with rtol = atol = 1e-3 (room for the
-     * reordered additions of a tiled reduction), inputs from seed 42; the 3 fastest programs of a
-     * search measured twice more before it reports its best.
+     * kernel whose times are steady from the start), then 10 repeats of one run each (short timing
+     * windows: on a shared machine a 10 ms window is rarely left alone, one run often is; the cost
+     * is the fastest, {@link CostStatistic#DEFAULT}), no cache flush, 20 s per program, the output
+     * checked with rtol = atol = 1e-3 (room for the reordered additions of a tiled reduction),
+     * inputs from seed 42; the 3 fastest programs of a search measured twice more before it
+     * reports its best. Chosen with {@code ./kiln measure-bench} (docs/PERFORMANCE.md).
      */
     public static MeasureOptions defaults() {
-        return new MeasureOptions(5, 1, 1, 100, 10, false, 20, true, 1e-3, 1e-3, 42, 3, 2);
+        return new MeasureOptions(10, 1, 1, 100, 0, false, 20, true, 1e-3, 1e-3, 42, 3, 2);
     }
 
     /** The timing of {@link #defaults()} before issue 13: 1 warm-up run, no warm-up by time, no re-measure. */

@@ -19,6 +19,9 @@ class MeasurementPolicyTest {
     void theNewOptionsAreValidatedAndNamed() {
         MeasureOptions d = MeasureOptions.defaults();
         assertThat(d.warmupMs()).isEqualTo(100);
+        assertThat(d.repeats()).isEqualTo(10);
+        assertThat(d.number()).isEqualTo(1);
+        assertThat(d.minRepeatMs()).isZero();
         assertThat(d.remeasureTop()).isEqualTo(3);
         assertThat(d.remeasureRounds()).isEqualTo(2);
         assertThat(d.remeasures()).isTrue();

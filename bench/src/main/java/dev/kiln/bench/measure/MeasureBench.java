@@ -49,8 +49,8 @@ public final class MeasureBench implements Callable<Integer> {
     @Option(names = "--runs", description = "Measurements of every program under each policy (at least 2; default: ${DEFAULT-VALUE}).")
     int runs = 2;
 
-    @Option(names = "--policies", description = "Comma-separated policies: legacy, default, flush, short, long (default: ${DEFAULT-VALUE}).")
-    String policies = "legacy,default";
+    @Option(names = "--policies", description = "Comma-separated policies: legacy, warmup, default, flush, long (default: ${DEFAULT-VALUE}).")
+    String policies = "legacy,warmup,default";
 
     @Option(names = "--threads", description = "Cores the programs may use (default: ${DEFAULT-VALUE}).")
     int threads = 1;

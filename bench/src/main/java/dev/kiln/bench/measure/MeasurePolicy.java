@@ -14,23 +14,24 @@ import java.util.List;
  */
 public record MeasurePolicy(String name, MeasureOptions options) {
     /** The names {@link #of} accepts. */
-    public static final List<String> NAMES = List.of("legacy", "default", "flush", "short", "long");
+    public static final List<String> NAMES = List.of("legacy", "warmup", "default", "flush", "long");
 
     /**
      * {@code legacy}: the tuner's timing before issue 13 (1 warm-up run, 5 repeats of at least
-     * 10 ms); {@code default}: {@link MeasureOptions#defaults()} (adds the warm-up by time, at most
-     * 100 ms); {@code flush}: the default with a cache flush before every run (each repeat one
-     * run); {@code short}: the default with 10 repeats of one run each (short timing windows, as
-     * {@code flush} has, but warm caches); {@code long}: the default with 10 repeats.
+     * 10 ms); {@code warmup}: legacy with the warm-up by time (at most 100 ms); {@code default}:
+     * {@link MeasureOptions#defaults()} (the warm-up by time, then 10 repeats of one run each);
+     * {@code flush}: the default with a cache flush before every run; {@code long}: the default
+     * with 20 repeats.
      */
     public static MeasurePolicy of(String name, double timeoutSeconds) {
         MeasureOptions d = MeasureOptions.defaults().withRemeasure(0, 0).withTimeoutSeconds(timeoutSeconds);
+        MeasureOptions legacy = MeasureOptions.legacy().withTimeoutSeconds(timeoutSeconds);
         MeasureOptions o = switch (name) {
-            case "legacy" -> MeasureOptions.legacy().withTimeoutSeconds(timeoutSeconds);
+            case "legacy" -> legacy;
+            case "warmup" -> legacy.withWarmupMs(d.warmupMs());
             case "default" -> d;
             case "flush" -> d.withFlushCache(true);
-            case "short" -> d.withRepeats(10).withNumber(1).withMinRepeatMs(0);
-            case "long" -> d.withRepeats(10);
+            case "long" -> d.withRepeats(20);
             default -> throw new KilnException("measure policy '" + name + "': expected one of " + NAMES);
         };
         return new MeasurePolicy(name, o);

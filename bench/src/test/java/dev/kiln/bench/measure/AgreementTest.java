@@ -45,15 +45,20 @@ class AgreementTest {
 
     @Test
     void policiesAreNamedAndUnknownOnesRefused() {
-        assertThat(MeasurePolicy.list("legacy, default,flush,short,long", 20)).extracting(MeasurePolicy::name)
-                .containsExactly("legacy", "default", "flush", "short", "long");
-        assertThat(MeasurePolicy.of("short", 20).options().minRepeatMs()).isZero();
+        assertThat(MeasurePolicy.list("legacy, warmup,default,flush,long", 20)).extracting(MeasurePolicy::name)
+                .containsExactly("legacy", "warmup", "default", "flush", "long");
         MeasurePolicy legacy = MeasurePolicy.of("legacy", 20);
         assertThat(legacy.options().warmupMs()).isZero();
-        assertThat(MeasurePolicy.of("default", 20).options().warmupMs()).isEqualTo(100);
-        assertThat(MeasurePolicy.of("default", 20).options().remeasures()).isFalse();
+        assertThat(legacy.options().minRepeatMs()).isEqualTo(10);
+        MeasurePolicy warmup = MeasurePolicy.of("warmup", 20);
+        assertThat(warmup.options()).isEqualTo(legacy.options().withWarmupMs(100));
+        MeasurePolicy d = MeasurePolicy.of("default", 20);
+        assertThat(d.options().warmupMs()).isEqualTo(100);
+        assertThat(d.options().minRepeatMs()).isZero();
+        assertThat(d.options().remeasures()).isFalse();
         assertThat(MeasurePolicy.of("flush", 20).options().flushCache()).isTrue();
+        assertThat(MeasurePolicy.of("long", 20).options().repeats()).isEqualTo(20);
         assertThat(legacy.describe()).contains("legacy").contains("5 repeats");
-        assertThatThrownBy(() -> MeasurePolicy.of("fast", 20)).isInstanceOf(KilnException.class).hasMessageContaining("'fast'");
+        assertThatThrownBy(() -> MeasurePolicy.of("short", 20)).isInstanceOf(KilnException.class).hasMessageContaining("'short'");
     }
 }
