@@ -56,7 +56,10 @@ public final class AutoSchedule {
     /**
      * Tunes {@code dag} for {@code target}: evolutionary search over the task's sketches guided
      * by the learned cost model (or the options' policy), every measurement appended to the
-     * options' log file, the best program compiled with the target's backend. Throws {@link KilnException} when no trial gave a valid program, with the errors
+     * options' log file, the best program compiled with the target's backend. Before the best is
+     * chosen, the fastest programs are measured again as the measure options say
+     * ({@link SearchLoop#remeasure()}; the result's time is the median of the best's measurements).
+     * Throws {@link KilnException} when no trial gave a valid program, with the errors
      * by kind and the first message of each.
      */
     public static TuneResult tune(ComputeDAG dag, Target target, TuneOptions options) {

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 class EndToEndTuneTest {
     static final CpuTarget HOST = Target.cpu();
     /** Short timing: each program is checked against the interpreter, then timed 3 times for at least 1 ms. */
-    static final MeasureOptions QUICK = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(1).withWarmup(0);
+    static final MeasureOptions QUICK = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(1).withWarmup(0).withWarmupMs(0)
+            .withRemeasure(1, 1);
 
     @TempDir
     Path dir;
@@ -65,7 +66,8 @@ class EndToEndTuneTest {
         try (TuneResult r = AutoSchedule.tune(dag, jvm, o)) {
             assertThat(r.trials()).isEqualTo(6);
             List<LogRecord> records = TuningLog.open(file).records();
-            assertThat(records).hasSize(6).allSatisfy(rec -> assertThat(rec.target()).isEqualTo(jvm.toString()));
+            assertThat(records).allSatisfy(rec -> assertThat(rec.target()).isEqualTo(jvm.toString()));
+            assertThat(records.stream().filter(rec -> !rec.isRemeasure())).hasSize(6);
             assertThat(records.stream().filter(LogRecord::isValid).count()).isPositive();
             assertThat(r.kernel().getClass().getName()).contains("jvm");
             AutoScheduleTest.checkMatmul(r.kernel(), 24, 32, 16, 93);
@@ -75,9 +77,12 @@ class EndToEndTuneTest {
     static void check(TuneResult r, ComputeDAG dag, Path file, int trials) {
         assertThat(r.trials()).isEqualTo(trials);
         assertThat(r.stopReason()).isEqualTo(StopReason.TRIAL_BUDGET);
-        List<LogRecord> records = TuningLog.open(file).records();
+        List<LogRecord> all = TuningLog.open(file).records();
+        List<LogRecord> records = all.stream().filter(rec -> !rec.isRemeasure()).toList();
         assertThat(records).hasSize(trials);
-        assertThat(records).allSatisfy(rec -> {
+        // QUICK re-measures the fastest program once before the result is reported (at most 3 times if the best changes)
+        assertThat(all.size() - trials).isBetween(1, 3);
+        assertThat(all).allSatisfy(rec -> {
             assertThat(rec.target()).isEqualTo(HOST.toString());
             if (rec.isValid()) {
                 assertThat(rec.costs()).hasSize(3).allSatisfy(c -> assertThat(c).isPositive().isLessThan(1.0));
@@ -87,8 +92,11 @@ class EndToEndTuneTest {
             }
             assertThat(rec.wallSeconds()).isPositive();
         });
-        double fastest = records.stream().filter(LogRecord::isValid).mapToDouble(LogRecord::seconds).min().orElseThrow();
-        assertThat(r.seconds()).isEqualTo(fastest);
+        var best = TuningLog.open(file).lookup(dag.workloadKey(), HOST.toString());
+        assertThat(r.seconds()).isEqualTo(best.bestSeconds());
+        assertThat(r.schedule()).isEqualTo(best.best().orElseThrow().schedule(dag));
+        assertThat(all.stream().filter(rec -> rec.steps().equals(best.best().orElseThrow().steps())).count())
+                .as("the reported best was measured again (unless 3 re-measures each moved the best)").isBetween(1L, 2L);
         assertThat(r.gflops()).isPositive();
         AutoScheduleTest.checkMatmul(r.kernel(), (int) dag.outputs().getFirst().dim(0),
                 (int) dag.outputs().getFirst().dim(1), (int) dag.inputs().getFirst().dim(1), 91);

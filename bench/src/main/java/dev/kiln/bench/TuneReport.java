@@ -3,6 +3,7 @@ package dev.kiln.bench;
 import dev.kiln.autoschedule.AutoSchedule;
 import dev.kiln.autoschedule.TuneOptions;
 import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.ir.DType;
 import dev.kiln.nn.Conv;
 import dev.kiln.runtime.NDArray;
@@ -26,7 +27,9 @@ import org.bytedeco.javacpp.FloatPointer;
 /**
  * The auto-scheduler's benchmark (issue 5): tunes GEMM 1024 and the C2D layer 56x56x64 -> 64
  * (1x1, stride 1; ../shared/workloads/ansor-ops.tsv) for a number of trials, then times the best
- * program next to the hand-written schedule and OpenBLAS in the same process.
+ * program next to the hand-written schedule and OpenBLAS in the same process, each as a user
+ * calls it ({@link CallTimer.Policy#kernel()}: a warm-up by time, then at least 20 calls and 1 s),
+ * with the median and the p10-p90 spread of the calls.
  *
  * <pre>OPENBLAS_CORETYPE=SkylakeX ./kiln mvn -q -pl bench exec:java ... (see docs/PERFORMANCE.md)</pre>
  *
@@ -53,28 +56,34 @@ public final class TuneReport {
             TuneOptions opts = TuneOptions.builder().trials(trials).seed(7).logFile(log).build();
             try (TuneResult r = AutoSchedule.tune(dag, target, opts)) {
                 System.out.println(name + ": " + r.summary());
-                double tuned = time(r.schedule(), target);
+                CallTimer.Stats tunedStats = time(r.schedule(), target);
+                double tuned = tunedStats.median();
                 double flops = dag.flopCount();
-                lines.add(String.format(Locale.ROOT, "| %s | tuned, %d trials | %.3f ms | %.1f |", name, r.trials(),
-                        tuned * 1e3, flops / tuned / 1e9));
+                lines.add(row(name, "tuned, " + r.trials() + " trials", tunedStats, flops));
                 if (dag == gemm) {
-                    double hand = time(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()), target);
-                    double blas = openBlas(1024, target.cores());
-                    lines.add(String.format(Locale.ROOT, "| %s | hand-written schedule | %.3f ms | %.1f |", name, hand * 1e3, flops / hand / 1e9));
-                    lines.add(String.format(Locale.ROOT, "| %s | OpenBLAS sgemm, %d threads | %.3f ms | %.1f |", name,
-                            target.cores(), blas * 1e3, flops / blas / 1e9));
-                    lines.add(String.format(Locale.ROOT, "| %s | tuned / OpenBLAS | | %.2fx |", name, blas / tuned));
-                    lines.add(String.format(Locale.ROOT, "| %s | tuned / hand-written | | %.2fx |", name, hand / tuned));
+                    CallTimer.Stats handStats = time(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()), target);
+                    CallTimer.Stats blasStats = openBlas(1024, target.cores());
+                    double hand = handStats.median(), blas = blasStats.median();
+                    lines.add(row(name, "hand-written schedule", handStats, flops));
+                    lines.add(row(name, "OpenBLAS sgemm, " + target.cores() + " threads", blasStats, flops));
+                    lines.add(String.format(Locale.ROOT, "| %s | tuned / OpenBLAS | | | %.2fx |", name, blas / tuned));
+                    lines.add(String.format(Locale.ROOT, "| %s | tuned / hand-written | | | %.2fx |", name, hand / tuned));
                 }
             }
         }
         System.out.println("load average after: " + loadAverage());
-        System.out.println("| workload | variant | median | GFLOP/s |");
-        System.out.println("|---|---|---|---|");
+        System.out.println("| workload | variant | median | p10-p90 | GFLOP/s |");
+        System.out.println("|---|---|---|---|---|");
         lines.forEach(System.out::println);
     }
 
-    static double time(Schedule s, CpuTarget target) {
+    /** A table row: the median of the calls, their p10-p90 spread and the speed at the median. */
+    static String row(String workload, String variant, CallTimer.Stats t, double flops) {
+        return String.format(Locale.ROOT, "| %s | %s | %.3f ms | %.3f-%.3f ms | %.1f |", workload, variant, t.median() * 1e3,
+                t.p10() * 1e3, t.p90() * 1e3, flops / t.median() / 1e9);
+    }
+
+    static CallTimer.Stats time(Schedule s, CpuTarget target) {
         try (CompiledKernel k = Backend.forTarget(target).compile(s.lower("bench"), target)) {
             List<NDArray> a = new ArrayList<>();
             int seed = 1;
@@ -83,13 +92,13 @@ public final class TuneReport {
                         : NDArray.allocate(t.dtype(), t.shape().toArray()));
             }
             NDArray[] argv = a.toArray(NDArray[]::new);
-            double t = median(() -> k.call(argv));
+            CallTimer.Stats t = CallTimer.time(() -> k.call(argv), CallTimer.Policy.kernel());
             a.forEach(NDArray::close);
             return t;
         }
     }
 
-    static double openBlas(int n, int threads) {
+    static CallTimer.Stats openBlas(int n, int threads) {
         OpenBlas.setThreads(threads);
         try (FloatPointer x = new FloatPointer((long) n * n); FloatPointer y = new FloatPointer((long) n * n);
              FloatPointer z = new FloatPointer((long) n * n)) {
@@ -97,20 +106,8 @@ public final class TuneReport {
                 x.put(i, (float) Math.sin(i));
                 y.put(i, (float) Math.cos(i));
             }
-            return median(() -> OpenBlas.sgemm(n, n, n, x, y, z));
+            return CallTimer.time(() -> OpenBlas.sgemm(n, n, n, x, y, z), CallTimer.Policy.kernel());
         }
-    }
-
-    static double median(Runnable r) {
-        for (int i = 0; i < 3; i++) r.run();
-        double[] t = new double[11];
-        for (int i = 0; i < t.length; i++) {
-            long s = System.nanoTime();
-            r.run();
-            t[i] = (System.nanoTime() - s) / 1e9;
-        }
-        java.util.Arrays.sort(t);
-        return t[t.length / 2];
     }
 
     static String loadAverage() {

@@ -3,6 +3,7 @@ package dev.kiln.samples;
 import dev.kiln.autoschedule.AutoSchedule;
 import dev.kiln.autoschedule.TuneOptions;
 import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
@@ -27,7 +28,9 @@ import picocli.CommandLine.Option;
 /**
  * Kiln's main job ({@code ./kiln run}): real workloads (a matmul and a ResNet conv2d layer),
  * auto-scheduled for this CPU on a short budget and JIT-compiled, printed against the untuned
- * program, Kiln's hand-written schedule, OpenBLAS and plain Java, all measured in the same run.
+ * program, Kiln's hand-written schedule, OpenBLAS and plain Java, all measured in the same run,
+ * each kernel as a user calls it ({@link CallTimer}: back to back after a warm-up by time, for at
+ * least {@code --min-seconds}), with the median and the p10-p90 spread of its calls.
  * Every Kiln result is checked element by element against plain-Java loops on seeded random
  * inputs.
  */
@@ -59,6 +62,12 @@ public final class MainJob implements Callable<Integer> {
     @Option(names = "--show-ir", description = "Print the lowered loop program of the best schedule.")
     boolean showIr;
 
+    @Option(names = "--warmup-ms", description = "Warm-up by time before each kernel's timed calls, in ms: it stops earlier once the times settle (default: ${DEFAULT-VALUE}).")
+    double warmupMs = 200;
+
+    @Option(names = "--min-seconds", description = "Each kernel is called back to back for at least this long, and at least 20 times (default: ${DEFAULT-VALUE}).")
+    double minSeconds = 1.0;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new MainJob()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
     }
@@ -85,7 +94,15 @@ public final class MainJob implements Callable<Integer> {
         return ok ? 0 : 1;
     }
 
-    private record Row(String variant, double seconds, String check) {}
+    /** A row of the table: the variant, every timed call, the check. */
+    private record Row(String variant, CallTimer.Stats stats, String check) {
+        double seconds() { return stats.median(); }
+    }
+
+    /** How a kernel is timed: as a user calls it, back to back after a warm-up by time. */
+    private CallTimer.Policy kernelTiming() {
+        return new CallTimer.Policy(warmupMs, 20, minSeconds, 100_000, Math.max(10, 5 * minSeconds));
+    }
 
     private boolean run(Workload w, boolean isMatmul, CpuTarget target) {
         ComputeDAG dag = new ComputeDAG(List.of(w.output()));
@@ -98,10 +115,14 @@ public final class MainJob implements Callable<Integer> {
         List<float[]> data = inputs.stream().map(NDArray::toFloatArray).toList();
         List<Row> rows = new ArrayList<>();
         float[][] ref = new float[1][];
-        double javaTime = Timing.median(() -> ref[0] = w.reference().compute(data), 1, 3);
+        // plain Java is the slow reference: 3 calls, fewer if they pass 2 s
+        CallTimer.Stats javaTime = CallTimer.time(() -> ref[0] = w.reference().compute(data), new CallTimer.Policy(0, 3, 0, 3, 2));
         NDArray expected = NDArray.fromFloats(ref[0], w.output().shape().toArray());
         rows.add(new Row("plain Java loops, 1 thread", javaTime, "reference"));
-        if (isMatmul) rows.add(new Row("OpenBLAS sgemm, " + target.cores() + " threads", openBlas(data, matmulSize, target.cores()), ""));
+        if (isMatmul) {
+            rows.add(new Row("OpenBLAS sgemm, " + target.cores() + " threads", openBlas(data, matmulSize, target.cores(), kernelTiming()),
+                    ""));
+        }
 
         boolean ok = true;
         List<Tensor> args = new ArrayList<>(w.inputs());
@@ -134,27 +155,30 @@ public final class MainJob implements Callable<Integer> {
             List<NDArray> all = new ArrayList<>(inputs);
             all.add(out);
             NDArray[] argv = all.toArray(NDArray[]::new);
-            double t = Timing.median(() -> k.call(argv), 2, 7);
+            CallTimer.Stats t = CallTimer.time(() -> k.call(argv), kernelTiming());
             Comparison cmp = out.compareTo(expected, 1e-3, 1e-3);
             rows.add(new Row(variant, t, cmp.ok() ? "OK" : "MISMATCH: " + cmp.report()));
             return cmp.ok();
         }
     }
 
-    private static double openBlas(List<float[]> data, int n, int threads) {
+    private static CallTimer.Stats openBlas(List<float[]> data, int n, int threads, CallTimer.Policy timing) {
         OpenBlas.setThreads(threads);
         try (FloatPointer a = new FloatPointer(data.get(0)); FloatPointer b = new FloatPointer(data.get(1));
              FloatPointer c = new FloatPointer((long) n * n)) {
-            return Timing.median(() -> OpenBlas.sgemm(n, n, n, a, b, c), 2, 7);
+            return CallTimer.time(() -> OpenBlas.sgemm(n, n, n, a, b, c), timing);
         }
     }
 
     private static void print(String name, long flops, List<Row> rows) {
         double java = rows.get(0).seconds();
-        System.out.printf(Locale.ROOT, "%s: %.3f GFLOP%n", name, flops / 1e9);
-        System.out.printf(Locale.ROOT, "  %-40s %12s %10s %12s  %s%n", "variant", "median", "GFLOP/s", "vs Java", "check");
+        System.out.printf(Locale.ROOT, "%s: %.3f GFLOP (median of back-to-back calls after a warm-up; p10-p90 the spread)%n", name,
+                flops / 1e9);
+        System.out.printf(Locale.ROOT, "  %-40s %12s %19s %7s %10s %12s  %s%n", "variant", "median", "p10-p90 ms", "calls",
+                "GFLOP/s", "vs Java", "check");
         for (Row r : rows) {
-            System.out.printf(Locale.ROOT, "  %-40s %9.3f ms %10.1f %11.1fx  %s%n", r.variant(), r.seconds() * 1e3,
+            System.out.printf(Locale.ROOT, "  %-40s %9.3f ms %19s %7d %10.1f %11.1fx  %s%n", r.variant(), r.seconds() * 1e3,
+                    String.format(Locale.ROOT, "%.3f-%.3f", r.stats().p10() * 1e3, r.stats().p90() * 1e3), r.stats().calls(),
                     flops / r.seconds() / 1e9, java / r.seconds(), r.check());
         }
         System.out.println();

@@ -21,7 +21,10 @@ import java.util.List;
  * }</pre>
  *
  * ({@code hardware} is Ansor's order: cores, vector bytes, cache line, shared memory, local
- * memory, threads per block, vthread extent, warp size.) A line that is not such an object, or
+ * memory, threads per block, vthread extent, warp size.) A re-measurement of a program already in
+ * the log ends with {@code ,"kind":"remeasure"}; a line without {@code kind} is a trial, so logs
+ * written before re-measures existed read unchanged (and older readers take a re-measure for one
+ * more trial of a program they already hold). A line that is not such an object, or
  * whose version this code does not read, is refused with a {@link KilnException} saying why.
  */
 public final class LogFormat {
@@ -48,6 +51,7 @@ public final class LogFormat {
         o.put("compile_s", r.compileSeconds());
         o.put("wall_s", r.wallSeconds());
         o.put("timestamp", r.timestamp().toString());
+        if (r.isRemeasure()) o.put("kind", r.kind());
         try {
             return JSON.writeValueAsString(o);
         } catch (JsonProcessingException e) {
@@ -86,7 +90,8 @@ public final class LogFormat {
             throw new KilnException("field 'timestamp' is not an ISO-8601 instant: " + o.get("timestamp"));
         }
         return new LogRecord(version, text(o, "workload_key"), text(o, "target"), hardware, (ArrayNode) array(o, "steps"),
-                costs, text(o, "error"), o.path("error_msg").asText(""), number(o, "compile_s"), number(o, "wall_s"), when);
+                costs, text(o, "error"), o.path("error_msg").asText(""), number(o, "compile_s"), number(o, "wall_s"), when,
+                kind(o));
     }
 
     /** {@code steps} as it reads back from its JSON text (Jackson picks int or long nodes by value). */
@@ -96,6 +101,14 @@ public final class LogFormat {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot copy schedule steps through JSON", e);
         }
+    }
+
+    /** The record's kind: {@code "trial"} when the line has none (every line written before issue 13). */
+    private static String kind(JsonNode o) {
+        JsonNode n = o.get("kind");
+        if (n == null) return LogRecord.TRIAL;
+        if (!n.isTextual()) throw new KilnException("field 'kind' is not a string");
+        return n.asText();
     }
 
     private static String text(JsonNode o, String field) {

@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.log;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.measure.CostStatistic;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.te.ComputeDAG;
@@ -30,12 +31,28 @@ import java.util.Objects;
  * @param compileSeconds  time spent lowering and compiling the program
  * @param wallSeconds     time the whole measurement took (build, runs, checks)
  * @param timestamp       when the measurement finished
+ * @param kind            {@link #TRIAL} for a search's measurement of a new program (one trial), or
+ *                        {@link #REMEASURE} for a later measurement of a program already in the log
+ *                        (the re-measure of a search's best programs before it reports): not a
+ *                        trial; it adds one more cost to that program ({@link ProgramCosts})
  */
 public record LogRecord(String version, String workloadKey, String target, int[] hardware, ArrayNode steps,
                         List<Double> costs, String errorKind, String errorMessage, double compileSeconds,
-                        double wallSeconds, Instant timestamp) {
+                        double wallSeconds, Instant timestamp, String kind) {
     /** The error kind of a valid measurement. */
     public static final String NO_ERROR = "NONE";
+    /** The kind of a search's trial (the only kind before issue 13; a line without {@code kind} is one). */
+    public static final String TRIAL = "trial";
+    /** The kind of a re-measurement of a program already measured. */
+    public static final String REMEASURE = "remeasure";
+
+    /** A trial record. */
+    public LogRecord(String version, String workloadKey, String target, int[] hardware, ArrayNode steps,
+                     List<Double> costs, String errorKind, String errorMessage, double compileSeconds,
+                     double wallSeconds, Instant timestamp) {
+        this(version, workloadKey, target, hardware, steps, costs, errorKind, errorMessage, compileSeconds, wallSeconds,
+                timestamp, TRIAL);
+    }
 
     public LogRecord {
         Objects.requireNonNull(version, "version");
@@ -44,6 +61,10 @@ public record LogRecord(String version, String workloadKey, String target, int[]
         Objects.requireNonNull(steps, "steps");
         Objects.requireNonNull(errorKind, "errorKind");
         Objects.requireNonNull(timestamp, "timestamp");
+        Objects.requireNonNull(kind, "kind");
+        if (!kind.equals(TRIAL) && !kind.equals(REMEASURE)) {
+            throw new KilnException("log record kind '" + kind + "' is neither '" + TRIAL + "' nor '" + REMEASURE + "'");
+        }
         hardware = hardware.clone();
         steps = LogFormat.canonical(steps);
         costs = List.copyOf(costs);
@@ -67,15 +88,23 @@ public record LogRecord(String version, String workloadKey, String target, int[]
     /** Whether the program ran and gave the right numbers. */
     public boolean isValid() { return errorKind.equals(NO_ERROR); }
 
+    /** Whether this is a re-measurement of a program already in the log (not a trial). */
+    public boolean isRemeasure() { return kind.equals(REMEASURE); }
+
+    /** The same record as a re-measurement. */
+    public LogRecord asRemeasure() {
+        return new LogRecord(version, workloadKey, target, hardware, steps, costs, errorKind, errorMessage, compileSeconds,
+                wallSeconds, timestamp, REMEASURE);
+    }
+
     /**
-     * The program's time: the median of its repeats (the mean of the middle two for an even
-     * count); {@link Double#POSITIVE_INFINITY} for a failed measurement.
+     * This measurement's time: {@code CostStatistic.DEFAULT} of its repeats;
+     * {@link Double#POSITIVE_INFINITY} for a failed measurement. A program measured more than once
+     * costs the median of its measurements ({@link ProgramCosts}).
      */
     public double seconds() {
         if (!isValid()) return Double.POSITIVE_INFINITY;
-        double[] s = costs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+        return CostStatistic.DEFAULT.of(costs.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
     /** Billions of floating-point operations per second for a computation of {@code flops}; 0 when invalid. */
@@ -117,7 +146,7 @@ public record LogRecord(String version, String workloadKey, String target, int[]
                 && target.equals(r.target) && Arrays.equals(hardware, r.hardware) && steps.equals(r.steps)
                 && costs.equals(r.costs) && errorKind.equals(r.errorKind) && errorMessage.equals(r.errorMessage)
                 && Double.compare(compileSeconds, r.compileSeconds) == 0 && Double.compare(wallSeconds, r.wallSeconds) == 0
-                && timestamp.equals(r.timestamp);
+                && timestamp.equals(r.timestamp) && kind.equals(r.kind);
     }
 
     @Override

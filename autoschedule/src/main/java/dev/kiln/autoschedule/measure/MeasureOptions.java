@@ -6,10 +6,11 @@ import dev.kiln.ir.KilnException;
  * How programs are timed and checked.
  *
  * <p>Each program is compiled, run once on the inputs and (if {@code checkCorrectness}) compared
- * with the reference output; then it runs {@code warmup} more times untimed, then {@code repeats}
- * timed repeats. A repeat is the mean time of {@code number} runs, where {@code number} is raised
+ * with the reference output; then it runs {@code warmup} more times untimed, then keeps running
+ * untimed until its times settle or {@code warmupMs} have passed ({@link Warmup}: clocks ramp up,
+ * caches, TLBs and the parallel runtime's threads warm), then {@code repeats} timed repeats. A repeat is the mean time of {@code number} runs, where {@code number} is raised
  * (doubled) until a repeat lasts at least {@code minRepeatMs}, as TVM's time evaluator does. The
- * result keeps one time per repeat and reports their median. With {@code flushCache}, a buffer
+ * result keeps one time per repeat; the program's cost is {@link CostStatistic#DEFAULT} of them. With {@code flushCache}, a buffer
  * larger than the last-level cache is written before every timed run, outside the timed region,
  * and (as in TVM, since a flush costs far more than a small kernel) every repeat is a single run:
  * {@code number} and {@code minRepeatMs} are ignored.
@@ -19,9 +20,11 @@ import dev.kiln.ir.KilnException;
  * of loop iterations) need more warm-up than a native kernel: raise {@code warmup} or
  * {@code minRepeatMs} for them.
  *
- * @param repeats           timed repeats (at least 1); the median of these is the program's time
+ * @param repeats           timed repeats (at least 1); the program's cost is {@link CostStatistic#DEFAULT} of their times
  * @param number            runs per repeat, before the {@code minRepeatMs} rule raises it (at least 1)
  * @param warmup            untimed runs after the checked run (0 or more)
+ * @param warmupMs          then the longest untimed warm-up by time, in milliseconds: it stops earlier
+ *                          once three consecutive slices of a tenth of it agree within 2% (0 disables it)
  * @param minRepeatMs       the shortest a repeat may be, in milliseconds (0 disables the rule)
  * @param flushCache        whether to flush the CPU caches before every timed run
  * @param timeoutSeconds    the longest one program may take to compile, check and time in the
@@ -32,14 +35,25 @@ import dev.kiln.ir.KilnException;
  * @param atol              absolute tolerance of that comparison
  * @param seed              seed of the random inputs ({@code NDArray.fillRandom}; input {@code i} uses
  *                          {@code seed + i})
+ * @param remeasureTop      how many of a task's fastest programs are measured again before a search
+ *                          reports its best ({@code SearchLoop.remeasure}; 0 disables it)
+ * @param remeasureRounds   how many more measurements each of them gets (0 disables the re-measure)
  */
-public record MeasureOptions(int repeats, int number, int warmup, double minRepeatMs, boolean flushCache,
-                             double timeoutSeconds, boolean checkCorrectness, double rtol, double atol, long seed) {
+public record MeasureOptions(int repeats, int number, int warmup, double warmupMs, double minRepeatMs,
+                             boolean flushCache, double timeoutSeconds, boolean checkCorrectness, double rtol, double atol,
+                             long seed, int remeasureTop, int remeasureRounds) {
 
     public MeasureOptions {
         if (repeats < 1) throw new KilnException("measure options: repeats must be at least 1, got " + repeats);
         if (number < 1) throw new KilnException("measure options: number must be at least 1, got " + number);
         if (warmup < 0) throw new KilnException("measure options: warmup must not be negative, got " + warmup);
+        if (!(warmupMs >= 0) || Double.isInfinite(warmupMs)) {
+            throw new KilnException("measure options: warmupMs must be a finite non-negative number, got " + warmupMs);
+        }
+        if (remeasureTop < 0) throw new KilnException("measure options: remeasureTop must not be negative, got " + remeasureTop);
+        if (remeasureRounds < 0) {
+            throw new KilnException("measure options: remeasureRounds must not be negative, got " + remeasureRounds);
+        }
         if (!(minRepeatMs >= 0) || Double.isInfinite(minRepeatMs)) {
             throw new KilnException("measure options: minRepeatMs must be a finite non-negative number, got " + minRepeatMs);
         }
@@ -52,48 +66,78 @@ public record MeasureOptions(int repeats, int number, int warmup, double minRepe
     }
 
     /**
-     * The defaults: 5 repeats of at least 1 run and 10 ms each after 1 warm-up run, no cache flush,
-     * 20 s per program, the output checked with rtol = atol = 1e-3 (room for the reordered
-     * additions of a tiled reduction), inputs from seed 42.
+     * The policy before issue 13 (no warm-up by time, no re-measure), for the measurement
+     * benchmark's comparison and for callers that want it.
+     */
+    public MeasureOptions(int repeats, int number, int warmup, double minRepeatMs, boolean flushCache,
+                          double timeoutSeconds, boolean checkCorrectness, double rtol, double atol, long seed) {
+        this(repeats, number, warmup, 0, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, 0, 0);
+    }
+
+    /**
+     * The defaults: 1 warm-up run, then a warm-up by time of at most 100 ms (about 30 ms for a
+     * kernel whose times are steady from the start), then 10 repeats of one run each (short timing
+     * windows: on a shared machine a 10 ms window is rarely left alone, one run often is; the cost
+     * is the fastest, {@link CostStatistic#DEFAULT}), no cache flush, 20 s per program, the output
+     * checked with rtol = atol = 1e-3 (room for the reordered additions of a tiled reduction),
+     * inputs from seed 42; the 3 fastest programs of a search measured twice more before it
+     * reports its best. Chosen with {@code ./kiln measure-bench} (docs/PERFORMANCE.md).
      */
     public static MeasureOptions defaults() {
+        return new MeasureOptions(10, 1, 1, 100, 0, false, 20, true, 1e-3, 1e-3, 42, 3, 2);
+    }
+
+    /** The timing of {@link #defaults()} before issue 13: 1 warm-up run, no warm-up by time, no re-measure. */
+    public static MeasureOptions legacy() {
         return new MeasureOptions(5, 1, 1, 10, false, 20, true, 1e-3, 1e-3, 42);
     }
 
     public MeasureOptions withRepeats(int n) {
-        return new MeasureOptions(n, number, warmup, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed);
+        return new MeasureOptions(n, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withNumber(int n) {
-        return new MeasureOptions(repeats, n, warmup, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed);
+        return new MeasureOptions(repeats, n, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withWarmup(int n) {
-        return new MeasureOptions(repeats, number, n, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed);
+        return new MeasureOptions(repeats, number, n, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+    }
+
+    public MeasureOptions withWarmupMs(double ms) {
+        return new MeasureOptions(repeats, number, warmup, ms, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withMinRepeatMs(double ms) {
-        return new MeasureOptions(repeats, number, warmup, ms, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed);
+        return new MeasureOptions(repeats, number, warmup, warmupMs, ms, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withFlushCache(boolean f) {
-        return new MeasureOptions(repeats, number, warmup, minRepeatMs, f, timeoutSeconds, checkCorrectness, rtol, atol, seed);
+        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, f, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withTimeoutSeconds(double s) {
-        return new MeasureOptions(repeats, number, warmup, minRepeatMs, flushCache, s, checkCorrectness, rtol, atol, seed);
+        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, s, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withCheckCorrectness(boolean c) {
-        return new MeasureOptions(repeats, number, warmup, minRepeatMs, flushCache, timeoutSeconds, c, rtol, atol, seed);
+        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, c, rtol, atol, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withTolerances(double relative, double absolute) {
-        return new MeasureOptions(repeats, number, warmup, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness,
-                relative, absolute, seed);
+        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness,
+                relative, absolute, seed, remeasureTop, remeasureRounds);
     }
 
     public MeasureOptions withSeed(long s) {
-        return new MeasureOptions(repeats, number, warmup, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, s);
+        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, s, remeasureTop, remeasureRounds);
     }
+
+    /** Re-measure the {@code top} fastest programs of a search {@code rounds} more times each before it reports (0, 0: never). */
+    public MeasureOptions withRemeasure(int top, int rounds) {
+        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, top, rounds);
+    }
+
+    /** Whether a search re-measures its best programs before reporting. */
+    public boolean remeasures() { return remeasureTop > 0 && remeasureRounds > 0; }
 }

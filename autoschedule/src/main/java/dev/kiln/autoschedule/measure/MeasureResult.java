@@ -7,7 +7,8 @@ import java.util.Objects;
 /**
  * The outcome of measuring one program: its times, or the error that prevented them.
  *
- * @param costsSeconds    one time per repeat, in seconds: the mean of the runs of that repeat
+ * @param costsSeconds    one time per repeat, in seconds: the mean of the runs of that repeat (the raw
+ *                        repeats; {@link #cost()} reads the program's cost from them)
  *                        (empty exactly when {@code error} is not {@link MeasureError#NONE})
  * @param error           {@link MeasureError#NONE}, or why there is no time
  * @param errorMessage    the reason, naming what failed (empty when there is no error)
@@ -65,6 +66,19 @@ public record MeasureResult(double[] costsSeconds, MeasureError error, String er
         return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
+    /**
+     * The program's cost in seconds: {@link CostStatistic#DEFAULT} of the repeats' times (what a
+     * search ranks programs by); {@link #FAILED_COST} for a failed measurement.
+     */
+    public double cost() {
+        return cost(CostStatistic.DEFAULT);
+    }
+
+    /** {@code statistic} of the repeats' times in seconds; {@link #FAILED_COST} for a failed measurement. */
+    public double cost(CostStatistic statistic) {
+        return ok() ? statistic.of(costsSeconds) : FAILED_COST;
+    }
+
     /** The mean of the repeats' times in seconds; {@link #FAILED_COST} for a failed measurement. */
     public double mean() {
         if (!ok()) return FAILED_COST;
@@ -73,11 +87,11 @@ public record MeasureResult(double[] costsSeconds, MeasureError error, String er
 
     /**
      * Speed in GFLOP/s for a program of {@code flops} floating-point operations (see
-     * {@code ComputeDAG.flopCount()}), from the median time; 0 for a failed measurement.
+     * {@code ComputeDAG.flopCount()}), from the {@link #cost()}; 0 for a failed measurement.
      */
     public double gflops(long flops) {
         if (!ok()) return 0;
-        double t = median();
+        double t = cost();
         return t > 0 ? flops / t / 1e9 : Double.POSITIVE_INFINITY;
     }
 
@@ -102,7 +116,7 @@ public record MeasureResult(double[] costsSeconds, MeasureError error, String er
     @Override
     public String toString() {
         if (!ok()) return "MeasureResult(" + error + ": " + errorMessage + ")";
-        return String.format(java.util.Locale.ROOT, "MeasureResult(median %.3g s of %s, compile %.3g s)", median(),
+        return String.format(java.util.Locale.ROOT, "MeasureResult(cost %.3g s of %s, compile %.3g s)", cost(),
                 Arrays.toString(costsSeconds), compileSeconds);
     }
 }

@@ -8,7 +8,8 @@ import java.util.List;
 
 /**
  * Runs one compiled program the way {@link MeasureOptions} says and reports its times or its
- * error: the checked run against the reference, warm-up runs, the calibration of the runs per
+ * error: the checked run against the reference, warm-up runs and the warm-up by time
+ * ({@link Warmup}), the calibration of the runs per
  * repeat, the timed repeats (each optionally after a cache flush). Shared by the worker process
  * and {@link LocalMeasurer}, so both time programs the same way.
  */
@@ -49,6 +50,7 @@ final class ProgramRunner {
                 if (wrong != null) return Outcome.failed(MeasureError.WRONG_RESULT, wrong);
             }
             for (int i = 0; i < o.warmup(); i++) kernel.run(args);
+            Warmup.run(() -> kernel.run(args), o.warmupMs());
             // a flush costs far more than a small kernel: with it, every repeat is one run (as in TVM)
             long number = o.flushCache() ? 1 : o.number();
             double minSeconds = o.flushCache() ? 0 : o.minRepeatMs() / 1e3;

@@ -125,13 +125,15 @@ final class WorkerProtocol {
         return F.objectNode().put("repeats", o.repeats()).put("number", o.number()).put("warmup", o.warmup())
                 .put("min_repeat_ms", o.minRepeatMs()).put("flush_cache", o.flushCache())
                 .put("timeout_s", o.timeoutSeconds()).put("check", o.checkCorrectness()).put("rtol", o.rtol())
-                .put("atol", o.atol()).put("seed", o.seed());
+                .put("atol", o.atol()).put("seed", o.seed())
+                .put("warmup_ms", o.warmupMs()).put("remeasure_top", o.remeasureTop()).put("remeasure_rounds", o.remeasureRounds());
     }
 
     static MeasureOptions options(JsonNode o) {
         return new MeasureOptions(o.path("repeats").asInt(), o.path("number").asInt(), o.path("warmup").asInt(),
-                o.path("min_repeat_ms").asDouble(), o.path("flush_cache").asBoolean(), o.path("timeout_s").asDouble(),
-                o.path("check").asBoolean(), o.path("rtol").asDouble(), o.path("atol").asDouble(), o.path("seed").asLong());
+                o.path("warmup_ms").asDouble(0), o.path("min_repeat_ms").asDouble(), o.path("flush_cache").asBoolean(),
+                o.path("timeout_s").asDouble(), o.path("check").asBoolean(), o.path("rtol").asDouble(), o.path("atol").asDouble(),
+                o.path("seed").asLong(), o.path("remeasure_top").asInt(0), o.path("remeasure_rounds").asInt(0));
     }
 
     /** Parses one line (without the prefix). */

@@ -137,7 +137,7 @@ public final class GbdtCostModel implements CostModel {
             ProgramFeatures f = cache.get(task, fx, candidates.get(i));
             if (f.isEmpty()) continue;
             MeasureResult r = results.get(i);
-            double t = r.ok() && r.median() > 0 ? 1 / r.median() : 0;
+            double t = r.ok() && r.cost() > 0 ? 1 / r.cost() : 0;
             features.add(f);
             throughputs.add(t);
             groups.add(group);

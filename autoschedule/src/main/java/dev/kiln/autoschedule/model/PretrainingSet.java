@@ -25,6 +25,7 @@ import java.util.function.Predicate;
  * <p>{@link #addLogs} reads Kiln's own tuning logs: a record is used when its workload key names
  * one of the given tasks (the log does not hold the computation, so the caller says which DAG
  * each key is) and its target is that task's target; the others are counted as unmatched.
+ * Re-measurements of a program already in the log are left out.
  */
 public final class PretrainingSet {
     /** One measured program. */
@@ -57,6 +58,7 @@ public final class PretrainingSet {
         int added = 0;
         try (TuningLog l = TuningLog.open(log)) {
             for (LogRecord r : l.records()) {
+                if (!r.kind().equals(LogRecord.TRIAL)) continue;   // a re-measurement of a program already read
                 SearchTask t = tasks.get(r.workloadKey());
                 if (t == null || !TuningLog.sameTarget(t.target(), r.target())) {
                     unmatched++;

@@ -1,5 +1,6 @@
 package dev.kiln.autoschedule.network;
 
+import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
@@ -103,20 +104,22 @@ public final class CompiledNetwork implements AutoCloseable {
         for (Call c : calls) c.kernel().call(c.bind(inputs, outputs));
     }
 
+    /** The longest warm-up by time of {@link #profile}, after its warm-up runs, in milliseconds. */
+    public static final double PROFILE_WARMUP_MS = 500;
+
     /**
-     * Times {@code runs} runs (after {@code warmup}) two ways: plain runs, and runs that time each
-     * kernel call, to tell the time spent in the kernels from the time spent around them (argument
-     * binding and checks, the loop). Medians over the runs.
+     * Times {@code runs} runs two ways, as a user runs the network (back to back, after
+     * {@code warmup} runs and a warm-up by time of at most {@link #PROFILE_WARMUP_MS} that stops
+     * once the times settle): plain runs, and runs that time each kernel call, to tell the time
+     * spent in the kernels from the time spent around them (argument binding and checks, the
+     * loop). Medians over the runs, with the p10-p90 spread of the plain runs.
      */
     public NetworkProfile profile(int warmup, int runs, NDArray... inputs) {
         if (runs < 1) throw new KilnException("profile: runs must be at least 1, got " + runs);
+        if (warmup < 0) throw new KilnException("profile: warmup must not be negative, got " + warmup);
         for (int i = 0; i < warmup; i++) runInto(inputs, ownOutputs);
-        double[] plain = new double[runs];
-        for (int r = 0; r < runs; r++) {
-            long t0 = System.nanoTime();
-            runInto(inputs, ownOutputs);
-            plain[r] = (System.nanoTime() - t0) / 1e9;
-        }
+        CallTimer.Stats plain = CallTimer.time(() -> runInto(inputs, ownOutputs),
+                new CallTimer.Policy(PROFILE_WARMUP_MS, runs, 0, runs, Double.MAX_VALUE));
         double[][] perCall = new double[calls.size()][runs];
         double[] inKernels = new double[runs];
         ReferenceExecutor.checkInputs(graph, inputs);
@@ -136,7 +139,7 @@ public final class CompiledNetwork implements AutoCloseable {
             entries.add(new NetworkProfile.Entry(call.group().id(), call.group().description(), call.task().id(),
                     NetworkProfile.median(perCall[c]), call.task().flops()));
         }
-        return new NetworkProfile(NetworkProfile.median(plain), NetworkProfile.median(inKernels), entries);
+        return new NetworkProfile(plain.median(), NetworkProfile.median(inKernels), entries, plain.p10(), plain.p90());
     }
 
     /** The graph as compiled (after the graph passes). */

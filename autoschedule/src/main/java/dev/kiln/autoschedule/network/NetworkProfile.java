@@ -11,8 +11,10 @@ import java.util.Locale;
  * @param seconds          median time of a plain run
  * @param kernelSeconds    median, over the instrumented runs, of the sum of the kernel calls' times
  * @param calls            each kernel call's median time, in execution order
+ * @param p10Seconds       the 10th percentile of the plain runs' times (with p90: their spread)
+ * @param p90Seconds       the 90th percentile of the plain runs' times
  */
-public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> calls) {
+public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> calls, double p10Seconds, double p90Seconds) {
     public NetworkProfile {
         calls = List.copyOf(calls);
     }
@@ -33,8 +35,8 @@ public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> c
         calls.stream().sorted(Comparator.comparingDouble(Entry::seconds).reversed()).limit(top).forEach(e ->
                 sb.append(String.format(Locale.ROOT, "%-6d %-36s %-5d %10.4f %9.1f%n", e.group(), e.description(), e.task(),
                         e.seconds() * 1e3, e.gflops())));
-        sb.append(String.format(Locale.ROOT, "run %.4f ms, in kernels %.4f ms, outside %.2f%%%n", seconds * 1e3,
-                kernelSeconds * 1e3, 100 * overheadShare()));
+        sb.append(String.format(Locale.ROOT, "run %.4f ms (p10-p90 %.4f-%.4f), in kernels %.4f ms, outside %.2f%%%n", seconds * 1e3,
+                p10Seconds * 1e3, p90Seconds * 1e3, kernelSeconds * 1e3, 100 * overheadShare()));
         return sb.toString();
     }
 

@@ -64,6 +64,21 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
         return loop == null ? Double.POSITIVE_INFINITY : loop.best().map(BestProgram::seconds).orElse(Double.POSITIVE_INFINITY);
     }
 
+    /**
+     * Re-measures the task's fastest programs before the scheduler reports ({@link SearchLoop#remeasure()});
+     * a failure there is logged and leaves the best as it was. Returns the measurements made.
+     */
+    int remeasure() {
+        if (loop == null) return 0;
+        try {
+            return loop.remeasure();
+        } catch (RuntimeException e) {
+            System.getLogger(SearchTaskRunner.class.getName()).log(System.Logger.Level.WARNING,
+                    "re-measuring the best programs of " + task.description() + " failed: " + e.getMessage());
+            return 0;
+        }
+    }
+
     /** The best program so far. */
     Optional<BestProgram> best() { return loop == null ? Optional.empty() : loop.best(); }
 

@@ -44,6 +44,11 @@ import java.util.function.Supplier;
  * measurer cannot be made, or whose round throws, is dead and reported; a task whose every program
  * fails is dead after its warm-up; the other tasks go on.
  *
+ * <p>Before the results are reported, every task's fastest programs are re-measured
+ * ({@link dev.kiln.autoschedule.search.SearchLoop#remeasure()}, as the measure options say),
+ * after the trial and time budgets: this adds up to {@code remeasureTop x remeasureRounds}
+ * measurements per task.
+ *
  * <p>Each task's policy is seeded from the scheduler's seed and the task's position, so a run is
  * reproducible from (tasks, options, log).
  */
@@ -99,6 +104,7 @@ public final class TaskScheduler {
                 runners.add(new SearchTaskRunner(t, policy, task -> measurer(task, made), log));
             }
             SchedulerTrace trace = new SchedulerLoop(runners, options).run();
+            runners.forEach(SearchTaskRunner::remeasure);
             List<TaskResult> results = new ArrayList<>();
             for (int i = 0; i < tasks.size(); i++) {
                 SearchTaskRunner r = runners.get(i);

@@ -33,6 +33,10 @@ import java.util.stream.Collectors;
  * time budget, which is checked before every program (the one being measured finishes; the rest
  * of its round is left out).
  *
+ * <p>Before it reports, {@link #run()} re-measures the fastest programs ({@link #remeasure()}),
+ * so that the best is not a program that was lucky once; a program's cost is the median of its
+ * measurements ({@link dev.kiln.autoschedule.log.ProgramCosts}).
+ *
  * <p>A run resumes from the log: the task's records (same workload key and target) count as
  * trials, their programs are never measured again, the fastest valid one is the best to beat, and
  * the policy is told about them before the first round.
@@ -60,8 +64,9 @@ public final class SearchLoop {
     private final Map<String, Integer> errorsByKind = new LinkedHashMap<>();
     private final Map<String, String> firstErrors = new LinkedHashMap<>();
     private final List<Double> bestByTrial = new ArrayList<>();
+    private final ProgramBook book = new ProgramBook();
     private BestProgram best;
-    private int trials, errors, unreplayable, restoredTrials;
+    private int trials, errors, unreplayable, restoredTrials, remeasured;
     private boolean started;
     private long start;
 
@@ -131,10 +136,52 @@ public final class SearchLoop {
                     break;
                 }
             }
+            remeasure();
         } finally {
             progress.close();
         }
         return outcome(reason);
+    }
+
+    /**
+     * Re-measures the task's fastest programs before the best is reported, as the measurer's
+     * options say ({@link dev.kiln.autoschedule.measure.MeasureOptions#remeasureTop()} programs,
+     * {@code remeasureRounds} more measurements each; see {@link Remeasure}). Each re-measurement
+     * is appended to the log as a {@link LogRecord#REMEASURE} record (not a trial: the trial count,
+     * the policy and the cost model do not see it), and a program's cost becomes the median of its
+     * measurements. Programs that already have their measurements (a resumed run) are not measured
+     * again. {@link #run()} calls it at the end; a caller driving {@link #round} calls it once done.
+     * Returns the number of measurements made.
+     */
+    public int remeasure() {
+        if (!started) restore();
+        var o = measurer.options();
+        BestProgram before = best;
+        int n = Remeasure.run(book, o.remeasureTop(), o.remeasureRounds(), this::remeasureOne);
+        remeasured += n;
+        if (n > 0) {
+            best = book.best().orElse(null);
+            LOG.log(System.Logger.Level.INFO, "tune {0}: re-measured the {1} fastest program(s) ({2} measurement(s)); "
+                    + "best {3} (before: {4})", name(), o.remeasureTop(), n, describe(best), describe(before));
+        }
+        return n;
+    }
+
+    /** Re-measurements made by this loop (not trials). */
+    public int remeasured() { return remeasured; }
+
+    private MeasureResult remeasureOne(Candidate c) {
+        List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
+        if (results.size() != 1) {
+            throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
+                    + results.size() + " results for 1 program");
+        }
+        log.append(toRecord(new Trial(c, results.getFirst())).asRemeasure());
+        return results.getFirst();
+    }
+
+    private String describe(BestProgram b) {
+        return b == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms, trial %d", b.seconds() * 1e3, b.trial());
     }
 
     /**
@@ -231,7 +278,7 @@ public final class SearchLoop {
             }
             Trial t = new Trial(c, results.getFirst());
             log.append(toRecord(t));
-            count(c, t.result().error().name(), t.result().errorMessage(), t.result().median());
+            count(c, t.result().error().name(), t.result().errorMessage(), t.result().cost());
             round.add(t);
             progress.update(state(start));
         }
@@ -254,10 +301,16 @@ public final class SearchLoop {
             try {
                 c = Candidate.of(r.schedule(task));
             } catch (KilnException e) {
+                if (r.isRemeasure()) continue;
                 trials++;
                 unreplayable++;
                 bestByTrial.add(best == null ? Double.POSITIVE_INFINITY : best.seconds());
                 if (firstFailure == null) firstFailure = e.getMessage();
+                continue;
+            }
+            if (r.isRemeasure()) {
+                book.add(c, r.isValid(), r.seconds(), trials);
+                best = book.best().orElse(null);
                 continue;
             }
             count(c, r.errorKind(), r.errorMessage(), r.seconds());
@@ -279,9 +332,10 @@ public final class SearchLoop {
             errors++;
             errorsByKind.merge(errorKind, 1, Integer::sum);
             firstErrors.putIfAbsent(errorKind, message);
-        } else if (best == null || seconds < best.seconds()) {
-            best = new BestProgram(c.schedule(), seconds, trials);
         }
+        boolean valid = errorKind.equals(LogRecord.NO_ERROR);
+        if (!book.add(c, valid, seconds, trials)) best = book.best().orElse(null);
+        else if (valid && (best == null || seconds < best.seconds())) best = new BestProgram(c.schedule(), seconds, trials);
         bestByTrial.add(best == null ? Double.POSITIVE_INFINITY : best.seconds());
     }
 

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * interpreter and on the LLVM backend (with and without the cache flush).
  */
 class LocalMeasurerTest {
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(4).withMinRepeatMs(1);
+    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(4).withMinRepeatMs(1).withWarmupMs(0);
 
     @Test
     void schedulesAreTimedOnTheInterpreterAndErrorsRecordedInProcess() {

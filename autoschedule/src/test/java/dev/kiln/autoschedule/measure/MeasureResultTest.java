@@ -15,7 +15,10 @@ class MeasureResultTest {
         MeasureResult odd = MeasureResult.ok(new double[] {3e-3, 1e-3, 2e-3}, 0.5, 1.0);
         assertThat(odd.median()).isEqualTo(2e-3);
         assertThat(odd.mean()).isCloseTo(2e-3, within(1e-15));
-        assertThat(odd.gflops(4_000_000)).isCloseTo(2.0, within(1e-9));
+        assertThat(odd.cost()).isEqualTo(CostStatistic.DEFAULT.of(new double[] {3e-3, 1e-3, 2e-3}));
+        assertThat(odd.gflops(4_000_000)).isCloseTo(4e6 / odd.cost() / 1e9, within(1e-9));
+        assertThat(odd.cost(CostStatistic.MIN)).isEqualTo(1e-3);
+        assertThat(odd.cost(CostStatistic.MEDIAN)).isEqualTo(2e-3);
         MeasureResult even = MeasureResult.ok(new double[] {4.0, 1.0, 3.0, 2.0}, 0, 0);
         assertThat(even.median()).isEqualTo(2.5);
         double[] costs = odd.costsSeconds();
@@ -31,6 +34,7 @@ class MeasureResultTest {
         assertThat(f.ok()).isFalse();
         assertThat(f.median()).isEqualTo(MeasureResult.FAILED_COST);
         assertThat(f.mean()).isEqualTo(MeasureResult.FAILED_COST);
+        assertThat(f.cost()).isEqualTo(MeasureResult.FAILED_COST);
         assertThat(f.gflops(1_000)).isZero();
         assertThat(f.toString()).contains("TIMEOUT").contains("too slow");
         assertThat(MeasureError.WRONG_RESULT.ansorCode()).isEqualTo(5);
@@ -51,7 +55,8 @@ class MeasureResultTest {
     void optionsAreValidated() {
         MeasureOptions d = MeasureOptions.defaults();
         assertThat(d.withRepeats(7).withNumber(3).withWarmup(0).withMinRepeatMs(0).withFlushCache(true)
-                .withTimeoutSeconds(1.5).withCheckCorrectness(false).withTolerances(1e-5, 0).withSeed(9))
+                .withTimeoutSeconds(1.5).withCheckCorrectness(false).withTolerances(1e-5, 0).withSeed(9)
+                .withWarmupMs(0).withRemeasure(0, 0))
                 .isEqualTo(new MeasureOptions(7, 3, 0, 0, true, 1.5, false, 1e-5, 0, 9));
         assertThatThrownBy(() -> d.withRepeats(0)).isInstanceOf(KilnException.class).hasMessageContaining("repeats");
         assertThatThrownBy(() -> d.withNumber(0)).isInstanceOf(KilnException.class).hasMessageContaining("number");

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * is restarted after each death or time-out, and the rest of the batch is measured.
  */
 class ProcessMeasurerFaultsTest {
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(2).withMinRepeatMs(0).withTimeoutSeconds(3);
+    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(2).withMinRepeatMs(0).withWarmupMs(0).withTimeoutSeconds(3);
     static Fixtures.EditingLowerer lowerer;
     static ProcessMeasurer measurer;
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 class ProcessMeasurerTest {
     static final CpuTarget TARGET = Target.cpu();
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(1).withTimeoutSeconds(120);
+    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(1).withWarmupMs(5).withTimeoutSeconds(120);
     static Fixtures.EditingLowerer lowerer;
     static ProcessMeasurer measurer;
 

@@ -34,7 +34,7 @@ class ProgramRunnerTest {
     @Test
     void aCorrectKernelIsCheckedWarmedAndTimed() {
         AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withMinRepeatMs(0);
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withWarmupMs(0).withMinRepeatMs(0);
         try (Workload w = workload()) {
             ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
             assertThat(out.error()).as(out.message()).isEqualTo(MeasureError.NONE);
@@ -47,7 +47,7 @@ class ProgramRunnerTest {
     @Test
     void withTheCacheFlushedEveryRepeatIsOneRun() {
         AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(5).withWarmup(1).withMinRepeatMs(50)
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(5).withWarmup(1).withWarmupMs(0).withMinRepeatMs(50)
                 .withFlushCache(true);
         try (Workload w = workload()) {
             ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
@@ -55,6 +55,18 @@ class ProgramRunnerTest {
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             assertThat(out.costs()).hasSize(3);
             assertThat(calls.get()).isEqualTo(1 + 1 + 3);
+        }
+    }
+
+    @Test
+    void theWarmupByTimeRunsBetweenTheFixedWarmupAndTheTimedRepeats() {
+        AtomicLong calls = new AtomicLong();
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withWarmupMs(5).withMinRepeatMs(0);
+        try (Workload w = workload()) {
+            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
+            assertThat(out.error()).isEqualTo(MeasureError.NONE);
+            // 37 multiply-adds take far less than the 0.5 ms of a warm-up slice: many more runs than the fixed count
+            assertThat(calls.get()).isGreaterThan(1 + 4 + 3 * 2 + 100);
         }
     }
 

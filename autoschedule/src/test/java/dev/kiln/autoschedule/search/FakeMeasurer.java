@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * steps (between 0.1 and 1 ms), one program in {@code errorEvery} (by the same hash) fails to
  * "compile", and every measurement advances a fake clock by {@code nanosPerProgram}. Timestamps
  * and wall times are real, so that tests see they differ between runs. It remembers what it
- * measured.
+ * measured. Its options turn the re-measure of the best programs off ({@link #withOptions} turns it on).
  */
 public class FakeMeasurer implements Measurer {
     private final Target target;
@@ -24,6 +24,7 @@ public class FakeMeasurer implements Measurer {
     private final AtomicLong clock;
     private final long nanosPerProgram;
     private final List<String> measured = new ArrayList<>();
+    private MeasureOptions options = MeasureOptions.defaults().withRemeasure(0, 0);
 
     public FakeMeasurer(Target target, int errorEvery, AtomicLong clock, long nanosPerProgram) {
         this.target = target;
@@ -59,7 +60,13 @@ public class FakeMeasurer implements Measurer {
     public Target target() { return target; }
 
     @Override
-    public MeasureOptions options() { return MeasureOptions.defaults(); }
+    public MeasureOptions options() { return options; }
+
+    /** This fake with other options (its times have no noise, so by default it re-measures nothing). */
+    public FakeMeasurer withOptions(MeasureOptions o) {
+        this.options = o;
+        return this;
+    }
 
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
@@ -73,7 +80,7 @@ public class FakeMeasurer implements Measurer {
                 out.add(MeasureResult.failed(MeasureError.COMPILE, "fake compile error of program " + hash(s), 0.01, wall));
             } else {
                 double t = secondsOf(s);
-                out.add(MeasureResult.ok(new double[] {t * 1.01, t, t * 0.99}, 0.01, wall));
+                out.add(MeasureResult.ok(new double[] {t * 1.01, t, t}, 0.01, wall));
             }
         }
         return out;

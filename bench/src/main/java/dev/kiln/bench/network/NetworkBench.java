@@ -1,6 +1,8 @@
 package dev.kiln.bench.network;
 
 import dev.kiln.autoschedule.model.PretrainedModel;
+import dev.kiln.autoschedule.measure.CallTimer;
+import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
@@ -27,7 +29,6 @@ import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -42,8 +43,10 @@ import picocli.CommandLine.Option;
  * {@link Variant#AS_BUILT}), PyTorch with batch norm folded into the convs
  * ({@link Variant#BN_FOLDED}), and Kiln's compiled network ({@link Network#tune} with
  * {@code --trials}, or {@link Network#build} from the log when {@code --trials 0} and the log
- * exists, else {@link Network#buildUntuned}). Each is warmed up, then run {@code --repeats} times;
- * the table gives the median and the minimum. Outputs are checked against PyTorch as built
+ * exists, else {@link Network#buildUntuned}). Each is timed as a user runs it ({@link CallTimer}):
+ * {@code --warmup} runs, a warm-up by time of at most {@code --warmup-ms} that stops once the run
+ * times settle, then runs back to back until there are {@code --repeats} of them and
+ * {@code --min-seconds}; the table gives the median, the minimum and the p10-p90 spread. Outputs are checked against PyTorch as built
  * (|got - want| <= tol + tol |want|, {@code --tolerance}); a mismatch is marked in the table and
  * makes the command exit 1.
  *
@@ -78,6 +81,18 @@ public final class NetworkBench implements Callable<Integer> {
 
     @Option(names = "--warmup", description = "Untimed runs first (default: ${DEFAULT-VALUE}).")
     int warmup = 10;
+
+    @Option(names = "--warmup-ms", description = "Then a warm-up by time, in ms; it stops earlier once the run times settle (default: ${DEFAULT-VALUE}).")
+    double warmupMs = 500;
+
+    @Option(names = "--remeasure-top", description = "After tuning, each task's fastest programs measured again before the best is chosen (0: none; default: ${DEFAULT-VALUE}).")
+    int remeasureTop = MeasureOptions.defaults().remeasureTop();
+
+    @Option(names = "--remeasure-rounds", description = "How many more measurements each of them gets (default: ${DEFAULT-VALUE}).")
+    int remeasureRounds = MeasureOptions.defaults().remeasureRounds();
+
+    @Option(names = "--min-seconds", description = "Timed runs go on until there are --repeats of them and this many seconds (default: ${DEFAULT-VALUE}).")
+    double minSeconds = 2;
 
     @Option(names = "--torch-formats", split = ",", description = "PyTorch memory formats to time: channels_last, nchw (default: channels_last).")
     List<String> torchFormats = List.of("channels_last");
@@ -115,7 +130,7 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--child-rows", hidden = true, description = "Internal: run one thread count in this JVM and write rows here.")
     Path childRows;
 
-    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\truns\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
+    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\tp10_ms\tp90_ms\truns\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
 
     public static void main(String[] args) {
         // later occurrences win, so `./kiln run` can put its defaults first and the user's options after
@@ -156,10 +171,12 @@ public final class NetworkBench implements Callable<Integer> {
                 cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetworkBench.class.getName(),
                         "--network", childNetworks, "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
                         "--log", log.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
+                        "--warmup-ms", String.valueOf(warmupMs), "--min-seconds", String.valueOf(minSeconds),
                         "--torch-formats", childFormats, "--tolerance", String.valueOf(tolerance),
                         "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
                         "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
-                        "--strategy", String.join(",", strategies), "--part", partName));
+                        "--strategy", String.join(",", strategies), "--part", partName,
+                        "--remeasure-top", String.valueOf(remeasureTop), "--remeasure-rounds", String.valueOf(remeasureRounds)));
                 if (!profile) cmd.add("--no-profile");
                 if (pretrained != null) cmd.addAll(List.of("--pretrained", pretrained));
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
@@ -184,7 +201,7 @@ public final class NetworkBench implements Callable<Integer> {
                         boolean has = got.stream().anyMatch(r -> r.startsWith(n + "\t"));
                         if (!has || partName.equals("torch")) {
                             rows.add(String.join("\t", n, String.valueOf(t), partName.equals("torch") ? "pytorch " + childFormats : "kiln", "-",
-                                    "-", "0", "-", "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc
+                                    "-", "-", "-", "0", "-", "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc
                                             + " (see its output and hs_err_pid*.log); rows measured before the crash were kept"));
                         }
                     }
@@ -199,19 +216,19 @@ public final class NetworkBench implements Callable<Integer> {
         out.addAll(rows);
         Files.write(tsv, out);
         System.out.println("written " + tsv);
-        ok &= rows.stream().noneMatch(r -> r.split("\t")[7].equals("MISMATCH"));
+        ok &= rows.stream().noneMatch(r -> r.split("\t")[9].equals("MISMATCH"));
         return ok ? 0 : 1;
     }
 
     private static void printTable(List<String> rows) {
-        System.out.printf(Locale.ROOT, "%n%-15s %3s %-32s %10s %10s %5s %11s %-8s %-15s %-15s%n", "network", "thr", "impl", "median ms",
-                "min ms", "runs", "max |err|", "check", "load before", "load after");
+        System.out.printf(Locale.ROOT, "%n%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n", "network", "thr", "impl", "median ms",
+                "min ms", "p10-p90 ms", "runs", "max |err|", "check", "load before", "load after");
         for (String r : rows) {
             String[] f = r.split("\t", -1);
-            System.out.printf(Locale.ROOT, "%-15s %3s %-32s %10s %10s %5s %11s %-8s %-15s %-15s%n", f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7],
-                    f[8], f[9]);
+            System.out.printf(Locale.ROOT, "%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n", f[0], f[1], f[2], f[3], f[4],
+                    f[5] + "-" + f[6], f[7], f[8], f[9], f[10], f[11]);
         }
-        rows.stream().map(r -> r.split("\t", -1)).filter(f -> !f[10].isBlank()).map(f -> f[0] + " " + f[1] + "t " + f[2] + ": " + f[10])
+        rows.stream().map(r -> r.split("\t", -1)).filter(f -> !f[12].isBlank()).map(f -> f[0] + " " + f[1] + "t " + f[2] + ": " + f[12])
                 .distinct().forEach(System.out::println);
     }
 
@@ -283,7 +300,8 @@ public final class NetworkBench implements Callable<Integer> {
                 Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
                 NetworkTuneOptions.Builder ob = NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
                         .measuresPerRound(perRound).strategy(strategy).timeBudget(Duration.ofSeconds(timeBudget))
-                        .scheduler(b -> b.latencyTsv(curve));
+                        .scheduler(b -> b.latencyTsv(curve)
+                                .measureOptions(MeasureOptions.defaults().withRemeasure(remeasureTop, remeasureRounds)));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
                 cn = Network.tune(g, target, ob.build());
                 SchedulerResult r = cn.tuning().orElseThrow();
@@ -339,22 +357,8 @@ public final class NetworkBench implements Callable<Integer> {
         }).distinct().toList();
     }
 
-    record Timing(double medianMs, double minMs, int runs, String loadBefore, String loadAfter) {}
-
     private Timing time(Runnable run) {
-        String before = loadAverage();
-        for (int i = 0; i < warmup; i++) run.run();
-        double[] ms = new double[Math.max(1, repeats)];
-        for (int i = 0; i < ms.length; i++) {
-            long s = System.nanoTime();
-            run.run();
-            ms[i] = (System.nanoTime() - s) / 1e6;
-        }
-        String after = loadAverage();
-        double[] sorted = ms.clone();
-        Arrays.sort(sorted);
-        double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-        return new Timing(median, sorted[0], ms.length, before, after);
+        return Timing.of(run, warmup, warmupMs, repeats, minSeconds);
     }
 
     private String check(String net, int t, String impl, Timing tm, NDArray got, NDArray want, String note) {
@@ -365,7 +369,8 @@ public final class NetworkBench implements Callable<Integer> {
 
     private static String row(String net, int t, String impl, Timing tm, String err, String check, String note) {
         return String.join("\t", net, String.valueOf(t), impl, String.format(Locale.ROOT, "%.3f", tm.medianMs()),
-                String.format(Locale.ROOT, "%.3f", tm.minMs()), String.valueOf(tm.runs()), err, check, tm.loadBefore(), tm.loadAfter(),
+                String.format(Locale.ROOT, "%.3f", tm.minMs()), String.format(Locale.ROOT, "%.3f", tm.p10Ms()),
+                String.format(Locale.ROOT, "%.3f", tm.p90Ms()), String.valueOf(tm.runs()), err, check, tm.loadBefore(), tm.loadAfter(),
                 note.replace('\t', ' ').replace('\n', ' '));
     }
 
