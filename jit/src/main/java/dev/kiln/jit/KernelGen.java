@@ -34,7 +34,7 @@ final class KernelGen {
             }
         }
         ModuleBuilder mod = new ModuleBuilder(f.name());
-        Set<Buffer> stored = StmtWalk.stored(f.body());
+        Set<Buffer> stored = dev.kiln.tir.Stmts.stored(f.body());
         boolean[] written = new boolean[f.params().size()];
         List<String> params = new ArrayList<>();
         for (int i = 0; i < f.params().size(); i++) {
@@ -71,13 +71,9 @@ final class KernelGen {
 
     private static boolean hasParallel(PrimFunc f) {
         boolean[] found = {false};
-        new dev.kiln.tir.StmtRewriter() {
-            @Override
-            public dev.kiln.tir.Stmt visit(dev.kiln.tir.Stmt s) {
-                if (s instanceof dev.kiln.tir.For l && l.kind() == dev.kiln.tir.ForKind.PARALLEL) found[0] = true;
-                return rewriteChildren(s);
-            }
-        }.visit(f.body());
+        dev.kiln.tir.Stmts.forEachStmt(f.body(), s -> {
+            if (s instanceof dev.kiln.tir.For l && l.kind() == dev.kiln.tir.ForKind.PARALLEL) found[0] = true;
+        });
         return found[0];
     }
 }

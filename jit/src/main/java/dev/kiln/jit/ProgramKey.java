@@ -10,7 +10,7 @@ import dev.kiln.tir.Let;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.StmtPrinter;
-import dev.kiln.tir.StmtRewriter;
+import dev.kiln.tir.StmtVisitor;
 import dev.kiln.tir.Store;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -30,9 +30,9 @@ public final class ProgramKey {
         Map<Var, Integer> vars = new IdentityHashMap<>();
         Map<Buffer, Integer> bufs = new IdentityHashMap<>();
         for (Buffer b : f.params()) buffer(sb, bufs, b);
-        new StmtRewriter() {
+        new StmtVisitor() {
             @Override
-            public Stmt visit(Stmt s) {
+            public void visit(Stmt s) {
                 switch (s) {
                     case For l -> var(sb, vars, l.var());
                     case Let l -> var(sb, vars, l.var());
@@ -40,16 +40,15 @@ public final class ProgramKey {
                     case Store st -> buffer(sb, bufs, st.buffer());
                     default -> { }
                 }
-                return rewriteChildren(s);
+                visitChildren(s);
             }
 
             @Override
-            public dev.kiln.ir.Expr visitExpr(dev.kiln.ir.Expr e) {
+            public void visitExpr(dev.kiln.ir.Expr e) {
                 Exprs.forEach(e, x -> {
                     if (x instanceof Var v) var(sb, vars, v);
                     if (x instanceof BufferLoad l) buffer(sb, bufs, l.buffer());
                 });
-                return e;
             }
         }.visit(f.body());
         return sb.toString();

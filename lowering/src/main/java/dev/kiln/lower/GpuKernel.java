@@ -1,17 +1,11 @@
 package dev.kiln.lower;
 
 import dev.kiln.ir.IntImm;
-import dev.kiln.tir.Allocate;
-import dev.kiln.tir.Barrier;
-import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
-import dev.kiln.tir.IfThenElse;
-import dev.kiln.tir.Let;
-import dev.kiln.tir.Pragma;
-import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
-import dev.kiln.tir.Store;
+import dev.kiln.tir.StmtVisitor;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.ThreadAxis;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -99,44 +93,21 @@ public record GpuKernel(For root, Map<ThreadAxis, Long> extents) {
     }
 
     private static void collect(Stmt s, List<GpuKernel> out) {
-        switch (s) {
-            case For f -> {
-                if (f.kind() == ForKind.THREAD_BOUND) out.add(of(f));
-                else collect(f.body(), out);
+        new StmtVisitor() {
+            @Override
+            public void visit(Stmt x) {
+                if (x instanceof For f && f.kind() == ForKind.THREAD_BOUND) out.add(of(f));
+                else visitChildren(x);
             }
-            case Allocate a -> collect(a.body(), out);
-            case Seq q -> q.stmts().forEach(c -> collect(c, out));
-            case IfThenElse i -> {
-                collect(i.then(), out);
-                if (i.otherwise() != null) collect(i.otherwise(), out);
-            }
-            case Let l -> collect(l.body(), out);
-            case Pragma p -> collect(p.body(), out);
-            case Store st -> { }
-            case Evaluate e -> { }
-            case Barrier b -> { }
-        }
+        }.visit(s);
     }
 
     private static void extents(Stmt s, Map<ThreadAxis, Long> ext) {
-        switch (s) {
-            case For f -> {
-                if (f.kind() == ForKind.THREAD_BOUND && f.thread() != ThreadAxis.VTHREAD && f.extent() instanceof IntImm c) {
-                    ext.merge(f.thread(), c.value(), Math::max);
-                }
-                extents(f.body(), ext);
+        Stmts.forEachStmt(s, x -> {
+            if (x instanceof For f && f.kind() == ForKind.THREAD_BOUND && f.thread() != ThreadAxis.VTHREAD
+                    && f.extent() instanceof IntImm c) {
+                ext.merge(f.thread(), c.value(), Math::max);
             }
-            case Allocate a -> extents(a.body(), ext);
-            case Seq q -> q.stmts().forEach(c -> extents(c, ext));
-            case IfThenElse i -> {
-                extents(i.then(), ext);
-                if (i.otherwise() != null) extents(i.otherwise(), ext);
-            }
-            case Let l -> extents(l.body(), ext);
-            case Pragma p -> extents(p.body(), ext);
-            case Store st -> { }
-            case Evaluate e -> { }
-            case Barrier b -> { }
-        }
+        });
     }
 }

@@ -19,6 +19,8 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.StmtRewriter;
+import dev.kiln.tir.StmtVisitor;
 import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
 import java.util.ArrayList;
@@ -63,41 +65,14 @@ public final class InjectBarriers {
     }
 
     private static Stmt host(PrimFunc f, Stmt s) {
-        return switch (s) {
-            case For loop -> loop.kind() == ForKind.THREAD_BOUND
-                    ? new Planner(f, GpuKernel.of(loop)).plan(loop, EnumSet.noneOf(ThreadAxis.class), null).stmt()
-                    : loop.withBody(host(f, loop.body()));
-            case Allocate a -> {
-                Stmt body = host(f, a.body());
-                yield body == a.body() ? a : new Allocate(a.buffer(), body);
+        return new StmtRewriter() {
+            @Override
+            public Stmt visit(Stmt x) {
+                return x instanceof For loop && loop.kind() == ForKind.THREAD_BOUND
+                        ? new Planner(f, GpuKernel.of(loop)).plan(loop, EnumSet.noneOf(ThreadAxis.class), null).stmt()
+                        : rewriteChildren(x);
             }
-            case Seq q -> {
-                List<Stmt> out = new ArrayList<>();
-                boolean changed = false;
-                for (Stmt c : q.stmts()) {
-                    Stmt n = host(f, c);
-                    changed |= n != c;
-                    out.add(n);
-                }
-                yield changed ? new Seq(out) : q;
-            }
-            case IfThenElse i -> {
-                Stmt t = host(f, i.then());
-                Stmt e = i.otherwise() == null ? null : host(f, i.otherwise());
-                yield t == i.then() && e == i.otherwise() ? i : new IfThenElse(i.cond(), t, e);
-            }
-            case Let l -> {
-                Stmt body = host(f, l.body());
-                yield body == l.body() ? l : new Let(l.var(), l.value(), body);
-            }
-            case Pragma p -> {
-                Stmt body = host(f, p.body());
-                yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
-            }
-            case Store st -> st;
-            case Evaluate e -> e;
-            case Barrier b -> b;
-        };
+        }.visit(s);
     }
 
     /** The shared buffers a piece of code reads and writes. */
@@ -273,36 +248,16 @@ public final class InjectBarriers {
     /** Every shared-buffer access of a statement. */
     private static Accesses accesses(Stmt s) {
         Accesses a = Accesses.none();
-        collect(s, a);
-        return a;
-    }
+        new StmtVisitor() {
+            @Override
+            public void visit(Stmt x) {
+                if (x instanceof Store st && st.buffer().scope() == MemoryScope.SHARED) a.writes.add(st.buffer().base());
+                visitChildren(x);
+            }
 
-    private static void collect(Stmt s, Accesses a) {
-        switch (s) {
-            case For f -> {
-                a.read(f.min());
-                a.read(f.extent());
-                collect(f.body(), a);
-            }
-            case Store st -> {
-                if (st.buffer().scope() == MemoryScope.SHARED) a.writes.add(st.buffer().base());
-                st.indices().forEach(a::read);
-                a.read(st.value());
-            }
-            case Allocate al -> collect(al.body(), a);
-            case Seq q -> q.stmts().forEach(c -> collect(c, a));
-            case IfThenElse i -> {
-                a.read(i.cond());
-                collect(i.then(), a);
-                if (i.otherwise() != null) collect(i.otherwise(), a);
-            }
-            case Let l -> {
-                a.read(l.value());
-                collect(l.body(), a);
-            }
-            case Evaluate e -> a.read(e.value());
-            case Pragma p -> collect(p.body(), a);
-            case Barrier b -> { }
-        }
+            @Override
+            public void visitExpr(Expr e) { a.read(e); }
+        }.visit(s);
+        return a;
     }
 }

@@ -18,6 +18,7 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.StmtRewriter;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
@@ -142,11 +143,11 @@ public final class LegalizeVectorize {
         Stmt whenFalse = target.otherwise() == null ? Seq.empty() : target.otherwise();
         Stmt thenLoop = versionOf(f, replace(f.body(), target, whenTrue), versions);
         Stmt elseLoop = versionOf(f, replace(f.body(), target, whenFalse), versions);
-        return new IfThenElse(and(invariant), thenLoop, PassSupport.isEmpty(elseLoop) ? null : elseLoop);
+        return new IfThenElse(and(invariant), thenLoop, Stmts.isEmpty(elseLoop) ? null : elseLoop);
     }
 
     private Stmt versionOf(For f, Stmt body, int[] versions) {
-        if (PassSupport.isEmpty(body)) return body;
+        if (Stmts.isEmpty(body)) return body;
         return unswitch(f.withBody(body), versions);
     }
 
@@ -214,10 +215,10 @@ public final class LegalizeVectorize {
     private static String dependence(For f) {
         Map<Buffer, Set<List<Expr>>> stores = new LinkedHashMap<>();
         Map<Buffer, Set<List<Expr>>> loads = new IdentityHashMap<>();
-        PassSupport.forEachStmt(f.body(), s -> {
+        Stmts.forEachStmt(f.body(), s -> {
             if (s instanceof Store st) stores.computeIfAbsent(st.buffer().base(), b -> new HashSet<>()).add(st.indices());
         });
-        PassSupport.forEachExpr(f.body(), e -> Exprs.forEach(e, x -> {
+        Stmts.forEachExpr(f.body(), e -> Exprs.forEach(e, x -> {
             if (x instanceof BufferLoad l) loads.computeIfAbsent(l.buffer().base(), b -> new HashSet<>()).add(l.indices());
         }));
         for (var e : stores.entrySet()) {
@@ -265,7 +266,7 @@ public final class LegalizeVectorize {
     private static Set<Var> boundInside(For f) {
         Set<Var> out = Collections.newSetFromMap(new IdentityHashMap<>());
         out.add(f.var());
-        PassSupport.forEachStmt(f.body(), s -> {
+        Stmts.forEachStmt(f.body(), s -> {
             if (s instanceof Let l) out.add(l.var());
             if (s instanceof For x) out.add(x.var());
         });
@@ -275,7 +276,7 @@ public final class LegalizeVectorize {
     /** The buffers (their base memory) a statement stores to. */
     private static Set<Buffer> written(Stmt s) {
         Set<Buffer> out = Collections.newSetFromMap(new IdentityHashMap<>());
-        PassSupport.forEachStmt(s, x -> { if (x instanceof Store st) out.add(st.buffer().base()); });
+        Stmts.forEachStmt(s, x -> { if (x instanceof Store st) out.add(st.buffer().base()); });
         return out;
     }
 
@@ -337,9 +338,9 @@ public final class LegalizeVectorize {
             public Stmt visit(Stmt x) {
                 Stmt y = rewriteChildren(x);
                 if (y instanceof Seq q && q.stmts().stream().anyMatch(c -> c instanceof Seq)) {
-                    return Seq.of(q.stmts().stream().filter(c -> !PassSupport.isEmpty(c)).toList());
+                    return Seq.of(q.stmts().stream().filter(c -> !Stmts.isEmpty(c)).toList());
                 }
-                if (y instanceof Let l && PassSupport.isEmpty(l.body())) return l.body();
+                if (y instanceof Let l && Stmts.isEmpty(l.body())) return l.body();
                 return y;
             }
         }.visit(s);

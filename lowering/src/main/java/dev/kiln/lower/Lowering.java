@@ -1,70 +1,167 @@
 package dev.kiln.lower;
 
-import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleLowering;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
 import dev.kiln.tir.PrimFunc;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 /**
- * The lowering pipeline, as one readable list: the schedule becomes loops (inline, bound
- * inference and loop nests, in {@link ScheduleLowering}), then each pass rewrites the program.
- * {@link Options#dump} sees the program after every pass.
+ * The lowering pipeline, defined in one place: the schedule becomes loops (inline, bound
+ * inference and loop nests, in {@link ScheduleLowering}), then the phases of
+ * {@link #pipeline(Target)} rewrite the program, one pass after another, run by
+ * {@link Pipeline#run}. {@link Options} can dump the program after every pass (marking the passes
+ * that changed nothing, with the time each took) and verify it ({@link VerifyWellFormed}).
  */
 public final class Lowering {
     private Lowering() {}
 
-    /** A named pass. */
-    public record Pass(String name, UnaryOperator<PrimFunc> run) {}
+    /**
+     * A named pass, and the well-formedness rules that hold from it on (checked after it and
+     * every later pass when verifying).
+     */
+    public record Pass(String name, UnaryOperator<PrimFunc> run, Set<VerifyWellFormed.Rule> establishes) {
+        public Pass {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(run, "run");
+            establishes = Set.copyOf(establishes);
+        }
 
-    /** Options: a listener called with (pass name, program) after every pass, or null. */
-    public record Options(BiConsumer<String, PrimFunc> dump) {
-        public static Options defaults() { return new Options(null); }
+        public Pass(String name, UnaryOperator<PrimFunc> run) {
+            this(name, run, Set.of());
+        }
+    }
 
-        /** Prints the program after every pass to standard error. */
-        public static Options dumpToStderr() {
-            return new Options((pass, f) -> System.err.println("// after " + pass + "\n" + f));
+    /** A named group of passes that serve one purpose, run in order. */
+    public record Phase(String name, List<Pass> passes) {
+        public Phase {
+            Objects.requireNonNull(name, "name");
+            passes = List.copyOf(passes);
         }
     }
 
     /**
-     * The passes after the schedule has become loops, in order:
-     * <ol>
-     *   <li>simplify: fold the index arithmetic of the schedule and drop the guards that always
-     *       hold, so that only the real guards (splits that do not divide) are left;</li>
-     *   <li>partition-loops: split guarded loops into a guard-free main part and head/tail parts;
-     *       first, so that the loops vectorize and unroll see are guard-free;</li>
-     *   <li>simplify: unwrap the one-iteration tails and drop the guards now known false;</li>
-     *   <li>legalize-vectorize: before unrolling, so that a vectorized loop it demotes to unrolled
-     *       is then really unrolled, and so that unrolling sees the final loop kinds;</li>
-     *   <li>unroll-loops: explicit unroll and auto_unroll_max_step (drops the pragma);</li>
-     *   <li>flatten-buffers: last of the structural passes, which reason on n-d indices;</li>
-     *   <li>simplify: fold the flattened offsets and the constants unrolling substituted;</li>
-     *   <li>remove-no-ops: clean up what the passes emptied.</li>
-     * </ol>
+     * One pass's run, as a listener sees it: the phase and the pass, the program after it,
+     * whether the pass changed it (structurally) and how long it took.
      */
-    public static List<Pass> passes() {
-        return List.of(
-                new Pass("simplify", Simplify::apply),
-                new Pass("partition-loops", PartitionLoops::apply),
-                new Pass("simplify", Simplify::apply),
-                new Pass("legalize-vectorize", LegalizeVectorize::apply),
-                new Pass("unroll-loops", UnrollLoops::apply),
-                new Pass("flatten-buffers", FlattenBuffers::apply),
-                new Pass("simplify", Simplify::apply),
-                new Pass("remove-no-ops", RemoveNoOps::apply));
+    public record PassRun(String phase, String pass, PrimFunc func, boolean changed, long nanos) {
+        /** The dump's header line: {@code // after simplify (canonicalize, 0.412 ms)}, {@code unchanged} when so. */
+        public String header() {
+            return String.format(Locale.ROOT, "// after %s (%s, %.3f ms)%s", pass, phase, nanos / 1e6,
+                    changed ? "" : ": unchanged");
+        }
     }
 
-    public static PrimFunc lower(String name, Schedule schedule, Options options) {
-        LoopState state = schedule.replay();
-        PrimFunc f = ScheduleLowering.lower(name, state);
-        if (options.dump() != null) options.dump().accept("schedule-to-loops", f);
-        for (Pass p : passes()) {
-            f = p.run().apply(f);
-            if (options.dump() != null) options.dump().accept(p.name(), f);
+    /**
+     * Options of a lowering run.
+     *
+     * @param dump     called with (pass name, program) after every pass, or null
+     * @param listener called with every {@link PassRun}, or null
+     * @param verify   whether to check the program with {@link VerifyWellFormed} after every pass;
+     *                 on by default when the system property {@code kiln.lowering.verify} is true,
+     *                 as it is in the tests
+     */
+    public record Options(BiConsumer<String, PrimFunc> dump, Consumer<PassRun> listener, boolean verify) {
+        /** A dump listener; verification as by default. */
+        public Options(BiConsumer<String, PrimFunc> dump) {
+            this(dump, null, verifyByDefault());
         }
-        return f;
+
+        public static Options defaults() { return new Options(null, null, verifyByDefault()); }
+
+        /** Prints the program after every pass to standard error, with the pass's phase and time; unchanged ones are marked, not printed. */
+        public static Options dumpToStderr() {
+            return new Options(null, run -> System.err.println(run.header() + (run.changed() ? "\n" + run.func() : "")),
+                    verifyByDefault());
+        }
+
+        public Options withVerify(boolean on) { return new Options(dump, listener, on); }
+
+        public Options withListener(Consumer<PassRun> l) { return new Options(dump, l, verify); }
+
+        static boolean verifyByDefault() { return Boolean.getBoolean("kiln.lowering.verify"); }
+    }
+
+    /**
+     * The pipeline for any target: the passes every program goes through, without the GPU passes
+     * and without a thread-binding rule (what {@link Schedule#lower} runs; the interpreter runs
+     * its result whatever the bindings).
+     */
+    public static Pipeline pipeline() {
+        return new Pipeline(null, null, phases(null));
+    }
+
+    /**
+     * The pipeline for a target. Its phases, in order:
+     * <ol>
+     *   <li>{@code canonicalize}: simplify (fold the index arithmetic of the schedule and drop the
+     *       guards that always hold, so that only the real guards are left);</li>
+     *   <li>{@code gpu} (GPU targets): verify-thread-bindings, plan-memory-scopes, inject-barriers
+     *       (see {@link GpuPasses}), while buffers still have their n-d shapes and before loop
+     *       partitioning, unrolling and flattening multiply the code, so a bad schedule fails fast;</li>
+     *   <li>{@code loops}: partition-loops (guard-free main parts, so that the loops vectorize and
+     *       unroll see are guard-free), simplify (unwrap the one-iteration tails, drop the guards now
+     *       known false), legalize-vectorize (before unrolling, so that a vectorized loop it demotes
+     *       to unrolled is then really unrolled), unroll-loops (explicit unroll and
+     *       auto_unroll_max_step);</li>
+     *   <li>{@code flatten}: flatten-buffers, last of the structural passes, which reason on n-d indices;</li>
+     *   <li>{@code cleanup}: simplify (fold the flattened offsets and the constants unrolling
+     *       substituted), remove-no-ops (what the passes emptied);</li>
+     *   <li>{@code gpu-check} (GPU targets): verify-gpu-program, the thread-binding check again,
+     *       which makes sure the later passes kept every barrier where all threads of its block reach it.</li>
+     * </ol>
+     */
+    public static Pipeline pipeline(Target target) {
+        return switch (target) {
+            case CpuTarget c -> new Pipeline(Target.Kind.CPU, null, phases(null));
+            case CudaTarget c -> gpuPipeline(new GpuLimits(c.maxThreadsPerBlock(), c.sharedMemPerBlock(), c.warpSize(), 8));
+        };
+    }
+
+    /** The pipeline of a GPU with the given limits. */
+    public static Pipeline gpuPipeline(GpuLimits limits) {
+        return new Pipeline(Target.Kind.CUDA, limits, phases(limits));
+    }
+
+    private static List<Phase> phases(GpuLimits gpu) {
+        Pass simplify = new Pass("simplify", Simplify::apply);
+        List<Phase> out = new ArrayList<>();
+        out.add(new Phase("canonicalize", List.of(simplify)));
+        if (gpu != null) out.add(new Phase("gpu", GpuPasses.passes(gpu)));
+        out.add(new Phase("loops", List.of(
+                new Pass("partition-loops", PartitionLoops::apply),
+                simplify,
+                new Pass("legalize-vectorize", LegalizeVectorize::apply, Set.of(VerifyWellFormed.Rule.VECTOR_LANES)),
+                new Pass("unroll-loops", UnrollLoops::apply))));
+        out.add(new Phase("flatten", List.of(new Pass("flatten-buffers", FlattenBuffers::apply))));
+        out.add(new Phase("cleanup", List.of(simplify, new Pass("remove-no-ops", RemoveNoOps::apply))));
+        if (gpu != null) {
+            out.add(new Phase("gpu-check", List.of(new Pass("verify-gpu-program", f -> VerifyThreadBindings.apply(f, gpu)))));
+        }
+        return List.copyOf(out);
+    }
+
+    /** The passes of {@link #pipeline()}, in order. */
+    public static List<Pass> passes() {
+        return pipeline().passes();
+    }
+
+    /** Lowers a schedule through {@link #pipeline()}. */
+    public static PrimFunc lower(String name, Schedule schedule, Options options) {
+        return pipeline().lower(name, schedule, options);
+    }
+
+    /** Lowers a schedule through {@link #pipeline(Target)}. */
+    public static PrimFunc lower(String name, Schedule schedule, Target target, Options options) {
+        return pipeline(target).lower(name, schedule, options);
     }
 }

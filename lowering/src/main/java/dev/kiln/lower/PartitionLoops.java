@@ -10,19 +10,16 @@ import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.Literals;
 import dev.kiln.ir.Var;
-import dev.kiln.tir.Allocate;
-import dev.kiln.tir.Barrier;
-import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
-import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.StmtRewriter;
-import dev.kiln.tir.Store;
+import dev.kiln.tir.StmtVisitor;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -73,39 +70,20 @@ public final class PartitionLoops {
 
     /** Rewrites {@code s}, knowing the ranges {@code env} of the enclosing loop and let variables. */
     private static Stmt visit(Stmt s, Map<Var, IntRange> env) {
-        return switch (s) {
-            case For f -> loop(f, env);
-            case Let l -> {
-                Stmt body = visit(l.body(), withLet(env, l));
-                yield body == l.body() ? l : new Let(l.var(), l.value(), body);
+        return new StmtRewriter() {
+            @Override
+            public Stmt visit(Stmt x) {
+                return switch (x) {
+                    case For f -> loop(f, env);
+                    case Let l -> {
+                        Stmt body = PartitionLoops.visit(l.body(), withLet(env, l));
+                        yield body == l.body() ? l : new Let(l.var(), l.value(), body);
+                    }
+                    case Seq q -> rewriteChildren(q) instanceof Seq y && y != q ? Seq.of(y.stmts()) : q;
+                    default -> rewriteChildren(x);
+                };
             }
-            case Seq q -> {
-                List<Stmt> out = new ArrayList<>();
-                boolean changed = false;
-                for (Stmt c : q.stmts()) {
-                    Stmt n = visit(c, env);
-                    changed |= n != c;
-                    out.add(n);
-                }
-                yield changed ? Seq.of(out) : q;
-            }
-            case IfThenElse i -> {
-                Stmt t = visit(i.then(), env);
-                Stmt e = i.otherwise() == null ? null : visit(i.otherwise(), env);
-                yield t == i.then() && e == i.otherwise() ? i : new IfThenElse(i.cond(), t, e);
-            }
-            case Allocate a -> {
-                Stmt body = visit(a.body(), env);
-                yield body == a.body() ? a : new Allocate(a.buffer(), body);
-            }
-            case Pragma p -> {
-                Stmt body = visit(p.body(), env);
-                yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
-            }
-            case Store x -> x;
-            case Evaluate x -> x;
-            case Barrier x -> x;
-        };
+        }.visit(s);
     }
 
     private static Stmt loop(For f, Map<Var, IntRange> env) {
@@ -122,7 +100,7 @@ public final class PartitionLoops {
             return f.withBody(visit(f.body(), env));
         }
         IntRange main = f.kind() == ForKind.THREAD_BOUND || ext.getAsLong() == 1
-                || PassSupport.size(f.body(), MAX_BODY_STMTS) > MAX_BODY_STMTS ? null : provable(f, full, env);
+                || Stmts.size(f.body(), MAX_BODY_STMTS) > MAX_BODY_STMTS ? null : provable(f, full, env);
         if (main == null) return f.withBody(visit(f.body(), with(env, f.var(), full)));
 
         List<Stmt> parts = new ArrayList<>();
@@ -137,7 +115,7 @@ public final class PartitionLoops {
         Var v = f.var();
         if (freshVar) {
             v = f.var().copy();
-            body = PassSupport.substitute(body, f.var(), v);
+            body = Stmts.substitute(body, f.var(), v);
         }
         Stmt inner = visit(body, with(env, v, r));
         return new For(v, Literals.of(v.dtype(), r.min()), Literals.of(v.dtype(), r.max() - r.min() + 1),
@@ -169,21 +147,20 @@ public final class PartitionLoops {
     private record Guard(Expr cond, Map<Var, IntRange> ranges) {}
 
     private static void collect(Stmt s, Map<Var, IntRange> env, List<Guard> out) {
-        switch (s) {
-            case For f -> collect(f.body(), with(env, f.var(), loopRange(f, env)), out);
-            case Let l -> collect(l.body(), withLet(env, l), out);
-            case Seq q -> q.stmts().forEach(c -> collect(c, env, out));
-            case IfThenElse i -> {
-                for (Expr c : conjuncts(i.cond())) out.add(new Guard(c, env));
-                collect(i.then(), env, out);
-                if (i.otherwise() != null) collect(i.otherwise(), env, out);
+        new StmtVisitor() {
+            @Override
+            public void visit(Stmt x) {
+                switch (x) {
+                    case For f -> collect(f.body(), with(env, f.var(), loopRange(f, env)), out);
+                    case Let l -> collect(l.body(), withLet(env, l), out);
+                    case IfThenElse i -> {
+                        for (Expr c : conjuncts(i.cond())) out.add(new Guard(c, env));
+                        visitChildren(i);
+                    }
+                    default -> visitChildren(x);
+                }
             }
-            case Allocate a -> collect(a.body(), env, out);
-            case Pragma p -> collect(p.body(), env, out);
-            case Store x -> { }
-            case Evaluate x -> { }
-            case Barrier x -> { }
-        }
+        }.visit(s);
     }
 
     /**

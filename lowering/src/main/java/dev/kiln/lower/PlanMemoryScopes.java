@@ -18,6 +18,8 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.StmtRewriter;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
 import java.util.ArrayList;
@@ -82,23 +84,9 @@ public final class PlanMemoryScopes {
     }
 
     private static void collectShared(Stmt s, List<Buffer> out) {
-        switch (s) {
-            case Allocate a -> {
-                if (a.buffer().scope() == MemoryScope.SHARED) out.add(a.buffer());
-                collectShared(a.body(), out);
-            }
-            case For f -> collectShared(f.body(), out);
-            case Seq q -> q.stmts().forEach(c -> collectShared(c, out));
-            case IfThenElse i -> {
-                collectShared(i.then(), out);
-                if (i.otherwise() != null) collectShared(i.otherwise(), out);
-            }
-            case Let l -> collectShared(l.body(), out);
-            case Pragma p -> collectShared(p.body(), out);
-            case Store st -> { }
-            case Evaluate e -> { }
-            case Barrier b -> { }
-        }
+        Stmts.forEachStmt(s, x -> {
+            if (x instanceof Allocate a && a.buffer().scope() == MemoryScope.SHARED) out.add(a.buffer());
+        });
     }
 
     /** Where a statement sits inside a kernel. */
@@ -127,36 +115,19 @@ public final class PlanMemoryScopes {
 
         /** Host code: outside every kernel. */
         Stmt host(Stmt s) {
-            return switch (s) {
-                case For loop -> loop.kind() == ForKind.THREAD_BOUND
-                        ? kernelLoop(loop, new Ctx(GpuKernel.of(loop), null, List.of(), null))
-                        : loop.withBody(host(loop.body()));
-                case Allocate a -> {
-                    if (a.buffer().scope() != MemoryScope.GLOBAL) {
+            return new StmtRewriter() {
+                @Override
+                public Stmt visit(Stmt x) {
+                    if (x instanceof For loop && loop.kind() == ForKind.THREAD_BOUND) {
+                        return kernelLoop(loop, new Ctx(GpuKernel.of(loop), null, List.of(), null));
+                    }
+                    if (x instanceof Allocate a && a.buffer().scope() != MemoryScope.GLOBAL) {
                         throw fail(a.buffer().scope().displayName() + " buffer '" + a.buffer().name()
                                 + "' is allocated outside every kernel; compute it at a loop inside a kernel");
                     }
-                    Stmt body = host(a.body());
-                    yield body == a.body() ? a : new Allocate(a.buffer(), body);
+                    return rewriteChildren(x);
                 }
-                case Seq q -> rebuild(q, this::host);
-                case IfThenElse i -> {
-                    Stmt t = host(i.then());
-                    Stmt e = i.otherwise() == null ? null : host(i.otherwise());
-                    yield t == i.then() && e == i.otherwise() ? i : new IfThenElse(i.cond(), t, e);
-                }
-                case Let l -> {
-                    Stmt body = host(l.body());
-                    yield body == l.body() ? l : new Let(l.var(), l.value(), body);
-                }
-                case Pragma p -> {
-                    Stmt body = host(p.body());
-                    yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
-                }
-                case Store st -> st;
-                case Evaluate e -> e;
-                case Barrier b -> b;
-            };
+            }.visit(s);
         }
 
         private Stmt kernelLoop(For loop, Ctx ctx) {
@@ -177,27 +148,16 @@ public final class PlanMemoryScopes {
 
         /** Inside a kernel. */
         private Stmt inKernel(Stmt s, Ctx ctx) {
-            return switch (s) {
-                case For loop -> kernelLoop(loop, ctx);
-                case Allocate a -> allocate(a, ctx);
-                case Seq q -> rebuild(q, c -> inKernel(c, ctx));
-                case IfThenElse i -> {
-                    Stmt t = inKernel(i.then(), ctx);
-                    Stmt e = i.otherwise() == null ? null : inKernel(i.otherwise(), ctx);
-                    yield t == i.then() && e == i.otherwise() ? i : new IfThenElse(i.cond(), t, e);
+            return new StmtRewriter() {
+                @Override
+                public Stmt visit(Stmt x) {
+                    return switch (x) {
+                        case For loop -> kernelLoop(loop, ctx);
+                        case Allocate a -> allocate(a, ctx);
+                        default -> rewriteChildren(x);
+                    };
                 }
-                case Let l -> {
-                    Stmt body = inKernel(l.body(), ctx);
-                    yield body == l.body() ? l : new Let(l.var(), l.value(), body);
-                }
-                case Pragma p -> {
-                    Stmt body = inKernel(p.body(), ctx);
-                    yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
-                }
-                case Store st -> st;
-                case Evaluate e -> e;
-                case Barrier b -> b;
-            };
+            }.visit(s);
         }
 
         private Stmt allocate(Allocate a, Ctx ctx) {
@@ -284,17 +244,6 @@ public final class PlanMemoryScopes {
                 });
             }
             return found[0];
-        }
-
-        private static Stmt rebuild(Seq q, java.util.function.UnaryOperator<Stmt> f) {
-            List<Stmt> out = new ArrayList<>();
-            boolean changed = false;
-            for (Stmt c : q.stmts()) {
-                Stmt n = f.apply(c);
-                changed |= n != c;
-                out.add(n);
-            }
-            return changed ? new Seq(out) : q;
         }
     }
 }

@@ -16,6 +16,7 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,21 +57,21 @@ public final class RemoveNoOps {
                 var ext = PassSupport.constant(f.extent());
                 if (ext.isPresent() && ext.getAsLong() <= 0) yield Seq.empty();
                 Stmt body = visit(f.body());
-                yield PassSupport.isEmpty(body) ? body : f.withBody(body);
+                yield Stmts.isEmpty(body) ? body : f.withBody(body);
             }
             case Let l -> {
                 Stmt body = visit(l.body());
-                if (PassSupport.isEmpty(body) || !PassSupport.uses(body, l.var())) yield body;
+                if (Stmts.isEmpty(body) || !Stmts.uses(body, l.var())) yield body;
                 yield body == l.body() ? l : new Let(l.var(), l.value(), body);
             }
             case Allocate a -> {
                 Stmt body = visit(a.body());
-                if (PassSupport.isEmpty(body) || !PassSupport.touches(body, a.buffer())) yield body;
+                if (Stmts.isEmpty(body) || !Stmts.touches(body, a.buffer())) yield body;
                 yield body == a.body() ? a : new Allocate(a.buffer(), body);
             }
             case Pragma p -> {
                 Stmt body = visit(p.body());
-                if (PassSupport.isEmpty(body)) yield body;
+                if (Stmts.isEmpty(body)) yield body;
                 yield body == p.body() ? p : new Pragma(p.key(), p.value(), body);
             }
             case IfThenElse i -> ifThenElse(i);
@@ -96,8 +97,8 @@ public final class RemoveNoOps {
         }
         Stmt t = visit(i.then());
         Stmt e = i.otherwise() == null ? null : visit(i.otherwise());
-        if (e != null && PassSupport.isEmpty(e)) e = null;
-        if (PassSupport.isEmpty(t)) {
+        if (e != null && Stmts.isEmpty(e)) e = null;
+        if (Stmts.isEmpty(t)) {
             if (e == null) return Seq.empty();
             Expr neg = i.cond() instanceof Not n ? n.a() : new Not(i.cond());
             return IfThenElse.of(neg, e);

@@ -14,6 +14,7 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,7 +124,7 @@ public final class UnrollLoops {
         boolean explicit = f.kind() == ForKind.UNROLLED;
         boolean auto = autoMax > 0 && f.kind() == ForKind.SERIAL && !body.keepsLoop() && steps <= autoMax;
         if (!explicit && !auto) return new R(rebuilt, steps, true);
-        long size = satMul(ext, PassSupport.size(body.stmt(), maxStmts));
+        long size = satMul(ext, Stmts.size(body.stmt(), maxStmts));
         if (size > maxStmts) {
             LOG.log(System.Logger.Level.DEBUG, () -> "not unrolling loop '" + f.var().name() + "' (extent " + ext
                     + "): " + size + " statements would exceed the cap of " + maxStmts);
@@ -134,7 +135,7 @@ public final class UnrollLoops {
             Expr value = f.min() instanceof IntImm m
                     ? Literals.of(f.var().dtype(), Math.addExact(m.value(), k))
                     : f.min().add(Literals.of(f.var().dtype(), k));
-            copies.add(PassSupport.substitute(body.stmt(), f.var(), value));
+            copies.add(Stmts.substitute(body.stmt(), f.var(), value));
         }
         return new R(Seq.of(copies), steps, body.keepsLoop());
     }

@@ -65,11 +65,11 @@ class FlattenBuffersTest {
         PrimFunc g = FlattenBuffers.apply(f);
         assertThat(g.params()).containsExactlyElementsOf(f.params());
         List<Buffer> accessed = new ArrayList<>();
-        PassSupport.forEachStmt(g.body(), s -> {
+        dev.kiln.tir.Stmts.forEachStmt(g.body(), s -> {
             if (s instanceof Store st) accessed.add(st.buffer());
             if (s instanceof Allocate al) accessed.add(al.buffer());
         });
-        PassSupport.forEachExpr(g.body(), e -> Exprs.forEach(e, x -> {
+        dev.kiln.tir.Stmts.forEachExpr(g.body(), e -> Exprs.forEach(e, x -> {
             if (x instanceof BufferLoad l) accessed.add(l.buffer());
         }));
         assertThat(accessed).isNotEmpty().allSatisfy(b -> {

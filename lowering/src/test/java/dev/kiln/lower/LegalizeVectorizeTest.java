@@ -307,7 +307,7 @@ class LegalizeVectorizeTest {
 
     private static long countLoops(PrimFunc f, ForKind kind) {
         long[] n = {0};
-        PassSupport.forEachStmt(f.body(), s -> { if (s instanceof For x && x.kind() == kind) n[0]++; });
+        dev.kiln.tir.Stmts.forEachStmt(f.body(), s -> { if (s instanceof For x && x.kind() == kind) n[0]++; });
         return n[0];
     }
 }

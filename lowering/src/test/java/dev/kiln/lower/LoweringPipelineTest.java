@@ -106,13 +106,13 @@ class LoweringPipelineTest {
         for (Schedule sch : schedules) {
             PrimFunc before = PassChecks.loops(sch);
             PrimFunc f = PassChecks.pipeline(before);
-            PassSupport.forEachStmt(f.body(), st -> {
+            dev.kiln.tir.Stmts.forEachStmt(f.body(), st -> {
                 assertThat(st).isNotInstanceOf(Pragma.class);
                 if (st instanceof For x) assertThat(x.kind()).isNotEqualTo(ForKind.UNROLLED);
                 if (st instanceof Store x) assertThat(x.buffer().isView()).isTrue();
                 if (st instanceof Allocate x) assertThat(x.buffer().isView()).isTrue();
             });
-            PassSupport.forEachExpr(f.body(), e -> Exprs.forEach(e, x -> {
+            dev.kiln.tir.Stmts.forEachExpr(f.body(), e -> Exprs.forEach(e, x -> {
                 if (x instanceof BufferLoad l) assertThat(l.buffer().isView()).isTrue();
             }));
             LegalizeVectorize.Result again = LegalizeVectorize.run(f);

@@ -222,7 +222,7 @@ class PartitionLoopsTest {
 
     private static long countIfs(PrimFunc f) {
         long[] n = {0};
-        PassSupport.forEachStmt(f.body(), s -> { if (s instanceof IfThenElse) n[0]++; });
+        dev.kiln.tir.Stmts.forEachStmt(f.body(), s -> { if (s instanceof IfThenElse) n[0]++; });
         return n[0];
     }
 }

@@ -20,6 +20,7 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.StmtVisitor;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -153,32 +154,16 @@ public final class CudaCodegen {
     }
 
     private static void collect(Stmt s, Map<Buffer, Boolean> out) {
-        switch (s) {
-            case For f -> {
-                reads(f.min(), out);
-                reads(f.extent(), out);
-                collect(f.body(), out);
+        new StmtVisitor() {
+            @Override
+            public void visit(Stmt x) {
+                if (x instanceof Store st && st.buffer().scope() == MemoryScope.GLOBAL) out.put(st.buffer().base(), true);
+                visitChildren(x);
             }
-            case Store st -> {
-                if (st.buffer().scope() == MemoryScope.GLOBAL) out.put(st.buffer().base(), true);
-                st.indices().forEach(i -> reads(i, out));
-                reads(st.value(), out);
-            }
-            case Allocate a -> collect(a.body(), out);
-            case Seq q -> q.stmts().forEach(c -> collect(c, out));
-            case IfThenElse i -> {
-                reads(i.cond(), out);
-                collect(i.then(), out);
-                if (i.otherwise() != null) collect(i.otherwise(), out);
-            }
-            case Let l -> {
-                reads(l.value(), out);
-                collect(l.body(), out);
-            }
-            case Evaluate e -> reads(e.value(), out);
-            case Pragma p -> collect(p.body(), out);
-            case Barrier b -> { }
-        }
+
+            @Override
+            public void visitExpr(Expr e) { reads(e, out); }
+        }.visit(s);
     }
 
     private static void reads(Expr e, Map<Buffer, Boolean> out) {

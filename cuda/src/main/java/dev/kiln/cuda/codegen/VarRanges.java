@@ -5,16 +5,10 @@ import dev.kiln.arith.IntRange;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.Var;
-import dev.kiln.tir.Allocate;
-import dev.kiln.tir.Barrier;
-import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
-import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
-import dev.kiln.tir.Pragma;
-import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
-import dev.kiln.tir.Store;
+import dev.kiln.tir.StmtVisitor;
 import java.util.IdentityHashMap;
 import java.util.Map;
 
@@ -47,34 +41,29 @@ final class VarRanges {
     }
 
     private void walk(Stmt s) {
-        switch (s) {
-            case For f -> {
-                IntRange min = bound(f.min()), ext = bound(f.extent());
-                IntRange full = IntRange.full(f.var().dtype());
-                IntRange r;
-                try {
-                    r = ext.max() < 1 ? IntRange.single(min.min())
-                            : IntRange.of(min.min(), Math.addExact(min.max(), ext.max() - 1));
-                } catch (ArithmeticException overflow) {
-                    r = full;
+        new StmtVisitor() {
+            @Override
+            public void visit(Stmt x) {
+                switch (x) {
+                    case For f -> {
+                        IntRange min = bound(f.min()), ext = bound(f.extent());
+                        IntRange full = IntRange.full(f.var().dtype());
+                        IntRange r;
+                        try {
+                            r = ext.max() < 1 ? IntRange.single(min.min())
+                                    : IntRange.of(min.min(), Math.addExact(min.max(), ext.max() - 1));
+                        } catch (ArithmeticException overflow) {
+                            r = full;
+                        }
+                        put(f.var(), r.within(full) ? r : full);
+                    }
+                    case Let l -> {
+                        if (!l.var().dtype().isFloat()) put(l.var(), bound(l.value()));
+                    }
+                    default -> { }
                 }
-                put(f.var(), r.within(full) ? r : full);
-                walk(f.body());
+                visitChildren(x);
             }
-            case Let l -> {
-                if (!l.var().dtype().isFloat()) put(l.var(), bound(l.value()));
-                walk(l.body());
-            }
-            case Allocate a -> walk(a.body());
-            case Seq q -> q.stmts().forEach(this::walk);
-            case IfThenElse i -> {
-                walk(i.then());
-                if (i.otherwise() != null) walk(i.otherwise());
-            }
-            case Pragma p -> walk(p.body());
-            case Store st -> { }
-            case Evaluate e -> { }
-            case Barrier b -> { }
-        }
+        }.visit(s);
     }
 }

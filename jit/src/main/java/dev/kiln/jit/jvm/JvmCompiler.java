@@ -4,8 +4,7 @@ import dev.kiln.ir.Buffer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.tir.PrimFunc;
-import dev.kiln.tir.Stmt;
-import dev.kiln.tir.StmtRewriter;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -57,16 +56,12 @@ final class JvmCompiler {
         List<Buffer> ps = f.params();
         for (int i = 0; i < ps.size(); i++) index.put(ps.get(i).base(), i);
         boolean[] w = new boolean[ps.size()];
-        new StmtRewriter() {
-            @Override
-            public Stmt visit(Stmt s) {
-                if (s instanceof Store st) {
-                    Integer i = index.get(st.buffer().base());
-                    if (i != null) w[i] = true;
-                }
-                return rewriteChildren(s);
+        Stmts.forEachStmt(f.body(), s -> {
+            if (s instanceof Store st) {
+                Integer i = index.get(st.buffer().base());
+                if (i != null) w[i] = true;
             }
-        }.visit(f.body());
+        });
         return w;
     }
 }

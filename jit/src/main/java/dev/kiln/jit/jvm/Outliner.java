@@ -11,7 +11,7 @@ import dev.kiln.ir.IntImm;
 import dev.kiln.ir.Var;
 import dev.kiln.tir.For;
 import dev.kiln.tir.Stmt;
-import dev.kiln.tir.StmtRewriter;
+import dev.kiln.tir.StmtVisitor;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -88,20 +88,17 @@ final class Outliner {
                 bufList.add(l.buffer().base());
             }
         });
-        new StmtRewriter() {
+        new StmtVisitor() {
             @Override
-            public Stmt visit(Stmt st) {
+            public void visit(Stmt st) {
                 if (st instanceof Store w && g.bufs.containsKey(w.buffer().base()) && bufs.add(w.buffer().base())) {
                     bufList.add(w.buffer().base());
                 }
-                return rewriteChildren(st);
+                visitChildren(st);
             }
 
             @Override
-            public Expr visitExpr(Expr e) {
-                scan.accept(e);
-                return e;
-            }
+            public void visitExpr(Expr e) { scan.accept(e); }
         }.visit(s);
         return new Captures(varList, bufList);
     }
