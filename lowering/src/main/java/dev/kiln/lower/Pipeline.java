@@ -54,7 +54,7 @@ public record Pipeline(Target.Kind kind, GpuLimits gpu, List<Lowering.Phase> pha
     /** Runs the passes on a program (checked first when verifying). */
     public PrimFunc run(PrimFunc f, Lowering.Options options) {
         VerifyWellFormed.Context ctx = initial();
-        if (options.verify()) verify(f, ctx, "input", "the input");
+        if (options.verify()) verify(f, ctx, "input", "the input program");
         return passes(f, options, ctx);
     }
 

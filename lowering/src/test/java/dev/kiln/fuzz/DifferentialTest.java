@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -21,6 +22,9 @@ import org.junit.jupiter.api.Test;
  * compute what their default lowering computes, in the reference interpreter. Every case prints
  * its seed; {@code -Dkiln.fuzz.seed=<seed> -Dkiln.fuzz.cases=1} replays one. CI runs 300 cases;
  * {@code ./kiln fuzz 10000} runs the long campaign (see README).
+ *
+ * <p>Every pass's result is checked by the well-formedness verifier ({@code VerifyWellFormed}), so
+ * an ill-formed program fails the case at the pass that made it.
  *
  * <p>Tolerance: float32 with rtol 1e-4 and atol 1e-4 — schedules may reorder a reduction
  * (rfactor), which changes float32 rounding, on values of magnitude about 1.
@@ -47,7 +51,7 @@ class DifferentialTest {
                 checkDataRoundTrip(sch);
                 PrimFunc scheduled;
                 try {
-                    scheduled = sch.lower("scheduled");
+                    scheduled = Lowering.lower("scheduled", sch, Lowering.Options.defaults().withVerify(true));
                 } catch (ScheduleException e) {
                     notLowerable++;
                     if (VERBOSE) System.out.println("  not lowerable: " + e.getMessage());

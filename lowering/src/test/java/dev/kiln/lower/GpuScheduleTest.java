@@ -38,7 +38,7 @@ class GpuScheduleTest {
         return GpuPasses.lower(name, s, GpuLimits.h200(), Lowering.Options.defaults());
     }
 
-    private static GpuSchedules.Tiles tiles(int[][] spatial, int[][] reduce) {
+    static GpuSchedules.Tiles tiles(int[][] spatial, int[][] reduce) {
         return new GpuSchedules.Tiles(spatial, reduce);
     }
 
