@@ -9,16 +9,8 @@ import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.tir.Allocate;
-import dev.kiln.tir.Barrier;
-import dev.kiln.tir.Evaluate;
-import dev.kiln.tir.For;
-import dev.kiln.tir.IfThenElse;
-import dev.kiln.tir.Let;
-import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
-import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
-import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
 import java.util.List;
 import java.util.Map;
@@ -149,23 +141,9 @@ class GpuScheduleTest {
     }
 
     private static void collectAllocations(Stmt s, Map<String, Long> out) {
-        switch (s) {
-            case Allocate a -> {
-                out.put(a.buffer().name(), PlanMemoryScopes.bytes(a.buffer()));
-                collectAllocations(a.body(), out);
-            }
-            case For f -> collectAllocations(f.body(), out);
-            case Seq q -> q.stmts().forEach(c -> collectAllocations(c, out));
-            case IfThenElse i -> {
-                collectAllocations(i.then(), out);
-                if (i.otherwise() != null) collectAllocations(i.otherwise(), out);
-            }
-            case Let l -> collectAllocations(l.body(), out);
-            case Pragma p -> collectAllocations(p.body(), out);
-            case Store st -> { }
-            case Evaluate e -> { }
-            case Barrier b -> { }
-        }
+        dev.kiln.tir.Stmts.forEachStmt(s, x -> {
+            if (x instanceof Allocate a) out.put(a.buffer().name(), PlanMemoryScopes.bytes(a.buffer()));
+        });
     }
 
     @Test
