@@ -53,7 +53,7 @@ public final class CudaBackend implements Backend {
 
     /** The target's limits as the GPU passes check them (vthread extent: Ansor's 8). */
     public static GpuLimits limits(CudaTarget target) {
-        return new GpuLimits(target.maxThreadsPerBlock(), target.sharedMemPerBlock(), target.warpSize(), 8);
+        return GpuLimits.of(target);
     }
 
     /** The target of this machine's first GPU (its architecture and limits), or the reason there is none. */

@@ -18,8 +18,8 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
-import dev.kiln.tir.Stmts;
 import dev.kiln.tir.StmtRewriter;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -218,9 +218,9 @@ public final class LegalizeVectorize {
         Stmts.forEachStmt(f.body(), s -> {
             if (s instanceof Store st) stores.computeIfAbsent(st.buffer().base(), b -> new HashSet<>()).add(st.indices());
         });
-        Stmts.forEachExpr(f.body(), e -> Exprs.forEach(e, x -> {
+        Stmts.forEachExprNode(f.body(), x -> {
             if (x instanceof BufferLoad l) loads.computeIfAbsent(l.buffer().base(), b -> new HashSet<>()).add(l.indices());
-        }));
+        });
         for (var e : stores.entrySet()) {
             Set<List<Expr>> read = loads.get(e.getKey());
             if (read == null) continue;

@@ -123,7 +123,7 @@ public final class Lowering {
     public static Pipeline pipeline(Target target) {
         return switch (target) {
             case CpuTarget c -> new Pipeline(Target.Kind.CPU, null, phases(null));
-            case CudaTarget c -> gpuPipeline(new GpuLimits(c.maxThreadsPerBlock(), c.sharedMemPerBlock(), c.warpSize(), 8));
+            case CudaTarget c -> gpuPipeline(GpuLimits.of(c));
         };
     }
 

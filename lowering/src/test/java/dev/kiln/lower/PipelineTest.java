@@ -3,8 +3,8 @@ package dev.kiln.lower;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kiln.ir.Var;
 import dev.kiln.ir.KilnException;
+import dev.kiln.ir.Var;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
