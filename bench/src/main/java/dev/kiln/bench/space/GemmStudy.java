@@ -15,6 +15,9 @@ import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -70,45 +73,83 @@ public final class GemmStudy {
         return s.build();
     }
 
+    /**
+     * The structure the tuned programs take (cache write, SSRSRS, the local stage at the C tile's
+     * j.1, i.0@j.0@i.1 parallel), with given tile sizes {@code i = [i1, i2, i3]}, {@code j}, k.1,
+     * and A and/or B packed at the local stage's k.0.
+     */
+    static Schedule tunedShape(ComputeDAG dag, int[] i, int[] j, int k1, boolean packA, boolean packB) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("C");
+        var local = c.cacheWrite("local");
+        local.split("i", i[0], i[1], i[2]);
+        local.split("j", j[0], j[1], j[2]);
+        local.split("k", k1);
+        local.reorder("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3");
+        c.split("i", i[0], i[1] * i[2]);
+        c.split("j", j[0], j[1] * j[2]);
+        c.reorder("i.0", "j.0", "i.1", "j.1", "i.2", "j.2");
+        local.computeAt(c, "j.1");
+        c.parallel(c.fuse("i.0", "j.0", "i.1"));
+        c.vectorize("j.2");
+        local.autoUnrollMaxStep("i.0", 16);
+        local.vectorize("j.3");
+        for (String t : packA && packB ? new String[] {"A", "B"} : packA ? new String[] {"A"} : packB ? new String[] {"B"} : new String[0]) {
+            var packed = s.stage(t).cacheRead("local", local);
+            packed.computeAt(local, "k.0");
+        }
+        return s.build();
+    }
+
+    record Variant(String name, Schedule schedule) {}
+
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1024;
         Path dump = args.length > 1 ? Path.of(args[1]) : null;
+        int passes = args.length > 2 ? Integer.parseInt(args[2]) : 5;
         CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
         System.out.println("target: " + target + "\nload before: " + Timing.loadAverage());
         ComputeDAG dag = gemm(n);
         double flops = dag.flopCount();
-        double blas = Timing.openBlas(n, target.cores());
-        row("OpenBLAS", blas, flops);
-        row("hand (MatmulSchedules 4x64, pack B)", time(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()), target, dump, "hand"), flops);
-        for (int u : new int[] {0, 64, 512}) {
-            row("ssrsrs [2,4,8]x[4,2,32] k1=512, rows not unrolled, auto_unroll " + u,
-                    time(ssrsrs(dag, new int[] {2, 4, 8}, new int[] {4, 2, 32}, 512, false, u, false), target, dump, "norows" + u), flops);
-        }
-        // tile sizes: i = {tiles per core level.., register rows}, j likewise; k.1 = k block
-        int[][][] variants = {
-                {{8, 1, 4}, {4, 1, 64}, {256}},     // 4x64 register tile, 32x256 C tile
-                {{8, 1, 6}, {4, 1, 64}, {256}},     // 6x64 (24 zmm)
-                {{4, 2, 8}, {2, 2, 48}, {256}},     // 8x48 (24 zmm)
-                {{4, 4, 14}, {4, 1, 32}, {256}},    // does not divide 1024; skipped below
-                {{4, 2, 4}, {2, 2, 64}, {128}},
-                {{8, 1, 8}, {8, 1, 32}, {256}},     // 8x32 (16 zmm)
-                {{2, 4, 8}, {4, 2, 32}, {512}},
+        List<Variant> vs = new ArrayList<>();
+        vs.add(new Variant("hand (MatmulSchedules 4x64, pack B)", MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512())));
+        int[][][] shapes = {
+                {{32, 2, 8}, {32, 1, 16}, {16}},   // the tuned best of a 64-trial run: 16 x 16 accumulated
+                {{32, 2, 8}, {32, 1, 16}, {256}},
+                {{16, 8, 8}, {8, 1, 32}, {256}},   // 8 x 32
+                {{8, 4, 8}, {4, 2, 32}, {128}},
+                {{16, 4, 4}, {4, 1, 64}, {256}},   // 4 x 64
         };
-        for (int[][] v : variants) {
-            if (n % (v[0][0] * v[0][1] * v[0][2]) != 0 || n % (v[1][0] * v[1][1] * v[1][2]) != 0) continue;
-            for (boolean pack : new boolean[] {false, true}) {
-                String name = String.format(Locale.ROOT, "ssrsrs i=%s j=%s k1=%d%s", java.util.Arrays.toString(v[0]),
-                        java.util.Arrays.toString(v[1]), v[2][0], pack ? " packB" : "");
-                try {
-                    double t = time(ssrsrs(dag, v[0], v[1], v[2][0], pack, 0), target, dump,
-                            name.replaceAll("[^a-zA-Z0-9]+", "_"));
-                    row(name, t, flops);
-                } catch (RuntimeException e) {
-                    System.out.println(name + ": " + e.getMessage());
-                }
+        for (int[][] v : shapes) {
+            for (int pack = 0; pack < 4; pack++) {
+                boolean a = (pack & 1) != 0, b = (pack & 2) != 0;
+                String name = String.format(Locale.ROOT, "i=%s j=%s k1=%d%s%s", Arrays.toString(v[0]), Arrays.toString(v[1]),
+                        v[2][0], a ? " packA" : "", b ? " packB" : "");
+                vs.add(new Variant(name, tunedShape(dag, v[0], v[1], v[2][0], a, b)));
             }
         }
-        System.out.println("load after: " + Timing.loadAverage());
+        List<CompiledKernel> kernels = new ArrayList<>();
+        for (Variant v : vs) {
+            var func = v.schedule().lower("gemm");
+            CompiledKernel k = Backend.forTarget(target).compile(func, target);
+            kernels.add(k);
+            if (dump != null) {
+                Files.createDirectories(dump);
+                String tag = v.name().replaceAll("[^a-zA-Z0-9]+", "_");
+                Files.writeString(dump.resolve(tag + ".tir"), func.toString());
+                Files.writeString(dump.resolve(tag + ".s"), k.source());
+            }
+        }
+        double[] best = new double[vs.size() + 1];
+        Arrays.fill(best, Double.MAX_VALUE);
+        for (int p = 0; p < passes; p++) {
+            best[vs.size()] = Math.min(best[vs.size()], Timing.openBlas(n, target.cores()));
+            for (int q = 0; q < vs.size(); q++) best[q] = Math.min(best[q], Timing.time(kernels.get(q), dag));
+        }
+        row("OpenBLAS", best[vs.size()], flops);
+        for (int q = 0; q < vs.size(); q++) row(vs.get(q).name(), best[q], flops);
+        kernels.forEach(CompiledKernel::close);
+        System.out.println("load after: " + Timing.loadAverage() + " (best of " + passes + " interleaved passes, each a median of 11 calls)");
     }
 
     static void row(String name, double sec, double flops) {
