@@ -83,9 +83,17 @@ public final class InitPopulation {
         this.maxFruitlessDraws = maxFruitlessDraws;
     }
 
-    /** Ansor's CPU annotation rules after tile filling, in its order. */
+    /**
+     * The CPU annotation rules after tile filling, in Ansor's order; Kiln's InitVectorization also
+     * vectorises register-tile rows wider than Ansor's limit.
+     */
     public static List<InitRule> cpuRules() {
         return List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization());
+    }
+
+    /** Ansor's CPU annotation rules after tile filling, as Ansor has them (for comparisons). */
+    public static List<InitRule> ansorCpuRules() {
+        return List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), InitVectorization.ansor());
     }
 
     /** {@code n} distinct concrete candidates (fewer if the space runs out), with the CPU rules. */

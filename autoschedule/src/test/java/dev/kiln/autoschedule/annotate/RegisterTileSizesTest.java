@@ -8,7 +8,12 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.InferBound;
 import dev.kiln.nn.Conv;
+import dev.kiln.schedule.Iter;
+import dev.kiln.schedule.IterAnnotation;
+import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Step;
 import dev.kiln.te.ComputeDAG;
@@ -129,5 +134,42 @@ class RegisterTileSizesTest {
             for (RegisterTileSizes.Group g : RegisterTileSizes.groups(task.dag(), sk)) some |= g.splitSteps().size() == 4;
         }
         assertThat(some).isTrue();
+    }
+
+    @Test
+    void vectorisationCoversRegisterTileRowsWiderThanOneVector() {
+        // Ansor's limit is 16 elements; 32 and 64 are two and four zmm vectors of float32 and are vectorised too
+        for (int j3 : new int[] {16, 32, 64}) {
+            Iter last = innermostAfterVectorization(SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512), j3);
+            assertThat(last.annotation()).as("j.3 = " + j3).isEqualTo(IterAnnotation.VECTORIZE);
+            assertThat(last.extent()).isEqualTo((long) j3);
+        }
+        // Ansor's rule alone leaves a 32-wide row to LLVM
+        assertThat(innermostAfterVectorization(SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512), 32,
+                InitVectorization.ansor()).annotation()).isEqualTo(IterAnnotation.NONE);
+        // AVX2 (8 lanes): 24 is three vectors; 20 is longer than Ansor's 16 and not whole vectors: it stays a loop
+        SearchTask avx2 = SearchTask.cpu(Workloads.matmul(48, 48, 48), AVX2);
+        assertThat(innermostAfterVectorization(avx2, 24).annotation()).isEqualTo(IterAnnotation.VECTORIZE);
+        SearchTask odd = SearchTask.cpu(Workloads.matmul(40, 40, 40), AVX2);
+        assertThat(innermostAfterVectorization(odd, 20).annotation()).isEqualTo(IterAnnotation.NONE);
+    }
+
+    /** The innermost loop of the tiled matmul (Ansor's first sketch, i = [2, 1, 4], j = [1, 1, j3], k.1 = 8) after InitVectorization. */
+    private static Iter innermostAfterVectorization(SearchTask task, int j3) {
+        return innermostAfterVectorization(task, j3, new InitVectorization());
+    }
+
+    private static Iter innermostAfterVectorization(SearchTask task, int j3, InitVectorization rule) {
+        List<Step> steps = new ArrayList<>(SketchGenerator.ansorCpu().generate(task).getFirst().steps());
+        boolean first = true;
+        for (int i = 0; i < steps.size(); i++) {
+            if (steps.get(i) instanceof SplitStep sp && !sp.isConcrete()) {
+                List<Integer> l = sp.lengths().size() == 1 ? List.of(8) : first ? List.of(2, 1, 4) : List.of(1, 1, j3);
+                if (sp.lengths().size() == 3) first = false;
+                steps.set(i, sp.withLengths(l));
+            }
+        }
+        LoopState state = InferBound.apply(new Schedule(task.dag(), steps).replay());
+        return rule.apply(task, state, new SplittableRandom(1)).stage(2).iters().getLast();
     }
 }

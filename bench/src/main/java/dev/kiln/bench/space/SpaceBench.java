@@ -28,8 +28,9 @@ import java.util.Locale;
 /**
  * Ansor's CPU search space against Kiln's (issue 13) on GEMM n, in one process: the same
  * evolutionary search, cost model, seed and trial budget over (a) Ansor's sketches with uniform
- * tile sizes and (b) Kiln's sketches (packing, {@code AddCacheReadPack}) with register-tile
- * sampling ({@code RegisterTileSizes}); then the two best programs, the hand schedule and
+ * tile sizes and Ansor's vectorisation limit and (b) Kiln's sketches (packing,
+ * {@code AddCacheReadPack}) with register-tile sampling ({@code RegisterTileSizes}) and wide
+ * register-tile rows vectorised ({@code InitVectorization}); then the two best programs, the hand schedule and
  * OpenBLAS re-timed in interleaved passes (best of the passes, each a median of 11 calls).
  *
  * <pre>SpaceBench [n] [trials] [seed] [log-dir]</pre>
@@ -92,7 +93,8 @@ public final class SpaceBench {
     static EvolutionarySearchPolicy policy(SearchTask task, long seed, boolean kiln) {
         var sketches = (kiln ? SketchGenerator.cpu() : SketchGenerator.ansorCpu()).generate(task);
         var fill = new InitFillTileSize(new FactorizationMemo(), kiln ? InitFillTileSize.DEFAULT_REGISTER_TILE_PROBABILITY : 0);
-        var sampler = new InitPopulation(task, sketches, InitPopulation.cpuRules(), fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        var rules = kiln ? InitPopulation.cpuRules() : InitPopulation.ansorCpuRules();
+        var sampler = new InitPopulation(task, sketches, rules, fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
         return new EvolutionarySearchPolicy(task, sampler, GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
     }
 }
