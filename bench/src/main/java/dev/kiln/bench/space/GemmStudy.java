@@ -39,41 +39,6 @@ public final class GemmStudy {
     }
 
     /**
-     * The SSRSRS + cache-write structure the sketches produce, with chosen tile sizes:
-     * C.local tiled i.0 j.0 i.1 j.1 k.0 i.2 j.2 k.1 i.3 j.3 (i.3 unrolled, j.3 vectorised), C
-     * tiled at the first two levels and the local stage computed at its j.1, outer loops fused
-     * and parallel; optionally B packed per (tile, k.0).
-     */
-    static Schedule ssrsrs(ComputeDAG dag, int[] i, int[] j, int kInner, boolean packB, int unroll) {
-        return ssrsrs(dag, i, j, kInner, packB, unroll, true);
-    }
-
-    static Schedule ssrsrs(ComputeDAG dag, int[] i, int[] j, int kInner, boolean packB, int unroll, boolean unrollRows) {
-        ScheduleBuilder s = ScheduleBuilder.on(dag);
-        var c = s.stage("C");
-        var local = c.cacheWrite("local");
-        local.split("i", i[0], i[1], i[2]);
-        local.split("j", j[0], j[1], j[2]);
-        local.split("k", kInner);
-        local.reorder("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3");
-        c.split("i", i[0] * i[1] * i[2]);
-        c.split("j", j[0] * j[1] * j[2]);
-        c.reorder("i.0", "j.0", "i.1", "j.1");
-        local.computeAt(c, "j.0");
-        c.parallel(c.fuse("i.0", "j.0"));
-        c.vectorize("j.1");
-        if (unrollRows) local.unroll("i.3");
-        local.vectorize("j.3");
-        if (unroll > 0) local.autoUnrollMaxStep("i.0", unroll);
-        if (packB) {
-            var packed = s.stage("B").cacheRead("local", local);
-            packed.computeAt(local, "k.0");
-            packed.vectorize(packed.loops().get(packed.loops().size() - 1));
-        }
-        return s.build();
-    }
-
-    /**
      * The structure the tuned programs take (cache write, SSRSRS, the local stage at the C tile's
      * j.1, i.0@j.0@i.1 parallel), with given tile sizes {@code i = [i1, i2, i3]}, {@code j}, k.1,
      * and A and/or B packed at the local stage's k.0.
