@@ -84,6 +84,21 @@ public record HardwareParams(int numCores, int vectorUnitBytes, int cacheLineByt
     }
 
     /**
+     * The number of architectural vector registers, derived from the vector width this machine
+     * was detected with: 32 with 64-byte vectors (AVX-512: zmm0-31), 16 with narrower x86 vectors
+     * (AVX2/SSE: ymm/xmm0-15). The register-tile sampling ({@code RegisterTileSizes}) sizes
+     * accumulator tiles by it.
+     */
+    public int vectorRegisters() {
+        return vectorUnitBytes >= 64 ? 32 : 16;
+    }
+
+    /** Vector lanes of an element of {@code elementBytes} bytes (at least 1). */
+    public int lanes(int elementBytes) {
+        return Math.max(1, vectorUnitBytes / Math.max(1, elementBytes));
+    }
+
+    /**
      * The eight numbers of Ansor's log record, in its order: cores, vector bytes, cache line,
      * shared memory, local memory, threads per block, vthread extent, warp size.
      */

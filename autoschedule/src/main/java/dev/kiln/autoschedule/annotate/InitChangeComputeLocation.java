@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.InferBound;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
 import dev.kiln.autoschedule.analysis.StagePredicates;
+import dev.kiln.autoschedule.sketch.AddCacheReadPack;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.ComputeAtStep;
@@ -22,6 +23,10 @@ import java.util.SplittableRandom;
  * does not reduce and is currently computed inside another stage (Ansor's quirk: a root stage
  * stays where it is), r = 1 computes it at root, r ≥ 2 at candidate r − 2. Then bounds are
  * inferred ({@link InferBound}); the rules after this one see the inferred extents.
+ *
+ * <p>Kiln: a packed copy that its sketch placed ({@link AddCacheReadPack#isPackingCopy}) keeps
+ * that place here (its location is part of the sketch's structure; MutateComputeLocation may
+ * still move it).
  *
  * <p>Ansor looks at the extents of a state whose split loops have no ranges yet (so no tiled
  * loop counts as extent 1); Kiln's concrete state knows them, computed as if every stage were at
@@ -42,6 +47,7 @@ public record InitChangeComputeLocation() implements InitRule {
                 Stage st = s.stage(id);
                 if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
                 if (StagePredicates.isTiled(st) || StagePredicates.needsMultiLevelTiling(access, s, id)) continue;
+                if (st.computeAt() == ComputeAtKind.ITER && AddCacheReadPack.isPackingCopy(s, id)) continue;
                 List<StagePredicates.Location> candidates = StagePredicates.computeLocationCandidates(s, id);
                 int choice = rng.nextInt(candidates.size() + 2);
                 if (choice == 0) {

@@ -8,7 +8,11 @@ import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Step;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
@@ -17,19 +21,42 @@ import java.util.SplittableRandom;
  * most {@link dev.kiln.autoschedule.HardwareParams#maxInnermostSplitFactor()} (so a prime
  * extent p is tiled only as 1 or p). Follow-splits follow their source when the steps are
  * replayed, which gives the concrete state.
+ *
+ * <p>Kiln's addition (CPU only): with probability {@code registerTileProbability} per
+ * multi-level-tiled reduction stage ({@link RegisterTileSizes#groups}), the innermost tiles of its
+ * spatial splits are first drawn among those that make a register tile
+ * ({@link RegisterTileSizes#innermost}), and each split's factorisation is then drawn uniformly
+ * among those with that innermost tile. Otherwise, or when no register tile fits, Ansor's uniform
+ * draw.
  */
 public final class InitFillTileSize {
     public static final String NAME = "InitFillTileSize";
 
-    private final FactorizationMemo memo;
+    /** The default share of register-tile draws per tiled stage. */
+    public static final double DEFAULT_REGISTER_TILE_PROBABILITY = 0.5;
 
+    private final FactorizationMemo memo;
+    private final double registerTileProbability;
+    private final Map<Sketch, List<RegisterTileSizes.Group>> groups = Collections.synchronizedMap(new IdentityHashMap<>());
+
+    /** Tile filling with {@link #DEFAULT_REGISTER_TILE_PROBABILITY}. */
     public InitFillTileSize(FactorizationMemo memo) {
+        this(memo, DEFAULT_REGISTER_TILE_PROBABILITY);
+    }
+
+    /** Tile filling that draws register tiles with this probability per tiled stage (0: Ansor's uniform draw only). */
+    public InitFillTileSize(FactorizationMemo memo, double registerTileProbability) {
+        if (!(registerTileProbability >= 0 && registerTileProbability <= 1)) {
+            throw new KilnException("registerTileProbability must be in [0, 1], not " + registerTileProbability);
+        }
         this.memo = memo;
+        this.registerTileProbability = registerTileProbability;
     }
 
     /** The sketch's steps with every undecided split filled. */
     public List<Step> fill(SearchTask task, Sketch sketch, SplittableRandom rng) {
         List<Step> steps = new ArrayList<>(sketch.steps());
+        Map<Integer, Integer> inner = registerTiles(task, sketch, rng);
         for (int i = 0; i < steps.size(); i++) {
             if (!(steps.get(i) instanceof SplitStep sp) || sp.isConcrete()) continue;
             if (sp.extent() == null) {
@@ -37,9 +64,26 @@ public final class InitFillTileSize {
             }
             List<List<Integer>> schemes = memo.schemes(sp.extent(), sp.lengths().size(),
                     task.hardware().maxInnermostSplitFactor());
+            Integer last = inner.get(i);
+            if (last != null) schemes = schemes.stream().filter(l -> l.getLast().equals(last)).toList();
             steps.set(i, sp.withLengths(schemes.get(rng.nextInt(schemes.size()))));
         }
         return steps;
+    }
+
+    /** The innermost tile chosen for each split step of a register tile (none on a GPU or when p = 0). */
+    private Map<Integer, Integer> registerTiles(SearchTask task, Sketch sketch, SplittableRandom rng) {
+        if (registerTileProbability == 0 || task.isGpu()) return Map.of();
+        Map<Integer, Integer> out = new HashMap<>();
+        for (RegisterTileSizes.Group g : groups.computeIfAbsent(sketch, k -> RegisterTileSizes.groups(task.dag(), k))) {
+            if (rng.nextDouble() >= registerTileProbability) continue;
+            List<Long> extents = new ArrayList<>();
+            for (int at : g.splitSteps()) extents.add(((SplitStep) sketch.steps().get(at)).extent());
+            int[] tile = RegisterTileSizes.innermost(task.hardware(), g.elementBytes(), extents, memo, rng);
+            if (tile == null) continue;
+            for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
+        }
+        return out;
     }
 
     /** Fills the tile sizes and replays the steps: the concrete state the other rules start from. */

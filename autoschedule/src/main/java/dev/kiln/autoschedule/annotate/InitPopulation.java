@@ -68,18 +68,32 @@ public final class InitPopulation {
     /** A sampler with these rules (after tile filling), a shared factorisation memo and a give-up limit. */
     public InitPopulation(SearchTask task, List<Sketch> sketches, List<InitRule> rules, FactorizationMemo memo,
                           int maxFruitlessDraws) {
+        this(task, sketches, rules, new InitFillTileSize(memo), maxFruitlessDraws);
+    }
+
+    /** A sampler with these rules after this tile filling (for instance without register-tile draws), and a give-up limit. */
+    public InitPopulation(SearchTask task, List<Sketch> sketches, List<InitRule> rules, InitFillTileSize fill,
+                          int maxFruitlessDraws) {
         if (sketches.isEmpty()) throw new KilnException("sampling needs at least one sketch");
         if (maxFruitlessDraws <= 0) throw new KilnException("maxFruitlessDraws must be positive, not " + maxFruitlessDraws);
         this.task = task;
         this.sketches = List.copyOf(sketches);
         this.rules = List.copyOf(rules);
-        this.fill = new InitFillTileSize(memo);
+        this.fill = fill;
         this.maxFruitlessDraws = maxFruitlessDraws;
     }
 
-    /** Ansor's CPU annotation rules after tile filling, in its order. */
+    /**
+     * The CPU annotation rules after tile filling, in Ansor's order; Kiln's InitVectorization also
+     * vectorises register-tile rows wider than Ansor's limit.
+     */
     public static List<InitRule> cpuRules() {
         return List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization());
+    }
+
+    /** Ansor's CPU annotation rules after tile filling, as Ansor has them (for comparisons). */
+    public static List<InitRule> ansorCpuRules() {
+        return List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), InitVectorization.ansor());
     }
 
     /** {@code n} distinct concrete candidates (fewer if the space runs out), with the CPU rules. */

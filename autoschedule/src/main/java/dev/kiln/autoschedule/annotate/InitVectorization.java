@@ -23,9 +23,26 @@ import java.util.SplittableRandom;
  * {@link dev.kiln.autoschedule.HardwareParams#maxVectorizeSize()}. With c > 1 such loops it draws
  * c' = 1 + rand mod (c − 1), so — Ansor's quirk, kept — never all c; it then fuses the innermost
  * c' loops (if more than one) and vectorises the result.
+ *
+ * <p>Kiln: the innermost loop of a tiled stage is also vectorised when it is longer than
+ * {@code maxVectorizeSize} but a whole number of vectors of the stage's element type and at most
+ * {@link dev.kiln.autoschedule.HardwareParams#maxInnermostSplitFactor()} long. Ansor's limit
+ * (16) is one AVX-512 vector of float32, so without this a register tile two or four vectors wide
+ * (the 8 x 32 and 4 x 64 tiles of {@link RegisterTileSizes}) would be left to LLVM's
+ * auto-vectoriser.
  */
-public record InitVectorization() implements InitRule {
+public record InitVectorization(boolean wideRegisterTileRows) implements InitRule {
     public static final String NAME = "InitVectorization";
+
+    /** Kiln's rule: register-tile rows wider than {@code maxVectorizeSize} are vectorised too. */
+    public InitVectorization() {
+        this(true);
+    }
+
+    /** Ansor's rule alone. */
+    public static InitVectorization ansor() {
+        return new InitVectorization(false);
+    }
 
     @Override
     public String name() { return NAME; }
@@ -47,7 +64,9 @@ public record InitVectorization() implements InitRule {
                     if (it.kind() == IterKind.REDUCE || it.annotation() != IterAnnotation.NONE) break;
                     if (StagePredicates.isTiled(st) && fusible != 0) break;
                     prod *= InitParallel.extent(it);
-                    if (prod > max) break;
+                    boolean registerTileRow = wideRegisterTileRows && fusible == 0 && !task.isGpu() && StagePredicates.isTiled(st)
+                            && wholeVectors(task, st, prod);
+                    if (prod > max && !registerTileRow) break;
                     fusible++;
                 }
                 if (fusible > 1) fusible = 1 + rng.nextInt(fusible - 1);
@@ -64,5 +83,11 @@ public record InitVectorization() implements InitRule {
         } catch (KilnException e) {
             throw new InvalidSample(NAME, e.getMessage());
         }
+    }
+
+    /** Whether {@code extent} elements of the stage's type are whole vectors, within the innermost-tile limit. */
+    static boolean wholeVectors(SearchTask task, Stage st, long extent) {
+        int lanes = task.hardware().lanes(st.computeOp().outputs().getFirst().dtype().bytes());
+        return extent > 0 && extent % lanes == 0 && extent <= task.hardware().maxInnermostSplitFactor();
     }
 }

@@ -39,9 +39,23 @@ public final class SketchGenerator {
      * SimplifyComputeWithConstTensor, for Winograd-style operators carrying a const-tensor
      * attribute, has nothing to act on: Kiln operations carry no such attribute.)
      */
-    public static List<SketchRule> cpuRules() {
+    public static List<SketchRule> ansorCpuRules() {
         return List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
                 new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new SkipStage());
+    }
+
+    /**
+     * Kiln's CPU rules: {@link #ansorCpuRules()} with {@link AddCacheReadPack} before SkipStage, so
+     * an operand the register tile reads in rows gets sketches with and without a packed copy.
+     */
+    public static List<SketchRule> cpuRules() {
+        return List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
+                new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new AddCacheReadPack(), new SkipStage());
+    }
+
+    /** The generator with Ansor's CPU rules alone ({@link #ansorCpuRules()}). */
+    public static SketchGenerator ansorCpu() {
+        return new SketchGenerator(ansorCpuRules());
     }
 
     /** The generator with {@link #cpuRules()}. */

@@ -43,7 +43,8 @@ class AnnotationRulesTest {
     void fillTileSizeDrawsEveryExactFactorisationUniformly() {
         SearchTask task = Workloads.task(Workloads.matmul(8, 8, 8));
         Sketch plain = SketchGenerator.cpu().generate(task).get(0);
-        InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo());
+        // Ansor's uniform draw alone (the register-tile draws are RegisterTileSizesTest's)
+        InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo(), 0);
         Map<List<Integer>, Integer> counts = new HashMap<>();
         SplittableRandom rng = new SplittableRandom(5);
         int draws = 4000;
@@ -168,7 +169,8 @@ class AnnotationRulesTest {
     @Test
     void boundInferenceShrinksTheOuterTilesOfAComputedAtStage() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
-        List<Sketch> sketches = SketchGenerator.cpu().generate(task);
+        // Ansor's sketches, by index (Kiln's add packed twins in between)
+        List<Sketch> sketches = SketchGenerator.ansorCpu().generate(task);
         Sketch level2 = sketches.get(2);
         List<Step> steps = new ArrayList<>(level2.steps());
         for (int i = 0; i < steps.size(); i++) {

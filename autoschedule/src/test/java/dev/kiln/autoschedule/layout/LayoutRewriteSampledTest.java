@@ -48,11 +48,12 @@ class LayoutRewriteSampledTest {
             long[] shape = t.shape().toArray();
             original.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed * 31 + i++, shape) : NDArray.allocate(t.dtype(), shape));
         }
-        int rewritten = 0;
+        int rewritten = 0, packed = 0;
         Map<String, Integer> reasons = new TreeMap<>();
         List<String> failures = new ArrayList<>();
         for (Candidate c : res.candidates()) {
             Schedule s = c.schedule();
+            if (s.steps().stream().anyMatch(x -> x instanceof dev.kiln.schedule.CacheReadStep)) packed++;
             List<NDArray> a = copies(original);
             Interpreter.run(s.lower("f"), a.toArray(NDArray[]::new));
             LayoutRewrite.Result r = LayoutRewrite.rewrite(s, weights);
@@ -67,7 +68,9 @@ class LayoutRewriteSampledTest {
         }
         System.out.printf("%s: %d samples, %d rewritten; left alone: %s%n", what, res.candidates().size(), rewritten, reasons);
         assertThat(failures).as(what).isEmpty();
-        assertThat(rewritten).as(what + ": rewritten samples").isGreaterThan(res.candidates().size() / 2);
+        // Samples of Kiln's packing sketches (AddCacheReadPack) read the weight through a cache_read,
+        // which the rewrite leaves alone by design; most of the others must be rewritten.
+        assertThat(rewritten).as(what + ": rewritten samples").isGreaterThan((res.candidates().size() - packed) / 2);
     }
 
     private static List<NDArray> copies(List<NDArray> in) {

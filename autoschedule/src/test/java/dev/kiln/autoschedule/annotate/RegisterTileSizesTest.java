@@ -1,0 +1,175 @@
+package dev.kiln.autoschedule.annotate;
+
+import static dev.kiln.ir.DType.FLOAT32;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.HardwareParams;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.InferBound;
+import dev.kiln.nn.Conv;
+import dev.kiln.schedule.Iter;
+import dev.kiln.schedule.IterAnnotation;
+import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.SplitStep;
+import dev.kiln.schedule.Step;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** Register-tile-aware tile sizes: which stages, which tiles, and how often the sampler draws them. */
+class RegisterTileSizesTest {
+    private static final HardwareParams AVX512 = HardwareParams.cpu(2, 64, 64);
+    private static final HardwareParams AVX2 = HardwareParams.cpu(2, 32, 64);
+
+    @Test
+    void registersFollowTheVectorWidth() {
+        assertThat(AVX512.vectorRegisters()).isEqualTo(32);
+        assertThat(AVX2.vectorRegisters()).isEqualTo(16);
+        assertThat(AVX512.lanes(4)).isEqualTo(16);
+        assertThat(AVX2.lanes(4)).isEqualTo(8);
+    }
+
+    @Test
+    void fitLeavesRoomForTheLoadedVectorsAndHidesLatency() {
+        // AVX-512: 8 x 2 vectors (16 accumulators) and 6 x 4 (24) fit, 8 x 4 (32) does not, 2 x 2 is too few
+        assertThat(RegisterTileSizes.fits(AVX512, 8, 2)).isTrue();
+        assertThat(RegisterTileSizes.fits(AVX512, 6, 4)).isTrue();
+        assertThat(RegisterTileSizes.fits(AVX512, 8, 4)).isFalse();
+        assertThat(RegisterTileSizes.fits(AVX512, 2, 2)).isFalse();
+        // AVX2: the classic 6 x 2 (12 of 16 registers)
+        assertThat(RegisterTileSizes.fits(AVX2, 6, 2)).isTrue();
+        assertThat(RegisterTileSizes.fits(AVX2, 8, 2)).isFalse();
+    }
+
+    @Test
+    void candidatesOfGemm1024AreFullVectorsThatFit() {
+        List<int[]> c = RegisterTileSizes.candidates(AVX512, 4, List.of(1024L, 1024L), new FactorizationMemo());
+        assertThat(c).isNotEmpty();
+        List<String> tiles = new ArrayList<>();
+        for (int[] t : c) {
+            assertThat(t[1] % 16).isZero();
+            assertThat(RegisterTileSizes.fits(AVX512, t[0], t[1] / 16)).isTrue();
+            tiles.add(t[0] + "x" + t[1]);
+        }
+        // powers of two only (exact divisors of 1024): 16 accumulators at most once the vectors are counted
+        assertThat(tiles).containsExactly("8x16", "16x16", "4x32", "8x32", "2x64", "4x64");
+    }
+
+    @Test
+    void noCandidateWhenTheVectorAxisIsNotAMultipleOfTheLanes() {
+        assertThat(RegisterTileSizes.candidates(AVX512, 4, List.of(64L, 56L), new FactorizationMemo())).isEmpty();
+        assertThat(RegisterTileSizes.innermost(AVX512, 4, List.of(64L, 56L), new FactorizationMemo(),
+                new SplittableRandom(1))).isNull();
+    }
+
+    @Test
+    void groupsAreTheSpatialSplitsOfTheTiledReduction() {
+        SearchTask task = SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512);
+        for (Sketch sk : SketchGenerator.cpu().generate(task)) {
+            List<RegisterTileSizes.Group> g = RegisterTileSizes.groups(task.dag(), sk);
+            assertThat(g).hasSize(1);
+            assertThat(g.getFirst().stage()).isIn("matmul", "matmul.local");
+            assertThat(g.getFirst().elementBytes()).isEqualTo(4);
+            assertThat(g.getFirst().splitSteps()).hasSize(2);
+            for (int at : g.getFirst().splitSteps()) {
+                assertThat(((SplitStep) sk.steps().get(at)).lengths()).hasSize(3);
+            }
+        }
+    }
+
+    @Test
+    void samplerDrawsRegisterTilesAboutHalfTheTime() {
+        SearchTask task = SearchTask.cpu(Workloads.matmul(1024, 1024, 1024), AVX512);
+        Sketch sk = SketchGenerator.cpu().generate(task).getFirst();
+        List<Integer> splits = RegisterTileSizes.groups(task.dag(), sk).getFirst().splitSteps();
+        InitFillTileSize uniform = new InitFillTileSize(new FactorizationMemo(), 0);
+        InitFillTileSize aware = new InitFillTileSize(new FactorizationMemo());
+        int draws = 2000;
+        int inUniform = countFitting(uniform, task, sk, splits, draws), inAware = countFitting(aware, task, sk, splits, draws);
+        assertThat(inUniform).isLessThan(draws / 10);
+        assertThat(inAware).isGreaterThan(draws * 4 / 10);
+    }
+
+    private static int countFitting(InitFillTileSize fill, SearchTask task, Sketch sk, List<Integer> splits, int draws) {
+        SplittableRandom rng = new SplittableRandom(11);
+        int n = 0;
+        for (int d = 0; d < draws; d++) {
+            List<Step> steps = fill.fill(task, sk, rng);
+            int rows = ((SplitStep) steps.get(splits.get(0))).lengths().getLast();
+            int cols = ((SplitStep) steps.get(splits.get(1))).lengths().getLast();
+            if (cols % 16 == 0 && RegisterTileSizes.fits(task.hardware(), rows, cols / 16)) n++;
+        }
+        return n;
+    }
+
+    @Test
+    void sameSeedSameTiles() {
+        SearchTask task = SearchTask.cpu(Workloads.matmul(512, 512, 512), AVX512);
+        Sketch sk = SketchGenerator.cpu().generate(task).getFirst();
+        InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo());
+        for (int seed = 0; seed < 5; seed++) {
+            assertThat(fill.fill(task, sk, new SplittableRandom(seed))).isEqualTo(fill.fill(task, sk, new SplittableRandom(seed)));
+        }
+    }
+
+    @Test
+    void convolutionRowsMultiplyOverItsOuterSpatialLoops() {
+        var data = Te.placeholder("data", FLOAT32, 1, 14, 14, 64);
+        var weight = Te.placeholder("weight", FLOAT32, 3, 3, 64, 64);
+        SearchTask task = SearchTask.cpu(ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 1)), AVX512);
+        FactorizationMemo memo = new FactorizationMemo();
+        for (int[] t : RegisterTileSizes.candidates(AVX512, 4, List.of(1L, 14L, 14L, 64L), memo)) {
+            assertThat(t[3] % 16).isZero();
+            assertThat(RegisterTileSizes.fits(AVX512, (long) t[0] * t[1] * t[2], t[3] / 16)).isTrue();
+        }
+        boolean some = false;
+        for (Sketch sk : SketchGenerator.cpu().generate(task)) {
+            for (RegisterTileSizes.Group g : RegisterTileSizes.groups(task.dag(), sk)) some |= g.splitSteps().size() == 4;
+        }
+        assertThat(some).isTrue();
+    }
+
+    @Test
+    void vectorisationCoversRegisterTileRowsWiderThanOneVector() {
+        // Ansor's limit is 16 elements; 32 and 64 are two and four zmm vectors of float32 and are vectorised too
+        for (int j3 : new int[] {16, 32, 64}) {
+            Iter last = innermostAfterVectorization(SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512), j3);
+            assertThat(last.annotation()).as("j.3 = " + j3).isEqualTo(IterAnnotation.VECTORIZE);
+            assertThat(last.extent()).isEqualTo((long) j3);
+        }
+        // Ansor's rule alone leaves a 32-wide row to LLVM
+        assertThat(innermostAfterVectorization(SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512), 32,
+                InitVectorization.ansor()).annotation()).isEqualTo(IterAnnotation.NONE);
+        // AVX2 (8 lanes): 24 is three vectors; 20 is longer than Ansor's 16 and not whole vectors: it stays a loop
+        SearchTask avx2 = SearchTask.cpu(Workloads.matmul(48, 48, 48), AVX2);
+        assertThat(innermostAfterVectorization(avx2, 24).annotation()).isEqualTo(IterAnnotation.VECTORIZE);
+        SearchTask odd = SearchTask.cpu(Workloads.matmul(40, 40, 40), AVX2);
+        assertThat(innermostAfterVectorization(odd, 20).annotation()).isEqualTo(IterAnnotation.NONE);
+    }
+
+    /** The innermost loop of the tiled matmul (Ansor's first sketch, i = [2, 1, 4], j = [1, 1, j3], k.1 = 8) after InitVectorization. */
+    private static Iter innermostAfterVectorization(SearchTask task, int j3) {
+        return innermostAfterVectorization(task, j3, new InitVectorization());
+    }
+
+    private static Iter innermostAfterVectorization(SearchTask task, int j3, InitVectorization rule) {
+        List<Step> steps = new ArrayList<>(SketchGenerator.ansorCpu().generate(task).getFirst().steps());
+        boolean first = true;
+        for (int i = 0; i < steps.size(); i++) {
+            if (steps.get(i) instanceof SplitStep sp && !sp.isConcrete()) {
+                List<Integer> l = sp.lengths().size() == 1 ? List.of(8) : first ? List.of(2, 1, 4) : List.of(1, 1, j3);
+                if (sp.lengths().size() == 3) first = false;
+                steps.set(i, sp.withLengths(l));
+            }
+        }
+        LoopState state = InferBound.apply(new Schedule(task.dag(), steps).replay());
+        return rule.apply(task, state, new SplittableRandom(1)).stage(2).iters().getLast();
+    }
+}
