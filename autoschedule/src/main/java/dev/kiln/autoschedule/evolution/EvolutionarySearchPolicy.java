@@ -210,7 +210,7 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
             rs.add(t.result());
             if (t.result().ok()) measuredValid.add(t);
         }
-        measuredValid.sort(Comparator.comparingDouble((Trial t) -> t.result().median()));
+        measuredValid.sort(Comparator.comparingDouble((Trial t) -> t.result().cost()));
         model.update(task, cs, rs);
     }
 
