@@ -105,10 +105,13 @@ public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware,
         return LayoutRewrite.rewrite(s, layoutFreeTensors(s.dag()));
     }
 
-    /** The loop state whose program this task measures for a replayed state (see {@link #rewriteLayouts}). */
-    public LoopState measuredState(LoopState state) {
-        if (layoutFree.isEmpty()) return state;
-        return LayoutRewrite.rewrite(state, layoutFreeTensors(state.dag())).state();
+    /**
+     * The loop state whose program this task measures, for a candidate's bound-inferred state
+     * ({@link Candidate#state()}; see {@link #rewriteLayouts}).
+     */
+    public LoopState measuredState(LoopState inferred) {
+        if (layoutFree.isEmpty()) return inferred;
+        return LayoutRewrite.rewriteInferred(inferred, layoutFreeTensors(inferred.dag())).state();
     }
 
     /** Whether the target is a GPU (its description starts with {@code cuda}). */

@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * for each sampled program, the original program on the original weights and the rewritten
  * program on the transformed weights give identical outputs in the interpreter (tolerance 0:
  * same arithmetic in the same order). Most samples must be rewritten; the reasons for the others
- * are printed.
+ * are printed. The search's shortcut, {@link LayoutRewrite#rewriteInferred} on the candidate's
+ * bound-inferred state, must derive the same layouts.
  */
 class LayoutRewriteSampledTest {
 
@@ -58,6 +59,14 @@ class LayoutRewriteSampledTest {
             Interpreter.run(s.lower("f"), a.toArray(NDArray[]::new));
             LayoutRewrite.Result r = LayoutRewrite.rewrite(s, weights);
             if (r.rewritten()) rewritten++;
+            // the search's shortcut (extents read from the candidate's inferred loops) derives the same layouts
+            LayoutRewrite.Result fast = LayoutRewrite.rewriteInferred(c.state(), weights);
+            if (!fast.transforms().stream().map(LayoutRewrite.Transform::layout).toList()
+                    .equals(r.transforms().stream().map(LayoutRewrite.Transform::layout).toList())
+                    || fast.skipped().size() != r.skipped().size()) {
+                failures.add("rewriteInferred: " + fast.transforms() + " " + fast.skipped() + " against " + r.transforms() + " "
+                        + r.skipped() + "\n" + s.toJavaSource());
+            }
             for (LayoutRewrite.Skipped k : r.skipped()) reasons.merge(k.reason().replaceAll("'[^']*'", "'.'"), 1, Integer::sum);
             List<NDArray> b = r.transformArguments(copies(original));
             Interpreter.run(r.schedule().lower("f"), b.toArray(NDArray[]::new));

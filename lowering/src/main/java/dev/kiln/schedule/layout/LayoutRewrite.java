@@ -5,9 +5,12 @@ import dev.kiln.ir.ExprRewriter;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.TensorRead;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.ComputeAtKind;
+import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleLowering;
+import dev.kiln.schedule.Stage;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Operation;
@@ -152,6 +155,29 @@ public final class LayoutRewrite {
      * tuner holds its candidates); the result carries the rewritten schedule replayed.
      */
     public static Result rewrite(LoopState state, Set<Tensor> layoutFree) {
+        return rewrite(state, layoutFree, ScheduleLowering.inferExtents(state));
+    }
+
+    /**
+     * {@link #rewrite(LoopState, Set)} for a state whose loops already carry their inferred extents
+     * (the auto-scheduler's InferBound, as its candidates hold them): the extents are read from the
+     * loops instead of inferring bounds again, which the search saves on every program it scores.
+     */
+    public static Result rewriteInferred(LoopState inferred, Set<Tensor> layoutFree) {
+        List<Map<Integer, Long>> extents = new ArrayList<>();
+        for (Stage st : inferred.stages()) {
+            if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) {
+                extents.add(null);
+                continue;
+            }
+            Map<Integer, Long> m = new java.util.HashMap<>();
+            for (Iter it : st.all()) if (it.extent() != null) m.put(it.uid(), it.extent());
+            extents.add(m);
+        }
+        return rewrite(inferred, layoutFree, extents);
+    }
+
+    private static Result rewrite(LoopState state, Set<Tensor> layoutFree, List<Map<Integer, Long>> extents) {
         Schedule s = new Schedule(state.dag(), state.steps());
         ComputeDAG dag = s.dag();
         List<Tensor> args = dag.arguments();
@@ -161,7 +187,7 @@ public final class LayoutRewrite {
                         + dag.inputs().stream().map(Tensor::name).toList());
             }
         }
-        LayoutDerivation derivation = new LayoutDerivation(state, ScheduleLowering.inferExtents(state));
+        LayoutDerivation derivation = new LayoutDerivation(state, extents);
         Map<Tensor, PackedLayout> layouts = new IdentityHashMap<>();
         Map<Tensor, String> readers = new IdentityHashMap<>();
         List<Skipped> skipped = new ArrayList<>();
