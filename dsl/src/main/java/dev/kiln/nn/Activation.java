@@ -57,6 +57,18 @@ public final class Activation {
         return map("sigmoid", x, Te::sigmoid);
     }
 
+    /** The Gauss error function. */
+    public static Tensor erf(Tensor x) {
+        requireFloat("erf", x);
+        return map("erf", x, Te::erf);
+    }
+
+    /** The square root. */
+    public static Tensor sqrt(Tensor x) {
+        requireFloat("sqrt", x);
+        return map("sqrt", x, Te::sqrt);
+    }
+
     /** The hyperbolic tangent. */
     public static Tensor tanh(Tensor x) {
         requireFloat("tanh", x);

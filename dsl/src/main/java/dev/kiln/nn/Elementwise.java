@@ -41,6 +41,13 @@ public final class Elementwise {
     /** Elementwise maximum with broadcasting. */
     public static Tensor maximum(Tensor a, Tensor b) { return binary("maximum", a, b, Expr::max); }
 
+    /** {@code a ** b} with broadcasting; floating types only. */
+    public static Tensor power(Tensor a, Tensor b) {
+        checkOperands("power", a, b);
+        Axes.requireFloat("power", a);
+        return binary("power", a, b, Te::pow);
+    }
+
     /** Elementwise minimum with broadcasting. */
     public static Tensor minimum(Tensor a, Tensor b) { return binary("minimum", a, b, Expr::min); }
 

@@ -74,6 +74,34 @@ public final class Layout {
         });
     }
 
+    /**
+     * Strided slice: {@code out[i_0, ...] = x[begin_0 + i_0 * step_0, ...]} with {@code size[d]}
+     * elements on axis d ({@code step} may be negative; every read must stay inside x).
+     */
+    public static Tensor stridedSlice(Tensor x, long[] begin, long[] step, long[] size) {
+        Axes.requireNonNull("strided_slice", "input", x);
+        if (begin.length != x.rank() || step.length != x.rank() || size.length != x.rank()) {
+            throw new KilnException("strided_slice: tensor " + Axes.describe(x) + " needs " + x.rank()
+                    + " begins, steps and sizes, got " + Arrays.toString(begin) + ", " + Arrays.toString(step)
+                    + ", " + Arrays.toString(size));
+        }
+        for (int d = 0; d < x.rank(); d++) {
+            long last = begin[d] + (size[d] - 1) * step[d];
+            if (step[d] == 0 || size[d] < 1 || begin[d] < 0 || begin[d] >= x.dim(d) || last < 0 || last >= x.dim(d)) {
+                throw new KilnException("strided_slice: axis " + d + " of tensor " + Axes.describe(x) + " (extent "
+                        + x.dim(d) + ") cannot give " + size[d] + " element(s) from " + begin[d] + " in steps of " + step[d]);
+            }
+        }
+        return Te.computeN("strided_slice", TAG, Shape.of(size), idx -> {
+            Expr[] in = new Expr[idx.size()];
+            for (int d = 0; d < in.length; d++) {
+                Expr i = step[d] == 1 ? idx.get(d) : idx.get(d).mul(step[d]);
+                in[d] = begin[d] == 0 ? i : i.add(begin[d]);
+            }
+            return x.at(in);
+        });
+    }
+
     /** Keeps axis 0 and merges the others: {@code [N, C, H, W] -> [N, C*H*W]} (TVM's batch_flatten). */
     public static Tensor flatten(Tensor x) {
         Axes.requireNonNull("flatten", "input", x);

@@ -200,7 +200,7 @@ public sealed interface Op {
     }
 
     /** The binary operators, with numpy broadcasting. */
-    enum BinaryKind { ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MINIMUM }
+    enum BinaryKind { ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MINIMUM, POWER }
 
     /** A binary elementwise op with numpy broadcasting. */
     record Binary(BinaryKind op) implements Op {
@@ -216,12 +216,13 @@ public sealed interface Op {
                 case DIVIDE -> Elementwise.divide(a, b);
                 case MAXIMUM -> Elementwise.maximum(a, b);
                 case MINIMUM -> Elementwise.minimum(a, b);
+                case POWER -> Elementwise.power(a, b);
             };
         }
     }
 
     /** The unary activations. */
-    enum UnaryKind { RELU, SIGMOID, TANH, GELU, GELU_TANH }
+    enum UnaryKind { RELU, SIGMOID, TANH, GELU, GELU_TANH, ERF, SQRT }
 
     /** A unary elementwise activation. */
     record Unary(UnaryKind op) implements Op {
@@ -236,6 +237,8 @@ public sealed interface Op {
                 case TANH -> Activation.tanh(x);
                 case GELU -> Activation.gelu(x, false);
                 case GELU_TANH -> Activation.gelu(x, true);
+                case ERF -> Activation.erf(x);
+                case SQRT -> Activation.sqrt(x);
             };
         }
     }
@@ -273,6 +276,23 @@ public sealed interface Op {
             return Layout.transpose(in.get(0), perm.stream().mapToInt(Integer::intValue).toArray());
         }
         public String attrs() { return perm.toString(); }
+    }
+
+    /** Strided slice: {@code size[d]} elements of axis d from {@code begin[d]} in steps of {@code step[d]}. */
+    record StridedSlice(List<Long> begin, List<Long> step, List<Long> size) implements Op {
+        public StridedSlice {
+            begin = List.copyOf(begin);
+            step = List.copyOf(step);
+            size = List.copyOf(size);
+        }
+        public String kind() { return "strided_slice"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.INJECTIVE; }
+        public Tensor build(List<Tensor> in) {
+            return Layout.stridedSlice(in.get(0), longs(begin), longs(step), longs(size));
+        }
+        public String attrs() { return "begin=" + begin + " step=" + step + " size=" + size; }
+        private static long[] longs(List<Long> l) { return l.stream().mapToLong(Long::longValue).toArray(); }
     }
 
     /** Joins its inputs along {@code axis}. */

@@ -290,6 +290,8 @@ public final class TorchNetwork implements AutoCloseable {
                     case TANH -> t -> torch.tanh(t[x]);
                     case GELU -> t -> torch.gelu(t[x], "none");
                     case GELU_TANH -> t -> torch.gelu(t[x], "tanh");
+                    case ERF -> t -> torch.erf(t[x]);
+                    case SQRT -> t -> torch.sqrt(t[x]);
                 });
             }
             case Op.Clip c -> {
@@ -317,6 +319,22 @@ public final class TorchNetwork implements AutoCloseable {
                 }
                 int x = slot(in.get(0), nchw ? Form.NCHW : Form.LOGICAL);
                 emit(out, Form.LOGICAL, t -> t[x].permute(perm));
+            }
+            case Op.StridedSlice sl -> {
+                int x = slot(in.get(0), Form.LOGICAL);
+                int r = sl.begin().size();
+                LongOptional[] starts = new LongOptional[r], ends = new LongOptional[r];
+                for (int d = 0; d < r; d++) {
+                    long b = sl.begin().get(d), st = sl.step().get(d);
+                    if (st < 1) throw new KilnException("node '" + out + "': the PyTorch baseline takes strided slices with positive steps only, got " + sl.step());
+                    starts[d] = constants.keep(new LongOptional(b));
+                    ends[d] = constants.keep(new LongOptional(b + (sl.size().get(d) - 1) * st + 1));
+                }
+                emit(out, Form.LOGICAL, t -> {
+                    Tensor v = t[x];
+                    for (int d = 0; d < r; d++) v = v.slice(d, starts[d], ends[d], sl.step().get(d));
+                    return v;
+                });
             }
             case Op.Concat c -> {
                 int ax = c.axis() < 0 ? c.axis() + rank : c.axis();
@@ -412,6 +430,7 @@ public final class TorchNetwork implements AutoCloseable {
             case DIVIDE -> t -> torch.div(t[a], t[c]);
             case MAXIMUM -> t -> torch.maximum(t[a], t[c]);
             case MINIMUM -> t -> torch.minimum(t[a], t[c]);
+            case POWER -> t -> torch.pow(t[a], t[c]);
         });
     }
 

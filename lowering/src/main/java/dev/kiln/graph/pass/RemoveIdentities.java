@@ -24,6 +24,8 @@ public final class RemoveIdentities {
                 case Op.Reshape r -> g.value(in).shape().equals(n.output().shape());
                 case Op.Transpose t -> t.perm().equals(IntStream.range(0, t.perm().size()).boxed().toList());
                 case Op.Concat c -> n.inputs().size() == 1;
+                case Op.StridedSlice s -> g.value(in).shape().equals(n.output().shape())
+                        && s.step().stream().allMatch(st -> st == 1);
                 default -> false;
             };
             if (identity && !e.outputs.contains(n.name())) {

@@ -1,0 +1,188 @@
+package dev.kiln.onnx;
+
+import static dev.kiln.onnx.ImportContext.NHWC;
+
+import dev.kiln.graph.Op;
+import dev.kiln.graph.Value;
+import dev.kiln.ir.KilnException;
+import dev.kiln.onnx.Ref.ConstRef;
+import dev.kiln.onnx.Ref.ValueRef;
+import dev.kiln.onnx.proto.Onnx.NodeProto;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+/** Convolution, pooling, normalisation, softmax and reductions. Images (rank 4) are computed NHWC. */
+final class NnOps {
+    private NnOps() {}
+
+    /** ONNX OIHW weight -> Kiln HWIO ([KH, KW, CI/groups, CO]). */
+    private static final int[] OIHW_TO_HWIO = {2, 3, 1, 0};
+
+    static void conv(ImportContext ctx, NodeProto n) {
+        Attrs a = new Attrs(n, Set.of("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"));
+        Ref x = ctx.required(n, 0), w = ctx.required(n, 1), b = ctx.input(n, 2);
+        if (x.rank() != 4 || w.rank() != 4) {
+            throw new KilnException("only 2-D convolutions are supported (input rank 4), got input " + Arrays.toString(x.shape())
+                    + " and weight " + Arrays.toString(w.shape()));
+        }
+        long[] ws = w.shape();
+        long[] kernel = a.getInts("kernel_shape");
+        if (kernel != null && (kernel[0] != ws[2] || kernel[1] != ws[3])) {
+            throw new KilnException("kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
+        }
+        long[] strides = ints(a, "strides", 1), dil = ints(a, "dilations", 1);
+        long[] pads = pads(a, x.shape(), new long[] {ws[2], ws[3]}, strides, dil);
+        long groups = a.getInt("group", 1);
+        Value xv = ctx.nhwc(x);
+        Value wv = ctx.inLayout(w, OIHW_TO_HWIO);
+        Op conv = new Op.Conv2d("NHWC", List.of(strides[0], strides[1]), List.of(pads[0], pads[1], pads[2], pads[3]),
+                List.of(dil[0], dil[1]), groups);
+        if (b == null) {
+            ctx.emit(n.getOutput(0), conv, NHWC, xv, wv);
+            return;
+        }
+        if (b.rank() != 1 || b.shape()[0] != ws[0]) throw new KilnException("bias of shape " + Arrays.toString(b.shape()) + " for " + ws[0] + " output channels");
+        ValueRef c = ctx.emit(n.getOutput(0) + "/conv", conv, NHWC, xv, wv);
+        ctx.emit(n.getOutput(0), new Op.BiasAdd(3), NHWC, c.value(), ctx.plain(b));
+    }
+
+    static void pool(ImportContext ctx, NodeProto n) {
+        boolean max = n.getOpType().equals("MaxPool");
+        Attrs a = new Attrs(n, max ? Set.of("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides")
+                : Set.of("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"));
+        OnnxOps.outputsAtMost(n, 1, "MaxPool's indices");
+        Ref x = ctx.required(n, 0);
+        if (x.rank() != 4) throw new KilnException("only 2-D pooling is supported (input rank 4), got " + Arrays.toString(x.shape()));
+        long[] k = a.getInts("kernel_shape");
+        if (k == null || k.length != 2) throw new KilnException("kernel_shape must list 2 extents, got " + Arrays.toString(k));
+        long[] strides = ints(a, "strides", 1), dil = ints(a, "dilations", 1);
+        long[] pads = pads(a, x.shape(), k, strides, dil);
+        if (a.getInt("ceil_mode", 0) != 0) throw new KilnException("attribute 'ceil_mode' = 1 is not supported");
+        if (a.getInt("storage_order", 0) != 0) throw new KilnException("attribute 'storage_order' = 1 is not supported");
+        if (dil[0] != 1 || dil[1] != 1) throw new KilnException("attribute 'dilations' " + Arrays.toString(dil) + " is not supported for pooling");
+        if (k[0] != k[1] || strides[0] != strides[1] || Arrays.stream(pads).anyMatch(p -> p != pads[0])) {
+            throw new KilnException("Kiln pools square windows with equal strides and equal pads on every side; got kernel_shape "
+                    + Arrays.toString(k) + ", strides " + Arrays.toString(strides) + ", pads " + Arrays.toString(pads));
+        }
+        Op op = max ? new Op.MaxPool2d("NHWC", k[0], strides[0], pads[0])
+                : new Op.AvgPool2d("NHWC", k[0], strides[0], pads[0], a.getInt("count_include_pad", 0) != 0);
+        ctx.emit(n.getOutput(0), op, NHWC, ctx.nhwc(x));
+    }
+
+    static void globalAveragePool(ImportContext ctx, NodeProto n) {
+        new Attrs(n, Set.of());
+        Ref x = ctx.required(n, 0);
+        if (x.rank() != 4) throw new KilnException("only 2-D pooling is supported (input rank 4), got " + Arrays.toString(x.shape()));
+        ctx.emit(n.getOutput(0), new Op.GlobalAvgPool2d("NHWC"), NHWC, ctx.nhwc(x));
+    }
+
+    static void batchNorm(ImportContext ctx, NodeProto n) {
+        Attrs a = new Attrs(n, Set.of("epsilon", "momentum", "training_mode"));
+        if (a.getInt("training_mode", 0) != 0) throw new KilnException("attribute 'training_mode' = 1 is not supported (inference only)");
+        OnnxOps.outputsAtMost(n, 1, "running mean and variance exist in training mode only");
+        Ref x = ctx.required(n, 0);
+        double eps = a.getFloat("epsilon", 1e-5);
+        List<Value> params = new ArrayList<>();
+        for (int i : new int[] {3, 4, 1, 2}) params.add(ctx.plain(ctx.required(n, i)));   // Kiln: mean, var, gamma, beta
+        boolean image = x.rank() == 4;
+        Value xv = image ? ctx.nhwc(x) : ctx.plain(x);
+        ctx.emit(n.getOutput(0), new Op.BatchNorm(image ? 3 : 1, eps), image ? NHWC : null,
+                xv, params.get(0), params.get(1), params.get(2), params.get(3));
+    }
+
+    static void softmax(ImportContext ctx, NodeProto n) {
+        Attrs a = new Attrs(n, Set.of("axis"));
+        Ref x = ctx.required(n, 0);
+        int axis = axis(a.getInt("axis", -1), x.rank());
+        ctx.emit(n.getOutput(0), new Op.Softmax(axis), null, ctx.plain(x));
+    }
+
+    static void reduceMean(ImportContext ctx, NodeProto n) {
+        Attrs a = new Attrs(n, Set.of("axes", "keepdims", "noop_with_empty_axes"));
+        Ref x = ctx.required(n, 0);
+        long[] axes = ctx.opset >= 18 ? (ctx.input(n, 1) == null ? null : ctx.constant(n, 1, "axes").toLongs("axes")) : a.getInts("axes");
+        boolean keep = a.getInt("keepdims", 1) != 0;
+        if (axes == null || axes.length == 0) {
+            if (a.getInt("noop_with_empty_axes", 0) != 0) {
+                ctx.define(n.getOutput(0), x);
+                return;
+            }
+            axes = new long[x.rank()];
+            for (int i = 0; i < axes.length; i++) axes[i] = i;
+        }
+        int[] layout = ImportContext.layoutOf(x);
+        boolean[] reduced = new boolean[x.rank()];
+        for (long ax : axes) reduced[axis(ax, x.rank())] = true;
+        // on a reordered input, reduce in place when what is left reads in ONNX's order (NHWC over H, W)
+        List<Integer> kept = new ArrayList<>();
+        for (int d : layout) if (!reduced[d]) kept.add(d);
+        boolean inPlace = keep || kept.equals(kept.stream().sorted().toList());
+        int[] use = inPlace ? layout : ImportContext.identity(x.rank());
+        List<Integer> kAxes = new ArrayList<>();
+        for (int k = 0; k < use.length; k++) if (reduced[use[k]]) kAxes.add(k);
+        Value xv = ctx.inLayout(x, use);
+        ctx.emit(n.getOutput(0), new Op.Mean(kAxes, keep), keep ? use : null, xv);
+    }
+
+    static void layerNorm(ImportContext ctx, NodeProto n) {
+        Attrs a = new Attrs(n, Set.of("axis", "epsilon", "stash_type"));
+        OnnxOps.outputsAtMost(n, 1, "Kiln's layer norm gives no mean or inverse standard deviation");
+        Ref x = ctx.required(n, 0), scale = ctx.required(n, 1), bias = ctx.input(n, 2);
+        int axis = axis(a.getInt("axis", -1), x.rank());
+        long[] normShape = Arrays.copyOfRange(x.shape(), axis, x.rank());
+        Value s = ctx.inLayout(expand(ctx, scale, normShape, "Scale"), ImportContext.identity(normShape.length));
+        Value b = bias == null ? ctx.plain(new ConstRef(Const.ofFloats(new float[(int) Const.count(normShape)], normShape)))
+                : ctx.plain(expand(ctx, bias, normShape, "B"));
+        ctx.emit(n.getOutput(0), new Op.LayerNorm(x.rank() - axis, a.getFloat("epsilon", 1e-5)), null, ctx.plain(x), s, b);
+    }
+
+    /** {@code r} broadcast to exactly {@code shape} (a constant, as Kiln's layer norm wants its parameters). */
+    private static Ref expand(ImportContext ctx, Ref r, long[] shape, String what) {
+        if (Arrays.equals(r.shape(), shape)) return r;
+        if (!(r instanceof ConstRef c)) {
+            throw new KilnException(what + " of shape " + Arrays.toString(r.shape()) + " must have the normalised shape " + Arrays.toString(shape));
+        }
+        return new ConstRef(ConstEval.broadcastTo(c.c(), shape, what));
+    }
+
+    static int axis(long axis, int rank) {
+        long a = axis < 0 ? axis + rank : axis;
+        if (a < 0 || a >= rank) throw new KilnException("axis " + axis + " is out of range for rank " + rank);
+        return (int) a;
+    }
+
+    private static long[] ints(Attrs a, String name, long dflt) {
+        long[] v = a.getInts(name);
+        if (v == null) return new long[] {dflt, dflt};
+        if (v.length != 2) throw new KilnException("attribute '" + name + "' must list 2 values, got " + Arrays.toString(v));
+        return v;
+    }
+
+    /** [top, left, bottom, right] from pads or auto_pad. */
+    private static long[] pads(Attrs a, long[] in, long[] k, long[] s, long[] d) {
+        String auto = a.getString("auto_pad", "NOTSET");
+        switch (auto) {
+            case "NOTSET" -> {
+                long[] p = a.getInts("pads");
+                if (p == null) return new long[4];
+                if (p.length != 4) throw new KilnException("attribute 'pads' must list 4 values, got " + Arrays.toString(p));
+                return p;
+            }
+            case "VALID" -> { return new long[4]; }
+            case "SAME_UPPER", "SAME_LOWER" -> {
+                long[] p = new long[4];
+                for (int i = 0; i < 2; i++) {
+                    long out = Math.ceilDiv(in[2 + i], s[i]);
+                    long total = Math.max(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[2 + i]);
+                    long small = total / 2;
+                    p[i] = auto.equals("SAME_UPPER") ? small : total - small;
+                    p[i + 2] = total - p[i];
+                }
+                return p;
+            }
+            default -> throw new KilnException("attribute 'auto_pad' = '" + auto + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+        }
+    }
+}
