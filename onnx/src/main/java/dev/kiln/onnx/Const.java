@@ -28,6 +28,10 @@ record Const(long[] shape, float[] floats, long[] longs) {
         }
     }
 
+    /** A copy of the shape. */
+    @Override
+    public long[] shape() { return shape.clone(); }
+
     static Const ofFloats(float[] data, long... shape) { return new Const(shape, data, null); }
 
     static Const ofLongs(long[] data, long... shape) { return new Const(shape, null, data); }

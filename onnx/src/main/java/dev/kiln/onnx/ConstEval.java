@@ -108,6 +108,12 @@ final class ConstEval {
         long total = 0;
         boolean floats = false;
         for (Const p : parts) {
+            long[] ps = p.shape();
+            for (int d = 0; d < shape.length; d++) {
+                if (ps.length != shape.length || d != axis && ps[d] != shape[d]) {
+                    throw new KilnException("cannot concatenate " + Arrays.toString(ps) + " to " + Arrays.toString(shape) + " along axis " + axis);
+                }
+            }
             total += p.shape()[axis];
             floats |= p.isFloat();
         }

@@ -127,12 +127,18 @@ final class ImportContext {
             case ConstRef c -> {
                 Const k = ValueRef.isIdentity(layout) ? c.c() : c.c().transpose(layout);
                 if (k.rank() == 0) k = k.reshape(1);   // Kiln values have rank 1 or more; broadcasting is unchanged
-                yield g.constant(fresh("const"), k.toNDArray("constant"));
+                String base = c.name() == null ? "const" : ValueRef.isIdentity(layout) ? c.name() : c.name() + "/" + layoutName(layout);
+                yield g.constant(fresh(base), k.toNDArray(base));
             }
             case ValueRef vr -> reorder(vr, layout);
         };
         byLayout.put(key, v);
         return v;
+    }
+
+    private static String layoutName(int[] layout) {
+        return Arrays.equals(layout, NHWC) ? "nhwc" : Arrays.equals(layout, new int[] {2, 3, 1, 0}) ? "hwio"
+                : "perm" + Arrays.toString(layout).replaceAll("[^0-9]", "");
     }
 
     private Value reorder(ValueRef vr, int[] to) {

@@ -75,7 +75,7 @@ public final class OnnxImporter {
         ImportContext ctx = new ImportContext(g, opset, outputs);
         for (TensorProto t : gp.getInitializerList()) {
             try {
-                ctx.define(t.getName(), new ConstRef(Const.of(t)));
+                ctx.define(t.getName(), new ConstRef(Const.of(t), t.getName()));
             } catch (KilnException e) {
                 throw new KilnException("initializer '" + t.getName() + "': " + e.getMessage());
             }

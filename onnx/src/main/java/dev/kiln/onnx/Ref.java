@@ -11,8 +11,10 @@ sealed interface Ref {
 
     default int rank() { return shape().length; }
 
-    /** A constant, folded at import. */
-    record ConstRef(Const c) implements Ref {
+    /** A constant, folded at import; {@code name} (an initializer's, or null) names its graph constant. */
+    record ConstRef(Const c, String name) implements Ref {
+        ConstRef(Const c) { this(c, null); }
+
         public long[] shape() { return c.shape(); }
     }
 

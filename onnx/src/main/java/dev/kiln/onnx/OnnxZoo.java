@@ -1,0 +1,176 @@
+package dev.kiln.onnx;
+
+/**
+ * ONNX models written the way PyTorch exports them (NCHW, batch norm unfolded, Shape/Gather/
+ * Unsqueeze/Concat chains feeding Reshape), with seeded random weights and a symbolic batch axis
+ * "batch": ResNet-50 and smaller ResNets, MobileNet-V2 (any width, any number of its stages), and a
+ * BERT encoder layer. No model hub is reachable here; these are what the tests and {@code ./kiln
+ * onnx --write} use.
+ */
+public final class OnnxZoo {
+    private OnnxZoo() {}
+
+    /** ResNet-50 v1.5 (bottleneck blocks 3, 4, 6, 3; stride on the 3x3 conv), 1000 classes. */
+    public static ModelWriter resnet50(long image, long seed) {
+        return resnet("resnet50", new int[] {3, 4, 6, 3}, 64, image, 1000, seed);
+    }
+
+    /** A bottleneck ResNet with {@code blocks[i]} blocks in stage i (width {@code base}, x2 per stage). */
+    public static ModelWriter resnet(String name, int[] blocks, long base, long image, long classes, long seed) {
+        Net n = new Net(name, 17, seed);
+        n.m.input("data", "batch", 3L, image, image);
+        String x = n.convBn("stem", "data", 3, base, 7, 2, 3, 1, "Relu");
+        x = n.m.node("MaxPool", new String[] {x}, "stem.pool", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2},
+                "pads", new long[] {1, 1, 1, 1});
+        long cin = base;
+        for (int s = 0; s < blocks.length; s++) {
+            long width = base << s, cout = width * 4;
+            for (int b = 0; b < blocks[s]; b++) {
+                String p = "layer" + (s + 1) + "." + b;
+                long stride = b == 0 && s > 0 ? 2 : 1;
+                String y = n.convBn(p + ".conv1", x, cin, width, 1, 1, 0, 1, "Relu");
+                y = n.convBn(p + ".conv2", y, width, width, 3, stride, 1, 1, "Relu");
+                y = n.convBn(p + ".conv3", y, width, cout, 1, 1, 0, 1, null);
+                String skip = b == 0 ? n.convBn(p + ".down", x, cin, cout, 1, stride, 0, 1, null) : x;
+                x = n.m.node("Relu", new String[] {n.m.node("Add", new String[] {y, skip}, p + ".add")}, p + ".out");
+                cin = cout;
+            }
+        }
+        x = n.m.node("GlobalAveragePool", new String[] {x}, "pool");
+        x = n.m.node("Flatten", new String[] {x}, "flatten", "axis", 1L);
+        n.m.node("Gemm", new String[] {x, n.w("fc.weight", 1.0 / Math.sqrt(cin), classes, cin), n.w("fc.bias", 0.1, classes)},
+                "logits", "transB", 1L);
+        return n.m.output("logits");
+    }
+
+    /** MobileNet-V2 (width 1.0, all 7 stages), 1000 classes. */
+    public static ModelWriter mobilenetV2(long image, long seed) { return mobilenetV2("mobilenetv2", image, 1.0, 7, 1000, seed); }
+
+    /** MobileNet-V2 with channels scaled by {@code width} and only its first {@code stages} stages. */
+    public static ModelWriter mobilenetV2(String name, long image, double width, int stages, long classes, long seed) {
+        long[][] settings = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+        Net n = new Net(name, 13, seed);
+        n.m.input("input", "batch", 3L, image, image);
+        long cin = ch(32, width);
+        String x = n.convBn("features.0", "input", 3, cin, 3, 2, 1, 1, "Clip");
+        for (int s = 0; s < stages; s++) {
+            long t = settings[s][0], cout = ch(settings[s][1], width);
+            for (int b = 0; b < settings[s][2]; b++) {
+                String p = "features." + (s + 1) + "." + b;
+                long stride = b == 0 ? settings[s][3] : 1, hidden = cin * t;
+                String y = t == 1 ? x : n.convBn(p + ".expand", x, cin, hidden, 1, 1, 0, 1, "Clip");
+                y = n.convBn(p + ".dw", y, hidden, hidden, 3, stride, 1, hidden, "Clip");
+                y = n.convBn(p + ".project", y, hidden, cout, 1, 1, 0, 1, null);
+                x = stride == 1 && cin == cout ? n.m.node("Add", new String[] {x, y}, p + ".add") : y;
+                cin = cout;
+            }
+        }
+        long last = ch(1280, Math.max(1.0, width));
+        x = n.convBn("features.last", x, cin, last, 1, 1, 0, 1, "Clip");
+        x = n.m.node("GlobalAveragePool", new String[] {x}, "pool");
+        // x.view(x.size(0), -1) as PyTorch exports it
+        String shape = n.m.node("Shape", new String[] {x}, "pool.shape");
+        String n0 = n.m.node("Gather", new String[] {shape, n.m.longs("zero", new long[] {0}, new long[] {})}, "pool.n", "axis", 0L);
+        String n1 = n.m.node("Unsqueeze", new String[] {n0, n.m.longs("axes0", 0)}, "pool.n1");
+        String target = n.m.node("Concat", new String[] {n1, n.m.longs("minus1", -1)}, "pool.target", "axis", 0L);
+        x = n.m.node("Reshape", new String[] {x, target}, "flat");
+        n.m.node("Gemm", new String[] {x, n.w("classifier.weight", 1.0 / Math.sqrt(last), classes, last), n.w("classifier.bias", 0.1, classes)},
+                "logits", "transB", 1L);
+        return n.m.output("logits");
+    }
+
+    /** BERT-base's encoder layer: sequence 128, hidden 768, 12 heads, FFN 3072 (opset 20: LayerNormalization and Gelu). */
+    public static ModelWriter bertLayer(long seq, long seed) { return bertLayer("bert_layer", seq, 768, 12, 3072, 20, seed); }
+
+    /**
+     * A BERT encoder layer on input "hidden" [batch, seq, dim]. From opset 17 layer norm is
+     * LayerNormalization, from 20 GELU is Gelu; before, both are spelled out (ReduceMean, Pow, Sqrt,
+     * Erf) as older exporters write them.
+     */
+    public static ModelWriter bertLayer(String name, long seq, long dim, long heads, long ffn, int opset, long seed) {
+        Net n = new Net(name, opset, seed);
+        ModelWriter m = n.m;
+        m.input("hidden", "batch", seq, dim);
+        long hd = dim / heads;
+        double s = 1 / Math.sqrt(dim);
+        String x = "hidden";
+        String q = n.linear("attn.q", x, dim, dim), k = n.linear("attn.k", x, dim, dim), v = n.linear("attn.v", x, dim, dim);
+        // new_shape = x.size()[:-1] + (heads, head_dim)
+        String sh = m.node("Shape", new String[] {x}, "attn.shape");
+        String lead = m.node("Slice", new String[] {sh, m.longs("s0", 0), m.longs("s2", 2)}, "attn.lead");
+        String split = m.node("Concat", new String[] {lead, m.longs("heads", heads, hd)}, "attn.split_shape", "axis", 0L);
+        q = m.node("Transpose", new String[] {m.node("Reshape", new String[] {q, split}, "attn.q4")}, "attn.qt", "perm", new long[] {0, 2, 1, 3});
+        k = m.node("Transpose", new String[] {m.node("Reshape", new String[] {k, split}, "attn.k4")}, "attn.kt", "perm", new long[] {0, 2, 3, 1});
+        v = m.node("Transpose", new String[] {m.node("Reshape", new String[] {v, split}, "attn.v4")}, "attn.vt", "perm", new long[] {0, 2, 1, 3});
+        String scores = m.node("MatMul", new String[] {q, k}, "attn.scores");
+        scores = m.node("Div", new String[] {scores, m.floats("attn.scale", new float[] {(float) Math.sqrt(hd)})}, "attn.scaled");
+        String p = m.node("Softmax", new String[] {scores}, "attn.probs", "axis", -1L);
+        String ctx = m.node("Transpose", new String[] {m.node("MatMul", new String[] {p, v}, "attn.ctx4")}, "attn.ctxt", "perm", new long[] {0, 2, 1, 3});
+        ctx = m.node("Reshape", new String[] {ctx, m.longs("merge", 0, 0, dim)}, "attn.ctx");
+        String a = m.node("Add", new String[] {n.linear("attn.out", ctx, dim, dim), x}, "attn.res");
+        a = n.layerNorm("attn.ln", a, dim);
+        String h = n.linear("ffn.in", a, dim, ffn);
+        if (opset >= 20) {
+            h = m.node("Gelu", new String[] {h}, "ffn.gelu");
+        } else {   // x * 0.5 * (1 + erf(x / sqrt(2)))
+            String e = m.node("Erf", new String[] {m.node("Div", new String[] {h, m.floats("sqrt2", new float[] {(float) Math.sqrt(2)})}, "ffn.xs")}, "ffn.erf");
+            e = m.node("Add", new String[] {e, m.floats("one", new float[] {1f})}, "ffn.erf1");
+            h = m.node("Mul", new String[] {m.node("Mul", new String[] {h, e}, "ffn.xe"), m.floats("half", new float[] {0.5f})}, "ffn.gelu");
+        }
+        String o = m.node("Add", new String[] {n.linear("ffn.out", h, ffn, dim), a}, "ffn.res");
+        m.node("Identity", new String[] {n.layerNorm("ffn.ln", o, dim)}, "output");
+        return m.output("output");
+    }
+
+    private static long ch(long c, double width) { return Math.max(8, Math.round(c * width / 8) * 8); }
+
+    /** Shared layer helpers over one writer and one stream of seeds. */
+    private static final class Net {
+        final ModelWriter m;
+        final int opset;
+        long seed;
+
+        Net(String name, int opset, long seed) {
+            this.m = new ModelWriter(name, opset);
+            this.opset = opset;
+            this.seed = seed * 1000;
+        }
+
+        String w(String name, double scale, long... shape) { return m.weight(name, seed++, scale, shape); }
+
+        /** Conv (no bias) + BatchNormalization + optional Relu or Clip(0, 6). */
+        String convBn(String p, String x, long cin, long cout, long k, long stride, long pad, long groups, String act) {
+            String w = w(p + ".weight", Math.sqrt(3.0 / (cin / groups * k * k)), cout, cin / groups, k, k);
+            String y = m.node("Conv", new String[] {x, w}, p, "kernel_shape", new long[] {k, k}, "strides", new long[] {stride, stride},
+                    "pads", new long[] {pad, pad, pad, pad}, "dilations", new long[] {1, 1}, "group", groups);
+            y = m.node("BatchNormalization", new String[] {y, m.uniform(p + ".bn.gamma", seed++, 0.5, 1.0, cout),
+                    w(p + ".bn.beta", 0.1, cout), w(p + ".bn.mean", 0.1, cout), m.uniform(p + ".bn.var", seed++, 0.5, 1.5, cout)},
+                    p + ".bn", "epsilon", 1e-5);
+            if (act == null) return y;
+            if (act.equals("Relu")) return m.node("Relu", new String[] {y}, p + ".relu");
+            return m.node("Clip", new String[] {y, m.floats(p + ".lo", new float[] {0f}), m.floats(p + ".hi", new float[] {6f})}, p + ".relu6");
+        }
+
+        /** x @ W + b with W [in, out] (PyTorch exports Linear on 3-D inputs as MatMul + Add). */
+        String linear(String p, String x, long in, long out) {
+            String y = m.node("MatMul", new String[] {x, w(p + ".weight", Math.sqrt(3.0 / in), in, out)}, p + ".mm");
+            return m.node("Add", new String[] {y, w(p + ".bias", 0.1, out)}, p);
+        }
+
+        String layerNorm(String p, String x, long dim) {
+            String gamma = m.uniform(p + ".gamma", seed++, 0.5, 1.5, dim), beta = w(p + ".beta", 0.1, dim);
+            if (opset >= 17) return m.node("LayerNormalization", new String[] {x, gamma, beta}, p, "axis", -1L, "epsilon", 1e-12);
+            String mean = reduceMean(p + ".mean", x);
+            String d = m.node("Sub", new String[] {x, mean}, p + ".centered");
+            String var = reduceMean(p + ".var", m.node("Pow", new String[] {d, m.floats(p + ".two", new float[] {2f})}, p + ".sq"));
+            String std = m.node("Sqrt", new String[] {m.node("Add", new String[] {var, m.floats(p + ".eps", new float[] {1e-12f})}, p + ".vareps")}, p + ".std");
+            String y = m.node("Div", new String[] {d, std}, p + ".normed");
+            return m.node("Add", new String[] {m.node("Mul", new String[] {y, gamma}, p + ".scaled"), beta}, p);
+        }
+
+        String reduceMean(String out, String x) {
+            if (opset >= 18) return m.node("ReduceMean", new String[] {x, m.longs(out + ".axes", -1)}, out, "keepdims", 1L);
+            return m.node("ReduceMean", new String[] {x}, out, "axes", new long[] {-1}, "keepdims", 1L);
+        }
+    }
+}

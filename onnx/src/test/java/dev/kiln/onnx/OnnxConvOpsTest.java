@@ -1,0 +1,72 @@
+package dev.kiln.onnx;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.graph.Graph;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Convolution, pooling and batch norm, each a small model checked against ONNX Runtime (rtol 1e-4, atol 1e-5). */
+class OnnxConvOpsTest {
+    static final double RTOL = 1e-4, ATOL = 1e-5;
+
+    static Graph check(ModelWriter m) { return OnnxCheck.check(m, Map.of("batch", 2L), RTOL, ATOL, true); }
+
+    @Test
+    void convWithBiasStrideAndAsymmetricPads() {
+        ModelWriter m = new ModelWriter("conv", 13).input("x", "batch", 3L, 9L, 8L);
+        m.node("Conv", new String[] {"x", m.weight("w", 1, 0.3, 4, 3, 3, 3), m.weight("b", 2, 0.5, 4)}, "y",
+                "strides", new long[] {2, 1}, "pads", new long[] {1, 0, 2, 1});
+        Graph g = check(m.output("y"));
+        assertThat(g.toString()).contains("NHWC");
+    }
+
+    @Test
+    void groupedDilatedConvAndSameUpper() {
+        // ONNX Runtime refuses dilations together with SAME padding, so each gets its own conv
+        ModelWriter m = new ModelWriter("conv", 17).input("x", 1L, 4L, 10L, 10L);
+        m.node("Conv", new String[] {"x", m.weight("w", 1, 0.3, 6, 2, 3, 3)}, "y",
+                "group", 2L, "dilations", new long[] {2, 2}, "pads", new long[] {2, 1, 2, 1}, "kernel_shape", new long[] {3, 3});
+        m.node("Conv", new String[] {"x", m.weight("w2", 2, 0.3, 4, 4, 2, 2)}, "z", "auto_pad", "SAME_UPPER", "strides", new long[] {3, 3});
+        OnnxCheck.check(m.output("y").output("z"), Map.of(), RTOL, ATOL, true);
+    }
+
+    @Test
+    void depthwiseConvReluSixAndSameLowerStride2() {
+        ModelWriter m = new ModelWriter("dw", 21).input("x", "batch", 8L, 7L, 7L);
+        String y = m.node("Conv", new String[] {"x", m.weight("w", 3, 0.5, 8, 1, 3, 3)}, "c", "group", 8L, "strides", new long[] {2, 2},
+                "auto_pad", "SAME_LOWER");
+        m.node("Clip", new String[] {y, m.floats("lo", new float[] {0}), m.floats("hi", new float[] {0.25f})}, "y");
+        check(m.output("y"));
+    }
+
+    @Test
+    void poolsAndBatchNorm() {
+        ModelWriter m = new ModelWriter("pools", 13).input("x", "batch", 3L, 8L, 8L);
+        String bn = m.node("BatchNormalization", new String[] {"x", m.uniform("g", 1, 0.5, 1.5, 3), m.weight("b", 2, 0.2, 3),
+                m.weight("mu", 3, 0.2, 3), m.uniform("var", 4, 0.5, 1.5, 3)}, "bn", "epsilon", 1e-3);
+        String mp = m.node("MaxPool", new String[] {bn}, "mp", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2},
+                "pads", new long[] {1, 1, 1, 1});
+        m.node("AveragePool", new String[] {mp}, "ap", "kernel_shape", new long[] {2, 2}, "strides", new long[] {1, 1},
+                "pads", new long[] {1, 1, 1, 1}, "count_include_pad", 1L);
+        m.node("AveragePool", new String[] {bn}, "ap0", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2},
+                "pads", new long[] {1, 1, 1, 1});
+        m.node("GlobalAveragePool", new String[] {mp}, "gap");
+        check(m.output("ap").output("ap0").output("gap"));
+    }
+
+    @Test
+    void imageOpsMixWithBroadcastConcatAndReductions() {
+        // conv (NHWC inside) + a [C,1,1] bias by Add, channel concat, ReduceMean over H and W, a transpose and a flatten
+        ModelWriter m = new ModelWriter("mix", 18).input("x", "batch", 2L, 6L, 6L);
+        String c = m.node("Conv", new String[] {"x", m.weight("w", 1, 0.4, 4, 2, 1, 1)}, "c");
+        String a = m.node("Add", new String[] {c, m.weight("cb", 2, 0.5, 4, 1, 1)}, "a");
+        String s = m.node("Sigmoid", new String[] {a}, "s");
+        String cat = m.node("Concat", new String[] {s, c, "x"}, "cat", "axis", 1L);
+        m.node("ReduceMean", new String[] {cat, m.longs("hw", 2, 3)}, "mean", "keepdims", 0L);
+        m.node("ReduceMean", new String[] {cat, m.longs("hw1", 2, 3)}, "mean1", "keepdims", 1L);
+        m.node("Transpose", new String[] {cat}, "t", "perm", new long[] {0, 3, 1, 2});
+        m.node("Flatten", new String[] {m.node("Relu", new String[] {cat}, "r")}, "flat", "axis", 2L);
+        check(m.output("mean").output("mean1").output("t").output("flat"));
+    }
+}
