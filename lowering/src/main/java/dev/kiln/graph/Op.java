@@ -278,7 +278,11 @@ public sealed interface Op {
         public String attrs() { return perm.toString(); }
     }
 
-    /** Strided slice: {@code size[d]} elements of axis d from {@code begin[d]} in steps of {@code step[d]}. */
+    /**
+     * Strided slice: {@code size[d]} elements of axis d from {@code begin[d]} in steps of {@code step[d]}
+     * (the whole tensor in steps of 1 is a copy, which graph passes keep: the ONNX importer gives one
+     * value a second output name with one).
+     */
     record StridedSlice(List<Long> begin, List<Long> step, List<Long> size) implements Op {
         public StridedSlice {
             begin = List.copyOf(begin);

@@ -7,6 +7,9 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.Ref.ConstRef;
 import dev.kiln.onnx.Ref.ValueRef;
 import dev.kiln.onnx.proto.Onnx.NodeProto;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -30,6 +33,7 @@ final class ImportContext {
     private final Set<String> graphOutputs;
     private final Set<String> taken = new HashSet<>();
     private final Map<Ref, Map<String, Value>> converted = new IdentityHashMap<>();
+    private final Map<String, Value> reshapes = new HashMap<>();
 
     ImportContext(GraphBuilder g, int opset, Set<String> graphOutputs) {
         this.g = g;
@@ -96,6 +100,47 @@ final class ImportContext {
         return r;
     }
 
+    /**
+     * A node for ONNX output {@code out} computed on row-major values whose ONNX shape is {@code shape},
+     * a reshape of the node's own (a view: MatMul on [1, 128, 768] runs as a dense [128, 768], and
+     * the bias, GELU and layer norm that follow run on that shape too, so they fuse into it).
+     */
+    ValueRef emitView(String out, Op op, long[] shape, Value... ins) {
+        List<Tensor> ts = new ArrayList<>();
+        for (int i = 0; i < ins.length; i++) ts.add(Te.placeholder("p" + i, ins[i].dtype(), ins[i].dims()));
+        boolean view = !Arrays.equals(op.build(ts).shape().dims().stream().mapToLong(Long::longValue).toArray(), shape);
+        Value v = g.node(fresh(view && graphOutputs.contains(out) ? out + "/view" : out), op, ins);
+        return defineView(out, v, shape);
+    }
+
+    /** ONNX output {@code out} is {@code v} under the row-major shape {@code shape} (a graph output gets a real reshape). */
+    ValueRef defineView(String out, Value v, long[] shape) {
+        if (graphOutputs.contains(out) && !Arrays.equals(v.dims(), shape)) {
+            v = g.node(fresh(out), new Op.Reshape(LongStream.of(shape).boxed().toList()), v);
+        }
+        ValueRef r = new ValueRef(v, shape, null);
+        define(out, r);
+        return r;
+    }
+
+    /** Whether {@code r} is a graph value kept under another row-major shape than ONNX's. */
+    static boolean isView(Ref r) {
+        return r instanceof ValueRef v && v.layout() == null && !Arrays.equals(v.value().dims(), v.shape());
+    }
+
+    /** The value's elements in ONNX's row-major order, under {@code dims} (a reshape, made once, when needed). */
+    Value asShape(Ref r, long... dims) {
+        if (r instanceof ValueRef v && v.layout() == null) return reshaped(v.value(), dims);
+        if (r instanceof ConstRef c) return inLayout(new ConstRef(c.c().reshape(dims), c.name()), identity(dims.length));
+        return reshaped(plain(r), dims);
+    }
+
+    private Value reshaped(Value v, long[] dims) {
+        if (Arrays.equals(v.dims(), dims)) return v;
+        return reshapes.computeIfAbsent(v.name() + Arrays.toString(dims),
+                k -> g.node(fresh(v.name() + "/reshape"), new Op.Reshape(LongStream.of(dims).boxed().toList()), v));
+    }
+
     /** The ONNX output {@code out} is the constant {@code c} (folded at import). */
     void fold(String out, Const c) { define(out, new ConstRef(c)); }
 
@@ -142,6 +187,7 @@ final class ImportContext {
     }
 
     private Value reorder(ValueRef vr, int[] to) {
+        if (isView(vr)) vr = new ValueRef(reshaped(vr.value(), vr.shape()), vr.shape(), null);
         int[] from = layoutOf(vr);
         if (Arrays.equals(from, to)) return vr.value();
         long[] shape = vr.shape();

@@ -45,6 +45,10 @@ final class MathOps {
     /** A one-input elementwise op, computed in whatever layout its input has. */
     private static void elementwise(ImportContext ctx, NodeProto n, Op op) {
         Ref x = ctx.required(n, 0);
+        if (ImportContext.isView(x)) {
+            ctx.emitView(n.getOutput(0), op, x.shape(), ((ValueRef) x).value());
+            return;
+        }
         int[] layout = ImportContext.layoutOf(x);
         ctx.emit(n.getOutput(0), op, layout, ctx.inLayout(x, layout));
     }
@@ -71,6 +75,11 @@ final class MathOps {
             double p = e.c().get(0);
             if (p == 1) { ctx.define(n.getOutput(0), a); return; }
             if (p == 0.5) { elementwise(ctx, n, new Op.Unary(UnaryKind.SQRT)); return; }
+            if (p == 2 && ImportContext.isView(a)) {
+                Value x = ((ValueRef) a).value();
+                ctx.emitView(n.getOutput(0), new Op.Binary(BinaryKind.MULTIPLY), a.shape(), x, x);
+                return;
+            }
             if (p == 2) {   // x * x: exact, and cheaper than pow
                 int[] layout = ImportContext.layoutOf(a);
                 Value x = ctx.inLayout(a, layout);
@@ -78,12 +87,44 @@ final class MathOps {
                 return;
             }
         }
+        if (onView(ctx, n, new Op.Binary(k), a, b)) return;
         int rank = Math.max(a.rank(), b.rank());
         boolean image = rank == 4 && (ImportContext.isNhwc(a) || ImportContext.isNhwc(b));
         int[] layout = image ? ImportContext.NHWC : ImportContext.identity(rank);
         Value av = image ? ctx.inLayout(toRank(ctx, a, rank), layout) : ctx.plain(a);
         Value bv = image ? ctx.inLayout(toRank(ctx, b, rank), layout) : ctx.plain(b);
         ctx.emit(n.getOutput(0), new Op.Binary(k), layout, av, bv);
+    }
+
+    /**
+     * A binary op on a view (see {@link ImportContext#emitView}) computed on the view's own shape when
+     * the other operand lines up with it: a constant broadcast along trailing axes the two shapes
+     * share (a bias), or a value of the same ONNX shape (viewed the same way). Returns false when it does not apply.
+     */
+    private static boolean onView(ImportContext ctx, NodeProto n, Op op, Ref a, Ref b) {
+        ValueRef view = ImportContext.isView(a) ? (ValueRef) a : ImportContext.isView(b) ? (ValueRef) b : null;
+        if (view == null) return false;
+        Ref other = view == a ? b : a;
+        long[] ld = view.shape(), kd = view.value().dims();
+        if (!Arrays.equals(ConstEval.broadcastShape(ld, other.shape(), n.getOpType()), ld)) return false;
+        Value ov = null;
+        if (other instanceof ConstRef c) {
+            long[] os = c.shape();
+            int lead = 0;
+            while (lead < os.length - 1 && os[lead] == 1) lead++;
+            long[] trimmed = Arrays.copyOfRange(os, lead, os.length);
+            int t = trimmed.length;
+            if (t <= kd.length && t <= ld.length
+                    && Arrays.equals(Arrays.copyOfRange(kd, kd.length - t, kd.length), Arrays.copyOfRange(ld, ld.length - t, ld.length))) {
+                ov = ctx.asShape(c, trimmed.length == 0 ? new long[] {1} : trimmed);
+            }
+        } else if (other instanceof ValueRef o && o.layout() == null && Arrays.equals(other.shape(), ld)) {
+            ov = ctx.asShape(o, kd);   // the same elements in the same order: a view of the other operand too
+        }
+        if (ov == null) return false;
+        Value x = view.value();
+        ctx.emitView(n.getOutput(0), op, ld, view == a ? x : ov, view == a ? ov : x);
+        return true;
     }
 
     /** {@code r} with leading unit axes up to {@code rank} (numpy broadcasting, made explicit for a reorder). */

@@ -37,8 +37,8 @@ final class MatmulOps {
             if (alpha != 1) w = ConstEval.binary("Mul", w, Const.ofFloats(new float[] {(float) alpha}, 1));
             y = ctx.emit(mm, new Op.Dense(), null, av, ctx.plain(new ConstRef(w))).value();
         } else {
-            Value a3 = reshape(ctx, av, 1, m, k);
-            Value b3 = reshape(ctx, ctx.plain(b), 1, b.shape()[0], b.shape()[1]);
+            Value a3 = ctx.asShape(new Ref.ValueRef(av, av.dims(), null), 1, m, k);
+            Value b3 = ctx.asShape(b, 1, b.shape()[0], b.shape()[1]);
             Value y3 = ctx.g.node(ctx.fresh(mm + "/bmm"), new Op.BatchMatmul(false, transB), a3, b3);
             if (alpha != 1) {
                 y3 = ctx.g.node(ctx.fresh(mm + "/alpha"), new Op.Binary(Op.BinaryKind.MULTIPLY), y3,
@@ -77,23 +77,13 @@ final class MatmulOps {
         long rowsA = Const.count(batchA) * m;
         String out = n.getOutput(0);
         boolean bShared = Const.count(batchB) == 1;   // one right matrix for every batch entry
-        if (bShared && Arrays.equals(batchA, batch)) {
-            Value a2 = reshape(ctx, ctx.plain(a), rowsA, k);
-            Value y;
+        if (bShared && Arrays.equals(batchA, batch)) {   // all rows of A times one matrix: [rows, K] x [K, N]
             if (b instanceof ConstRef cb) {
-                Value w = ctx.plain(new ConstRef(cb.c().reshape(k, nOut).transpose(1, 0)));
-                y = outShape.length == 2 ? ctx.emit(out, new Op.Dense(), null, a2, w).value()
-                        : ctx.g.node(ctx.fresh(out + "/dense"), new Op.Dense(), a2, w);
+                Value w = ctx.plain(new ConstRef(cb.c().reshape(k, nOut).transpose(1, 0), cb.name() == null ? null : cb.name() + "/T"));
+                ctx.emitView(out, new Op.Dense(), outShape, ctx.asShape(a, rowsA, k), w);
             } else {
-                Value y3 = ctx.g.node(ctx.fresh(out + "/bmm"), new Op.BatchMatmul(false, false),
-                        reshape(ctx, a2, 1, rowsA, k), reshape(ctx, ctx.plain(b), 1, k, nOut));
-                y = outShape.length == 2 ? null : y3;
-                if (y == null) {
-                    ctx.emit(out, new Op.Reshape(java.util.List.of(m, nOut)), null, y3);
-                    return;
-                }
+                ctx.emitView(out, new Op.BatchMatmul(false, false), outShape, ctx.asShape(a, 1, rowsA, k), ctx.asShape(b, 1, k, nOut));
             }
-            if (outShape.length > 2) ctx.emit(out, new Op.Reshape(Arrays.stream(outShape).boxed().toList()), null, y);
             return;
         }
         if (!Arrays.equals(batchA, batch) || !Arrays.equals(batchB, batch)) {
@@ -101,14 +91,6 @@ final class MatmulOps {
                     + " x " + Arrays.toString(bs));
         }
         long bn = Const.count(batch);
-        Value a3 = reshape(ctx, ctx.plain(a), bn, m, k), b3 = reshape(ctx, ctx.plain(b), bn, k, nOut);
-        Value y3 = ctx.g.node(ctx.fresh(out + "/bmm"), new Op.BatchMatmul(false, false), a3, b3);
-        ctx.emit(out, new Op.Reshape(Arrays.stream(outShape).boxed().toList()), null, y3);
-    }
-
-    /** {@code v} under {@code shape}: itself when it already has it, else a reshape (a view). */
-    static Value reshape(ImportContext ctx, Value v, long... shape) {
-        if (Arrays.equals(v.dims(), shape)) return v;
-        return ctx.g.node(ctx.fresh(v.name() + "/reshape"), new Op.Reshape(Arrays.stream(shape).boxed().toList()), v);
+        ctx.emitView(out, new Op.BatchMatmul(false, false), outShape, ctx.asShape(a, bn, m, k), ctx.asShape(b, bn, k, nOut));
     }
 }

@@ -96,6 +96,13 @@ final class NnOps {
         Attrs a = new Attrs(n, Set.of("axis"));
         Ref x = ctx.required(n, 0);
         int axis = axis(a.getInt("axis", -1), x.rank());
+        if (ImportContext.isView(x) && axis == x.rank() - 1) {
+            long[] kd = ((ValueRef) x).value().dims();
+            if (kd[kd.length - 1] == x.shape()[axis]) {
+                ctx.emitView(n.getOutput(0), new Op.Softmax(kd.length - 1), x.shape(), ((ValueRef) x).value());
+                return;
+            }
+        }
         ctx.emit(n.getOutput(0), new Op.Softmax(axis), null, ctx.plain(x));
     }
 
@@ -135,6 +142,14 @@ final class NnOps {
         Value s = ctx.inLayout(expand(ctx, scale, normShape, "Scale"), ImportContext.identity(normShape.length));
         Value b = bias == null ? ctx.plain(new ConstRef(Const.ofFloats(new float[(int) Const.count(normShape)], normShape)))
                 : ctx.plain(expand(ctx, bias, normShape, "B"));
+        if (ImportContext.isView(x)) {   // normalise on the view's shape when it ends in the normalised axes
+            long[] kd = ((ValueRef) x).value().dims();
+            int t = normShape.length;
+            if (t < kd.length && Arrays.equals(Arrays.copyOfRange(kd, kd.length - t, kd.length), normShape)) {
+                ctx.emitView(n.getOutput(0), new Op.LayerNorm(t, a.getFloat("epsilon", 1e-5)), x.shape(), ((ValueRef) x).value(), s, b);
+                return;
+            }
+        }
         ctx.emit(n.getOutput(0), new Op.LayerNorm(x.rank() - axis, a.getFloat("epsilon", 1e-5)), null, ctx.plain(x), s, b);
     }
 

@@ -2,6 +2,7 @@ package dev.kiln.onnx;
 
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.GraphBuilder;
+import dev.kiln.graph.Op;
 import dev.kiln.graph.Value;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
@@ -80,8 +81,10 @@ public final class OnnxImporter {
                 throw new KilnException("initializer '" + t.getName() + "': " + e.getMessage());
             }
         }
+        Set<String> inputNames = new HashSet<>();
         for (ValueInfoProto in : gp.getInputList()) {
-            if (ctx.isDefined(in.getName())) continue;   // an initializer listed as input (IR < 4): a constant
+            if (ctx.isDefined(in.getName())) continue;
+            inputNames.add(in.getName());   // an initializer listed as input (IR < 4): a constant
             ctx.reserve(in.getName());
             Value v = g.input(in.getName(), DType.FLOAT32, inputShape(in, dims));
             ctx.define(in.getName(), new ValueRef(v, v.dims(), null));
@@ -93,7 +96,13 @@ public final class OnnxImporter {
             if (r instanceof ConstRef) {
                 throw new KilnException("graph output '" + o.getName() + "' is a constant (it does not depend on any input)");
             }
-            outs.add(ctx.plain(r));   // NHWC outputs go back to ONNX's layout, under the ONNX name
+            Value v = ctx.plain(r);   // NHWC outputs go back to ONNX's layout, under the ONNX name
+            if (outs.contains(v) || inputNames.contains(v.name())) {   // one value under two output names, or an input: a copy
+                long[] zero = new long[v.shape().size()], one = new long[zero.length];
+                java.util.Arrays.fill(one, 1);
+                v = g.node(ctx.fresh(o.getName()), new Op.StridedSlice(ShapeOps.boxed(zero), ShapeOps.boxed(one), v.shape()), v);
+            }
+            outs.add(v);
         }
         return g.output(outs.toArray(Value[]::new)).build();
     }

@@ -69,8 +69,10 @@ final class ShapeOps {
         }
         if (x instanceof ConstRef c) {
             ctx.fold(n.getOutput(0), c.c().reshape(shape));
-        } else {
+        } else if (ImportContext.isNhwc(x)) {
             ctx.emit(n.getOutput(0), new Op.Reshape(Arrays.stream(shape).boxed().toList()), null, ctx.plain(x));
+        } else {   // a view of the same value: no node until something needs ONNX's shape
+            ctx.defineView(n.getOutput(0), ((ValueRef) x).value(), shape);
         }
     }
 
@@ -117,7 +119,7 @@ final class ShapeOps {
         for (int k = 0; k < r; k++) pos[layout[k]] = k;
         List<Integer> kp = new ArrayList<>();
         for (int d = 0; d < r; d++) kp.add(pos[perm[d]]);
-        ctx.emit(n.getOutput(0), new Op.Transpose(kp), null, ((ValueRef) x).value());
+        ctx.emit(n.getOutput(0), new Op.Transpose(kp), null, ctx.inLayout(x, layout));
     }
 
     static void concat(ImportContext ctx, NodeProto n) {
