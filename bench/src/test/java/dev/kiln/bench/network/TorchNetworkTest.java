@@ -152,6 +152,19 @@ class TorchNetworkTest {
         checkOp(g.output(bm, bt, bb, t).build());
     }
 
+    @Test
+    void erfSqrtPowerAndStridedSlice() {
+        GraphBuilder g = new GraphBuilder("onnx_ops");
+        Value x = g.input("x", FLOAT32, 1, 4, 4, 6);
+        Value c = g.conv2d("c", x, g.weight("w", 1, 0.3, 1, 1, 6, 6), "NHWC", 1, 0, 1);  // held as NCHW in PyTorch
+        Value e = g.unary("erf", Op.UnaryKind.ERF, c);
+        Value pos = g.binary("pos", Op.BinaryKind.ADD, g.unary("sig", Op.UnaryKind.SIGMOID, e), g.fill("one", 1f, 1));
+        Value p = g.binary("pow", Op.BinaryKind.POWER, pos, g.uniform("exp", 2, 0.5, 2, 6));
+        Value s = g.unary("sqrt", Op.UnaryKind.SQRT, p);
+        Value sl = g.node("slice", new Op.StridedSlice(List.of(0L, 1L, 0L, 1L), List.of(1L, 2L, 3L, 1L), List.of(1L, 2L, 2L, 4L)), s);
+        checkOp(g.output(s, sl).build());
+    }
+
     // ---- helpers -------------------------------------------------------------------------------
 
     private static Value convBn(GraphBuilder g, String p, Value x, int k, int s, int pad, long out, long groups, boolean relu6, long seed) {
