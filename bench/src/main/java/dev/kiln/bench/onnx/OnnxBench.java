@@ -148,21 +148,9 @@ public final class OnnxBench implements Callable<Integer> {
         CpuTarget target = Target.cpu().withCores(t);
         Path threadLog = NetworkBench.logFor(log, t);
         long t0 = System.nanoTime();
-        CompiledNetwork cn;
-        String note;
-        if (Files.exists(threadLog) && !retune) {
-            cn = Network.build(g, target, threadLog);
-            note = "built from " + threadLog + " (no search; --retune to search on)";
-        } else {
-            System.out.print(Network.partition(g).toString().indent(3));
-            Path dir = threadLog.toAbsolutePath().getParent();
-            if (dir != null) Files.createDirectories(dir);
-            cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(threadLog)
-                    .measuresPerRound(perRound).timeBudget(Duration.ofSeconds(timeBudget)).verbose(true).build());
-            SchedulerResult r = cn.tuning().orElseThrow();
-            System.out.println(r.table());
-            note = String.format(Locale.ROOT, "tuned: %d trials (%d new, stop %s), log %s", r.trials(), r.newTrials(), r.stop(), threadLog);
-        }
+        StringBuilder how = new StringBuilder();
+        CompiledNetwork cn = compile(g, target, threadLog, how);
+        String note = how.toString();
         note += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
         try (cn) {
             NDArray[] outs = g.outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
@@ -183,6 +171,30 @@ public final class OnnxBench implements Callable<Integer> {
                 "max |err|", "check", "load before", "load after");
         rows.forEach(r -> System.out.println(r));
         return rows.stream().anyMatch(r -> r.contains("MISMATCH")) ? 1 : 0;
+    }
+
+    /** Builds from the log when it covers the model (and --retune is off), else tunes; {@code how} says which. */
+    private CompiledNetwork compile(Graph g, CpuTarget target, Path threadLog, StringBuilder how) throws java.io.IOException {
+        if (Files.exists(threadLog) && !retune) {
+            try {
+                CompiledNetwork cn = Network.build(g, target, threadLog);
+                how.append("built from ").append(threadLog).append(" (no search; --retune to search on)");
+                return cn;
+            } catch (KilnException e) {   // a log of another model, or of too short a search: say so, then tune
+                String why = e.getMessage().lines().findFirst().orElse("");
+                System.out.println("   the log does not cover this model (" + why + "); tuning, resuming from it");
+                how.append("the log did not cover every task, so tuned; ");
+            }
+        }
+        System.out.print(Network.partition(g).toString().indent(3));
+        Path dir = threadLog.toAbsolutePath().getParent();
+        if (dir != null) Files.createDirectories(dir);
+        CompiledNetwork cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(threadLog)
+                .measuresPerRound(perRound).timeBudget(Duration.ofSeconds(timeBudget)).verbose(true).build());
+        SchedulerResult r = cn.tuning().orElseThrow();
+        System.out.println(r.table());
+        how.append(String.format(Locale.ROOT, "tuned: %d trials (%d new, stop %s), log %s", r.trials(), r.newTrials(), r.stop(), threadLog));
+        return cn;
     }
 
     private static String row(int t, String impl, Timing tm, String err, String check, String note) {
