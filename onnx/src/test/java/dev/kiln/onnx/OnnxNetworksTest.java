@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.pass.GraphPasses;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Whole networks written as ONNX files (PyTorch-style exports with seeded weights), imported, and
@@ -22,6 +24,14 @@ class OnnxNetworksTest {
         // every conv is NHWC, and the only transpose is the input's
         assertThat(g.nodes().stream().filter(n -> n.op().kind().equals("conv2d"))).allMatch(n -> n.op().attrs().startsWith("NHWC"));
         assertThat(g.nodes().stream().filter(n -> n.op().kind().equals("transpose"))).hasSize(1);
+    }
+
+    @Test
+    void loadsAFileWrittenByModelWriter(@TempDir Path dir) {
+        ModelWriter m = OnnxZoo.resnet("resnet_file", new int[] {1}, 8, 16, 10, 1);
+        Graph fromFile = OnnxImporter.load(m.write(dir.resolve("r.onnx")), Map.of("batch", 3L));
+        assertThat(fromFile.toString()).isEqualTo(OnnxImporter.fromModel(m.build(), Map.of("batch", 3L)).toString());
+        assertThat(fromFile.inputs().getFirst().shape()).containsExactly(3L, 3L, 16L, 16L);
     }
 
     @Test

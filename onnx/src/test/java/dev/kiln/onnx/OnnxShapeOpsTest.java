@@ -30,6 +30,16 @@ class OnnxShapeOpsTest {
     }
 
     @Test
+    void constantOfShapeFoldsToAWeight() {
+        ModelWriter m = new ModelWriter("cos", 17).input("x", "batch", 3L);
+        String half = m.node("ConstantOfShape", new String[] {m.node("Shape", new String[] {"x"}, "sh")}, "half",
+                "value", TensorProto.newBuilder().setDataType(TensorProto.DataType.FLOAT_VALUE).addDims(1).addFloatData(0.5f).build());
+        m.node("Add", new String[] {"x", half}, "y");
+        Graph g = check(m.output("y"));
+        assertThat(g.constants()).hasSize(1);
+    }
+
+    @Test
     void movementOps() {
         ModelWriter m = new ModelWriter("move", 13).input("x", "batch", 6L, 4L);
         String r = m.node("Relu", new String[] {"x"}, "r");
