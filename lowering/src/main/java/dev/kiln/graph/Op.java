@@ -280,8 +280,8 @@ public sealed interface Op {
 
     /**
      * Strided slice: {@code size[d]} elements of axis d from {@code begin[d]} in steps of {@code step[d]}
-     * (the whole tensor in steps of 1 is a copy, which graph passes keep: the ONNX importer gives one
-     * value a second output name with one).
+     * (the whole tensor in steps of 1 is an identity, which {@code RemoveIdentities} drops unless it
+     * is a graph output: the ONNX importer gives one value a second output name with such a copy).
      */
     record StridedSlice(List<Long> begin, List<Long> step, List<Long> size) implements Op {
         public StridedSlice {

@@ -55,7 +55,7 @@ class NewGraphOpsTest {
             for (int j = 0; j < 2; j++) assertEquals(in.getDouble(3 - 2 * i, 1 + 3 * j), out.get(0).getDouble(i, j), 0);
         }
         out.get(1).assertClose(in, 0, 0);
-        // a whole-tensor slice is a copy the passes keep (the importer uses one for a second output name)
+        // a whole-tensor slice is an identity; as a graph output the passes keep it (the importer's copy for a second output name)
         assertTrue(GraphPasses.optimize(graph).nodes().stream().anyMatch(n -> n.output().name().equals("copy")));
         assertEquals(2, FuseOps.apply(GraphPasses.optimize(graph)).groups().size());
     }
