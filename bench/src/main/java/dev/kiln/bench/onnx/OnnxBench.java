@@ -90,7 +90,13 @@ public final class OnnxBench implements Callable<Integer> {
     boolean child;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new OnnxBench()).setOverwrittenOptionsAllowed(true).execute(args));
+        System.exit(new CommandLine(new OnnxBench()).setOverwrittenOptionsAllowed(true)
+                .setExecutionExceptionHandler((e, cl, parsed) -> {   // bad input: its message, not a stack trace
+                    if (!(e instanceof KilnException) && !(e instanceof java.io.UncheckedIOException)) throw e;
+                    cl.getErr().println("kiln onnx: " + e.getMessage() + (e.getCause() != null && e instanceof java.io.UncheckedIOException
+                            ? " (" + e.getCause().getMessage() + ")" : ""));
+                    return 2;
+                }).execute(args));
     }
 
     @Override
