@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches ONNX's message definitions (onnx.proto) into .cache/onnx/ for the onnx module's build, which
+# Fetches ONNX's message definitions (onnx.proto) into .cache/onnx/ for the build of lowering's ONNX importer, which
 # generates the Java classes from it with protoc (protobuf-maven-plugin). The file comes from Debian
 # trixie's libonnx-dev (ONNX 1.17: IR version 10, opsets up to 22), downloaded with a private apt
 # configuration (the system's sources and package state stay untouched) and unpacked with dpkg -x.
