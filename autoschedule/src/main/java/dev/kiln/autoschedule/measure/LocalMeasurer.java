@@ -86,7 +86,7 @@ public final class LocalMeasurer implements Measurer {
         try {
             LayoutRewrite.Result program = task.rewriteLayouts(schedule);
             func = lowerer.lower(task, program.schedule());
-            workload = workload.packed(ProcessMeasurer.packedLayouts(program));
+            workload = workload.packed(program.layouts());
         } catch (RuntimeException | StackOverflowError e) {
             return MeasureResult.failed(MeasureError.LOWER, ProgramRunner.describe(e), 0, 0);
         }

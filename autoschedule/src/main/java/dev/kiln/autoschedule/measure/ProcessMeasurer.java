@@ -4,7 +4,6 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.layout.LayoutRewrite;
-import dev.kiln.schedule.layout.PackedLayout;
 import dev.kiln.target.Target;
 import dev.kiln.tir.PrimFunc;
 import java.io.IOException;
@@ -18,7 +17,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.TreeMap;
 
 /**
  * Measures programs in a child JVM, so that a program that crashes (a segfault in generated code,
@@ -174,7 +172,7 @@ public final class ProcessMeasurer implements Measurer {
         try {
             LayoutRewrite.Result program = task.rewriteLayouts(schedule);
             func = lowerer.lower(task, program.schedule());
-            request = WorkerProtocol.measureRequest(id, target.toString(), file.toString(), options, func, packedLayouts(program));
+            request = WorkerProtocol.measureRequest(id, target.toString(), file.toString(), options, func, program.layouts());
         } catch (RuntimeException | StackOverflowError e) {
             return MeasureResult.failed(MeasureError.LOWER, ProgramRunner.describe(e), 0, 0);
         }
@@ -204,13 +202,6 @@ public final class ProcessMeasurer implements Measurer {
                         + " s (compiling, checking and timing); the worker was killed", 0, 0);
             }
         };
-    }
-
-    /** The packed layout of each rewritten weight, by argument position. */
-    static Map<Integer, PackedLayout> packedLayouts(LayoutRewrite.Result program) {
-        Map<Integer, PackedLayout> out = new TreeMap<>();
-        for (LayoutRewrite.Transform t : program.transforms()) out.put(t.argument(), t.layout());
-        return out;
     }
 
     private void startWorker() {

@@ -155,7 +155,7 @@ class LayoutFreeMeasureTest {
     void theLayoutsTravelInTheMeasureRequest() {
         ComputeDAG dag = dense();
         LayoutRewrite.Result r = task(dag).rewriteLayouts(tiled(dag));
-        Map<Integer, PackedLayout> layouts = ProcessMeasurer.packedLayouts(r);
+        Map<Integer, PackedLayout> layouts = r.layouts();
         String line = WorkerProtocol.measureRequest(1, "cpu", "/tmp/w.bin", OPTIONS, r.schedule().lower("f"), layouts);
         assertThat(WorkerProtocol.layouts(WorkerProtocol.parse(line))).isEqualTo(layouts);
         String none = WorkerProtocol.measureRequest(2, "cpu", "/tmp/w.bin", OPTIONS, Schedule.empty(dag).lower("f"));

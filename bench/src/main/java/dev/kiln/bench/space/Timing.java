@@ -1,17 +1,17 @@
 package dev.kiln.bench.space;
 
+import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.samples.OpenBlas;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.javacpp.FloatPointer;
 
-/** Timing helpers of the search-space benchmarks: medians of back-to-back calls, OpenBLAS, the load. */
+/** Timing helpers of the search-space benchmarks: medians of back-to-back calls and OpenBLAS (the load average is network-bench's). */
 final class Timing {
     private Timing() {}
 
@@ -54,11 +54,8 @@ final class Timing {
         return t[t.length / 2];
     }
 
+    /** The load average, as network-bench prints it. */
     static String loadAverage() {
-        try {
-            return java.nio.file.Files.readString(Path.of("/proc/loadavg")).trim();
-        } catch (java.io.IOException e) {
-            return "unknown";
-        }
+        return NetworkBench.loadAverage();
     }
 }

@@ -116,6 +116,13 @@ public final class LayoutRewrite {
         /** Whether any weight changed layout. */
         public boolean rewritten() { return !transforms.isEmpty(); }
 
+        /** The packed layout of each rewritten weight, by argument position (in argument order). */
+        public Map<Integer, PackedLayout> layouts() {
+            Map<Integer, PackedLayout> out = new java.util.TreeMap<>();
+            for (Transform t : transforms) out.put(t.argument(), t.layout());
+            return out;
+        }
+
         /** The transform of the argument at {@code position}, if it was rewritten. */
         public Optional<Transform> transform(int position) {
             return transforms.stream().filter(t -> t.argument() == position).findFirst();
