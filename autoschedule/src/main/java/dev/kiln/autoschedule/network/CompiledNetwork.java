@@ -1,6 +1,7 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.measure.CallTimer;
+import dev.kiln.autoschedule.measure.Warmup;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
@@ -112,18 +113,23 @@ public final class CompiledNetwork implements AutoCloseable {
      * {@code warmup} runs and a warm-up by time of at most {@link #PROFILE_WARMUP_MS} that stops
      * once the times settle): plain runs, and runs that time each kernel call, to tell the time
      * spent in the kernels from the time spent around them (argument binding and checks, the
-     * loop). Medians over the runs, with the p10-p90 spread of the plain runs.
+     * loop). The two kinds alternate, so a change in the machine's speed during the profile (a
+     * neighbour, the clock) shifts both alike instead of showing up as time outside the kernels.
+     * Medians over the runs, with the p10-p90 spread of the plain runs.
      */
     public NetworkProfile profile(int warmup, int runs, NDArray... inputs) {
         if (runs < 1) throw new KilnException("profile: runs must be at least 1, got " + runs);
         if (warmup < 0) throw new KilnException("profile: warmup must not be negative, got " + warmup);
         for (int i = 0; i < warmup; i++) runInto(inputs, ownOutputs);
-        CallTimer.Stats plain = CallTimer.time(() -> runInto(inputs, ownOutputs),
-                new CallTimer.Policy(PROFILE_WARMUP_MS, runs, 0, runs, Double.MAX_VALUE));
+        Warmup.Outcome settled = Warmup.run(() -> runInto(inputs, ownOutputs), PROFILE_WARMUP_MS);
+        double[] plain = new double[runs];
         double[][] perCall = new double[calls.size()][runs];
         double[] inKernels = new double[runs];
         ReferenceExecutor.checkInputs(graph, inputs);
         for (int r = 0; r < runs; r++) {
+            long p0 = System.nanoTime();
+            runInto(inputs, ownOutputs);
+            plain[r] = (System.nanoTime() - p0) / 1e9;
             for (int c = 0; c < calls.size(); c++) {
                 Call call = calls.get(c);
                 NDArray[] args = call.bind(inputs, ownOutputs);
@@ -139,7 +145,8 @@ public final class CompiledNetwork implements AutoCloseable {
             entries.add(new NetworkProfile.Entry(call.group().id(), call.group().description(), call.task().id(),
                     NetworkProfile.median(perCall[c]), call.task().flops()));
         }
-        return new NetworkProfile(plain.median(), NetworkProfile.median(inKernels), entries, plain.p10(), plain.p90());
+        CallTimer.Stats plainRuns = new CallTimer.Stats(plain, settled);
+        return new NetworkProfile(plainRuns.median(), NetworkProfile.median(inKernels), entries, plainRuns.p10(), plainRuns.p90());
     }
 
     /** The graph as compiled (after the graph passes). */
