@@ -108,7 +108,7 @@ public final class Te {
             throw new KilnException("compute '" + name + "': shape " + s + " has rank " + s.rank()
                     + " but the index lambda takes " + arity + " index(es)");
         }
-        return SpatialAxes.build(name, "", s, names, a -> List.of(f.apply(a))).output(0);
+        return SpatialAxes.build(name, "", s, names, a -> java.util.Collections.singletonList(f.apply(a))).output(0);
     }
 
     /** Rank-generic compute: the lambda receives one axis per dimension of {@code s}. */
@@ -124,7 +124,7 @@ public final class Te {
     /** Rank-generic compute with a tag and named axes (null for the default names). */
     public static Tensor computeN(String name, String tag, Shape s, AxisNames names, Function<List<IterVar>, Expr> f) {
         SpatialAxes.requireArguments(name, s, f);
-        return SpatialAxes.build(name, tag, s, names, a -> List.of(f.apply(a))).output(0);
+        return SpatialAxes.build(name, tag, s, names, a -> java.util.Collections.singletonList(f.apply(a))).output(0);
     }
 
     /**
@@ -237,17 +237,25 @@ public final class Te {
     /** Alias of {@link #select}, as in TVM. */
     public static Expr ifThenElse(Expr cond, Expr t, Expr f) { return new Select(cond, t, f); }
 
-    public static Expr cast(DType t, Expr e) { return e.cast(t); }
+    public static Expr cast(DType t, Expr e) {
+        if (e == null) throw new KilnException("cast to " + t + ": the value is null");
+        return e.cast(t);
+    }
 
     /** The conjunction of the conditions ({@code true} if none). */
     public static Expr all(Expr... conds) {
         Expr out = null;
-        for (Expr c : conds) out = out == null ? c : out.and(c);
+        if (conds == null) throw new KilnException("all: the array of conditions is null");
+        for (int k = 0; k < conds.length; k++) {
+            Expr c = conds[k];
+            if (c == null) throw new KilnException("all: condition " + k + " of " + conds.length + " is null");
+            out = out == null ? c : out.and(c);
+        }
         return out == null ? IntImm.bool(true) : out;
     }
 
-    public static Expr minimum(Expr a, Expr b) { return a.min(b); }
-    public static Expr maximum(Expr a, Expr b) { return a.max(b); }
+    public static Expr minimum(Expr a, Expr b) { return new dev.kiln.ir.Binary(dev.kiln.ir.BinaryOp.MIN, a, b); }
+    public static Expr maximum(Expr a, Expr b) { return new dev.kiln.ir.Binary(dev.kiln.ir.BinaryOp.MAX, a, b); }
 
     public static Expr exp(Expr x) { return call(Intrinsic.EXP, x); }
     public static Expr log(Expr x) { return call(Intrinsic.LOG, x); }
@@ -263,5 +271,5 @@ public final class Te {
     public static Expr round(Expr x) { return call(Intrinsic.ROUND, x); }
     public static Expr fma(Expr a, Expr b, Expr c) { return call(Intrinsic.FMA, a, b, c); }
 
-    private static Expr call(Intrinsic fn, Expr... args) { return new Call(fn, List.of(args)); }
+    private static Expr call(Intrinsic fn, Expr... args) { return new Call(fn, java.util.Arrays.asList(args)); }
 }
