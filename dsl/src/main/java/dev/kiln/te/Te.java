@@ -11,7 +11,8 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Range;
 import dev.kiln.ir.Reducer;
 import dev.kiln.ir.Select;
-import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -108,7 +109,7 @@ public final class Te {
             throw new KilnException("compute '" + name + "': shape " + s + " has rank " + s.rank()
                     + " but the index lambda takes " + arity + " index(es)");
         }
-        return SpatialAxes.build(name, "", s, names, a -> java.util.Collections.singletonList(f.apply(a))).output(0);
+        return SpatialAxes.build(name, "", s, names, a -> Collections.singletonList(f.apply(a))).output(0);
     }
 
     /** Rank-generic compute: the lambda receives one axis per dimension of {@code s}. */
@@ -124,7 +125,7 @@ public final class Te {
     /** Rank-generic compute with a tag and named axes (null for the default names). */
     public static Tensor computeN(String name, String tag, Shape s, AxisNames names, Function<List<IterVar>, Expr> f) {
         SpatialAxes.requireArguments(name, s, f);
-        return SpatialAxes.build(name, tag, s, names, a -> java.util.Collections.singletonList(f.apply(a))).output(0);
+        return SpatialAxes.build(name, tag, s, names, a -> Collections.singletonList(f.apply(a))).output(0);
     }
 
     /**
@@ -271,5 +272,5 @@ public final class Te {
     public static Expr round(Expr x) { return call(Intrinsic.ROUND, x); }
     public static Expr fma(Expr a, Expr b, Expr c) { return call(Intrinsic.FMA, a, b, c); }
 
-    private static Expr call(Intrinsic fn, Expr... args) { return new Call(fn, java.util.Arrays.asList(args)); }
+    private static Expr call(Intrinsic fn, Expr... args) { return new Call(fn, Arrays.asList(args)); }
 }
