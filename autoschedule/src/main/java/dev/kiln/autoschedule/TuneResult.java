@@ -36,10 +36,16 @@ public record TuneResult(SearchTask task, Schedule schedule, double seconds, Sea
         notes = List.copyOf(notes);
     }
 
-    /** The best program's speed in GFLOP/s. */
+    /**
+     * The best program's speed in GFLOP/s, or GOP/s for an integer computation (the unit is
+     * {@link #rateUnit()}).
+     */
     public double gflops() {
         return task.dag().flopCount() / seconds / 1e9;
     }
+
+    /** {@code "GFLOP/s"}, or {@code "GOP/s"} when the computation is integer arithmetic. */
+    public String rateUnit() { return task.dag().rateUnit(); }
 
     /** Trials of the task, those restored from the log included. */
     public int trials() { return outcome.trials(); }
@@ -61,8 +67,8 @@ public record TuneResult(SearchTask task, Schedule schedule, double seconds, Sea
     /** A few lines for people: the best time and speed, the trials, the errors, why it stopped, the notes. */
     public String summary() {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
-                "best %.4g ms (%.2f GFLOP/s), found at trial %d of %d (%d measured now, %d errors%s); stopped: %s",
-                seconds * 1e3, gflops(), bestTrial(), trials(), newTrials(), errors(),
+                "best %.4g ms (%.2f %s), found at trial %d of %d (%d measured now, %d errors%s); stopped: %s",
+                seconds * 1e3, gflops(), rateUnit(), bestTrial(), trials(), newTrials(), errors(),
                 errorsByKind().isEmpty() ? "" : " " + errorsByKind(), stopReason()));
         for (String n : notes) sb.append('\n').append("note: ").append(n);
         return sb.toString();

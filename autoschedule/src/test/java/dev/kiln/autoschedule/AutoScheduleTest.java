@@ -82,6 +82,30 @@ class AutoScheduleTest {
     }
 
     @Test
+    void anIntegerKernelReportsGopPerSecond() {
+        dev.kiln.te.Tensor a = dev.kiln.te.Te.placeholder("A", DType.INT32, 12, 10);
+        dev.kiln.te.Tensor b = dev.kiln.te.Te.placeholder("B", DType.INT32, 10, 8);
+        ComputeDAG dag = ComputeDAG.of(dev.kiln.nn.Linalg.matmul(a, b, false, false, DType.INT32));
+        assertThat(dag.rateUnit()).isEqualTo("GOP/s");
+        FakeMeasurer m = new FakeMeasurer(HOST);
+        try (TuneResult r = AutoSchedule.tune(dag, HOST, options(m).trials(4).logFile(dir.resolve("int.jsonl")).build())) {
+            assertThat(r.rateUnit()).isEqualTo("GOP/s");
+            assertThat(r.summary()).contains("GOP/s").doesNotContain("GFLOP");
+            assertThat(r.gflops()).isPositive();
+            NDArray na = NDArray.random(DType.INT32, 3, 12, 10), nb = NDArray.random(DType.INT32, 4, 10, 8);
+            NDArray c = NDArray.allocate(DType.INT32, 12, 8);
+            r.kernel().call(na, nb, c);
+            for (int i = 0; i < 12; i++) {
+                for (int j = 0; j < 8; j++) {
+                    long s = 0;
+                    for (int p = 0; p < 10; p++) s += na.getLong(i, p) * nb.getLong(p, j);
+                    assertThat(c.getLong(i, j)).as("C[%d,%d]", i, j).isEqualTo(s);
+                }
+            }
+        }
+    }
+
+    @Test
     void buildAppliesTheBestLoggedProgramWithoutSearching() {
         Path file = dir.resolve("build.jsonl");
         FakeMeasurer m = new FakeMeasurer(HOST);

@@ -59,28 +59,32 @@ public final class TuneReport {
                 CallTimer.Stats tunedStats = time(r.schedule(), target);
                 double tuned = tunedStats.median();
                 double flops = dag.flopCount();
-                lines.add(row(name, "tuned, " + r.trials() + " trials", tunedStats, flops));
+                String unit = dag.rateUnit();
+                lines.add(row(name, "tuned, " + r.trials() + " trials", tunedStats, flops, unit));
                 if (dag == gemm) {
                     CallTimer.Stats handStats = time(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()), target);
                     CallTimer.Stats blasStats = openBlas(1024, target.cores());
                     double hand = handStats.median(), blas = blasStats.median();
-                    lines.add(row(name, "hand-written schedule", handStats, flops));
-                    lines.add(row(name, "OpenBLAS sgemm, " + target.cores() + " threads", blasStats, flops));
+                    lines.add(row(name, "hand-written schedule", handStats, flops, unit));
+                    lines.add(row(name, "OpenBLAS sgemm, " + target.cores() + " threads", blasStats, flops, unit));
                     lines.add(String.format(Locale.ROOT, "| %s | tuned / OpenBLAS | | | %.2fx |", name, blas / tuned));
                     lines.add(String.format(Locale.ROOT, "| %s | tuned / hand-written | | | %.2fx |", name, hand / tuned));
                 }
             }
         }
         System.out.println("load average after: " + loadAverage());
-        System.out.println("| workload | variant | median | p10-p90 | GFLOP/s |");
+        System.out.println("| workload | variant | median | p10-p90 | rate |");
         System.out.println("|---|---|---|---|---|");
         lines.forEach(System.out::println);
     }
 
-    /** A table row: the median of the calls, their p10-p90 spread and the speed at the median. */
-    static String row(String workload, String variant, CallTimer.Stats t, double flops) {
-        return String.format(Locale.ROOT, "| %s | %s | %.3f ms | %.3f-%.3f ms | %.1f |", workload, variant, t.median() * 1e3,
-                t.p10() * 1e3, t.p90() * 1e3, flops / t.median() / 1e9);
+    /**
+     * A table row: the median of the calls, their p10-p90 spread and the speed at the median, in
+     * {@code unit} (GFLOP/s, or GOP/s for an integer computation: {@code ComputeDAG.rateUnit()}).
+     */
+    static String row(String workload, String variant, CallTimer.Stats t, double flops, String unit) {
+        return String.format(Locale.ROOT, "| %s | %s | %.3f ms | %.3f-%.3f ms | %.1f %s |", workload, variant, t.median() * 1e3,
+                t.p10() * 1e3, t.p90() * 1e3, flops / t.median() / 1e9, unit);
     }
 
     static CallTimer.Stats time(Schedule s, CpuTarget target) {

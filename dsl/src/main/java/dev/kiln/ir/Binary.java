@@ -1,13 +1,11 @@
 package dev.kiln.ir;
 
-import java.util.Objects;
 
 /** {@code a op b}; both operands have the same numeric type, which is the result type. */
 public record Binary(BinaryOp op, Expr a, Expr b) implements Expr {
     public Binary {
-        Objects.requireNonNull(op, "op");
-        Objects.requireNonNull(a, "a");
-        Objects.requireNonNull(b, "b");
+        if (op == null) throw new KilnException("binary expression: the operator is null");
+        Checks.requireOperands(op.symbol(), a, b);
         if (a.dtype() != b.dtype()) {
             throw new KilnException("dtype mismatch in " + op.symbol() + ": " + ExprPrinter.print(a) + " is "
                     + a.dtype() + " but " + ExprPrinter.print(b) + " is " + b.dtype() + "; add a cast()");

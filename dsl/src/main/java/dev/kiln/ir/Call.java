@@ -5,6 +5,11 @@ import java.util.List;
 /** A call of a math {@link Intrinsic}. */
 public record Call(Intrinsic fn, List<Expr> args) implements Expr {
     public Call {
+        if (fn == null) throw new KilnException("call: the intrinsic is null");
+        if (args == null) throw new KilnException(fn.displayName() + ": the argument list is null");
+        for (int k = 0; k < args.size(); k++) {
+            if (args.get(k) == null) throw new KilnException(fn.displayName() + ": argument " + k + " is null");
+        }
         args = List.copyOf(args);
         if (args.size() != fn.arity()) {
             throw new KilnException(fn.displayName() + " takes " + fn.arity() + " argument(s), got " + args.size());

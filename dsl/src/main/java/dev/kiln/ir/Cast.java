@@ -1,6 +1,5 @@
 package dev.kiln.ir;
 
-import java.util.Objects;
 
 /**
  * Explicit type conversion. Float to integer truncates toward zero and saturates at the
@@ -9,8 +8,8 @@ import java.util.Objects;
  */
 public record Cast(DType dtype, Expr value) implements Expr {
     public Cast {
-        Objects.requireNonNull(dtype, "dtype");
-        Objects.requireNonNull(value, "value");
+        if (value == null) throw new KilnException("cast to " + dtype + ": the value is null");
+        if (dtype == null) throw new KilnException("cast of " + ExprPrinter.print(value) + ": the target dtype is null");
     }
 
     @Override

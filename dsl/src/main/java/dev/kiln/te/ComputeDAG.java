@@ -20,17 +20,33 @@ public final class ComputeDAG {
     private final List<Tensor> outputs;
     private final List<Operation> ops;
     private final long flops;
+    private final boolean floatArithmetic;
     private final String workloadKey;
 
     public ComputeDAG(List<Tensor> outputs) {
+        if (outputs == null) throw new KilnException("ComputeDAG: the list of outputs is null");
         if (outputs.isEmpty()) throw new KilnException("a ComputeDAG needs at least one output tensor");
+        Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (int o = 0; o < outputs.size(); o++) {
+            Tensor t = outputs.get(o);
+            if (t == null) throw new KilnException("ComputeDAG: output " + o + " of " + outputs.size() + " is null");
+            if (t.isPlaceholder()) {
+                throw new KilnException("ComputeDAG: output " + o + " '" + t.name()
+                        + "' is a placeholder (an input); the outputs must be computed tensors");
+            }
+            if (!seen.add(t)) throw new KilnException("ComputeDAG: output '" + t.name() + "' is listed twice");
+        }
         this.outputs = List.copyOf(outputs);
         this.ops = topoOrder(this.outputs);
         this.flops = FlopCounter.count(ops);
+        this.floatArithmetic = FlopCounter.hasFloatArithmetic(ops);
         this.workloadKey = WorkloadKey.of(this);
     }
 
-    public static ComputeDAG of(Tensor... outputs) { return new ComputeDAG(List.of(outputs)); }
+    public static ComputeDAG of(Tensor... outputs) {
+        if (outputs == null) throw new KilnException("ComputeDAG: the array of outputs is null");
+        return new ComputeDAG(java.util.Arrays.asList(outputs));
+    }
 
     private static List<Operation> topoOrder(List<Tensor> outputs) {
         List<Operation> order = new ArrayList<>();
@@ -75,10 +91,24 @@ public final class ComputeDAG {
     }
 
     /**
-     * Floating-point operations of one evaluation, counted by {@link FlopCounter}'s rules
-     * (a multiply-add counts 2).
+     * Operations of one evaluation, counted by {@link FlopCounter}'s rules (a multiply-add counts
+     * 2; a reducer's comparisons count, so argmax is not 0). Floating-point operations, or integer
+     * ones for an integer computation ({@link #hasFloatArithmetic()}).
      */
     public long flopCount() { return flops; }
+
+    /**
+     * Whether the counted operations include floating-point arithmetic; when not (integer
+     * kernels such as an int8 matmul), {@link #flopCount()} counts integer operations and rates
+     * are GOP/s, not GFLOP/s.
+     */
+    public boolean hasFloatArithmetic() { return floatArithmetic; }
+
+    /** The unit of this computation's rate: {@code "GFLOP/s"}, or {@code "GOP/s"} for integer arithmetic. */
+    public String rateUnit() { return rateUnit(floatArithmetic); }
+
+    /** {@code "GFLOP/s"} for floating-point arithmetic, {@code "GOP/s"} for integer arithmetic. */
+    public static String rateUnit(boolean floatArithmetic) { return floatArithmetic ? "GFLOP/s" : "GOP/s"; }
 
     /**
      * A key that depends only on the structure of the computation: the same computation built

@@ -3,6 +3,7 @@ package dev.kiln.te;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
+import dev.kiln.ir.KilnException;
 import dev.kiln.ir.TensorRead;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,18 +45,33 @@ public final class Tensor {
 
     /** {@code this[indices...]}; the number of indices must equal the rank. */
     public Expr at(Expr... indices) {
-        return new TensorRead(this, Arrays.asList(indices));
+        if (indices == null) throw new KilnException("tensor '" + name + "': the index array is null");
+        return at(Arrays.asList(indices));
     }
 
     /** {@code this[indices...]} from a list (for rank-generic code). */
     public Expr at(List<? extends Expr> indices) {
+        if (indices == null) throw new KilnException("tensor '" + name + "': the index list is null");
+        for (int d = 0; d < indices.size(); d++) {
+            if (indices.get(d) == null) {
+                throw new KilnException("tensor '" + name + "' (shape " + shape + "): index " + d + " is null");
+            }
+        }
         return new TensorRead(this, new ArrayList<>(indices));
     }
 
     /** {@code this[c...]} with constant int32 indices. */
     public Expr at(long... indices) {
+        if (indices == null) throw new KilnException("tensor '" + name + "': the index array is null");
         List<Expr> idx = new ArrayList<>();
-        for (long i : indices) idx.add(IntImm.i32(i));
+        for (int d = 0; d < indices.length; d++) {
+            long i = indices[d];
+            if (d < shape.rank() && (i < 0 || i >= shape.get(d))) {
+                throw new KilnException("tensor '" + name + "' (shape " + shape + "): constant index " + i
+                        + " is out of range for axis " + d);
+            }
+            idx.add(IntImm.i32(Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, i))));
+        }
         return new TensorRead(this, idx);
     }
 

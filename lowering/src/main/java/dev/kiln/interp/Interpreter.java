@@ -67,6 +67,7 @@ public final class Interpreter {
 
     /** Compiles {@code f} for repeated runs. */
     public static Program compile(PrimFunc f) {
+        if (f == null) throw new dev.kiln.ir.KilnException("Interpreter: the function is null");
         return Compiler.compile(f);
     }
 

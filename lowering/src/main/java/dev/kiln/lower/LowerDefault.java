@@ -28,6 +28,8 @@ public final class LowerDefault {
 
     /** Lowers a DAG; the parameters are its inputs, then its outputs ({@link ComputeDAG#arguments()}). */
     public static PrimFunc lower(String name, ComputeDAG dag) {
+        requireName(name);
+        if (dag == null) throw new KilnException("function '" + name + "': the DAG is null");
         return ScheduleLowering.lower(name, LoopState.initial(dag));
     }
 
@@ -36,11 +38,29 @@ public final class LowerDefault {
      * parameters in that order. Every placeholder the computation reads must be among them.
      */
     public static PrimFunc lower(String name, List<Tensor> args) {
+        requireName(name);
+        if (args == null) throw new KilnException("function '" + name + "': the argument list is null");
+        for (int k = 0; k < args.size(); k++) {
+            if (args.get(k) == null) throw new KilnException("function '" + name + "': argument " + k + " of " + args.size() + " is null");
+        }
         if (new LinkedHashSet<>(args).size() != args.size()) {
             throw new KilnException("function '" + name + "': a tensor is listed twice among the arguments " + args);
         }
         List<Tensor> outs = args.stream().filter(t -> !t.isPlaceholder()).toList();
         if (outs.isEmpty()) throw new KilnException("function '" + name + "': no compute tensor among the arguments " + args);
-        return ScheduleLowering.lower(name, LoopState.initial(new ComputeDAG(outs)), args);
+        ComputeDAG dag = new ComputeDAG(outs);
+        for (Tensor in : dag.inputs()) {
+            if (!args.contains(in)) {
+                throw new KilnException("function '" + name + "': the computation reads placeholder '" + in.name()
+                        + "', which is not among the arguments " + args);
+            }
+        }
+        return ScheduleLowering.lower(name, LoopState.initial(dag), args);
+    }
+
+    private static void requireName(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new KilnException("lower: the function name is " + (name == null ? "null" : "empty"));
+        }
     }
 }

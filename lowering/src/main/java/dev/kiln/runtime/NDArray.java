@@ -59,15 +59,18 @@ public final class NDArray implements AutoCloseable {
 
     /** A zero-filled compact row-major array. */
     public static NDArray allocate(DType dtype, long... shape) {
+        requireShape("allocate", shape);
         return allocateStrided(dtype, shape, rowMajorStrides(shape));
     }
 
     /** A zero-filled array with the given strides (in elements, non-negative). */
     public static NDArray allocateStrided(DType dtype, long[] shape, long[] strides) {
+        requireShape("allocateStrided", shape);
+        if (strides == null) throw new KilnException("allocateStrided: the strides are null");
         long[] sh = shape.clone();
         long[] st = strides.clone();
         check(dtype, sh, st);
-        long bytes = Math.multiplyExact(span(sh, st), (long) dtype.bytes());
+        long bytes = bytes(dtype, sh, st);
         Arena arena = Arena.ofShared();
         try {
             return new NDArray(arena, arena.allocate(bytes, ALIGNMENT), dtype, sh, st);
@@ -79,15 +82,19 @@ public final class NDArray implements AutoCloseable {
 
     /** A zero-filled array with the dtype, constant shape and constant strides of a buffer. */
     public static NDArray allocate(Buffer buffer) {
+        if (buffer == null) throw new KilnException("allocate: the buffer is null");
         return allocateStrided(buffer.dtype(), buffer.constShape(), buffer.constStrides());
     }
 
     /** An array over memory owned by someone else; closing it does not free the memory. */
     public static NDArray wrap(MemorySegment segment, DType dtype, long[] shape, long[] strides) {
+        if (segment == null) throw new KilnException("wrap: the memory segment is null");
+        requireShape("wrap", shape);
+        if (strides == null) throw new KilnException("wrap: the strides are null");
         long[] sh = shape.clone();
         long[] st = strides.clone();
         check(dtype, sh, st);
-        long need = Math.multiplyExact(span(sh, st), (long) dtype.bytes());
+        long need = bytes(dtype, sh, st);
         if (segment.byteSize() < need) {
             throw new KilnException("cannot wrap " + segment.byteSize() + " bytes as " + describe(dtype, sh)
                     + " with strides " + Arrays.toString(st) + ": it needs " + need + " bytes");
@@ -97,6 +104,7 @@ public final class NDArray implements AutoCloseable {
 
     /** A float32 array holding {@code data} in row-major order. */
     public static NDArray fromFloats(float[] data, long... shape) {
+        if (data == null) throw new KilnException("fromFloats: the data array is null");
         NDArray a = allocate(DType.FLOAT32, shape);
         a.checkLength(data.length);
         MemorySegment.copy(data, 0, a.segment, F32, 0, data.length);
@@ -105,6 +113,7 @@ public final class NDArray implements AutoCloseable {
 
     /** An array of floating type {@code dtype} holding {@code data} rounded to it. */
     public static NDArray fromFloats(DType dtype, float[] data, long... shape) {
+        if (data == null) throw new KilnException("fromFloats: the data array is null");
         NDArray a = allocate(dtype, shape);
         a.checkLength(data.length);
         for (int i = 0; i < data.length; i++) a.setDoubleFlat(data[i], i);
@@ -113,6 +122,7 @@ public final class NDArray implements AutoCloseable {
 
     /** A float64 array holding {@code data} in row-major order. */
     public static NDArray fromDoubles(double[] data, long... shape) {
+        if (data == null) throw new KilnException("fromDoubles: the data array is null");
         NDArray a = allocate(DType.FLOAT64, shape);
         a.checkLength(data.length);
         MemorySegment.copy(data, 0, a.segment, F64, 0, data.length);
@@ -121,6 +131,7 @@ public final class NDArray implements AutoCloseable {
 
     /** An array of any type holding {@code data} converted as by {@link #setDouble}. */
     public static NDArray fromDoubles(DType dtype, double[] data, long... shape) {
+        if (data == null) throw new KilnException("fromDoubles: the data array is null");
         NDArray a = allocate(dtype, shape);
         a.checkLength(data.length);
         for (int i = 0; i < data.length; i++) a.setDoubleFlat(data[i], i);
@@ -129,6 +140,7 @@ public final class NDArray implements AutoCloseable {
 
     /** An int32 array holding {@code data} in row-major order. */
     public static NDArray fromInts(int[] data, long... shape) {
+        if (data == null) throw new KilnException("fromInts: the data array is null");
         NDArray a = allocate(DType.INT32, shape);
         a.checkLength(data.length);
         MemorySegment.copy(data, 0, a.segment, I32, 0, data.length);
@@ -137,6 +149,7 @@ public final class NDArray implements AutoCloseable {
 
     /** An int64 array holding {@code data} in row-major order. */
     public static NDArray fromLongs(long[] data, long... shape) {
+        if (data == null) throw new KilnException("fromLongs: the data array is null");
         NDArray a = allocate(DType.INT64, shape);
         a.checkLength(data.length);
         MemorySegment.copy(data, 0, a.segment, I64, 0, data.length);
@@ -145,6 +158,7 @@ public final class NDArray implements AutoCloseable {
 
     /** An array of any type holding {@code data} converted as by {@link #setLong} (integers wrap). */
     public static NDArray fromLongs(DType dtype, long[] data, long... shape) {
+        if (data == null) throw new KilnException("fromLongs: the data array is null");
         NDArray a = allocate(dtype, shape);
         a.checkLength(data.length);
         for (int i = 0; i < data.length; i++) a.setLongFlat(data[i], i);
@@ -156,6 +170,7 @@ public final class NDArray implements AutoCloseable {
      * byte must be 0 or 1).
      */
     public static NDArray fromBytes(DType dtype, byte[] data, long... shape) {
+        if (data == null) throw new KilnException("fromBytes: the data array is null");
         if (dtype != DType.INT8 && dtype != DType.UINT8 && dtype != DType.BOOL) {
             throw new KilnException("fromBytes makes int8, uint8 or bool arrays, not " + dtype);
         }
@@ -174,6 +189,7 @@ public final class NDArray implements AutoCloseable {
 
     /** A compact array of seeded random values; see {@link #fillRandom}. */
     public static NDArray random(DType dtype, long seed, long... shape) {
+        if (dtype == null) throw new KilnException("random: the dtype is null");
         return allocate(dtype, shape).fillRandom(seed);
     }
 
@@ -227,6 +243,7 @@ public final class NDArray implements AutoCloseable {
 
     /** Copies the elements of {@code src} (same dtype and shape, any strides) into this array. */
     public void copyFrom(NDArray src) {
+        if (src == null) throw new KilnException("copy into " + this + ": the source array is null");
         requireSameKind(src, "copy from");
         int b = dtype.bytes();
         for (long i = 0; i < numElements; i++) {
@@ -257,11 +274,16 @@ public final class NDArray implements AutoCloseable {
 
     /** Row-major strides of a shape, in elements. */
     public static long[] rowMajorStrides(long... shape) {
+        requireShape("rowMajorStrides", shape);
         long[] st = new long[shape.length];
         long s = 1;
         for (int d = shape.length - 1; d >= 0; d--) {
             st[d] = s;
-            s = Math.multiplyExact(s, Math.max(shape[d], 1));
+            try {
+                s = Math.multiplyExact(s, Math.max(shape[d], 1));
+            } catch (ArithmeticException e) {
+                throw new KilnException("array shape " + Arrays.toString(shape) + " has more elements than a long can count");
+            }
         }
         return st;
     }
@@ -364,6 +386,8 @@ public final class NDArray implements AutoCloseable {
 
     /** Element offset of a multi-index, bounds-checked per dimension. */
     private long offsetOf(long[] index) {
+        requireOpen();
+        if (index == null) throw new KilnException("array " + this + ": the index is null");
         if (index.length != shape.length) {
             throw new KilnException("array " + this + " has rank " + shape.length + " but was indexed with "
                     + index.length + " index(es) " + Arrays.toString(index));
@@ -381,6 +405,7 @@ public final class NDArray implements AutoCloseable {
 
     /** Element offset of row-major position {@code i}. */
     private long offsetOfFlat(long i) {
+        requireOpen();
         if (i < 0 || i >= numElements) {
             throw new KilnException("flat index " + i + " is out of bounds for array " + this + " of "
                     + numElements + " elements");
@@ -396,6 +421,9 @@ public final class NDArray implements AutoCloseable {
 
     /** The multi-index of row-major position {@code i}. */
     public long[] unravel(long i) {
+        if (i < 0 || i >= numElements) {
+            throw new KilnException("flat index " + i + " is out of bounds for array " + this + " of " + numElements + " elements");
+        }
         long[] idx = new long[shape.length];
         for (int d = shape.length - 1; d >= 0; d--) {
             idx[d] = i % shape[d];
@@ -411,12 +439,17 @@ public final class NDArray implements AutoCloseable {
      * {@link Comparison} for the rule. Throws {@link KilnException} if dtypes or shapes differ.
      */
     public Comparison compareTo(NDArray expected, double rtol, double atol) {
+        if (expected == null) throw new KilnException("compare " + this + ": the expected array is null");
+        if (!(rtol >= 0) || !(atol >= 0)) {
+            throw new KilnException("compare " + this + ": tolerances must be non-negative, got rtol " + rtol + ", atol " + atol);
+        }
         requireSameKind(expected, "compare");
         return Comparison.of(this, expected, rtol, atol);
     }
 
     /** Throws an {@link AssertionError} with {@link Comparison#report()} unless the arrays are close. */
     public void assertClose(NDArray expected, double rtol, double atol) {
+        if (expected == null) throw new KilnException("assertClose " + this + ": the expected array is null");
         if (dtype != expected.dtype || !Arrays.equals(shape, expected.shape)) {
             throw new AssertionError("cannot compare " + this + " with expected " + expected
                     + (dtype != expected.dtype ? ": dtypes differ" : ": shapes differ"));
@@ -460,6 +493,24 @@ public final class NDArray implements AutoCloseable {
         return dtype + Arrays.toString(shape);
     }
 
+    private void requireOpen() {
+        if (closed) throw new KilnException("array " + this + " is closed; its memory was freed");
+    }
+
+    private static void requireShape(String where, long[] shape) {
+        if (shape == null) throw new KilnException(where + ": the shape is null");
+    }
+
+    /** Bytes an array of this layout spans, or a KilnException naming the shape if that overflows a long. */
+    private static long bytes(DType dtype, long[] shape, long[] strides) {
+        try {
+            return Math.multiplyExact(span(shape, strides), (long) dtype.bytes());
+        } catch (ArithmeticException e) {
+            throw new KilnException("array " + describe(dtype, shape) + " with strides " + Arrays.toString(strides)
+                    + " spans more bytes than a long can count");
+        }
+    }
+
     private static void check(DType dtype, long[] shape, long[] strides) {
         if (dtype == null) throw new KilnException("an array needs a dtype");
         if (shape.length != strides.length) {
@@ -489,7 +540,13 @@ public final class NDArray implements AutoCloseable {
 
     private static long count(long[] shape) {
         long n = 1;
-        for (long s : shape) n = Math.multiplyExact(n, s);
+        for (long s : shape) {
+            try {
+                n = Math.multiplyExact(n, s);
+            } catch (ArithmeticException e) {
+                throw new KilnException("array shape " + Arrays.toString(shape) + " has more elements than a long can count");
+            }
+        }
         return n;
     }
 
@@ -502,6 +559,7 @@ public final class NDArray implements AutoCloseable {
     }
 
     private int checkedLength() {
+        requireOpen();
         if (numElements > Integer.MAX_VALUE - 8) {
             throw new KilnException("array " + this + " has too many elements for a Java array");
         }

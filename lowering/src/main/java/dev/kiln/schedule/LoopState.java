@@ -38,18 +38,22 @@ public record LoopState(ComputeDAG dag, List<Stage> stages, List<Step> steps) {
 
     /** Applies a step, or throws a {@link ScheduleException} naming the step and why it cannot apply. */
     public LoopState apply(Step step) {
+        if (step == null) throw new ScheduleException("step " + steps.size() + " is null");
         LoopState next;
         try {
             next = step.applyTo(this);
             next.checkAttachments();
-        } catch (KilnException e) {
+        } catch (KilnException | NullPointerException | IndexOutOfBoundsException | ArithmeticException e) {
+            // the last three are a step record with a missing or out-of-range field (a hand-written
+            // or corrupted one); name the step rather than let a raw exception out
             String what;
             try {
                 what = step.describe(this);
-            } catch (KilnException d) {
+            } catch (RuntimeException d) {
                 what = step.toString();
             }
-            throw new ScheduleException("step " + steps.size() + " " + what + ": " + e.getMessage());
+            String why = e instanceof KilnException ? e.getMessage() : "malformed step (" + e + ")";
+            throw new ScheduleException("step " + steps.size() + " " + what + ": " + why);
         }
         List<Step> history = new ArrayList<>(steps);
         history.add(step);

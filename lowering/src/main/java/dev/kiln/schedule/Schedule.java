@@ -23,6 +23,11 @@ public record Schedule(ComputeDAG dag, List<Step> steps) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public Schedule {
+        if (dag == null) throw new ScheduleException("a schedule needs a DAG; it is null");
+        if (steps == null) throw new ScheduleException("a schedule needs a step list; it is null");
+        for (int k = 0; k < steps.size(); k++) {
+            if (steps.get(k) == null) throw new ScheduleException("step " + k + " of " + steps.size() + " is null");
+        }
         steps = List.copyOf(steps);
     }
 
@@ -49,6 +54,7 @@ public record Schedule(ComputeDAG dag, List<Step> steps) {
 
     /** Lowers through the standard pipeline; parameters are the DAG's inputs, then its outputs. */
     public PrimFunc lower(String name) {
+        if (name == null || name.isEmpty()) throw new ScheduleException("lower: the function name is " + (name == null ? "null" : "empty"));
         return Lowering.lower(name, this, Lowering.Options.defaults());
     }
 
@@ -74,9 +80,13 @@ public record Schedule(ComputeDAG dag, List<Step> steps) {
 
     /**
      * Reads a schedule written by {@link #toJson()} for {@code dag}; a schedule made for another
-     * workload is refused, naming both keys.
+     * workload is refused, naming both keys. The steps are replayed on the DAG at once, so a stage
+     * or loop index out of range (or any step that cannot apply) throws here, naming the step,
+     * rather than when the schedule is lowered.
      */
     public static Schedule fromJson(String json, ComputeDAG dag) {
+        if (json == null) throw new ScheduleException("fromJson: the JSON text is null");
+        if (dag == null) throw new ScheduleException("fromJson: the DAG is null");
         JsonNode o;
         try {
             o = JSON.readTree(json);
@@ -90,14 +100,26 @@ public record Schedule(ComputeDAG dag, List<Step> steps) {
         if (!key.isEmpty() && !key.equals(dag.workloadKey())) {
             throw new ScheduleException("the schedule was made for workload " + key + ", not for this DAG (" + dag.workloadKey() + ")");
         }
-        return fromSteps(o.get("steps"), dag);
+        Schedule schedule = fromSteps(o.get("steps"), dag);
+        schedule.replay();
+        return schedule;
     }
 
-    /** Reads a step array (as in the tuning log) for {@code dag}. */
+    /**
+     * Reads a step array (as in the tuning log) for {@code dag}, checking each record's form but not
+     * replaying it (the log replays a record when it applies it); {@link #fromJson} replays.
+     */
     public static Schedule fromSteps(JsonNode stepArray, ComputeDAG dag) {
+        if (dag == null) throw new ScheduleException("fromSteps: the DAG is null");
         if (stepArray == null || !stepArray.isArray()) throw new ScheduleException("a schedule needs a 'steps' array");
         List<Step> steps = new ArrayList<>();
-        for (JsonNode s : stepArray) steps.add(StepJson.read(s));
+        for (JsonNode s : stepArray) {
+            try {
+                steps.add(StepJson.read(s));
+            } catch (ScheduleException e) {
+                throw new ScheduleException("step " + steps.size() + ": " + e.getMessage());
+            }
+        }
         return new Schedule(dag, steps);
     }
 

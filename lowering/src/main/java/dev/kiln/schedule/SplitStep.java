@@ -47,7 +47,7 @@ public record SplitStep(int stageId, int iterId, Long extent, List<Integer> leng
         boolean defined = true;
         for (Integer l : lengths) {
             if (l == null) defined = false;
-            else prod *= l;
+            else prod = Math.multiplyExact(prod, (long) l);
         }
         int[] child = new int[n + 1];
         for (int k = 0; k <= n; k++) child[k] = all.size() + k;

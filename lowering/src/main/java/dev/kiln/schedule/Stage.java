@@ -81,6 +81,10 @@ public record Stage(Operation op, boolean output, int numRoots, List<Iter> all, 
 
     /** Position of the loop called {@code name}; {@code x.outer}/{@code x.inner} also find {@code x.0}/{@code x.1}. */
     public int indexOf(String name) {
+        if (isPlaceholder()) {
+            throw new KilnException("stage '" + name() + "' is a placeholder (an input) and has no loops; there is no loop '"
+                    + name + "'");
+        }
         int found = -1;
         for (int i = 0; i < leaves.size(); i++) {
             if (matches(all.get(leaves.get(i)).name(), name)) {

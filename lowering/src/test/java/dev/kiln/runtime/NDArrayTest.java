@@ -328,7 +328,8 @@ class NDArrayTest {
         NDArray a = NDArray.allocate(DType.FLOAT32, 3);
         a.close();
         a.close();
-        assertThrows(IllegalStateException.class, () -> a.getDouble(0));
+        KilnException closed = assertThrows(KilnException.class, () -> a.getDouble(0));
+        assertTrue(closed.getMessage().contains("float32[3]") && closed.getMessage().contains("closed"), closed.getMessage());
     }
 
     @Test

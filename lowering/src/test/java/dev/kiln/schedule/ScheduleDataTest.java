@@ -95,6 +95,7 @@ class ScheduleDataTest {
                 new PragmaStep(2, 0, "auto_unroll_max_step$64"),
                 new StorageAlignStep(2, 0, 32, 1));
         Schedule sch = new Schedule(dag, steps);
-        assertThat(Schedule.fromJson(sch.toJson(), dag).steps()).isEqualTo(steps);
+        // not a legal schedule (fromJson would replay and refuse it): the record format alone round-trips
+        assertThat(Schedule.fromSteps(sch.stepsJson(), dag).steps()).isEqualTo(steps);
     }
 }

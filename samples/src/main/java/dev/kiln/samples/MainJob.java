@@ -142,7 +142,7 @@ public final class MainJob implements Callable<Integer> {
                         inputs, expected, w);
             }
         }
-        print(w.name(), flops, rows);
+        print(w.name(), flops, dag.hasFloatArithmetic(), rows);
         inputs.forEach(NDArray::close);
         expected.close();
         return ok;
@@ -170,12 +170,14 @@ public final class MainJob implements Callable<Integer> {
         }
     }
 
-    private static void print(String name, long flops, List<Row> rows) {
+    /** The table of one workload; an integer computation is counted in GOP and rated in GOP/s. */
+    private static void print(String name, long flops, boolean floatArithmetic, List<Row> rows) {
         double java = rows.get(0).seconds();
-        System.out.printf(Locale.ROOT, "%s: %.3f GFLOP (median of back-to-back calls after a warm-up; p10-p90 the spread)%n", name,
-                flops / 1e9);
+        String unit = ComputeDAG.rateUnit(floatArithmetic);
+        System.out.printf(Locale.ROOT, "%s: %.3f %s (median of back-to-back calls after a warm-up; p10-p90 the spread)%n", name,
+                flops / 1e9, floatArithmetic ? "GFLOP" : "GOP");
         System.out.printf(Locale.ROOT, "  %-40s %12s %19s %7s %10s %12s  %s%n", "variant", "median", "p10-p90 ms", "calls",
-                "GFLOP/s", "vs Java", "check");
+                unit, "vs Java", "check");
         for (Row r : rows) {
             System.out.printf(Locale.ROOT, "  %-40s %9.3f ms %19s %7d %10.1f %11.1fx  %s%n", r.variant(), r.seconds() * 1e3,
                     String.format(Locale.ROOT, "%.3f-%.3f", r.stats().p10() * 1e3, r.stats().p90() * 1e3), r.stats().calls(),

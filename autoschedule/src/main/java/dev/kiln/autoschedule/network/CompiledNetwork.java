@@ -143,7 +143,8 @@ public final class CompiledNetwork implements AutoCloseable {
         for (int c = 0; c < calls.size(); c++) {
             Call call = calls.get(c);
             entries.add(new NetworkProfile.Entry(call.group().id(), call.group().description(), call.task().id(),
-                    NetworkProfile.median(perCall[c]), call.task().flops()));
+                    NetworkProfile.median(perCall[c]), call.task().flops(),
+                    call.task().task().dag().hasFloatArithmetic()));
         }
         CallTimer.Stats plainRuns = new CallTimer.Stats(plain, settled);
         return new NetworkProfile(plainRuns.median(), NetworkProfile.median(inKernels), entries, plainRuns.p10(), plainRuns.p90());

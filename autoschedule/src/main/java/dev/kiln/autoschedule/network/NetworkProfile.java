@@ -19,8 +19,16 @@ public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> c
         calls = List.copyOf(calls);
     }
 
-    /** One kernel call: the group it runs, its task, its median time and the task's FLOPs. */
-    public record Entry(int group, String description, int task, double seconds, long flops) {
+    /**
+     * One kernel call: the group it runs, its task, its median time, the task's operations and
+     * whether they are floating-point (else integer ones, rated in GOP/s).
+     */
+    public record Entry(int group, String description, int task, double seconds, long flops, boolean floatArithmetic) {
+        public Entry(int group, String description, int task, double seconds, long flops) {
+            this(group, description, task, seconds, flops, true);
+        }
+
+        /** GFLOP/s, or GOP/s for an integer kernel. */
         public double gflops() { return flops / seconds / 1e9; }
     }
 
@@ -31,10 +39,10 @@ public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> c
 
     /** A table: the {@code top} slowest calls, then the totals. */
     public String table(int top) {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-6s %-36s %-5s %10s %9s%n", "group", "kernel", "task", "ms", "GFLOP/s"));
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-6s %-36s %-5s %10s %9s%n", "group", "kernel", "task", "ms", "rate"));
         calls.stream().sorted(Comparator.comparingDouble(Entry::seconds).reversed()).limit(top).forEach(e ->
-                sb.append(String.format(Locale.ROOT, "%-6d %-36s %-5d %10.4f %9.1f%n", e.group(), e.description(), e.task(),
-                        e.seconds() * 1e3, e.gflops())));
+                sb.append(String.format(Locale.ROOT, "%-6d %-36s %-5d %10.4f %9.1f %s%n", e.group(), e.description(), e.task(),
+                        e.seconds() * 1e3, e.gflops(), dev.kiln.te.ComputeDAG.rateUnit(e.floatArithmetic()))));
         sb.append(String.format(Locale.ROOT, "run %.4f ms (p10-p90 %.4f-%.4f), in kernels %.4f ms, outside %.2f%%%n", seconds * 1e3,
                 p10Seconds * 1e3, p90Seconds * 1e3, kernelSeconds * 1e3, 100 * overheadShare()));
         return sb.toString();

@@ -18,6 +18,9 @@ public interface SchedulableTask {
     /** FLOPs of one run (for GFLOP/s and the similarity groups). */
     long flops();
 
+    /** The unit of its rate: {@code "GFLOP/s"}, or {@code "GOP/s"} for integer arithmetic. */
+    default String rateUnit() { return "GFLOP/s"; }
+
     /** The similarity tag; empty for none. */
     String tag();
 

@@ -376,7 +376,7 @@ public final class SchedulerLoop {
         List<TaskSummary> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             out.add(new TaskSummary(i, tasks.get(i).name(), weights[i], flops[i], rounds[i], trials[i],
-                    cost[i] >= NO_LATENCY ? Double.POSITIVE_INFINITY : cost[i], status[i], message[i]));
+                    cost[i] >= NO_LATENCY ? Double.POSITIVE_INFINITY : cost[i], status[i], message[i], tasks.get(i).rateUnit()));
         }
         return out;
     }

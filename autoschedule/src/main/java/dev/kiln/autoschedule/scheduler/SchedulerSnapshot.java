@@ -22,7 +22,8 @@ public record SchedulerSnapshot(int round, int tunedTask, List<TaskSummary> task
 
     /**
      * The progress table (Ansor's PrintTableInfo, with Kiln's extra columns): per task its id,
-     * description, weight, trials, best latency (ms), GFLOP/s, weight x latency (ms) and its
+     * description, weight, trials, best latency (ms), GFLOP/s (an integer task's GOP/s, marked
+     * {@code GOP}), weight x latency (ms) and its
      * share of the sum of weight x latency over tasks, then the objective and total trials.
      */
     public String table() {
@@ -41,7 +42,7 @@ public record SchedulerSnapshot(int round, int tunedTask, List<TaskSummary> task
             sb.append(String.format(Locale.ROOT, "| %4d | %-28s | %7s | %6d | %12s | %10s | %14s | %6s | %s |%n", t.index(), name,
                     trim(t.weight()), t.trials(),
                     t.hasLatency() ? String.format(Locale.ROOT, "%.4f", t.bestSeconds() * 1e3) : "-",
-                    t.hasLatency() ? String.format(Locale.ROOT, "%.2f", t.gflops()) : "-",
+                    t.hasLatency() ? String.format(Locale.ROOT, "%.2f", t.gflops()) + (t.rateUnit().equals("GFLOP/s") ? "" : " GOP") : "-",
                     t.hasLatency() ? String.format(Locale.ROOT, "%.4f", t.weightedSeconds() * 1e3) : "-",
                     t.hasLatency() && all && total > 0 ? String.format(Locale.ROOT, "%.1f%%", 100 * t.weightedSeconds() / total) : "-",
                     t.status() == TaskStatus.ALIVE ? (t.index() == tunedTask ? "tuned" : "") : t.status().name().toLowerCase(Locale.ROOT)));

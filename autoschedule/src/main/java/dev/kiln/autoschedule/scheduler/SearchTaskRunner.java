@@ -42,6 +42,9 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
     public long flops() { return task.flops(); }
 
     @Override
+    public String rateUnit() { return task.task().dag().rateUnit(); }
+
+    @Override
     public String tag() { return task.tag(); }
 
     @Override

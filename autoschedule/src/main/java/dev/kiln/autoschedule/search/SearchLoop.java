@@ -106,8 +106,8 @@ public final class SearchLoop {
         if (restoredTrials > 0) {
             LOG.log(System.Logger.Level.INFO, "tune {0}: resuming from {1} trials in {2}; best so far {3}", name(),
                     restoredTrials, log.file().map(Object::toString).orElse("the log"),
-                    best == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms (%.2f GFLOP/s)", best.seconds() * 1e3,
-                            best.gflops(task.dag().flopCount())));
+                    best == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms (%.2f %s)", best.seconds() * 1e3,
+                            best.gflops(task.dag().flopCount()), task.dag().rateUnit()));
         }
         progress.start(name(), state(start));
         StopReason reason;
@@ -372,7 +372,8 @@ public final class SearchLoop {
 
     private ProgressState state(long start) {
         double gflops = best == null ? 0 : best.gflops(task.dag().flopCount());
-        return new ProgressState(trials, limits.trials(), gflops, errors, Duration.ofNanos(nanoTime.getAsLong() - start));
+        return new ProgressState(trials, limits.trials(), gflops, errors, Duration.ofNanos(nanoTime.getAsLong() - start),
+                task.dag().rateUnit());
     }
 
     private String name() {

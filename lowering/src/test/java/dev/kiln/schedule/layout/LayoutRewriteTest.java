@@ -205,15 +205,15 @@ class LayoutRewriteTest {
             ScheduleBuilder sb = ScheduleBuilder.on(dag);
             LoopState st = sb.state();
             int s = st.stageIndex("batch_matmul");
-            // loops i (batch), j, k, k (reduce): split the spatial k (index 2) and the reduction (index 3)
+            // loops i (batch), j, l, k (reduce; the third spatial axis gives way to it): split l (index 2) and k (index 3)
             Schedule sched = new Schedule(dag, List.of(new SplitStep(s, 3, 12L, List.of(4), true),
                     new SplitStep(s, 2, 8L, List.of(4), true)));
-            // loops now i, j, k.0, k.1, k.0, k.1 (reduce)
+            // loops now i, j, l.0, l.1, k.0, k.1 (reduce)
             sched = sched.append(new dev.kiln.schedule.ReorderStep(s, List.of(0, 2, 4, 1, 5, 3)));
             LayoutRewrite.Result r = check(sched, Set.of(y), 9);
             String layout = r.transform(y).orElseThrow().layout().toString();
             assertThat(layout).as("batch %d", batchY)
-                    .isEqualTo(batchY == 1 ? "[k/4:2, k/4:3, k%4:4, k%4:4]" : "[i:3, k/4:2, k/4:3, k%4:4, k%4:4]");
+                    .isEqualTo(batchY == 1 ? "[l/4:2, k/4:3, k%4:4, l%4:4]" : "[i:3, l/4:2, k/4:3, k%4:4, l%4:4]");
             assertPlainIndices(r);
         }
     }
