@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.Iter;
@@ -32,7 +33,7 @@ class GpuSketchTest {
     }
 
     static List<Sketch> sketches(ComputeDAG dag) {
-        return GpuRules.sketchGenerator().generate(task(dag));
+        return TargetRules.cuda().sketchGenerator().generate(task(dag));
     }
 
     @Test
@@ -84,7 +85,7 @@ class GpuSketchTest {
     @Test
     void sampledMatmulsAreBoundToBlocksVthreadsAndThreadsWithinTheLimits() {
         SearchTask t = task(Workloads.matmul(256, 256, 256));
-        InitPopulation pop = GpuRules.population(t, sketches(t.dag()));
+        InitPopulation pop = TargetRules.cuda().population(t, sketches(t.dag()));
         InitPopulation.Result r = pop.sample(40, new SplittableRandom(7));
         assertThat(r.candidates()).hasSizeGreaterThan(20);
         for (Candidate c : r.candidates()) {
