@@ -113,7 +113,7 @@ public final class GpuCheck {
         CudaCompiler compiler = CudaCompiler.withDefaultCache();
         for (Workload w : workloads) {
             SearchTask task = AutoSchedule.task(w.dag(), target);
-            var sketches = TargetRules.cuda().sketchGenerator().generate(task);
+            var sketches = TargetRules.cuda().sketches(task);
             InitPopulation.Result r = TargetRules.cuda().population(task, sketches).sample(3, new SplittableRandom(1));
             int kernels = 0;
             for (var c : r.candidates()) {

@@ -27,7 +27,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Programs the GPU sketch and annotation rules sample ({@link GpuRules}) for a matmul, a conv2d
+ * Programs the GPU sketch and annotation rules sample ({@link TargetRules#cuda()}) for a matmul, a conv2d
  * with padding, bias and relu, and a dense layer: every sample lowers through the GPU passes for
  * the H200's limits (the annotation's limit checks leave nothing over them), runs in the
  * interpreter to the default lowering's numbers (rtol = atol = 1e-4: tiles reorder the sums), and
@@ -52,7 +52,7 @@ class GpuSampledProgramsTest {
         int w = 0;
         for (ComputeDAG dag : workloads()) {
             SearchTask task = AutoSchedule.task(dag, TARGET);
-            InitPopulation pop = TargetRules.cuda().population(task, TargetRules.cuda().sketchGenerator().generate(task));
+            InitPopulation pop = TargetRules.cuda().population(task, TargetRules.cuda().sketches(task));
             InitPopulation.Result r = pop.sample(6, new SplittableRandom(100 + w));
             assertThat(r.candidates()).as("samples of workload " + w + ": " + r.stats()).hasSizeGreaterThanOrEqualTo(4);
             int k = 0;

@@ -76,6 +76,13 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         this.pool = options.threads() > 1 ? pool(options.threads()) : null;
     }
 
+    /** The default policy with the CPU rules ({@link TargetRules#cpu()}): the learned model, {@link EvolutionOptions#defaults()}. */
+    public static EvolutionarySearchPolicy cpu(SearchTask task, long seed) {
+        TargetRules rules = TargetRules.cpu();
+        return new EvolutionarySearchPolicy(task, rules, rules.sketches(task), GbdtCostModel.defaults(seed),
+                EvolutionOptions.defaults(), seed);
+    }
+
     /**
      * The default policy of a task: its sketches under its target's rules ({@link TargetRules#of};
      * on a GPU children that break the device's limits are dropped), the learned model,

@@ -43,7 +43,7 @@ class AnnotationRulesTest {
     @Test
     void fillTileSizeDrawsEveryExactFactorisationUniformly() {
         SearchTask task = Workloads.task(Workloads.matmul(8, 8, 8));
-        Sketch plain = TargetRules.cpu().sketchGenerator().generate(task).get(0);
+        Sketch plain = TargetRules.cpu().sketches(task).get(0);
         // Ansor's uniform draw alone (the register-tile draws are RegisterTileSizesTest's)
         InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo(), 0);
         Map<List<Integer>, Integer> counts = new HashMap<>();
@@ -65,7 +65,7 @@ class AnnotationRulesTest {
         SearchTask task = SearchTask.cpu(Workloads.matmul(8, 8, 256), Workloads.FOUR_CORES.withAnnotationLimits(4, 16));
         InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo());
         SplittableRandom rng = new SplittableRandom(6);
-        for (Sketch sk : TargetRules.cpu().sketchGenerator().generate(task)) {
+        for (Sketch sk : TargetRules.cpu().sketches(task)) {
             for (int d = 0; d < 50; d++) {
                 for (Step s : fill.fill(task, sk, rng)) {
                     if (s instanceof SplitStep sp) assertThat(sp.lengths().getLast()).isLessThanOrEqualTo(4);
@@ -171,7 +171,7 @@ class AnnotationRulesTest {
     void boundInferenceShrinksTheOuterTilesOfAComputedAtStage() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
         // Ansor's sketches, by index (Kiln's add packed twins in between)
-        List<Sketch> sketches = TargetRules.ansorCpu().sketchGenerator().generate(task);
+        List<Sketch> sketches = TargetRules.ansorCpu().sketches(task);
         Sketch level2 = sketches.get(2);
         List<Step> steps = new ArrayList<>(level2.steps());
         for (int i = 0; i < steps.size(); i++) {
@@ -197,7 +197,7 @@ class AnnotationRulesTest {
     @Test
     void rejectedDrawsAreCountedByRuleAndDropped() {
         SearchTask task = Workloads.task(Workloads.matmul(8, 8, 16));
-        List<Sketch> sketches = TargetRules.cpu().sketchGenerator().generate(task);
+        List<Sketch> sketches = TargetRules.cpu().sketches(task);
         InitRule picky = new InitRule() {
             @Override
             public String name() { return "Picky"; }
@@ -223,7 +223,7 @@ class AnnotationRulesTest {
     void aSmallSpaceRunsOutInsteadOfLoopingForever() {
         // a 1 x 1 relu has one loop nest; only the (no-op) compute_root choice is random
         SearchTask task = Workloads.task(relu(1, 1));
-        InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketchGenerator().generate(task), TargetRules.cpu().initRules(),
+        InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(),
                 new FactorizationMemo(), 50);
         InitPopulation.Result r = pop.sample(10, new SplittableRandom(1));
         assertThat(r.candidates()).hasSize(1);

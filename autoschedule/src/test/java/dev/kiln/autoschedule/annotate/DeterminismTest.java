@@ -16,7 +16,7 @@ class DeterminismTest {
 
     private static List<List<Step>> sample(dev.kiln.te.ComputeDAG dag, long seed) {
         SearchTask task = Workloads.task(dag);
-        return TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(40, new SplittableRandom(seed))
+        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(40, new SplittableRandom(seed))
                 .candidates().stream().map(c -> c.schedule().steps()).toList();
     }
 
@@ -32,7 +32,7 @@ class DeterminismTest {
     @Test
     void eachDrawDependsOnlyOnItsOwnGenerator() {
         SearchTask task = Workloads.task(Workloads.layerNorm(4, 10));
-        InitPopulation pop = TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task));
+        InitPopulation pop = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task));
         Candidate x = pop.draw(new SplittableRandom(7));
         pop.draw(new SplittableRandom(8));
         Candidate y = pop.draw(new SplittableRandom(7));

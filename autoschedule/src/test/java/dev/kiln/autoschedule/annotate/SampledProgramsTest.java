@@ -52,7 +52,7 @@ class SampledProgramsTest {
     /** {@code movesStages}: some samples must compute a stage somewhere new (InitChangeComputeLocation). */
     private static void check(String what, ComputeDAG dag, int n, long seed, boolean movesStages) {
         SearchTask task = Workloads.task(dag);
-        List<Sketch> sketches = TargetRules.cpu().sketchGenerator().generate(task);
+        List<Sketch> sketches = TargetRules.cpu().sketches(task);
         InitPopulation.Result res = TargetRules.cpu().population(task, sketches).sample(n, new SplittableRandom(seed));
         assertThat(res.candidates()).as(what + ": distinct samples").hasSize(n);
 
@@ -173,7 +173,7 @@ class SampledProgramsTest {
         for (int d = 0; d < dags.size(); d++) {
             ComputeDAG dag = dags.get(d);
             SearchTask task = Workloads.task(dag);
-            InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketchGenerator().generate(task), TargetRules.cpu().initRules(),
+            InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(),
                     new FactorizationMemo(), 100);
             InitPopulation.Result res = pop.sample(25, new SplittableRandom(100 + d));
             assertThat(res.candidates()).isNotEmpty();

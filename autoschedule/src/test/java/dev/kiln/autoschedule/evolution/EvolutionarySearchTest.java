@@ -118,7 +118,7 @@ class EvolutionarySearchTest {
             GbdtCostModel model = new GbdtCostModel(dev.kiln.autoschedule.model.GbdtParams.defaults().withRounds(8), 16,
                     0.05, 4, 1024);
             EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withGenerations(2).withThreads(threads);
-            try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(TASK, TargetRules.cpu().sketchGenerator().generate(TASK),
+            try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(TASK, TargetRules.cpu().sketches(TASK),
                     model, o, 7)) {
                 SearchOutcome out = new SearchLoop(TASK, p, m, TuningLog.inMemory(),
                         new SearchLimits(60, 20, Duration.ZERO, 0), TuneProgress.none()).run();
@@ -139,7 +139,7 @@ class EvolutionarySearchTest {
     void smallSpaceIsExhausted() {
         SearchTask small = Workloads.task(Workloads.minNm(4, 6));
         FakeMeasurer m = new FakeMeasurer(Target.cpu());
-        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(small, TargetRules.cpu().sketchGenerator().generate(small),
+        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(small, TargetRules.cpu().sketches(small),
                 GbdtCostModel.defaults(1), EvolutionOptions.defaults().withPopulation(64).withThreads(1), 1)) {
             SearchOutcome out = new SearchLoop(small, p, m, TuningLog.inMemory(),
                     new SearchLimits(1000, 16, Duration.ZERO, 0), TuneProgress.none()).run();

@@ -50,7 +50,7 @@ class GpuEvolutionTest {
     void gpuChildrenAreValidAndCorrect() {
         ComputeDAG dag = Workloads.matmul(64, 48, 32);
         SearchTask t = task(dag);
-        List<Candidate> parents = TargetRules.cuda().population(t, TargetRules.cuda().sketchGenerator().generate(t))
+        List<Candidate> parents = TargetRules.cuda().population(t, TargetRules.cuda().sketches(t))
                 .sample(12, new SplittableRandom(4)).candidates();
         assertThat(parents).hasSizeGreaterThan(5);
         ScheduleLowerer lower = ScheduleLowerer.forTarget((CudaTarget) Target.cuda());
@@ -83,7 +83,7 @@ class GpuEvolutionTest {
         SearchTask t = task(Workloads.matmul(64, 64, 64));
         FakeMeasurer m = new FakeMeasurer(Target.cuda());
         EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withGenerations(2);
-        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(t, TargetRules.cuda().sketchGenerator().generate(t),
+        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(t, TargetRules.cuda().sketches(t),
                 dev.kiln.autoschedule.model.GbdtCostModel.defaults(3), o, 3)) {
             var out = new SearchLoop(t, p, m, TuningLog.inMemory(), new SearchLimits(48, 16, Duration.ZERO, 0),
                     TuneProgress.none()).run();

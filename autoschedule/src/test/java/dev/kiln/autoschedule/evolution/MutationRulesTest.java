@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
 class MutationRulesTest {
 
     static List<Candidate> parents(SearchTask task, int n, long seed) {
-        return TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(n, new SplittableRandom(seed)).candidates();
+        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed)).candidates();
     }
 
     static NDArray run(PrimFunc f, ComputeDAG dag, List<NDArray> inputs) {

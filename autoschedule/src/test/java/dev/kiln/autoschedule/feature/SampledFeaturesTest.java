@@ -27,7 +27,7 @@ class SampledFeaturesTest {
     @CsvSource({"24, 20, 18", "17, 12, 30", "64, 8, 9"})
     void matmulWorkIsScheduleInvariant(int n, int m, int k) {
         SearchTask task = Workloads.task(Workloads.matmul(n, m, k));
-        List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(25,
+        List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(25,
                 new SplittableRandom(n * 31L + m)).candidates();
         assertThat(cs).hasSizeGreaterThan(5);
         FeatureExtractor fx = FeatureExtractor.of(task);

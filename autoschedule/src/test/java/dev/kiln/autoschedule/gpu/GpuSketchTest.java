@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * GPU sketch generation and annotation: the sketch counts of ansor-notes §4.5 for GPU where no
- * cross-thread reduction is involved (that rule is left out, see {@link GpuRules}), the structure
+ * cross-thread reduction is involved (that rule is left out, see {@link TargetRules#cuda()}), the structure
  * of the matmul sketch (local accumulator tiled "SSSRRSRS", shared copies of both inputs at k.0),
  * and the bindings of sampled programs.
  */
@@ -33,7 +33,7 @@ class GpuSketchTest {
     }
 
     static List<Sketch> sketches(ComputeDAG dag) {
-        return TargetRules.cuda().sketchGenerator().generate(task(dag));
+        return TargetRules.cuda().sketches(task(dag));
     }
 
     @Test

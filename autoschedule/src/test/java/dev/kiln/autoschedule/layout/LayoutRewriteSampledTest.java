@@ -41,7 +41,7 @@ class LayoutRewriteSampledTest {
 
     private static void check(String what, ComputeDAG dag, Set<Tensor> weights, int n, long seed) {
         SearchTask task = Workloads.task(dag);
-        InitPopulation.Result res = TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(n, new SplittableRandom(seed));
+        InitPopulation.Result res = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed));
         assertThat(res.candidates()).isNotEmpty();
         List<NDArray> original = new ArrayList<>();
         int i = 0;

@@ -35,7 +35,7 @@ class TuningLogTest {
     static void sample() {
         dag = Workloads.matmul(12, 20, 36);
         SearchTask task = Workloads.task(dag);
-        candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(6, new SplittableRandom(3)).candidates();
+        candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(6, new SplittableRandom(3)).candidates();
         assertThat(candidates).hasSize(6);
     }
 

@@ -77,7 +77,7 @@ class ProcessMeasurerTest {
     void sampledCandidatesRunCorrectly() {
         for (ComputeDAG dag : List.of(Workloads.matmul(24, 20, 36), Workloads.conv2dNhwcRelu(1, 7, 7, 4, 8, 3))) {
             SearchTask task = Fixtures.task(dag, TARGET);
-            List<Candidate> candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(6,
+            List<Candidate> candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(6,
                     new SplittableRandom(5)).candidates();
             assertThat(candidates).hasSize(6);
             List<MeasureResult> rs = measurer.measureCandidates(task, candidates);

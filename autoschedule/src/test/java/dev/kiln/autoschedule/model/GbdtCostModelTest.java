@@ -63,7 +63,7 @@ class GbdtCostModelTest {
     }
 
     static List<Candidate> sample(SearchTask task, int n, long seed) {
-        return TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(n, new SplittableRandom(seed)).candidates();
+        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed)).candidates();
     }
 
     @Test

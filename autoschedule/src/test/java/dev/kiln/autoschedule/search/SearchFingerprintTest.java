@@ -66,8 +66,8 @@ class SearchFingerprintTest {
     void cpuSearchIsUnchanged() {
         SearchTask mm = cpuTask(Workloads.matmul(64, 64, 64));
         SearchTask conv = cpuTask(Workloads.conv2dNhwcRelu(1, 14, 14, 32, 32, 3));
-        List<Sketch> mmSketches = TargetRules.cpu().sketchGenerator().generate(mm);
-        List<Sketch> convSketches = TargetRules.cpu().sketchGenerator().generate(conv);
+        List<Sketch> mmSketches = TargetRules.cpu().sketches(mm);
+        List<Sketch> convSketches = TargetRules.cpu().sketches(conv);
         assertThat(sketches(mmSketches)).isEqualTo("6:28bb6082ca0ed1119451210f");
         assertThat(sketches(convSketches)).isEqualTo("6:aa7c439ea3b86d686e09e34a");
         assertThat(random(mm)).isEqualTo("12:528bbe712b303832560a52bf");
@@ -81,7 +81,7 @@ class SearchFingerprintTest {
     @Test
     void gpuSearchIsUnchanged() {
         SearchTask mm = gpuTask(Workloads.matmul(64, 64, 64));
-        List<Sketch> mmSketches = TargetRules.cuda().sketchGenerator().generate(mm);
+        List<Sketch> mmSketches = TargetRules.cuda().sketches(mm);
         assertThat(sketches(mmSketches)).isEqualTo("1:2b566b62dd943132198fba96");
         assertThat(random(mm)).isEqualTo("12:893ec407b819dba090f2d301");
         assertThat(evolution(mm, mmSketches)).isEqualTo("10:29b7a85346f83af20480dc4e [MutateAutoUnroll=11, MutateTileSize=86]");

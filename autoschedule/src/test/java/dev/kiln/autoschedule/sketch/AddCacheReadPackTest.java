@@ -36,8 +36,8 @@ class AddCacheReadPackTest {
     @Test
     void matmulGetsAPackedTwinOfEveryAnsorSketch() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
-        List<Sketch> ansor = TargetRules.ansorCpu().sketchGenerator().generate(task);
-        List<Sketch> kiln = TargetRules.cpu().sketchGenerator().generate(task);
+        List<Sketch> ansor = TargetRules.ansorCpu().sketches(task);
+        List<Sketch> kiln = TargetRules.cpu().sketches(task);
         assertThat(packed(ansor)).isZero();
         assertThat(kiln).hasSize(2 * ansor.size());
         assertThat(packed(kiln)).isEqualTo(ansor.size());
@@ -65,7 +65,7 @@ class AddCacheReadPackTest {
         Tensor x = Te.placeholder("X", FLOAT32, 32, 64);
         Tensor w = Te.placeholder("W", FLOAT32, 48, 64);
         ComputeDAG dense = ComputeDAG.of(Te.compute("Y", Te.shape(32, 48), (i, j) -> Te.sum(64, k -> x.at(i, k).mul(w.at(j, k)))));
-        assertThat(packed(TargetRules.cpu().sketchGenerator().generate(Workloads.task(dense)))).isZero();
+        assertThat(packed(TargetRules.cpu().sketches(Workloads.task(dense)))).isZero();
     }
 
     @Test
@@ -73,7 +73,7 @@ class AddCacheReadPackTest {
         Tensor a = Te.placeholder("X", FLOAT32, 2, 32, 16);
         Tensor b = Te.placeholder("Y", FLOAT32, 2, 16, 48);
         ComputeDAG dag = ComputeDAG.of(Linalg.batchMatmul(a, b));
-        List<Sketch> kiln = TargetRules.cpu().sketchGenerator().generate(Workloads.task(dag));
+        List<Sketch> kiln = TargetRules.cpu().sketches(Workloads.task(dag));
         assertThat(packed(kiln)).isPositive();
         for (Sketch k : kiln) {
             for (var st : k.steps()) if (st instanceof CacheReadStep cr) assertThat(k.state().stage(cr.stageId()).name()).isEqualTo("Y");
@@ -84,7 +84,7 @@ class AddCacheReadPackTest {
     void sampledPackedProgramsComputeTheReference() {
         ComputeDAG dag = Workloads.matmul(32, 48, 64);
         SearchTask task = Workloads.task(dag);
-        List<Sketch> packed = TargetRules.cpu().sketchGenerator().generate(task).stream()
+        List<Sketch> packed = TargetRules.cpu().sketches(task).stream()
                 .filter(k -> k.steps().stream().anyMatch(x -> x instanceof CacheReadStep)).toList();
         InitPopulation.Result res = TargetRules.cpu().population(task, packed).sample(30, new SplittableRandom(3));
         assertThat(res.candidates()).hasSize(30);
@@ -103,7 +103,7 @@ class AddCacheReadPackTest {
     @Test
     void sameSeedSameSamples() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
-        List<Sketch> sk = TargetRules.cpu().sketchGenerator().generate(task);
+        List<Sketch> sk = TargetRules.cpu().sketches(task);
         List<String> a = new ArrayList<>(), b = new ArrayList<>();
         for (Candidate c : TargetRules.cpu().population(task, sk).sample(20, new SplittableRandom(9)).candidates()) a.add(c.key());
         for (Candidate c : TargetRules.cpu().population(task, sk).sample(20, new SplittableRandom(9)).candidates()) b.add(c.key());

@@ -207,7 +207,7 @@ public final class CostModelBench implements Callable<Integer> {
         int extracted = 0;
         for (BenchWorkloads.Workload wl : BenchWorkloads.list(TRAINING_WORKLOADS)) {
             SearchTask task = AutoSchedule.task(wl.dag(), Target.cpu().withCores(1));
-            List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketchGenerator().generate(task)).sample(2500,
+            List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(2500,
                     new SplittableRandom(7)).candidates();
             FeatureExtractor fx = FeatureExtractor.of(task);
             for (Candidate c : cs) programs.add(fx.extract(c));

@@ -91,10 +91,10 @@ public final class SpaceBench {
 
     /** The default evolutionary policy over Ansor's space or Kiln's. */
     static EvolutionarySearchPolicy policy(SearchTask task, long seed, boolean kiln) {
-        var sketches = (kiln ? TargetRules.cpu().sketchGenerator() : TargetRules.ansorCpu().sketchGenerator()).generate(task);
+        TargetRules rules = kiln ? TargetRules.cpu() : TargetRules.ansorCpu();
         var fill = new InitFillTileSize(new FactorizationMemo(), kiln ? InitFillTileSize.DEFAULT_REGISTER_TILE_PROBABILITY : 0);
-        var rules = kiln ? TargetRules.cpu().initRules() : TargetRules.ansorCpu().initRules();
-        var sampler = new InitPopulation(task, sketches, rules, fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
-        return new EvolutionarySearchPolicy(task, sampler, GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
+        var sampler = new InitPopulation(task, rules.sketches(task), rules.initRules(), fill,
+                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        return new EvolutionarySearchPolicy(task, sampler, rules.mutations(), GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
     }
 }
