@@ -14,8 +14,6 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
-import dev.kiln.target.CpuTarget;
-import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.te.ComputeDAG;
@@ -67,7 +65,7 @@ public final class AutoSchedule {
         List<String> notes = new ArrayList<>();
         try (TuningLog log = options.log().map(TuningLog::open).orElseGet(TuningLog::inMemory)) {
             noteDamagedLines(log, notes);
-            LogLookup before = log.lookup(task.workloadKey(), task.target());
+            LogLookup before = log.lookup(task.workloadKey(), task.targetDescription());
             if (before.hasOtherTargets()) warn(notes, before.otherTargetsNote());
 
             SearchPolicy policy = options.policies().create(task, options.seed());
@@ -117,7 +115,7 @@ public final class AutoSchedule {
         if (!Files.isRegularFile(logFile)) throw new KilnException("tuning log " + logFile + " does not exist");
         ComputeDAG dag = task.dag();
         try (TuningLog log = TuningLog.open(logFile)) {
-            LogLookup l = log.lookup(task.workloadKey(), task.target());
+            LogLookup l = log.lookup(task.workloadKey(), task.targetDescription());
             LogRecord best = l.best().orElseThrow(() -> new KilnException("cannot build workload " + task.workloadKey()
                     + " from the log: " + l.explanation()));
             if (l.hasOtherTargets()) LOG.log(System.Logger.Level.WARNING, l.otherTargetsNote());
@@ -132,22 +130,14 @@ public final class AutoSchedule {
         }
     }
 
-    /** The search task of {@code dag} on {@code target}: its full target string and hardware parameters. */
+    /** The search task of {@code dag} on {@code target}, with the target's hardware parameters ({@link SearchTask#of(ComputeDAG, Target)}). */
     public static SearchTask task(ComputeDAG dag, Target target) {
-        return new SearchTask(dag, target.toString(), hardware(target), dag.workloadKey());
+        return SearchTask.of(dag, target);
     }
 
-    /**
-     * The hardware parameters of a target. A CPU's: its cores, vector width and cache line. A
-     * CUDA device's: its shared memory and threads per block and warp size, with Ansor's defaults
-     * for what the target does not say (local memory unlimited, virtual threads up to 8).
-     */
+    /** The hardware parameters of a target: {@link HardwareParams#of(Target)}. */
     public static HardwareParams hardware(Target target) {
-        return switch (target) {
-            case CpuTarget c -> HardwareParams.cpu(c.cores(), c.vectorBits() / 8, c.cacheLineBytes());
-            case CudaTarget g -> HardwareParams.cuda(g.sharedMemPerBlock(), Integer.MAX_VALUE, g.maxThreadsPerBlock(), 8,
-                    g.warpSize());
-        };
+        return HardwareParams.of(target);
     }
 
     /** Lowers with the target's pipeline (the GPU passes for CUDA, see {@link ScheduleLowerer#forTarget}) and compiles. */
@@ -164,7 +154,7 @@ public final class AutoSchedule {
 
     private static String noProgram(SearchTask task, SearchOutcome o, LogLookup before) {
         StringBuilder sb = new StringBuilder("no valid program for workload " + task.workloadKey() + " on target '"
-                + task.target() + "' in " + o.trials() + " trial(s) (stopped: " + o.stopReason() + ")");
+                + task.targetDescription() + "' in " + o.trials() + " trial(s) (stopped: " + o.stopReason() + ")");
         if (o.trials() == 0) sb.append("; the trial budget is 0 and the log has no valid record of the task");
         if (!o.errorsByKind().isEmpty()) sb.append("; errors ").append(o.errorsByKind());
         o.firstErrors().forEach((kind, msg) -> sb.append("\nfirst ").append(kind).append(": ").append(msg));

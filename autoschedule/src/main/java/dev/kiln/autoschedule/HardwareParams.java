@@ -1,6 +1,9 @@
 package dev.kiln.autoschedule;
 
 import dev.kiln.ir.KilnException;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,6 +72,19 @@ public record HardwareParams(int numCores, int vectorUnitBytes, int cacheLineByt
         positive("warpSize", warpSize);
         return new HardwareParams(1, 16, 64, DEFAULT_MAX_INNERMOST_SPLIT_FACTOR, DEFAULT_MAX_VECTORIZE_SIZE,
                 maxSharedMemoryPerBlock, maxLocalMemoryPerBlock, maxThreadsPerBlock, maxVthreadExtent, warpSize);
+    }
+
+    /**
+     * The hardware parameters of a target (what TVM derives as a target's default hardware
+     * parameters). A CPU's: its cores, vector width and cache line, Ansor's annotation limits. A
+     * CUDA device's: its shared memory and threads per block and warp size, with Ansor's defaults
+     * for what the target does not say (local memory unlimited, virtual threads up to 8).
+     */
+    public static HardwareParams of(Target target) {
+        return switch (target) {
+            case CpuTarget c -> cpu(c.cores(), c.vectorBits() / 8, c.cacheLineBytes());
+            case CudaTarget g -> cuda(g.sharedMemPerBlock(), Integer.MAX_VALUE, g.maxThreadsPerBlock(), 8, g.warpSize());
+        };
     }
 
     /** The same parameters with another number of cores. */

@@ -4,6 +4,8 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.layout.LayoutRewrite;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
 import java.util.Collections;
@@ -13,11 +15,13 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * One tuning problem: a computation, the target it is tuned for (a description string such as
- * {@code "llvm -mcpu=skylake-avx512"} or {@code "cuda -arch=sm_80"}, which tuning logs record
- * and compare), the target's hardware parameters, the workload key that names the computation in
- * logs (by default the DAG's structural key), and the arguments whose layout the program may
- * choose.
+ * One tuning problem: a computation, the {@link Target} it is tuned for, the target's hardware
+ * parameters (by default derived from the target, {@link HardwareParams#of}; they may be given
+ * apart, as Ansor's tests give 4 cores), the workload key that names the computation in logs (by
+ * default the DAG's structural key), and the arguments whose layout the program may choose.
+ * Tuning logs record and compare the target's stable string form ({@link #targetDescription()}).
+ * The rules the search uses come from the target's kind
+ * ({@link dev.kiln.autoschedule.search.TargetRules#of}).
  *
  * <p>{@code layoutFree} lists argument positions (in {@code dag.arguments()}) that hold constants,
  * such as a network's weights: every program of the task is measured with those arguments packed
@@ -27,11 +31,11 @@ import java.util.Set;
  * ({@link #rewriteLayouts}). Those tasks are keyed apart from the plain ones (see
  * {@link #withLayoutFree}), since their measured times are of different programs.
  */
-public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware, String workloadKey, List<Integer> layoutFree) {
+public record SearchTask(ComputeDAG dag, Target target, HardwareParams hardware, String workloadKey, List<Integer> layoutFree) {
     public SearchTask {
         Objects.requireNonNull(dag, "dag");
         Objects.requireNonNull(hardware, "hardware");
-        if (target == null || target.isBlank()) throw new KilnException("a search task needs a target description");
+        if (target == null) throw new KilnException("a search task needs a target");
         if (workloadKey == null || workloadKey.isBlank()) throw new KilnException("a search task needs a workload key");
         layoutFree = List.copyOf(layoutFree).stream().distinct().sorted().toList();
         int outputs = dag.outputs().size(), args = dag.arguments().size();
@@ -48,23 +52,49 @@ public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware,
     }
 
     /** A task whose arguments all keep their layout. */
-    public SearchTask(ComputeDAG dag, String target, HardwareParams hardware, String workloadKey) {
+    public SearchTask(ComputeDAG dag, Target target, HardwareParams hardware, String workloadKey) {
         this(dag, target, hardware, workloadKey, List.of());
     }
 
-    /** A task for {@code dag} on {@code target}, keyed by the DAG's workload key. */
-    public static SearchTask of(ComputeDAG dag, String target, HardwareParams hardware) {
+    /** A task for {@code dag} on {@code target} with the target's hardware parameters, keyed by the DAG's workload key. */
+    public static SearchTask of(ComputeDAG dag, Target target) {
+        return of(dag, target, HardwareParams.of(target));
+    }
+
+    /** A task for {@code dag} on {@code target} with these hardware parameters, keyed by the DAG's workload key. */
+    public static SearchTask of(ComputeDAG dag, Target target, HardwareParams hardware) {
         return new SearchTask(dag, target, hardware, dag.workloadKey());
     }
 
-    /** A CPU task ("llvm") with the given hardware parameters. */
-    public static SearchTask cpu(ComputeDAG dag, HardwareParams hardware) {
-        return of(dag, "llvm", hardware);
+    /**
+     * {@link #of(ComputeDAG, Target, HardwareParams)} for a target in its string form
+     * ({@link Target#parse}; a string that is not one throws, naming it).
+     */
+    public static SearchTask of(ComputeDAG dag, String target, HardwareParams hardware) {
+        return of(dag, Target.parse(target), hardware);
     }
 
-    /** A CPU task for this machine ({@link HardwareParams#thisCpu()}). */
+    /** A task on this machine's CPU ({@link Target#cpu()}) with the given hardware parameters. */
+    public static SearchTask cpu(ComputeDAG dag, HardwareParams hardware) {
+        return of(dag, Host.CPU, hardware);
+    }
+
+    /** A CPU task for this machine ({@link Target#cpu()}, {@link HardwareParams#thisCpu()}). */
     public static SearchTask thisCpu(ComputeDAG dag) {
         return cpu(dag, HardwareParams.thisCpu());
+    }
+
+    /** The host CPU, detected once. */
+    private static final class Host {
+        static final CpuTarget CPU = Target.cpu();
+    }
+
+    /**
+     * The target's stable string form ({@link Target#toString()}), which tuning logs record and
+     * compare: {@code cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver5 ... -cache-line=64}.
+     */
+    public String targetDescription() {
+        return target.toString();
     }
 
     /**
@@ -75,7 +105,7 @@ public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware,
      */
     public SearchTask withLayoutFree(List<Integer> positions) {
         if (positions.isEmpty()) return this;
-        if (isGpu()) {
+        if (!(target instanceof CpuTarget)) {
             throw new KilnException("search task " + workloadKey + ": the layout rewrite of constant arguments is for CPU targets, not '"
                     + target + "'");
         }
@@ -112,11 +142,5 @@ public record SearchTask(ComputeDAG dag, String target, HardwareParams hardware,
     public LoopState measuredState(LoopState inferred) {
         if (layoutFree.isEmpty()) return inferred;
         return LayoutRewrite.rewriteInferred(inferred, layoutFreeTensors(inferred.dag())).state();
-    }
-
-    /** Whether the target is a GPU (its description starts with {@code cuda}). */
-    public boolean isGpu() {
-        String t = target.strip();
-        return t.equals("cuda") || t.startsWith("cuda ") || t.startsWith("nvptx");
     }
 }

@@ -176,10 +176,12 @@ class AutoScheduleTest {
     @Test
     void cpuAndCudaTasksTakeTheirHardwareFromTheTarget() {
         SearchTask gpu = AutoSchedule.task(Workloads.matmul(8, 8, 8), Target.cuda());
-        assertThat(gpu.isGpu()).isTrue();
-        assertThat(gpu.target()).isEqualTo(Target.cuda().toString());
+        assertThat(gpu.target()).isEqualTo(Target.cuda());
+        assertThat(gpu.target().kind().isGpu()).isTrue();
+        assertThat(gpu.targetDescription()).isEqualTo(Target.cuda().toString());
         SearchTask t = AutoSchedule.task(Workloads.matmul(8, 8, 8), OTHER);
-        assertThat(t.target()).isEqualTo(OTHER.toString());
+        assertThat(t.target()).isEqualTo(OTHER);
+        assertThat(t.targetDescription()).isEqualTo(OTHER.toString());
         assertThat(t.hardware().toLogArray()).containsExactly(64, 32, 64, 0, 0, 0, 0, 0);
         assertThat(AutoSchedule.hardware(Target.cuda()).toLogArray()).containsExactly(1, 16, 64, 48 * 1024, Integer.MAX_VALUE, 1024, 8, 32);
     }

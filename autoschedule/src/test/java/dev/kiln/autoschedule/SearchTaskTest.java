@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.ir.KilnException;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -41,14 +43,27 @@ class SearchTaskTest {
     }
 
     @Test
-    void aTaskIsKeyedByItsWorkloadAndKnowsGpuTargets() {
+    void aTaskIsKeyedByItsWorkloadAndHoldsItsTypedTarget() {
         var dag = Workloads.matmul(4, 4, 4);
         SearchTask t = SearchTask.cpu(dag, Workloads.FOUR_CORES);
         assertThat(t.workloadKey()).isEqualTo(dag.workloadKey());
         assertThat(t.workloadKey()).isEqualTo(SearchTask.cpu(Workloads.matmul(4, 4, 4), Workloads.FOUR_CORES).workloadKey());
-        assertThat(t.isGpu()).isFalse();
-        assertThat(SearchTask.of(dag, "cuda -arch=sm_80", HardwareParams.cuda(49152, 0, 1024, 8, 32)).isGpu()).isTrue();
+        assertThat(t.target()).isEqualTo(Target.cpu());
+        assertThat(t.target().kind().isGpu()).isFalse();
+        assertThat(t.hardware()).isEqualTo(Workloads.FOUR_CORES);
+        String h200 = "cuda -arch=sm_90 -max-threads-per-block=1024 -shared-memory-per-block=49152 -warp-size=32";
+        SearchTask g = SearchTask.of(dag, h200, HardwareParams.cuda(49152, 0, 1024, 8, 32));
+        assertThat(g.target()).isEqualTo(CudaTarget.h200());
+        assertThat(g.target().kind().isGpu()).isTrue();
+        assertThat(g.targetDescription()).isEqualTo(h200);
+        SearchTask derived = SearchTask.of(dag, CudaTarget.h200());
+        assertThat(derived.hardware()).isEqualTo(HardwareParams.of(CudaTarget.h200()));
+        assertThat(derived.hardware().toLogArray()).containsExactly(1, 16, 64, 49152, Integer.MAX_VALUE, 1024, 8, 32);
         assertThatThrownBy(() -> SearchTask.of(dag, " ", Workloads.FOUR_CORES)).isInstanceOf(KilnException.class)
                 .hasMessageContaining("target");
+        assertThatThrownBy(() -> SearchTask.of(dag, "llvm", Workloads.FOUR_CORES)).isInstanceOf(KilnException.class)
+                .hasMessageContaining("'llvm'").hasMessageContaining("unknown kind");
+        assertThatThrownBy(() -> new SearchTask(dag, null, Workloads.FOUR_CORES, "k")).isInstanceOf(KilnException.class)
+                .hasMessageContaining("needs a target");
     }
 }

@@ -5,9 +5,9 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.TuneOptions;
 import dev.kiln.autoschedule.TuneResult;
 import dev.kiln.autoschedule.annotate.InitPopulation;
-import dev.kiln.autoschedule.gpu.GpuRules;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.compile.CudaCompiler;
 import dev.kiln.cuda.compile.Nvrtc;
@@ -113,8 +113,8 @@ public final class GpuCheck {
         CudaCompiler compiler = CudaCompiler.withDefaultCache();
         for (Workload w : workloads) {
             SearchTask task = AutoSchedule.task(w.dag(), target);
-            var sketches = GpuRules.sketchGenerator().generate(task);
-            InitPopulation.Result r = GpuRules.population(task, sketches).sample(3, new SplittableRandom(1));
+            var sketches = TargetRules.cuda().sketches(task);
+            InitPopulation.Result r = TargetRules.cuda().population(task, sketches).sample(3, new SplittableRandom(1));
             int kernels = 0;
             for (var c : r.candidates()) {
                 PrimFunc f = ScheduleLowerer.forTarget(target).lower(task, c.schedule());

@@ -187,7 +187,7 @@ class CudaDeviceTest {
         // 64 x 32 threads per block: more than 1024
         Schedule tooManyThreads = GpuSchedules.multiLevelTiling(dag, "C", List.of("i", "j"), List.of("k"), List.of("A", "B"),
                 new GpuSchedules.Tiles(new int[][] {{1, 64, 1, 1}, {1, 32, 1, 1}}, new int[][] {{4, 2}}));
-        SearchTask task = new SearchTask(dag, target.toString(), AutoSchedule.hardware(target), dag.workloadKey());
+        SearchTask task = SearchTask.of(dag, target);
         try (CudaMeasurer m = CudaMeasurer.start(target, MeasureOptions.defaults().withRepeats(3))) {
             List<MeasureResult> r = m.measure(task, List.of(good, tooManyThreads));
             assertThat(r.get(0).ok()).as(r.get(0).toString()).isTrue();

@@ -8,8 +8,8 @@ import dev.kiln.autoschedule.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.InitPopulation;
-import dev.kiln.autoschedule.gpu.GpuRules;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.nn.Activation;
@@ -27,7 +27,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Programs the GPU sketch and annotation rules sample ({@link GpuRules}) for a matmul, a conv2d
+ * Programs the GPU sketch and annotation rules sample ({@link TargetRules#cuda()}) for a matmul, a conv2d
  * with padding, bias and relu, and a dense layer: every sample lowers through the GPU passes for
  * the H200's limits (the annotation's limit checks leave nothing over them), runs in the
  * interpreter to the default lowering's numbers (rtol = atol = 1e-4: tiles reorder the sums), and
@@ -52,7 +52,7 @@ class GpuSampledProgramsTest {
         int w = 0;
         for (ComputeDAG dag : workloads()) {
             SearchTask task = AutoSchedule.task(dag, TARGET);
-            InitPopulation pop = GpuRules.population(task, GpuRules.sketchGenerator().generate(task));
+            InitPopulation pop = TargetRules.cuda().population(task, TargetRules.cuda().sketches(task));
             InitPopulation.Result r = pop.sample(6, new SplittableRandom(100 + w));
             assertThat(r.candidates()).as("samples of workload " + w + ": " + r.stats()).hasSizeGreaterThanOrEqualTo(4);
             int k = 0;

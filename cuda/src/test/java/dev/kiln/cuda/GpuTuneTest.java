@@ -98,7 +98,7 @@ class GpuTuneTest {
         try (TuneResult r = AutoSchedule.tune(dag, target, o)) {
             assertThat(r.trials()).isEqualTo(12);
             assertThat(r.errors()).isZero();
-            assertThat(r.task().isGpu()).isTrue();
+            assertThat(r.task().target().kind().isGpu()).isTrue();
             assertThat(r.kernel()).isInstanceOf(CudaKernel.class);
             assertThat(r.kernel().source()).contains("__global__").contains("__shared__").contains("__syncthreads();");
             assertThat(r.schedule().toJavaSource()).contains("\"blockIdx.x\"").contains("\"vthread\"").contains("\"threadIdx.x\"");

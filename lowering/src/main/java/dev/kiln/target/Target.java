@@ -18,14 +18,25 @@ public sealed interface Target permits CpuTarget, CudaTarget {
 
     /** The kinds of device Kiln compiles for. */
     enum Kind {
-        CPU("cpu"), CUDA("cuda");
+        CPU("cpu", false), CUDA("cuda", true);
 
         private final String tag;
+        private final boolean gpu;
 
-        Kind(String tag) { this.tag = tag; }
+        Kind(String tag, boolean gpu) {
+            this.tag = tag;
+            this.gpu = gpu;
+        }
 
         /** The first word of the string form. */
         public String tag() { return tag; }
+
+        /**
+         * Whether programs for this kind are GPU kernels: outer loops bound to blocks and threads,
+         * under the device's thread and shared-memory limits (the auto-scheduler's GPU rules,
+         * features and checks); otherwise a CPU's loops with parallel, vector and register tiles.
+         */
+        public boolean isGpu() { return gpu; }
     }
 
     Kind kind();

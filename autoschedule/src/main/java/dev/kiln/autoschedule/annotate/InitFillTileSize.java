@@ -73,7 +73,7 @@ public final class InitFillTileSize {
 
     /** The innermost tile chosen for each split step of a register tile (none on a GPU or when p = 0). */
     private Map<Integer, Integer> registerTiles(SearchTask task, Sketch sketch, SplittableRandom rng) {
-        if (registerTileProbability == 0 || task.isGpu()) return Map.of();
+        if (registerTileProbability == 0 || task.target().kind().isGpu()) return Map.of();
         Map<Integer, Integer> out = new HashMap<>();
         for (RegisterTileSizes.Group g : groups.computeIfAbsent(sketch, k -> RegisterTileSizes.groups(task.dag(), k))) {
             if (rng.nextDouble() >= registerTileProbability) continue;

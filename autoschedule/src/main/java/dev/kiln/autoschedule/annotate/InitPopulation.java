@@ -18,9 +18,9 @@ import java.util.SplittableRandom;
 /**
  * Random annotation of sketches into concrete programs (Ansor's SampleInitPopulation without
  * the cost model). Each draw takes its own generator split from the caller's, picks a sketch
- * uniformly, fills its tile sizes ({@link InitFillTileSize}) and applies the rules in order (CPU:
- * {@link InitChangeComputeLocation}, {@link InitParallel}, {@link InitUnroll},
- * {@link InitVectorization}). A draw a rule rejects, or with nested parallel loops, is dropped
+ * uniformly, fills its tile sizes ({@link InitFillTileSize}) and applies the rules in order (the
+ * target's, {@code dev.kiln.autoschedule.search.TargetRules}; CPU: {@link InitChangeComputeLocation},
+ * {@link InitParallel}, {@link InitUnroll}, {@link InitVectorization}). A draw a rule rejects, or with nested parallel loops, is dropped
  * and counted; a draw whose printed state (its {@link Candidate#key()}) was already drawn is a
  * duplicate. Sampling stops at {@code n} distinct candidates, or after {@code maxFruitlessDraws}
  * draws in a row that added none (a small search space). The same generator state gives the
@@ -60,11 +60,6 @@ public final class InitPopulation {
         }
     }
 
-    /** A sampler with the CPU rules. */
-    public InitPopulation(SearchTask task, List<Sketch> sketches) {
-        this(task, sketches, cpuRules(), new FactorizationMemo(), DEFAULT_MAX_FRUITLESS_DRAWS);
-    }
-
     /** A sampler with these rules (after tile filling), a shared factorisation memo and a give-up limit. */
     public InitPopulation(SearchTask task, List<Sketch> sketches, List<InitRule> rules, FactorizationMemo memo,
                           int maxFruitlessDraws) {
@@ -81,24 +76,6 @@ public final class InitPopulation {
         this.rules = List.copyOf(rules);
         this.fill = fill;
         this.maxFruitlessDraws = maxFruitlessDraws;
-    }
-
-    /**
-     * The CPU annotation rules after tile filling, in Ansor's order; Kiln's InitVectorization also
-     * vectorises register-tile rows wider than Ansor's limit.
-     */
-    public static List<InitRule> cpuRules() {
-        return List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization());
-    }
-
-    /** Ansor's CPU annotation rules after tile filling, as Ansor has them (for comparisons). */
-    public static List<InitRule> ansorCpuRules() {
-        return List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), InitVectorization.ansor());
-    }
-
-    /** {@code n} distinct concrete candidates (fewer if the space runs out), with the CPU rules. */
-    public static Result sample(SearchTask task, List<Sketch> sketches, int n, SplittableRandom rng) {
-        return new InitPopulation(task, sketches).sample(n, rng);
     }
 
     /** {@code n} distinct concrete candidates (fewer if the space runs out). */

@@ -64,7 +64,7 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
                     if (it.kind() == IterKind.REDUCE || it.annotation() != IterAnnotation.NONE) break;
                     if (StagePredicates.isTiled(st) && fusible != 0) break;
                     prod *= InitParallel.extent(it);
-                    boolean registerTileRow = wideRegisterTileRows && fusible == 0 && !task.isGpu() && StagePredicates.isTiled(st)
+                    boolean registerTileRow = wideRegisterTileRows && fusible == 0 && !task.target().kind().isGpu() && StagePredicates.isTiled(st)
                             && wholeVectors(task, st, prod);
                     if (prod > max && !registerTileRow) break;
                     fusible++;

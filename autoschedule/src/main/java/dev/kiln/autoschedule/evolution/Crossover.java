@@ -2,6 +2,7 @@ package dev.kiln.autoschedule.evolution;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.mutation.Children;
 import dev.kiln.schedule.PragmaStep;
 import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Step;

@@ -1,12 +1,13 @@
 package dev.kiln.autoschedule.evolution;
 
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.KilnException;
 
 /**
  * The knobs of evolutionary search. Ansor's values are population 2048, 4 generations, mutation
- * probability 0.85, eps-greedy 0.05, 20% of the population seeded with the best measured programs,
- * and mutation weights tile size 0.90, auto-unroll 0.04, compute location 0.05, parallel 0.01 on
- * a CPU (0.90 and 0.10 for tile size and auto-unroll on a GPU). Kiln's defaults keep all of those
+ * probability 0.85, eps-greedy 0.05, 20% of the population seeded with the best measured programs.
+ * (Which mutations there are and their weights depend on the target: {@link TargetRules}.) Kiln's
+ * defaults keep all of those
  * but the population (512, so that a round on two cores takes seconds) and spend 10% of the
  * draws on crossover (Ansor copies the parent unchanged with the 15% left after mutation).
  *
@@ -18,16 +19,11 @@ import dev.kiln.ir.KilnException;
  * @param crossoverProbability    share made by crossover (the rest copy their parent)
  * @param epsGreedy               share of each measured batch drawn from the random programs
  * @param measuredSeedRatio       at most this share of the population is the best measured programs
- * @param tileSizeWeight          weight of {@link MutateTileSize}
- * @param autoUnrollWeight        weight of {@link MutateAutoUnroll}
- * @param computeLocationWeight   weight of {@link MutateComputeLocation}
- * @param parallelWeight          weight of {@link MutateParallel}
  * @param threads                 threads that sample, mutate and score (1: the caller's thread only)
  */
 public record EvolutionOptions(int population, int generations, int randomModelGenerations, int initSamples,
                                double mutationProbability, double crossoverProbability, double epsGreedy,
-                               double measuredSeedRatio, double tileSizeWeight, double autoUnrollWeight,
-                               double computeLocationWeight, double parallelWeight, int threads) {
+                               double measuredSeedRatio, int threads) {
     public EvolutionOptions {
         if (population < 2) throw new KilnException("evolution: population must be at least 2, got " + population);
         if (generations < 0 || randomModelGenerations < 0) {
@@ -42,12 +38,6 @@ public record EvolutionOptions(int population, int generations, int randomModelG
         }
         probability("epsGreedy", epsGreedy);
         probability("measuredSeedRatio", measuredSeedRatio);
-        for (double w : new double[] {tileSizeWeight, autoUnrollWeight, computeLocationWeight, parallelWeight}) {
-            if (!(w >= 0)) throw new KilnException("evolution: mutation weights must not be negative, got " + w);
-        }
-        if (tileSizeWeight + autoUnrollWeight + computeLocationWeight + parallelWeight <= 0) {
-            throw new KilnException("evolution: at least one mutation weight must be positive");
-        }
         if (threads < 1) throw new KilnException("evolution: threads must be at least 1, got " + threads);
     }
 
@@ -57,46 +47,35 @@ public record EvolutionOptions(int population, int generations, int randomModelG
 
     /** Kiln's CPU defaults (see the class comment), on every core of this machine. */
     public static EvolutionOptions defaults() {
-        return new EvolutionOptions(512, 4, 2, 512, 0.85, 0.10, 0.05, 0.2, 0.90, 0.04, 0.05, 0.01,
+        return new EvolutionOptions(512, 4, 2, 512, 0.85, 0.10, 0.05, 0.2,
                 Runtime.getRuntime().availableProcessors());
-    }
-
-    /** Ansor's GPU mutation weights (tile size and auto-unroll only). */
-    public EvolutionOptions forGpu() {
-        return new EvolutionOptions(population, generations, randomModelGenerations, initSamples, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, 0.90, 0.10, 0, 0, threads);
     }
 
     /** These options with another population, and as many fresh random programs per round. */
     public EvolutionOptions withPopulation(int n) {
         return new EvolutionOptions(n, generations, randomModelGenerations, n, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, tileSizeWeight, autoUnrollWeight,
-                computeLocationWeight, parallelWeight, threads);
+                crossoverProbability, epsGreedy, measuredSeedRatio, threads);
     }
 
     public EvolutionOptions withInitSamples(int n) {
         return new EvolutionOptions(population, generations, randomModelGenerations, n, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, tileSizeWeight, autoUnrollWeight,
-                computeLocationWeight, parallelWeight, threads);
+                crossoverProbability, epsGreedy, measuredSeedRatio, threads);
     }
 
     public EvolutionOptions withGenerations(int n) {
         return new EvolutionOptions(population, n, randomModelGenerations, initSamples, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, tileSizeWeight, autoUnrollWeight,
-                computeLocationWeight, parallelWeight, threads);
+                crossoverProbability, epsGreedy, measuredSeedRatio, threads);
     }
 
     /** These options with crossover probability {@code p}, mutation taking at most what is left. */
     public EvolutionOptions withCrossoverProbability(double p) {
         probability("crossoverProbability", p);
         return new EvolutionOptions(population, generations, randomModelGenerations, initSamples,
-                Math.min(mutationProbability, 1 - p), p, epsGreedy, measuredSeedRatio, tileSizeWeight,
-                autoUnrollWeight, computeLocationWeight, parallelWeight, threads);
+                Math.min(mutationProbability, 1 - p), p, epsGreedy, measuredSeedRatio, threads);
     }
 
     public EvolutionOptions withThreads(int n) {
         return new EvolutionOptions(population, generations, randomModelGenerations, initSamples, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, tileSizeWeight, autoUnrollWeight,
-                computeLocationWeight, parallelWeight, n);
+                crossoverProbability, epsGreedy, measuredSeedRatio, n);
     }
 }

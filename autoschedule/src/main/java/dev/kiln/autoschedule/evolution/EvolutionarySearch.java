@@ -3,6 +3,9 @@ package dev.kiln.autoschedule.evolution;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.model.CostModel;
+import dev.kiln.autoschedule.mutation.MutationRule;
+import dev.kiln.autoschedule.mutation.WeightedMutation;
+import dev.kiln.autoschedule.search.TargetRules;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -19,7 +22,7 @@ import java.util.function.IntFunction;
  * Ansor's EvolutionarySearch with node-based crossover: from a starting population, each
  * generation is scored by the cost model, the best programs not excluded (already measured) are
  * kept, and the next generation is bred from parents chosen by roulette on their scores (weights
- * {@code max(score, 0)}, uniform when all are 0): a child is a mutation (rule chosen by weight), a
+ * {@code max(score, 0)}, uniform when all are 0): a child is a mutation (rule chosen by its weight among the target's, {@link TargetRules}), a
  * crossover with a second roulette parent of the same sketch ({@link Crossover}), or a copy of the parent. Children are deduplicated by
  * {@link Candidate#key()}. Returns the best programs seen, best first.
  *
@@ -32,8 +35,7 @@ public final class EvolutionarySearch {
     private final CostModel model;
     private final EvolutionOptions o;
     private final ExecutorService pool;
-    private final MutationRule[] rules = {new MutateTileSize(), new MutateAutoUnroll(), new MutateComputeLocation(),
-            new MutateParallel()};
+    private final MutationRule[] rules;
     private final double[] ruleCumulative;
     private final Stats stats;
 
@@ -43,20 +45,25 @@ public final class EvolutionarySearch {
         public final Map<String, Long> validByRule = new HashMap<>();
     }
 
-    /** A search for {@code task} guided by {@code model}; {@code pool} (may be null) runs the children and scores. */
+    /**
+     * A search for {@code task} with its target's mutations ({@link TargetRules#of}) guided by
+     * {@code model}; {@code pool} (may be null) runs the children and scores.
+     */
     public EvolutionarySearch(SearchTask task, CostModel model, EvolutionOptions options, ExecutorService pool) {
-        this(task, model, options, pool, new Stats());
+        this(task, TargetRules.of(task).mutations(), model, options, pool, new Stats());
     }
 
-    /** A search that adds its counts to {@code stats}. */
-    public EvolutionarySearch(SearchTask task, CostModel model, EvolutionOptions options, ExecutorService pool,
-                              Stats stats) {
+    /** A search with these mutations (each picked by its weight) that adds its counts to {@code stats}. */
+    public EvolutionarySearch(SearchTask task, List<WeightedMutation> mutations, CostModel model, EvolutionOptions options,
+                              ExecutorService pool, Stats stats) {
+        if (mutations.isEmpty()) throw new dev.kiln.ir.KilnException("evolution needs at least one mutation rule");
         this.stats = stats;
         this.task = task;
         this.model = model;
         this.o = options;
         this.pool = pool;
-        double[] w = {o.tileSizeWeight(), o.autoUnrollWeight(), o.computeLocationWeight(), o.parallelWeight()};
+        rules = mutations.stream().map(WeightedMutation::rule).toArray(MutationRule[]::new);
+        double[] w = mutations.stream().mapToDouble(WeightedMutation::weight).toArray();
         double total = Arrays.stream(w).sum();
         ruleCumulative = new double[w.length];
         double c = 0;

@@ -4,14 +4,14 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.annotate.InvalidSample;
-import dev.kiln.autoschedule.gpu.GpuRules;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.model.GbdtCostModel;
+import dev.kiln.autoschedule.mutation.WeightedMutation;
 import dev.kiln.autoschedule.search.SearchPolicy;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.search.Trial;
 import dev.kiln.autoschedule.sketch.Sketch;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -37,6 +37,7 @@ import java.util.concurrent.Future;
 public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseable {
     private final SearchTask task;
     private final InitPopulation sampler;
+    private final List<WeightedMutation> mutations;
     private final CostModel model;
     private final EvolutionOptions options;
     private final SplittableRandom rng;
@@ -46,55 +47,59 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     private long searchNanos, rounds;
 
     /**
-     * A policy over {@code sketches} guided by {@code model}: their programs are sampled with the
-     * CPU annotation rules, or for a GPU task ({@link SearchTask#isGpu()}) with {@link GpuRules}.
+     * A policy over {@code sketches} guided by {@code model}, under the rules of the task's target
+     * ({@link TargetRules#of}: its annotation rules sample the programs, its mutations evolve them).
      */
     public EvolutionarySearchPolicy(SearchTask task, List<Sketch> sketches, CostModel model, EvolutionOptions options,
                                     long seed) {
-        this(task, task.isGpu() ? GpuRules.population(task, sketches) : new InitPopulation(task, sketches), model,
-                options, seed);
+        this(task, TargetRules.of(task), sketches, model, options, seed);
     }
 
-    /** A policy whose fresh programs come from {@code sampler}, guided by {@code model}. */
-    public EvolutionarySearchPolicy(SearchTask task, InitPopulation sampler, CostModel model, EvolutionOptions options,
-                                    long seed) {
+    /** A policy over {@code sketches} under {@code rules} (annotation and mutations), guided by {@code model}. */
+    public EvolutionarySearchPolicy(SearchTask task, TargetRules rules, List<Sketch> sketches, CostModel model,
+                                    EvolutionOptions options, long seed) {
+        this(task, rules.population(task, sketches), rules.mutations(), model, options, seed);
+    }
+
+    /**
+     * A policy whose fresh programs come from {@code sampler}, evolved with {@code mutations},
+     * guided by {@code model}.
+     */
+    public EvolutionarySearchPolicy(SearchTask task, InitPopulation sampler, List<WeightedMutation> mutations,
+                                    CostModel model, EvolutionOptions options, long seed) {
         this.task = task;
         this.sampler = sampler;
+        this.mutations = List.copyOf(mutations);
         this.model = model;
-        this.options = task.isGpu() ? options.forGpu() : options;
+        this.options = options;
         this.rng = new SplittableRandom(seed);
         this.pool = options.threads() > 1 ? pool(options.threads()) : null;
     }
 
-    /** The default policy of a CPU task: its sketches, the learned model, {@link EvolutionOptions#defaults()}. */
+    /** The default policy with the CPU rules ({@link TargetRules#cpu()}): the learned model, {@link EvolutionOptions#defaults()}. */
     public static EvolutionarySearchPolicy cpu(SearchTask task, long seed) {
-        return new EvolutionarySearchPolicy(task, SketchGenerator.cpu().generate(task), GbdtCostModel.defaults(seed),
+        TargetRules rules = TargetRules.cpu();
+        return new EvolutionarySearchPolicy(task, rules, rules.sketches(task), GbdtCostModel.defaults(seed),
                 EvolutionOptions.defaults(), seed);
     }
 
     /**
-     * The default policy of a GPU task: its GPU sketches ({@link GpuRules}), the learned model,
-     * {@link EvolutionOptions#defaults()} with Ansor's GPU mutation weights (tile size and
-     * auto-unroll). Children that break the device's limits are dropped.
+     * The default policy of a task: its sketches under its target's rules ({@link TargetRules#of};
+     * on a GPU children that break the device's limits are dropped), the learned model,
+     * {@link EvolutionOptions#defaults()}.
      */
-    public static EvolutionarySearchPolicy gpu(SearchTask task, long seed) {
-        return new EvolutionarySearchPolicy(task, GpuRules.sketchGenerator().generate(task), GbdtCostModel.defaults(seed),
-                EvolutionOptions.defaults(), seed);
-    }
-
-    /** {@link #gpu} for a GPU task, {@link #cpu} otherwise. */
     public static EvolutionarySearchPolicy forTask(SearchTask task, long seed) {
-        return task.isGpu() ? gpu(task, seed) : cpu(task, seed);
+        return forTask(task, GbdtCostModel.defaults(seed), seed);
     }
 
     /**
-     * The default policy of the task (its CPU or GPU sketches, {@link EvolutionOptions#defaults()})
-     * guided by {@code model}, a model that may be shared with other tasks (the task scheduler's
-     * shared cost model).
+     * The default policy of the task (its sketches under its target's rules,
+     * {@link EvolutionOptions#defaults()}) guided by {@code model}, a model that may be shared with
+     * other tasks (the task scheduler's shared cost model).
      */
     public static EvolutionarySearchPolicy forTask(SearchTask task, CostModel model, long seed) {
-        List<Sketch> sketches = (task.isGpu() ? GpuRules.sketchGenerator() : SketchGenerator.cpu()).generate(task);
-        return new EvolutionarySearchPolicy(task, sketches, model, EvolutionOptions.defaults(), seed);
+        TargetRules rules = TargetRules.of(task);
+        return new EvolutionarySearchPolicy(task, rules, rules.sketches(task), model, EvolutionOptions.defaults(), seed);
     }
 
     @Override
@@ -114,7 +119,7 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         List<Candidate> population = new ArrayList<>(fresh);
         int seeds = (int) Math.min(measuredValid.size(), Math.floor(o.measuredSeedRatio() * o.population()));
         for (int i = 0; i < seeds; i++) population.add(measuredValid.get(i).candidate());
-        List<Candidate> best = new EvolutionarySearch(task, model, o, pool, stats).run(population, 2 * n, measured,
+        List<Candidate> best = new EvolutionarySearch(task, mutations, model, o, pool, stats).run(population, 2 * n, measured,
                 rng.split());
 
         int numRandom = (int) Math.floor(options.epsGreedy() * n);

@@ -72,7 +72,7 @@ public final class FeatureExtractor {
      */
     public static FeatureExtractor of(SearchTask task) {
         UnaryOperator<LoopState> m = task.layoutFree().isEmpty() ? UnaryOperator.identity() : task::measuredState;
-        return new FeatureExtractor(task.hardware().cacheLineBytes(), task.isGpu(), m);
+        return new FeatureExtractor(task.hardware().cacheLineBytes(), task.target().kind().isGpu(), m);
     }
 
     /**

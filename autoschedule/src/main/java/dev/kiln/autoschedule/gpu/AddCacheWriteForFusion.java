@@ -25,7 +25,7 @@ public record AddCacheWriteForFusion() implements SketchRule {
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        if (!task.isGpu() || !StagePredicates.needsMultiLevelTiling(access, state, stageId)) return Condition.SKIP;
+        if (!task.target().kind().isGpu() || !StagePredicates.needsMultiLevelTiling(access, state, stageId)) return Condition.SKIP;
         if (StagePredicates.hasCacheWriteStage(state, stageId) || StagePredicates.isOutput(access, state, stageId)) return Condition.SKIP;
         if (state.stage(stageId).op().outputs().size() != 1) return Condition.SKIP;
         int consumer = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);

@@ -124,7 +124,7 @@ public record LogRecord(String version, String workloadKey, String target, int[]
     /** The record of one measurement of {@code schedule}, a program of {@code task}. */
     public static LogRecord of(SearchTask task, Schedule schedule, MeasureResult r) {
         List<Double> costs = Arrays.stream(r.costsSeconds()).boxed().toList();
-        return new LogRecord(LogFormat.VERSION, task.workloadKey(), task.target(), task.hardware().toLogArray(),
+        return new LogRecord(LogFormat.VERSION, task.workloadKey(), task.targetDescription(), task.hardware().toLogArray(),
                 schedule.stepsJson(), costs, r.error().name(), r.errorMessage(), r.compileSeconds(), r.wallSeconds(),
                 Instant.ofEpochMilli(r.timestampMillis()));
     }

@@ -11,20 +11,10 @@ import java.util.List;
 public final class Measurers {
     private Measurers() {}
 
-    /**
-     * Throws if a schedule is for another workload than the task, or if the task names a target
-     * (in {@link Target}'s string form) other than the measurer's. A task target that is not such
-     * a string (Ansor's {@code "llvm"}) is a label and accepted.
-     */
+    /** Throws if a schedule is for another workload than the task, or if the task is for another target than the measurer's. */
     public static void checkTask(SearchTask task, List<Schedule> schedules, Target target) {
-        Target named = null;
-        try {
-            named = Target.parse(task.target());
-        } catch (KilnException e) {
-            // a label such as "llvm": nothing to compare
-        }
-        if (named != null && !named.equals(target)) {
-            throw new KilnException("task " + task.workloadKey() + " is for target '" + task.target()
+        if (!task.target().equals(target)) {
+            throw new KilnException("task " + task.workloadKey() + " is for target '" + task.targetDescription()
                     + "' but this measurer measures on '" + target + "'");
         }
         String key = task.dag().workloadKey();

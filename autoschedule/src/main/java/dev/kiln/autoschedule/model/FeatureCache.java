@@ -31,7 +31,7 @@ public final class FeatureCache {
 
     /** The features of {@code c}, extracted on a miss. */
     public ProgramFeatures get(SearchTask task, FeatureExtractor fx, Candidate c) {
-        String key = task.workloadKey() + '\n' + task.target() + '\n' + c.key();
+        String key = task.workloadKey() + '\n' + task.targetDescription() + '\n' + c.key();
         synchronized (this) {
             ProgramFeatures f = map.get(key);
             if (f != null) {

@@ -132,7 +132,7 @@ public final class GbdtCostModel implements CostModel {
             throw new KilnException("cost model update: " + candidates.size() + " programs but " + results.size() + " results");
         }
         FeatureExtractor fx = FeatureExtractor.of(task);
-        String group = task.workloadKey() + '\n' + task.target();
+        String group = task.workloadKey() + '\n' + task.targetDescription();
         for (int i = 0; i < candidates.size(); i++) {
             ProgramFeatures f = cache.get(task, fx, candidates.get(i));
             if (f.isEmpty()) continue;
@@ -206,7 +206,7 @@ public final class GbdtCostModel implements CostModel {
             return out;
         }
         Calibration cal = params.objective() == Objective.SQUARED_ERROR ? null
-                : calibrations.getOrDefault(task.workloadKey() + '\n' + task.target(), pooled);
+                : calibrations.getOrDefault(task.workloadKey() + '\n' + task.targetDescription(), pooled);
         for (int i = 0; i < out.length; i++) {
             ProgramFeatures f = cache.get(task, fx, candidates.get(i));
             out[i] = f.isEmpty() ? Double.NEGATIVE_INFINITY : raw(m, f);

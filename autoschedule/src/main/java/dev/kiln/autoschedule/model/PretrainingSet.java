@@ -45,7 +45,7 @@ public final class PretrainingSet {
             unreplayable++;
             return;
         }
-        String key = task.workloadKey() + '\n' + task.target();
+        String key = task.workloadKey() + '\n' + task.targetDescription();
         programs.add(new Program(key, f, throughput));
         perTask.merge(key, 1, Integer::sum);
     }
@@ -60,7 +60,7 @@ public final class PretrainingSet {
             for (LogRecord r : l.records()) {
                 if (!r.kind().equals(LogRecord.TRIAL)) continue;   // a re-measurement of a program already read
                 SearchTask t = tasks.get(r.workloadKey());
-                if (t == null || !TuningLog.sameTarget(t.target(), r.target())) {
+                if (t == null || !TuningLog.sameTarget(t.targetDescription(), r.target())) {
                     unmatched++;
                     continue;
                 }

@@ -64,11 +64,11 @@ public final class TaskScheduler {
         Map<String, Integer> seen = new HashMap<>();
         for (int i = 0; i < this.tasks.size(); i++) {
             TuningTask t = this.tasks.get(i);
-            Integer j = seen.putIfAbsent(t.task().workloadKey() + '\n' + t.task().target(), i);
+            Integer j = seen.putIfAbsent(t.task().workloadKey() + '\n' + t.task().targetDescription(), i);
             if (j != null) {
                 throw new KilnException("tasks " + j + " ('" + this.tasks.get(j).description() + "') and " + i + " ('"
                         + t.description() + "') are the same workload " + t.task().workloadKey() + " on target '"
-                        + t.task().target() + "'; give it once with the sum of their weights");
+                        + t.task().targetDescription() + "'; give it once with the sum of their weights");
             }
         }
     }
@@ -123,7 +123,7 @@ public final class TaskScheduler {
     /** The measurer of a task: the options' one, or one per target string made with the factory. */
     private Measurer measurer(TuningTask t, Map<String, Measurer> made) {
         if (options.measurer() != null) return options.measurer();
-        String target = t.task().target();
+        String target = t.task().targetDescription();
         Measurer m = made.get(target);
         if (m != null) return m;
         Target parsed;

@@ -3,10 +3,8 @@ package dev.kiln.autoschedule.search;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.InitPopulation;
-import dev.kiln.autoschedule.gpu.GpuRules;
 import dev.kiln.autoschedule.annotate.InvalidSample;
 import dev.kiln.autoschedule.sketch.Sketch;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.ir.KilnException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -30,9 +28,12 @@ public final class RandomSearchPolicy implements SearchPolicy {
     private final Map<String, Integer> invalid = new LinkedHashMap<>();
     private long draws;
 
-    /** Random sampling of {@code sketches} from {@code seed}, giving up after {@code maxFruitlessDraws}. */
+    /**
+     * Random sampling of {@code sketches} with the annotation rules of the task's target
+     * ({@link TargetRules#of}) from {@code seed}, giving up after {@code maxFruitlessDraws}.
+     */
     public RandomSearchPolicy(SearchTask task, List<Sketch> sketches, long seed, int maxFruitlessDraws) {
-        this(new InitPopulation(task, sketches), seed, maxFruitlessDraws);
+        this(TargetRules.of(task).population(task, sketches), seed, maxFruitlessDraws);
     }
 
     /** Random sampling with {@code population}'s sketches and rules from {@code seed}. */
@@ -43,21 +44,20 @@ public final class RandomSearchPolicy implements SearchPolicy {
         this.maxFruitlessDraws = maxFruitlessDraws;
     }
 
-    /** Random sampling of the task's CPU sketches from {@code seed}. */
+    /** Random sampling of the task's sketches under {@code rules} from {@code seed}. */
+    public static RandomSearchPolicy of(SearchTask task, TargetRules rules, long seed) {
+        return new RandomSearchPolicy(rules.population(task, rules.sketches(task)), seed,
+                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+    }
+
+    /** Random sampling of the task's CPU sketches ({@link TargetRules#cpu()}) from {@code seed}. */
     public static RandomSearchPolicy cpu(SearchTask task, long seed) {
-        return new RandomSearchPolicy(task, SketchGenerator.cpu().generate(task), seed,
-                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        return of(task, TargetRules.cpu(), seed);
     }
 
-    /** Random sampling of the task's GPU sketches with the GPU annotation rules ({@link GpuRules}) from {@code seed}. */
-    public static RandomSearchPolicy gpu(SearchTask task, long seed) {
-        return new RandomSearchPolicy(GpuRules.population(task, GpuRules.sketchGenerator().generate(task)), seed,
-                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
-    }
-
-    /** {@link #gpu} for a GPU task ({@link SearchTask#isGpu()}), {@link #cpu} otherwise. */
+    /** Random sampling of the task's sketches under its target's rules ({@link TargetRules#of}) from {@code seed}. */
     public static RandomSearchPolicy forTask(SearchTask task, long seed) {
-        return task.isGpu() ? gpu(task, seed) : cpu(task, seed);
+        return of(task, TargetRules.of(task), seed);
     }
 
     @Override

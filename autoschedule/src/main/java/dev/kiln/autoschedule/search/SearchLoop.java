@@ -296,7 +296,7 @@ public final class SearchLoop {
     private List<Trial> restoreRecords() {
         List<Trial> out = new ArrayList<>();
         String firstFailure = null;
-        for (LogRecord r : log.records(task.workloadKey(), task.target())) {
+        for (LogRecord r : log.records(task.workloadKey(), task.targetDescription())) {
             Candidate c;
             try {
                 c = Candidate.of(r.schedule(task));

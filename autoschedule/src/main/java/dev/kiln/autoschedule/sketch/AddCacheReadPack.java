@@ -42,7 +42,7 @@ public record AddCacheReadPack() implements SketchRule {
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        if (task.isGpu()) return Condition.SKIP;
+        if (task.target().kind().isGpu()) return Condition.SKIP;
         Stage st = state.stage(stageId);
         if (st.op().outputs().size() != 1) return Condition.SKIP;
         List<Integer> readers = state.directConsumers(stageId);

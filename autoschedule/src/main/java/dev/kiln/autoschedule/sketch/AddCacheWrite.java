@@ -21,7 +21,7 @@ public record AddCacheWrite() implements SketchRule {
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         if (StagePredicates.needsMultiLevelTiling(access, state, stageId)
                 && StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId) < 0) {
-            return task.isGpu() ? Condition.APPLY_AND_SKIP_REST : Condition.APPLY;
+            return task.target().kind().isGpu() ? Condition.APPLY_AND_SKIP_REST : Condition.APPLY;
         }
         return Condition.SKIP;
     }

@@ -25,7 +25,7 @@ public record AlwaysInline() implements SketchRule {
         }
         // Kiln (like TE) cannot inline an operation with several outputs.
         if (st.op().outputs().size() > 1) return Condition.SKIP;
-        return StagePredicates.isStrictlyInlineable(access, state, stageId) || task.isGpu()
+        return StagePredicates.isStrictlyInlineable(access, state, stageId) || task.target().kind().isGpu()
                 ? Condition.APPLY_AND_SKIP_REST : Condition.SKIP;
     }
 

@@ -37,7 +37,7 @@ public record MultiLevelTilingWithFusion(String structure, List<Integer> levels)
         if (!StagePredicates.needsMultiLevelTiling(access, state, stageId)) return Condition.SKIP;
         int target = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);
         if (target < 0 || !followable(state, stageId, target)) return Condition.SKIP;
-        return StagePredicates.hasCacheWriteStage(state, stageId) || task.isGpu()
+        return StagePredicates.hasCacheWriteStage(state, stageId) || task.target().kind().isGpu()
                 ? Condition.APPLY_AND_SKIP_REST : Condition.APPLY;
     }
 

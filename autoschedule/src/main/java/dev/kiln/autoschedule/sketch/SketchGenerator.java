@@ -19,7 +19,8 @@ import java.util.List;
  * {@link SketchRule.Condition#APPLY} the following rules are still tried on the same state (that
  * is how sketches branch), with {@code APPLY_AND_SKIP_REST} they are not. A state whose working
  * index drops below 0 is a finished sketch. Afterwards the split before every rfactor step is
- * made undecided so that its factor is sampled.
+ * made undecided so that its factor is sampled. The rule lists of each kind of target are
+ * {@code dev.kiln.autoschedule.search.TargetRules}'.
  */
 public final class SketchGenerator {
     /** A guard against rules that never move on (each round works on one stage of every state). */
@@ -31,36 +32,6 @@ public final class SketchGenerator {
     public SketchGenerator(List<SketchRule> rules) {
         if (rules.isEmpty()) throw new KilnException("sketch generation needs at least one rule");
         this.rules = List.copyOf(rules);
-    }
-
-    /**
-     * Ansor's CPU rules, in its order: AlwaysInline, AddRfactor, AddCacheWrite,
-     * MultiLevelTilingWithFusion, MultiLevelTiling ("SSRSRS"), SkipStage. (Ansor's
-     * SimplifyComputeWithConstTensor, for Winograd-style operators carrying a const-tensor
-     * attribute, has nothing to act on: Kiln operations carry no such attribute.)
-     */
-    public static List<SketchRule> ansorCpuRules() {
-        return List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
-                new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new SkipStage());
-    }
-
-    /**
-     * Kiln's CPU rules: {@link #ansorCpuRules()} with {@link AddCacheReadPack} before SkipStage, so
-     * an operand the register tile reads in rows gets sketches with and without a packed copy.
-     */
-    public static List<SketchRule> cpuRules() {
-        return List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
-                new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new AddCacheReadPack(), new SkipStage());
-    }
-
-    /** The generator with Ansor's CPU rules alone ({@link #ansorCpuRules()}). */
-    public static SketchGenerator ansorCpu() {
-        return new SketchGenerator(ansorCpuRules());
-    }
-
-    /** The generator with {@link #cpuRules()}. */
-    public static SketchGenerator cpu() {
-        return new SketchGenerator(cpuRules());
     }
 
     /** This generator with {@code custom} rules tried before its own (Ansor's custom sketch rules). */

@@ -7,8 +7,9 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.InferBound;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.annotate.InitUnroll;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.nn.Activation;
 import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.IterAnnotation;
@@ -42,7 +43,7 @@ class AnnotationRulesTest {
     @Test
     void fillTileSizeDrawsEveryExactFactorisationUniformly() {
         SearchTask task = Workloads.task(Workloads.matmul(8, 8, 8));
-        Sketch plain = SketchGenerator.cpu().generate(task).get(0);
+        Sketch plain = TargetRules.cpu().sketches(task).get(0);
         // Ansor's uniform draw alone (the register-tile draws are RegisterTileSizesTest's)
         InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo(), 0);
         Map<List<Integer>, Integer> counts = new HashMap<>();
@@ -64,7 +65,7 @@ class AnnotationRulesTest {
         SearchTask task = SearchTask.cpu(Workloads.matmul(8, 8, 256), Workloads.FOUR_CORES.withAnnotationLimits(4, 16));
         InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo());
         SplittableRandom rng = new SplittableRandom(6);
-        for (Sketch sk : SketchGenerator.cpu().generate(task)) {
+        for (Sketch sk : TargetRules.cpu().sketches(task)) {
             for (int d = 0; d < 50; d++) {
                 for (Step s : fill.fill(task, sk, rng)) {
                     if (s instanceof SplitStep sp) assertThat(sp.lengths().getLast()).isLessThanOrEqualTo(4);
@@ -170,7 +171,7 @@ class AnnotationRulesTest {
     void boundInferenceShrinksTheOuterTilesOfAComputedAtStage() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
         // Ansor's sketches, by index (Kiln's add packed twins in between)
-        List<Sketch> sketches = SketchGenerator.ansorCpu().generate(task);
+        List<Sketch> sketches = TargetRules.ansorCpu().sketches(task);
         Sketch level2 = sketches.get(2);
         List<Step> steps = new ArrayList<>(level2.steps());
         for (int i = 0; i < steps.size(); i++) {
@@ -196,7 +197,7 @@ class AnnotationRulesTest {
     @Test
     void rejectedDrawsAreCountedByRuleAndDropped() {
         SearchTask task = Workloads.task(Workloads.matmul(8, 8, 16));
-        List<Sketch> sketches = SketchGenerator.cpu().generate(task);
+        List<Sketch> sketches = TargetRules.cpu().sketches(task);
         InitRule picky = new InitRule() {
             @Override
             public String name() { return "Picky"; }
@@ -207,7 +208,7 @@ class AnnotationRulesTest {
                 return s;
             }
         };
-        List<InitRule> rules = new ArrayList<>(InitPopulation.cpuRules());
+        List<InitRule> rules = new ArrayList<>(TargetRules.cpu().initRules());
         rules.add(picky);
         InitPopulation pop = new InitPopulation(task, sketches, rules, new FactorizationMemo(), 200);
         InitPopulation.Result r = pop.sample(40, new SplittableRandom(2));
@@ -222,7 +223,7 @@ class AnnotationRulesTest {
     void aSmallSpaceRunsOutInsteadOfLoopingForever() {
         // a 1 x 1 relu has one loop nest; only the (no-op) compute_root choice is random
         SearchTask task = Workloads.task(relu(1, 1));
-        InitPopulation pop = new InitPopulation(task, SketchGenerator.cpu().generate(task), InitPopulation.cpuRules(),
+        InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(),
                 new FactorizationMemo(), 50);
         InitPopulation.Result r = pop.sample(10, new SplittableRandom(1));
         assertThat(r.candidates()).hasSize(1);

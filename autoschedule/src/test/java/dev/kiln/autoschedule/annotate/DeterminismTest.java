@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.schedule.Step;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -16,7 +16,7 @@ class DeterminismTest {
 
     private static List<List<Step>> sample(dev.kiln.te.ComputeDAG dag, long seed) {
         SearchTask task = Workloads.task(dag);
-        return InitPopulation.sample(task, SketchGenerator.cpu().generate(task), 40, new SplittableRandom(seed))
+        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(40, new SplittableRandom(seed))
                 .candidates().stream().map(c -> c.schedule().steps()).toList();
     }
 
@@ -32,7 +32,7 @@ class DeterminismTest {
     @Test
     void eachDrawDependsOnlyOnItsOwnGenerator() {
         SearchTask task = Workloads.task(Workloads.layerNorm(4, 10));
-        InitPopulation pop = new InitPopulation(task, SketchGenerator.cpu().generate(task));
+        InitPopulation pop = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task));
         Candidate x = pop.draw(new SplittableRandom(7));
         pop.draw(new SplittableRandom(8));
         Candidate y = pop.draw(new SplittableRandom(7));

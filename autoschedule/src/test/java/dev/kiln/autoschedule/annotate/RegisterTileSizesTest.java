@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.autoschedule.InferBound;
 import dev.kiln.nn.Conv;
 import dev.kiln.schedule.Iter;
@@ -72,7 +72,7 @@ class RegisterTileSizesTest {
     @Test
     void groupsAreTheSpatialSplitsOfTheTiledReduction() {
         SearchTask task = SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512);
-        for (Sketch sk : SketchGenerator.cpu().generate(task)) {
+        for (Sketch sk : TargetRules.cpu().sketches(task)) {
             List<RegisterTileSizes.Group> g = RegisterTileSizes.groups(task.dag(), sk);
             assertThat(g).hasSize(1);
             assertThat(g.getFirst().stage()).isIn("matmul", "matmul.local");
@@ -87,7 +87,7 @@ class RegisterTileSizesTest {
     @Test
     void samplerDrawsRegisterTilesAboutHalfTheTime() {
         SearchTask task = SearchTask.cpu(Workloads.matmul(1024, 1024, 1024), AVX512);
-        Sketch sk = SketchGenerator.cpu().generate(task).getFirst();
+        Sketch sk = TargetRules.cpu().sketches(task).getFirst();
         List<Integer> splits = RegisterTileSizes.groups(task.dag(), sk).getFirst().splitSteps();
         InitFillTileSize uniform = new InitFillTileSize(new FactorizationMemo(), 0);
         InitFillTileSize aware = new InitFillTileSize(new FactorizationMemo());
@@ -112,7 +112,7 @@ class RegisterTileSizesTest {
     @Test
     void sameSeedSameTiles() {
         SearchTask task = SearchTask.cpu(Workloads.matmul(512, 512, 512), AVX512);
-        Sketch sk = SketchGenerator.cpu().generate(task).getFirst();
+        Sketch sk = TargetRules.cpu().sketches(task).getFirst();
         InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo());
         for (int seed = 0; seed < 5; seed++) {
             assertThat(fill.fill(task, sk, new SplittableRandom(seed))).isEqualTo(fill.fill(task, sk, new SplittableRandom(seed)));
@@ -130,7 +130,7 @@ class RegisterTileSizesTest {
             assertThat(RegisterTileSizes.fits(AVX512, (long) t[0] * t[1] * t[2], t[3] / 16)).isTrue();
         }
         boolean some = false;
-        for (Sketch sk : SketchGenerator.cpu().generate(task)) {
+        for (Sketch sk : TargetRules.cpu().sketches(task)) {
             for (RegisterTileSizes.Group g : RegisterTileSizes.groups(task.dag(), sk)) some |= g.splitSteps().size() == 4;
         }
         assertThat(some).isTrue();
@@ -160,7 +160,7 @@ class RegisterTileSizesTest {
     }
 
     private static Iter innermostAfterVectorization(SearchTask task, int j3, InitVectorization rule) {
-        List<Step> steps = new ArrayList<>(SketchGenerator.ansorCpu().generate(task).getFirst().steps());
+        List<Step> steps = new ArrayList<>(TargetRules.ansorCpu().sketches(task).getFirst().steps());
         boolean first = true;
         for (int i = 0; i < steps.size(); i++) {
             if (steps.get(i) instanceof SplitStep sp && !sp.isConcrete()) {

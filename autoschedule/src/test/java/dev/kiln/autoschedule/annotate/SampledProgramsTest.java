@@ -7,8 +7,8 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.analysis.StagePredicates;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.nn.Activation;
@@ -52,8 +52,8 @@ class SampledProgramsTest {
     /** {@code movesStages}: some samples must compute a stage somewhere new (InitChangeComputeLocation). */
     private static void check(String what, ComputeDAG dag, int n, long seed, boolean movesStages) {
         SearchTask task = Workloads.task(dag);
-        List<Sketch> sketches = SketchGenerator.cpu().generate(task);
-        InitPopulation.Result res = InitPopulation.sample(task, sketches, n, new SplittableRandom(seed));
+        List<Sketch> sketches = TargetRules.cpu().sketches(task);
+        InitPopulation.Result res = TargetRules.cpu().population(task, sketches).sample(n, new SplittableRandom(seed));
         assertThat(res.candidates()).as(what + ": distinct samples").hasSize(n);
 
         List<NDArray> inputs = randomInputs(dag, seed);
@@ -173,7 +173,7 @@ class SampledProgramsTest {
         for (int d = 0; d < dags.size(); d++) {
             ComputeDAG dag = dags.get(d);
             SearchTask task = Workloads.task(dag);
-            InitPopulation pop = new InitPopulation(task, SketchGenerator.cpu().generate(task), InitPopulation.cpuRules(),
+            InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(),
                     new FactorizationMemo(), 100);
             InitPopulation.Result res = pop.sample(25, new SplittableRandom(100 + d));
             assertThat(res.candidates()).isNotEmpty();

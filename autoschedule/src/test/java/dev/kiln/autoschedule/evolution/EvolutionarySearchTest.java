@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.mutation.MutateTileSize;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.model.GbdtCostModel;
@@ -16,7 +17,7 @@ import dev.kiln.autoschedule.search.SearchLoop;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.progress.TuneProgress;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Step;
@@ -117,7 +118,7 @@ class EvolutionarySearchTest {
             GbdtCostModel model = new GbdtCostModel(dev.kiln.autoschedule.model.GbdtParams.defaults().withRounds(8), 16,
                     0.05, 4, 1024);
             EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withGenerations(2).withThreads(threads);
-            try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(TASK, SketchGenerator.cpu().generate(TASK),
+            try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(TASK, TargetRules.cpu().sketches(TASK),
                     model, o, 7)) {
                 SearchOutcome out = new SearchLoop(TASK, p, m, TuningLog.inMemory(),
                         new SearchLimits(60, 20, Duration.ZERO, 0), TuneProgress.none()).run();
@@ -138,7 +139,7 @@ class EvolutionarySearchTest {
     void smallSpaceIsExhausted() {
         SearchTask small = Workloads.task(Workloads.minNm(4, 6));
         FakeMeasurer m = new FakeMeasurer(Target.cpu());
-        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(small, SketchGenerator.cpu().generate(small),
+        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(small, TargetRules.cpu().sketches(small),
                 GbdtCostModel.defaults(1), EvolutionOptions.defaults().withPopulation(64).withThreads(1), 1)) {
             SearchOutcome out = new SearchLoop(small, p, m, TuningLog.inMemory(),
                     new SearchLimits(1000, 16, Duration.ZERO, 0), TuneProgress.none()).run();

@@ -6,16 +6,22 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.annotate.InitUnroll;
+import dev.kiln.autoschedule.mutation.MutateParallel;
+import dev.kiln.autoschedule.mutation.MutateComputeLocation;
+import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
+import dev.kiln.autoschedule.mutation.MutateTileSize;
+import dev.kiln.autoschedule.mutation.MutationRule;
 import dev.kiln.autoschedule.feature.FeatureExtractor;
 import dev.kiln.autoschedule.feature.FeatureLayout;
 import dev.kiln.autoschedule.feature.ProgramFeatures;
-import dev.kiln.autoschedule.gpu.GpuRules;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.FakeMeasurer;
 import dev.kiln.autoschedule.search.SearchLimits;
 import dev.kiln.autoschedule.search.SearchLoop;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.runtime.NDArray;
@@ -44,7 +50,7 @@ class GpuEvolutionTest {
     void gpuChildrenAreValidAndCorrect() {
         ComputeDAG dag = Workloads.matmul(64, 48, 32);
         SearchTask t = task(dag);
-        List<Candidate> parents = GpuRules.population(t, GpuRules.sketchGenerator().generate(t))
+        List<Candidate> parents = TargetRules.cuda().population(t, TargetRules.cuda().sketches(t))
                 .sample(12, new SplittableRandom(4)).candidates();
         assertThat(parents).hasSizeGreaterThan(5);
         ScheduleLowerer lower = ScheduleLowerer.forTarget((CudaTarget) Target.cuda());
@@ -54,7 +60,7 @@ class GpuEvolutionTest {
         FeatureExtractor fx = FeatureExtractor.of(t);
         int made = 0;
         for (int i = 0; i < parents.size(); i++) {
-            for (MutationRule r : List.of(new MutateTileSize(), new MutateAutoUnroll())) {
+            for (MutationRule r : List.of(new MutateTileSize(), new MutateAutoUnroll(InitUnroll.GPU_STEPS))) {
                 Candidate c = r.apply(t, parents.get(i), new SplittableRandom(i));
                 if (c == null) continue;
                 made++;
@@ -77,7 +83,7 @@ class GpuEvolutionTest {
         SearchTask t = task(Workloads.matmul(64, 64, 64));
         FakeMeasurer m = new FakeMeasurer(Target.cuda());
         EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withGenerations(2);
-        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(t, GpuRules.sketchGenerator().generate(t),
+        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(t, TargetRules.cuda().sketches(t),
                 dev.kiln.autoschedule.model.GbdtCostModel.defaults(3), o, 3)) {
             var out = new SearchLoop(t, p, m, TuningLog.inMemory(), new SearchLimits(48, 16, Duration.ZERO, 0),
                     TuneProgress.none()).run();

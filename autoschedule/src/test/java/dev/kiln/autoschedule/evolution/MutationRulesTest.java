@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.mutation.MutateParallel;
+import dev.kiln.autoschedule.mutation.MutateComputeLocation;
+import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
+import dev.kiln.autoschedule.mutation.MutateTileSize;
+import dev.kiln.autoschedule.mutation.MutationRule;
 import dev.kiln.autoschedule.annotate.InitUnroll;
 import dev.kiln.autoschedule.annotate.NestedParallel;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.runtime.Comparison;
@@ -37,7 +41,7 @@ import org.junit.jupiter.api.Test;
 class MutationRulesTest {
 
     static List<Candidate> parents(SearchTask task, int n, long seed) {
-        return InitPopulation.sample(task, SketchGenerator.cpu().generate(task), n, new SplittableRandom(seed)).candidates();
+        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed)).candidates();
     }
 
     static NDArray run(PrimFunc f, ComputeDAG dag, List<NDArray> inputs) {
@@ -105,7 +109,7 @@ class MutationRulesTest {
 
     @Test
     void autoUnrollTakesAnotherValue() {
-        int made = children(Workloads.matmul(17, 12, 10), new MutateAutoUnroll(), 10, (p, c) -> {
+        int made = children(Workloads.matmul(17, 12, 10), new MutateAutoUnroll(InitUnroll.CPU_STEPS), 10, (p, c) -> {
             List<Integer> d = diff(p, c);
             assertThat(d).hasSize(1);
             PragmaStep a = (PragmaStep) p.schedule().steps().get(d.getFirst());

@@ -6,8 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.annotate.InitPopulation;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.Var;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -28,7 +27,7 @@ class SampledFeaturesTest {
     @CsvSource({"24, 20, 18", "17, 12, 30", "64, 8, 9"})
     void matmulWorkIsScheduleInvariant(int n, int m, int k) {
         SearchTask task = Workloads.task(Workloads.matmul(n, m, k));
-        List<Candidate> cs = InitPopulation.sample(task, SketchGenerator.cpu().generate(task), 25,
+        List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(25,
                 new SplittableRandom(n * 31L + m)).candidates();
         assertThat(cs).hasSizeGreaterThan(5);
         FeatureExtractor fx = FeatureExtractor.of(task);

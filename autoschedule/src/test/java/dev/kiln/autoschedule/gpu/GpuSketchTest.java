@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.Iter;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * GPU sketch generation and annotation: the sketch counts of ansor-notes §4.5 for GPU where no
- * cross-thread reduction is involved (that rule is left out, see {@link GpuRules}), the structure
+ * cross-thread reduction is involved (that rule is left out, see {@link TargetRules#cuda()}), the structure
  * of the matmul sketch (local accumulator tiled "SSSRRSRS", shared copies of both inputs at k.0),
  * and the bindings of sampled programs.
  */
@@ -32,7 +33,7 @@ class GpuSketchTest {
     }
 
     static List<Sketch> sketches(ComputeDAG dag) {
-        return GpuRules.sketchGenerator().generate(task(dag));
+        return TargetRules.cuda().sketches(task(dag));
     }
 
     @Test
@@ -84,7 +85,7 @@ class GpuSketchTest {
     @Test
     void sampledMatmulsAreBoundToBlocksVthreadsAndThreadsWithinTheLimits() {
         SearchTask t = task(Workloads.matmul(256, 256, 256));
-        InitPopulation pop = GpuRules.population(t, sketches(t.dag()));
+        InitPopulation pop = TargetRules.cuda().population(t, sketches(t.dag()));
         InitPopulation.Result r = pop.sample(40, new SplittableRandom(7));
         assertThat(r.candidates()).hasSizeGreaterThan(20);
         for (Candidate c : r.candidates()) {

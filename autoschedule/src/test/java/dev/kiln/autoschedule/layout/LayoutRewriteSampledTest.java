@@ -7,7 +7,7 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.annotate.InitPopulation;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
@@ -41,7 +41,7 @@ class LayoutRewriteSampledTest {
 
     private static void check(String what, ComputeDAG dag, Set<Tensor> weights, int n, long seed) {
         SearchTask task = Workloads.task(dag);
-        InitPopulation.Result res = InitPopulation.sample(task, SketchGenerator.cpu().generate(task), n, new SplittableRandom(seed));
+        InitPopulation.Result res = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed));
         assertThat(res.candidates()).isNotEmpty();
         List<NDArray> original = new ArrayList<>();
         int i = 0;

@@ -6,8 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.annotate.InitPopulation;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.KilnException;
 import dev.kiln.te.ComputeDAG;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +35,7 @@ class TuningLogTest {
     static void sample() {
         dag = Workloads.matmul(12, 20, 36);
         SearchTask task = Workloads.task(dag);
-        candidates = InitPopulation.sample(task, SketchGenerator.cpu().generate(task), 6, new SplittableRandom(3)).candidates();
+        candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(6, new SplittableRandom(3)).candidates();
         assertThat(candidates).hasSize(6);
     }
 

@@ -9,6 +9,7 @@ import dev.kiln.ir.IntImm;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.schedule.SplitStep;
+import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
@@ -27,7 +28,7 @@ import java.util.stream.Stream;
 final class Fixtures {
     private Fixtures() {}
 
-    static SearchTask task(ComputeDAG dag, String target) {
+    static SearchTask task(ComputeDAG dag, Target target) {
         return SearchTask.of(dag, target, HardwareParams.cpu(2, 32, 64));
     }
 

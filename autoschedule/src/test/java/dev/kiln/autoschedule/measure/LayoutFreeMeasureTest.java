@@ -62,7 +62,7 @@ class LayoutFreeMeasureTest {
     }
 
     static SearchTask task(ComputeDAG dag) {
-        return SearchTask.of(dag, "llvm", HardwareParams.cpu(2, 64, 64)).withLayoutFree(List.of(1));
+        return SearchTask.cpu(dag, HardwareParams.cpu(2, 64, 64)).withLayoutFree(List.of(1));
     }
 
     /** A lowerer that keeps the shapes of the programs it made. */
@@ -84,10 +84,10 @@ class LayoutFreeMeasureTest {
         assertThat(t.layoutFree()).containsExactly(1);
         assertThat(t.workloadKey()).isEqualTo(dag.workloadKey() + " layout_free=[1]");
         assertThat(t.withLayoutFree(List.of())).isSameAs(t);
-        SearchTask plain = SearchTask.of(dag, "llvm", HardwareParams.cpu(2, 64, 64));
+        SearchTask plain = SearchTask.cpu(dag, HardwareParams.cpu(2, 64, 64));
         assertThatThrownBy(() -> plain.withLayoutFree(List.of(3))).isInstanceOf(KilnException.class)
                 .hasMessageContaining("argument 3").hasMessageContaining("not an input");
-        assertThatThrownBy(() -> SearchTask.of(dag, "cuda -arch=sm_90", HardwareParams.cpu(2, 64, 64)).withLayoutFree(List.of(1)))
+        assertThatThrownBy(() -> SearchTask.of(dag, Target.cuda(), HardwareParams.cpu(2, 64, 64)).withLayoutFree(List.of(1)))
                 .isInstanceOf(KilnException.class).hasMessageContaining("CPU targets");
         // the packed program: w[32, 24] read by the tile loops j/16, k/8, (j/8)%2, k%8, j%8
         LayoutRewrite.Result r = t.rewriteLayouts(tiled(dag));
@@ -166,7 +166,7 @@ class LayoutFreeMeasureTest {
     void theCostModelSeesThePackedProgram() {
         ComputeDAG dag = dense();
         SearchTask packed = task(dag);
-        SearchTask plain = SearchTask.of(dag, "llvm", HardwareParams.cpu(2, 64, 64));
+        SearchTask plain = SearchTask.cpu(dag, HardwareParams.cpu(2, 64, 64));
         Candidate c = Candidate.of(tiled(dag));
         ProgramFeatures fp = FeatureExtractor.of(packed).extract(c);
         ProgramFeatures fo = FeatureExtractor.of(plain).extract(c);

@@ -17,11 +17,11 @@ public final class LeaveOpenMain {
         Fixtures.EditingLowerer lowerer = new Fixtures.EditingLowerer();
         ProcessMeasurer m = ProcessMeasurer.builder(FaultyBackend.TARGET).lowerer(lowerer)
                 .options(MeasureOptions.defaults().withMinRepeatMs(0).withTimeoutSeconds(300)).start();
-        if (!m.measure(Fixtures.task(dag, "faulty"), Schedule.empty(dag)).ok()) System.exit(5);
+        if (!m.measure(Fixtures.task(dag, FaultyBackend.TARGET), Schedule.empty(dag)).ok()) System.exit(5);
         System.out.println("CHILD " + m.workerPid().orElseThrow() + " DIR " + m.tempDir());
         System.out.flush();
         if (args[0].equals("exit")) System.exit(0);
-        m.measure(Fixtures.task(dag, "faulty"), lowerer.fault(dag, FaultyBackend.Fault.HANG_AT_RUN));
+        m.measure(Fixtures.task(dag, FaultyBackend.TARGET), lowerer.fault(dag, FaultyBackend.Fault.HANG_AT_RUN));
         System.exit(6);
     }
 }

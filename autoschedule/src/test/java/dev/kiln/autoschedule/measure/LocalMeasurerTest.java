@@ -20,7 +20,7 @@ class LocalMeasurerTest {
     void schedulesAreTimedOnTheInterpreterAndErrorsRecordedInProcess() {
         ComputeDAG dag = Fixtures.matmul(9, 11, 6);
         ComputeDAG smaller = Fixtures.matmul(9, 10, 6);
-        SearchTask task = Fixtures.task(dag, "llvm");
+        SearchTask task = Fixtures.task(dag, Target.cpu());
         Fixtures.EditingLowerer lowerer = new Fixtures.EditingLowerer();
         try (LocalMeasurer m = LocalMeasurer.interpreter(OPTIONS)) {
             assertThat(m.target()).isEqualTo(Target.cpu());
@@ -50,7 +50,7 @@ class LocalMeasurerTest {
     @Test
     void theLlvmBackendInProcessWithTheCacheFlushed() {
         ComputeDAG dag = Fixtures.matmul(33, 17, 40);
-        SearchTask task = Fixtures.task(dag, "llvm");
+        SearchTask task = Fixtures.task(dag, Target.cpu());
         try (LocalMeasurer m = LocalMeasurer.of(Target.cpu(), OPTIONS.withFlushCache(true).withNumber(2))) {
             for (MeasureResult r : m.measure(task, List.of(Schedule.empty(dag), Fixtures.tiled(dag, 11, 17)))) {
                 assertThat(r.ok()).as(r.toString()).isTrue();
@@ -66,7 +66,7 @@ class LocalMeasurerTest {
         ComputeDAG dag = Fixtures.matmul(5, 6, 7);
         Fixtures.EditingLowerer l = new Fixtures.EditingLowerer();
         try (LocalMeasurer m = LocalMeasurer.of(Target.cpu(), OPTIONS.withCheckCorrectness(false), l)) {
-            MeasureResult r = m.measure(Fixtures.task(dag, "llvm"), l.edited(dag, Fixtures::wrongFirstElement));
+            MeasureResult r = m.measure(Fixtures.task(dag, Target.cpu()), l.edited(dag, Fixtures::wrongFirstElement));
             assertThat(r.ok()).isTrue();
             assertThat(m.referenceComputations()).isZero();
         }

@@ -37,7 +37,7 @@ class ProcessMeasurerFaultsTest {
     @Test
     void eachFaultIsRecordedWithItsReasonAndTheBatchGoesOn() {
         ComputeDAG dag = Fixtures.matmul(7, 5, 3);
-        SearchTask task = Fixtures.task(dag, FaultyBackend.TARGET.toString());
+        SearchTask task = Fixtures.task(dag, FaultyBackend.TARGET);
         int starts = measurer.workerStarts();
         List<Schedule> batch = List.of(
                 lowerer.fault(dag, Fault.NONE),
@@ -73,7 +73,7 @@ class ProcessMeasurerFaultsTest {
     @Test
     void aHangingChildIsKilled() throws Exception {
         ComputeDAG dag = Fixtures.matmul(3, 4, 5);
-        SearchTask task = Fixtures.task(dag, "faulty");
+        SearchTask task = Fixtures.task(dag, FaultyBackend.TARGET);
         assertThat(measurer.measure(task, lowerer.fault(dag, Fault.NONE)).ok()).isTrue();
         long pid = measurer.workerPid().orElseThrow();
         MeasureResult r = measurer.measure(task, lowerer.fault(dag, Fault.HANG_AT_RUN));

@@ -6,8 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.annotate.InitPopulation;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
@@ -53,7 +52,7 @@ class ProcessMeasurerTest {
     @Test
     void timesScheduledMatmulsOnTheLlvmBackend() {
         ComputeDAG dag = Fixtures.matmul(48, 40, 24);
-        SearchTask task = Fixtures.task(dag, "llvm");
+        SearchTask task = Fixtures.task(dag, TARGET);
         List<Schedule> batch = List.of(Schedule.empty(dag), Fixtures.tiled(dag, 8, 8), Fixtures.tiled(dag, 6, 5));
         long before = System.currentTimeMillis();
         List<MeasureResult> rs = measurer.measure(task, batch);
@@ -77,8 +76,8 @@ class ProcessMeasurerTest {
     @Test
     void sampledCandidatesRunCorrectly() {
         for (ComputeDAG dag : List.of(Workloads.matmul(24, 20, 36), Workloads.conv2dNhwcRelu(1, 7, 7, 4, 8, 3))) {
-            SearchTask task = Fixtures.task(dag, "llvm");
-            List<Candidate> candidates = InitPopulation.sample(task, SketchGenerator.cpu().generate(task), 6,
+            SearchTask task = Fixtures.task(dag, TARGET);
+            List<Candidate> candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(6,
                     new SplittableRandom(5)).candidates();
             assertThat(candidates).hasSize(6);
             List<MeasureResult> rs = measurer.measureCandidates(task, candidates);
@@ -90,7 +89,7 @@ class ProcessMeasurerTest {
     void everyErrorIsRecordedAndTheBatchGoesOn() {
         ComputeDAG dag = Fixtures.matmul(16, 12, 10);
         ComputeDAG smaller = Fixtures.matmul(15, 12, 10);
-        SearchTask task = Fixtures.task(dag, "llvm");
+        SearchTask task = Fixtures.task(dag, TARGET);
         assertThat(measurer.measure(task, Schedule.empty(dag)).ok()).isTrue();
         int starts = measurer.workerStarts();
         long pid = measurer.workerPid().orElseThrow();
@@ -124,16 +123,16 @@ class ProcessMeasurerTest {
     void theReferenceIsComputedOncePerWorkload() {
         ComputeDAG dag = Fixtures.matmul(20, 9, 7);
         int before = measurer.referenceComputations();
-        SearchTask task = Fixtures.task(dag, "llvm");
+        SearchTask task = Fixtures.task(dag, TARGET);
         assertThat(measurer.measure(task, List.of(Schedule.empty(dag), Fixtures.tiled(dag, 4, 3))))
                 .allSatisfy(r -> assertThat(r.ok()).as(r.toString()).isTrue());
         assertThat(measurer.measure(task, Fixtures.tiled(dag, 5, 9)).ok()).isTrue();
         // the same computation built again is the same workload
         ComputeDAG again = Fixtures.matmul(20, 9, 7);
-        assertThat(measurer.measure(Fixtures.task(again, TARGET.toString()), Schedule.empty(again)).ok()).isTrue();
+        assertThat(measurer.measure(Fixtures.task(again, TARGET), Schedule.empty(again)).ok()).isTrue();
         assertThat(measurer.referenceComputations()).isEqualTo(before + 1);
         ComputeDAG other = Fixtures.matmul(21, 9, 7);
-        assertThat(measurer.measure(Fixtures.task(other, "llvm"), Schedule.empty(other)).ok()).isTrue();
+        assertThat(measurer.measure(Fixtures.task(other, TARGET), Schedule.empty(other)).ok()).isTrue();
         assertThat(measurer.referenceComputations()).isEqualTo(before + 2);
     }
 
@@ -141,10 +140,10 @@ class ProcessMeasurerTest {
     void misuseThrows() {
         ComputeDAG dag = Fixtures.matmul(8, 8, 8);
         ComputeDAG other = Fixtures.matmul(8, 8, 9);
-        SearchTask task = Fixtures.task(dag, "llvm");
+        SearchTask task = Fixtures.task(dag, TARGET);
         assertThatThrownBy(() -> measurer.measure(task, List.of(Schedule.empty(dag), Schedule.empty(other))))
                 .isInstanceOf(KilnException.class).hasMessageContaining("schedule 1").hasMessageContaining(other.workloadKey());
-        SearchTask elsewhere = Fixtures.task(dag, TARGET.withCores(TARGET.cores() + 1).toString());
+        SearchTask elsewhere = Fixtures.task(dag, TARGET.withCores(TARGET.cores() + 1));
         assertThatThrownBy(() -> measurer.measure(elsewhere, Schedule.empty(dag)))
                 .isInstanceOf(KilnException.class).hasMessageContaining("this measurer measures on");
         ProcessMeasurer closed = ProcessMeasurer.start(TARGET, OPTIONS);

@@ -6,13 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.feature.FeatureExtractor;
 import dev.kiln.autoschedule.feature.FeatureLayout;
 import dev.kiln.autoschedule.feature.ProgramFeatures;
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureResult;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.KilnException;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,7 +63,7 @@ class GbdtCostModelTest {
     }
 
     static List<Candidate> sample(SearchTask task, int n, long seed) {
-        return InitPopulation.sample(task, SketchGenerator.cpu().generate(task), n, new SplittableRandom(seed)).candidates();
+        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed)).candidates();
     }
 
     @Test

@@ -223,7 +223,7 @@ class SearchLoopTest {
         SearchTask task = AutoSchedule.task(dag, CPU);
         try (TuningLog log = TuningLog.inMemory()) {
             SearchOutcome o = new SearchLoop(task, new RandomSearchPolicy(task,
-                    dev.kiln.autoschedule.sketch.SketchGenerator.cpu().generate(task), 1, 200), new FakeMeasurer(CPU), log,
+                    TargetRules.cpu().sketches(task), 1, 200), new FakeMeasurer(CPU), log,
                     new SearchLimits(1000, 16, Duration.ZERO, 0), TuneProgress.none()).run();
             assertThat(o.stopReason()).isEqualTo(StopReason.SEARCH_SPACE_EXHAUSTED);
             assertThat(o.trials()).isBetween(1, 999).isEqualTo(log.records().size());

@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.nn.Linalg;
@@ -35,8 +36,8 @@ class AddCacheReadPackTest {
     @Test
     void matmulGetsAPackedTwinOfEveryAnsorSketch() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
-        List<Sketch> ansor = SketchGenerator.ansorCpu().generate(task);
-        List<Sketch> kiln = SketchGenerator.cpu().generate(task);
+        List<Sketch> ansor = TargetRules.ansorCpu().sketches(task);
+        List<Sketch> kiln = TargetRules.cpu().sketches(task);
         assertThat(packed(ansor)).isZero();
         assertThat(kiln).hasSize(2 * ansor.size());
         assertThat(packed(kiln)).isEqualTo(ansor.size());
@@ -64,7 +65,7 @@ class AddCacheReadPackTest {
         Tensor x = Te.placeholder("X", FLOAT32, 32, 64);
         Tensor w = Te.placeholder("W", FLOAT32, 48, 64);
         ComputeDAG dense = ComputeDAG.of(Te.compute("Y", Te.shape(32, 48), (i, j) -> Te.sum(64, k -> x.at(i, k).mul(w.at(j, k)))));
-        assertThat(packed(SketchGenerator.cpu().generate(Workloads.task(dense)))).isZero();
+        assertThat(packed(TargetRules.cpu().sketches(Workloads.task(dense)))).isZero();
     }
 
     @Test
@@ -72,7 +73,7 @@ class AddCacheReadPackTest {
         Tensor a = Te.placeholder("X", FLOAT32, 2, 32, 16);
         Tensor b = Te.placeholder("Y", FLOAT32, 2, 16, 48);
         ComputeDAG dag = ComputeDAG.of(Linalg.batchMatmul(a, b));
-        List<Sketch> kiln = SketchGenerator.cpu().generate(Workloads.task(dag));
+        List<Sketch> kiln = TargetRules.cpu().sketches(Workloads.task(dag));
         assertThat(packed(kiln)).isPositive();
         for (Sketch k : kiln) {
             for (var st : k.steps()) if (st instanceof CacheReadStep cr) assertThat(k.state().stage(cr.stageId()).name()).isEqualTo("Y");
@@ -83,9 +84,9 @@ class AddCacheReadPackTest {
     void sampledPackedProgramsComputeTheReference() {
         ComputeDAG dag = Workloads.matmul(32, 48, 64);
         SearchTask task = Workloads.task(dag);
-        List<Sketch> packed = SketchGenerator.cpu().generate(task).stream()
+        List<Sketch> packed = TargetRules.cpu().sketches(task).stream()
                 .filter(k -> k.steps().stream().anyMatch(x -> x instanceof CacheReadStep)).toList();
-        InitPopulation.Result res = InitPopulation.sample(task, packed, 30, new SplittableRandom(3));
+        InitPopulation.Result res = TargetRules.cpu().population(task, packed).sample(30, new SplittableRandom(3));
         assertThat(res.candidates()).hasSize(30);
         List<NDArray> in = List.of(NDArray.random(FLOAT32, 1, 32, 64), NDArray.random(FLOAT32, 2, 64, 48));
         NDArray expected = run(LowerDefault.lower("ref", dag), in);
@@ -102,10 +103,10 @@ class AddCacheReadPackTest {
     @Test
     void sameSeedSameSamples() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
-        List<Sketch> sk = SketchGenerator.cpu().generate(task);
+        List<Sketch> sk = TargetRules.cpu().sketches(task);
         List<String> a = new ArrayList<>(), b = new ArrayList<>();
-        for (Candidate c : InitPopulation.sample(task, sk, 20, new SplittableRandom(9)).candidates()) a.add(c.key());
-        for (Candidate c : InitPopulation.sample(task, sk, 20, new SplittableRandom(9)).candidates()) b.add(c.key());
+        for (Candidate c : TargetRules.cpu().population(task, sk).sample(20, new SplittableRandom(9)).candidates()) a.add(c.key());
+        for (Candidate c : TargetRules.cpu().population(task, sk).sample(20, new SplittableRandom(9)).candidates()) b.add(c.key());
         assertThat(a).isEqualTo(b);
     }
 

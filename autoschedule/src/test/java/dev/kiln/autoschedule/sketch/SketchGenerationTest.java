@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.analysis.StagePredicates;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.LoopState;
 import java.util.List;
@@ -18,7 +19,7 @@ class SketchGenerationTest {
 
     private static List<Sketch> sketches(dev.kiln.te.ComputeDAG dag) {
         // Ansor's rules alone: the counts below are its (notes §4.5); Kiln's packing sketches are AddCacheReadPackTest's
-        return SketchGenerator.ansorCpu().generate(task(dag));
+        return TargetRules.ansorCpu().sketches(task(dag));
     }
 
     private static void print(List<Sketch> sketches) {
@@ -158,7 +159,7 @@ class SketchGenerationTest {
                 return List.of(new Derivation(s, -1), new Derivation(split, -1));
             }
         };
-        List<Sketch> s = SketchGenerator.cpu().withCustomRules(List.of(custom)).generate(task(Workloads.matmul(512, 512, 512)));
+        List<Sketch> s = TargetRules.cpu().withCustomSketchRules(List.of(custom)).sketches(task(Workloads.matmul(512, 512, 512)));
         assertThat(s).hasSize(2);
         assertThat(s.get(0).state().stage(2).iters().stream().map(it -> it.extent()).toList()).containsExactly(512L, 512L, 512L);
         assertThat(s.get(1).state().stage(2).iters().stream().map(it -> it.extent()).toList())

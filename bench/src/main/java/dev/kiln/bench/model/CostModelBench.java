@@ -3,7 +3,6 @@ package dev.kiln.bench.model;
 import dev.kiln.autoschedule.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.feature.FeatureExtractor;
 import dev.kiln.autoschedule.feature.FeatureLayout;
 import dev.kiln.autoschedule.feature.ProgramFeatures;
@@ -12,8 +11,8 @@ import dev.kiln.autoschedule.model.Gbdt;
 import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.model.GbdtParams;
 import dev.kiln.autoschedule.model.Objective;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.search.Trial;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import java.io.IOException;
@@ -208,7 +207,7 @@ public final class CostModelBench implements Callable<Integer> {
         int extracted = 0;
         for (BenchWorkloads.Workload wl : BenchWorkloads.list(TRAINING_WORKLOADS)) {
             SearchTask task = AutoSchedule.task(wl.dag(), Target.cpu().withCores(1));
-            List<Candidate> cs = InitPopulation.sample(task, SketchGenerator.cpu().generate(task), 2500,
+            List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(2500,
                     new SplittableRandom(7)).candidates();
             FeatureExtractor fx = FeatureExtractor.of(task);
             for (Candidate c : cs) programs.add(fx.extract(c));

@@ -39,7 +39,7 @@ public final class MeasuredPrograms {
     /** Makes sure the log at {@code file} holds at least {@code n} records of {@code task}. */
     public static void ensure(Path file, SearchTask task, CpuTarget target, int n, long seed) {
         try (TuningLog log = TuningLog.open(file); Measurer m = ProcessMeasurer.start(target, OPTIONS)) {
-            int have = (int) log.records(task.workloadKey(), task.target()).stream().filter(r -> !r.isRemeasure()).count();
+            int have = (int) log.records(task.workloadKey(), task.targetDescription()).stream().filter(r -> !r.isRemeasure()).count();
             if (have >= n) return;
             System.out.printf("measuring %d more random programs of %s%n", n - have, task.dag().outputs().getFirst().name());
             new SearchLoop(task, RandomSearchPolicy.cpu(task, seed + have), m, log,
@@ -51,7 +51,7 @@ public final class MeasuredPrograms {
     public static List<Trial> load(Path file, SearchTask task) {
         List<Trial> out = new ArrayList<>();
         try (TuningLog log = TuningLog.open(file)) {
-            for (LogRecord r : log.records(task.workloadKey(), task.target())) {
+            for (LogRecord r : log.records(task.workloadKey(), task.targetDescription())) {
                 if (r.isRemeasure()) continue;
                 Candidate c;
                 try {

@@ -19,7 +19,7 @@ import dev.kiln.autoschedule.search.SearchLimits;
 import dev.kiln.autoschedule.search.SearchLoop;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
@@ -103,11 +103,11 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         policies.put("random sampling", RandomSearchPolicy::cpu);
         if (wanted.contains("ansor-model")) {
             policies.put("evolution + Ansor's model", (t, s) -> new EvolutionarySearchPolicy(t,
-                    SketchGenerator.cpu().generate(t), GbdtCostModel.ansor(s), EvolutionOptions.defaults(), s));
+                    TargetRules.cpu().sketches(t), GbdtCostModel.ansor(s), EvolutionOptions.defaults(), s));
         }
         if (wanted.contains("random-model")) {
             policies.put("evolution + random model", (t, s) -> new EvolutionarySearchPolicy(t,
-                    SketchGenerator.cpu().generate(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
+                    TargetRules.cpu().sketches(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
         }
         int[] checkpoints = {64, 128, 192, 256, 384, 512};
         MeasureOptions options = MeasuredPrograms.OPTIONS.withRepeats(5);

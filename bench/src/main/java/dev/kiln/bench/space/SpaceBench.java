@@ -10,7 +10,7 @@ import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.evolution.EvolutionOptions;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.model.GbdtCostModel;
-import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Backend;
@@ -91,10 +91,10 @@ public final class SpaceBench {
 
     /** The default evolutionary policy over Ansor's space or Kiln's. */
     static EvolutionarySearchPolicy policy(SearchTask task, long seed, boolean kiln) {
-        var sketches = (kiln ? SketchGenerator.cpu() : SketchGenerator.ansorCpu()).generate(task);
+        TargetRules rules = kiln ? TargetRules.cpu() : TargetRules.ansorCpu();
         var fill = new InitFillTileSize(new FactorizationMemo(), kiln ? InitFillTileSize.DEFAULT_REGISTER_TILE_PROBABILITY : 0);
-        var rules = kiln ? InitPopulation.cpuRules() : InitPopulation.ansorCpuRules();
-        var sampler = new InitPopulation(task, sketches, rules, fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
-        return new EvolutionarySearchPolicy(task, sampler, GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
+        var sampler = new InitPopulation(task, rules.sketches(task), rules.initRules(), fill,
+                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        return new EvolutionarySearchPolicy(task, sampler, rules.mutations(), GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
     }
 }

@@ -1,4 +1,4 @@
-package dev.kiln.autoschedule.evolution;
+package dev.kiln.autoschedule.mutation;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;

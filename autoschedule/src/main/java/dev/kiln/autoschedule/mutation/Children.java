@@ -1,4 +1,4 @@
-package dev.kiln.autoschedule.evolution;
+package dev.kiln.autoschedule.mutation;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
@@ -12,22 +12,25 @@ import dev.kiln.schedule.RfactorStep;
 import dev.kiln.schedule.Step;
 import java.util.List;
 
-/** Making a child program from an edited step list: replay, bound inference and the target's validity checks. */
-final class Children {
+/**
+ * Making a child program from an edited step list (a mutation's or a crossover's): replay, bound
+ * inference and the target's validity checks.
+ */
+public final class Children {
     private Children() {}
 
     /**
      * The candidate of {@code steps}, or null when they do not replay, bounds cannot be inferred,
      * parallel loops nest (CPU) or the program breaks the device's limits ({@link CheckGpuLimits}).
      */
-    static Candidate of(SearchTask task, List<Step> steps) {
+    public static Candidate of(SearchTask task, List<Step> steps) {
         Candidate c;
         try {
             c = Candidate.of(task.dag(), steps);
         } catch (KilnException | ArithmeticException e) {
             return null;
         }
-        if (!task.isGpu()) return NestedParallel.has(c.state()) ? null : c;
+        if (!task.target().kind().isGpu()) return NestedParallel.has(c.state()) ? null : c;
         try {
             GPU_LIMITS.apply(task, c.state(), null);
         } catch (InvalidSample | KilnException | ArithmeticException e) {
@@ -39,7 +42,7 @@ final class Children {
     private static final CheckGpuLimits GPU_LIMITS = new CheckGpuLimits();
 
     /** Whether a step adds a stage (and so renumbers the stages after it). */
-    static boolean addsStage(Step s) {
+    public static boolean addsStage(Step s) {
         return s instanceof CacheWriteStep || s instanceof CacheReadStep || s instanceof RfactorStep;
     }
 }

@@ -1,0 +1,167 @@
+package dev.kiln.autoschedule.search;
+
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.FactorizationMemo;
+import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
+import dev.kiln.autoschedule.annotate.InitParallel;
+import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.annotate.InitRule;
+import dev.kiln.autoschedule.annotate.InitUnroll;
+import dev.kiln.autoschedule.annotate.InitVectorization;
+import dev.kiln.autoschedule.gpu.AddCacheReadShared;
+import dev.kiln.autoschedule.gpu.AddCacheWriteForFusion;
+import dev.kiln.autoschedule.gpu.CheckGpuLimits;
+import dev.kiln.autoschedule.gpu.InitThreadBind;
+import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
+import dev.kiln.autoschedule.mutation.MutateComputeLocation;
+import dev.kiln.autoschedule.mutation.MutateParallel;
+import dev.kiln.autoschedule.mutation.MutateTileSize;
+import dev.kiln.autoschedule.mutation.WeightedMutation;
+import dev.kiln.autoschedule.sketch.AddCacheReadPack;
+import dev.kiln.autoschedule.sketch.AddCacheWrite;
+import dev.kiln.autoschedule.sketch.AddRfactor;
+import dev.kiln.autoschedule.sketch.AlwaysInline;
+import dev.kiln.autoschedule.sketch.MultiLevelTiling;
+import dev.kiln.autoschedule.sketch.MultiLevelTilingWithFusion;
+import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.autoschedule.sketch.SketchGenerator;
+import dev.kiln.autoschedule.sketch.SketchRule;
+import dev.kiln.autoschedule.sketch.SkipStage;
+import dev.kiln.ir.KilnException;
+import dev.kiln.target.Target;
+import java.util.List;
+
+/**
+ * The rules the search uses for one kind of target, built here and only here for every kind (as
+ * TVM's {@code sketch_policy.cc} builds its lists per target): the sketch rules in the order the
+ * generator tries them, the annotation rules applied after tile filling, and the mutation rules
+ * with their weights. {@link #of} picks them by the target's kind, so a new kind of target is one
+ * more case of its switch. The policies ({@link RandomSearchPolicy#forTask},
+ * {@code EvolutionarySearchPolicy.forTask}) take their rules from here.
+ *
+ * @param sketchRules  tried in this order on every stage, last stage first ({@link SketchGenerator})
+ * @param initRules    applied in this order after the tile sizes are filled ({@link InitPopulation})
+ * @param mutations    evolution's mutations, each picked with probability weight / total weight
+ */
+public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules, List<WeightedMutation> mutations) {
+    public TargetRules {
+        sketchRules = List.copyOf(sketchRules);
+        initRules = List.copyOf(initRules);
+        mutations = List.copyOf(mutations);
+        if (sketchRules.isEmpty()) throw new KilnException("target rules need at least one sketch rule");
+        if (mutations.isEmpty()) throw new KilnException("target rules need at least one mutation rule");
+    }
+
+    /** The rules for {@code target}'s kind. */
+    public static TargetRules of(Target target) {
+        return of(target.kind());
+    }
+
+    /** The rules for a kind of target. */
+    public static TargetRules of(Target.Kind kind) {
+        return switch (kind) {
+            case CPU -> cpu();
+            case CUDA -> cuda();
+        };
+    }
+
+    /** The rules for {@code task}'s target. */
+    public static TargetRules of(SearchTask task) {
+        return of(task.target());
+    }
+
+    /**
+     * Kiln's CPU rules. Sketches: Ansor's CPU rules in its order (AlwaysInline, AddRfactor,
+     * AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
+     * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
+     * sketches with and without a packed copy. (Ansor's SimplifyComputeWithConstTensor, for
+     * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
+     * operations carry no such attribute.) Annotation: InitChangeComputeLocation, InitParallel,
+     * InitUnroll {0, 16, 64, 512}, and Kiln's InitVectorization, which also vectorises
+     * register-tile rows wider than Ansor's limit. Mutations with Ansor's CPU weights: tile size
+     * 0.90, auto-unroll 0.04, compute location 0.05, parallel 0.01.
+     */
+    public static TargetRules cpu() {
+        return new TargetRules(
+                List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
+                        new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new AddCacheReadPack(), new SkipStage()),
+                List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization()),
+                cpuMutations());
+    }
+
+    /**
+     * Ansor's CPU rules as Ansor has them (for comparisons with Kiln's, e.g. {@code ./kiln
+     * space-bench}): {@link #cpu()} without AddCacheReadPack, with Ansor's InitVectorization; the
+     * same mutations.
+     */
+    public static TargetRules ansorCpu() {
+        return new TargetRules(
+                List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
+                        new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new SkipStage()),
+                List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), InitVectorization.ansor()),
+                cpuMutations());
+    }
+
+    private static List<WeightedMutation> cpuMutations() {
+        return List.of(new WeightedMutation(new MutateTileSize(), 0.90),
+                new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04),
+                new WeightedMutation(new MutateComputeLocation(), 0.05), new WeightedMutation(new MutateParallel(), 0.01));
+    }
+
+    /**
+     * The CUDA rules (ansor-notes §4.2 and §5). Sketches, in Ansor's GPU order:
+     * {@link AddCacheReadShared}, AlwaysInline (any non-reducing intermediate stage on a GPU),
+     * {@link AddCacheWriteForFusion} (Kiln's: a {@code .local} accumulator for a stage about to be
+     * fused into its consumer, which TVM gets by scope inference), AddCacheWrite (a {@code .local}
+     * accumulator), MultiLevelTilingWithFusion ("SSSRRSRS", the consumer fused at level 3),
+     * MultiLevelTiling ("SSSRRSRS"), SkipStage. Left out: <b>CrossThreadReduction</b>, because
+     * Kiln's GPU lowering refuses a reduction loop bound to threads (VerifyThreadBindings: several
+     * threads would update one element; there is no cross-thread reduction lowering yet), so a
+     * small-output reduction keeps its reduction serial in each thread; SpecialComputeLocationGPU
+     * and SimplifyComputeWithConstTensor, which act on operator attributes Kiln does not have. So
+     * the GPU sketch counts of ansor-notes §4.5 hold where no cross-thread reduction is involved
+     * (matmul 512³: 1, conv2d+bn+relu: 1, max_pool2d: 1); where Ansor adds a cross-thread-reduction
+     * sketch (matmul 8x8x1024: 2, min: 2, softmax: 4) Kiln has only the others (1, 1, 1); a rank-0
+     * output has no sketch Kiln can bind.
+     *
+     * <p>Annotation after tile filling: {@link InitThreadBind}, InitUnroll with the GPU choices
+     * {0, 16, 64, 512, 1024}, and {@link CheckGpuLimits}, which drops samples over the target's
+     * thread, vthread or shared-memory limits before they are measured. Mutations with Ansor's GPU
+     * weights: tile size 0.90, auto-unroll 0.10 (over the GPU choices).
+     */
+    public static TargetRules cuda() {
+        return new TargetRules(
+                List.of(new AddCacheReadShared(), new AlwaysInline(), new AddCacheWriteForFusion(), new AddCacheWrite(),
+                        new MultiLevelTilingWithFusion(MultiLevelTiling.GPU_STRUCTURE, List.of(3)),
+                        new MultiLevelTiling(MultiLevelTiling.GPU_STRUCTURE), new SkipStage()),
+                List.of(new InitThreadBind(), new InitUnroll(InitUnroll.GPU_STEPS), new CheckGpuLimits()),
+                List.of(new WeightedMutation(new MutateTileSize(), 0.90),
+                        new WeightedMutation(new MutateAutoUnroll(InitUnroll.GPU_STEPS), 0.10)));
+    }
+
+    /** A sketch generator with these sketch rules. */
+    public SketchGenerator sketchGenerator() {
+        return new SketchGenerator(sketchRules);
+    }
+
+    /** The sketches of {@code task} under these rules. */
+    public List<Sketch> sketches(SearchTask task) {
+        return sketchGenerator().generate(task);
+    }
+
+    /** A sampler of {@code sketches} with these annotation rules (a fresh factorisation memo, the default give-up limit). */
+    public InitPopulation population(SearchTask task, List<Sketch> sketches) {
+        return new InitPopulation(task, sketches, initRules, new FactorizationMemo(), InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+    }
+
+    /** {@code n} distinct programs of {@code task}'s sketches under these rules, sampled from {@code rng}. */
+    public InitPopulation.Result sample(SearchTask task, int n, java.util.SplittableRandom rng) {
+        return population(task, sketches(task)).sample(n, rng);
+    }
+
+    /** These rules with {@code custom} sketch rules tried before their own (Ansor's custom sketch rules). */
+    public TargetRules withCustomSketchRules(List<SketchRule> custom) {
+        return new TargetRules(java.util.stream.Stream.concat(custom.stream(), sketchRules.stream()).toList(), initRules,
+                mutations);
+    }
+}

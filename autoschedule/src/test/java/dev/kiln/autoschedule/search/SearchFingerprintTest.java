@@ -1,0 +1,89 @@
+package dev.kiln.autoschedule.search;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.HardwareParams;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.evolution.EvolutionOptions;
+import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
+import dev.kiln.autoschedule.model.RandomCostModel;
+import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.te.ComputeDAG;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The seeded search explores exactly what it explored before the rule lists moved into one
+ * place per target kind: the sketches, a random policy's batch and an evolutionary policy's batch
+ * (its mutations drawn by their weights, guided by a {@link RandomCostModel}), for a CPU and a
+ * CUDA task, hash to the fingerprints recorded with main's code at bd5c2d8 (SHA-256 of the
+ * programs' printed states, one per line, in order).
+ */
+class SearchFingerprintTest {
+    static final HardwareParams H200 = HardwareParams.cuda(48 * 1024, Integer.MAX_VALUE, 1024, 8, 32);
+
+    static SearchTask cpuTask(ComputeDAG dag) {
+        return Workloads.task(dag);
+    }
+
+    static SearchTask gpuTask(ComputeDAG dag) {
+        return SearchTask.of(dag, "cuda -arch=sm_90 -max-threads-per-block=1024 -shared-memory-per-block=49152 -warp-size=32", H200);
+    }
+
+    static String fingerprint(List<String> keys) {
+        try {
+            byte[] h = MessageDigest.getInstance("SHA-256").digest(String.join("\n", keys).getBytes(StandardCharsets.UTF_8));
+            return keys.size() + ":" + HexFormat.of().formatHex(h, 0, 12);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String sketches(List<Sketch> sketches) {
+        return fingerprint(sketches.stream().map(s -> s.steps().toString()).toList());
+    }
+
+    static String random(SearchTask task) {
+        return fingerprint(RandomSearchPolicy.forTask(task, 11).nextBatch(12, Set.of()).stream().map(Candidate::key).toList());
+    }
+
+    static String evolution(SearchTask task, List<Sketch> sketches) {
+        EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withThreads(1);
+        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(task, sketches, new RandomCostModel(5), o, 7)) {
+            List<String> keys = p.nextBatch(10, Set.of()).stream().map(Candidate::key).toList();
+            return fingerprint(keys) + " " + p.stats().validByRule.entrySet().stream().sorted(java.util.Map.Entry.comparingByKey()).toList();
+        }
+    }
+
+    @Test
+    void cpuSearchIsUnchanged() {
+        SearchTask mm = cpuTask(Workloads.matmul(64, 64, 64));
+        SearchTask conv = cpuTask(Workloads.conv2dNhwcRelu(1, 14, 14, 32, 32, 3));
+        List<Sketch> mmSketches = TargetRules.cpu().sketches(mm);
+        List<Sketch> convSketches = TargetRules.cpu().sketches(conv);
+        assertThat(sketches(mmSketches)).isEqualTo("6:28bb6082ca0ed1119451210f");
+        assertThat(sketches(convSketches)).isEqualTo("6:aa7c439ea3b86d686e09e34a");
+        assertThat(random(mm)).isEqualTo("12:528bbe712b303832560a52bf");
+        assertThat(random(conv)).isEqualTo("12:7179a6526561f117843a879b");
+        assertThat(evolution(mm, mmSketches)).isEqualTo("10:cc57696fa04e013917f4b407 "
+                + "[MutateAutoUnroll=1, MutateComputeLocation=2, MutateParallel=1, MutateTileSize=85]");
+        assertThat(evolution(conv, convSketches)).isEqualTo("10:81b0dc864f062a7c1f4ca3b9 "
+                + "[MutateAutoUnroll=1, MutateComputeLocation=2, MutateParallel=1, MutateTileSize=87]");
+    }
+
+    @Test
+    void gpuSearchIsUnchanged() {
+        SearchTask mm = gpuTask(Workloads.matmul(64, 64, 64));
+        List<Sketch> mmSketches = TargetRules.cuda().sketches(mm);
+        assertThat(sketches(mmSketches)).isEqualTo("1:2b566b62dd943132198fba96");
+        assertThat(random(mm)).isEqualTo("12:893ec407b819dba090f2d301");
+        assertThat(evolution(mm, mmSketches)).isEqualTo("10:29b7a85346f83af20480dc4e [MutateAutoUnroll=11, MutateTileSize=86]");
+    }
+}
