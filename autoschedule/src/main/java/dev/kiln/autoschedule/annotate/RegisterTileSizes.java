@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.IntPredicate;
 
 /**
  * Register tiles sized to the vector registers (Kiln's addition to Ansor's tile-size sampling).
@@ -49,14 +50,28 @@ public final class RegisterTileSizes {
      * The sketch's state history is replayed to read each loop's kind before its split.
      */
     public static List<Group> groups(ComputeDAG dag, Sketch sketch) {
+        List<Step> undecided = sketch.steps();
+        return groups(dag, sketch.state().steps(),
+                i -> undecided.get(i) instanceof SplitStep sp && !sp.isConcrete());
+    }
+
+    /**
+     * The register-tile groups of a program's steps (all decided): for every stage with a
+     * reduction loop, its splits of spatial loops with two or more tile sizes that tile the loop
+     * exactly (the register tile mutation's groups, {@code MutateRegisterTile}).
+     */
+    public static List<Group> groups(ComputeDAG dag, List<Step> steps) {
+        return groups(dag, steps, i -> steps.get(i) instanceof SplitStep sp && sp.isConcrete() && sp.innerToOuter()
+                && sp.extent() % sp.lengths().stream().mapToLong(Integer::longValue).reduce(1, (a, b) -> a * b) == 0);
+    }
+
+    private static List<Group> groups(ComputeDAG dag, List<Step> history, IntPredicate eligible) {
         Map<String, List<Integer>> splits = new LinkedHashMap<>();
         Map<String, Integer> bytes = new LinkedHashMap<>();
         LoopState t = LoopState.initial(dag);
-        List<Step> history = sketch.state().steps();
         for (int i = 0; i < history.size(); i++) {
             Step step = history.get(i);
-            if (step instanceof SplitStep sp && sketch.steps().get(i) instanceof SplitStep undecided
-                    && !undecided.isConcrete() && sp.lengths().size() >= 2 && sp.extent() != null) {
+            if (step instanceof SplitStep sp && sp.lengths().size() >= 2 && sp.extent() != null && eligible.test(i)) {
                 Stage st = t.stage(sp.stageId());
                 if (!st.isPlaceholder() && StagePredicates.hasReduceIter(st)
                         && st.iter(sp.iterId()).kind() == IterKind.SPATIAL) {
@@ -91,7 +106,7 @@ public final class RegisterTileSizes {
     }
 
     /** Every fitting combination of innermost tiles, in a fixed order. */
-    static List<int[]> candidates(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo) {
+    public static List<int[]> candidates(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo) {
         int n = extents.size();
         int lanes = hw.lanes(elementBytes);
         int maxInner = hw.maxInnermostSplitFactor();

@@ -33,7 +33,7 @@ public final class EvolutionarySearch {
     private final EvolutionOptions o;
     private final ExecutorService pool;
     private final MutationRule[] rules = {new MutateTileSize(), new MutateAutoUnroll(), new MutateComputeLocation(),
-            new MutateParallel()};
+            new MutateParallel(), new MutateRegisterTile()};
     private final double[] ruleCumulative;
     private final Stats stats;
 
@@ -56,7 +56,8 @@ public final class EvolutionarySearch {
         this.model = model;
         this.o = options;
         this.pool = pool;
-        double[] w = {o.tileSizeWeight(), o.autoUnrollWeight(), o.computeLocationWeight(), o.parallelWeight()};
+        double[] w = {o.tileSizeWeight(), o.autoUnrollWeight(), o.computeLocationWeight(), o.parallelWeight(),
+                o.registerTileWeight()};
         double total = Arrays.stream(w).sum();
         ruleCumulative = new double[w.length];
         double c = 0;
@@ -190,7 +191,9 @@ public final class EvolutionarySearch {
 
     private int rule(double r) {
         for (int i = 0; i < ruleCumulative.length; i++) if (r < ruleCumulative[i]) return i;
-        return ruleCumulative.length - 1;
+        int last = ruleCumulative.length - 1; // r at the rounded top: the last rule with a weight
+        while (last > 0 && ruleCumulative[last] == ruleCumulative[last - 1]) last--;
+        return last;
     }
 
     /** Roulette selection among some members of the population. */

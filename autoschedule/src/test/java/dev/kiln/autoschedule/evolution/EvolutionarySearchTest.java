@@ -90,6 +90,7 @@ class EvolutionarySearchTest {
         assertThat(st.crossovers).isPositive();
         assertThat(st.validCrossovers).isPositive();
         assertThat(st.validByRule.get("MutateTileSize")).isPositive();
+        assertThat(st.validByRule.get("MutateRegisterTile")).isPositive();
     }
 
     @Test

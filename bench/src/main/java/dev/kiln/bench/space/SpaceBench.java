@@ -95,6 +95,7 @@ public final class SpaceBench {
         var fill = new InitFillTileSize(new FactorizationMemo(), kiln ? InitFillTileSize.DEFAULT_REGISTER_TILE_PROBABILITY : 0);
         var rules = kiln ? InitPopulation.cpuRules() : InitPopulation.ansorCpuRules();
         var sampler = new InitPopulation(task, sketches, rules, fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
-        return new EvolutionarySearchPolicy(task, sampler, GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
+        return new EvolutionarySearchPolicy(task, sampler, GbdtCostModel.defaults(seed),
+                kiln ? EvolutionOptions.defaults() : EvolutionOptions.defaults().ansorCpu(), seed);
     }
 }
