@@ -3,7 +3,9 @@ package dev.kiln.autoschedule.evolution;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
+import dev.kiln.autoschedule.annotate.InitFillTileSize;
 import dev.kiln.autoschedule.annotate.RegisterTileSizes;
+import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Step;
 import java.util.ArrayList;
@@ -20,19 +22,26 @@ import java.util.SplittableRandom;
  * {@link MutateTileSize} (one factor of one split per child) reaches only through a chain of
  * children that spill or starve the registers on the way, and so are selected away.
  *
- * <p>The cache tile around the register tile is kept: every split keeps its middle levels
- * (those between the outermost and the innermost) when the extent still divides by their product
- * times the new innermost tile, the outermost level taking the difference. Otherwise the split
- * takes, among the exact factorisations with the new innermost tile, one whose middle product is
- * nearest (in ratio) to the parent's, drawn uniformly among the nearest. A stage is drawn at
+ * <p>With probability {@code tailProbability} the new tile is one with a tail
+ * ({@link RegisterTileSizes#tailCandidates}), as in the initial sampling. The cache tile around
+ * the register tile is kept: a split with new innermost tile {@code t} covers
+ * {@code q = ceil(extent / t)} innermost tiles; it keeps its middle levels (those between the
+ * outermost and the innermost) when their product divides {@code q}, the outermost level taking
+ * the difference. Otherwise it takes, among the factorisations of {@code q}, one whose product is
+ * nearest (in ratio) to the parent's middle product, drawn uniformly among the nearest. A stage is drawn at
  * random; one with no other fitting tile is skipped for the next. Only for CPU tasks: GPU tasks
  * have no register tile of this shape, and the rule returns null there.
  */
-public record MutateRegisterTile(FactorizationMemo memo) implements MutationRule {
+public record MutateRegisterTile(FactorizationMemo memo, double tailProbability) implements MutationRule {
+    public MutateRegisterTile {
+        if (!(tailProbability >= 0 && tailProbability <= 1)) {
+            throw new KilnException("MutateRegisterTile: tailProbability must be in [0, 1], not " + tailProbability);
+        }
+    }
 
-    /** The rule with its own factorisation memo. */
+    /** The rule with its own factorisation memo, drawing tiles with a tail as the initial sampling does. */
     public MutateRegisterTile() {
-        this(new FactorizationMemo());
+        this(new FactorizationMemo(), InitFillTileSize.DEFAULT_TAIL_PROBABILITY);
     }
 
     @Override
@@ -54,10 +63,9 @@ public record MutateRegisterTile(FactorizationMemo memo) implements MutationRule
                 extents.add(sp.extent());
                 now[k] = sp.lengths().getLast();
             }
-            List<int[]> others = new ArrayList<>();
-            for (int[] t : RegisterTileSizes.candidates(task.hardware(), group.elementBytes(), extents, memo)) {
-                if (!Arrays.equals(t, now)) others.add(t);
-            }
+            List<int[]> exact = others(RegisterTileSizes.candidates(task.hardware(), group.elementBytes(), extents, memo), now);
+            List<int[]> tails = others(RegisterTileSizes.tailCandidates(task.hardware(), group.elementBytes(), extents, memo), now);
+            List<int[]> others = RegisterTileSizes.choose(exact, tails, tailProbability, rng);
             if (others.isEmpty()) continue;
             int[] tile = others.get(rng.nextInt(others.size()));
             List<Step> out = new ArrayList<>(steps);
@@ -65,34 +73,42 @@ public record MutateRegisterTile(FactorizationMemo memo) implements MutationRule
                 if (tile[k] == now[k]) continue;
                 int at = group.splitSteps().get(k);
                 SplitStep sp = (SplitStep) steps.get(at);
-                out.set(at, sp.withLengths(lengths(sp, tile[k], task.hardware().maxInnermostSplitFactor(), rng)));
+                out.set(at, sp.withLengths(lengths(sp, tile[k], rng)));
             }
             return Children.of(task, out);
         }
         return null;
     }
 
-    /** The split's new tile sizes with innermost tile {@code inner} (a divisor of its extent). */
-    List<Integer> lengths(SplitStep sp, int inner, int maxInner, SplittableRandom rng) {
+    /** The split's new tile sizes with innermost tile {@code inner} (which may leave a tail). */
+    List<Integer> lengths(SplitStep sp, int inner, SplittableRandom rng) {
         List<Integer> middle = sp.lengths().subList(0, sp.lengths().size() - 1);
         long mid = product(middle);
-        if (sp.extent() % (mid * inner) == 0) {
+        long q = (sp.extent() + inner - 1) / inner;
+        if (q % mid == 0) {
             List<Integer> out = new ArrayList<>(middle);
             out.add(inner);
             return out;
         }
         double best = Double.POSITIVE_INFINITY;
         List<List<Integer>> nearest = new ArrayList<>();
-        for (List<Integer> l : memo.schemes(sp.extent(), sp.lengths().size(), Math.max(maxInner, inner))) {
-            if (l.getLast() != inner) continue;
-            double d = Math.abs(Math.log((double) product(l.subList(0, l.size() - 1)) / mid));
+        for (List<Integer> l : memo.schemes(q, middle.size(), Math.toIntExact(q))) {
+            double d = Math.abs(Math.log((double) product(l) / mid));
             if (d < best - 1e-12) {
                 best = d;
                 nearest.clear();
             }
             if (d <= best + 1e-12) nearest.add(l);
         }
-        return nearest.get(rng.nextInt(nearest.size()));
+        List<Integer> out = new ArrayList<>(nearest.get(rng.nextInt(nearest.size())));
+        out.add(inner);
+        return out;
+    }
+
+    private static List<int[]> others(List<int[]> tiles, int[] now) {
+        List<int[]> out = new ArrayList<>();
+        for (int[] t : tiles) if (!Arrays.equals(t, now)) out.add(t);
+        return out;
     }
 
     private static long product(List<Integer> l) {

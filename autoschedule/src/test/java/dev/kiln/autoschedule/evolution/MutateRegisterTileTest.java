@@ -45,11 +45,13 @@ class MutateRegisterTileTest {
             before[k] = a.lengths().getLast();
             after[k] = b.lengths().getLast();
             extents.add(b.extent());
-            long prod = b.lengths().stream().mapToLong(Integer::longValue).reduce(1, (x, y) -> x * y);
-            assertThat(b.extent() % prod).as("exact split " + b).isZero();
+            // the split covers ceil(extent / inner) innermost tiles exactly: a tail of less than one tile
+            long q = (b.extent() + after[k] - 1) / after[k];
+            List<Integer> midB = b.lengths().subList(0, b.lengths().size() - 1);
+            assertThat(q % midB.stream().mapToLong(Integer::longValue).reduce(1, (x, y) -> x * y)).as(b.toString()).isZero();
             List<Integer> midA = a.lengths().subList(0, a.lengths().size() - 1);
             long midProd = midA.stream().mapToLong(Integer::longValue).reduce(1, (x, y) -> x * y);
-            if (b.extent() % (midProd * after[k]) == 0) {
+            if (q % midProd == 0) {
                 assertThat(b.lengths().subList(0, b.lengths().size() - 1)).as("middle levels kept").isEqualTo(midA);
             }
         }
@@ -59,8 +61,10 @@ class MutateRegisterTileTest {
         int lanes = HW.lanes(g.elementBytes());
         assertThat(after[n - 1] % lanes).isZero();
         assertThat(RegisterTileSizes.fits(HW, rows, after[n - 1] / lanes)).as(Arrays.toString(after)).isTrue();
-        assertThat(RegisterTileSizes.candidates(HW, g.elementBytes(), extents, new FactorizationMemo()))
-                .anyMatch(t -> Arrays.equals(t, after));
+        FactorizationMemo memo = new FactorizationMemo();
+        List<int[]> all = new ArrayList<>(RegisterTileSizes.candidates(HW, g.elementBytes(), extents, memo));
+        all.addAll(RegisterTileSizes.tailCandidates(HW, g.elementBytes(), extents, memo));
+        assertThat(all).anyMatch(t -> Arrays.equals(t, after));
     }
 
     @Test
@@ -102,16 +106,41 @@ class MutateRegisterTileTest {
         MutateRegisterTile rule = new MutateRegisterTile();
         // 56 = 2 * 4 * 7: the middle 4 with a new innermost 14 would need 56 % 56 == 0: kept.
         SplitStep kept = new SplitStep(0, 0, 56L, List.of(4, 7), true);
-        assertThat(rule.lengths(kept, 14, 64, new SplittableRandom(1))).containsExactly(4, 14);
+        assertThat(rule.lengths(kept, 14, new SplittableRandom(1))).containsExactly(4, 14);
         // middle 8 with innermost 14 needs 112 | 56: no; the nearest middle products to 8 over 56/14 = 4 are 4.
         SplitStep moved = new SplitStep(0, 0, 56L, List.of(8, 7), true);
-        assertThat(rule.lengths(moved, 14, 64, new SplittableRandom(1))).containsExactly(4, 14);
+        assertThat(rule.lengths(moved, 14, new SplittableRandom(1))).containsExactly(4, 14);
         // three levels: (2, 2, 7) with innermost 8 → middle product 4 kept only if 56 % 32 == 0: no;
         // nearest products dividing 7: 7 or 1 (|log 7/4| < |log 1/4|), every split of 7 into two levels.
         SplitStep three = new SplitStep(0, 0, 56L, List.of(2, 2, 7), true);
-        List<Integer> l = rule.lengths(three, 8, 64, new SplittableRandom(1));
+        List<Integer> l = rule.lengths(three, 8, new SplittableRandom(1));
         assertThat(l.getLast()).isEqualTo(8);
         assertThat(l.get(0) * l.get(1)).isEqualTo(7);
+        // a tail: 6 rows on 56 cover ceil(56 / 6) = 10 tiles; the middle 2 divides 10 and is kept
+        assertThat(rule.lengths(kept.withLengths(List.of(2, 7)), 6, new SplittableRandom(1))).containsExactly(2, 6);
+        // the middle 4 does not divide 10: the nearest factors of 10 are 5 (|log 5/4|) over 2 (|log 2/4|)
+        assertThat(rule.lengths(kept, 6, new SplittableRandom(1))).containsExactly(5, 6);
+    }
+
+    @Test
+    void everyTileWithATailIsDrawnSometimes() {
+        // a 10-wide image: tiles with a tail (3, 4, 6, 7, 8 or 9 rows) come out of the rule, and their children are correct
+        // (MutationRulesTest.children runs them in the interpreter)
+        ComputeDAG dag = Workloads.conv2dNhwcRelu(1, 10, 10, 4, 16, 3);
+        SearchTask task = Workloads.task(dag);
+        int[] tails = {0};
+        int made = MutationRulesTest.children(dag, new MutateRegisterTile(new FactorizationMemo(), 1.0), 10, (p, c) -> {
+            checkRedrawn(task, p, c);
+            for (Step s : c.schedule().steps()) {
+                if (s instanceof SplitStep sp && sp.isConcrete() && sp.extent() != null
+                        && sp.extent() % sp.lengths().getLast() != 0) {
+                    tails[0]++;
+                    break;
+                }
+            }
+        });
+        assertThat(made).isGreaterThan(5);
+        assertThat(tails[0]).isGreaterThan(3);
     }
 
     @Test
