@@ -58,4 +58,30 @@ class ScheduledProgramsTest {
         s.stage("C").split("j", 16);
         JitCheck.exact(s.build().lower("guarded"), 2);
     }
+
+    /**
+     * A register tile with a tail (issue 13): 6 rows of four zmm-wide vectors over 56 rows, the tile
+     * loops fused and parallel. The full tiles run unguarded under the condition UnswitchGuards
+     * hoists to the fused loop's body, the last tile keeps its guards; numbers as the interpreter's.
+     */
+    @Test
+    void registerTileWithATailUnderAFusedParallelLoop() {
+        ScheduleBuilder s = ScheduleBuilder.on(matmulRelu(56, 128, 24));
+        var c = s.stage("C");
+        var local = c.cacheWrite("local");
+        c.computeInline();
+        var d = s.stage("D");
+        d.split("i", 6);   // 56 = 9 x 6 + 2
+        d.split("j", 64);
+        d.reorder("i.0", "j.0", "i.1", "j.1");
+        local.computeAt(d, "j.0");
+        local.split("k", 8);
+        d.parallel(d.fuse("i.0", "j.0"));
+        d.vectorize("j.1");
+        local.reorder("k.0", "k.1", "i", "j");
+        local.vectorize("j");
+        PrimFunc f = s.build().lower("tail");
+        assertThat(f.toString()).as(f.toString()).contains("} else {");
+        JitCheck.exact(f, 3);
+    }
 }

@@ -138,6 +138,7 @@ public final class Lowering {
         out.add(new Phase("canonicalize", List.of(simplify)));
         if (gpu != null) out.add(new Phase("gpu", GpuPasses.passes(gpu)));
         out.add(new Phase("loops", List.of(
+                new Pass("unswitch-guards", UnswitchGuards::apply),
                 new Pass("partition-loops", PartitionLoops::apply),
                 simplify,
                 new Pass("legalize-vectorize", LegalizeVectorize::apply, Set.of(VerifyWellFormed.Rule.VECTOR_LANES)),

@@ -195,7 +195,7 @@ public final class PartitionLoops {
         }
     }
 
-    private static boolean mayDivideByZero(Expr e, ConstIntBound bounds) {
+    static boolean mayDivideByZero(Expr e, ConstIntBound bounds) {
         boolean[] trap = {false};
         Exprs.forEach(e, x -> {
             if (x instanceof Binary b && b.op().integerOnly() && bounds.bound(b.b()).contains(0)) trap[0] = true;
@@ -227,10 +227,10 @@ public final class PartitionLoops {
     }
 
     /** {@code k * v + rest}; a null rest is zero. */
-    private record Linear(long k, Expr rest) {}
+    record Linear(long k, Expr rest) {}
 
     /** The affine form of {@code e} in {@code v}, or null when {@code e} is not affine in it. */
-    private static Linear linear(Expr e, Var v) {
+    static Linear linear(Expr e, Var v) {
         if (e == v) return new Linear(1, null);
         if (!Exprs.uses(e, v)) return new Linear(0, e);
         if (!(e instanceof Binary b)) return null;
@@ -264,7 +264,7 @@ public final class PartitionLoops {
     }
 
     /** The conjuncts of a condition ({@code a && b && c}). */
-    private static List<Expr> conjuncts(Expr cond) {
+    static List<Expr> conjuncts(Expr cond) {
         List<Expr> out = new ArrayList<>();
         addConjuncts(cond, out);
         return out;
@@ -301,7 +301,7 @@ public final class PartitionLoops {
         }.visit(body);
     }
 
-    private static IntRange loopRange(For f, Map<Var, IntRange> env) {
+    static IntRange loopRange(For f, Map<Var, IntRange> env) {
         ConstIntBound b = new ConstIntBound(env);
         IntRange m = b.bound(f.min()), e = b.bound(f.extent());
         if (e.max() < 1) return null;
@@ -313,13 +313,13 @@ public final class PartitionLoops {
         }
     }
 
-    private static Map<Var, IntRange> withLet(Map<Var, IntRange> env, Let l) {
+    static Map<Var, IntRange> withLet(Map<Var, IntRange> env, Let l) {
         if (!l.value().dtype().isInt()) return env;
         IntRange r = new ConstIntBound(env).bound(l.value());
         return r.equals(IntRange.full(l.value().dtype())) ? env : with(env, l.var(), r);
     }
 
-    private static Map<Var, IntRange> with(Map<Var, IntRange> env, Var v, IntRange r) {
+    static Map<Var, IntRange> with(Map<Var, IntRange> env, Var v, IntRange r) {
         Map<Var, IntRange> m = new HashMap<>(env);
         if (r == null) m.remove(v);
         else m.put(v, r);

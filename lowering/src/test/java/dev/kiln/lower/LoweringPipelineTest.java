@@ -31,7 +31,7 @@ class LoweringPipelineTest {
             names.add(pass);
             programs.add(fn);
         }));
-        assertThat(names).containsExactly("schedule-to-loops", "simplify", "partition-loops", "simplify",
+        assertThat(names).containsExactly("schedule-to-loops", "simplify", "unswitch-guards", "partition-loops", "simplify",
                 "legalize-vectorize", "unroll-loops", "flatten-buffers", "simplify", "remove-no-ops");
         assertThat(programs.getLast()).isSameAs(f);
         assertThat(Lowering.passes().stream().map(Lowering.Pass::name).toList()).isEqualTo(names.subList(1, names.size()));

@@ -88,10 +88,10 @@ class PipelineTest {
         Schedule s = Dags.tiledMatmulRelu(Dags.matmulRelu(15, 10, 7));
         PrimFunc f = Lowering.lower("f", s, Lowering.Options.defaults().withListener(runs::add));
         assertThat(runs.stream().map(Lowering.PassRun::pass)).containsExactly("schedule-to-loops", "simplify",
-                "partition-loops", "simplify", "legalize-vectorize", "unroll-loops", "flatten-buffers", "simplify",
+                "unswitch-guards", "partition-loops", "simplify", "legalize-vectorize", "unroll-loops", "flatten-buffers", "simplify",
                 "remove-no-ops");
         assertThat(runs.stream().map(Lowering.PassRun::phase)).containsExactly("schedule", "canonicalize", "loops", "loops",
-                "loops", "loops", "flatten", "cleanup", "cleanup");
+                "loops", "loops", "loops", "flatten", "cleanup", "cleanup");
         assertThat(runs.getLast().func()).isSameAs(f);
         assertThat(runs).allSatisfy(r -> assertThat(r.nanos()).isNotNegative());
         assertThat(runs.getFirst().changed()).isTrue();

@@ -27,7 +27,9 @@ import java.util.SplittableRandom;
  * spatial splits are first drawn among those that make a register tile
  * ({@link RegisterTileSizes#innermost}), and each split's factorisation is then drawn uniformly
  * among those with that innermost tile. Otherwise, or when no register tile fits, Ansor's uniform
- * draw.
+ * draw. With probability {@code tailProbability} a register tile is drawn among those with a tail
+ * ({@link RegisterTileSizes#tailCandidates}: a row tile that does not divide its loop), whose
+ * split covers the loop with a guarded tail ({@link RegisterTileSizes#withInnermost}).
  */
 public final class InitFillTileSize {
     public static final String NAME = "InitFillTileSize";
@@ -35,8 +37,12 @@ public final class InitFillTileSize {
     /** The default share of register-tile draws per tiled stage. */
     public static final double DEFAULT_REGISTER_TILE_PROBABILITY = 0.5;
 
+    /** The default share of register tiles drawn with a tail (when the loops allow one). */
+    public static final double DEFAULT_TAIL_PROBABILITY = 0.25;
+
     private final FactorizationMemo memo;
     private final double registerTileProbability;
+    private final double tailProbability;
     private final Map<Sketch, List<RegisterTileSizes.Group>> groups = Collections.synchronizedMap(new IdentityHashMap<>());
 
     /** Tile filling with {@link #DEFAULT_REGISTER_TILE_PROBABILITY}. */
@@ -44,13 +50,25 @@ public final class InitFillTileSize {
         this(memo, DEFAULT_REGISTER_TILE_PROBABILITY);
     }
 
-    /** Tile filling that draws register tiles with this probability per tiled stage (0: Ansor's uniform draw only). */
+    /**
+     * Tile filling that draws register tiles with this probability per tiled stage (0: Ansor's
+     * uniform draw only), {@link #DEFAULT_TAIL_PROBABILITY} of them with a tail.
+     */
     public InitFillTileSize(FactorizationMemo memo, double registerTileProbability) {
+        this(memo, registerTileProbability, DEFAULT_TAIL_PROBABILITY);
+    }
+
+    /** Tile filling with register tiles drawn with {@code registerTileProbability}, {@code tailProbability} of them with a tail. */
+    public InitFillTileSize(FactorizationMemo memo, double registerTileProbability, double tailProbability) {
         if (!(registerTileProbability >= 0 && registerTileProbability <= 1)) {
             throw new KilnException("registerTileProbability must be in [0, 1], not " + registerTileProbability);
         }
+        if (!(tailProbability >= 0 && tailProbability <= 1)) {
+            throw new KilnException("tailProbability must be in [0, 1], not " + tailProbability);
+        }
         this.memo = memo;
         this.registerTileProbability = registerTileProbability;
+        this.tailProbability = tailProbability;
     }
 
     /** The sketch's steps with every undecided split filled. */
@@ -62,9 +80,13 @@ public final class InitFillTileSize {
             if (sp.extent() == null) {
                 throw new KilnException("split step " + i + " of the sketch has undecided lengths but no known extent");
             }
+            Integer last = inner.get(i);
+            if (last != null && sp.extent() % last != 0) {
+                steps.set(i, sp.withLengths(RegisterTileSizes.withInnermost(memo, sp.extent(), sp.lengths().size(), last, rng)));
+                continue;
+            }
             List<List<Integer>> schemes = memo.schemes(sp.extent(), sp.lengths().size(),
                     task.hardware().maxInnermostSplitFactor());
-            Integer last = inner.get(i);
             if (last != null) schemes = schemes.stream().filter(l -> l.getLast().equals(last)).toList();
             steps.set(i, sp.withLengths(schemes.get(rng.nextInt(schemes.size()))));
         }
@@ -79,7 +101,7 @@ public final class InitFillTileSize {
             if (rng.nextDouble() >= registerTileProbability) continue;
             List<Long> extents = new ArrayList<>();
             for (int at : g.splitSteps()) extents.add(((SplitStep) sketch.steps().get(at)).extent());
-            int[] tile = RegisterTileSizes.innermost(task.hardware(), g.elementBytes(), extents, memo, rng);
+            int[] tile = RegisterTileSizes.innermost(task.hardware(), g.elementBytes(), extents, memo, tailProbability, rng);
             if (tile == null) continue;
             for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
         }

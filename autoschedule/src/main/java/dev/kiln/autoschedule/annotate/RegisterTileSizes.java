@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.IntPredicate;
 
 /**
  * Register tiles sized to the vector registers (Kiln's addition to Ansor's tile-size sampling).
@@ -27,7 +28,10 @@ import java.util.SplittableRandom;
  * latency when it has at least {@code R / 4} accumulators. Uniform sampling of exact
  * factorisations rarely lands there (GEMM 1024 on AVX-512: about 7% of the draws); this class
  * finds the stages ({@link #groups}) and draws innermost tiles uniformly among the fitting ones
- * ({@link #innermost}). Exact divisors only, as everywhere in the sampling.
+ * ({@link #innermost}). Exact divisors by default, as everywhere in Ansor's sampling; with a
+ * given probability a tile with a tail ({@link #tailCandidates}: one row tile that does not divide
+ * its loop, as 6 x 64 on a 56-wide image) whose split covers the loop by
+ * {@link #withInnermost}.
  */
 public final class RegisterTileSizes {
     private RegisterTileSizes() {}
@@ -49,14 +53,27 @@ public final class RegisterTileSizes {
      * The sketch's state history is replayed to read each loop's kind before its split.
      */
     public static List<Group> groups(ComputeDAG dag, Sketch sketch) {
+        List<Step> undecided = sketch.steps();
+        return groups(dag, sketch.state().steps(),
+                i -> undecided.get(i) instanceof SplitStep sp && !sp.isConcrete());
+    }
+
+    /**
+     * The register-tile groups of a program's steps (all decided): for every stage with a
+     * reduction loop, its inner-to-outer splits of spatial loops with two or more tile sizes
+     * (the register tile mutation's groups, {@code MutateRegisterTile}).
+     */
+    public static List<Group> groups(ComputeDAG dag, List<Step> steps) {
+        return groups(dag, steps, i -> steps.get(i) instanceof SplitStep sp && sp.isConcrete() && sp.innerToOuter());
+    }
+
+    private static List<Group> groups(ComputeDAG dag, List<Step> history, IntPredicate eligible) {
         Map<String, List<Integer>> splits = new LinkedHashMap<>();
         Map<String, Integer> bytes = new LinkedHashMap<>();
         LoopState t = LoopState.initial(dag);
-        List<Step> history = sketch.state().steps();
         for (int i = 0; i < history.size(); i++) {
             Step step = history.get(i);
-            if (step instanceof SplitStep sp && sketch.steps().get(i) instanceof SplitStep undecided
-                    && !undecided.isConcrete() && sp.lengths().size() >= 2 && sp.extent() != null) {
+            if (step instanceof SplitStep sp && sp.lengths().size() >= 2 && sp.extent() != null && eligible.test(i)) {
                 Stage st = t.stage(sp.stageId());
                 if (!st.isPlaceholder() && StagePredicates.hasReduceIter(st)
                         && st.iter(sp.iterId()).kind() == IterKind.SPATIAL) {
@@ -86,12 +103,69 @@ public final class RegisterTileSizes {
      */
     public static int[] innermost(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo,
                                   SplittableRandom rng) {
-        List<int[]> all = candidates(hw, elementBytes, extents, memo);
-        return all.isEmpty() ? null : all.get(rng.nextInt(all.size())).clone();
+        return innermost(hw, elementBytes, extents, memo, 0, rng);
     }
 
-    /** Every fitting combination of innermost tiles, in a fixed order. */
-    static List<int[]> candidates(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo) {
+    /**
+     * As {@link #innermost(HardwareParams, int, List, FactorizationMemo, SplittableRandom)}, but
+     * with probability {@code tailProbability} the tile is drawn among those with a tail
+     * ({@link #tailCandidates}) when there are any; only tails when no exact tile fits.
+     */
+    public static int[] innermost(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo,
+                                  double tailProbability, SplittableRandom rng) {
+        List<int[]> from = choose(candidates(hw, elementBytes, extents, memo),
+                tailProbability == 0 ? List.of() : tailCandidates(hw, elementBytes, extents, memo), tailProbability, rng);
+        return from.isEmpty() ? null : from.get(rng.nextInt(from.size())).clone();
+    }
+
+    /** The exact tiles, or with probability {@code p} the tails (whichever list is not empty when one is). */
+    public static List<int[]> choose(List<int[]> exact, List<int[]> tails, double p, SplittableRandom rng) {
+        if (p == 0 || tails.isEmpty()) return exact;
+        if (exact.isEmpty()) return tails;
+        return rng.nextDouble() < p ? tails : exact;
+    }
+
+    /** Every fitting combination of innermost tiles, each dividing its loop, in a fixed order. */
+    public static List<int[]> candidates(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo) {
+        return enumerate(hw, elementBytes, extents, memo, false);
+    }
+
+    /**
+     * Every fitting combination of innermost tiles in which exactly one row tile (a tile of a
+     * loop other than the vector one) does not divide its loop, in a fixed order: 6 x 64 on a
+     * 56-wide image, 12 x 32 on a 28-wide one. The split leaves a tail (the last outer iteration
+     * computes fewer rows); the lowering guards it and loop partitioning peels it off, so the
+     * full tiles run without guards. The vector tile still divides its loop (a vector tail would
+     * be masked or scalar).
+     */
+    public static List<int[]> tailCandidates(HardwareParams hw, int elementBytes, List<Long> extents,
+                                             FactorizationMemo memo) {
+        return enumerate(hw, elementBytes, extents, memo, true);
+    }
+
+    /**
+     * The tile sizes of a split whose innermost tile {@code inner} may not divide its extent: the
+     * other levels are a factorisation of {@code ceil(extent / inner)} drawn uniformly (the outer
+     * level implicit), so the split covers {@code ceil(extent / inner) * inner} with a tail of
+     * less than one innermost tile.
+     */
+    public static List<Integer> withInnermost(FactorizationMemo memo, long extent, int levels, int inner,
+                                              SplittableRandom rng) {
+        if (inner < 1 || inner > extent) {
+            throw new KilnException("innermost tile " + inner + " does not fit a loop of extent " + extent);
+        }
+        long q = (extent + inner - 1) / inner;
+        List<Integer> out = new ArrayList<>();
+        if (levels > 1) {
+            List<List<Integer>> schemes = memo.schemes(q, levels - 1, Math.toIntExact(q));
+            out.addAll(schemes.get(rng.nextInt(schemes.size())));
+        }
+        out.add(inner);
+        return out;
+    }
+
+    private static List<int[]> enumerate(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo,
+                                         boolean tail) {
         int n = extents.size();
         int lanes = hw.lanes(elementBytes);
         int maxInner = hw.maxInnermostSplitFactor();
@@ -102,22 +176,32 @@ public final class RegisterTileSizes {
             int vectors = v / lanes;
             int[] tile = new int[n];
             tile[n - 1] = v;
-            rows(hw, extents, memo, tile, 0, 1, vectors, out);
+            rows(hw, extents, memo, tile, 0, 1, vectors, tail ? 1 : 0, out);
         }
         return out;
     }
 
+    /** Row tiles from {@code axis} on; {@code tails} of them (0 or 1) must not divide their loop. */
     private static void rows(HardwareParams hw, List<Long> extents, FactorizationMemo memo, int[] tile, int axis,
-                             long rows, int vectors, List<int[]> out) {
+                             long rows, int vectors, int tails, List<int[]> out) {
         int regs = hw.vectorRegisters();
         if (axis == tile.length - 1) {
-            if (fits(hw, rows, vectors)) out.add(tile.clone());
+            if (tails == 0 && fits(hw, rows, vectors)) out.add(tile.clone());
             return;
         }
-        for (int d : memo.divisors(extents.get(axis))) {
+        long extent = extents.get(axis);
+        List<Integer> sizes = memo.divisors(extent);
+        if (tails > 0) {
+            sizes = new ArrayList<>();
+            for (int d = 1; d <= Math.min(extent, hw.maxInnermostSplitFactor()); d++) sizes.add(d);
+        }
+        for (int d : sizes) {
             if (d > hw.maxInnermostSplitFactor() || rows * d * vectors + vectors + 1 > regs) break;
             tile[axis] = d;
-            rows(hw, extents, memo, tile, axis + 1, rows * d, vectors, out);
+            boolean divides = extent % d == 0;
+            if (divides || tails > 0) {
+                rows(hw, extents, memo, tile, axis + 1, rows * d, vectors, divides ? tails : tails - 1, out);
+            }
         }
         tile[axis] = 0;
     }

@@ -14,7 +14,11 @@ import java.util.SplittableRandom;
  * find one whose extent is more than 1); over its levels {@code [outer, l1..ln]} (outer =
  * extent / product) taken in a random order, the first level with length above 1 gives a random
  * divisor above 1 to the next level in that order, the innermost level never growing past
- * {@code maxInnermostSplitFactor}. Follow-splits follow when the steps are replayed.
+ * {@code maxInnermostSplitFactor}. Follow-splits follow when the steps are replayed. Kiln's
+ * addition: a split whose innermost tile leaves a tail (a register tile of
+ * {@code RegisterTileSizes.tailCandidates}) keeps that tile, and the factor moves between its
+ * other levels, which split the {@code ceil(extent / inner)} innermost tiles (Ansor never
+ * samples such splits).
  */
 public record MutateTileSize() implements MutationRule {
     @Override
@@ -33,12 +37,17 @@ public record MutateTileSize() implements MutationRule {
         for (int tries = 0; tries < 4 * splits.size(); tries++) {
             int at = splits.get(rng.nextInt(splits.size()));
             SplitStep sp = (SplitStep) steps.get(at);
+            int inner = sp.lengths().getLast();
+            // a register tile with a tail (RegisterTileSizes.tailCandidates) keeps its innermost
+            // tile; the other levels split the ceil(extent / inner) innermost tiles it covers
+            boolean tail = sp.extent() % inner != 0;
+            long over = tail ? (sp.extent() + inner - 1) / inner : sp.extent();
+            int n = tail ? sp.lengths().size() - 1 : sp.lengths().size();
             long prod = 1;
-            for (int l : sp.lengths()) prod *= l;
-            if (sp.extent() <= 1 || sp.extent() % prod != 0) continue;
-            int n = sp.lengths().size();
+            for (int k = 0; k < n; k++) prod *= sp.lengths().get(k);
+            if (n == 0 || over <= 1 || over % prod != 0) continue;
             long[] len = new long[n + 1];
-            len[0] = sp.extent() / prod;
+            len[0] = over / prod;
             for (int k = 0; k < n; k++) len[k + 1] = sp.lengths().get(k);
             int[] order = permutation(n + 1, rng);
             for (int k = 0; k <= n; k++) {
@@ -47,7 +56,7 @@ public record MutateTileSize() implements MutationRule {
                 List<Long> divisors = new ArrayList<>();
                 for (long d = 2; d <= len[src]; d++) {
                     if (len[src] % d != 0) continue;
-                    if (dst == n && len[dst] * d > maxInner) continue;
+                    if (!tail && dst == n && len[dst] * d > maxInner) continue;
                     divisors.add(d);
                 }
                 if (divisors.isEmpty()) continue;
@@ -56,6 +65,7 @@ public record MutateTileSize() implements MutationRule {
                 len[dst] *= d;
                 List<Integer> lengths = new ArrayList<>();
                 for (int q = 1; q <= n; q++) lengths.add(Math.toIntExact(len[q]));
+                if (tail) lengths.add(inner);
                 List<Step> out = new ArrayList<>(steps);
                 out.set(at, sp.withLengths(lengths));
                 return Children.of(task, out);

@@ -15,6 +15,7 @@ import dev.kiln.autoschedule.gpu.InitThreadBind;
 import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
 import dev.kiln.autoschedule.mutation.MutateComputeLocation;
 import dev.kiln.autoschedule.mutation.MutateParallel;
+import dev.kiln.autoschedule.mutation.MutateRegisterTile;
 import dev.kiln.autoschedule.mutation.MutateTileSize;
 import dev.kiln.autoschedule.mutation.WeightedMutation;
 import dev.kiln.autoschedule.sketch.AddCacheReadPack;
@@ -78,21 +79,24 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
      * operations carry no such attribute.) Annotation: InitChangeComputeLocation, InitParallel,
      * InitUnroll {0, 16, 64, 512}, and Kiln's InitVectorization, which also vectorises
-     * register-tile rows wider than Ansor's limit. Mutations with Ansor's CPU weights: tile size
-     * 0.90, auto-unroll 0.04, compute location 0.05, parallel 0.01.
+     * register-tile rows wider than Ansor's limit. Mutations: Ansor's CPU weights (tile size 0.90,
+     * auto-unroll 0.04, compute location 0.05, parallel 0.01) with 0.10 of the tile-size weight
+     * given to Kiln's {@link MutateRegisterTile}, which redraws a whole register tile at once.
      */
     public static TargetRules cpu() {
         return new TargetRules(
                 List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new AddCacheReadPack(), new SkipStage()),
                 List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization()),
-                cpuMutations());
+                List.of(new WeightedMutation(new MutateTileSize(), 0.80), new WeightedMutation(new MutateRegisterTile(), 0.10),
+                        new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04),
+                        new WeightedMutation(new MutateComputeLocation(), 0.05), new WeightedMutation(new MutateParallel(), 0.01)));
     }
 
     /**
      * Ansor's CPU rules as Ansor has them (for comparisons with Kiln's, e.g. {@code ./kiln
-     * space-bench}): {@link #cpu()} without AddCacheReadPack, with Ansor's InitVectorization; the
-     * same mutations.
+     * space-bench}): {@link #cpu()} without AddCacheReadPack, with Ansor's InitVectorization, and
+     * Ansor's mutations and weights (no register-tile mutation).
      */
     public static TargetRules ansorCpu() {
         return new TargetRules(

@@ -91,6 +91,7 @@ class EvolutionarySearchTest {
         assertThat(st.crossovers).isPositive();
         assertThat(st.validCrossovers).isPositive();
         assertThat(st.validByRule.get("MutateTileSize")).isPositive();
+        assertThat(st.validByRule.get("MutateRegisterTile")).isPositive();
     }
 
     @Test

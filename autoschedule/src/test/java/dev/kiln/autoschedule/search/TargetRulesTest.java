@@ -37,9 +37,11 @@ class TargetRulesTest {
                 "MultiLevelTilingWithFusion", "MultiLevelTiling", "SkipStage");
         assertThat(cpu.initRules().stream().map(InitRule::name).toList()).containsExactly("InitChangeComputeLocation",
                 "InitParallel", "InitUnroll", "InitVectorization");
-        assertThat(mutations(cpu)).containsExactly("MutateTileSize=0.9", "MutateAutoUnroll=0.04",
+        assertThat(mutations(cpu)).containsExactly("MutateTileSize=0.8", "MutateRegisterTile=0.1", "MutateAutoUnroll=0.04",
                 "MutateComputeLocation=0.05", "MutateParallel=0.01");
-        assertThat(((MutateAutoUnroll) cpu.mutations().get(1).rule()).choices()).isEqualTo(InitUnroll.CPU_STEPS);
+        assertThat(mutations(TargetRules.ansorCpu())).containsExactly("MutateTileSize=0.9", "MutateAutoUnroll=0.04",
+                "MutateComputeLocation=0.05", "MutateParallel=0.01");
+        assertThat(((MutateAutoUnroll) cpu.mutations().get(2).rule()).choices()).isEqualTo(InitUnroll.CPU_STEPS);
     }
 
     @Test

@@ -84,6 +84,8 @@ public final class GemmStudy {
                 {{16, 8, 8}, {8, 1, 32}, {256}},   // 8 x 32
                 {{8, 4, 8}, {4, 2, 32}, {128}},
                 {{16, 4, 4}, {4, 1, 64}, {256}},   // 4 x 64
+                {{43, 4, 6}, {4, 1, 64}, {256}},   // 6 x 64 with a tail (1032 rows cover 1024; issue 13)
+                {{43, 2, 12}, {8, 1, 32}, {256}},  // 12 x 32 with a tail
         };
         for (int[][] v : shapes) {
             for (int pack = 0; pack < 4; pack++) {
