@@ -1,5 +1,6 @@
 package dev.kiln.graph;
 
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
@@ -10,6 +11,7 @@ import dev.kiln.nn.Linalg;
 import dev.kiln.nn.Norm;
 import dev.kiln.nn.Pool;
 import dev.kiln.nn.PoolParams;
+import dev.kiln.nn.Quant;
 import dev.kiln.nn.Reduction;
 import dev.kiln.te.Tensor;
 import java.util.List;
@@ -305,6 +307,59 @@ public sealed interface Op {
         public int arity() { return -1; }
         public OpPattern pattern() { return OpPattern.INJECTIVE; }
         public Tensor build(List<Tensor> in) { return Layout.concat(axis, in.toArray(Tensor[]::new)); }
+        public String attrs() { return "axis=" + axis; }
+    }
+
+    // ---- integers and quantisation -------------------------------------------------------------
+
+    /** Elementwise type conversion to {@code to} (see {@code Quant.cast}). */
+    record Cast(DType to) implements Op {
+        public String kind() { return "cast"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.ELEMWISE; }
+        public Tensor build(List<Tensor> in) { return Quant.cast(in.get(0), to); }
+        public String attrs() { return "to=" + to; }
+    }
+
+    /** Inputs x (float32), scale, zero point (its dtype is the output's): round half to even, saturate. */
+    record Quantize() implements Op {
+        public String kind() { return "quantize"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Quant.quantize(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** Inputs x (integer), scale, zero point: {@code (x - zero) * scale} in float32. */
+    record Dequantize() implements Op {
+        public String kind() { return "dequantize"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Quant.dequantize(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** Inputs acc (int32), multiplier (float32), zero point: an int32 accumulator back to 8 bits. */
+    record Requantize() implements Op {
+        public String kind() { return "requantize"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Quant.requantize(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** Dense on 8-bit data accumulating in int32: inputs x [N, K], w [units, K], x zero point, w zero point. */
+    record DenseInteger() implements Op {
+        public String kind() { return "dense_integer"; }
+        public int arity() { return 4; }
+        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
+        public List<Integer> weightInputs() { return List.of(1); }
+        public Tensor build(List<Tensor> in) { return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3)); }
+    }
+
+    /** Gather along {@code axis} with indices computed at run time: inputs data, indices. */
+    record Take(int axis) implements Op {
+        public String kind() { return "take"; }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.INJECTIVE; }
+        public Tensor build(List<Tensor> in) { return Quant.take(in.get(0), in.get(1), axis); }
         public String attrs() { return "axis=" + axis; }
     }
 }

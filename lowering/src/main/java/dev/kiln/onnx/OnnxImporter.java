@@ -86,7 +86,7 @@ public final class OnnxImporter {
             if (ctx.isDefined(in.getName())) continue;
             inputNames.add(in.getName());   // an initializer listed as input (IR < 4): a constant
             ctx.reserve(in.getName());
-            Value v = g.input(in.getName(), DType.FLOAT32, inputShape(in, dims));
+            Value v = g.input(in.getName(), inputType(in), inputShape(in, dims));
             ctx.define(in.getName(), new ValueRef(v, v.dims(), null));
         }
         for (NodeProto n : gp.getNodeList()) convert(ctx, n);
@@ -135,14 +135,14 @@ public final class OnnxImporter {
         return found;
     }
 
-    private static long[] inputShape(ValueInfoProto in, Map<String, Long> dims) {
+    private static DType inputType(ValueInfoProto in) {
         String what = "graph input '" + in.getName() + "'";
         if (!in.getType().hasTensorType()) throw new KilnException(what + " is not a tensor");
-        int et = in.getType().getTensorType().getElemType();
-        if (et != TensorProto.DataType.FLOAT_VALUE) {
-            throw new KilnException(what + " has element type " + TensorProto.DataType.forNumber(et)
-                    + "; Kiln's ONNX import takes float32 inputs only");
-        }
+        return OnnxTypes.of(in.getType().getTensorType().getElemType(), what);
+    }
+
+    private static long[] inputShape(ValueInfoProto in, Map<String, Long> dims) {
+        String what = "graph input '" + in.getName() + "'";
         if (!in.getType().getTensorType().hasShape()) throw new KilnException(what + " has no shape; Kiln needs static shapes");
         List<TensorShapeProto.Dimension> ds = in.getType().getTensorType().getShape().getDimList();
         long[] shape = new long[ds.size()];

@@ -1,5 +1,8 @@
 package dev.kiln.onnx;
 
+import dev.kiln.ir.DType;
+import dev.kiln.onnx.proto.Onnx.TensorProto;
+
 /**
  * ONNX models written the way PyTorch exports them (NCHW, batch norm unfolded, Shape/Gather/
  * Unsqueeze/Concat chains feeding Reshape), with seeded random weights and a symbolic batch axis
@@ -120,6 +123,34 @@ public final class OnnxZoo {
         String o = m.node("Add", new String[] {n.linear("ffn.out", h, ffn, dim), a}, "ffn.res");
         m.node("Identity", new String[] {n.layerNorm("ffn.ln", o, dim)}, "output");
         return m.output("output");
+    }
+
+    /**
+     * A quantised two-layer MLP on input "x" [batch, in] (float32): QuantizeLinear to uint8,
+     * QLinearMatMul with int8 weights (per-column scales) to uint8 "hidden_q", DequantizeLinear, Relu,
+     * QuantizeLinear, MatMulInteger (int8 weights, scalar zero points) to the int32 "acc", Cast to
+     * float and a Mul by the combined scale to "logits". Weights stay in [-63, 63], so u8 x s8
+     * products fit the int16 pair sums of AVX2 kernels (ONNX Runtime's MLAS saturates there).
+     */
+    public static ModelWriter quantizedMlp(String name, long in, long hidden, long out, long seed) {
+        ModelWriter m = new ModelWriter(name, 21);
+        long s0 = seed * 1000;
+        m.input("x", "batch", in);
+        String sx = m.floats("x.scale", new float[] {0.0125f}), zx = m.ints("x.zero", DType.UINT8, new long[] {128});
+        String xq = m.node("QuantizeLinear", new String[] {"x", sx, zx}, "x_q");
+        String w1 = m.randomInts("fc1.weight_q", DType.INT8, s0++, -63, 63, in, hidden);
+        String s1 = m.uniform("fc1.weight_scale", s0++, 0.002, 0.006, hidden);
+        String z1 = m.ints("fc1.weight_zero", DType.INT8, new long[(int) hidden], hidden);
+        String sh = m.floats("hidden.scale", new float[] {0.04f}), zh = m.ints("hidden.zero", DType.UINT8, new long[] {100});
+        String h = m.node("QLinearMatMul", new String[] {xq, sx, zx, w1, s1, z1, sh, zh}, "hidden_q");
+        String hf = m.node("Relu", new String[] {m.node("DequantizeLinear", new String[] {h, sh, zh}, "hidden")}, "hidden_relu");
+        String sr = m.floats("relu.scale", new float[] {0.03f}), zr = m.ints("relu.zero", DType.UINT8, new long[] {3});
+        String rq = m.node("QuantizeLinear", new String[] {hf, sr, zr}, "relu_q");
+        String w2 = m.randomInts("fc2.weight_q", DType.INT8, s0++, -63, 63, hidden, out);
+        String acc = m.node("MatMulInteger", new String[] {rq, w2, zr, m.ints("fc2.weight_zero", DType.INT8, new long[] {-2})}, "acc");
+        String f = m.node("Cast", new String[] {acc}, "acc_f", "to", (long) TensorProto.DataType.FLOAT_VALUE);
+        m.node("Mul", new String[] {f, m.floats("fc2.scale", new float[] {0.03f * 0.005f})}, "logits");
+        return m.output("logits").output("hidden_q", DType.UINT8).output("acc", DType.INT32);
     }
 
     private static long ch(long c, double width) { return Math.max(8, Math.round(c * width / 8) * 8); }
