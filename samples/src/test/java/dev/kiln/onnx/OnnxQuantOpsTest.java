@@ -66,11 +66,14 @@ class OnnxQuantOpsTest {
 
     @Test
     void qlinearMatmulAndMatmulInteger() {
-        ModelWriter m = new ModelWriter("qmatmul", 21).input("a", DType.UINT8, "batch", 3L, 8L).input("b", DType.UINT8, 8L, 5L);
+        ModelWriter m = new ModelWriter("qmatmul", 21).input("a", DType.UINT8, "batch", 3L, 8L).input("b", DType.UINT8, 8L, 5L)
+                .input("c", DType.INT8, "batch", 8L);
         String az = m.ints("az", DType.UINT8, new long[] {120}), as = m.floats("as", new float[] {0.02f});
         String w = m.randomInts("w", DType.INT8, 1, -63, 63, 8, 5);
         m.output(m.node("QLinearMatMul", new String[] {"a", as, az, w, m.floats("ws", new float[] {0.01f}), m.ints("wz", DType.INT8, new long[] {3}),
-                m.floats("ys", new float[] {0.05f}), m.ints("yz", DType.INT8, new long[] {-7})}, "y_tensor"), DType.INT8);
+                m.floats("ys", new float[] {0.05f}), m.ints("yz", DType.UINT8, new long[] {250})}, "y_tensor"), DType.UINT8);
+        m.output(m.node("QLinearMatMul", new String[] {"c", as, m.ints("cz", DType.INT8, new long[] {-5}), w, m.floats("ws3", new float[] {0.01f}),
+                m.ints("wz3", DType.INT8, new long[] {0}), m.floats("ys3", new float[] {0.02f}), m.ints("yz3", DType.INT8, new long[] {-7})}, "y_signed"), DType.INT8);
         m.output(m.node("QLinearMatMul", new String[] {"a", as, az, w, m.uniform("wsc", 2, 0.005, 0.02, 5), m.ints("wzc", DType.INT8, new long[5], 5),
                 m.floats("ys2", new float[] {0.1f}), m.ints("yz2", DType.UINT8, new long[] {128})}, "y_column"), DType.UINT8);
         m.output(m.node("MatMulInteger", new String[] {"a", w, az, m.randomInts("wzi", DType.INT8, 3, -3, 3, 5)}, "acc_const"), DType.INT32);
