@@ -216,7 +216,8 @@ public final class OnnxBench implements Callable<Integer> {
         if (v.dtype().isFloat()) return NDArray.random(v.dtype(), seed + 17, v.dims());
         NDArray a = NDArray.allocate(v.dtype(), v.dims());
         SplittableRandom r = new SplittableRandom(seed + 17);
-        long hi = Math.min(intHigh, v.dtype().maxInt() + 1);
+        if (intHigh < 1) throw new KilnException("--int-high must be at least 1, got " + intHigh);
+        long hi = v.dtype().maxInt() < intHigh ? v.dtype().maxInt() + 1 : intHigh;
         for (long i = 0; i < a.numElements(); i++) a.setLongFlat(r.nextLong(0, hi), i);
         return a;
     }
