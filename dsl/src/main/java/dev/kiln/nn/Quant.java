@@ -111,36 +111,6 @@ public final class Quant {
         });
     }
 
-    /**
-     * {@code out[i..., j..., k...] = data[i..., index(indices[j...]), k...]} along {@code axis}
-     * (ONNX Gather, numpy take) with indices computed at run time: negative indices count from the
-     * end; an index outside {@code [-extent, extent)} is clamped into range, so a bad index never
-     * reads outside the tensor.
-     */
-    public static Tensor take(Tensor data, Tensor indices, int axis) {
-        String op = "take";
-        int ax = Axes.normalize(op, data, axis);
-        if (!indices.dtype().isInt()) throw new KilnException(op + ": indices tensor " + Axes.describe(indices) + " must be an integer type, got " + indices.dtype());
-        long extent = data.dim(ax);
-        long[] dims = new long[data.rank() - 1 + indices.rank()];
-        int j = 0;
-        for (int d = 0; d < ax; d++) dims[j++] = data.dim(d);
-        for (int d = 0; d < indices.rank(); d++) dims[j++] = indices.dim(d);
-        for (int d = ax + 1; d < data.rank(); d++) dims[j++] = data.dim(d);
-        if (dims.length == 0) throw new KilnException(op + ": a scalar result is not supported (give indices of rank 1 or more)");
-        int ir = indices.rank();
-        return Te.computeN(op, Layout.TAG, Shape.of(dims), idx -> {
-            Expr i = indices.at(idx.subList(ax, ax + ir)).cast(DType.INT64);
-            i = Te.select(i.lt(Literals.like(i, 0L)), i.add(Literals.like(i, extent)), i);
-            i = i.max(Literals.like(i, 0L)).min(Literals.like(i, extent - 1));
-            Expr[] at = new Expr[data.rank()];
-            for (int d = 0; d < ax; d++) at[d] = idx.get(d);
-            at[ax] = i.cast(idx.get(0).dtype());
-            for (int d = ax + 1; d < data.rank(); d++) at[d] = idx.get(d - 1 + ir);
-            return data.at(at);
-        });
-    }
-
     private static Expr clampTo(Expr v, DType to) {
         return v.max(Literals.like(v, (double) to.minInt())).min(Literals.like(v, (double) to.maxInt()));
     }

@@ -6,6 +6,7 @@ import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.ConvParams;
 import dev.kiln.nn.Elementwise;
+import dev.kiln.nn.Indexing;
 import dev.kiln.nn.Layout;
 import dev.kiln.nn.Linalg;
 import dev.kiln.nn.Norm;
@@ -359,7 +360,25 @@ public sealed interface Op {
         public String kind() { return "take"; }
         public int arity() { return 2; }
         public OpPattern pattern() { return OpPattern.INJECTIVE; }
-        public Tensor build(List<Tensor> in) { return Quant.take(in.get(0), in.get(1), axis); }
+        public Tensor build(List<Tensor> in) { return Indexing.take(in.get(0), in.get(1), axis); }
         public String attrs() { return "axis=" + axis; }
+    }
+
+    /** {@code cond ? x : y} with broadcasting: inputs cond (bool), x, y. */
+    record Where() implements Op {
+        public String kind() { return "where"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Indexing.where(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** The input broadcast to {@code shape} (numpy rules; ONNX Expand). */
+    record BroadcastTo(List<Long> shape) implements Op {
+        public BroadcastTo { shape = List.copyOf(shape); }
+        public String kind() { return "broadcast_to"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Indexing.broadcastTo(in.get(0), shape.stream().mapToLong(Long::longValue).toArray()); }
+        public String attrs() { return shape.toString(); }
     }
 }

@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
@@ -136,18 +137,30 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
         return n;
     }
 
-    /** Decodes an initializer or a Constant's value (raw_data or the typed fields); external data is refused. */
-    static Const of(TensorProto t) {
+    /** Decodes a Constant's value (raw_data or the typed fields); external data is refused (no model file to read it from). */
+    static Const of(TensorProto t) { return of(t, null); }
+
+    /**
+     * Decodes an initializer: raw_data, the typed fields, or external data (ONNX's side files, as
+     * models over 2 GB are saved) read from {@code dir}, the directory of the model file.
+     */
+    static Const of(TensorProto t, Path dir) {
         String name = t.getName().isEmpty() ? "(unnamed tensor)" : "'" + t.getName() + "'";
-        if (t.getDataLocation() == TensorProto.DataLocation.EXTERNAL || t.getExternalDataCount() > 0) {
-            throw new KilnException("tensor " + name + " keeps its data in an external file; Kiln reads only models with embedded data");
-        }
         if (t.hasSegment()) throw new KilnException("tensor " + name + " is segmented, which Kiln does not read");
+        ByteBuffer external = null;
+        if (t.getDataLocation() == TensorProto.DataLocation.EXTERNAL || t.getExternalDataCount() > 0) {
+            if (dir == null) {
+                throw new KilnException("tensor " + name + " keeps its data in an external file; load the model from its file "
+                        + "(OnnxImporter.load) so the file can be found");
+            }
+            external = ExternalData.read(t, dir, name);
+        }
         long[] shape = t.getDimsList().stream().mapToLong(Long::longValue).toArray();
         int n = (int) count(shape);
         TensorProto.DataType dt = TensorProto.DataType.forNumber(t.getDataType());
         if (dt == null) throw new KilnException("tensor " + name + " has unknown data type " + t.getDataType());
-        ByteBuffer raw = t.hasRawData() ? t.getRawData().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN) : null;
+        ByteBuffer raw = external != null ? external.order(ByteOrder.LITTLE_ENDIAN)
+                : t.hasRawData() ? t.getRawData().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN) : null;
         int have = raw != null ? raw.remaining() / Math.max(1, width(dt, name)) : switch (dt) {
             case FLOAT, FLOAT16, BFLOAT16 -> dt == TensorProto.DataType.FLOAT ? t.getFloatDataCount() : t.getInt32DataCount();
             case DOUBLE -> t.getDoubleDataCount();

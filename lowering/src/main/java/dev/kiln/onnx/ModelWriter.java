@@ -8,6 +8,7 @@ import dev.kiln.onnx.proto.Onnx.GraphProto;
 import dev.kiln.onnx.proto.Onnx.ModelProto;
 import dev.kiln.onnx.proto.Onnx.NodeProto;
 import dev.kiln.onnx.proto.Onnx.OperatorSetIdProto;
+import dev.kiln.onnx.proto.Onnx.StringStringEntryProto;
 import dev.kiln.onnx.proto.Onnx.TensorProto;
 import dev.kiln.onnx.proto.Onnx.TensorShapeProto;
 import dev.kiln.onnx.proto.Onnx.TypeProto;
@@ -162,6 +163,33 @@ public final class ModelWriter {
             throw new UncheckedIOException("cannot write " + file, e);
         }
     }
+
+    /**
+     * Writes the model with every initializer of at least {@code threshold} bytes moved to the side
+     * file {@code dataFile} (next to {@code file}), as ONNX's external data: how models over 2 GB are saved.
+     */
+    public Path writeWithExternalData(Path file, String dataFile, long threshold) {
+        ModelProto.Builder mb = build().toBuilder();
+        GraphProto.Builder gb = mb.getGraphBuilder();
+        Path data = file.resolveSibling(dataFile);
+        try (var out = Files.newOutputStream(data)) {
+            long offset = 0;
+            for (TensorProto.Builder t : gb.getInitializerBuilderList()) {
+                if (!t.hasRawData() || t.getRawData().size() < threshold) continue;
+                ByteString raw = t.getRawData();
+                raw.writeTo(out);
+                t.clearRawData().setDataLocation(TensorProto.DataLocation.EXTERNAL)
+                        .addExternalData(entry("location", dataFile)).addExternalData(entry("offset", String.valueOf(offset)))
+                        .addExternalData(entry("length", String.valueOf(raw.size())));
+                offset += raw.size();
+            }
+            return Files.write(file, mb.build().toByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + " with external data " + data, e);
+        }
+    }
+
+    private static StringStringEntryProto entry(String k, String v) { return StringStringEntryProto.newBuilder().setKey(k).setValue(v).build(); }
 
     private static AttributeProto attribute(String name, Object v) {
         AttributeProto.Builder a = AttributeProto.newBuilder().setName(name);

@@ -18,6 +18,7 @@ import dev.kiln.target.Target;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -44,8 +45,16 @@ final class OnnxCheck {
      * for wider ones). Float outputs must agree within (rtol, atol), integer outputs exactly.
      */
     static Graph check(ModelWriter m, Map<String, Long> dims, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges) {
-        byte[] bytes = m.toBytes();
-        Graph g = OnnxImporter.fromModel(m.build(), dims);
+        return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, interpreter, intRanges);
+    }
+
+    /** Checks the graph imported from a model file (ONNX Runtime reads the same file: external data next to it). */
+    static Graph checkFile(Path model, Map<String, Long> dims, double rtol, double atol) {
+        return check(model, OnnxImporter.load(model, dims), rtol, atol, true, Map.of());
+    }
+
+    /** {@code model}: the model's bytes, or the Path of its file. */
+    private static Graph check(Object model, Graph g, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges) {
         List<NDArray> inputs = new ArrayList<>();
         long seed = 7;
         for (Value v : g.inputs()) {
@@ -57,7 +66,7 @@ final class OnnxCheck {
                 inputs.add(randomInts(v.dtype(), seed++, range[0], range[1], v.dims()));
             }
         }
-        List<NDArray> expected = ort(bytes, g, inputs, 1);
+        List<NDArray> expected = ort(model, g, inputs, 1);
         if (interpreter) {
             try (NodeRunner r = NodeRunner.interpreter()) {
                 compare("reference executor", g, ReferenceExecutor.run(g, r, inputs.toArray(NDArray[]::new)), expected, rtol, atol);
@@ -113,12 +122,12 @@ final class OnnxCheck {
     }
 
     /** ONNX Runtime's outputs (default CPU provider, all graph optimisations) for the graph's inputs. */
-    static List<NDArray> ort(byte[] model, Graph g, List<NDArray> inputs, int threads) {
+    static List<NDArray> ort(Object model, Graph g, List<NDArray> inputs, int threads) {
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
             o.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             o.setIntraOpNumThreads(threads);
-            try (OrtSession s = env.createSession(model, o)) {
+            try (OrtSession s = model instanceof Path p ? env.createSession(p.toString(), o) : env.createSession((byte[]) model, o)) {
                 Map<String, OnnxTensor> feed = new HashMap<>();
                 try {
                     for (int i = 0; i < inputs.size(); i++) {
