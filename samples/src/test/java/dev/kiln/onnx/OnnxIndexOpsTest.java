@@ -29,7 +29,7 @@ class OnnxIndexOpsTest {
         Graph g = OnnxCheck.check(m, Map.of("batch", 2L), RTOL, ATOL, true);
         assertThat(g.nodes().stream().map(n -> n.op().kind())).containsExactly("multiply", "add");
         ModelWriter bad = new ModelWriter("range", 17).input("x", 1L);
-        bad.node("Range", new String[] {"x", m.floats("l", new float[] {4f}), m.floats("d", new float[] {1f})}, "r");
+        bad.node("Range", new String[] {"x", bad.floats("l", new float[] {4f}), bad.floats("d", new float[] {1f})}, "r");
         assertThatThrownBy(() -> OnnxImporter.fromModel(bad.output("r").build(), Map.of())).isInstanceOf(KilnException.class)
                 .hasMessageContaining("node 'range_1' (Range)").hasMessageContaining("must be a constant known at import");
     }
