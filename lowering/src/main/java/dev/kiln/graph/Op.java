@@ -136,6 +136,35 @@ public sealed interface Op {
         public String attrs() { return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad; }
     }
 
+    /**
+     * A 2-D pooling window of any shape: {@code kernel} and {@code strides} [H, W], {@code pads}
+     * [top, left, bottom, right] (asymmetric, as ONNX's ceil_mode and SAME padding give); max, or
+     * average counting the padding or not. The square, symmetric windows are {@link MaxPool2d} and
+     * {@link AvgPool2d}.
+     */
+    record Pool2d(String layout, boolean max, List<Long> kernel, List<Long> strides, List<Long> pads, boolean countIncludePad) implements Op {
+        public Pool2d {
+            kernel = List.copyOf(kernel);
+            strides = List.copyOf(strides);
+            pads = List.copyOf(pads);
+            if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4) {
+                throw new KilnException("pool2d: needs 2 kernel extents, 2 strides and 4 pads, got " + kernel + ", " + strides + ", " + pads);
+            }
+        }
+        public String kind() { return max ? "max_pool2d" : "avg_pool2d"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) {
+            PoolParams p = new PoolParams(kernel, strides, List.of(pads.get(0), pads.get(1)), List.of(pads.get(2), pads.get(3)), List.of(1L, 1L));
+            boolean nhwc = layout.equals("NHWC");
+            if (max) return nhwc ? Pool.maxPool2dNhwc(in.get(0), p) : Pool.maxPool2dNchw(in.get(0), p);
+            return nhwc ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad) : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
+        }
+        public String attrs() {
+            return layout + " kernel=" + kernel + " strides=" + strides + " pads=" + pads + (!max && countIncludePad ? " count_include_pad" : "");
+        }
+    }
+
     /** Average over the whole spatial extent: [N, H, W, C] -> [N, 1, 1, C] (NHWC) or [N, C, 1, 1] (NCHW). */
     record GlobalAvgPool2d(String layout) implements Op {
         public String kind() { return "global_avg_pool2d"; }

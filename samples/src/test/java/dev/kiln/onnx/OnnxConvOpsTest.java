@@ -69,4 +69,19 @@ class OnnxConvOpsTest {
         m.node("Flatten", new String[] {m.node("Relu", new String[] {cat}, "r")}, "flat", "axis", 2L);
         check(m.output("mean").output("mean1").output("t").output("flat"));
     }
+
+    @Test
+    void poolsWithCeilModeRectangularWindowsAndPadCounting() {
+        ModelWriter m = new ModelWriter("pools2", 13).input("x", "batch", 3L, 9L, 10L);
+        m.output(m.node("MaxPool", new String[] {"x"}, "max_ceil", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2}, "ceil_mode", 1L));
+        m.output(m.node("AveragePool", new String[] {"x"}, "avg_ceil", "kernel_shape", new long[] {2, 3}, "strides", new long[] {2, 2},
+                "pads", new long[] {0, 1, 1, 0}, "ceil_mode", 1L));
+        m.output(m.node("AveragePool", new String[] {"x"}, "avg_incl", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2},
+                "pads", new long[] {1, 1, 1, 1}, "count_include_pad", 1L));
+        m.output(m.node("AveragePool", new String[] {"x"}, "avg_incl_rect", "kernel_shape", new long[] {3, 2}, "strides", new long[] {1, 2},
+                "pads", new long[] {1, 0, 1, 0}, "count_include_pad", 1L, "ceil_mode", 1L));
+        m.output(m.node("MaxPool", new String[] {"x"}, "max_same", "kernel_shape", new long[] {2, 3}, "strides", new long[] {1, 2}, "auto_pad", "SAME_UPPER"));
+        Graph g = check(m);
+        assertThat(g.nodes().stream().map(n -> n.op().attrs())).anyMatch(a -> a.contains("kernel=[2, 3]"));
+    }
 }
