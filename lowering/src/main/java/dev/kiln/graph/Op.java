@@ -90,6 +90,31 @@ public sealed interface Op {
         }
     }
 
+    /**
+     * A convolution of any spatial rank in a named layout ({@code Conv.conv}: e.g. data "NCL" with
+     * weight "OIL", or "NCDHW" with "OIDHW", as ONNX lays out 1-D and 3-D convolutions), or, when
+     * {@code transposed}, a transposed convolution ({@code ConvTranspose.convTranspose}: weight
+     * "IOHW", with {@code outputPadding}).
+     */
+    record ConvNd(String dataLayout, String kernelLayout, ConvParams params, boolean transposed, List<Long> outputPadding) implements Op {
+        public ConvNd { outputPadding = List.copyOf(outputPadding); }
+        public String kind() { return "conv" + params.strides().size() + "d" + (transposed ? "_transpose" : ""); }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
+        public List<Integer> weightInputs() { return List.of(1); }
+        public Tensor build(List<Tensor> in) {
+            String name = kind() + "_" + dataLayout.toLowerCase(java.util.Locale.ROOT);
+            return transposed ? dev.kiln.nn.ConvTranspose.convTranspose(name, in.get(0), in.get(1), dataLayout, kernelLayout, params,
+                    outputPadding.stream().mapToLong(Long::longValue).toArray())
+                    : Conv.conv(name, in.get(0), in.get(1), dataLayout, kernelLayout, params);
+        }
+        public String attrs() {
+            return dataLayout + "/" + kernelLayout + " strides=" + params.strides() + " pads=" + params.padBefore() + params.padAfter()
+                    + " dilations=" + params.dilations() + (params.groups() == 1 ? "" : " groups=" + params.groups())
+                    + (outputPadding.stream().allMatch(p -> p == 0) ? "" : " output_padding=" + outputPadding);
+        }
+    }
+
     /** {@code out[n, u] = sum_k x[n, k] * w[u, k]}: x [N, K], w [units, K]. */
     record Dense() implements Op {
         public String kind() { return "dense"; }

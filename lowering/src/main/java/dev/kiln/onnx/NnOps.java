@@ -23,8 +23,12 @@ final class NnOps {
     static void conv(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"));
         Ref x = ctx.required(n, 0), w = ctx.required(n, 1), b = ctx.input(n, 2);
-        if (x.rank() != 4 || w.rank() != 4) {
-            throw new KilnException("only 2-D convolutions are supported (input rank 4), got input " + Arrays.toString(x.shape())
+        if (x.rank() != 4) {   // 1-D and 3-D
+            ConvOps.conv(ctx, n);
+            return;
+        }
+        if (w.rank() != 4) {
+            throw new KilnException("a 2-D convolution needs a weight of rank 4, got input " + Arrays.toString(x.shape())
                     + " and weight " + Arrays.toString(w.shape()));
         }
         long[] ws = w.shape();

@@ -16,7 +16,7 @@ final class OnnxOps {
             "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Gelu", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
             "Reshape", "Flatten", "Transpose", "Concat", "Split", "Slice", "Gather", "Unsqueeze", "Squeeze",
             "Shape", "Constant", "ConstantOfShape", "Cast", "Identity", "Dropout",
-            "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "MatMulInteger", "Range", "Expand", "Where"));
+            "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "MatMulInteger", "Range", "Expand", "Where", "ConvTranspose"));
 
     static void convert(ImportContext ctx, NodeProto n) {
         switch (n.getOpType()) {
@@ -50,6 +50,7 @@ final class OnnxOps {
             case "Range" -> IndexOps.range(ctx, n);
             case "Expand" -> IndexOps.expand(ctx, n);
             case "Where" -> IndexOps.where(ctx, n);
+            case "ConvTranspose" -> ConvOps.convTranspose(ctx, n);
             default -> throw new KilnException("operator '" + n.getOpType() + "' is not supported; Kiln imports " + SUPPORTED);
         }
     }
