@@ -90,7 +90,8 @@ class OnnxConvOpsTest {
         ModelWriter m = new ModelWriter("conv_nd", 13).input("s", "batch", 4L, 17L).input("v", "batch", 2L, 5L, 6L, 7L);
         m.output(m.node("Conv", new String[] {"s", m.weight("w1", 1, 0.3, 6, 2, 3), m.weight("b1", 2, 0.1, 6)}, "c1", "strides", new long[] {2},
                 "pads", new long[] {1, 0}, "group", 2L));
-        m.output(m.node("Conv", new String[] {"s", m.weight("w1d", 3, 0.3, 3, 4, 3)}, "c1_dilated", "dilations", new long[] {2}, "auto_pad", "SAME_UPPER"));
+        m.output(m.node("Conv", new String[] {"s", m.weight("w1d", 3, 0.3, 3, 4, 3)}, "c1_dilated", "dilations", new long[] {2}, "pads", new long[] {2, 1}));
+        m.output(m.node("Conv", new String[] {"s", m.weight("w1s", 6, 0.3, 3, 4, 4)}, "c1_same", "strides", new long[] {2}, "auto_pad", "SAME_LOWER"));
         m.output(m.node("Conv", new String[] {"v", m.weight("w3", 4, 0.3, 3, 2, 2, 3, 3), m.weight("b3", 5, 0.1, 3)}, "c3",
                 "strides", new long[] {1, 2, 1}, "pads", new long[] {0, 1, 1, 1, 0, 1}));
         Graph g = check(m);
