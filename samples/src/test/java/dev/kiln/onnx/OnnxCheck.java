@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Function;
 
 /**
  * Runs one ONNX model three ways on the same seeded inputs: ONNX Runtime (the expected answer), Kiln's
@@ -45,16 +46,23 @@ final class OnnxCheck {
      * for wider ones). Float outputs must agree within (rtol, atol), integer outputs exactly.
      */
     static Graph check(ModelWriter m, Map<String, Long> dims, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges) {
-        return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, interpreter, intRanges);
+        return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, interpreter, intRanges, null);
+    }
+
+    /** As {@link #check}, the network built by {@code build} (a tuned one) instead of the default lowering. */
+    static Graph checkBuilt(ModelWriter m, Map<String, Long> dims, double rtol, double atol, Map<String, long[]> intRanges,
+                            Function<Graph, CompiledNetwork> build) {
+        return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, false, intRanges, build);
     }
 
     /** Checks the graph imported from a model file (ONNX Runtime reads the same file: external data next to it). */
     static Graph checkFile(Path model, Map<String, Long> dims, double rtol, double atol) {
-        return check(model, OnnxImporter.load(model, dims), rtol, atol, true, Map.of());
+        return check(model, OnnxImporter.load(model, dims), rtol, atol, true, Map.of(), null);
     }
 
     /** {@code model}: the model's bytes, or the Path of its file. */
-    private static Graph check(Object model, Graph g, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges) {
+    private static Graph check(Object model, Graph g, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges,
+                               Function<Graph, CompiledNetwork> build) {
         List<NDArray> inputs = new ArrayList<>();
         long seed = 7;
         for (Value v : g.inputs()) {
@@ -72,7 +80,7 @@ final class OnnxCheck {
                 compare("reference executor", g, ReferenceExecutor.run(g, r, inputs.toArray(NDArray[]::new)), expected, rtol, atol);
             }
         }
-        try (CompiledNetwork cn = Network.buildUntuned(g, Target.cpu())) {
+        try (CompiledNetwork cn = build != null ? build.apply(g) : Network.buildUntuned(g, Target.cpu())) {
             List<Value> outs = g.outputValues();
             NDArray[] o = new NDArray[outs.size()];
             for (int i = 0; i < o.length; i++) o[i] = NDArray.allocate(outs.get(i).dtype(), outs.get(i).dims());
