@@ -1,15 +1,18 @@
 package dev.kiln.graph;
 
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.ConvParams;
 import dev.kiln.nn.Elementwise;
+import dev.kiln.nn.Indexing;
 import dev.kiln.nn.Layout;
 import dev.kiln.nn.Linalg;
 import dev.kiln.nn.Norm;
 import dev.kiln.nn.Pool;
 import dev.kiln.nn.PoolParams;
+import dev.kiln.nn.Quant;
 import dev.kiln.nn.Reduction;
 import dev.kiln.te.Tensor;
 import java.util.List;
@@ -87,6 +90,31 @@ public sealed interface Op {
         }
     }
 
+    /**
+     * A convolution of any spatial rank in a named layout ({@code Conv.conv}: e.g. data "NCL" with
+     * weight "OIL", or "NCDHW" with "OIDHW", as ONNX lays out 1-D and 3-D convolutions), or, when
+     * {@code transposed}, a transposed convolution ({@code ConvTranspose.convTranspose}: weight
+     * "IOHW", with {@code outputPadding}).
+     */
+    record ConvNd(String dataLayout, String kernelLayout, ConvParams params, boolean transposed, List<Long> outputPadding) implements Op {
+        public ConvNd { outputPadding = List.copyOf(outputPadding); }
+        public String kind() { return "conv" + params.strides().size() + "d" + (transposed ? "_transpose" : ""); }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
+        public List<Integer> weightInputs() { return List.of(1); }
+        public Tensor build(List<Tensor> in) {
+            String name = kind() + "_" + dataLayout.toLowerCase(java.util.Locale.ROOT);
+            return transposed ? dev.kiln.nn.ConvTranspose.convTranspose(name, in.get(0), in.get(1), dataLayout, kernelLayout, params,
+                    outputPadding.stream().mapToLong(Long::longValue).toArray())
+                    : Conv.conv(name, in.get(0), in.get(1), dataLayout, kernelLayout, params);
+        }
+        public String attrs() {
+            return dataLayout + "/" + kernelLayout + " strides=" + params.strides() + " pads=" + params.padBefore() + params.padAfter()
+                    + " dilations=" + params.dilations() + (params.groups() == 1 ? "" : " groups=" + params.groups())
+                    + (outputPadding.stream().allMatch(p -> p == 0) ? "" : " output_padding=" + outputPadding);
+        }
+    }
+
     /** {@code out[n, u] = sum_k x[n, k] * w[u, k]}: x [N, K], w [units, K]. */
     record Dense() implements Op {
         public String kind() { return "dense"; }
@@ -131,6 +159,35 @@ public sealed interface Op {
                     : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
         }
         public String attrs() { return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad; }
+    }
+
+    /**
+     * A 2-D pooling window of any shape: {@code kernel} and {@code strides} [H, W], {@code pads}
+     * [top, left, bottom, right] (asymmetric, as ONNX's ceil_mode and SAME padding give); max, or
+     * average counting the padding or not. The square, symmetric windows are {@link MaxPool2d} and
+     * {@link AvgPool2d}.
+     */
+    record Pool2d(String layout, boolean max, List<Long> kernel, List<Long> strides, List<Long> pads, boolean countIncludePad) implements Op {
+        public Pool2d {
+            kernel = List.copyOf(kernel);
+            strides = List.copyOf(strides);
+            pads = List.copyOf(pads);
+            if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4) {
+                throw new KilnException("pool2d: needs 2 kernel extents, 2 strides and 4 pads, got " + kernel + ", " + strides + ", " + pads);
+            }
+        }
+        public String kind() { return max ? "max_pool2d" : "avg_pool2d"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public Tensor build(List<Tensor> in) {
+            PoolParams p = new PoolParams(kernel, strides, List.of(pads.get(0), pads.get(1)), List.of(pads.get(2), pads.get(3)), List.of(1L, 1L));
+            boolean nhwc = layout.equals("NHWC");
+            if (max) return nhwc ? Pool.maxPool2dNhwc(in.get(0), p) : Pool.maxPool2dNchw(in.get(0), p);
+            return nhwc ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad) : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
+        }
+        public String attrs() {
+            return layout + " kernel=" + kernel + " strides=" + strides + " pads=" + pads + (!max && countIncludePad ? " count_include_pad" : "");
+        }
     }
 
     /** Average over the whole spatial extent: [N, H, W, C] -> [N, 1, 1, C] (NHWC) or [N, C, 1, 1] (NCHW). */
@@ -306,5 +363,76 @@ public sealed interface Op {
         public OpPattern pattern() { return OpPattern.INJECTIVE; }
         public Tensor build(List<Tensor> in) { return Layout.concat(axis, in.toArray(Tensor[]::new)); }
         public String attrs() { return "axis=" + axis; }
+    }
+
+    // ---- integers and quantisation -------------------------------------------------------------
+
+    /** Elementwise type conversion to {@code to} (see {@code Quant.cast}). */
+    record Cast(DType to) implements Op {
+        public String kind() { return "cast"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.ELEMWISE; }
+        public Tensor build(List<Tensor> in) { return Quant.cast(in.get(0), to); }
+        public String attrs() { return "to=" + to; }
+    }
+
+    /** Inputs x (float32), scale, zero point (its dtype is the output's): round half to even, saturate. */
+    record Quantize() implements Op {
+        public String kind() { return "quantize"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Quant.quantize(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** Inputs x (integer), scale, zero point: {@code (x - zero) * scale} in float32. */
+    record Dequantize() implements Op {
+        public String kind() { return "dequantize"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Quant.dequantize(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** Inputs acc (int32), multiplier (float32), zero point: an int32 accumulator back to 8 bits. */
+    record Requantize() implements Op {
+        public String kind() { return "requantize"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Quant.requantize(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** Dense on 8-bit data accumulating in int32: inputs x [N, K], w [units, K], x zero point, w zero point. */
+    record DenseInteger() implements Op {
+        public String kind() { return "dense_integer"; }
+        public int arity() { return 4; }
+        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
+        public List<Integer> weightInputs() { return List.of(1); }
+        public Tensor build(List<Tensor> in) { return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3)); }
+    }
+
+    /** Gather along {@code axis} with indices computed at run time: inputs data, indices. */
+    record Take(int axis) implements Op {
+        public String kind() { return "take"; }
+        public int arity() { return 2; }
+        public OpPattern pattern() { return OpPattern.INJECTIVE; }
+        public Tensor build(List<Tensor> in) { return Indexing.take(in.get(0), in.get(1), axis); }
+        public String attrs() { return "axis=" + axis; }
+    }
+
+    /** {@code cond ? x : y} with broadcasting: inputs cond (bool), x, y. */
+    record Where() implements Op {
+        public String kind() { return "where"; }
+        public int arity() { return 3; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Indexing.where(in.get(0), in.get(1), in.get(2)); }
+    }
+
+    /** The input broadcast to {@code shape} (numpy rules; ONNX Expand). */
+    record BroadcastTo(List<Long> shape) implements Op {
+        public BroadcastTo { shape = List.copyOf(shape); }
+        public String kind() { return "broadcast_to"; }
+        public int arity() { return 1; }
+        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public Tensor build(List<Tensor> in) { return Indexing.broadcastTo(in.get(0), shape.stream().mapToLong(Long::longValue).toArray()); }
+        public String attrs() { return shape.toString(); }
     }
 }

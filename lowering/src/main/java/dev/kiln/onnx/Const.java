@@ -9,18 +9,22 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
  * A tensor known at import (an initializer, a Constant, a folded Shape/Gather/...): float data
  * (float, double and half are read as float32) or integer data (every integer type and bool, as
- * int64), row-major. Shape arithmetic and weight transposes run on these in Java.
+ * long), row-major, with the Kiln type it becomes in the graph ({@link #dtype}: float32, or the
+ * integer type of the ONNX tensor; shape arithmetic gives int64). Shape arithmetic and weight
+ * transposes run on these in Java.
  */
-record Const(long[] shape, float[] floats, long[] longs) {
+record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
 
     Const {
         shape = shape.clone();
         if ((floats == null) == (longs == null)) throw new IllegalArgumentException("exactly one of floats, longs");
+        if ((floats != null) != (dtype == DType.FLOAT32)) throw new IllegalArgumentException("float data is float32, integer data an integer type: " + dtype);
         long n = count(shape);
         if ((floats != null ? floats.length : longs.length) != n) {
             throw new KilnException("constant of shape " + Arrays.toString(shape) + " holds "
@@ -32,9 +36,15 @@ record Const(long[] shape, float[] floats, long[] longs) {
     @Override
     public long[] shape() { return shape.clone(); }
 
-    static Const ofFloats(float[] data, long... shape) { return new Const(shape, data, null); }
+    static Const ofFloats(float[] data, long... shape) { return new Const(shape, data, null, DType.FLOAT32); }
 
-    static Const ofLongs(long[] data, long... shape) { return new Const(shape, null, data); }
+    static Const ofLongs(long[] data, long... shape) { return new Const(shape, null, data, DType.INT64); }
+
+    /** Integer data of type {@code t} (int8, uint8, int32, ...). */
+    static Const ofInts(DType t, long[] data, long... shape) { return new Const(shape, null, data, t); }
+
+    /** The same integer data as type {@code t}. */
+    Const as(DType t) { return isFloat() ? toLong().as(t) : ofInts(t, longs, shape); }
 
     boolean isFloat() { return floats != null; }
 
@@ -59,7 +69,7 @@ record Const(long[] shape, float[] floats, long[] longs) {
     }
 
     Const reshape(long... newShape) {
-        return isFloat() ? ofFloats(floats, newShape) : ofLongs(longs, newShape);
+        return isFloat() ? ofFloats(floats, newShape) : ofInts(dtype, longs, newShape);
     }
 
     Const toFloat() {
@@ -103,16 +113,17 @@ record Const(long[] shape, float[] floats, long[] longs) {
         }
         long[] l = new long[src.length];
         for (int i = 0; i < l.length; i++) l[i] = longs[src[i]];
-        return ofLongs(l, newShape);
+        return ofInts(dtype, l, newShape);
     }
 
-    /** A float32 array for the graph (memory the garbage collector frees); integer data is refused. */
+    /** An array of {@link #dtype} for the graph (memory the garbage collector frees). */
     NDArray toNDArray(String name) {
-        if (!isFloat()) {
-            throw new KilnException("tensor '" + name + "' is an integer tensor used as data; Kiln's ONNX import computes in float32 only");
+        NDArray a = GraphBuilder.autoArray(dtype, shape);
+        if (isFloat()) {
+            MemorySegment.copy(floats, 0, a.segment(), ValueLayout.JAVA_FLOAT_UNALIGNED, 0, floats.length);
+        } else {
+            for (int i = 0; i < longs.length; i++) a.setLongFlat(longs[i], i);
         }
-        NDArray a = GraphBuilder.autoArray(DType.FLOAT32, shape);
-        MemorySegment.copy(floats, 0, a.segment(), ValueLayout.JAVA_FLOAT_UNALIGNED, 0, floats.length);
         return a;
     }
 
@@ -126,18 +137,30 @@ record Const(long[] shape, float[] floats, long[] longs) {
         return n;
     }
 
-    /** Decodes an initializer or a Constant's value (raw_data or the typed fields); external data is refused. */
-    static Const of(TensorProto t) {
+    /** Decodes a Constant's value (raw_data or the typed fields); external data is refused (no model file to read it from). */
+    static Const of(TensorProto t) { return of(t, null); }
+
+    /**
+     * Decodes an initializer: raw_data, the typed fields, or external data (ONNX's side files, as
+     * models over 2 GB are saved) read from {@code dir}, the directory of the model file.
+     */
+    static Const of(TensorProto t, Path dir) {
         String name = t.getName().isEmpty() ? "(unnamed tensor)" : "'" + t.getName() + "'";
-        if (t.getDataLocation() == TensorProto.DataLocation.EXTERNAL || t.getExternalDataCount() > 0) {
-            throw new KilnException("tensor " + name + " keeps its data in an external file; Kiln reads only models with embedded data");
-        }
         if (t.hasSegment()) throw new KilnException("tensor " + name + " is segmented, which Kiln does not read");
+        ByteBuffer external = null;
+        if (t.getDataLocation() == TensorProto.DataLocation.EXTERNAL || t.getExternalDataCount() > 0) {
+            if (dir == null) {
+                throw new KilnException("tensor " + name + " keeps its data in an external file; load the model from its file "
+                        + "(OnnxImporter.load) so the file can be found");
+            }
+            external = ExternalData.read(t, dir, name);
+        }
         long[] shape = t.getDimsList().stream().mapToLong(Long::longValue).toArray();
         int n = (int) count(shape);
         TensorProto.DataType dt = TensorProto.DataType.forNumber(t.getDataType());
         if (dt == null) throw new KilnException("tensor " + name + " has unknown data type " + t.getDataType());
-        ByteBuffer raw = t.hasRawData() ? t.getRawData().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN) : null;
+        ByteBuffer raw = external != null ? external.order(ByteOrder.LITTLE_ENDIAN)
+                : t.hasRawData() ? t.getRawData().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN) : null;
         int have = raw != null ? raw.remaining() / Math.max(1, width(dt, name)) : switch (dt) {
             case FLOAT, FLOAT16, BFLOAT16 -> dt == TensorProto.DataType.FLOAT ? t.getFloatDataCount() : t.getInt32DataCount();
             case DOUBLE -> t.getDoubleDataCount();
@@ -176,7 +199,7 @@ record Const(long[] shape, float[] floats, long[] longs) {
                         default -> raw != null ? Byte.toUnsignedLong(raw.get(i)) : t.getInt32Data(i);
                     };
                 }
-                return ofLongs(l, shape);
+                return ofInts(OnnxTypes.integer(dt), l, shape);
             }
             default -> throw new KilnException("tensor " + name + " has data type " + dt + ", which Kiln does not read");
         }

@@ -1,12 +1,14 @@
 package dev.kiln.onnx;
 
 import com.google.protobuf.ByteString;
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.proto.Onnx.AttributeProto;
 import dev.kiln.onnx.proto.Onnx.GraphProto;
 import dev.kiln.onnx.proto.Onnx.ModelProto;
 import dev.kiln.onnx.proto.Onnx.NodeProto;
 import dev.kiln.onnx.proto.Onnx.OperatorSetIdProto;
+import dev.kiln.onnx.proto.Onnx.StringStringEntryProto;
 import dev.kiln.onnx.proto.Onnx.TensorProto;
 import dev.kiln.onnx.proto.Onnx.TensorShapeProto;
 import dev.kiln.onnx.proto.Onnx.TypeProto;
@@ -23,7 +25,8 @@ import java.util.SplittableRandom;
 
 /**
  * Writes ONNX models through the generated message classes (no model hub is reachable here, so
- * tests and {@link OnnxZoo} make their own): float32 inputs and outputs, seeded random initializers,
+ * tests and {@link OnnxZoo} make their own): typed inputs and outputs (float32 unless told),
+ * seeded random initializers (float32 or integer),
  * nodes with attributes given as name/value pairs.
  *
  * <pre>{@code
@@ -44,15 +47,21 @@ public final class ModelWriter {
     }
 
     /** A float32 graph input; each extent is a Long (fixed) or a String (symbolic, e.g. "batch"). */
-    public ModelWriter input(String name, Object... dims) {
-        graph.addInput(valueInfo(name, dims));
+    public ModelWriter input(String name, Object... dims) { return input(name, DType.FLOAT32, dims); }
+
+    /** A graph input of element type {@code type} (int64 token ids, uint8 images, ...). */
+    public ModelWriter input(String name, DType type, Object... dims) {
+        graph.addInput(valueInfo(name, type, dims));
         return this;
     }
 
     /** Marks {@code name} as a float32 graph output (shape left to the reader). */
-    public ModelWriter output(String name) {
+    public ModelWriter output(String name) { return output(name, DType.FLOAT32); }
+
+    /** Marks {@code name} as a graph output of element type {@code type}. */
+    public ModelWriter output(String name, DType type) {
         graph.addOutput(ValueInfoProto.newBuilder().setName(name)
-                .setType(TypeProto.newBuilder().setTensorType(TypeProto.Tensor.newBuilder().setElemType(TensorProto.DataType.FLOAT_VALUE))));
+                .setType(TypeProto.newBuilder().setTensorType(TypeProto.Tensor.newBuilder().setElemType(OnnxTypes.onnx(type).getNumber()))));
         return this;
     }
 
@@ -87,6 +96,34 @@ public final class ModelWriter {
         for (long d : shape) t.addDims(d);
         graph.addInitializer(t);
         return name;
+    }
+
+    /** An integer initializer of type {@code type} (int8, uint8, int16, int32, int64) in raw little-endian data. */
+    public String ints(String name, DType type, long[] values, long... shape) {
+        if (!type.isInt()) throw new KilnException("initializer '" + name + "': " + type + " is not an integer type");
+        ByteBuffer b = ByteBuffer.allocate(type.bytes() * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (long v : values) {
+            if (v < type.minInt() || v > type.maxInt()) throw new KilnException("initializer '" + name + "': " + v + " does not fit " + type);
+            switch (type.bytes()) {
+                case 1 -> b.put((byte) v);
+                case 2 -> b.putShort((short) v);
+                case 4 -> b.putInt((int) v);
+                default -> b.putLong(v);
+            }
+        }
+        TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(OnnxTypes.onnx(type).getNumber())
+                .setRawData(ByteString.copyFrom(b.array()));
+        for (long d : shape) t.addDims(d);
+        graph.addInitializer(t);
+        return name;
+    }
+
+    /** An integer initializer uniform in [lo, hi] (inclusive) from {@code seed}. */
+    public String randomInts(String name, DType type, long seed, long lo, long hi, long... shape) {
+        SplittableRandom r = new SplittableRandom(seed);
+        long[] v = new long[(int) Const.count(shape)];
+        for (int i = 0; i < v.length; i++) v[i] = r.nextLong(lo, hi + 1);
+        return ints(name, type, v, shape);
     }
 
     /** A 1-D int64 initializer. */
@@ -127,6 +164,33 @@ public final class ModelWriter {
         }
     }
 
+    /**
+     * Writes the model with every initializer of at least {@code threshold} bytes moved to the side
+     * file {@code dataFile} (next to {@code file}), as ONNX's external data: how models over 2 GB are saved.
+     */
+    public Path writeWithExternalData(Path file, String dataFile, long threshold) {
+        ModelProto.Builder mb = build().toBuilder();
+        GraphProto.Builder gb = mb.getGraphBuilder();
+        Path data = file.resolveSibling(dataFile);
+        try (var out = Files.newOutputStream(data)) {
+            long offset = 0;
+            for (TensorProto.Builder t : gb.getInitializerBuilderList()) {
+                if (!t.hasRawData() || t.getRawData().size() < threshold) continue;
+                ByteString raw = t.getRawData();
+                raw.writeTo(out);
+                t.clearRawData().setDataLocation(TensorProto.DataLocation.EXTERNAL)
+                        .addExternalData(entry("location", dataFile)).addExternalData(entry("offset", String.valueOf(offset)))
+                        .addExternalData(entry("length", String.valueOf(raw.size())));
+                offset += raw.size();
+            }
+            return Files.write(file, mb.build().toByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + " with external data " + data, e);
+        }
+    }
+
+    private static StringStringEntryProto entry(String k, String v) { return StringStringEntryProto.newBuilder().setKey(k).setValue(v).build(); }
+
     private static AttributeProto attribute(String name, Object v) {
         AttributeProto.Builder a = AttributeProto.newBuilder().setName(name);
         switch (v) {
@@ -148,7 +212,7 @@ public final class ModelWriter {
         return a.build();
     }
 
-    private static ValueInfoProto valueInfo(String name, Object... dims) {
+    private static ValueInfoProto valueInfo(String name, DType type, Object... dims) {
         TensorShapeProto.Builder s = TensorShapeProto.newBuilder();
         for (Object d : dims) {
             switch (d) {
@@ -158,6 +222,6 @@ public final class ModelWriter {
             }
         }
         return ValueInfoProto.newBuilder().setName(name).setType(TypeProto.newBuilder().setTensorType(
-                TypeProto.Tensor.newBuilder().setElemType(TensorProto.DataType.FLOAT_VALUE).setShape(s))).build();
+                TypeProto.Tensor.newBuilder().setElemType(OnnxTypes.onnx(type).getNumber()).setShape(s))).build();
     }
 }

@@ -23,8 +23,12 @@ final class NnOps {
     static void conv(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"));
         Ref x = ctx.required(n, 0), w = ctx.required(n, 1), b = ctx.input(n, 2);
-        if (x.rank() != 4 || w.rank() != 4) {
-            throw new KilnException("only 2-D convolutions are supported (input rank 4), got input " + Arrays.toString(x.shape())
+        if (x.rank() != 4) {   // 1-D and 3-D
+            ConvOps.conv(ctx, n);
+            return;
+        }
+        if (w.rank() != 4) {
+            throw new KilnException("a 2-D convolution needs a weight of rank 4, got input " + Arrays.toString(x.shape())
                     + " and weight " + Arrays.toString(w.shape()));
         }
         long[] ws = w.shape();
@@ -59,15 +63,29 @@ final class NnOps {
         if (k == null || k.length != 2) throw new KilnException("kernel_shape must list 2 extents, got " + Arrays.toString(k));
         long[] strides = ints(a, "strides", 1), dil = ints(a, "dilations", 1);
         long[] pads = pads(a, x.shape(), k, strides, dil);
-        if (a.getInt("ceil_mode", 0) != 0) throw new KilnException("attribute 'ceil_mode' = 1 is not supported");
         if (a.getInt("storage_order", 0) != 0) throw new KilnException("attribute 'storage_order' = 1 is not supported");
         if (dil[0] != 1 || dil[1] != 1) throw new KilnException("attribute 'dilations' " + Arrays.toString(dil) + " is not supported for pooling");
-        if (k[0] != k[1] || strides[0] != strides[1] || Arrays.stream(pads).anyMatch(p -> p != pads[0])) {
-            throw new KilnException("Kiln pools square windows with equal strides and equal pads on every side; got kernel_shape "
-                    + Arrays.toString(k) + ", strides " + Arrays.toString(strides) + ", pads " + Arrays.toString(pads));
+        boolean countPad = a.getInt("count_include_pad", 0) != 0;
+        if (a.getInt("ceil_mode", 0) != 0) {   // the last window may start in the input or the leading padding: pad after to cover it
+            for (int i = 0; i < 2; i++) {
+                long in = x.shape()[2 + i], span = in + pads[i] + pads[i + 2] - k[i];
+                if (span < 0) throw new KilnException("the window " + Arrays.toString(k) + " is larger than the padded input " + Arrays.toString(x.shape()));
+                long out = Math.ceilDiv(span, strides[i]) + 1;
+                if ((out - 1) * strides[i] >= in + pads[i]) out--;
+                long extra = (out - 1) * strides[i] + k[i] - (in + pads[i] + pads[i + 2]);
+                if (extra > 0 && !max && countPad) {
+                    throw new KilnException("ceil_mode = 1 with count_include_pad = 1, where the last window on axis " + (2 + i)
+                            + " runs " + extra + " past the padding, is not supported (ONNX counts only the declared padding)");
+                }
+                pads[i + 2] += Math.max(0, extra);
+            }
         }
-        Op op = max ? new Op.MaxPool2d("NHWC", k[0], strides[0], pads[0])
-                : new Op.AvgPool2d("NHWC", k[0], strides[0], pads[0], a.getInt("count_include_pad", 0) != 0);
+        Op op;
+        if (k[0] == k[1] && strides[0] == strides[1] && Arrays.stream(pads).allMatch(p -> p == pads[0])) {
+            op = max ? new Op.MaxPool2d("NHWC", k[0], strides[0], pads[0]) : new Op.AvgPool2d("NHWC", k[0], strides[0], pads[0], countPad);
+        } else {
+            op = new Op.Pool2d("NHWC", max, List.of(k[0], k[1]), List.of(strides[0], strides[1]), List.of(pads[0], pads[1], pads[2], pads[3]), countPad);
+        }
         ctx.emit(n.getOutput(0), op, NHWC, ctx.nhwc(x));
     }
 

@@ -56,7 +56,8 @@ public final class OnnxImporter {
             throw new UncheckedIOException("cannot read ONNX model " + file, e);
         }
         try {
-            return fromModel(ModelProto.parseFrom(bytes), dims);
+            Path dir = file.toAbsolutePath().getParent();
+            return fromModel(ModelProto.parseFrom(bytes), dims, dir);
         } catch (InvalidProtocolBufferException e) {
             throw new KilnException("'" + file + "' is not an ONNX model (protobuf: " + e.getMessage() + ")");
         } catch (KilnException e) {
@@ -64,8 +65,11 @@ public final class OnnxImporter {
         }
     }
 
-    /** Imports a parsed model. */
-    public static Graph fromModel(ModelProto model, Map<String, Long> dims) {
+    /** Imports a parsed model whose weights are all inside it (no external data). */
+    public static Graph fromModel(ModelProto model, Map<String, Long> dims) { return fromModel(model, dims, null); }
+
+    /** Imports a parsed model; initializers kept as external data are read from files in {@code dir}. */
+    public static Graph fromModel(ModelProto model, Map<String, Long> dims, Path dir) {
         int opset = opset(model);
         GraphProto gp = model.getGraph();
         if (gp.getNodeCount() == 0) throw new KilnException("the model has no graph nodes (malformed or empty file)");
@@ -76,7 +80,7 @@ public final class OnnxImporter {
         ImportContext ctx = new ImportContext(g, opset, outputs);
         for (TensorProto t : gp.getInitializerList()) {
             try {
-                ctx.define(t.getName(), new ConstRef(Const.of(t), t.getName()));
+                ctx.define(t.getName(), new ConstRef(Const.of(t, dir), t.getName()));
             } catch (KilnException e) {
                 throw new KilnException("initializer '" + t.getName() + "': " + e.getMessage());
             }
@@ -86,7 +90,7 @@ public final class OnnxImporter {
             if (ctx.isDefined(in.getName())) continue;
             inputNames.add(in.getName());   // an initializer listed as input (IR < 4): a constant
             ctx.reserve(in.getName());
-            Value v = g.input(in.getName(), DType.FLOAT32, inputShape(in, dims));
+            Value v = g.input(in.getName(), inputType(in), inputShape(in, dims));
             ctx.define(in.getName(), new ValueRef(v, v.dims(), null));
         }
         for (NodeProto n : gp.getNodeList()) convert(ctx, n);
@@ -135,14 +139,14 @@ public final class OnnxImporter {
         return found;
     }
 
-    private static long[] inputShape(ValueInfoProto in, Map<String, Long> dims) {
+    private static DType inputType(ValueInfoProto in) {
         String what = "graph input '" + in.getName() + "'";
         if (!in.getType().hasTensorType()) throw new KilnException(what + " is not a tensor");
-        int et = in.getType().getTensorType().getElemType();
-        if (et != TensorProto.DataType.FLOAT_VALUE) {
-            throw new KilnException(what + " has element type " + TensorProto.DataType.forNumber(et)
-                    + "; Kiln's ONNX import takes float32 inputs only");
-        }
+        return OnnxTypes.of(in.getType().getTensorType().getElemType(), what);
+    }
+
+    private static long[] inputShape(ValueInfoProto in, Map<String, Long> dims) {
+        String what = "graph input '" + in.getName() + "'";
         if (!in.getType().getTensorType().hasShape()) throw new KilnException(what + " has no shape; Kiln needs static shapes");
         List<TensorShapeProto.Dimension> ds = in.getType().getTensorType().getShape().getDimList();
         long[] shape = new long[ds.size()];

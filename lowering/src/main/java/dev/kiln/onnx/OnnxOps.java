@@ -15,7 +15,8 @@ final class OnnxOps {
             "Gemm", "MatMul", "Softmax", "ReduceMean", "LayerNormalization",
             "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Gelu", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
             "Reshape", "Flatten", "Transpose", "Concat", "Split", "Slice", "Gather", "Unsqueeze", "Squeeze",
-            "Shape", "Constant", "ConstantOfShape", "Cast", "Identity", "Dropout"));
+            "Shape", "Constant", "ConstantOfShape", "Cast", "Identity", "Dropout",
+            "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "MatMulInteger", "Range", "Expand", "Where", "ConvTranspose"));
 
     static void convert(ImportContext ctx, NodeProto n) {
         switch (n.getOpType()) {
@@ -42,6 +43,14 @@ final class OnnxOps {
             case "ConstantOfShape" -> ShapeOps.constantOfShape(ctx, n);
             case "Cast" -> ShapeOps.cast(ctx, n);
             case "Identity", "Dropout" -> ShapeOps.identity(ctx, n);
+            case "QuantizeLinear" -> QuantOps.quantizeLinear(ctx, n);
+            case "DequantizeLinear" -> QuantOps.dequantizeLinear(ctx, n);
+            case "QLinearMatMul" -> QuantOps.qlinearMatmul(ctx, n);
+            case "MatMulInteger" -> QuantOps.matmulInteger(ctx, n);
+            case "Range" -> IndexOps.range(ctx, n);
+            case "Expand" -> IndexOps.expand(ctx, n);
+            case "Where" -> IndexOps.where(ctx, n);
+            case "ConvTranspose" -> ConvOps.convTranspose(ctx, n);
             default -> throw new KilnException("operator '" + n.getOpType() + "' is not supported; Kiln imports " + SUPPORTED);
         }
     }

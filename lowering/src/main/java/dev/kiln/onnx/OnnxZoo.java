@@ -1,10 +1,13 @@
 package dev.kiln.onnx;
 
+import dev.kiln.ir.DType;
+import dev.kiln.onnx.proto.Onnx.TensorProto;
+
 /**
  * ONNX models written the way PyTorch exports them (NCHW, batch norm unfolded, Shape/Gather/
  * Unsqueeze/Concat chains feeding Reshape), with seeded random weights and a symbolic batch axis
- * "batch": ResNet-50 and smaller ResNets, MobileNet-V2 (any width, any number of its stages), and a
- * BERT encoder layer. No model hub is reachable here; these are what the tests and {@code ./kiln
+ * "batch": ResNet-50 and smaller ResNets, MobileNet-V2 (any width, any number of its stages), a
+ * BERT encoder layer, a whole BERT encoder with embeddings (int64 token ids), and a quantised MLP. No model hub is reachable here; these are what the tests and {@code ./kiln
  * onnx --write} use.
  */
 public final class OnnxZoo {
@@ -89,37 +92,103 @@ public final class OnnxZoo {
      */
     public static ModelWriter bertLayer(String name, long seq, long dim, long heads, long ffn, int opset, long seed) {
         Net n = new Net(name, opset, seed);
+        n.m.input("hidden", "batch", seq, dim);
+        n.m.node("Identity", new String[] {encoderLayer(n, "", "hidden", dim, heads, ffn, null)}, "output");
+        return n.m.output("output");
+    }
+
+    /** BERT-base with embeddings: vocabulary 30522, 512 positions, hidden 768, 12 heads, FFN 3072, 12 layers (opset 20). */
+    public static ModelWriter bertBase(long seq, long seed) { return bert("bert_base", 30522, 512, seq, 768, 12, 3072, 12, 20, seed); }
+
+    /**
+     * A BERT encoder with embeddings, as Hugging Face exports it: int64 inputs "input_ids",
+     * "token_type_ids" and "attention_mask" [batch, seq]; word and token-type embeddings gathered
+     * with the run-time ids, position embeddings gathered with constant position ids (folded at
+     * import), their sum layer-normalised; the mask becomes {@code (1 - mask) * -10000} added to the
+     * attention scores of each of the {@code layers} encoder layers; output "last_hidden_state".
+     */
+    public static ModelWriter bert(String name, long vocab, long positions, long seq, long dim, long heads, long ffn, int layers, int opset, long seed) {
+        Net n = new Net(name, opset, seed);
         ModelWriter m = n.m;
-        m.input("hidden", "batch", seq, dim);
+        m.input("input_ids", DType.INT64, "batch", seq).input("token_type_ids", DType.INT64, "batch", seq)
+                .input("attention_mask", DType.INT64, "batch", seq);
+        String words = m.node("Gather", new String[] {n.w("embeddings.word", 0.5, vocab, dim), "input_ids"}, "emb.words");
+        long[] pos = new long[(int) positions];
+        for (int i = 0; i < pos.length; i++) pos[i] = i;
+        String posIds = m.node("Slice", new String[] {m.longs("embeddings.position_ids", pos, 1, positions), m.longs("pos.start", 0),
+                m.longs("pos.end", seq), m.longs("pos.axes", 1)}, "emb.position_ids");
+        String position = m.node("Gather", new String[] {n.w("embeddings.position", 0.5, positions, dim), posIds}, "emb.positions");
+        String types = m.node("Gather", new String[] {n.w("embeddings.token_type", 0.5, 2, dim), "token_type_ids"}, "emb.types");
+        String e = m.node("Add", new String[] {m.node("Add", new String[] {words, types}, "emb.sum1"), position}, "emb.sum");
+        String x = n.layerNorm("emb.ln", e, dim);
+        // extended mask: (1 - mask[:, None, None, :]) * -10000
+        String mask = m.node("Unsqueeze", new String[] {"attention_mask", m.longs("mask.axes", 1, 2)}, "mask.4d");
+        mask = m.node("Cast", new String[] {mask}, "mask.f", "to", (long) TensorProto.DataType.FLOAT_VALUE);
+        mask = m.node("Sub", new String[] {m.floats("mask.one", new float[] {1f}), mask}, "mask.inv");
+        mask = m.node("Mul", new String[] {mask, m.floats("mask.big", new float[] {-10000f})}, "mask.add");
+        for (int l = 0; l < layers; l++) x = encoderLayer(n, "layer" + l + ".", x, dim, heads, ffn, mask);
+        m.node("Identity", new String[] {x}, "last_hidden_state");
+        return m.output("last_hidden_state");
+    }
+
+    /** One post-LN encoder layer on x [batch, seq, dim] (names prefixed by {@code p}); {@code mask} (or null) is added to the scores. */
+    private static String encoderLayer(Net n, String p, String x, long dim, long heads, long ffn, String mask) {
+        ModelWriter m = n.m;
         long hd = dim / heads;
-        double s = 1 / Math.sqrt(dim);
-        String x = "hidden";
-        String q = n.linear("attn.q", x, dim, dim), k = n.linear("attn.k", x, dim, dim), v = n.linear("attn.v", x, dim, dim);
+        String q = n.linear(p + "attn.q", x, dim, dim), k = n.linear(p + "attn.k", x, dim, dim), v = n.linear(p + "attn.v", x, dim, dim);
         // new_shape = x.size()[:-1] + (heads, head_dim)
-        String sh = m.node("Shape", new String[] {x}, "attn.shape");
-        String lead = m.node("Slice", new String[] {sh, m.longs("s0", 0), m.longs("s2", 2)}, "attn.lead");
-        String split = m.node("Concat", new String[] {lead, m.longs("heads", heads, hd)}, "attn.split_shape", "axis", 0L);
-        q = m.node("Transpose", new String[] {m.node("Reshape", new String[] {q, split}, "attn.q4")}, "attn.qt", "perm", new long[] {0, 2, 1, 3});
-        k = m.node("Transpose", new String[] {m.node("Reshape", new String[] {k, split}, "attn.k4")}, "attn.kt", "perm", new long[] {0, 2, 3, 1});
-        v = m.node("Transpose", new String[] {m.node("Reshape", new String[] {v, split}, "attn.v4")}, "attn.vt", "perm", new long[] {0, 2, 1, 3});
-        String scores = m.node("MatMul", new String[] {q, k}, "attn.scores");
-        scores = m.node("Div", new String[] {scores, m.floats("attn.scale", new float[] {(float) Math.sqrt(hd)})}, "attn.scaled");
-        String p = m.node("Softmax", new String[] {scores}, "attn.probs", "axis", -1L);
-        String ctx = m.node("Transpose", new String[] {m.node("MatMul", new String[] {p, v}, "attn.ctx4")}, "attn.ctxt", "perm", new long[] {0, 2, 1, 3});
-        ctx = m.node("Reshape", new String[] {ctx, m.longs("merge", 0, 0, dim)}, "attn.ctx");
-        String a = m.node("Add", new String[] {n.linear("attn.out", ctx, dim, dim), x}, "attn.res");
-        a = n.layerNorm("attn.ln", a, dim);
-        String h = n.linear("ffn.in", a, dim, ffn);
-        if (opset >= 20) {
-            h = m.node("Gelu", new String[] {h}, "ffn.gelu");
+        String sh = m.node("Shape", new String[] {x}, p + "attn.shape");
+        String lead = m.node("Slice", new String[] {sh, m.longs(p + "s0", 0), m.longs(p + "s2", 2)}, p + "attn.lead");
+        String split = m.node("Concat", new String[] {lead, m.longs(p + "heads", heads, hd)}, p + "attn.split_shape", "axis", 0L);
+        q = m.node("Transpose", new String[] {m.node("Reshape", new String[] {q, split}, p + "attn.q4")}, p + "attn.qt", "perm", new long[] {0, 2, 1, 3});
+        k = m.node("Transpose", new String[] {m.node("Reshape", new String[] {k, split}, p + "attn.k4")}, p + "attn.kt", "perm", new long[] {0, 2, 3, 1});
+        v = m.node("Transpose", new String[] {m.node("Reshape", new String[] {v, split}, p + "attn.v4")}, p + "attn.vt", "perm", new long[] {0, 2, 1, 3});
+        String scores = m.node("MatMul", new String[] {q, k}, p + "attn.scores");
+        scores = m.node("Div", new String[] {scores, m.floats(p + "attn.scale", new float[] {(float) Math.sqrt(hd)})}, p + "attn.scaled");
+        if (mask != null) scores = m.node("Add", new String[] {scores, mask}, p + "attn.masked");
+        String probs = m.node("Softmax", new String[] {scores}, p + "attn.probs", "axis", -1L);
+        String ctx = m.node("Transpose", new String[] {m.node("MatMul", new String[] {probs, v}, p + "attn.ctx4")}, p + "attn.ctxt", "perm", new long[] {0, 2, 1, 3});
+        ctx = m.node("Reshape", new String[] {ctx, m.longs(p + "merge", 0, 0, dim)}, p + "attn.ctx");
+        String a = m.node("Add", new String[] {n.linear(p + "attn.out", ctx, dim, dim), x}, p + "attn.res");
+        a = n.layerNorm(p + "attn.ln", a, dim);
+        String h = n.linear(p + "ffn.in", a, dim, ffn);
+        if (n.opset >= 20) {
+            h = m.node("Gelu", new String[] {h}, p + "ffn.gelu");
         } else {   // x * 0.5 * (1 + erf(x / sqrt(2)))
-            String e = m.node("Erf", new String[] {m.node("Div", new String[] {h, m.floats("sqrt2", new float[] {(float) Math.sqrt(2)})}, "ffn.xs")}, "ffn.erf");
-            e = m.node("Add", new String[] {e, m.floats("one", new float[] {1f})}, "ffn.erf1");
-            h = m.node("Mul", new String[] {m.node("Mul", new String[] {h, e}, "ffn.xe"), m.floats("half", new float[] {0.5f})}, "ffn.gelu");
+            String e = m.node("Erf", new String[] {m.node("Div", new String[] {h, m.floats(p + "sqrt2", new float[] {(float) Math.sqrt(2)})}, p + "ffn.xs")}, p + "ffn.erf");
+            e = m.node("Add", new String[] {e, m.floats(p + "one", new float[] {1f})}, p + "ffn.erf1");
+            h = m.node("Mul", new String[] {m.node("Mul", new String[] {h, e}, p + "ffn.xe"), m.floats(p + "half", new float[] {0.5f})}, p + "ffn.gelu");
         }
-        String o = m.node("Add", new String[] {n.linear("ffn.out", h, ffn, dim), a}, "ffn.res");
-        m.node("Identity", new String[] {n.layerNorm("ffn.ln", o, dim)}, "output");
-        return m.output("output");
+        String o = m.node("Add", new String[] {n.linear(p + "ffn.out", h, ffn, dim), a}, p + "ffn.res");
+        return n.layerNorm(p + "ffn.ln", o, dim);
+    }
+
+    /**
+     * A quantised two-layer MLP on input "x" [batch, in] (float32): QuantizeLinear to uint8,
+     * QLinearMatMul with int8 weights (per-column scales) to uint8 "hidden_q", DequantizeLinear, Relu,
+     * QuantizeLinear, MatMulInteger (int8 weights, scalar zero points) to the int32 "acc", Cast to
+     * float and a Mul by the combined scale to "logits". Weights stay in [-63, 63], so u8 x s8
+     * products fit the int16 pair sums of AVX2 kernels (ONNX Runtime's MLAS saturates there).
+     */
+    public static ModelWriter quantizedMlp(String name, long in, long hidden, long out, long seed) {
+        ModelWriter m = new ModelWriter(name, 21);
+        long s0 = seed * 1000;
+        m.input("x", "batch", in);
+        String sx = m.floats("x.scale", new float[] {0.0125f}), zx = m.ints("x.zero", DType.UINT8, new long[] {128});
+        String xq = m.node("QuantizeLinear", new String[] {"x", sx, zx}, "x_q");
+        String w1 = m.randomInts("fc1.weight_q", DType.INT8, s0++, -63, 63, in, hidden);
+        String s1 = m.uniform("fc1.weight_scale", s0++, 0.002, 0.006, hidden);
+        String z1 = m.ints("fc1.weight_zero", DType.INT8, new long[(int) hidden], hidden);
+        String sh = m.floats("hidden.scale", new float[] {0.04f}), zh = m.ints("hidden.zero", DType.UINT8, new long[] {100});
+        String h = m.node("QLinearMatMul", new String[] {xq, sx, zx, w1, s1, z1, sh, zh}, "hidden_q");
+        String hf = m.node("Relu", new String[] {m.node("DequantizeLinear", new String[] {h, sh, zh}, "hidden")}, "hidden_relu");
+        String sr = m.floats("relu.scale", new float[] {0.03f}), zr = m.ints("relu.zero", DType.UINT8, new long[] {3});
+        String rq = m.node("QuantizeLinear", new String[] {hf, sr, zr}, "relu_q");
+        String w2 = m.randomInts("fc2.weight_q", DType.INT8, s0++, -63, 63, hidden, out);
+        String acc = m.node("MatMulInteger", new String[] {rq, w2, zr, m.ints("fc2.weight_zero", DType.INT8, new long[] {-2})}, "acc");
+        String f = m.node("Cast", new String[] {acc}, "acc_f", "to", (long) TensorProto.DataType.FLOAT_VALUE);
+        m.node("Mul", new String[] {f, m.floats("fc2.scale", new float[] {0.03f * 0.005f})}, "logits");
+        return m.output("logits").output("hidden_q", DType.UINT8).output("acc", DType.INT32);
     }
 
     private static long ch(long c, double width) { return Math.max(8, Math.round(c * width / 8) * 8); }

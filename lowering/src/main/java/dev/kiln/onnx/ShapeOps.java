@@ -2,6 +2,7 @@ package dev.kiln.onnx;
 
 import dev.kiln.graph.Op;
 import dev.kiln.graph.Value;
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.Ref.ConstRef;
 import dev.kiln.onnx.Ref.ValueRef;
@@ -214,6 +215,12 @@ final class ShapeOps {
         Attrs a = new Attrs(n, Set.of("axis"));
         Ref data = ctx.required(n, 0);
         int axis = NnOps.axis(a.getInt("axis", 0), data.rank());
+        if (!(ctx.required(n, 1) instanceof ConstRef)) {   // indices computed at run time (token ids into an embedding table)
+            Ref ix = ctx.required(n, 1);
+            if (ix.rank() == 0) throw new KilnException("a scalar index computed at run time is not supported");
+            ctx.emit(n.getOutput(0), new Op.Take(axis), null, ctx.plain(data), ctx.plain(ix));
+            return;
+        }
         Const idx = ctx.constant(n, 1, "indices");
         if (data instanceof ConstRef c) {
             ctx.fold(n.getOutput(0), ConstEval.gather(c.c(), idx, axis));
@@ -276,6 +283,10 @@ final class ShapeOps {
         ctx.fold(n.getOutput(0), ConstEval.broadcastTo(v.reshape(), shape, "value"));
     }
 
+    /**
+     * Cast: folded on constants; on graph values a cast node (float types are all float32 in Kiln,
+     * so a cast between them is the value itself). Float to integer truncates toward zero.
+     */
     static void cast(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("saturate", "to"));
         Ref x = ctx.required(n, 0);
@@ -286,11 +297,18 @@ final class ShapeOps {
             case null, default -> throw new KilnException("attribute 'to' = " + to + " is not supported");
         };
         if (x instanceof ConstRef c) {
-            ctx.fold(n.getOutput(0), toFloat ? c.c().toFloat() : c.c().toLong());
-        } else if (to == TensorProto.DataType.FLOAT) {
+            ctx.fold(n.getOutput(0), toFloat ? c.c().toFloat() : c.c().toLong().as(OnnxTypes.integer(to)));
+            return;
+        }
+        DType from = ((ValueRef) x).value().dtype();
+        DType target = toFloat ? DType.FLOAT32 : OnnxTypes.of(to.getNumber(), "attribute 'to'");
+        if (from == target) {
             ctx.define(n.getOutput(0), x);
+        } else if (ImportContext.isView(x)) {
+            ctx.emitView(n.getOutput(0), new Op.Cast(target), x.shape(), ((ValueRef) x).value());
         } else {
-            throw new KilnException("casting a computed float32 tensor to " + to + " is not supported (Kiln imports float32 networks)");
+            int[] layout = ImportContext.layoutOf(x);
+            ctx.emit(n.getOutput(0), new Op.Cast(target), layout, ctx.inLayout(x, layout));
         }
     }
 

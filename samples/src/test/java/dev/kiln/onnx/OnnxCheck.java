@@ -1,5 +1,6 @@
 package dev.kiln.onnx;
 
+import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
@@ -11,14 +12,19 @@ import dev.kiln.graph.Graph;
 import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
+import dev.kiln.ir.DType;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.Target;
-import java.nio.FloatBuffer;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Function;
 
 /**
  * Runs one ONNX model three ways on the same seeded inputs: ONNX Runtime (the expected answer), Kiln's
@@ -31,18 +37,50 @@ final class OnnxCheck {
 
     /** Imports and checks {@code m}; returns the imported graph. */
     static Graph check(ModelWriter m, Map<String, Long> dims, double rtol, double atol, boolean interpreter) {
-        byte[] bytes = m.toBytes();
-        Graph g = OnnxImporter.fromModel(m.build(), dims);
+        return check(m, dims, rtol, atol, interpreter, Map.of());
+    }
+
+    /**
+     * Imports and checks {@code m}: float inputs uniform in [-1, 1), integer inputs uniform in
+     * [lo, hi) from {@code intRanges} by input name (default: the whole range of 8-bit types, [0, 100)
+     * for wider ones). Float outputs must agree within (rtol, atol), integer outputs exactly.
+     */
+    static Graph check(ModelWriter m, Map<String, Long> dims, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges) {
+        return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, interpreter, intRanges, null);
+    }
+
+    /** As {@link #check}, the network built by {@code build} (a tuned one) instead of the default lowering. */
+    static Graph checkBuilt(ModelWriter m, Map<String, Long> dims, double rtol, double atol, Map<String, long[]> intRanges,
+                            Function<Graph, CompiledNetwork> build) {
+        return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, false, intRanges, build);
+    }
+
+    /** Checks the graph imported from a model file (ONNX Runtime reads the same file: external data next to it). */
+    static Graph checkFile(Path model, Map<String, Long> dims, double rtol, double atol) {
+        return check(model, OnnxImporter.load(model, dims), rtol, atol, true, Map.of(), null);
+    }
+
+    /** {@code model}: the model's bytes, or the Path of its file. */
+    private static Graph check(Object model, Graph g, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges,
+                               Function<Graph, CompiledNetwork> build) {
         List<NDArray> inputs = new ArrayList<>();
         long seed = 7;
-        for (Value v : g.inputs()) inputs.add(random(seed++, v.dims()));
-        List<float[]> expected = ort(bytes, g, inputs, 1);
+        for (Value v : g.inputs()) {
+            if (v.dtype().isFloat()) {
+                inputs.add(random(seed++, v.dims()));
+            } else {
+                long[] range = intRanges.getOrDefault(v.name(), v.dtype().bits() == 8
+                        ? new long[] {v.dtype().minInt(), v.dtype().maxInt() + 1} : new long[] {0, 100});
+                inputs.add(randomInts(v.dtype(), seed++, range[0], range[1], v.dims()));
+            }
+        }
+        List<NDArray> expected = ort(model, g, inputs, 1);
         if (interpreter) {
             try (NodeRunner r = NodeRunner.interpreter()) {
                 compare("reference executor", g, ReferenceExecutor.run(g, r, inputs.toArray(NDArray[]::new)), expected, rtol, atol);
             }
         }
-        try (CompiledNetwork cn = Network.buildUntuned(g, Target.cpu())) {
+        try (CompiledNetwork cn = build != null ? build.apply(g) : Network.buildUntuned(g, Target.cpu())) {
             List<Value> outs = g.outputValues();
             NDArray[] o = new NDArray[outs.size()];
             for (int i = 0; i < o.length; i++) o[i] = NDArray.allocate(outs.get(i).dtype(), outs.get(i).dims());
@@ -52,15 +90,29 @@ final class OnnxCheck {
         return g;
     }
 
-    static void compare(String who, Graph g, List<NDArray> actual, List<float[]> expected, double rtol, double atol) {
+    static void compare(String who, Graph g, List<NDArray> actual, List<NDArray> expected, double rtol, double atol) {
         for (int i = 0; i < expected.size(); i++) {
-            NDArray want = NDArray.fromFloats(expected.get(i), actual.get(i).shape());
+            NDArray want = expected.get(i);
+            boolean exact = !want.dtype().isFloat();
             try {
-                actual.get(i).assertClose(want, rtol, atol);
+                actual.get(i).assertClose(want, exact ? 0 : rtol, exact ? 0 : atol);
             } catch (AssertionError e) {
                 throw new AssertionError(who + ", output '" + g.outputs().get(i) + "' against ONNX Runtime: " + e.getMessage(), e);
             }
         }
+    }
+
+    static OnnxJavaType javaType(DType t) {
+        return switch (t) {
+            case FLOAT32 -> OnnxJavaType.FLOAT;
+            case INT8 -> OnnxJavaType.INT8;
+            case UINT8 -> OnnxJavaType.UINT8;
+            case INT16 -> OnnxJavaType.INT16;
+            case INT32 -> OnnxJavaType.INT32;
+            case INT64 -> OnnxJavaType.INT64;
+            case BOOL -> OnnxJavaType.BOOL;
+            default -> throw new AssertionError("no ONNX Runtime input of type " + t);
+        };
     }
 
     static NDArray random(long seed, long... shape) {
@@ -70,25 +122,40 @@ final class OnnxCheck {
         return a;
     }
 
+    static NDArray randomInts(DType t, long seed, long lo, long hi, long... shape) {
+        SplittableRandom r = new SplittableRandom(seed);
+        NDArray a = NDArray.allocate(t, shape);
+        for (long i = 0; i < a.numElements(); i++) a.setLongFlat(r.nextLong(lo, hi), i);
+        return a;
+    }
+
     /** ONNX Runtime's outputs (default CPU provider, all graph optimisations) for the graph's inputs. */
-    static List<float[]> ort(byte[] model, Graph g, List<NDArray> inputs, int threads) {
+    static List<NDArray> ort(Object model, Graph g, List<NDArray> inputs, int threads) {
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
             o.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             o.setIntraOpNumThreads(threads);
-            try (OrtSession s = env.createSession(model, o)) {
+            try (OrtSession s = model instanceof Path p ? env.createSession(p.toString(), o) : env.createSession((byte[]) model, o)) {
                 Map<String, OnnxTensor> feed = new HashMap<>();
                 try {
                     for (int i = 0; i < inputs.size(); i++) {
-                        feed.put(g.inputs().get(i).name(), OnnxTensor.createTensor(env, FloatBuffer.wrap(inputs.get(i).toFloatArray()), inputs.get(i).shape()));
+                        NDArray in = inputs.get(i);
+                        ByteBuffer data = in.segment().asByteBuffer().order(ByteOrder.nativeOrder());
+                        feed.put(g.inputs().get(i).name(), OnnxTensor.createTensor(env, data, in.shape(), javaType(in.dtype())));
                     }
                     try (OrtSession.Result r = s.run(feed)) {
-                        List<float[]> out = new ArrayList<>();
+                        List<NDArray> out = new ArrayList<>();
+                        int i = 0;
                         for (Map.Entry<String, OnnxValue> e : r) {
-                            FloatBuffer fb = ((OnnxTensor) e.getValue()).getFloatBuffer();
-                            float[] f = new float[fb.remaining()];
-                            fb.get(f);
-                            out.add(f);
+                            OnnxTensor t = (OnnxTensor) e.getValue();
+                            Value v = g.outputValues().get(i++);
+                            NDArray a = NDArray.allocate(v.dtype(), t.getInfo().getShape());
+                            ByteBuffer bb = t.getByteBuffer();
+                            if (bb.remaining() != a.numElements() * v.dtype().bytes()) {
+                                throw new AssertionError("ONNX Runtime's output '" + e.getKey() + "' is " + t.getInfo() + ", Kiln's " + v);
+                            }
+                            MemorySegment.copy(MemorySegment.ofBuffer(bb), 0, a.segment(), 0, bb.remaining());
+                            out.add(a);
                         }
                         return out;
                     }

@@ -69,4 +69,45 @@ class OnnxConvOpsTest {
         m.node("Flatten", new String[] {m.node("Relu", new String[] {cat}, "r")}, "flat", "axis", 2L);
         check(m.output("mean").output("mean1").output("t").output("flat"));
     }
+
+    @Test
+    void poolsWithCeilModeRectangularWindowsAndPadCounting() {
+        ModelWriter m = new ModelWriter("pools2", 13).input("x", "batch", 3L, 9L, 10L);
+        m.output(m.node("MaxPool", new String[] {"x"}, "max_ceil", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2}, "ceil_mode", 1L));
+        m.output(m.node("AveragePool", new String[] {"x"}, "avg_ceil", "kernel_shape", new long[] {2, 3}, "strides", new long[] {2, 2},
+                "pads", new long[] {0, 1, 1, 0}, "ceil_mode", 1L));
+        m.output(m.node("AveragePool", new String[] {"x"}, "avg_incl", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2},
+                "pads", new long[] {1, 1, 1, 1}, "count_include_pad", 1L));
+        m.output(m.node("AveragePool", new String[] {"x"}, "avg_incl_rect", "kernel_shape", new long[] {3, 2}, "strides", new long[] {1, 2},
+                "pads", new long[] {1, 0, 1, 0}, "count_include_pad", 1L, "ceil_mode", 1L));
+        m.output(m.node("MaxPool", new String[] {"x"}, "max_same", "kernel_shape", new long[] {2, 3}, "strides", new long[] {1, 2}, "auto_pad", "SAME_UPPER"));
+        Graph g = check(m);
+        assertThat(g.nodes().stream().map(n -> n.op().attrs())).anyMatch(a -> a.contains("kernel=[2, 3]"));
+    }
+
+    @Test
+    void conv1dAndConv3dInOnnxLayout() {
+        ModelWriter m = new ModelWriter("conv_nd", 13).input("s", "batch", 4L, 17L).input("v", "batch", 2L, 5L, 6L, 7L);
+        m.output(m.node("Conv", new String[] {"s", m.weight("w1", 1, 0.3, 6, 2, 3), m.weight("b1", 2, 0.1, 6)}, "c1", "strides", new long[] {2},
+                "pads", new long[] {1, 0}, "group", 2L));
+        m.output(m.node("Conv", new String[] {"s", m.weight("w1d", 3, 0.3, 3, 4, 3)}, "c1_dilated", "dilations", new long[] {2}, "pads", new long[] {2, 1}));
+        m.output(m.node("Conv", new String[] {"s", m.weight("w1s", 6, 0.3, 3, 4, 4)}, "c1_same", "strides", new long[] {2}, "auto_pad", "SAME_LOWER"));
+        m.output(m.node("Conv", new String[] {"v", m.weight("w3", 4, 0.3, 3, 2, 2, 3, 3), m.weight("b3", 5, 0.1, 3)}, "c3",
+                "strides", new long[] {1, 2, 1}, "pads", new long[] {0, 1, 1, 1, 0, 1}));
+        Graph g = check(m);
+        assertThat(g.nodes().stream().map(n -> n.op().kind())).contains("conv1d", "conv3d");
+    }
+
+    @Test
+    void convTranspose2d() {
+        ModelWriter m = new ModelWriter("conv_t", 13).input("x", "batch", 4L, 5L, 6L);
+        m.output(m.node("ConvTranspose", new String[] {"x", m.weight("w", 1, 0.3, 4, 3, 3, 3), m.weight("b", 2, 0.1, 3)}, "up",
+                "strides", new long[] {2, 2}, "pads", new long[] {1, 1, 1, 1}, "output_padding", new long[] {1, 0}));
+        m.output(m.node("ConvTranspose", new String[] {"x", m.weight("wg", 3, 0.3, 4, 1, 2, 3)}, "up_grouped", "group", 2L,
+                "strides", new long[] {1, 2}, "dilations", new long[] {2, 1}));
+        String c = m.node("Conv", new String[] {"x", m.weight("wc", 4, 0.3, 4, 4, 3, 3)}, "c", "pads", new long[] {1, 1, 1, 1});
+        m.output(m.node("ConvTranspose", new String[] {c, m.weight("w2", 5, 0.3, 4, 2, 2, 2)}, "after_nhwc", "strides", new long[] {2, 2}));
+        Graph g = check(m);
+        assertThat(g.nodes().stream().map(n -> n.op().kind())).contains("conv2d_transpose");
+    }
 }

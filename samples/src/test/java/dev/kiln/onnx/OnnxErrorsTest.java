@@ -31,10 +31,11 @@ class OnnxErrorsTest {
 
     @Test
     void unsupportedAttributeAndAttributeValue() {
-        ModelWriter m = new ModelWriter("bad", 13).input("x", 1L, 1L, 8L, 8L);
-        m.node("MaxPool", new String[] {"x"}, "y", "kernel_shape", new long[] {2, 2}, "ceil_mode", 1L);
+        ModelWriter m = new ModelWriter("bad", 13).input("x", 1L, 1L, 7L, 7L);
+        m.node("AveragePool", new String[] {"x"}, "y", "kernel_shape", new long[] {2, 2}, "strides", new long[] {2, 2}, "ceil_mode", 1L,
+                "count_include_pad", 1L);
         assertThatThrownBy(() -> OnnxImporter.fromModel(m.output("y").build(), Map.of()))
-                .hasMessageContaining("node 'maxpool_1' (MaxPool)").hasMessageContaining("'ceil_mode' = 1 is not supported");
+                .hasMessageContaining("node 'averagepool_1' (AveragePool)").hasMessageContaining("ceil_mode = 1 with count_include_pad = 1");
         ModelWriter m2 = new ModelWriter("bad", 13).input("x", 2L, 4L);
         m2.node("Softmax", new String[] {"x"}, "y", "axis", 1L, "flavour", "strange");
         assertThatThrownBy(() -> OnnxImporter.fromModel(m2.output("y").build(), Map.of()))

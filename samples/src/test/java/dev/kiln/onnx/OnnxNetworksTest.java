@@ -47,6 +47,16 @@ class OnnxNetworksTest {
     }
 
     @Test
+    void smallBertWithEmbeddingsAndMask() {
+        Map<String, long[]> ids = Map.of("input_ids", new long[] {0, 100}, "token_type_ids", new long[] {0, 2},
+                "attention_mask", new long[] {0, 2});
+        Graph g = OnnxCheck.check(OnnxZoo.bert("bert_small", 100, 16, 8, 64, 4, 128, 2, 20, 7), Map.of("batch", 2L), RTOL, ATOL, true, ids);
+        assertThat(g.inputs().stream().map(v -> v.dtype().displayName())).containsOnly("int64");
+        assertThat(g.nodes().stream().filter(n -> n.op().kind().equals("take"))).as("word and token-type lookups").hasSize(2);
+        OnnxCheck.check(OnnxZoo.bert("bert_small13", 100, 8, 8, 32, 2, 64, 1, 13, 8), Map.of("batch", 1L), RTOL, ATOL, false, ids);
+    }
+
+    @Test
     void resNet50() {
         Graph g = OnnxCheck.check(OnnxZoo.resnet50(64, 4), Map.of("batch", 1L), RTOL, ATOL, false);
         assertThat(GraphPasses.optimize(g).nodes().stream().filter(n -> n.op().kind().equals("conv2d"))).hasSize(53);

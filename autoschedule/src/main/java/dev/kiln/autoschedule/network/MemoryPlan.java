@@ -70,8 +70,9 @@ public record MemoryPlan(Map<String, Long> offsets, long totalBytes, Map<String,
                 long off;
                 if (best != null) {
                     off = best.getKey();
+                    long have = best.getValue();   // read before remove: TreeMap may reuse the removed entry for its successor
                     free.remove(off);
-                    if (best.getValue() > size) free.put(off + size, best.getValue() - size);
+                    if (have > size) free.put(off + size, have - size);
                 } else {
                     off = end;
                     end += size;

@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
 import dev.kiln.graph.Graph;
+import dev.kiln.graph.Value;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.ModelWriter;
@@ -25,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -41,10 +43,10 @@ import picocli.CommandLine.Parameters;
         description = "Import an ONNX model, tune it (or apply its tuning log), and time it against ONNX Runtime in the same run.")
 public final class OnnxBench implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "The .onnx file (float32 inputs, opset 13-21).")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "The .onnx file (float32 or integer inputs, opset 13-21).")
     Path model;
 
-    @Option(names = "--zoo", description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (seeded random weights).")
+    @Option(names = "--zoo", description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (one encoder layer), bert-base (12 layers with embeddings, int64 token ids), qmlp (a quantised MLP) (seeded random weights).")
     String zoo;
 
     @Option(names = "--dim", split = ",", description = "Bind symbolic input extents, NAME=N (default: ${DEFAULT-VALUE}).")
@@ -86,6 +88,9 @@ public final class OnnxBench implements Callable<Integer> {
     @Option(names = "--seed", description = "Input (and --zoo weight) seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
 
+    @Option(names = "--int-high", description = "Integer inputs are uniform in [0, N) (default: ${DEFAULT-VALUE}, valid token ids and masks).")
+    long intHigh = 2;
+
     @Option(names = "--child", hidden = true, description = "Internal: run one thread count in this JVM.")
     boolean child;
 
@@ -108,7 +113,9 @@ public final class OnnxBench implements Callable<Integer> {
                 case "resnet50" -> OnnxZoo.resnet50(224, seed);
                 case "mobilenetv2" -> OnnxZoo.mobilenetV2(224, seed);
                 case "bert" -> OnnxZoo.bertLayer(128, seed);
-                default -> throw new KilnException("--zoo: unknown model '" + zoo + "' (resnet50, mobilenetv2, bert)");
+                case "bert-base" -> OnnxZoo.bertBase(128, seed);
+                case "qmlp" -> OnnxZoo.quantizedMlp("qmlp", 784, 512, 10, seed);
+                default -> throw new KilnException("--zoo: unknown model '" + zoo + "' (resnet50, mobilenetv2, bert, bert-base, qmlp)");
             };
             w.write(model);
             System.out.println("written " + model + " (" + zoo + ", seeded random weights)");
@@ -124,7 +131,7 @@ public final class OnnxBench implements Callable<Integer> {
             cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), OnnxBench.class.getName(), model.toString(), "--child",
                     "--threads", String.valueOf(t), "--trials", String.valueOf(trials), "--time-budget", String.valueOf(timeBudget),
                     "--per-round", String.valueOf(perRound), "--log", log.toString(), "--repeats", String.valueOf(repeats),
-                    "--warmup", String.valueOf(warmup), "--warmup-ms", String.valueOf(warmupMs), "--min-seconds", String.valueOf(minSeconds), "--tolerance", String.valueOf(tolerance), "--seed", String.valueOf(seed)));
+                    "--warmup", String.valueOf(warmup), "--warmup-ms", String.valueOf(warmupMs), "--min-seconds", String.valueOf(minSeconds), "--tolerance", String.valueOf(tolerance), "--seed", String.valueOf(seed), "--int-high", String.valueOf(intHigh)));
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             if (retune) cmd.add("--retune");
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
@@ -142,7 +149,7 @@ public final class OnnxBench implements Callable<Integer> {
     private int child(int t) throws Exception {
         Graph g = OnnxImporter.load(model, dims);
         byte[] bytes = Files.readAllBytes(model);
-        NDArray[] inputs = g.inputs().stream().map(v -> NDArray.random(DType.FLOAT32, seed + 17, v.dims())).toArray(NDArray[]::new);
+        NDArray[] inputs = g.inputs().stream().map(this::input).toArray(NDArray[]::new);
         List<String> rows = new ArrayList<>();
         // ONNX Runtime first, its session closed before Kiln runs, so its spinning threads do not share the cores
         List<NDArray> want;
@@ -163,7 +170,8 @@ public final class OnnxBench implements Callable<Integer> {
             Timing tm = Timing.of(() -> cn.run(inputs, outs), warmup, warmupMs, repeats, minSeconds);
             String err = "-", check = "ok";
             for (int i = 0; i < outs.length; i++) {
-                Comparison c = outs[i].compareTo(want.get(i), tolerance, tolerance);
+                double tol = outs[i].dtype().isFloat() ? tolerance : 0;   // integer outputs must match exactly
+                Comparison c = outs[i].compareTo(want.get(i), tol, tol);
                 err = String.format(Locale.ROOT, "%.2e", c.maxAbsError());
                 if (!c.ok()) {
                     check = "MISMATCH";
@@ -201,6 +209,17 @@ public final class OnnxBench implements Callable<Integer> {
         System.out.println(r.table());
         how.append(String.format(Locale.ROOT, "tuned: %d trials (%d new, stop %s), log %s", r.trials(), r.newTrials(), r.stop(), threadLog));
         return cn;
+    }
+
+    /** A seeded input: floats uniform in [-1, 1), integers (token ids, masks, 8-bit data) uniform in [0, --int-high). */
+    private NDArray input(Value v) {
+        if (v.dtype().isFloat()) return NDArray.random(v.dtype(), seed + 17, v.dims());
+        NDArray a = NDArray.allocate(v.dtype(), v.dims());
+        SplittableRandom r = new SplittableRandom(seed + 17);
+        if (intHigh < 1) throw new KilnException("--int-high must be at least 1, got " + intHigh);
+        long hi = v.dtype().maxInt() < intHigh ? v.dtype().maxInt() + 1 : intHigh;
+        for (long i = 0; i < a.numElements(); i++) a.setLongFlat(r.nextLong(0, hi), i);
+        return a;
     }
 
     private static String row(int t, String impl, Timing tm, String err, String check, String note) {

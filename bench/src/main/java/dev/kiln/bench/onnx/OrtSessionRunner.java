@@ -1,14 +1,18 @@
 package dev.kiln.bench.onnx;
 
+import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import dev.kiln.graph.Value;
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
-import java.nio.FloatBuffer;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,23 +37,28 @@ final class OrtSessionRunner implements AutoCloseable {
             options.setInterOpNumThreads(1);
             session = env.createSession(model, options);
             for (int i = 0; i < inputs.size(); i++) {
-                feed.put(inputs.get(i).name(), OnnxTensor.createTensor(env, FloatBuffer.wrap(data[i].toFloatArray()), data[i].shape()));
+                ByteBuffer b = data[i].segment().asByteBuffer().order(ByteOrder.nativeOrder());
+                feed.put(inputs.get(i).name(), OnnxTensor.createTensor(env, b, data[i].shape(), javaType(data[i].dtype())));
             }
         } catch (OrtException e) {
             throw new KilnException("ONNX Runtime cannot load the model: " + e.getMessage());
         }
     }
 
-    /** One run; the outputs in the graph's order, as float32 arrays of the given shapes. */
+    /** One run; the outputs in the graph's order, as arrays of the given values' types and shapes. */
     List<NDArray> run(List<Value> outputs) {
         try (OrtSession.Result r = session.run(feed)) {
             List<NDArray> out = new ArrayList<>();
             int i = 0;
             for (Map.Entry<String, OnnxValue> e : r) {
-                FloatBuffer fb = ((OnnxTensor) e.getValue()).getFloatBuffer();
-                float[] f = new float[fb.remaining()];
-                fb.get(f);
-                out.add(NDArray.fromFloats(f, outputs.get(i++).dims()));
+                Value v = outputs.get(i++);
+                ByteBuffer b = ((OnnxTensor) e.getValue()).getByteBuffer();
+                NDArray a = NDArray.allocate(v.dtype(), v.dims());
+                if (b.remaining() != a.numElements() * v.dtype().bytes()) {
+                    throw new KilnException("ONNX Runtime's output '" + e.getKey() + "' has " + b.remaining() + " bytes, Kiln's " + v + " " + a.numElements() * v.dtype().bytes());
+                }
+                MemorySegment.copy(MemorySegment.ofBuffer(b), 0, a.segment(), 0, b.remaining());
+                out.add(a);
             }
             return out;
         } catch (OrtException e) {
@@ -64,6 +73,19 @@ final class OrtSessionRunner implements AutoCloseable {
         } catch (OrtException e) {
             throw new KilnException("ONNX Runtime failed: " + e.getMessage());
         }
+    }
+
+    static OnnxJavaType javaType(DType t) {
+        return switch (t) {
+            case FLOAT32 -> OnnxJavaType.FLOAT;
+            case INT8 -> OnnxJavaType.INT8;
+            case UINT8 -> OnnxJavaType.UINT8;
+            case INT16 -> OnnxJavaType.INT16;
+            case INT32 -> OnnxJavaType.INT32;
+            case INT64 -> OnnxJavaType.INT64;
+            case BOOL -> OnnxJavaType.BOOL;
+            default -> throw new KilnException("no ONNX Runtime tensor of type " + t);
+        };
     }
 
     @Override
