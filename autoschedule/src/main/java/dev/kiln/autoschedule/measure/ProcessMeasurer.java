@@ -174,7 +174,7 @@ public final class ProcessMeasurer implements Measurer {
             func = lowerer.lower(task, program.schedule());
             request = WorkerProtocol.measureRequest(id, target.toString(), file.toString(), options, func, program.layouts());
         } catch (RuntimeException | StackOverflowError e) {
-            return MeasureResult.failed(MeasureError.LOWER, ProgramRunner.describe(e), 0, 0);
+            return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
         if (worker == null || !worker.isAlive()) startWorker();
         WorkerProcess w = worker;
