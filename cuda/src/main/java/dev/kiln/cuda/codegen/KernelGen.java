@@ -1,7 +1,6 @@
 package dev.kiln.cuda.codegen;
 
 import dev.kiln.ir.Buffer;
-import dev.kiln.ir.DType;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.GpuKernel;
@@ -211,10 +210,5 @@ final class KernelGen {
         }
         stmt(a.body());
         if (clash) close();
-    }
-
-    /** Whether a dtype needs a header (cuda_fp16.h or cuda_bf16.h). */
-    static boolean needsHeader(DType t) {
-        return CudaTypes.isHalfLike(t);
     }
 }
