@@ -140,7 +140,9 @@ public final class AutoSchedule {
         return HardwareParams.of(target);
     }
 
-    /** Lowers with the target's pipeline (the GPU passes for CUDA, see {@link ScheduleLowerer#forTarget}) and compiles. */
+    /**
+     * Lowers with the target's pipeline (the GPU passes for CUDA, see {@link ScheduleLowerer#forTarget}) and compiles.
+     */
     public static CompiledKernel compile(Schedule s, Target target) {
         return compile(s, target, "tuned_" + s.dag().outputs().getFirst().name());
     }

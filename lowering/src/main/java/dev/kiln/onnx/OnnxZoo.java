@@ -82,7 +82,9 @@ public final class OnnxZoo {
         return n.m.output("logits");
     }
 
-    /** BERT-base's encoder layer: sequence 128, hidden 768, 12 heads, FFN 3072 (opset 20: LayerNormalization and Gelu). */
+    /**
+     * BERT-base's encoder layer: sequence 128, hidden 768, 12 heads, FFN 3072 (opset 20: LayerNormalization and Gelu).
+     */
     public static ModelWriter bertLayer(long seq, long seed) { return bertLayer("bert_layer", seq, 768, 12, 3072, 20, seed); }
 
     /**

@@ -66,7 +66,10 @@ public final class InitPopulation {
         this(task, sketches, rules, new InitFillTileSize(memo), maxFruitlessDraws);
     }
 
-    /** A sampler with these rules after this tile filling (for instance without register-tile draws), and a give-up limit. */
+    /**
+     * A sampler with these rules after this tile filling (for instance without register-tile draws), and a give-up
+     * limit.
+     */
     public InitPopulation(SearchTask task, List<Sketch> sketches, List<InitRule> rules, InitFillTileSize fill,
                           int maxFruitlessDraws) {
         if (sketches.isEmpty()) throw new KilnException("sampling needs at least one sketch");

@@ -78,7 +78,9 @@ public final class ProcessMeasurer implements Measurer {
         OPEN.add(this);
     }
 
-    /** A measurer for {@code target} with default lowering and JVM flags; the child starts with the first measurement. */
+    /**
+     * A measurer for {@code target} with default lowering and JVM flags; the child starts with the first measurement.
+     */
     public static ProcessMeasurer start(Target target, MeasureOptions options) {
         return builder(target).options(options).start();
     }

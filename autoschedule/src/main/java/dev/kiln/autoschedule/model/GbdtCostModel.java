@@ -215,7 +215,10 @@ public final class GbdtCostModel implements CostModel {
         return out;
     }
 
-    /** The sum of the statements' scores (rows are {@link FeatureLayout#LENGTH} apart; the model reads its first entries). */
+    /**
+     * The sum of the statements' scores (rows are {@link FeatureLayout#LENGTH} apart; the model reads its first
+     * entries).
+     */
     private static double raw(Gbdt m, ProgramFeatures f) {
         return m.predictProgram(f.values(), 0, f.rows(), FeatureLayout.LENGTH);
     }

@@ -195,7 +195,7 @@ final class KernelGen {
                 if (threadLoops > 0) {
                     throw fail("shared buffer '" + b.name() + "' is allocated inside a thread loop, where every thread would"
                             + " share it without synchronisation; lower the program with the GPU passes"
-                            + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers synchronises it)");
+                            + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers " + "synchronises it)");
                 }
                 line("__shared__ __align__(16) " + type + " " + name + "[" + n + "];");
                 if (options.zeroSharedMemory()) {
