@@ -130,7 +130,10 @@ public final class AutoSchedule {
         }
     }
 
-    /** The search task of {@code dag} on {@code target}, with the target's hardware parameters ({@link SearchTask#of(ComputeDAG, Target)}). */
+    /**
+     * The search task of {@code dag} on {@code target}, with the target's hardware parameters
+     * ({@link SearchTask#of(ComputeDAG, Target)}).
+     */
     public static SearchTask task(ComputeDAG dag, Target target) {
         return SearchTask.of(dag, target);
     }
