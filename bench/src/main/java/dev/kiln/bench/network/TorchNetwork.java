@@ -352,7 +352,7 @@ public final class TorchNetwork implements AutoCloseable {
                 });
             }
             case Op.Cast _, Op.Quantize _, Op.Dequantize _, Op.Requantize _, Op.DenseInteger _, Op.Take _, Op.Where _, Op.BroadcastTo _, Op.Pool2d _, Op.ConvNd _ ->
-                    throw new KilnException("node '" + out + "' (" + n.op().kind() + "): the PyTorch baseline does not translate this op (integer ops, selections, asymmetric pools, 1-D/3-D and transposed convolutions)");
+                    throw new KilnException("node '" + out + "' (" + n.op().kind() + "): the PyTorch baseline does not translate this op (integer ops, selections, " + "asymmetric pools, 1-D/3-D and transposed convolutions)");
         }
     }
 
