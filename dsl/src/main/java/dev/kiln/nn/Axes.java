@@ -1,5 +1,6 @@
 package dev.kiln.nn;
 
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.te.Shape;
 import dev.kiln.te.Tensor;
@@ -111,5 +112,12 @@ final class Axes {
 
     static boolean contains(int[] sortedAxes, int d) {
         return Arrays.binarySearch(sortedAxes, d) >= 0;
+    }
+
+    static void requireDType(String op, Tensor t, DType want) {
+        if (t.dtype() != want) {
+            throw new KilnException(op + ": tensor " + describe(t) + " is " + t.dtype() + " but " + want
+                    + " is needed");
+        }
     }
 }
