@@ -130,7 +130,10 @@ public final class AutoSchedule {
         }
     }
 
-    /** The search task of {@code dag} on {@code target}, with the target's hardware parameters ({@link SearchTask#of(ComputeDAG, Target)}). */
+    /**
+     * The search task of {@code dag} on {@code target}, with the target's hardware parameters
+     * ({@link SearchTask#of(ComputeDAG, Target)}).
+     */
     public static SearchTask task(ComputeDAG dag, Target target) {
         return SearchTask.of(dag, target);
     }
@@ -140,7 +143,9 @@ public final class AutoSchedule {
         return HardwareParams.of(target);
     }
 
-    /** Lowers with the target's pipeline (the GPU passes for CUDA, see {@link ScheduleLowerer#forTarget}) and compiles. */
+    /**
+     * Lowers with the target's pipeline (the GPU passes for CUDA, see {@link ScheduleLowerer#forTarget}) and compiles.
+     */
     public static CompiledKernel compile(Schedule s, Target target) {
         return compile(s, target, "tuned_" + s.dag().outputs().getFirst().name());
     }

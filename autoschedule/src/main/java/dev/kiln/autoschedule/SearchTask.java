@@ -56,7 +56,9 @@ public record SearchTask(ComputeDAG dag, Target target, HardwareParams hardware,
         this(dag, target, hardware, workloadKey, List.of());
     }
 
-    /** A task for {@code dag} on {@code target} with the target's hardware parameters, keyed by the DAG's workload key. */
+    /**
+     * A task for {@code dag} on {@code target} with the target's hardware parameters, keyed by the DAG's workload key.
+     */
     public static SearchTask of(ComputeDAG dag, Target target) {
         return of(dag, target, HardwareParams.of(target));
     }

@@ -59,7 +59,9 @@ public final class CudaDevice {
         this.multiprocessors = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     }
 
-    /** Device 0, opened on first use; throws {@link KilnException} with the driver probe's reason when there is none. */
+    /**
+     * Device 0, opened on first use; throws {@link KilnException} with the driver probe's reason when there is none.
+     */
     public static CudaDevice first() {
         CudaDevice d = first;
         if (d == null) {

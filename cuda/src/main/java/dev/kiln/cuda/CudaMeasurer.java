@@ -2,6 +2,7 @@ package dev.kiln.cuda;
 
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.MeasureError;
+import dev.kiln.autoschedule.measure.MeasureLoop;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.measure.Measurer;
@@ -26,8 +27,9 @@ import java.util.Map;
  * PTX and load it, checking each kernel's registers against its block size
  * ({@link MeasureError#COMPILE}); copy the task's seeded inputs to the device once, run the
  * program, compare its outputs with the interpreter's reference ({@link MeasureError#WRONG_RESULT});
- * then time the kernels alone with CUDA events (no copies): warm-up runs, {@code number} runs per
- * repeat raised until a repeat lasts {@code minRepeatMs}, {@code repeats} repeats. With
+ * then time the kernels alone with CUDA events (no copies), in the same {@link MeasureLoop} as the
+ * CPU measurers: warm-up runs, {@code number} runs per repeat raised until a repeat lasts
+ * {@code minRepeatMs}, {@code repeats} repeats ({@code warmupMs} does not apply). With
  * {@code flushCache}, every timed run follows a write of a buffer twice the size of the L2 cache
  * (outside the timed region) and is its own repeat.
  *
@@ -98,7 +100,7 @@ public final class CudaMeasurer implements Measurer {
         try {
             func = lowerer.lower(task, schedule);
         } catch (RuntimeException | StackOverflowError e) {
-            return MeasureResult.failed(MeasureError.LOWER, describe(e), 0, 0);
+            return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
         long t0 = System.nanoTime();
         CudaKernel kernel;
@@ -107,7 +109,7 @@ public final class CudaMeasurer implements Measurer {
             kernel.load();
         } catch (RuntimeException | LinkageError | StackOverflowError e) {
             if (e instanceof CudaDriverException d && d.isSticky()) device.reset();
-            return MeasureResult.failed(MeasureError.COMPILE, "cuda: " + describe(e), (System.nanoTime() - t0) / 1e9, 0);
+            return MeasureResult.failed(MeasureError.COMPILE, "cuda: " + MeasureLoop.describe(e), (System.nanoTime() - t0) / 1e9, 0);
         }
         double compileSeconds = (System.nanoTime() - t0) / 1e9;
         try (kernel) {
@@ -117,50 +119,74 @@ public final class CudaMeasurer implements Measurer {
             }
         } catch (CudaDriverException e) {
             if (e.isSticky()) resetDevice(e);
-            return MeasureResult.failed(MeasureError.RUNTIME, describe(e), compileSeconds, 0);
+            return MeasureResult.failed(MeasureError.RUNTIME, MeasureLoop.describe(e), compileSeconds, 0);
         } catch (RuntimeException e) {
-            return MeasureResult.failed(MeasureError.RUNTIME, describe(e), compileSeconds, 0);
+            return MeasureResult.failed(MeasureError.RUNTIME, MeasureLoop.describe(e), compileSeconds, 0);
         }
     }
 
+    /**
+     * The GPU's part of the {@link MeasureLoop}: at most 2^20 runs per repeat, no warm-up by time
+     * (launches return before the kernel ends), and a first run slower than the time-out is a
+     * {@link MeasureError#TIMEOUT}, since no worker process enforces it.
+     */
+    static final MeasureLoop.Limits LIMITS = new MeasureLoop.Limits(1 << 20, false, true);
+
     private MeasureResult run(CudaKernel kernel, DeviceArgs da, GpuWorkload w, double compileSeconds) {
-        boolean check = options.checkCorrectness() && w.hasReferences();
-        if (check) w.poisonOutputs(device);
-        double first = kernel.timeSeconds(da, 1);
-        kernel.checkErrorFlag();
-        if (check) {
+        return MeasureLoop.run(new GpuRun(kernel, da, w), options, LIMITS).toResult(compileSeconds);
+    }
+
+    /** One loaded program with its device arguments: runs and times it with CUDA events. */
+    private final class GpuRun implements MeasureLoop.Device {
+        private final CudaKernel kernel;
+        private final DeviceArgs da;
+        private final GpuWorkload w;
+
+        GpuRun(CudaKernel kernel, DeviceArgs da, GpuWorkload w) {
+            this.kernel = kernel;
+            this.da = da;
+            this.w = w;
+        }
+
+        @Override
+        public boolean hasReferences() { return w.hasReferences(); }
+
+        @Override
+        public void prepareCheck() { w.poisonOutputs(device); }
+
+        @Override
+        public double runChecked() {
+            double seconds = kernel.timeSeconds(da, 1);
+            kernel.checkErrorFlag();
+            return seconds;
+        }
+
+        @Override
+        public String compareOutputs() {
             List<NDArray> outs = w.downloadOutputs(device);
             for (int o = 0; o < outs.size(); o++) {
                 Comparison c = outs.get(o).compareTo(w.reference(o), options.rtol(), options.atol());
-                if (!c.ok()) {
-                    return MeasureResult.failed(MeasureError.WRONG_RESULT, "output '" + w.name(w.inputCount() + o)
-                            + "' differs from the interpreter's: " + c.report(), compileSeconds, 0);
-                }
+                if (!c.ok()) return "output '" + w.name(w.inputCount() + o) + "' differs from the interpreter's: " + c.report();
             }
+            return null;
         }
-        if (first > options.timeoutSeconds()) {
-            return MeasureResult.failed(MeasureError.TIMEOUT, String.format("one run took %.3f s, more than the %.1f s allowed",
-                    first, options.timeoutSeconds()), compileSeconds, 0);
+
+        @Override
+        public void launch() { kernel.launch(da); }
+
+        @Override
+        public double time(long number) { return kernel.timeSeconds(da, Math.toIntExact(number)); }
+
+        @Override
+        public void flushCache() { flush(); }
+
+        @Override
+        public void afterTiming() { kernel.checkErrorFlag(); }
+
+        @Override
+        public void failed(RuntimeException e) {
+            if (e instanceof CudaDriverException d && d.isSticky()) resetDevice(d);
         }
-        for (int i = 0; i < options.warmup(); i++) kernel.launch(da);
-        double[] costs = new double[options.repeats()];
-        if (options.flushCache()) {
-            for (int r = 0; r < costs.length; r++) {
-                flush();
-                costs[r] = kernel.timeSeconds(da, 1);
-            }
-        } else {
-            int number = options.number();
-            double minSeconds = options.minRepeatMs() / 1e3;
-            double t = kernel.timeSeconds(da, number);
-            while (t * number < minSeconds && number < (1 << 20)) {
-                number = (int) Math.min(1 << 20, Math.max(number * 2L, (long) Math.ceil(minSeconds / Math.max(t, 1e-9) * 1.1)));
-                t = kernel.timeSeconds(da, number);
-            }
-            for (int r = 0; r < costs.length; r++) costs[r] = kernel.timeSeconds(da, number);
-        }
-        kernel.checkErrorFlag();
-        return MeasureResult.ok(costs, compileSeconds, 0);
     }
 
     /** Writes a buffer larger than the L2 cache, so the next run starts with a cold cache. */
@@ -182,12 +208,6 @@ public final class CudaMeasurer implements Measurer {
         } catch (RuntimeException r) {
             cause.addSuppressed(r);
         }
-    }
-
-    private static String describe(Throwable e) {
-        String m = e.getMessage();
-        if (e instanceof KilnException && m != null) return m;
-        return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
     }
 
     @Override

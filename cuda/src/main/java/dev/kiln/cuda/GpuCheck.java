@@ -67,7 +67,7 @@ public final class GpuCheck {
                 case "--matmul" -> mm = Integer.parseInt(args[++i]);
                 case "--conv" -> conv = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + "; usage: GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] [--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
+                        + "; usage: GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] " + "[--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
             }
         }
         List<Workload> workloads = List.of(matmul(mm), conv2d(conv));
@@ -196,6 +196,6 @@ public final class GpuCheck {
             double k = r.gflop() / (r.kilnMs() / 1e3), v = r.gflop() / (r.vendorMs() / 1e3);
             System.out.printf("%-40s %12.1f %12.1f %10.3f %7d  %s%n", r.name(), k, v, k / v, r.trials(), r.check());
         }
-        System.out.println("(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; times from CUDA events)");
+        System.out.println("(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; times from CUDA " + "events)");
     }
 }

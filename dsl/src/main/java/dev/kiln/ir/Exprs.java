@@ -67,9 +67,4 @@ public final class Exprs {
         forEach(e, x -> { if (x == v) found[0] = true; });
         return found[0];
     }
-
-    /** The constant value of an integer expression, if it is an {@link IntImm}. */
-    public static java.util.OptionalLong constInt(Expr e) {
-        return e instanceof IntImm c ? java.util.OptionalLong.of(c.value()) : java.util.OptionalLong.empty();
-    }
 }

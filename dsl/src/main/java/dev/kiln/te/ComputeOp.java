@@ -67,7 +67,7 @@ public final class ComputeOp implements Operation {
             if (b instanceof Reduce r) {
                 if (first == null || !r.sameReductionAs(first) || r.valueIndex() != v) {
                     throw new KilnException("compute '" + name + "': output " + v + " is " + ExprPrinter.print(b)
-                            + "; the outputs of one compute must be the values 0..k-1 of one reduction, or no reduction");
+                            + "; the outputs of one compute must be the values 0..k-1 of one reduction, or " + "no reduction");
                 }
                 for (Expr s : r.sources()) requireNoReduce(s, v);
                 requireNoReduce(r.condition(), v);

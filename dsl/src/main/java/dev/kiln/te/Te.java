@@ -57,7 +57,10 @@ public final class Te {
         return new PlaceholderOp(name, shape, dtype).output(0);
     }
 
-    /** Names for the spatial axes of a compute, outermost first: {@code compute("C", shape(M, N), names("row", "col"), ...)}. */
+    /**
+     * Names for the spatial axes of a compute, outermost first:
+     * {@code compute("C", shape(M, N), names("row", "col"), ...)}.
+     */
     public static AxisNames names(String... names) { return AxisNames.of(names); }
 
     public static Tensor compute(Shape s, IndexFn.F1 f) { return compute("compute", s, f); }

@@ -52,8 +52,6 @@ final class JitEngine implements AutoCloseable {
     /** How many programs this engine has compiled (cache misses). */
     long compiles() { return compiles.get(); }
 
-    synchronized int cacheSize() { return cache.size(); }
-
     LlvmKernel compile(PrimFunc f, JitOptions options) {
         String key = ProgramKey.of(f) + "\n#target " + target + "\n#options " + options.key();
         CompiledCode code;

@@ -48,12 +48,6 @@ final class Llvm {
         return take(LLVMGetHostCPUFeatures());
     }
 
-    /** The default target triple LLVM was built for on this host. */
-    static String hostTriple() {
-        init();
-        return take(LLVMGetDefaultTargetTriple());
-    }
-
     /** A target machine for {@code t} at the aggressive optimisation level, PIC, JIT code model. */
     static LLVMTargetMachineRef targetMachine(CpuTarget t) {
         init();

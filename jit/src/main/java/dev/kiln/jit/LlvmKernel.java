@@ -1,6 +1,5 @@
 package dev.kiln.jit;
 
-import dev.kiln.ir.Buffer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.CompiledKernel;
@@ -9,22 +8,19 @@ import dev.kiln.tir.PrimFunc;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
 
 /**
  * A handle on a function compiled by the LLVM backend. {@link #call} checks every argument
  * against its parameter (count, dtype, shape, strides, alignment, that it is still open, and
  * that no buffer the kernel writes overlaps another argument) and throws {@link KilnException}
- * naming the parameter before anything reaches native code; then it calls the machine code
+ * naming the parameter before anything reaches native code ({@link KernelArgs}, shared with the
+ * JVM backend); then it calls the machine code
  * through a Panama downcall with one {@code long} address per buffer ({@code invokeExact}, no
  * boxing). Closing the handle releases it; the code stays in the compile cache until evicted.
  */
 public final class LlvmKernel implements CompiledKernel {
     private final CompiledCode code;
-    private final Buffer[] params;
-    private final long[][] shapes;
-    private final long[][] strides;
-    private final long[] bytes;
+    private final KernelArgs checker;
     private volatile boolean closed;
     /** The last arguments that passed every check, and their addresses (NDArray's facts never change). */
     private volatile Checked lastChecked;
@@ -33,24 +29,7 @@ public final class LlvmKernel implements CompiledKernel {
 
     LlvmKernel(CompiledCode code) {
         this.code = code;
-        this.params = code.func.params().toArray(Buffer[]::new);
-        this.shapes = new long[params.length][];
-        this.strides = new long[params.length][];
-        this.bytes = new long[params.length];
-        for (int i = 0; i < params.length; i++) {
-            shapes[i] = params[i].constShape();
-            strides[i] = params[i].constStrides();
-            bytes[i] = span(shapes[i], strides[i]) * params[i].dtype().bytes();
-        }
-    }
-
-    private static long span(long[] shape, long[] strides) {
-        long last = 0;
-        for (int d = 0; d < shape.length; d++) {
-            if (shape[d] == 0) return 0;
-            last += (shape[d] - 1) * strides[d];
-        }
-        return last + 1;
+        this.checker = new KernelArgs(code.func, code.gen.written(), true);
     }
 
     @Override
@@ -91,56 +70,10 @@ public final class LlvmKernel implements CompiledKernel {
     }
 
     private long[] fullCheck(NDArray[] args) {
-        String fn = code.func.name();
-        if (args == null || args.length != params.length) {
-            throw new KilnException("kernel '" + fn + "' takes " + params.length + " argument(s) "
-                    + Arrays.stream(params).map(Buffer::name).toList() + ", got " + (args == null ? 0 : args.length));
-        }
-        long[] addr = new long[args.length];
-        for (int i = 0; i < args.length; i++) {
-            NDArray a = args[i];
-            Buffer p = params[i];
-            if (a == null) throw new KilnException(who(i) + " is null");
-            if (a.dtype() != p.dtype()) {
-                throw new KilnException(who(i) + " has dtype " + a.dtype() + ", expected " + p.dtype());
-            }
-            if (!Arrays.equals(a.shape(), shapes[i])) {
-                throw new KilnException(who(i) + " has shape " + Arrays.toString(a.shape()) + ", expected "
-                        + Arrays.toString(shapes[i]));
-            }
-            if (!Arrays.equals(a.strides(), strides[i]) && a.numElements() > 0) {
-                throw new KilnException(who(i) + " has strides " + Arrays.toString(a.strides()) + ", but the kernel was "
-                        + "compiled for strides " + Arrays.toString(strides[i]) + " (make a compact copy with copy())");
-            }
-            MemorySegment s = a.segment();
-            if (!s.scope().isAlive()) throw new KilnException(who(i) + " is closed");
-            if (!s.isNative()) throw new KilnException(who(i) + " is not in native memory");
-            if (s.address() % NDArray.ALIGNMENT != 0) {
-                throw new KilnException(who(i) + " is not " + NDArray.ALIGNMENT + "-byte aligned (address 0x"
-                        + Long.toHexString(s.address()) + ")");
-            }
-            if (s.byteSize() < bytes[i]) {
-                throw new KilnException(who(i) + " holds " + s.byteSize() + " bytes, the kernel reads up to " + bytes[i]);
-            }
-            addr[i] = s.address();
-        }
-        boolean[] written = code.gen.written();
-        for (int i = 0; i < args.length; i++) {
-            if (!written[i] || bytes[i] == 0) continue;
-            for (int j = 0; j < args.length; j++) {
-                if (j == i || bytes[j] == 0) continue;
-                if (addr[i] < addr[j] + bytes[j] && addr[j] < addr[i] + bytes[i]) {
-                    throw new KilnException("kernel '" + fn + "' argument " + i + " (parameter '" + params[i].name()
-                            + "') overlaps argument " + j + " (parameter '" + params[j].name() + "'); the kernel writes '"
-                            + params[i].name() + "' and needs it not to share memory with any other argument");
-                }
-            }
-        }
+        MemorySegment[] segs = checker.check(args);
+        long[] addr = new long[segs.length];
+        for (int i = 0; i < segs.length; i++) addr[i] = segs[i].address();
         return addr;
-    }
-
-    private String who(int i) {
-        return "kernel '" + code.func.name() + "' argument " + i + " (parameter '" + params[i].name() + "')";
     }
 
     private int invoke(long[] a) throws Throwable {

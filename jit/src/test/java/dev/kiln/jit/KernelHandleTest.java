@@ -190,7 +190,7 @@ class KernelHandleTest {
                     "define i32 @f(i32 %a) {\n  ret i64 %a\n}\n", List.of("f"), true));
             assertThat(e.getMessage()).contains("'broken'").contains("--- IR ---").contains("   2    ret i64 %a");
             e = assertThrows(KilnException.class, () -> jit.add("unlinked",
-                    "declare void @no_such_function()\ndefine void @g() {\n  call void @no_such_function()\n  ret void\n}\n",
+                    "declare void @no_such_function()\ndefine void @g() {\n  call void @no_such_function()\n " + " ret void\n}\n",
                     List.of("g"), true));
             assertThat(e.getMessage()).contains("'unlinked'").contains("no_such_function");
         }

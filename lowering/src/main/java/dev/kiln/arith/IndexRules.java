@@ -49,7 +49,10 @@ final class IndexRules {
         return cb.bound(b.a()).min() >= 0 && cb.bound(b.b()).min() > 0 ? bin(to, b.a(), b.b()) : null;
     }
 
-    /** {@code floordiv(x, c) -> k} when the bounds put all of x in one block {@code [k*c, k*c + c)} (so 0 for x in [0, c)). */
+    /**
+     * {@code floordiv(x, c) -> k} when the bounds put all of x in one block {@code [k*c, k*c + c)} (so 0 for x in [0,
+     * c)).
+     */
     static Expr divByBounds(Binary b, Simplifier s) {
         long c = positiveDivisor(b, BinaryOp.FLOORDIV);
         if (c <= 0 || isIntConst(b.a())) return null;
@@ -67,7 +70,10 @@ final class IndexRules {
         return x.min() >= 0 && x.max() < c ? b.a() : null;
     }
 
-    /** {@code floordiv(x * c1, c2) -> x * (c1 / c2)} when c2 divides c1 and x * c1 does not wrap; so {@code floordiv(x * c, c) -> x}. */
+    /**
+     * {@code floordiv(x * c1, c2) -> x * (c1 / c2)} when c2 divides c1 and x * c1 does not wrap; so
+     * {@code floordiv(x * c, c) -> x}.
+     */
     static Expr divOfMultiple(Binary b, Simplifier s) {
         long c2 = positiveDivisor(b, BinaryOp.FLOORDIV);
         Binary m = op(b.a(), BinaryOp.MUL);

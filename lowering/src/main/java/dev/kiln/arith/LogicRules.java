@@ -75,7 +75,10 @@ final class LogicRules {
         return IntImm.bool(r);
     }
 
-    /** {@code min(a, b) -> a} when the bounds prove {@code a <= b} (else b when {@code b <= a}); the same for max (integers). */
+    /**
+     * {@code min(a, b) -> a} when the bounds prove {@code a <= b} (else b when {@code b <= a}); the same for max
+     * (integers).
+     */
     static Expr minMaxByBounds(Binary b, Simplifier s) {
         if ((b.op() != BinaryOp.MIN && b.op() != BinaryOp.MAX) || !b.dtype().isInt()) return null;
         IntRange d = difference(b.a(), b.b(), s);

@@ -155,7 +155,9 @@ public final class Simplifier {
     /** The bound analysis over {@link #ranges()}. */
     public ConstIntBound bounds() { return bounds; }
 
-    /** Simplifies an expression; the result has the same type and, for every variable value in range, the same value. */
+    /**
+     * Simplifies an expression; the result has the same type and, for every variable value in range, the same value.
+     */
     public Expr simplify(Expr e) {
         Expr cur = e;
         for (int round = 0; round < MAX_ROUNDS; round++) {

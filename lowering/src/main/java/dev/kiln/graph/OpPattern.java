@@ -14,7 +14,10 @@ public enum OpPattern {
     INJECTIVE,
     /** A commutative reduction (pooling, softmax, layer norm, mean). */
     COMM_REDUCE,
-    /** A complex op that takes elementwise epilogues but never chains with another complex op (conv, dense, batch_matmul). */
+    /**
+     * A complex op that takes elementwise epilogues but never chains with another complex op (conv, dense,
+     * batch_matmul).
+     */
     OUT_EWISE_FUSABLE,
     /** Never fused. */
     OPAQUE;

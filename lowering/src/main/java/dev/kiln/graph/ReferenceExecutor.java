@@ -17,7 +17,10 @@ import java.util.Map;
 public final class ReferenceExecutor {
     private ReferenceExecutor() {}
 
-    /** Runs {@code g} on its inputs (in the order of {@link Graph#inputs()}); returns its outputs, fresh arrays the caller closes. */
+    /**
+     * Runs {@code g} on its inputs (in the order of {@link Graph#inputs()}); returns its outputs, fresh arrays the
+     * caller closes.
+     */
     public static List<NDArray> run(Graph g, NodeRunner runner, NDArray... inputs) {
         checkInputs(g, inputs);
         Map<String, NDArray> env = new HashMap<>(g.constants());

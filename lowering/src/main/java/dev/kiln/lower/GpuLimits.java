@@ -24,7 +24,9 @@ public record GpuLimits(int maxThreadsPerBlock, long sharedMemoryPerBlock, int w
         return new GpuLimits(target.maxThreadsPerBlock(), target.sharedMemPerBlock(), target.warpSize(), 8);
     }
 
-    /** An NVIDIA H200 (sm_90): 1024 threads and 48 KiB of static shared memory per block, warps of 32, vthread up to 8. */
+    /**
+     * An NVIDIA H200 (sm_90): 1024 threads and 48 KiB of static shared memory per block, warps of 32, vthread up to 8.
+     */
     public static GpuLimits h200() {
         return new GpuLimits(1024, 48 * 1024, 32, 8);
     }

@@ -78,7 +78,10 @@ public final class Lowering {
 
         public static Options defaults() { return new Options(null, null, verifyByDefault()); }
 
-        /** Prints the program after every pass to standard error, with the pass's phase and time; unchanged ones are marked, not printed. */
+        /**
+         * Prints the program after every pass to standard error, with the pass's phase and time; unchanged ones are
+         * marked, not printed.
+         */
         public static Options dumpToStderr() {
             return new Options(null, run -> System.err.println(run.header() + (run.changed() ? "\n" + run.func() : "")),
                     verifyByDefault());

@@ -170,7 +170,7 @@ public final class PlanMemoryScopes {
             Stmt body = inKernel(a.body(), ctx);
             switch (b.scope()) {
                 case GLOBAL -> throw fail("global buffer '" + b.name() + "' is allocated inside " + ctx.kernel().describe()
-                        + "; compute it at root (in its own kernel), inline it, or cache it in shared or local memory");
+                        + "; compute it at root (in its own kernel), inline it, or cache it in shared or " + "local memory");
                 case LOCAL -> {
                     if (ctx.kernel().hasThreads() && ctx.threadIdxLoops().isEmpty()) {
                         throw fail("local buffer '" + b.name() + "' is allocated outside the threadIdx loops of "
@@ -224,8 +224,8 @@ public final class PlanMemoryScopes {
                     if (o != null) {
                         throw fail("shared buffer '" + b.name() + "' would hold different data for each thread: its store"
                                 + " depends on loop '" + o.var().name() + "' bound to " + o.thread().tag()
-                                + ", which encloses its allocation, so the threads of a block would overwrite each"
-                                + " other's data; compute the stage outside the threadIdx loops or cache it in local memory");
+                                + ", which encloses its allocation, so the threads of a block would " + "overwrite each"
+                                + " other's data; compute the stage outside the threadIdx loops or cache it " + "in local memory");
                     }
                 }
                 case Allocate al -> taint(al.body(), b, origin, guardOrigin);

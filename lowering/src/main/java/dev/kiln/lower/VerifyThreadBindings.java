@@ -232,7 +232,7 @@ public final class VerifyThreadBindings {
                 For r = ctx.rebinding();
                 For outer = ctx.bound().get(r.thread());
                 throw fail("loop '" + r.var().name() + "' binds " + r.thread().tag() + " again inside loop '" + outer.var().name()
-                        + "', where it is the same thread index: only a cooperative fetch into shared memory may do that,"
+                        + "', where it is the same thread index: only a cooperative fetch into shared memory may do " + "that,"
                         + " but it stores to " + b.scope().displayName() + " buffer '" + b.name() + "'");
             }
             if (b.scope() == MemoryScope.LOCAL) return;

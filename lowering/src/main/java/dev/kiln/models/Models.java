@@ -30,7 +30,10 @@ public final class Models {
         return resnet("resnet50", batch, image, 64, new int[] {3, 4, 6, 3}, true, 1000, seed);
     }
 
-    /** ResNet-18 at {@code image} x {@code image}, base width {@code width} (64 for the real one), {@code classes} classes. */
+    /**
+     * ResNet-18 at {@code image} x {@code image}, base width {@code width} (64 for the real one), {@code classes}
+     * classes.
+     */
     public static Graph resnet18(int batch, int image, int width, int classes, long seed) {
         return resnet("resnet18", batch, image, width, new int[] {2, 2, 2, 2}, false, classes, seed);
     }

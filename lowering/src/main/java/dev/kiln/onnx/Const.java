@@ -137,7 +137,10 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
         return n;
     }
 
-    /** Decodes a Constant's value (raw_data or the typed fields); external data is refused (no model file to read it from). */
+    /**
+     * Decodes a Constant's value (raw_data or the typed fields); external data is refused (no model file to read it
+     * from).
+     */
     static Const of(TensorProto t) { return of(t, null); }
 
     /**

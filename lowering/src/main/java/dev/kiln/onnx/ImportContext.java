@@ -113,7 +113,10 @@ final class ImportContext {
         return defineView(out, v, shape);
     }
 
-    /** ONNX output {@code out} is {@code v} under the row-major shape {@code shape} (a graph output gets a real reshape). */
+    /**
+     * ONNX output {@code out} is {@code v} under the row-major shape {@code shape} (a graph output gets a real
+     * reshape).
+     */
     ValueRef defineView(String out, Value v, long[] shape) {
         if (graphOutputs.contains(out) && !Arrays.equals(v.dims(), shape)) {
             v = g.node(fresh(out), new Op.Reshape(LongStream.of(shape).boxed().toList()), v);

@@ -55,7 +55,9 @@ final class OnnxOps {
         }
     }
 
-    /** Checks that the node has at most {@code max} outputs in use (trailing optional outputs may be named but empty). */
+    /**
+     * Checks that the node has at most {@code max} outputs in use (trailing optional outputs may be named but empty).
+     */
     static void outputsAtMost(NodeProto n, int max, String what) {
         for (int i = max; i < n.getOutputCount(); i++) {
             if (!n.getOutput(i).isEmpty()) throw new KilnException("output " + i + " ('" + n.getOutput(i) + "') is not supported: " + what);

@@ -7,8 +7,8 @@ import dev.kiln.onnx.proto.Onnx.TensorProto;
  * ONNX models written the way PyTorch exports them (NCHW, batch norm unfolded, Shape/Gather/
  * Unsqueeze/Concat chains feeding Reshape), with seeded random weights and a symbolic batch axis
  * "batch": ResNet-50 and smaller ResNets, MobileNet-V2 (any width, any number of its stages), a
- * BERT encoder layer, a whole BERT encoder with embeddings (int64 token ids), and a quantised MLP. No model hub is reachable here; these are what the tests and {@code ./kiln
- * onnx --write} use.
+ * BERT encoder layer, a whole BERT encoder with embeddings (int64 token ids), and a quantised MLP. No model hub is
+ * reachable here; these are what the tests and {@code ./kiln onnx --write} use.
  */
 public final class OnnxZoo {
     private OnnxZoo() {}
@@ -82,7 +82,9 @@ public final class OnnxZoo {
         return n.m.output("logits");
     }
 
-    /** BERT-base's encoder layer: sequence 128, hidden 768, 12 heads, FFN 3072 (opset 20: LayerNormalization and Gelu). */
+    /**
+     * BERT-base's encoder layer: sequence 128, hidden 768, 12 heads, FFN 3072 (opset 20: LayerNormalization and Gelu).
+     */
     public static ModelWriter bertLayer(long seq, long seed) { return bertLayer("bert_layer", seq, 768, 12, 3072, 20, seed); }
 
     /**
@@ -97,7 +99,9 @@ public final class OnnxZoo {
         return n.m.output("output");
     }
 
-    /** BERT-base with embeddings: vocabulary 30522, 512 positions, hidden 768, 12 heads, FFN 3072, 12 layers (opset 20). */
+    /**
+     * BERT-base with embeddings: vocabulary 30522, 512 positions, hidden 768, 12 heads, FFN 3072, 12 layers (opset 20).
+     */
     public static ModelWriter bertBase(long seq, long seed) { return bert("bert_base", 30522, 512, seq, 768, 12, 3072, 12, 20, seed); }
 
     /**
@@ -131,7 +135,10 @@ public final class OnnxZoo {
         return m.output("last_hidden_state");
     }
 
-    /** One post-LN encoder layer on x [batch, seq, dim] (names prefixed by {@code p}); {@code mask} (or null) is added to the scores. */
+    /**
+     * One post-LN encoder layer on x [batch, seq, dim] (names prefixed by {@code p}); {@code mask} (or null) is added
+     * to the scores.
+     */
     private static String encoderLayer(Net n, String p, String x, long dim, long heads, long ffn, String mask) {
         ModelWriter m = n.m;
         long hd = dim / heads;

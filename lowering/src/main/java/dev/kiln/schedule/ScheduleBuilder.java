@@ -121,7 +121,10 @@ public final class ScheduleBuilder {
             return out;
         }
 
-        /** Splits a loop by tile sizes (outer to inner); returns the new loops, outermost first. A null size is undecided. */
+        /**
+         * Splits a loop by tile sizes (outer to inner); returns the new loops, outermost first. A null size is
+         * undecided.
+         */
         public List<Loop> split(String loop, Integer... factors) {
             requireArray("factors", "split of '" + loop + "'", factors);
             int at = loopIndex(loop);
@@ -202,7 +205,9 @@ public final class ScheduleBuilder {
             return this;
         }
 
-        /** Moves the computation into a new stage {@code name.scope} and returns it; this stage copies its result out. */
+        /**
+         * Moves the computation into a new stage {@code name.scope} and returns it; this stage copies its result out.
+         */
         public StageRef cacheWrite(String scope) {
             requireText("scope", "cache_write", scope);
             apply(new CacheWriteStep(id(), scope));

@@ -45,11 +45,8 @@ import java.util.Set;
 public final class ScheduleLowering {
     private final LoopState s;
     private final List<List<Expr>> bodies;
-    private final List<Map<Integer, Var>> leafVars = new ArrayList<>();
-    private final List<Map<Integer, Long>> extents = new ArrayList<>();
-    private final List<Map<Var, Expr>> axisValues = new ArrayList<>();
-    private final List<InferBounds.Region> regions = new ArrayList<>();
-    private final List<Map<Integer, Expr>> guards = new ArrayList<>();
+    /** Per stage, what bound inference made of it (null for placeholders, inlined and not yet prepared stages). */
+    private final List<StageNest> nests = new ArrayList<>();
     private final Map<Var, IntRange> ranges = new LinkedHashMap<>();
     private final Map<Tensor, Buffer> buffers = new IdentityHashMap<>();
     private final Map<Tensor, List<Expr>> bufferMin = new IdentityHashMap<>();
@@ -58,14 +55,21 @@ public final class ScheduleLowering {
     private ScheduleLowering(LoopState s) {
         this.s = s;
         this.bodies = InlineStages.apply(s);
-        for (int i = 0; i < s.stages().size(); i++) {
-            leafVars.add(null);
-            extents.add(null);
-            axisValues.add(null);
-            regions.add(null);
-            guards.add(null);
-        }
+        for (int i = 0; i < s.stages().size(); i++) nests.add(null);
     }
+
+    /**
+     * One stage's loop nest after bound inference.
+     *
+     * @param region     the region of its output it computes (its consumers' demand)
+     * @param extents    the extent of each of its loops, by uid
+     * @param vars       the variable of each leaf loop, by uid
+     * @param axisValues each axis of its operation (spatial, then reduction) as an expression of the loop variables
+     * @param guards     conditions a split that does not divide or a clipped region leaves, by loop uid
+     *                   (negative keys: {@code -1 - d} for spatial axis {@code d} clipped to its extent)
+     */
+    private record StageNest(InferBounds.Region region, Map<Integer, Long> extents, Map<Integer, Var> vars,
+                             Map<Var, Expr> axisValues, Map<Integer, Expr> guards) {}
 
     /** Lowers a state; the parameters are the DAG's inputs, then its outputs. */
     public static PrimFunc lower(String name, LoopState s) {
@@ -97,7 +101,7 @@ public final class ScheduleLowering {
         ScheduleLowering l = new ScheduleLowering(s);
         l.prepareAll();
         List<Map<Integer, Long>> out = new ArrayList<>();
-        for (Map<Integer, Long> m : l.extents) out.add(m == null ? null : Map.copyOf(m));
+        for (StageNest n : l.nests) out.add(n == null ? null : Map.copyOf(n.extents()));
         return java.util.Collections.unmodifiableList(out);
     }
 
@@ -161,13 +165,11 @@ public final class ScheduleLowering {
         Stage st = s.stages().get(i);
         ComputeOp op = st.computeOp();
         InferBounds.Region region = InferBounds.infer(s, i, consumersView());
-        regions.set(i, region);
         Map<Integer, Long> rootExt = new HashMap<>();
         for (int d = 0; d < op.axes().size(); d++) rootExt.put(d, region.extent().get(d));
         List<IterVar> red = op.reduceAxes();
         for (int d = 0; d < red.size(); d++) rootExt.put(op.axes().size() + d, red.get(d).extent());
         Map<Integer, Long> ext = IterAlgebra.extents(st, rootExt);
-        extents.set(i, ext);
         Map<Integer, Var> vars = new HashMap<>();
         Map<Integer, Expr> leafValues = new HashMap<>();
         for (int uid : st.leaves()) {
@@ -181,7 +183,6 @@ public final class ScheduleLowering {
             leafValues.put(uid, v);
             ranges.put(v, IntRange.of(0, ext.get(uid) - 1));
         }
-        leafVars.set(i, vars);
         Map<Integer, Expr> values = IterAlgebra.values(st, leafValues, ext);
         Map<Integer, Expr> g = new LinkedHashMap<>(IterAlgebra.guardsByLoop(st, values, ext));
         Map<Var, Expr> av = new IdentityHashMap<>();
@@ -199,8 +200,7 @@ public final class ScheduleLowering {
             Expr off = values.get(op.axes().size() + d);
             av.put(a, isZero(a.dom().min()) ? off : off.add(a.dom().min()));
         }
-        axisValues.set(i, av);
-        guards.set(i, g);
+        nests.set(i, new StageNest(region, ext, vars, av, g));
     }
 
     private static final dev.kiln.ir.DType DTYPE = dev.kiln.ir.DType.INT32;
@@ -212,7 +212,7 @@ public final class ScheduleLowering {
     private InferBounds.Consumers consumersView() {
         return new InferBounds.Consumers() {
             @Override
-            public Map<Var, Expr> axisValues(int k) { return axisValues.get(k); }
+            public Map<Var, Expr> axisValues(int k) { return nests.get(k) == null ? null : nests.get(k).axisValues(); }
 
             @Override
             public List<Expr> bodies(int k) { return bodies.get(k); }
@@ -241,7 +241,7 @@ public final class ScheduleLowering {
         int stage = c, at = uid;
         while (true) {
             Stage st = s.stages().get(stage);
-            Map<Integer, Var> vars = leafVars.get(stage);
+            Map<Integer, Var> vars = leafVars(stage);
             int pos = st.indexOfUid(at);
             for (int q = 0; q <= pos && vars != null; q++) {
                 ThreadAxis t = st.all().get(st.leaves().get(q)).annotation().thread();
@@ -263,20 +263,26 @@ public final class ScheduleLowering {
         Map<Var, IntRange> out = new IdentityHashMap<>();
         Stage st = s.stages().get(c);
         int pos = uid < 0 ? -1 : st.indexOfUid(uid);
-        Map<Integer, Var> vars = leafVars.get(c);
+        Map<Integer, Var> vars = leafVars(c);
         if (vars == null) return out;
         for (int q = pos + 1; q < st.leaves().size(); q++) {
             Var v = vars.get(st.leaves().get(q));
             out.put(v, ranges.get(v));
         }
         for (int a : s.attachedTo(c)) {
-            if (leafVars.get(a) == null) continue;
+            if (leafVars(a) == null) continue;
             if (st.indexOfUid(s.stages().get(a).attachIter()) >= Math.max(pos, 0) || pos < 0) {
-                for (Var v : leafVars.get(a).values()) out.put(v, ranges.get(v));
+                for (Var v : leafVars(a).values()) out.put(v, ranges.get(v));
                 out.putAll(innerRanges(a, -1));
             }
         }
         return out;
+    }
+
+    /** The loop variables of stage {@code i}, by uid; null when it has no loops (yet). */
+    private Map<Integer, Var> leafVars(int i) {
+        StageNest n = nests.get(i);
+        return n == null ? null : n.vars();
     }
 
     // ---- buffers ---------------------------------------------------------------------------
@@ -311,14 +317,15 @@ public final class ScheduleLowering {
             Stage at = s.stages().get(a);
             if (at.computeAt() != ComputeAtKind.ITER) continue;
             for (Tensor t : at.op().outputs()) {
-                bufferFor(t, at.scope(), regions.get(a).extent(), at.storageAlign());
-                bufferMin.put(t, regions.get(a).min());
+                bufferFor(t, at.scope(), nests.get(a).region().extent(), at.storageAlign());
+                bufferMin.put(t, nests.get(a).region().min());
             }
         }
-        Map<Integer, Var> vars = leafVars.get(i);
-        Map<Integer, Long> ext = extents.get(i);
-        Map<Var, Expr> av = axisValues.get(i);
-        InferBounds.Region region = regions.get(i);
+        StageNest nest = nests.get(i);
+        Map<Integer, Var> vars = nest.vars();
+        Map<Integer, Long> ext = nest.extents();
+        Map<Var, Expr> av = nest.axisValues();
+        InferBounds.Region region = nest.region();
         List<Expr> storeIdx = new ArrayList<>();
         for (int d = 0; d < op.axes().size(); d++) {
             Expr v = av.get(op.axes().get(d));
@@ -326,9 +333,9 @@ public final class ScheduleLowering {
             storeIdx.add(isZero(min) ? v : v.sub(min));
         }
         List<Buffer> outs = op.outputs().stream().map(buffers::get).toList();
-        List<Expr> allGuards = new ArrayList<>(guards.get(i).values());
+        List<Expr> allGuards = new ArrayList<>(nest.guards().values());
         List<Expr> spatialGuards = new ArrayList<>();
-        for (var e : guards.get(i).entrySet()) {
+        for (var e : nest.guards().entrySet()) {
             if (e.getKey() < 0 || st.all().get(e.getKey()).kind() == IterKind.SPATIAL) spatialGuards.add(e.getValue());
         }
         List<Integer> leaves = st.leaves();
@@ -398,8 +405,9 @@ public final class ScheduleLowering {
         seq.add(body);
         Stmt inner = Seq.of(seq);
         for (int k = allocs.size() - 1; k >= 0; k--) inner = new Allocate(allocs.get(k), inner);
-        Var v = leafVars.get(i).get(it.uid());
-        return new For(v, IntImm.i32(0), IntImm.i32(extents.get(i).get(it.uid())), kindOf(it), threadOf(it), inner);
+        StageNest nest = nests.get(i);
+        Var v = nest.vars().get(it.uid());
+        return new For(v, IntImm.i32(0), IntImm.i32(nest.extents().get(it.uid())), kindOf(it), threadOf(it), inner);
     }
 
     private static ForKind kindOf(Iter it) {

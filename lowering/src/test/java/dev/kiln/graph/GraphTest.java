@@ -33,7 +33,7 @@ class GraphTest {
     void printoutListsNodesWithAttributes() {
         Graph net = Models.resnet18(1, 32, 8, 10, 1);
         String s = net.toString();
-        assertTrue(s.contains("conv1[1, 16, 16, 8]:float32 = conv2d(data, conv1.weight)  NHWC strides=[2, 2] pads=[3, 3, 3, 3]"), s);
+        assertTrue(s.contains("conv1[1, 16, 16, 8]:float32 = conv2d(data, conv1.weight)  NHWC strides=[2, 2] pads=[3, 3, " + "3, 3]"), s);
         assertEquals(1, net.outputs().size());
         assertEquals(List.of(1L, 10L), net.outputValues().getFirst().shape());
     }

@@ -296,7 +296,7 @@ class InterpreterStmtTest {
         assertTrue(e1.getMessage().contains("variable 'free' (int32) is used in function 'f' outside any loop or let"), e1.getMessage());
         KilnException e2 = assertThrows(KilnException.class, () -> Interpreter.compile(
                 new PrimFunc("g", List.of(a), For.serial(i, i32(0), i32(4), store(a, load(stray, i), i)))));
-        assertTrue(e2.getMessage().contains("buffer 'stray' is loaded from in function 'g' but is neither a parameter nor allocated"),
+        assertTrue(e2.getMessage().contains("buffer 'stray' is loaded from in function " + "'g' but is neither a parameter nor allocated"),
                 e2.getMessage());
         Buffer sym = new Buffer("S", F32, List.of(free), List.of(i32(1)), MemoryScope.GLOBAL);
         KilnException e3 = assertThrows(KilnException.class, () -> Interpreter.compile(new PrimFunc("h", List.of(sym), Seq.empty())));

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Hand-written Ansor-style GPU schedules (see {@link GpuSchedules}) go through the GPU lowering
  * pipeline ({@link GpuPasses#pipeline}), pass verification, and give the reference's numbers in
- * the interpreter, which runs thread-bound loops one after another. Inputs are seeded uniform [-1, 1); float32 results are
- * compared with a plain-Java reference computed in float64 (stored as float32) within rtol 1e-4
+ * the interpreter, which runs thread-bound loops one after another. Inputs are seeded uniform [-1, 1); float32 results
+ * are compared with a plain-Java reference computed in float64 (stored as float32) within rtol 1e-4
  * and atol 1e-4.
  */
 class GpuScheduleTest {
@@ -222,7 +222,8 @@ class GpuScheduleTest {
                           for ax0@ax1@.0 in 0..8 {
                             for[threadIdx.x] ax0@ax1@.1 in 0..4 {
                               B.shared[((ax0@ax1@.0 * 4) + ax0@ax1@.1)] = B[((((k.0 * 96) + \
-                (floordiv(((ax0@ax1@.0 * 4) + ax0@ax1@.1), 8) * 24)) + (floormod(i.0@j.0@, 3) * 8)) + floormod(((ax0@ax1@.0 * \
+                (floordiv(((ax0@ax1@.0 * 4) + ax0@ax1@.1), 8) * 24)) + (floormod(i.0@j.0@, 3) * 8)) + \
+                floormod(((ax0@ax1@.0 * \
                 4) + ax0@ax1@.1), 8))]
                             }
                           }
@@ -232,7 +233,8 @@ class GpuScheduleTest {
                               for k.2 in 0..2 {
                                 for j.4 in 0..2 {
                                   C.local[((i.3 * 2) + j.4)] = (C.local[((i.3 * 2) + j.4)] + \
-                (A.shared[((((floordiv(i.2@j.2@, 2) * 8) + (i.3 * 4)) + (k.1 * 2)) + k.2)] * B.shared[(((((k.1 * 16) + (k.2 * \
+                (A.shared[((((floordiv(i.2@j.2@, 2) * 8) + (i.3 * 4)) + (k.1 * 2)) + k.2)] * \
+                B.shared[(((((k.1 * 16) + (k.2 * \
                 8)) + (i.1@j.1@ * 4)) + (floormod(i.2@j.2@, 2) * 2)) + j.4)]))
                                 }
                               }
@@ -243,7 +245,8 @@ class GpuScheduleTest {
                         for i.3 in 0..2 {
                           for j.3 in 0..2 {
                             C[(((((((floordiv(i.0@j.0@, 3) * 96) + (floordiv(i.2@j.2@, 2) * 48)) + (i.3 * 24)) + \
-                (floormod(i.0@j.0@, 3) * 8)) + (i.1@j.1@ * 4)) + (floormod(i.2@j.2@, 2) * 2)) + j.3)] = C.local[((i.3 * 2) + \
+                (floormod(i.0@j.0@, 3) * 8)) + (i.1@j.1@ * 4)) + (floormod(i.2@j.2@, 2) * 2)) + j.3)] = \
+                C.local[((i.3 * 2) + \
                 j.3)]
                           }
                         }

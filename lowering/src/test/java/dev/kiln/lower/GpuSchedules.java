@@ -137,7 +137,10 @@ public final class GpuSchedules {
         for (StageRef cache : shared) cooperativeFetch(cache, tiles.threads());
     }
 
-    /** A stage at root as its own kernel: all loops fused, split by {@code threads}, bound to blockIdx.x and threadIdx.x. */
+    /**
+     * A stage at root as its own kernel: all loops fused, split by {@code threads}, bound to blockIdx.x and
+     * threadIdx.x.
+     */
     public static void bindElementwise(StageRef stage, int threads) {
         ScheduleBuilder.Loop fused = stage.fuse(stage.loops().toArray(ScheduleBuilder.Loop[]::new));
         List<ScheduleBuilder.Loop> parts = stage.split(fused, threads);
@@ -145,7 +148,9 @@ public final class GpuSchedules {
         stage.bind(parts.get(1), "threadIdx.x");
     }
 
-    /** Fuses all loops of a cache-read stage, splits by the block's thread count, binds the inner part to threadIdx.x. */
+    /**
+     * Fuses all loops of a cache-read stage, splits by the block's thread count, binds the inner part to threadIdx.x.
+     */
     public static void cooperativeFetch(StageRef cache, int threads) {
         ScheduleBuilder.Loop fused = cache.fuse(cache.loops().toArray(ScheduleBuilder.Loop[]::new));
         List<ScheduleBuilder.Loop> parts = cache.split(fused, threads);

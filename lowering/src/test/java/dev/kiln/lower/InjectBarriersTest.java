@@ -153,7 +153,7 @@ class InjectBarriersTest {
     void fetchAndUseUnderOneConditionAreRefused() {
         PrimFunc f = kernel(serial(k, 2, IfThenElse.of(t.lt(4), Seq.of(fetch(u), use()))));
         assertEquals("function 'f': in kernel 'b' (blockIdx.x), shared buffer 'S' is written and read by different"
-                + " statements under the condition (t < 4), where not every thread of the block arrives, so no barrier can"
+                + " statements under the condition (t < 4), where not every thread of the block arrives, so " + "no barrier can"
                 + " separate them; compute the shared stage outside that code",
                 assertThrows(KilnException.class, () -> InjectBarriers.apply(f)).getMessage());
     }

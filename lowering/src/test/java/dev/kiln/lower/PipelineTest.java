@@ -41,7 +41,9 @@ class PipelineTest {
         assertThat(Lowering.Options.defaults().verify()).as("-Dkiln.lowering.verify=true in the surefire configuration").isTrue();
     }
 
-    /** A broken pass: every loop's body reads a fresh variable no loop binds (loop variables renamed in the body only). */
+    /**
+     * A broken pass: every loop's body reads a fresh variable no loop binds (loop variables renamed in the body only).
+     */
     private static final Lowering.Pass RENAME_LOOP_VARIABLES = new Lowering.Pass("rename-loop-variables",
             f -> f.withBody(new StmtRewriter() {
                 @Override

@@ -82,7 +82,7 @@ class PlanMemoryScopesTest {
         PrimFunc f = func(bind("blockIdx.x", v("b"), 1, bind("threadIdx.x", t, 8, new Allocate(s, Seq.of(
                 store(s, load(a, t), c(0)), store(out, load(s, c(0)), t))))), a, out);
         assertEquals("function 'f': shared buffer 'S' would hold different data for each thread: its store depends on loop"
-                + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would overwrite each"
+                + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would " + "overwrite each"
                 + " other's data; compute the stage outside the threadIdx loops or cache it in local memory", error(f, H200));
     }
 
@@ -94,7 +94,7 @@ class PlanMemoryScopesTest {
                 bind("threadIdx.x", u, 8, IfThenElse.of(t.lt(4), store(s, load(a, u), u))),
                 store(out, load(s, c(7).sub(t)), t))))), a, out);
         assertEquals("function 'f': shared buffer 'S' would hold different data for each thread: its store depends on loop"
-                + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would overwrite each"
+                + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would " + "overwrite each"
                 + " other's data; compute the stage outside the threadIdx loops or cache it in local memory", error(f, H200));
     }
 
@@ -123,7 +123,7 @@ class PlanMemoryScopesTest {
     void sharedBufferOutsideEveryKernel() {
         ScheduleBuilder s = matmulBoundBy4x4();
         s.stage("A").cacheRead("shared", s.stage("C"));
-        assertEquals("function 'f': shared buffer 'A.shared' is allocated outside every kernel; compute it at a loop inside a"
+        assertEquals("function 'f': shared buffer 'A.shared' is allocated outside every kernel; compute it at a loop " + "inside a"
                 + " kernel", error(lower(s), H200));
     }
 
@@ -136,7 +136,7 @@ class PlanMemoryScopesTest {
         C.bind("i.0", "blockIdx.x").bind("i.1", "threadIdx.x");
         local.computeAt(C, "i.0");
         assertEquals("function 'f': local buffer 'C.local' is allocated outside the threadIdx loops of kernel 'i.0'"
-                + " (blockIdx.x), but each thread has its own local memory; compute it at a loop inside the threadIdx loop",
+                + " (blockIdx.x), but each thread has its own local memory; compute it at a loop inside the " + "threadIdx loop",
                 error(lower(s), H200));
     }
 

@@ -156,7 +156,7 @@ class VerifyThreadBindingsTest {
     @Test
     void nestedThreadLoopThatStoresToLocalMemory() {
         assertMessage("loop 'ax0@ax1@.1' binds threadIdx.x again inside loop 'i.2@j.2@', where it is the same thread index:"
-                + " only a cooperative fetch into shared memory may do that, but it stores to local buffer 'A.local'",
+                + " only a cooperative fetch into shared memory may do that, but it stores to local buffer " + "'A.local'",
                 lower(matmulWithFetch("local", 4).build()));
     }
 
@@ -189,8 +189,8 @@ class VerifyThreadBindingsTest {
                 bind("threadIdx.x", t, 8, store(s, load(a, b, t), t)),
                 store(out, load(s, c(0)), b)), a, out);
         assertMessage("the store to global buffer 'C' is outside every loop bound to threadIdx.x in kernel 'b' (blockIdx.x),"
-                + " which launches 8 of them, so each of them would run it; compute it inside a loop bound to threadIdx.x"
-                + " (a reduction loop bound to threads would need a cross-thread reduction, which Kiln does not lower yet)", f);
+                + " which launches 8 of them, so each of them would run it; compute it inside a loop bound " + "to threadIdx.x"
+                + " (a reduction loop bound to threads would need a cross-thread reduction, which Kiln does " + "not lower yet)", f);
     }
 
     @Test
@@ -206,8 +206,8 @@ class VerifyThreadBindingsTest {
         b.bind("i.0", "blockIdx.x").bind("i.1", "threadIdx.x").bind("k.1", "threadIdx.y");
         // The initialisation B[i] = 0 runs outside the threadIdx.y loop of the reduction.
         assertMessage("the store to global buffer 'B' is outside every loop bound to threadIdx.y in kernel 'i.0'"
-                + " (blockIdx.x), which launches 4 of them, so each of them would run it; compute it inside a loop bound to"
-                + " threadIdx.y (a reduction loop bound to threads would need a cross-thread reduction, which Kiln does not"
+                + " (blockIdx.x), which launches 4 of them, so each of them would run it; compute it inside " + "a loop bound to"
+                + " threadIdx.y (a reduction loop bound to threads would need a cross-thread reduction, " + "which Kiln does not"
                 + " lower yet)", lower(s.build()));
     }
 
@@ -218,7 +218,7 @@ class VerifyThreadBindingsTest {
         PrimFunc f = func(bind("blockIdx.x", b, 4, bind("threadIdx.x", t, 8, store(out, load(out, b).add(load(a, b, t)), b))),
                 a, out);
         assertMessage("the store to global buffer 'C' inside loop 't' bound to threadIdx.x does not depend on it, so all"
-                + " its threads would write the same element; a reduction loop bound to threads needs a cross-thread"
+                + " its threads would write the same element; a reduction loop bound to threads needs a " + "cross-thread"
                 + " reduction, which Kiln does not lower yet (rfactor it, or bind spatial loops only)", f);
     }
 

@@ -108,7 +108,7 @@ class ConvErrorsTest {
     void depthwiseChannelsAndGroups() {
         Tensor w = placeholder("dw", FLOAT32, 3, 3, 3, 2);
         assertThat(message(() -> Conv.depthwiseConv2dNhwc(data, w, 1, 1)))
-                .contains("depthwise_conv2d_nhwc: input 'data' axis 3 (C) has 4 channels but weight 'dw' axis 2 (C) has 3");
+                .contains("depthwise_conv2d_nhwc: input 'data' axis 3 (C) " + "has 4 channels but weight 'dw' axis 2 (C) has 3");
         Tensor ok = placeholder("dw", FLOAT32, 3, 3, 4, 1);
         assertThat(message(() -> Conv.depthwiseConv2dNhwc(data, ok, ConvParams.of(2, 1, 0).withGroups(4))))
                 .contains("leave groups at 1");

@@ -62,10 +62,10 @@ class TargetTest {
         assertThat(assertThrows(KilnException.class, () -> Target.parse("cpu -mcpu=znver5")).getMessage())
                 .contains("lacks -mtriple");
         assertThat(assertThrows(KilnException.class, () -> Target.parse(
-                "cuda -arch=sm_90 -max-threads-per-block=x -shared-memory-per-block=1 -warp-size=32")).getMessage())
+                "cuda -arch=sm_90 -max-threads-per-block=x -shared-memory-per-block=1 " + "-warp-size=32")).getMessage())
                 .contains("-max-threads-per-block=x is not an integer");
         assertThat(assertThrows(KilnException.class, () -> Target.parse(
-                "cuda -arch=sm_90 -max-threads-per-block=1 -shared-memory-per-block=1 -warp-size=32 -color=red"))
+                "cuda -arch=sm_90 -max-threads-per-block=1 -shared-memory-per-block=1 " + "-warp-size=32 -color=red"))
                 .getMessage()).contains("unknown option(s) [color]");
         assertThat(assertThrows(KilnException.class, () -> Target.parse("cpu mtriple")).getMessage())
                 .contains("not of the form -key=value");

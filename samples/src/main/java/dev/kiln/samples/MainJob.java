@@ -47,7 +47,7 @@ public final class MainJob implements Callable<Integer> {
     @Option(names = "--matmul-size", description = "M = N = K of the matmul (default: ${DEFAULT-VALUE}).")
     int matmulSize = 1024;
 
-    @Option(names = "--trials", description = "Measured programs per workload for the auto-scheduler (default: ${DEFAULT-VALUE}; 0 skips tuning).")
+    @Option(names = "--trials", description = "Measured programs per workload for the " + "auto-scheduler (default: ${DEFAULT-VALUE}; 0 skips tuning).")
     int trials = 64;
 
     @Option(names = "--time-budget", description = "Tuning time limit per workload in seconds (default: ${DEFAULT-VALUE}).")
@@ -62,10 +62,10 @@ public final class MainJob implements Callable<Integer> {
     @Option(names = "--show-ir", description = "Print the lowered loop program of the best schedule.")
     boolean showIr;
 
-    @Option(names = "--warmup-ms", description = "Warm-up by time before each kernel's timed calls, in ms: it stops earlier once the times settle (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-ms", description = "Warm-up by time before each kernel's timed calls, in ms: it stops earlier once the times settle " + "(default: ${DEFAULT-VALUE}).")
     double warmupMs = 200;
 
-    @Option(names = "--min-seconds", description = "Each kernel is called back to back for at least this long, and at least 20 times (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--min-seconds", description = "Each kernel is called back to back for at least this long, and at least 20 times (default: " + "${DEFAULT-VALUE}).")
     double minSeconds = 1.0;
 
     public static void main(String[] args) {

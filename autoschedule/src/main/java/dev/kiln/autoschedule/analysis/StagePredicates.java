@@ -153,11 +153,6 @@ public final class StagePredicates {
         return hasStageAddedBy(s, id, CacheWriteStep.class);
     }
 
-    /** Whether stage {@code id} had a cache_read made of it. */
-    public static boolean hasCacheReadStage(LoopState s, int id) {
-        return hasStageAddedBy(s, id, CacheReadStep.class);
-    }
-
     /** Whether stage {@code id} is the factored stage an rfactor step inserted. */
     public static boolean hasRfactorStage(LoopState s, int id) {
         return hasStageAddedBy(s, id, RfactorStep.class);

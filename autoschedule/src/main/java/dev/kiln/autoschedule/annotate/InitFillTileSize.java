@@ -58,7 +58,10 @@ public final class InitFillTileSize {
         this(memo, registerTileProbability, DEFAULT_TAIL_PROBABILITY);
     }
 
-    /** Tile filling with register tiles drawn with {@code registerTileProbability}, {@code tailProbability} of them with a tail. */
+    /**
+     * Tile filling with register tiles drawn with {@code registerTileProbability}, {@code tailProbability} of them with
+     * a tail.
+     */
     public InitFillTileSize(FactorizationMemo memo, double registerTileProbability, double tailProbability) {
         if (!(registerTileProbability >= 0 && registerTileProbability <= 1)) {
             throw new KilnException("registerTileProbability must be in [0, 1], not " + registerTileProbability);

@@ -20,8 +20,8 @@ import java.util.SplittableRandom;
  * the cost model). Each draw takes its own generator split from the caller's, picks a sketch
  * uniformly, fills its tile sizes ({@link InitFillTileSize}) and applies the rules in order (the
  * target's, {@code dev.kiln.autoschedule.search.TargetRules}; CPU: {@link InitChangeComputeLocation},
- * {@link InitParallel}, {@link InitUnroll}, {@link InitVectorization}). A draw a rule rejects, or with nested parallel loops, is dropped
- * and counted; a draw whose printed state (its {@link Candidate#key()}) was already drawn is a
+ * {@link InitParallel}, {@link InitUnroll}, {@link InitVectorization}). A draw a rule rejects, or with nested parallel
+ * loops, is dropped and counted; a draw whose printed state (its {@link Candidate#key()}) was already drawn is a
  * duplicate. Sampling stops at {@code n} distinct candidates, or after {@code maxFruitlessDraws}
  * draws in a row that added none (a small search space). The same generator state gives the
  * same candidates. {@link #draw} and {@link #annotate} depend only on their generator and may be
@@ -66,7 +66,10 @@ public final class InitPopulation {
         this(task, sketches, rules, new InitFillTileSize(memo), maxFruitlessDraws);
     }
 
-    /** A sampler with these rules after this tile filling (for instance without register-tile draws), and a give-up limit. */
+    /**
+     * A sampler with these rules after this tile filling (for instance without register-tile draws), and a give-up
+     * limit.
+     */
     public InitPopulation(SearchTask task, List<Sketch> sketches, List<InitRule> rules, InitFillTileSize fill,
                           int maxFruitlessDraws) {
         if (sketches.isEmpty()) throw new KilnException("sampling needs at least one sketch");

@@ -81,7 +81,9 @@ public final class Crossover {
         return x.getClass() == y.getClass() && x.stageId() == y.stageId();
     }
 
-    /** Whether two lined-up steps decide the same thing with other values: one loop's tile sizes, or its unroll pragma. */
+    /**
+     * Whether two lined-up steps decide the same thing with other values: one loop's tile sizes, or its unroll pragma.
+     */
     private static boolean sameDecision(Step x, Step y) {
         if (x instanceof SplitStep p && y instanceof SplitStep q) {
             return p.iterId() == q.iterId() && p.lengths().size() == q.lengths().size()

@@ -22,8 +22,9 @@ import java.util.function.IntFunction;
  * Ansor's EvolutionarySearch with node-based crossover: from a starting population, each
  * generation is scored by the cost model, the best programs not excluded (already measured) are
  * kept, and the next generation is bred from parents chosen by roulette on their scores (weights
- * {@code max(score, 0)}, uniform when all are 0): a child is a mutation (rule chosen by its weight among the target's, {@link TargetRules}), a
- * crossover with a second roulette parent of the same sketch ({@link Crossover}), or a copy of the parent. Children are deduplicated by
+ * {@code max(score, 0)}, uniform when all are 0): a child is a mutation (rule chosen by its weight among the target's,
+ * {@link TargetRules}), a crossover with a second roulette parent of the same sketch ({@link Crossover}), or a copy of
+ * the parent. Children are deduplicated by
  * {@link Candidate#key()}. Returns the best programs seen, best first.
  *
  * <p>Random choices are drawn on the caller's thread in a fixed order, each child with its own

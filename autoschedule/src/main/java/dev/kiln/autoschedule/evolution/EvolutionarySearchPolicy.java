@@ -76,7 +76,10 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         this.pool = options.threads() > 1 ? pool(options.threads()) : null;
     }
 
-    /** The default policy with the CPU rules ({@link TargetRules#cpu()}): the learned model, {@link EvolutionOptions#defaults()}. */
+    /**
+     * The default policy with the CPU rules ({@link TargetRules#cpu()}): the learned model,
+     * {@link EvolutionOptions#defaults()}.
+     */
     public static EvolutionarySearchPolicy cpu(SearchTask task, long seed) {
         TargetRules rules = TargetRules.cpu();
         return new EvolutionarySearchPolicy(task, rules, rules.sketches(task), GbdtCostModel.defaults(seed),

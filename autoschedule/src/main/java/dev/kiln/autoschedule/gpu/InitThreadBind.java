@@ -77,7 +77,10 @@ public record InitThreadBind() implements InitRule {
         return false;
     }
 
-    /** Whether multi-level tiling put its spatial levels on this root stage: it is tiled so, or a tiled stage is computed at it. */
+    /**
+     * Whether multi-level tiling put its spatial levels on this root stage: it is tiled so, or a tiled stage is
+     * computed at it.
+     */
     private static boolean isTilingRoot(AccessAnalyzer access, LoopState s, int id) {
         if (leading(s.stage(id), 0, ".0") > 0 && access.needsMultiLevelTiling(s.stage(id).op())) return true;
         for (int a : s.attachedTo(id)) if (access.needsMultiLevelTiling(s.stage(a).op())) return leading(s.stage(id), 0, ".0") > 0;

@@ -42,7 +42,9 @@ public final class ProgramCosts {
         this.programs = programs;
     }
 
-    /** The programs of {@code records} with a valid measurement and no failed one, in order of their first valid one. */
+    /**
+     * The programs of {@code records} with a valid measurement and no failed one, in order of their first valid one.
+     */
     public static ProgramCosts of(List<LogRecord> records) {
         Map<String, LogRecord> first = new LinkedHashMap<>();
         Map<String, List<Double>> costs = new LinkedHashMap<>();

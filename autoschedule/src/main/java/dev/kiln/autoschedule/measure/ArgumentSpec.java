@@ -34,7 +34,10 @@ record ArgumentSpec(String name, DType dtype, long[] shape, boolean input) {
         }
     }
 
-    /** Throws a {@link KilnException} if {@code param} is not this argument's dtype in the packed shape {@code packedShape}. */
+    /**
+     * Throws a {@link KilnException} if {@code param} is not this argument's dtype in the packed shape
+     * {@code packedShape}.
+     */
     void checkPacked(Buffer param, int index, long[] packedShape) {
         long[] sh = param.constShape();
         if (param.dtype() != dtype || !Arrays.equals(sh, packedShape)) {

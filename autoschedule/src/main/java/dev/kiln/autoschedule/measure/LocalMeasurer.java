@@ -88,7 +88,7 @@ public final class LocalMeasurer implements Measurer {
             func = lowerer.lower(task, program.schedule());
             workload = workload.packed(program.layouts());
         } catch (RuntimeException | StackOverflowError e) {
-            return MeasureResult.failed(MeasureError.LOWER, ProgramRunner.describe(e), 0, 0);
+            return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
         if (options.flushCache() && flusher == null) flusher = new CacheFlusher();
         long t0 = System.nanoTime();
@@ -97,27 +97,22 @@ public final class LocalMeasurer implements Measurer {
             try {
                 p = Interpreter.compile(func);
             } catch (RuntimeException | StackOverflowError e) {
-                return MeasureResult.failed(MeasureError.COMPILE, "interpreter: " + ProgramRunner.describe(e),
+                return MeasureResult.failed(MeasureError.COMPILE, "interpreter: " + MeasureLoop.describe(e),
                         (System.nanoTime() - t0) / 1e9, 0);
             }
-            return result(ProgramRunner.run(p::run, func.params(), workload, options, flusher), (System.nanoTime() - t0) / 1e9);
+            return ProgramRunner.run(p::run, func.params(), workload, options, flusher).toResult((System.nanoTime() - t0) / 1e9);
         }
         CompiledKernel kernel;
         try {
             kernel = backend.compile(func, target);
         } catch (RuntimeException | LinkageError | StackOverflowError e) {
-            return MeasureResult.failed(MeasureError.COMPILE, backend.name() + ": " + ProgramRunner.describe(e),
+            return MeasureResult.failed(MeasureError.COMPILE, backend.name() + ": " + MeasureLoop.describe(e),
                     (System.nanoTime() - t0) / 1e9, 0);
         }
         double compileSeconds = (System.nanoTime() - t0) / 1e9;
         try (kernel) {
-            return result(ProgramRunner.run(kernel::call, func.params(), workload, options, flusher), compileSeconds);
+            return ProgramRunner.run(kernel::call, func.params(), workload, options, flusher).toResult(compileSeconds);
         }
-    }
-
-    private static MeasureResult result(ProgramRunner.Outcome o, double compileSeconds) {
-        return o.error() == MeasureError.NONE ? MeasureResult.ok(o.costs(), compileSeconds, 0)
-                : MeasureResult.failed(o.error(), o.message(), compileSeconds, 0);
     }
 
     @Override

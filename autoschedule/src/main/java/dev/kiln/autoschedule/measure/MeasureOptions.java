@@ -8,11 +8,12 @@ import dev.kiln.ir.KilnException;
  * <p>Each program is compiled, run once on the inputs and (if {@code checkCorrectness}) compared
  * with the reference output; then it runs {@code warmup} more times untimed, then keeps running
  * untimed until its times settle or {@code warmupMs} have passed ({@link Warmup}: clocks ramp up,
- * caches, TLBs and the parallel runtime's threads warm), then {@code repeats} timed repeats. A repeat is the mean time of {@code number} runs, where {@code number} is raised
- * (doubled) until a repeat lasts at least {@code minRepeatMs}, as TVM's time evaluator does. The
- * result keeps one time per repeat; the program's cost is {@link CostStatistic#DEFAULT} of them. With {@code flushCache}, a buffer
- * larger than the last-level cache is written before every timed run, outside the timed region,
- * and (as in TVM, since a flush costs far more than a small kernel) every repeat is a single run:
+ * caches, TLBs and the parallel runtime's threads warm), then {@code repeats} timed repeats. A repeat is the mean time
+ * of {@code number} runs, where {@code number} is raised (doubled) until a repeat lasts at least {@code minRepeatMs},
+ * as TVM's time evaluator does. The result keeps one time per repeat; the program's cost is
+ * {@link CostStatistic#DEFAULT} of them. With {@code flushCache}, a buffer larger than the last-level cache is written
+ * before every timed run, outside the timed region, and (as in TVM, since a flush costs far more than a small kernel)
+ * every repeat is a single run:
  * {@code number} and {@code minRepeatMs} are ignored.
  *
  * <p>The calibration runs are discarded, so they warm up too. Backends that compile on the fly
@@ -20,7 +21,8 @@ import dev.kiln.ir.KilnException;
  * of loop iterations) need more warm-up than a native kernel: raise {@code warmup} or
  * {@code minRepeatMs} for them.
  *
- * @param repeats           timed repeats (at least 1); the program's cost is {@link CostStatistic#DEFAULT} of their times
+ * @param repeats           timed repeats (at least 1); the program's cost is {@link CostStatistic#DEFAULT} of their
+ * times
  * @param number            runs per repeat, before the {@code minRepeatMs} rule raises it (at least 1)
  * @param warmup            untimed runs after the checked run (0 or more)
  * @param warmupMs          then the longest untimed warm-up by time, in milliseconds: it stops earlier
@@ -133,7 +135,10 @@ public record MeasureOptions(int repeats, int number, int warmup, double warmupM
         return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, s, remeasureTop, remeasureRounds);
     }
 
-    /** Re-measure the {@code top} fastest programs of a search {@code rounds} more times each before it reports (0, 0: never). */
+    /**
+     * Re-measure the {@code top} fastest programs of a search {@code rounds} more times each before it reports (0, 0:
+     * never).
+     */
     public MeasureOptions withRemeasure(int top, int rounds) {
         return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, top, rounds);
     }

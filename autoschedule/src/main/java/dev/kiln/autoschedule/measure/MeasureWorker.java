@@ -21,8 +21,9 @@ import java.util.Map;
 /**
  * The main class of the measuring child JVM that {@link ProcessMeasurer} starts: it reads
  * requests from standard input, compiles each program with the target's {@link Backend}, runs it
- * with {@link ProgramRunner} and answers on standard output ({@link WorkerProtocol}). Whatever
- * else writes to {@code System.out} goes to standard error instead, so replies stay parseable.
+ * with {@link ProgramRunner} (the {@link MeasureLoop}) and answers on standard output
+ * ({@link WorkerProtocol}). Whatever else writes to {@code System.out} goes to standard error
+ * instead, so replies stay parseable.
  * A program that crashes or hangs takes only this process down; the parent records it and starts
  * another. The worker also stops when its parent process ends.
  */
@@ -52,7 +53,7 @@ public final class MeasureWorker {
                 request = WorkerProtocol.parse(line);
             } catch (RuntimeException e) {
                 protocol.println(WorkerProtocol.reply(new WorkerProtocol.Reply(-1, MeasureError.RUNTIME,
-                        "the worker could not read the request: " + ProgramRunner.describe(e), new double[0], 0, false)));
+                        "the worker could not read the request: " + MeasureLoop.describe(e), new double[0], 0, false)));
                 continue;
             }
             if (request.path("op").asText().equals("exit")) break;
@@ -73,7 +74,7 @@ public final class MeasureWorker {
             try {
                 func = PrimFuncJson.fromTree(request.get("func"));
             } catch (RuntimeException | StackOverflowError e) {
-                return failed(id, MeasureError.LOWER, "the worker could not read the program: " + ProgramRunner.describe(e), 0);
+                return failed(id, MeasureError.LOWER, "the worker could not read the program: " + MeasureLoop.describe(e), 0);
             }
             Workload workload;
             Target target;
@@ -83,27 +84,27 @@ public final class MeasureWorker {
                 target = Target.parse(request.path("target").asText());
                 backend = backend(target);
             } catch (RuntimeException e) {
-                return failed(id, MeasureError.RUNTIME, "the worker cannot set up the measurement: " + ProgramRunner.describe(e), 0);
+                return failed(id, MeasureError.RUNTIME, "the worker cannot set up the measurement: " + MeasureLoop.describe(e), 0);
             }
             CompiledKernel kernel;
             long t0 = System.nanoTime();
             try {
                 kernel = backend.compile(func, target);
             } catch (RuntimeException | LinkageError | StackOverflowError e) {
-                return failed(id, MeasureError.COMPILE, backend.name() + ": " + ProgramRunner.describe(e),
+                return failed(id, MeasureError.COMPILE, backend.name() + ": " + MeasureLoop.describe(e),
                         (System.nanoTime() - t0) / 1e9);
             }
             compileSeconds = (System.nanoTime() - t0) / 1e9;
             try (kernel) {
                 if (options.flushCache() && flusher == null) flusher = new CacheFlusher();
-                ProgramRunner.Outcome out = ProgramRunner.run(kernel::call, func.params(), workload, options, flusher);
+                MeasureLoop.Outcome out = ProgramRunner.run(kernel::call, func.params(), workload, options, flusher);
                 return new WorkerProtocol.Reply(id, out.error(), out.message(), out.costs(), compileSeconds, false);
             }
         } catch (VirtualMachineError e) {
-            return new WorkerProtocol.Reply(id, MeasureError.CRASH, "the worker JVM failed: " + ProgramRunner.describe(e),
+            return new WorkerProtocol.Reply(id, MeasureError.CRASH, "the worker JVM failed: " + MeasureLoop.describe(e),
                     new double[0], compileSeconds, true);
         } catch (RuntimeException e) {
-            return failed(id, MeasureError.RUNTIME, ProgramRunner.describe(e), compileSeconds);
+            return failed(id, MeasureError.RUNTIME, MeasureLoop.describe(e), compileSeconds);
         }
     }
 

@@ -13,6 +13,8 @@ public interface MeasurerProvider {
     /** Whether this provider measures programs for {@code target}. */
     boolean supports(Target target);
 
-    /** Starts a measurer for {@code target}; throws {@link dev.kiln.ir.KilnException} when it cannot (no device, say). */
+    /**
+     * Starts a measurer for {@code target}; throws {@link dev.kiln.ir.KilnException} when it cannot (no device, say).
+     */
     Measurer start(Target target, MeasureOptions options);
 }

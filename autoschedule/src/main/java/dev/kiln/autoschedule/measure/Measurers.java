@@ -11,7 +11,10 @@ import java.util.List;
 public final class Measurers {
     private Measurers() {}
 
-    /** Throws if a schedule is for another workload than the task, or if the task is for another target than the measurer's. */
+    /**
+     * Throws if a schedule is for another workload than the task, or if the task is for another target than the
+     * measurer's.
+     */
     public static void checkTask(SearchTask task, List<Schedule> schedules, Target target) {
         if (!task.target().equals(target)) {
             throw new KilnException("task " + task.workloadKey() + " is for target '" + task.targetDescription()

@@ -78,7 +78,9 @@ public final class ProcessMeasurer implements Measurer {
         OPEN.add(this);
     }
 
-    /** A measurer for {@code target} with default lowering and JVM flags; the child starts with the first measurement. */
+    /**
+     * A measurer for {@code target} with default lowering and JVM flags; the child starts with the first measurement.
+     */
     public static ProcessMeasurer start(Target target, MeasureOptions options) {
         return builder(target).options(options).start();
     }
@@ -174,7 +176,7 @@ public final class ProcessMeasurer implements Measurer {
             func = lowerer.lower(task, program.schedule());
             request = WorkerProtocol.measureRequest(id, target.toString(), file.toString(), options, func, program.layouts());
         } catch (RuntimeException | StackOverflowError e) {
-            return MeasureResult.failed(MeasureError.LOWER, ProgramRunner.describe(e), 0, 0);
+            return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
         if (worker == null || !worker.isAlive()) startWorker();
         WorkerProcess w = worker;

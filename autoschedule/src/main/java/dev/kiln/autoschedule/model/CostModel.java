@@ -19,7 +19,10 @@ public interface CostModel {
     /** A short name for messages ("gbdt", "random"). */
     String name();
 
-    /** Learns from measured programs of {@code task}: {@code results.get(i)} is the measurement of {@code candidates.get(i)}. */
+    /**
+     * Learns from measured programs of {@code task}: {@code results.get(i)} is the measurement of
+     * {@code candidates.get(i)}.
+     */
     void update(SearchTask task, List<Candidate> candidates, List<MeasureResult> results);
 
     /** One score per candidate, in order. */

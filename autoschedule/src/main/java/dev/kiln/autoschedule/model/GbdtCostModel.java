@@ -215,28 +215,16 @@ public final class GbdtCostModel implements CostModel {
         return out;
     }
 
-    /** The sum of the statements' scores (rows are {@link FeatureLayout#LENGTH} apart; the model reads its first entries). */
+    /**
+     * The sum of the statements' scores (rows are {@link FeatureLayout#LENGTH} apart; the model reads its first
+     * entries).
+     */
     private static double raw(Gbdt m, ProgramFeatures f) {
         return m.predictProgram(f.values(), 0, f.rows(), FeatureLayout.LENGTH);
     }
 
     @Override
     public boolean isRandom() { return model == null && prior == null; }
-
-    /**
-     * Raw (uncalibrated) scores of programs given by their features, for benchmarks of the trees
-     * alone; random before the warm-up.
-     */
-    public double[] predictFeatures(List<ProgramFeatures> programs) {
-        double[] out = new double[programs.size()];
-        Gbdt m = model;
-        for (int i = 0; i < out.length; i++) {
-            ProgramFeatures f = programs.get(i);
-            out[i] = m == null ? RandomCostModel.score(seed, Integer.toString(i))
-                    : f.isEmpty() ? Double.NEGATIVE_INFINITY : raw(m, f);
-        }
-        return out;
-    }
 
     /** Whether the trees have been trained (the warm-up is over). */
     public boolean trained() { return model != null; }

@@ -43,7 +43,10 @@ public record GbdtParams(int rounds, int maxDepth, double learningRate, double l
         return new GbdtParams(128, 6, 0.1, 1.0, 0.001, 0.0, 64, 1, Objective.PAIRWISE_RANK, 16);
     }
 
-    /** Ansor's settings with a fixed number of rounds: 100 rounds of depth-10 trees, eta 0.2, squared error (for comparisons). */
+    /**
+     * Ansor's settings with a fixed number of rounds: 100 rounds of depth-10 trees, eta 0.2, squared error (for
+     * comparisons).
+     */
     public static GbdtParams ansor() {
         return new GbdtParams(100, 10, 0.2, 1.0, 0.001, 0.0, 64, 1, Objective.SQUARED_ERROR, 16);
     }

@@ -48,7 +48,9 @@ public final class PretrainedModel {
         this.tasks = List.copyOf(tasks);
     }
 
-    /** Trees trained with {@code params} on every program of {@code set} (Kiln's pairwise ranking loss is the default). */
+    /**
+     * Trees trained with {@code params} on every program of {@code set} (Kiln's pairwise ranking loss is the default).
+     */
     public static PretrainedModel train(PretrainingSet set, GbdtParams params, String description) {
         Gbdt.TrainingSet d = set.trainingSet(FeatureLayout.LENGTH, 1.0);
         Gbdt g = Gbdt.train(d, params);

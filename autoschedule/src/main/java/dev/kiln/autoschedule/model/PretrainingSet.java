@@ -35,7 +35,10 @@ public final class PretrainingSet {
     private final Map<String, Integer> perTask = new LinkedHashMap<>();
     private int unmatched, unreplayable;
 
-    /** Adds one measured program of {@code task} (throughput 0 for a failed one); programs that cannot be lowered are skipped. */
+    /**
+     * Adds one measured program of {@code task} (throughput 0 for a failed one); programs that cannot be lowered are
+     * skipped.
+     */
     public void add(SearchTask task, Candidate c, double throughput) {
         if (!(throughput >= 0) || Double.isInfinite(throughput)) {
             throw new KilnException("pretraining set: throughput of a program of " + task.workloadKey() + " is " + throughput);
@@ -86,7 +89,8 @@ public final class PretrainingSet {
      *
      * @param task              the workload key (and target, after a newline)
      * @param programs          measured programs of the task (failed ones included, as throughput 0)
-     * @param pairwiseAccuracy  share of pairs of programs of different throughput that the model orders right (random: 0.5)
+     * @param pairwiseAccuracy  share of pairs of programs of different throughput that the model orders right (random:
+     * 0.5)
      * @param firstPick         throughput of the program the model ranks first, over the best measured one
      * @param randomPick        the same for a program picked at random (the mean throughput over the best)
      * @param picksTo95         programs taken in the model's order until one reaches 95% of the best throughput
@@ -95,7 +99,9 @@ public final class PretrainingSet {
     public record Ranking(String task, int programs, double pairwiseAccuracy, double firstPick, double randomPick, int picksTo95,
                           double randomPicksTo95) {}
 
-    /** How {@code model} ranks the programs of each task of this set (tasks with fewer than 2 programs are left out). */
+    /**
+     * How {@code model} ranks the programs of each task of this set (tasks with fewer than 2 programs are left out).
+     */
     public List<Ranking> rank(PretrainedModel model) {
         Map<String, List<Program>> byTask = new LinkedHashMap<>();
         for (Program p : programs) byTask.computeIfAbsent(p.task(), k -> new ArrayList<>()).add(p);
@@ -149,7 +155,10 @@ public final class PretrainingSet {
     /** Records or programs skipped because they no longer replay or lower. */
     public int unreplayable() { return unreplayable; }
 
-    /** The set as trees train on it: labels normalised by each task's best throughput, weights at least {@code minWeight}. */
+    /**
+     * The set as trees train on it: labels normalised by each task's best throughput, weights at least
+     * {@code minWeight}.
+     */
     Gbdt.TrainingSet trainingSet(int width, double minWeight) {
         return trainingSet(programs, width, minWeight);
     }

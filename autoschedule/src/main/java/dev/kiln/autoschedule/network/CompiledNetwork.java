@@ -70,7 +70,9 @@ public final class CompiledNetwork implements AutoCloseable {
         this.notes = List.copyOf(notes);
     }
 
-    /** Runs the network on {@code inputs} (in the order of the graph's inputs) and returns a copy of its first output. */
+    /**
+     * Runs the network on {@code inputs} (in the order of the graph's inputs) and returns a copy of its first output.
+     */
     public NDArray run(NDArray... inputs) {
         runInto(inputs, ownOutputs);
         return ownOutputs[0].copy();
@@ -84,7 +86,10 @@ public final class CompiledNetwork implements AutoCloseable {
         return out;
     }
 
-    /** Runs the network writing its outputs into {@code outputs} (shapes and dtypes of the graph's outputs); allocates nothing. */
+    /**
+     * Runs the network writing its outputs into {@code outputs} (shapes and dtypes of the graph's outputs); allocates
+     * nothing.
+     */
     public void run(NDArray[] inputs, NDArray[] outputs) {
         if (outputs.length != ownOutputs.length) {
             throw new KilnException("network '" + graph.name() + "' has " + ownOutputs.length + " output(s), got " + outputs.length + " array(s)");

@@ -25,8 +25,8 @@ import java.util.Map;
  *
  * <pre>{@code
  * Graph net = Models.resnet50(1, 224, seed);
- * try (CompiledNetwork cn = Network.tune(net, Target.cpu(), NetworkTuneOptions.builder().trials(2000).logFile(log).build())) {
- *     NDArray y = cn.run(x);
+ * try (CompiledNetwork cn = Network.tune(net, Target.cpu(),
+ * NetworkTuneOptions.builder().trials(2000).logFile(log).build())) {     NDArray y = cn.run(x);
  * }
  * CompiledNetwork later = Network.build(net, Target.cpu(), log);   // the best logged programs, no search
  * }</pre>
@@ -39,12 +39,18 @@ public final class Network {
         return FuseOps.apply(GraphPasses.optimize(g));
     }
 
-    /** The tuning tasks of {@code g} on {@code target}, with the layout rewrite of constant weights on a CPU (the default). */
+    /**
+     * The tuning tasks of {@code g} on {@code target}, with the layout rewrite of constant weights on a CPU (the
+     * default).
+     */
     public static List<NetworkTask> tasks(Graph g, Target target) {
         return tasks(g, target, true);
     }
 
-    /** The tuning tasks of {@code g} on {@code target}, with or without the layout rewrite ({@link TaskExtraction#extract}). */
+    /**
+     * The tuning tasks of {@code g} on {@code target}, with or without the layout rewrite
+     * ({@link TaskExtraction#extract}).
+     */
     public static List<NetworkTask> tasks(Graph g, Target target, boolean layoutRewrite) {
         return TaskExtraction.extract(partition(g), target, layoutRewrite);
     }

@@ -24,7 +24,4 @@ public record NetworkTask(int id, SearchTask task, List<FusedGroup> groups, Stri
 
     /** Floating-point operations of one run of the subgraph. */
     public long flops() { return task.dag().flopCount(); }
-
-    /** Whether the subgraph has a reduction (Ansor's complex tasks; the others are simple). */
-    public boolean complex() { return groups.getFirst().hasReduction(); }
 }

@@ -20,8 +20,8 @@ import java.util.function.UnaryOperator;
  *
  * <pre>{@code
  * NetworkTuneOptions.builder().trials(2000).logFile(log).build()
- * NetworkTuneOptions.builder().trials(500).scheduler(b -> b.strategy(Strategy.ROUND_ROBIN).sharedCostModel(true)).build()
- * }</pre>
+ * NetworkTuneOptions.builder().trials(500).scheduler(b ->
+ * b.strategy(Strategy.ROUND_ROBIN).sharedCostModel(true)).build() }</pre>
  *
  * @param scheduler     the task scheduler's options
  * @param layoutRewrite whether CPU kernels read constant weights in a layout packed for their tiles: every program

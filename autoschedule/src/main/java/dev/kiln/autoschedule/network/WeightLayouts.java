@@ -26,7 +26,10 @@ final class WeightLayouts {
         this.result = result;
     }
 
-    /** The layouts of task {@code t}'s kernel for its tuned schedule {@code s} (unchanged when it has no layout-free argument). */
+    /**
+     * The layouts of task {@code t}'s kernel for its tuned schedule {@code s} (unchanged when it has no layout-free
+     * argument).
+     */
     static WeightLayouts of(NetworkTask t, Schedule s) {
         LayoutRewrite.Result r = t.task().rewriteLayouts(s);
         return r.rewritten() ? new WeightLayouts(r.schedule(), r) : unchanged(s);
@@ -48,7 +51,10 @@ final class WeightLayouts {
                 .map(x -> "argument " + x.argument() + " " + x.layout()).collect(Collectors.joining("; "));
     }
 
-    /** The array to bind at argument {@code position} for the constant {@code name}: packed once if its layout was rewritten. */
+    /**
+     * The array to bind at argument {@code position} for the constant {@code name}: packed once if its layout was
+     * rewritten.
+     */
     NDArray constant(int position, String name, NDArray original) {
         if (result == null) return original;
         Optional<LayoutRewrite.Transform> tr = result.transform(position);

@@ -137,7 +137,10 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
 
         public Builder backwardWindow(int w) { backwardWindow = w; return this; }
 
-        /** A task is dead once it has gone more than {@code n} trials (rounds x per-round) without a better program; 0: never. */
+        /**
+         * A task is dead once it has gone more than {@code n} trials (rounds x per-round) without a better program; 0:
+         * never.
+         */
         public Builder perTaskEarlyStopping(int n) { perTaskEarlyStopping = n; return this; }
 
         /** Stop when the objective has not improved in {@code n} trials; 0: never. */
@@ -154,7 +157,10 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
         /** Where to write the objective after every round as TSV; null for nowhere. */
         public Builder latencyTsv(Path p) { latencyTsv = p; return this; }
 
-        /** The policy of a task with its own cost model (default {@link EvolutionarySearchPolicy#forTask(SearchTask, long)}). */
+        /**
+         * The policy of a task with its own cost model (default
+         * {@link EvolutionarySearchPolicy#forTask(SearchTask, long)}).
+         */
         public Builder policies(TuneOptions.PolicyFactory f) { policies = Objects.requireNonNull(f, "policies"); return this; }
 
         /** Whether the tasks share one cost model (default false: one model per task). */
@@ -163,7 +169,10 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
         /** Makes the shared cost model (default {@code GbdtCostModel::defaults}). */
         public Builder sharedModel(ModelFactory f) { sharedModel = Objects.requireNonNull(f, "sharedModel"); return this; }
 
-        /** The policy of a task guided by the shared model (default {@link EvolutionarySearchPolicy#forTask(SearchTask, CostModel, long)}). */
+        /**
+         * The policy of a task guided by the shared model (default
+         * {@link EvolutionarySearchPolicy#forTask(SearchTask, CostModel, long)}).
+         */
         public Builder sharedModelPolicies(SharedModelPolicyFactory f) {
             sharedModelPolicies = Objects.requireNonNull(f, "sharedModelPolicies");
             return this;

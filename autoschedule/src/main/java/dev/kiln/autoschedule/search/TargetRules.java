@@ -153,7 +153,10 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
         return sketchGenerator().generate(task);
     }
 
-    /** A sampler of {@code sketches} with these annotation rules (a fresh factorisation memo, the default give-up limit). */
+    /**
+     * A sampler of {@code sketches} with these annotation rules (a fresh factorisation memo, the default give-up
+     * limit).
+     */
     public InitPopulation population(SearchTask task, List<Sketch> sketches) {
         return new InitPopulation(task, sketches, initRules, new FactorizationMemo(), InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
     }

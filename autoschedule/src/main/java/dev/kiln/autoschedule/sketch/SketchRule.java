@@ -28,7 +28,10 @@ public interface SketchRule {
     /** A short name for messages and statistics. */
     String name();
 
-    /** Whether the rule applies to stage {@code stageId} of {@code state}; {@code access} analyses the state's operations. */
+    /**
+     * Whether the rule applies to stage {@code stageId} of {@code state}; {@code access} analyses the state's
+     * operations.
+     */
     Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId);
 
     /** The states the rule derives; called only when {@link #condition} is not {@link Condition#SKIP}. */

@@ -154,7 +154,10 @@ class RegisterTileSizesTest {
         assertThat(innermostAfterVectorization(odd, 20).annotation()).isEqualTo(IterAnnotation.NONE);
     }
 
-    /** The innermost loop of the tiled matmul (Ansor's first sketch, i = [2, 1, 4], j = [1, 1, j3], k.1 = 8) after InitVectorization. */
+    /**
+     * The innermost loop of the tiled matmul (Ansor's first sketch, i = [2, 1, 4], j = [1, 1, j3], k.1 = 8) after
+     * InitVectorization.
+     */
     private static Iter innermostAfterVectorization(SearchTask task, int j3) {
         return innermostAfterVectorization(task, j3, new InitVectorization());
     }

@@ -110,7 +110,9 @@ class EvolutionarySearchTest {
         }
     }
 
-    /** The policy in the search loop: distinct new programs every round, the model learning, same run for the same seed. */
+    /**
+     * The policy in the search loop: distinct new programs every round, the model learning, same run for the same seed.
+     */
     @Test
     void policyDrivesTheSearchLoop() {
         List<String> first = null;
@@ -135,7 +137,9 @@ class EvolutionarySearchTest {
         }
     }
 
-    /** A space of a handful of programs: each is measured once, then the policy finds nothing new and the loop stops. */
+    /**
+     * A space of a handful of programs: each is measured once, then the policy finds nothing new and the loop stops.
+     */
     @Test
     void smallSpaceIsExhausted() {
         SearchTask small = Workloads.task(Workloads.minNm(4, 6));

@@ -31,8 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 class LegacyLogRecordsTest {
     /** The target of the real tuning logs under kiln-bench/ (an AMD Zen 5 with AVX-512, 2 cores). */
     static final String ZNVER5 = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver5 -mattr=+sse3,+ssse3,+sse4.1,+sse4.2,"
-            + "+popcnt,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+movbe,+avx512f,+avx512dq,+avx512cd,+avx512bw,+avx512vl,+avx512ifma,"
-            + "+avx512vbmi,+avx512vbmi2,+avx512vnni,+avx512bitalg,+avx512vpopcntdq,+avx512bf16,+avxvnni,+gfni,+vaes,+vpclmulqdq"
+            + "+popcnt,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+movbe,+avx512f,+avx512dq,+avx512cd,+avx512bw," + "+avx512vl,+avx512ifma,"
+            + "+avx512vbmi,+avx512vbmi2,+avx512vnni,+avx512bitalg,+avx512vpopcntdq,+avx512bf16," + "+avxvnni,+gfni,+vaes,+vpclmulqdq"
             + " -cores=2 -vector-bits=512 -cache-line=64";
 
     /** The measurement every golden record holds. */

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The tuning log: JSON round trip, append-and-flush, damaged lines, best and other-target lookups. */
 class TuningLogTest {
-    static final String CPU_A = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver4 -mattr=+avx2,+fma -cores=2 -vector-bits=256 -cache-line=64";
+    static final String CPU_A = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver4 -mattr=+avx2,+fma -cores=2 -vector-bits=256 " + "-cache-line=64";
     static final String CPU_B = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=skylake -mattr=+avx2 -cores=8 -vector-bits=256 -cache-line=64";
     static final int[] HW = {2, 32, 64, 0, 0, 0, 0, 0};
 

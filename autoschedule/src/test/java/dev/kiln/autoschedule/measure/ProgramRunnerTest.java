@@ -36,7 +36,7 @@ class ProgramRunnerTest {
         AtomicLong calls = new AtomicLong();
         MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withWarmupMs(0).withMinRepeatMs(0);
         try (Workload w = workload()) {
-            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
+            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
             assertThat(out.error()).as(out.message()).isEqualTo(MeasureError.NONE);
             assertThat(out.costs()).hasSize(3);
             assertThat(java.util.Arrays.stream(out.costs()).min().orElseThrow()).isGreaterThan(0);
@@ -50,7 +50,7 @@ class ProgramRunnerTest {
         MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(5).withWarmup(1).withWarmupMs(0).withMinRepeatMs(50)
                 .withFlushCache(true);
         try (Workload w = workload()) {
-            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
+            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
                     new CacheFlusher());
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             assertThat(out.costs()).hasSize(3);
@@ -63,7 +63,7 @@ class ProgramRunnerTest {
         AtomicLong calls = new AtomicLong();
         MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withWarmupMs(5).withMinRepeatMs(0);
         try (Workload w = workload()) {
-            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
+            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             // 37 multiply-adds take far less than the 0.5 ms of a warm-up slice: many more runs than the fixed count
             assertThat(calls.get()).isGreaterThan(1 + 4 + 3 * 2 + 100);
@@ -75,7 +75,7 @@ class ProgramRunnerTest {
         AtomicLong calls = new AtomicLong();
         MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withNumber(1).withWarmup(0).withMinRepeatMs(5);
         try (Workload w = workload()) {
-            ProgramRunner.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
+            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
                     new CacheFlusher());
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             // 37 multiply-adds take far less than 5 ms: many runs per repeat
@@ -87,7 +87,7 @@ class ProgramRunnerTest {
     void wrongUntouchedAndThrowingKernelsAreErrors() {
         MeasureOptions o = MeasureOptions.defaults().withMinRepeatMs(0);
         try (Workload w = workload()) {
-            ProgramRunner.Outcome off = ProgramRunner.run(a -> {
+            MeasureLoop.Outcome off = ProgramRunner.run(a -> {
                 affine(a);
                 a[1].setDouble(a[1].getDouble(36) + 0.01, 36);
             }, List.of(X, Y), w, o, null);
@@ -95,12 +95,12 @@ class ProgramRunnerTest {
             assertThat(off.message()).contains("output 'y'").contains("[36]");
             assertThat(ProgramRunner.run(a -> { }, List.of(X, Y), w, o, null).error())
                     .as("outputs are poisoned, so a kernel that writes nothing is wrong").isEqualTo(MeasureError.WRONG_RESULT);
-            ProgramRunner.Outcome thrown = ProgramRunner.run(a -> { throw new ArithmeticException("/ by zero"); },
+            MeasureLoop.Outcome thrown = ProgramRunner.run(a -> { throw new ArithmeticException("/ by zero"); },
                     List.of(X, Y), w, o, null);
             assertThat(thrown.error()).isEqualTo(MeasureError.RUNTIME);
             assertThat(thrown.message()).isEqualTo("ArithmeticException: / by zero");
             Buffer wide = Buffer.rowMajor("x", DType.FLOAT64, List.of(37L), MemoryScope.GLOBAL);
-            ProgramRunner.Outcome mismatched = ProgramRunner.run(ProgramRunnerTest::affine, List.of(wide, Y), w, o, null);
+            MeasureLoop.Outcome mismatched = ProgramRunner.run(ProgramRunnerTest::affine, List.of(wide, Y), w, o, null);
             assertThat(mismatched.error()).isEqualTo(MeasureError.RUNTIME);
             assertThat(mismatched.message()).contains("float64[37]").contains("float32[37]");
             assertThat(ProgramRunner.run(ProgramRunnerTest::affine, List.of(X), w, o, null).message())

@@ -139,7 +139,7 @@ class RemeasureTest {
         // a line as Kiln wrote it before re-measures existed
         String old = "{\"v\":\"kiln-log-1\",\"workload_key\":\"" + trial.workloadKey() + "\",\"target\":\"" + trial.target()
                 + "\",\"hardware\":[2,32,64,0,0,0,0,0],\"steps\":" + s.stepsJson() + ",\"costs\":[1.0E-4,2.0E-4,3.0E-4],"
-                + "\"error\":\"NONE\",\"error_msg\":\"\",\"compile_s\":0.1,\"wall_s\":0.2,\"timestamp\":\"2026-11-01T10:00:00Z\"}";
+                + "\"error\":\"NONE\",\"error_msg\":\"\",\"compile_s\":0.1," + "\"wall_s\":0.2,\"timestamp\":\"2026-11-01T10:00:00Z\"}";
         assertThat(LogFormat.parse(old)).isEqualTo(trial);
         assertThat(LogFormat.parse(old).kind()).isEqualTo(LogRecord.TRIAL);
         assertThat(LogFormat.toLine(trial)).isEqualTo(old);

@@ -79,7 +79,7 @@ class SearchFingerprintTest {
         assertThat(evolution(mm, mmSketches)).isEqualTo("10:c0fa1b9770678a00a2ce52ef "
                 + "[MutateAutoUnroll=1, MutateParallel=1, MutateRegisterTile=9, MutateTileSize=78]");
         assertThat(evolution(conv, convSketches)).isEqualTo("10:b1b9f9439c9ab6e64f76aa99 "
-                + "[MutateAutoUnroll=1, MutateComputeLocation=3, MutateParallel=1, MutateRegisterTile=9, MutateTileSize=74]");
+                + "[MutateAutoUnroll=1, MutateComputeLocation=3, MutateParallel=1, " + "MutateRegisterTile=9, MutateTileSize=74]");
     }
 
     @Test

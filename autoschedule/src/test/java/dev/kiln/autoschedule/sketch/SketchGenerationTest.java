@@ -22,10 +22,6 @@ class SketchGenerationTest {
         return TargetRules.ansorCpu().sketches(task(dag));
     }
 
-    private static void print(List<Sketch> sketches) {
-        for (int i = 0; i < sketches.size(); i++) System.out.println("==== sketch " + i + "\n" + sketches.get(i));
-    }
-
     @Test
     void matmul512HasThreeSketches() {
         List<Sketch> s = sketches(Workloads.matmul(512, 512, 512));

@@ -38,7 +38,7 @@ import picocli.CommandLine.Option;
  * that fail in any run are left out. The table is printed and written as a TSV.
  */
 @Command(name = "kiln measure-bench", mixinStandardHelpOptions = true,
-        description = "Measures the same random programs several times under each timing policy and reports how well the runs agree.")
+        description = "Measures the same random programs several times under each timing policy and reports how well the " + "runs agree.")
 public final class MeasureBench implements Callable<Integer> {
     @Option(names = "--workloads", description = "Comma-separated workloads (gemm:N, c2d:I, dep:I, softmax:NxM; default: ${DEFAULT-VALUE}).")
     String workloads = "gemm:512,c2d:1,softmax:128x256";

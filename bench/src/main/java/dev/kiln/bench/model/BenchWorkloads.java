@@ -14,8 +14,8 @@ import java.util.List;
 /**
  * The workloads of the cost-model and search benchmarks, from ../shared/workloads/ansor-ops.tsv
  * (float32, NHWC, batch 1; the C2D and DEP rows are read from the operator suite's copy of it,
- * {@link SuiteWorkloads}, and built by {@link SuiteDags}), named by a short spec: {@code gemm:N} (N x N x N, which is GMM
- * 1xNxNxN), {@code c2d:I} (the I-th C2D layer: 0 224x224x3 -> 64 7x7/2, 1 56x56x64 -> 64 1x1,
+ * {@link SuiteWorkloads}, and built by {@link SuiteDags}), named by a short spec: {@code gemm:N} (N x N x N, which is
+ * GMM 1xNxNxN), {@code c2d:I} (the I-th C2D layer: 0 224x224x3 -> 64 7x7/2, 1 56x56x64 -> 64 1x1,
  * 2 14x14x256 -> 256 3x3, 3 7x7x512 -> 512 3x3), {@code dep:I} (the I-th depthwise layer; 0 is
  * 112x112x32 3x3) and {@code softmax:NxM}.
  */
@@ -25,7 +25,10 @@ public final class BenchWorkloads {
     /** A workload and its display name. */
     public record Workload(String spec, String name, ComputeDAG dag) {}
 
-    /** The {@code index}-th workload of operator {@code op} in the suite's list, built by {@link SuiteDags}; named by {@code format} over the given parameters. */
+    /**
+     * The {@code index}-th workload of operator {@code op} in the suite's list, built by {@link SuiteDags}; named by
+     * {@code format} over the given parameters.
+     */
     private static Workload suite(String op, int index, String spec, String format, int... nameParams) {
         SuiteWorkload w = SuiteWorkloads.builtIn().stream().filter(x -> x.op().equals(op)).toList().get(index);
         Object[] args = java.util.Arrays.stream(nameParams).mapToObj(i -> w.params().get(i)).toArray();

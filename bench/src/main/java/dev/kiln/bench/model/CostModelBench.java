@@ -239,9 +239,9 @@ public final class CostModelBench implements Callable<Integer> {
         }
         Gbdt.TrainingSet d = new Gbdt.TrainingSet(x, w, start, y, wt);
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
-                "%d programs, %d statements; feature extraction %.0f programs/s on one core (CPU time, lowering included,"
+                "%d programs, %d statements; feature extraction %.0f programs/s on one core (CPU time, lowering " + "included,"
                         + " best of 3 warm passes: %s)%n"
-                        + "load average before: %s%n| setting | threads | retrain s (median of 3) | runs |%n|---|---|---|---|%n",
+                        + "load average before: %s%n| setting | threads | retrain s (median of 3) | runs " + "|%n|---|---|---|---|%n",
                 n, rows, extracted / (fx0 / 1e9), rates.substring(0, Math.max(0, rates.length() - 2)), load()));
         for (var s : List.of(new Object[] {"Kiln's default (pairwise rank, 128 rounds, depth 6)", GbdtParams.defaults()},
                 new Object[] {"squared error, 128 rounds, depth 6", GbdtParams.defaults().withObjective(Objective.SQUARED_ERROR)},

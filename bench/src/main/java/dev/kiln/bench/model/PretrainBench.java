@@ -105,7 +105,7 @@ public final class PretrainBench implements Callable<Integer> {
         PretrainedModel pm = PretrainedModel.train(train, GbdtParams.defaults(), what);
         System.out.printf(Locale.ROOT, "trained %s in %.1f s%n", pm, (System.nanoTime() - t0) / 1e9);
         if (test.size() > 0) {
-            System.out.println("held-out task\tprograms\tpairwise accuracy (random 0.5)\tfirst pick / best measured\trandom pick / best"
+            System.out.println("held-out task\tprograms\tpairwise accuracy (random 0.5)\tfirst pick / best measured\trandom " + "pick / best"
                     + "\tpicks to 95% of best\trandom order (expected)");
             double acc = 0, pick = 0, random = 0, picks = 0, randomPicks = 0;
             int n = 0;
@@ -123,7 +123,7 @@ public final class PretrainBench implements Callable<Integer> {
                 }
             }
             if (n > 0) System.out.printf(Locale.ROOT, "mean over %d held-out tasks: pairwise accuracy %.3f (random 0.5), "
-                    + "first pick %.3f of the best (random pick %.3f), %.1f picks to 95%% of the best (random order %.1f)%n",
+                    + "first pick %.3f of the best (random pick %.3f), %.1f picks to 95%% of the best " + "(random order %.1f)%n",
                     n, acc / n, pick / n, random / n, picks / n, randomPicks / n);
         }
         if (out != null) {

@@ -46,16 +46,16 @@ import picocli.CommandLine.Option;
  * exists, else {@link Network#buildUntuned}). Each is timed as a user runs it ({@link CallTimer}):
  * {@code --warmup} runs, a warm-up by time of at most {@code --warmup-ms} that stops once the run
  * times settle, then runs back to back until there are {@code --repeats} of them and
- * {@code --min-seconds}; the table gives the median, the minimum and the p10-p90 spread. Outputs are checked against PyTorch as built
- * (|got - want| <= tol + tol |want|, {@code --tolerance}); a mismatch is marked in the table and
+ * {@code --min-seconds}; the table gives the median, the minimum and the p10-p90 spread. Outputs are checked against
+ * PyTorch as built (|got - want| <= tol + tol |want|, {@code --tolerance}); a mismatch is marked in the table and
  * makes the command exit 1.
  *
  * <p>Threads: each thread count runs in its own child JVM started with {@code OMP_NUM_THREADS},
  * {@code OPENBLAS_NUM_THREADS} set to it (and {@code OPENBLAS_CORETYPE}: {@code --openblas-coretype},
  * else the environment's, else {@code SkylakeX} on AVX-512 hosts, which OpenBLAS does not detect by
- * itself; libtorch's matmul and linear run in OpenBLAS, so this decides BERT's PyTorch numbers), because OpenMP and OpenBLAS read them once at start
- * (see {@link TorchNetwork}); in the child, libtorch's and OpenBLAS's pools are also set in-process
- * and Kiln's target gets that many cores. The load average is printed before and after each run,
+ * itself; libtorch's matmul and linear run in OpenBLAS, so this decides BERT's PyTorch numbers), because OpenMP and
+ * OpenBLAS read them once at start (see {@link TorchNetwork}); in the child, libtorch's and OpenBLAS's pools are also
+ * set in-process and Kiln's target gets that many cores. The load average is printed before and after each run,
  * as numbers taken while other processes run are not comparable. The table is printed and written
  * as TSV to {@code --dir}. The tuning log of thread count {@code n} is {@code --log} with
  * {@code -<n>t} before its extension (programs tuned for one thread count are not the best for another).
@@ -70,7 +70,7 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--threads", split = ",", description = "Thread counts, one child JVM each (default: 1,2).")
     int[] threads = {1, 2};
 
-    @Option(names = "--trials", description = "Kiln tuning trials per network (0: build from the log if it exists, else untuned; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--trials", description = "Kiln tuning trials per network (0: build from the log if it exists, else untuned; default: " + "${DEFAULT-VALUE}).")
     int trials = 0;
 
     @Option(names = "--log", description = "Kiln tuning log; '-<n>t' is added per thread count (default: ${DEFAULT-VALUE}).")
@@ -82,16 +82,16 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--warmup", description = "Untimed runs first (default: ${DEFAULT-VALUE}).")
     int warmup = 10;
 
-    @Option(names = "--warmup-ms", description = "Then a warm-up by time, in ms; it stops earlier once the run times settle (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-ms", description = "Then a warm-up by time, in ms; it stops earlier once the run times settle (default: " + "${DEFAULT-VALUE}).")
     double warmupMs = 500;
 
-    @Option(names = "--remeasure-top", description = "After tuning, each task's fastest programs measured again before the best is chosen (0: none; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--remeasure-top", description = "After tuning, each task's fastest programs measured again before the best is chosen (0: none; " + "default: ${DEFAULT-VALUE}).")
     int remeasureTop = MeasureOptions.defaults().remeasureTop();
 
     @Option(names = "--remeasure-rounds", description = "How many more measurements each of them gets (default: ${DEFAULT-VALUE}).")
     int remeasureRounds = MeasureOptions.defaults().remeasureRounds();
 
-    @Option(names = "--min-seconds", description = "Timed runs go on until there are --repeats of them and this many seconds (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--min-seconds", description = "Timed runs go on until there are --repeats of them and this many seconds (default: " + "${DEFAULT-VALUE}).")
     double minSeconds = 2;
 
     @Option(names = "--torch-formats", split = ",", description = "PyTorch memory formats to time: channels_last, nchw (default: channels_last).")
@@ -109,16 +109,16 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--openblas-coretype", description = "OPENBLAS_CORETYPE for the children (default: the environment's, else SkylakeX on AVX-512 hosts).")
     String openblasCoreType;
 
-    @Option(names = "--time-budget", description = "Kiln tuning time limit per network and thread count, in seconds (0: none; the warm-up round of every task always completes; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--time-budget", description = "Kiln tuning time limit per network and thread count, in seconds (0: none; the warm-up round of " + "every task always completes; default: ${DEFAULT-VALUE}).")
     long timeBudget = 0;
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
     int perRound = 64;
 
-    @Option(names = "--strategy", split = ",", description = "Task scheduler strategies to tune with: gradient, round-robin (each its own log and latency curve; default: gradient).")
+    @Option(names = "--strategy", split = ",", description = "Task scheduler strategies to tune with: gradient, round-robin (each its own log and latency " + "curve; default: gradient).")
     List<String> strategies = List.of("gradient");
 
-    @Option(names = "--pretrained", description = "Start every task's cost model from this pretrained model: a file written by ./kiln pretrain, or 'bundled' (default: none, the model starts random).")
+    @Option(names = "--pretrained", description = "Start every task's cost model from this pretrained model: a file written by ./kiln pretrain, or " + "'bundled' (default: none, the model starts random).")
     String pretrained;
 
     @Option(names = "--profile", negatable = true, description = "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
@@ -130,7 +130,7 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--child-rows", hidden = true, description = "Internal: run one thread count in this JVM and write rows here.")
     Path childRows;
 
-    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\tp10_ms\tp90_ms\truns\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
+    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\tp10_ms\tp90_ms\truns" + "\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
 
     public static void main(String[] args) {
         // later occurrences win, so `./kiln run` can put its defaults first and the user's options after
@@ -189,7 +189,7 @@ public final class NetworkBench implements Callable<Integer> {
                 env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
                 env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
                 if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
-                System.out.printf(Locale.ROOT, "== %s, %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
+                System.out.printf(Locale.ROOT, "== %s, %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d " + "OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
                         partName, t, t, t, coreType == null ? "(auto)" : coreType, env.get("OMP_WAIT_POLICY"), loadAverage());
                 int rc = pb.start().waitFor();
                 List<String> got = Files.readAllLines(rowsFile);
@@ -202,7 +202,7 @@ public final class NetworkBench implements Callable<Integer> {
                         if (!has || partName.equals("torch")) {
                             rows.add(String.join("\t", n, String.valueOf(t), partName.equals("torch") ? "pytorch " + childFormats : "kiln", "-",
                                     "-", "-", "-", "0", "-", "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc
-                                            + " (see its output and hs_err_pid*.log); rows measured before the crash were kept"));
+                                            + " (see its output and hs_err_pid*.log); rows measured before " + "the crash were kept"));
                         }
                     }
                 }

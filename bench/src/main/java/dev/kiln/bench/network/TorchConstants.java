@@ -36,7 +36,10 @@ final class TorchConstants {
         this.format = format;
     }
 
-    /** A conv weight in PyTorch's layout: HWIO -> OIHW when the conv runs on NCHW (in the chosen memory format), as is otherwise. */
+    /**
+     * A conv weight in PyTorch's layout: HWIO -> OIHW when the conv runs on NCHW (in the chosen memory format), as is
+     * otherwise.
+     */
     Tensor weight(String v, boolean nchw) {
         return cached(v + "|W|" + nchw, () -> {
             Tensor t = asIs(v);

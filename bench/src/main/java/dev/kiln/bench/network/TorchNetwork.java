@@ -53,8 +53,9 @@ import org.bytedeco.pytorch.global.torch;
  * otherwise to im2col + OpenBLAS (the NNPACK warnings libtorch prints come from that choice). The
  * NHWC input is also taken as it is. {@link Format#NCHW} (contiguous) is the other choice; the
  * default was chosen on these grounds, not yet on a measurement: {@code ./kiln network-bench
- * --torch-formats channels_last,nchw} times both, to be run in a quiet window (keep the faster). What PyTorch modules do themselves is done too: a conv or
- * dense followed by a bias add becomes one call with a bias (as {@code nn.Conv2d} /
+ * --torch-formats channels_last,nchw} times both, to be run in a quiet window (keep the faster). What PyTorch modules
+ * do themselves is done too: a conv or dense followed by a bias add becomes one call with a bias (as {@code nn.Conv2d}
+ * /
  * {@code nn.Linear} with {@code bias=True}), and ReLU, ReLU6 and a residual add write in place when
  * nothing else reads their input (torchvision's {@code inplace=True} and {@code out += identity}).
  * Nothing else is folded: batch norm stays a {@code batch_norm} call in {@link Variant#AS_BUILT};
@@ -95,7 +96,9 @@ public final class TorchNetwork implements AutoCloseable {
     /** The memory format of 4-D activations and conv weights. */
     public enum Format { NCHW, CHANNELS_LAST }
 
-    /** How a value's tensor relates to the Kiln value: as it is, or (4-D) NHWC held as NCHW (t = v.permute(0, 3, 1, 2)). */
+    /**
+     * How a value's tensor relates to the Kiln value: as it is, or (4-D) NHWC held as NCHW (t = v.permute(0, 3, 1, 2)).
+     */
     private enum Form { LOGICAL, NCHW }
 
     private static final long[] TO_NHWC = {0, 2, 3, 1};
@@ -349,7 +352,7 @@ public final class TorchNetwork implements AutoCloseable {
                 });
             }
             case Op.Cast _, Op.Quantize _, Op.Dequantize _, Op.Requantize _, Op.DenseInteger _, Op.Take _, Op.Where _, Op.BroadcastTo _, Op.Pool2d _, Op.ConvNd _ ->
-                    throw new KilnException("node '" + out + "' (" + n.op().kind() + "): the PyTorch baseline does not translate this op (integer ops, selections, asymmetric pools, 1-D/3-D and transposed convolutions)");
+                    throw new KilnException("node '" + out + "' (" + n.op().kind() + "): the PyTorch baseline does not translate this op (integer ops, selections, " + "asymmetric pools, 1-D/3-D and transposed convolutions)");
         }
     }
 
@@ -436,7 +439,10 @@ public final class TorchNetwork implements AutoCloseable {
         });
     }
 
-    /** The constant bias of the bias_add that alone reads {@code n}'s output along {@code channelAxis}, which then joins the call; or null. */
+    /**
+     * The constant bias of the bias_add that alone reads {@code n}'s output along {@code channelAxis}, which then joins
+     * the call; or null.
+     */
     private String fusibleBias(Node n, int channelAxis) {
         if (graph.isOutput(n.name())) return null;
         List<Node> cs = graph.consumers(n.name());
@@ -514,7 +520,9 @@ public final class TorchNetwork implements AutoCloseable {
         return dst;
     }
 
-    /** A slot for an operand of a broadcasting op in form {@code f}: runtime values converted, constants converted once. */
+    /**
+     * A slot for an operand of a broadcasting op in form {@code f}: runtime values converted, constants converted once.
+     */
     private int operandSlot(String v, Form f) {
         int r = graph.value(v).shape().size();
         if (f == Form.LOGICAL || !graph.isConstant(v) && r == 4) return slot(v, f);

@@ -63,7 +63,7 @@ public final class TorchRuntime {
                 throw new IllegalStateException("PyTorch (org.bytedeco:pytorch 2.10.0-1.5.13, linux-x86_64) cannot be loaded on "
                         + System.getProperty("os.name") + "/" + System.getProperty("os.arch") + ": " + e
                         + (e.getCause() == null ? "" : " (cause: " + e.getCause() + ")")
-                        + ". It needs the linux-x86_64 jars of pytorch, openblas 0.3.31-1.5.13 and javacpp 1.5.13 on the class path.", e);
+                        + ". It needs the linux-x86_64 jars of pytorch, openblas 0.3.31-1.5.13 and javacpp " + "1.5.13 on the class path.", e);
             }
         }
     }

@@ -40,13 +40,13 @@ import picocli.CommandLine.Parameters;
  * outputs checked against ONNX Runtime's.
  */
 @Command(name = "kiln onnx", mixinStandardHelpOptions = true,
-        description = "Import an ONNX model, tune it (or apply its tuning log), and time it against ONNX Runtime in the same run.")
+        description = "Import an ONNX model, tune it (or apply its tuning log), and time it against ONNX Runtime in the " + "same run.")
 public final class OnnxBench implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "MODEL", description = "The .onnx file (float32 or integer inputs, opset 13-21).")
     Path model;
 
-    @Option(names = "--zoo", description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (one encoder layer), bert-base (12 layers with embeddings, int64 token ids), qmlp (a quantised MLP) (seeded random weights).")
+    @Option(names = "--zoo", description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (one " + "encoder layer), bert-base (12 layers with embeddings, " + "int64 token ids), qmlp (a quantised MLP) (seeded random weights).")
     String zoo;
 
     @Option(names = "--dim", split = ",", description = "Bind symbolic input extents, NAME=N (default: ${DEFAULT-VALUE}).")
@@ -76,7 +76,7 @@ public final class OnnxBench implements Callable<Integer> {
     @Option(names = "--warmup", description = "Untimed runs first (default: ${DEFAULT-VALUE}).")
     int warmup = 3;
 
-    @Option(names = "--warmup-ms", description = "Then a warm-up by time, until run times settle, of at most this many ms (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-ms", description = "Then a warm-up by time, until run times settle, of at most this many ms (default: " + "${DEFAULT-VALUE}).")
     double warmupMs = 500;
 
     @Option(names = "--min-seconds", description = "Timed runs go on until at least this many seconds (default: ${DEFAULT-VALUE}).")
@@ -211,7 +211,9 @@ public final class OnnxBench implements Callable<Integer> {
         return cn;
     }
 
-    /** A seeded input: floats uniform in [-1, 1), integers (token ids, masks, 8-bit data) uniform in [0, --int-high). */
+    /**
+     * A seeded input: floats uniform in [-1, 1), integers (token ids, masks, 8-bit data) uniform in [0, --int-high).
+     */
     private NDArray input(Value v) {
         if (v.dtype().isFloat()) return NDArray.random(v.dtype(), seed + 17, v.dims());
         NDArray a = NDArray.allocate(v.dtype(), v.dims());

@@ -10,7 +10,10 @@ import dev.kiln.te.ComputeDAG;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Writes the loop nest and assembly of a GEMM schedule given as a JSON step array: {@code DumpSchedule n steps.json out-prefix}. */
+/**
+ * Writes the loop nest and assembly of a GEMM schedule given as a JSON step array:
+ * {@code DumpSchedule n steps.json out-prefix}.
+ */
 public final class DumpSchedule {
     private DumpSchedule() {}
 

@@ -11,7 +11,10 @@ import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.javacpp.FloatPointer;
 
-/** Timing helpers of the search-space benchmarks: medians of back-to-back calls and OpenBLAS (the load average is network-bench's). */
+/**
+ * Timing helpers of the search-space benchmarks: medians of back-to-back calls and OpenBLAS (the load average is
+ * network-bench's).
+ */
 final class Timing {
     private Timing() {}
 

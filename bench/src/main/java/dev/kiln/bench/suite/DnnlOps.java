@@ -153,7 +153,10 @@ final class DnnlOps implements Baseline {
         return new Run(pd, new primitive(pd), args, channelsLast(dst), outDims);
     }
 
-    /** T2D: Kiln's data [N, H, W, CI], weight [K, K, CI, CO], output [N, OH, OW, CO]; oneDNN's weights are [CO, CI, K, K]. */
+    /**
+     * T2D: Kiln's data [N, H, W, CI], weight [K, K, CI, CO], output [N, OH, OW, CO]; oneDNN's weights are [CO, CI, K,
+     * K].
+     */
     private Prepared deconv(SuiteWorkload w, Map<String, NDArray> in, long[] outDims) {
         long[] src = nc(in.get("data").shape()), dst = nc(outDims);
         long kk = w.p(5), s = w.p(6), p = w.p(7), ci = w.p(3), co = w.p(4);
@@ -200,7 +203,10 @@ final class DnnlOps implements Baseline {
         return c;
     }
 
-    /** A primitive with its arguments; the destination is the primitive's own memory, reordered to {@code userDst} on output. */
+    /**
+     * A primitive with its arguments; the destination is the primitive's own memory, reordered to {@code userDst} on
+     * output.
+     */
     final class Run implements Prepared {
         private final primitive_desc pd;
         private final primitive prim;

@@ -33,10 +33,10 @@ import picocli.CommandLine.Option;
  * a wrong result or a crashed child.
  */
 @Command(name = "kiln suite", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "The Ansor operator suite: Kiln (tuned) against PyTorch, oneDNN and OpenBLAS, 1 and 2 threads, TSV and PNG.")
+        description = "The Ansor operator suite: Kiln (tuned) against PyTorch, oneDNN and OpenBLAS, 1 and 2 threads, TSV " + "and PNG.")
 public final class OperatorSuite implements Callable<Integer> {
 
-    @Option(names = "--ops", split = ",", description = "Operators to run (C1D, C2D, C3D, GMM, GRP, DIL, DEP, T2D, CAP, NRM, SFM, ConvLayer, TBS; default: all).")
+    @Option(names = "--ops", split = ",", description = "Operators to run (C1D, C2D, C3D, GMM, GRP, DIL, DEP, T2D, CAP, NRM, SFM, ConvLayer, TBS; " + "default: all).")
     List<String> ops = List.of();
 
     @Option(names = "--workloads", description = "Workload list (default: the built-in copy of ../shared/workloads/ansor-ops.tsv).")
@@ -45,7 +45,7 @@ public final class OperatorSuite implements Callable<Integer> {
     @Option(names = "--batch", description = "Batch, replacing the first parameter of each workload (SFM has none; default: ${DEFAULT-VALUE}).")
     long batch = 1;
 
-    @Option(names = "--trials", description = "Kiln's trial budget per workload, counting the log's (0: build from the log, no search; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--trials", description = "Kiln's trial budget per workload, counting the log's (0: build from the log, no search; " + "default: ${DEFAULT-VALUE}).")
     int trials = 200;
 
     @Option(names = "--per-round", description = "Programs measured per tuning round (default: ${DEFAULT-VALUE}).")
@@ -78,7 +78,7 @@ public final class OperatorSuite implements Callable<Integer> {
     @Option(names = "--tolerance", description = "Output check against the reference, absolute and relative (default: ${DEFAULT-VALUE}).")
     double tolerance = 2e-3;
 
-    @Option(names = "--check-flops", description = "While tuning, check programs against the interpreter only up to this many FLOPs (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--check-flops", description = "While tuning, check programs against the interpreter only up to this many FLOPs (default: " + "${DEFAULT-VALUE}).")
     double checkFlops = 2e8;
 
     @Option(names = "--seed", description = "Input and search seed (default: ${DEFAULT-VALUE}).")
@@ -141,7 +141,7 @@ public final class OperatorSuite implements Callable<Integer> {
                 env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
                 env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
                 if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
-                System.out.printf(Locale.ROOT, "== %s, %d thread(s): child JVM, OMP_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
+                System.out.printf(Locale.ROOT, "== %s, %d thread(s): child JVM, OMP_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; " + "load %s%n",
                         impl, t, t, coreType == null ? "(auto)" : coreType, env.get("OMP_WAIT_POLICY"), NetworkBench.loadAverage());
                 int rc = pb.start().waitFor();
                 List<SuiteRow> got = SuiteRow.parseAll(Files.readAllLines(rowsFile), rowsFile.toString());

@@ -15,7 +15,10 @@ import java.util.Map;
 final class SuiteReport {
     private SuiteReport() {}
 
-    /** The rows with {@code relToBest} filled in: best median / this median, among OK rows of the same workload and threads. */
+    /**
+     * The rows with {@code relToBest} filled in: best median / this median, among OK rows of the same workload and
+     * threads.
+     */
     static List<SuiteRow> withRatios(List<SuiteRow> rows) {
         Map<String, Double> best = new LinkedHashMap<>();
         for (SuiteRow r : rows) {
@@ -28,7 +31,10 @@ final class SuiteReport {
         return r.workload() + "|" + r.threads();
     }
 
-    /** The geometric mean of relToBest per operator and implementation, for thread count {@code threads}; NaN where none ran. */
+    /**
+     * The geometric mean of relToBest per operator and implementation, for thread count {@code threads}; NaN where none
+     * ran.
+     */
     static Map<String, Map<String, Double>> byOperator(List<SuiteRow> rows, int threads, List<String> impls) {
         Map<String, Map<String, Double>> out = new LinkedHashMap<>();
         for (SuiteRow r : rows) {

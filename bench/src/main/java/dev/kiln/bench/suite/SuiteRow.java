@@ -17,7 +17,10 @@ public record SuiteRow(String op, String config, int threads, String impl, Statu
                        double tuneSeconds, int trials, double secondsPerTrial, double outsideMeasure, String loadBefore,
                        String loadAfter, String notes) {
 
-    /** What happened: measured and checked, wrong output, the implementation lacks the operator, it failed, its process died. */
+    /**
+     * What happened: measured and checked, wrong output, the implementation lacks the operator, it failed, its process
+     * died.
+     */
     public enum Status { OK, MISMATCH, UNSUPPORTED, ERROR, CRASHED }
 
     public static final String HEADER = String.join("\t", "op", "config", "threads", "impl", "status", "kernel", "min_ms", "median_ms",

@@ -35,7 +35,10 @@ public record SuiteWorkload(String op, List<Long> params, String source) {
         }
     }
 
-    /** The canonical spelling of an operator name (case-insensitive), or a {@link KilnException} naming where it came from. */
+    /**
+     * The canonical spelling of an operator name (case-insensitive), or a {@link KilnException} naming where it came
+     * from.
+     */
     static String canonicalOp(String name, String where) {
         return OPS.stream().filter(o -> o.equalsIgnoreCase(name.strip())).findFirst().orElseThrow(() -> new KilnException(
                 where + ": unknown operator '" + name + "' (known: " + String.join(", ", OPS) + ")"));

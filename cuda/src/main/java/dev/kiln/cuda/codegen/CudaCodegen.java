@@ -143,7 +143,7 @@ public final class CudaCodegen {
     private static KilnException hostCode(PrimFunc f, String what) {
         return new KilnException("function '" + f.name() + "': " + what + " is host code outside every kernel; the CUDA"
                 + " backend runs host code that only allocates buffers and launches kernels one after another"
-                + " (bind the statement's loops to blockIdx/threadIdx, or fuse the loop into the kernel's blockIdx loop)");
+                + " (bind the statement's loops to blockIdx/threadIdx, or fuse the loop into the kernel's " + "blockIdx loop)");
     }
 
     /** The global base buffers a kernel accesses, each with whether it is stored to. */

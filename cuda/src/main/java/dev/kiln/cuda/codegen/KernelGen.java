@@ -1,7 +1,6 @@
 package dev.kiln.cuda.codegen;
 
 import dev.kiln.ir.Buffer;
-import dev.kiln.ir.DType;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.GpuKernel;
@@ -196,7 +195,7 @@ final class KernelGen {
                 if (threadLoops > 0) {
                     throw fail("shared buffer '" + b.name() + "' is allocated inside a thread loop, where every thread would"
                             + " share it without synchronisation; lower the program with the GPU passes"
-                            + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers synchronises it)");
+                            + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers " + "synchronises it)");
                 }
                 line("__shared__ __align__(16) " + type + " " + name + "[" + n + "];");
                 if (options.zeroSharedMemory()) {
@@ -211,10 +210,5 @@ final class KernelGen {
         }
         stmt(a.body());
         if (clash) close();
-    }
-
-    /** Whether a dtype needs a header (cuda_fp16.h or cuda_bf16.h). */
-    static boolean needsHeader(DType t) {
-        return CudaTypes.isHalfLike(t);
     }
 }

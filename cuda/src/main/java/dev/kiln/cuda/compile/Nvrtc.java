@@ -49,7 +49,7 @@ public final class Nvrtc {
             var found = NvrtcLibrary.newest();
             if (found.isEmpty()) {
                 a = new Availability(false, null, null, "no libnvrtc.so.* in " + NvrtcLibrary.searchDirectories()
-                        + " (install the CUDA toolkit, set kiln.nvrtc.path / KILN_NVRTC_PATH, or run scripts/fetch-nvrtc.sh)");
+                        + " (install the CUDA toolkit, set kiln.nvrtc.path / KILN_NVRTC_PATH, or run " + "scripts/fetch-nvrtc.sh)");
             } else {
                 Path lib = found.get().path();
                 try {

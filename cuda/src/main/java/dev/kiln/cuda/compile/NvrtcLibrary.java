@@ -125,7 +125,9 @@ public final class NvrtcLibrary {
         return 0;
     }
 
-    /** The builtins library NVRTC loads at compile time, from the same directory ({@code libnvrtc-builtins.so.12.4...}). */
+    /**
+     * The builtins library NVRTC loads at compile time, from the same directory ({@code libnvrtc-builtins.so.12.4...}).
+     */
     static Optional<Path> builtinsBeside(Path nvrtc) {
         try (Stream<Path> s = Files.list(nvrtc.getParent())) {
             return s.filter(p -> p.getFileName().toString().startsWith("libnvrtc-builtins.so.")).min(Comparator.naturalOrder());

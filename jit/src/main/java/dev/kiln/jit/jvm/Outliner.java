@@ -163,7 +163,7 @@ final class Outliner {
             g.load(min);
             Handle metafactory = new Handle(H_INVOKESTATIC, "java/lang/invoke/LambdaMetafactory", "metafactory",
                     "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/invoke/MethodType;"
-                            + "Ljava/lang/invoke/MethodType;Ljava/lang/invoke/MethodHandle;Ljava/lang/invoke/MethodType;)"
+                            + "Ljava/lang/invoke/MethodType;Ljava/lang/invoke/MethodHandle;" + "Ljava/lang/invoke/MethodType;)"
                             + "Ljava/lang/invoke/CallSite;", false);
             mv.visitInvokeDynamicInsn("run", "(" + capDesc + ")L" + BODY + ";", metafactory,
                     Type.getType("(JJ)V"), new Handle(H_INVOKESTATIC, g.cls.className, name, desc, false),

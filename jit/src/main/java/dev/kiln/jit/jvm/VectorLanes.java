@@ -145,7 +145,10 @@ abstract class VectorLanes {
 
     // ---- lane by lane ----------------------------------------------------------------------------------
 
-    /** Interface of the per-lane body: emits code for lane {@code j} (an int local) with the variable bound to its lane value. */
+    /**
+     * Interface of the per-lane body: emits code for lane {@code j} (an int local) with the variable bound to its lane
+     * value.
+     */
     interface LaneBody {
         void emit(int j);
     }
@@ -210,13 +213,18 @@ abstract class VectorLanes {
 
     // ---- addresses ---------------------------------------------------------------------------------------
 
-    /** The indices with varying lets replaced by their definitions: evaluated with the variable bound, they give one lane's address. */
+    /**
+     * The indices with varying lets replaced by their definitions: evaluated with the variable bound, they give one
+     * lane's address.
+     */
     List<Expr> lane0(List<Expr> idx) {
         if (letDefs.isEmpty()) return idx;
         return idx.stream().map(e -> Exprs.substitute(e, letDefs)).toList();
     }
 
-    /** Whether consecutive lanes access consecutive elements: the address is affine in the variable with coefficient 1. */
+    /**
+     * Whether consecutive lanes access consecutive elements: the address is affine in the variable with coefficient 1.
+     */
     boolean contiguous(Buffer b, List<Expr> idx) {
         long[] strides = ScalarGen.constStrides(g, b);
         long c = 0;

@@ -292,7 +292,7 @@ class PrimFuncJsonTest {
                 .hasMessageContaining("symbol 1, but only 0 are defined");
         // the node constructors' type rules still apply
         String typed = "{\"format\":\"kiln-primfunc-1\",\"name\":\"f\",\"symbols\":[{\"sym\":\"buffer\",\"name\":\"A\","
-                + "\"dtype\":\"int32\",\"scope\":\"global\",\"shape\":[[\"int\",\"int32\",2]],\"strides\":[[\"int\",\"int32\",1]]}],"
+                + "\"dtype\":\"int32\",\"scope\":\"global\",\"shape\":[[\"int\",\"int32\",2]]," + "\"strides\":[[\"int\",\"int32\",1]]}],"
                 + "\"params\":[0],\"body\":[\"store\",0,[[\"int\",\"int32\",0]],[\"float\",\"float32\",1.5]]}";
         assertThatThrownBy(() -> PrimFuncJson.fromJson(typed)).isInstanceOf(KilnException.class)
                 .hasMessageContaining("buffer 'A' of type int32");

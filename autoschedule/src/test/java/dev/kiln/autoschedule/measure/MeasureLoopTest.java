@@ -1,0 +1,166 @@
+package dev.kiln.autoschedule.measure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kiln.ir.KilnException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The measuring loop on a scripted device (no kernel, no clock): the order of the checked run,
+ * warm-up, calibration and repeats, the per-device limits, and how failures are classified.
+ */
+class MeasureLoopTest {
+    /** A device whose runs take {@code secondsPerRun} each and that records what the loop asked of it. */
+    static class FakeDevice implements MeasureLoop.Device {
+        final List<String> calls = new ArrayList<>();
+        final double secondsPerRun;
+        boolean references = true;
+        String wrong;
+        RuntimeException failOnTime;
+        RuntimeException failedWith;
+
+        FakeDevice(double secondsPerRun) { this.secondsPerRun = secondsPerRun; }
+
+        @Override
+        public boolean hasReferences() { return references; }
+
+        @Override
+        public void prepareCheck() { calls.add("poison"); }
+
+        @Override
+        public double runChecked() {
+            calls.add("checked");
+            return secondsPerRun;
+        }
+
+        @Override
+        public String compareOutputs() {
+            calls.add("compare");
+            return wrong;
+        }
+
+        @Override
+        public void launch() { calls.add("launch"); }
+
+        @Override
+        public double time(long number) {
+            if (failOnTime != null) throw failOnTime;
+            calls.add("time " + number);
+            return secondsPerRun;
+        }
+
+        @Override
+        public void flushCache() { calls.add("flush"); }
+
+        @Override
+        public void afterTiming() { calls.add("after"); }
+
+        @Override
+        public void failed(RuntimeException e) { failedWith = e; }
+    }
+
+    static final MeasureLoop.Limits GPU = new MeasureLoop.Limits(1 << 20, false, true);
+
+    @Test
+    void checkedRunThenWarmupThenCalibrationThenRepeats() {
+        FakeDevice d = new FakeDevice(1e-3);
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(1).withWarmup(2).withMinRepeatMs(10);
+        MeasureLoop.Outcome out = MeasureLoop.run(d, o, GPU);
+        assertThat(out.error()).isEqualTo(MeasureError.NONE);
+        assertThat(out.costs()).containsExactly(1e-3, 1e-3, 1e-3);
+        // 1 ms per run, 10 ms per repeat: number 1 -> max(2, ceil(10 / 1 * 1.1)) = 11 (or 12 by rounding), then kept
+        long n = (long) Math.ceil(10e-3 / 1e-3 * 1.1);
+        assertThat(n).isBetween(11L, 12L);
+        assertThat(d.calls).containsExactly("poison", "checked", "compare", "launch", "launch", "time 1", "time " + n,
+                "time " + n, "time " + n, "time " + n, "after");
+    }
+
+    @Test
+    void withoutMinRepeatMsThereIsNoCalibrationAndTheCpuWarmsUpByTime() {
+        FakeDevice d = new FakeDevice(2e-3);
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withNumber(3).withWarmup(0).withWarmupMs(1)
+                .withMinRepeatMs(0);
+        MeasureLoop.Outcome out = MeasureLoop.run(d, o, MeasureLoop.Limits.CPU);
+        assertThat(out.error()).isEqualTo(MeasureError.NONE);
+        assertThat(d.calls.subList(0, 3)).containsExactly("poison", "checked", "compare");
+        assertThat(d.calls.subList(3, d.calls.size() - 3)).isNotEmpty().allMatch("launch"::equals);
+        assertThat(d.calls.subList(d.calls.size() - 3, d.calls.size())).containsExactly("time 3", "time 3", "after");
+    }
+
+    @Test
+    void calibrationStopsAtTheDevicesLimit() {
+        FakeDevice d = new FakeDevice(1e-9);
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(1).withNumber(1).withWarmup(0).withMinRepeatMs(1000);
+        MeasureLoop.Outcome out = MeasureLoop.run(d, o, new MeasureLoop.Limits(64, false, false));
+        assertThat(out.error()).isEqualTo(MeasureError.NONE);
+        assertThat(d.calls).endsWith("time 64", "time 64", "after");
+        assertThat(d.calls).noneMatch(c -> c.startsWith("time ") && Long.parseLong(c.substring(5)) > 64);
+    }
+
+    @Test
+    void aFlushedRepeatIsOneRunAfterAFlush() {
+        FakeDevice d = new FakeDevice(1e-3);
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withNumber(7).withWarmup(1).withMinRepeatMs(50)
+                .withFlushCache(true);
+        MeasureLoop.run(d, o, GPU);
+        assertThat(d.calls).containsExactly("poison", "checked", "compare", "launch", "flush", "time 1", "flush", "time 1",
+                "after");
+    }
+
+    @Test
+    void outputsAreComparedOnlyWhenAskedAndAvailable() {
+        FakeDevice none = new FakeDevice(1e-3);
+        none.references = false;
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(1).withWarmup(0).withWarmupMs(0);
+        MeasureLoop.run(none, o, MeasureLoop.Limits.CPU);
+        assertThat(none.calls).doesNotContain("poison", "compare");
+        FakeDevice off = new FakeDevice(1e-3);
+        MeasureLoop.run(off, o.withCheckCorrectness(false), MeasureLoop.Limits.CPU);
+        assertThat(off.calls).doesNotContain("poison", "compare");
+    }
+
+    @Test
+    void failuresAreClassifiedOnceForEveryDevice() {
+        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withWarmup(0).withWarmupMs(0).withTimeoutSeconds(0.5);
+        FakeDevice wrong = new FakeDevice(1e-3);
+        wrong.wrong = "output 'y' differs";
+        MeasureLoop.Outcome w = MeasureLoop.run(wrong, o, GPU);
+        assertThat(w.error()).isEqualTo(MeasureError.WRONG_RESULT);
+        assertThat(w.message()).isEqualTo("output 'y' differs");
+        assertThat(wrong.calls).doesNotContain("launch");
+
+        FakeDevice slow = new FakeDevice(0.75);
+        MeasureLoop.Outcome t = MeasureLoop.run(slow, o, GPU);
+        assertThat(t.error()).isEqualTo(MeasureError.TIMEOUT);
+        assertThat(t.message()).isEqualTo("one run took 0.750 s, more than the 0.5 s allowed");
+        assertThat(MeasureLoop.run(new FakeDevice(0.75), o, MeasureLoop.Limits.CPU).error())
+                .as("on a CPU the worker process enforces the time-out").isEqualTo(MeasureError.NONE);
+
+        FakeDevice throwing = new FakeDevice(1e-3);
+        throwing.failOnTime = new IllegalStateException("launch failed");
+        MeasureLoop.Outcome e = MeasureLoop.run(throwing, o, GPU);
+        assertThat(e.error()).isEqualTo(MeasureError.RUNTIME);
+        assertThat(e.message()).isEqualTo("while timing: IllegalStateException: launch failed");
+        assertThat(throwing.failedWith).isSameAs(throwing.failOnTime);
+
+        FakeDevice kiln = new FakeDevice(1e-3) {
+            @Override
+            public double runChecked() { throw new KilnException("kernel 'f' argument 0 (parameter 'A') is closed"); }
+        };
+        MeasureLoop.Outcome k = MeasureLoop.run(kiln, o, GPU);
+        assertThat(k.error()).isEqualTo(MeasureError.RUNTIME);
+        assertThat(k.message()).isEqualTo("kernel 'f' argument 0 (parameter 'A') is closed");
+        assertThat(k.toResult(0.25).compileSeconds()).isEqualTo(0.25);
+        assertThat(k.toResult(0.25).error()).isEqualTo(MeasureError.RUNTIME);
+    }
+
+    @Test
+    void limitsAndOutcomesAreValidated() {
+        assertThatThrownBy(() -> new MeasureLoop.Limits(0, true, false)).isInstanceOf(KilnException.class)
+                .hasMessageContaining("maxNumber");
+        assertThatThrownBy(() -> MeasureLoop.Outcome.failed(MeasureError.NONE, "")).isInstanceOf(KilnException.class);
+    }
+}
