@@ -102,7 +102,7 @@ public final class WorkloadKey {
             case Select s -> node("SELECT", s.cond(), s.t(), s.f());
             case Cast c -> node("CAST_" + c.dtype(), c.value());
             case Call c -> node(c.fn().name(), c.args().toArray(Expr[]::new));
-            case TensorRead r -> node("READ_" + tensor(r.tensor()), r.indices().toArray(Expr[]::new));
+            case TensorRead r -> node("READ_" + tensor(Tensor.of(r)), r.indices().toArray(Expr[]::new));
             case BufferLoad l -> throw new IllegalStateException("a DSL body cannot load a buffer: " + l);
             case Reduce r -> {
                 sb.append("REDUCE[");

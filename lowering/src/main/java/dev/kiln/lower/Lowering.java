@@ -1,6 +1,7 @@
 package dev.kiln.lower;
 
 import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleException;
 import dev.kiln.schedule.ScheduleLowering;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.CudaTarget;
@@ -154,6 +155,15 @@ public final class Lowering {
     /** The passes of {@link #pipeline()}, in order. */
     public static List<Pass> passes() {
         return pipeline().passes();
+    }
+
+    /**
+     * Lowers a schedule through {@link #pipeline()} with the default options; the function's
+     * parameters are the DAG's inputs, then its outputs.
+     */
+    public static PrimFunc lower(String name, Schedule schedule) {
+        if (name == null || name.isEmpty()) throw new ScheduleException("lower: the function name is " + (name == null ? "null" : "empty"));
+        return lower(name, schedule, Options.defaults());
     }
 
     /** Lowers a schedule through {@link #pipeline()}. */

@@ -1,6 +1,6 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.graph.fuse.FusedGroup;
 import dev.kiln.graph.fuse.Partition;
