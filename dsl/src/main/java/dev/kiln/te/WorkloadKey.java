@@ -29,7 +29,7 @@ import java.util.Map;
  * tensors are numbered by topological position and variables by first appearance, so names do
  * not matter but shapes, dtypes, constants and expressions do.
  */
-public final class WorkloadKey {
+final class WorkloadKey {
     private final Map<Operation, Integer> opIndex = new IdentityHashMap<>();
     private final Map<Var, String> varNames = new IdentityHashMap<>();
     private final StringBuilder sb = new StringBuilder();

@@ -18,7 +18,7 @@ import java.util.Map;
  * their input's memory, no kernel). Every other group, simple (elementwise, injective) or complex,
  * becomes a task, so that the whole network is tuned and not only its convolutions.
  */
-public final class TaskExtraction {
+final class TaskExtraction {
     private TaskExtraction() {}
 
     /** The tasks without layout-free arguments (every weight read in its original layout). */
