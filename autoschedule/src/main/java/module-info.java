@@ -19,6 +19,7 @@ module dev.kiln.autoschedule {
     exports dev.kiln.autoschedule.search;
     exports dev.kiln.autoschedule.measure;
     exports dev.kiln.autoschedule.model;
+    exports dev.kiln.autoschedule.mutation;
     exports dev.kiln.autoschedule.evolution;
     exports dev.kiln.autoschedule.progress;
     // what custom sketch rules, search policies and cost models are written against (access

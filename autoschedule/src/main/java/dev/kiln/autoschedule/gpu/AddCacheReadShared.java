@@ -19,7 +19,7 @@ import java.util.List;
  * stage is worked on again, where the rule no longer applies (its reader is the copy now) and the
  * others do (an input padding stage is then inlined into its copy). Nothing else is tried.
  */
-record AddCacheReadShared() implements SketchRule {
+public record AddCacheReadShared() implements SketchRule {
     @Override
     public String name() { return "AddCacheRead"; }
 

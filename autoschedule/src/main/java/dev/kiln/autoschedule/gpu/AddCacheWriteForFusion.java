@@ -19,7 +19,7 @@ import java.util.List;
  * where MultiLevelTilingWithFusion tiles it "SSSRRSRS" and computes it at the consumer's
  * threadIdx level. Nothing else is tried.
  */
-record AddCacheWriteForFusion() implements SketchRule {
+public record AddCacheWriteForFusion() implements SketchRule {
     @Override
     public String name() { return "AddCacheWriteForFusion"; }
 

@@ -42,7 +42,7 @@ import java.util.SplittableRandom;
  * A stage with no spatial loop at root (a rank-0 result) cannot be bound without a cross-thread
  * reduction, which Kiln does not lower: the sample is invalid, with that reason.
  */
-record InitThreadBind() implements InitRule {
+public record InitThreadBind() implements InitRule {
     public static final String NAME = "InitThreadBind";
 
     @Override
