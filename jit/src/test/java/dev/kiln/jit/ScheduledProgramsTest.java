@@ -81,7 +81,7 @@ class ScheduledProgramsTest {
         d.vectorize("j.1");
         local.reorder("k.0", "k.1", "i", "j");
         local.vectorize("j");
-        PrimFunc f = s.build().lower("tail");
+        PrimFunc f = Lowering.lower("tail", s.build());
         assertThat(f.toString()).as(f.toString()).contains("} else {");
         JitCheck.exact(f, 3);
     }
