@@ -94,7 +94,7 @@ public final class Lowering {
 
     /**
      * The pipeline for any target: the passes every program goes through, without the GPU passes
-     * and without a thread-binding rule (what {@link Schedule#lower} runs; the interpreter runs
+     * and without a thread-binding rule (what {@link #lower(String, Schedule)} runs; the interpreter runs
      * its result whatever the bindings).
      */
     public static Pipeline pipeline() {
