@@ -1,6 +1,7 @@
 package dev.kiln.bench;
 
 import dev.kiln.ir.DType;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Conv;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.samples.MatmulSchedules;
@@ -58,7 +59,7 @@ public class BackendsBench {
                 ? MatmulSchedules.tiled(MatmulBench.matmul(1024), MatmulSchedules.Tiles.avx512())
                 : conv2dSchedule();
         CpuTarget target = backend.equals("llvm") ? Target.cpu() : Target.jvm();
-        kernel = Backend.forTarget(target).compile(s.lower(workload), target);
+        kernel = Backend.forTarget(target).compile(Lowering.lower(workload, s), target);
         List<NDArray> a = new ArrayList<>();
         int seed = 1;
         for (Tensor t : s.dag().arguments()) {

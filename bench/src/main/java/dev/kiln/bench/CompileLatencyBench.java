@@ -1,6 +1,7 @@
 package dev.kiln.bench;
 
 import dev.kiln.jit.LlvmBackend;
+import dev.kiln.lower.Lowering;
 import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
@@ -37,13 +38,13 @@ public class CompileLatencyBench {
     @Setup
     public void setup() {
         schedule = MatmulSchedules.tiled(MatmulBench.matmul(1024), MatmulSchedules.Tiles.avx512());
-        func = schedule.lower("matmul");
+        func = Lowering.lower("matmul", schedule);
         target = ((CpuTarget) Target.cpu()).withFastMath(true);
     }
 
     @Benchmark
     public Object lowerSchedule() {
-        return schedule.lower("matmul");
+        return Lowering.lower("matmul", schedule);
     }
 
     @Benchmark

@@ -2,6 +2,7 @@ package dev.kiln.bench;
 
 import dev.kiln.ir.DType;
 import dev.kiln.ir.IterVar;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.samples.OpenBlas;
@@ -71,7 +72,7 @@ public class MatmulBench {
             case "kiln-hand" -> {
                 Schedule s = MatmulSchedules.tiled(matmul(n), MatmulSchedules.Tiles.avx512());
                 CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true).withCores(threads);
-                kernel = Backend.forTarget(target).compile(s.lower("matmul"), target);
+                kernel = Backend.forTarget(target).compile(Lowering.lower("matmul", s), target);
             }
             case "openblas" -> {
                 OpenBlas.setThreads(threads);

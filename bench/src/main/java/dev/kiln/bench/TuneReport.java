@@ -1,10 +1,11 @@
 package dev.kiln.bench;
 
-import dev.kiln.autoschedule.AutoSchedule;
-import dev.kiln.autoschedule.TuneOptions;
-import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.ir.DType;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Conv;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.samples.MatmulSchedules;
@@ -88,7 +89,7 @@ public final class TuneReport {
     }
 
     static CallTimer.Stats time(Schedule s, CpuTarget target) {
-        try (CompiledKernel k = Backend.forTarget(target).compile(s.lower("bench"), target)) {
+        try (CompiledKernel k = Backend.forTarget(target).compile(Lowering.lower("bench", s), target)) {
             List<NDArray> a = new ArrayList<>();
             int seed = 1;
             for (Tensor t : s.dag().arguments()) {

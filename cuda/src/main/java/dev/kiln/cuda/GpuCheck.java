@@ -1,9 +1,9 @@
 package dev.kiln.cuda;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.TuneOptions;
-import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;

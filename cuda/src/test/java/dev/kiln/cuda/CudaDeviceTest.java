@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureOptions;

@@ -4,7 +4,7 @@ import static dev.kiln.ir.DType.FLOAT32;
 import static dev.kiln.te.Te.placeholder;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.InitPopulation;

@@ -6,7 +6,7 @@ import dev.kiln.ir.KilnException;
  * Output extents of sliding-window operators (convolution, pooling, transposed convolution), with
  * a clear error when the window does not fit.
  */
-public final class ConvOutput {
+final class ConvOutput {
     private ConvOutput() {}
 
     /**

@@ -104,7 +104,7 @@ public final class ComputeOp implements Operation {
             bound.addAll(spatial);
             if (b instanceof Reduce r) bound.addAll(r.axes());
             Exprs.forEach(b, x -> {
-                if (x instanceof TensorRead t) reads.add(t.tensor());
+                if (x instanceof TensorRead t) reads.add(Tensor.of(t));
                 if (x instanceof Var v && !bound.contains(v)) throw unbound(v);
             });
         }

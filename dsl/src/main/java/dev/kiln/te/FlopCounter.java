@@ -36,7 +36,7 @@ import java.util.List;
  * Integer computations count the same way; their rate is reported in GOP/s
  * ({@link ComputeDAG#rateUnit()}).
  */
-public final class FlopCounter {
+final class FlopCounter {
     private FlopCounter() {}
 
     public static long count(List<Operation> ops) {

@@ -1,6 +1,7 @@
 package dev.kiln.te;
 
 import dev.kiln.ir.DType;
+import dev.kiln.ir.DataProducer;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
@@ -13,7 +14,7 @@ import java.util.List;
  * A tensor of the DSL: output {@code valueIndex} of an {@link Operation}, with a static shape and
  * a dtype. Read it inside a {@code compute} body with {@link #at}. Tensors compare by identity.
  */
-public final class Tensor {
+public final class Tensor implements DataProducer {
     private final Operation op;
     private final int valueIndex;
     private final String name;
@@ -28,19 +29,33 @@ public final class Tensor {
         this.dtype = dtype;
     }
 
+    /**
+     * The tensor {@code read} reads. Every read built by the DSL reads a {@code Tensor}; a read of
+     * another {@link DataProducer} is a {@link KilnException}.
+     */
+    public static Tensor of(TensorRead read) {
+        if (read.tensor() instanceof Tensor t) return t;
+        throw new KilnException("read " + read + " reads '" + read.tensor().name() + "', a "
+                + read.tensor().getClass().getSimpleName() + ", not a DSL tensor");
+    }
+
     public Operation op() { return op; }
 
     public int valueIndex() { return valueIndex; }
 
+    @Override
     public String name() { return name; }
 
     public Shape shape() { return shape; }
 
+    @Override
     public DType dtype() { return dtype; }
 
+    @Override
     public int rank() { return shape.rank(); }
 
     /** Extent of axis {@code d}. */
+    @Override
     public long dim(int d) { return shape.get(d); }
 
     /** {@code this[indices...]}; the number of indices must equal the rank. */

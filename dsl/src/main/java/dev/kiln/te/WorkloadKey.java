@@ -29,7 +29,7 @@ import java.util.Map;
  * tensors are numbered by topological position and variables by first appearance, so names do
  * not matter but shapes, dtypes, constants and expressions do.
  */
-public final class WorkloadKey {
+final class WorkloadKey {
     private final Map<Operation, Integer> opIndex = new IdentityHashMap<>();
     private final Map<Var, String> varNames = new IdentityHashMap<>();
     private final StringBuilder sb = new StringBuilder();
@@ -102,7 +102,7 @@ public final class WorkloadKey {
             case Select s -> node("SELECT", s.cond(), s.t(), s.f());
             case Cast c -> node("CAST_" + c.dtype(), c.value());
             case Call c -> node(c.fn().name(), c.args().toArray(Expr[]::new));
-            case TensorRead r -> node("READ_" + tensor(r.tensor()), r.indices().toArray(Expr[]::new));
+            case TensorRead r -> node("READ_" + tensor(Tensor.of(r)), r.indices().toArray(Expr[]::new));
             case BufferLoad l -> throw new IllegalStateException("a DSL body cannot load a buffer: " + l);
             case Reduce r -> {
                 sb.append("REDUCE[");

@@ -4,6 +4,7 @@ import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.interp.Interpreter;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.Elementwise;
@@ -66,11 +67,11 @@ class LayoutRewriteJitTest {
         args.add(NDArray.random(FLOAT32, 2, 3, 3, 16, 32));
         args.add(NDArray.random(FLOAT32, 3, 32));
         args.add(NDArray.allocate(FLOAT32, 1, 12, 12, 32));
-        Interpreter.run(s.lower("reference"), args.toArray(NDArray[]::new));
+        Interpreter.run(Lowering.lower("reference", s), args.toArray(NDArray[]::new));
         NDArray expected = args.get(3);
 
         List<NDArray> packed = r.transformArguments(List.of(args.get(0), args.get(1), args.get(2), NDArray.allocate(FLOAT32, 1, 12, 12, 32)));
-        try (CompiledKernel k = Backend.forTarget(Target.cpu()).compile(r.schedule().lower("packed"), Target.cpu())) {
+        try (CompiledKernel k = Backend.forTarget(Target.cpu()).compile(Lowering.lower("packed", r.schedule()), Target.cpu())) {
             k.call(packed.toArray(NDArray[]::new));
         }
         Comparison cmp = packed.get(3).compareTo(expected, 1e-5, 1e-5);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.fuzz.RandomComputations;
 import dev.kiln.fuzz.RandomSchedules;
+import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleException;
 import dev.kiln.te.ComputeDAG;
@@ -39,7 +40,7 @@ class LlvmDifferentialTest {
                     + " -Dkiln.llvmfuzz.cases=1)";
             PrimFunc f;
             try {
-                f = sch.lower("scheduled");
+                f = Lowering.lower("scheduled", sch);
             } catch (ScheduleException e) {
                 failures.add(where + ": a valid schedule did not lower: " + e.getMessage());
                 continue;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.ir.DType;
 import dev.kiln.ir.IterVar;
+import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;
@@ -40,7 +41,7 @@ class ScheduledProgramsTest {
         d.vectorize("j.1");
         local.autoUnrollMaxStep("i", 16);
         Schedule sch = s.build();
-        PrimFunc f = sch.lower("tiled");
+        PrimFunc f = Lowering.lower("tiled", sch);
         JitCheck.exact(f, 1);
         try (LlvmKernel k = JitCheck.BACKEND.compile(f, JitCheck.TARGET)) {
             assertThat(k.generatedIr()).contains("<16 x float>").contains("_par0_impl");
@@ -56,7 +57,7 @@ class ScheduledProgramsTest {
         d.vectorize("j.1");
         d.parallel("i");
         s.stage("C").split("j", 16);
-        JitCheck.exact(s.build().lower("guarded"), 2);
+        JitCheck.exact(Lowering.lower("guarded", s.build()), 2);
     }
 
     /**
@@ -80,7 +81,7 @@ class ScheduledProgramsTest {
         d.vectorize("j.1");
         local.reorder("k.0", "k.1", "i", "j");
         local.vectorize("j");
-        PrimFunc f = s.build().lower("tail");
+        PrimFunc f = Lowering.lower("tail", s.build());
         assertThat(f.toString()).as(f.toString()).contains("} else {");
         JitCheck.exact(f, 3);
     }

@@ -34,7 +34,7 @@ import java.util.List;
  * and rounded to the type; as with any compiler's folding, a backend's own libm may differ from
  * the folded value by an ulp.
  */
-public final class ConstFold {
+final class ConstFold {
     private ConstFold() {}
 
     /** An integer or bool constant of type {@code t}, wrapping {@code v} to the type. */

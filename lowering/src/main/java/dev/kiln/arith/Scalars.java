@@ -21,7 +21,7 @@ import dev.kiln.ir.KilnException;
  *       2p + 2 bits for every p here), so no double-rounding error can creep in.
  * </ul>
  */
-public final class Scalars {
+final class Scalars {
     private Scalars() {}
 
     /** Reduces {@code v} to the range of integer type {@code t} the way the hardware does (wrapping). */

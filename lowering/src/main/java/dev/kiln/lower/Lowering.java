@@ -1,6 +1,7 @@
 package dev.kiln.lower;
 
 import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleException;
 import dev.kiln.schedule.ScheduleLowering;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.CudaTarget;
@@ -96,7 +97,7 @@ public final class Lowering {
 
     /**
      * The pipeline for any target: the passes every program goes through, without the GPU passes
-     * and without a thread-binding rule (what {@link Schedule#lower} runs; the interpreter runs
+     * and without a thread-binding rule (what {@link #lower(String, Schedule)} runs; the interpreter runs
      * its result whatever the bindings).
      */
     public static Pipeline pipeline() {
@@ -157,6 +158,15 @@ public final class Lowering {
     /** The passes of {@link #pipeline()}, in order. */
     public static List<Pass> passes() {
         return pipeline().passes();
+    }
+
+    /**
+     * Lowers a schedule through {@link #pipeline()} with the default options; the function's
+     * parameters are the DAG's inputs, then its outputs.
+     */
+    public static PrimFunc lower(String name, Schedule schedule) {
+        if (name == null || name.isEmpty()) throw new ScheduleException("lower: the function name is " + (name == null ? "null" : "empty"));
+        return lower(name, schedule, Options.defaults());
     }
 
     /** Lowers a schedule through {@link #pipeline()}. */

@@ -14,7 +14,7 @@ import java.util.Set;
  * and the guards that keep the points of splits that do not divide their extent inside the
  * original domain.
  */
-public final class IterAlgebra {
+final class IterAlgebra {
     private IterAlgebra() {}
 
     /**

@@ -5,16 +5,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.kiln.lower.Lowering;
 import dev.kiln.te.ComputeDAG;
-import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * A schedule: an immutable list of {@link Step}s over a {@link ComputeDAG}. It is data: it
  * replays onto the DAG's {@link LoopState}, serialises to one JSON line and back, prints as Java
- * source that rebuilds it, and lowers to the loop IR. People build one with
+ * source that rebuilds it, and lowers to the loop IR ({@code Lowering.lower(name, schedule)}, in
+ * {@code dev.kiln.lower}, which depends on this package and not the other way round). People build one with
  * {@link ScheduleBuilder}; the auto-scheduler builds and mutates the step list directly.
  */
 public record Schedule(ComputeDAG dag, List<Step> steps) {
@@ -50,12 +49,6 @@ public record Schedule(ComputeDAG dag, List<Step> steps) {
         Schedule out = new Schedule(dag, more);
         out.replay();
         return out;
-    }
-
-    /** Lowers through the standard pipeline; parameters are the DAG's inputs, then its outputs. */
-    public PrimFunc lower(String name) {
-        if (name == null || name.isEmpty()) throw new ScheduleException("lower: the function name is " + (name == null ? "null" : "empty"));
-        return Lowering.lower(name, this, Lowering.Options.defaults());
     }
 
     /** One JSON line: {@code {"format":"kiln-schedule-1","workload_key":"kiln-...","steps":[["SP",...],...]}}. */

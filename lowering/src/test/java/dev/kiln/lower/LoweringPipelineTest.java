@@ -76,7 +76,7 @@ class LoweringPipelineTest {
     void tiledMatmulReluMatchesPlainJava() {
         for (int[] mnk : new int[][] {{15, 10, 7}, {8, 8, 8}, {9, 17, 5}, {1, 1, 1}, {4, 19, 33}}) {
             int m = mnk[0], n = mnk[1], k = mnk[2];
-            PrimFunc f = Dags.tiledMatmulRelu(Dags.matmulRelu(m, n, k)).lower("f");
+            PrimFunc f = Lowering.lower("f", Dags.tiledMatmulRelu(Dags.matmulRelu(m, n, k)));
             NDArray a = NDArray.random(dev.kiln.ir.DType.FLOAT32, 11, m, k), b = NDArray.random(dev.kiln.ir.DType.FLOAT32, 12, k, n);
             NDArray d = NDArray.random(dev.kiln.ir.DType.FLOAT32, 13, m, n);
             Interpreter.run(f, a, b, d);
@@ -134,6 +134,6 @@ class LoweringPipelineTest {
         Schedule sch = s.build();
         PrimFunc before = PassChecks.loops(sch);
         PassChecks.assertSameResults(before, PassChecks.pipeline(before));
-        assertThat(sch.lower("f").toString()).contains("for[blockIdx.x] i.0 in 0..5").contains("for[threadIdx.x] i.1 in 0..8");
+        assertThat(Lowering.lower("f", sch).toString()).contains("for[blockIdx.x] i.0 in 0..5").contains("for[threadIdx.x] i.1 in 0..8");
     }
 }

@@ -8,6 +8,7 @@ import dev.kiln.interp.Interpreter;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
@@ -86,7 +87,7 @@ class EntryPointErrorsTest {
                 bad("Schedule(null DAG)", () -> new Schedule(null, List.of()), "DAG", "null"),
                 bad("Schedule(null step)", () -> new Schedule(DAG, Arrays.asList((Step) null)), "step 0", "null"),
                 bad("append(null)", () -> Schedule.empty(DAG).append(null), "step 0", "null"),
-                bad("lower(null name)", () -> Schedule.empty(DAG).lower(null), "lower", "name is null"),
+                bad("lower(null name)", () -> Lowering.lower(null, Schedule.empty(DAG)), "lower", "name is null"),
                 bad("fromJson(null)", () -> Schedule.fromJson(null, DAG), "fromJson", "null"),
                 bad("fromJson(null DAG)", () -> Schedule.fromJson(withSteps("[]"), null), "fromJson", "DAG is null"),
                 bad("fromJson(not JSON)", () -> Schedule.fromJson("{oops", DAG), "not a schedule"),

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kiln.interp.Interpreter;
 import dev.kiln.ir.IterVar;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
@@ -56,7 +57,7 @@ class NamedAxesScheduleTest {
         c.vectorize("col.1");
         Schedule schedule = s.build();
         assertThat(schedule.toJavaSource()).contains("\"row\"").contains("\"col.1\"");
-        PrimFunc f = schedule.lower("named");
+        PrimFunc f = Lowering.lower("named", schedule);
         assertThat(f.toString()).contains("row.1").contains("red");
 
         NDArray a = NDArray.random(FLOAT32, 11, M, K);
@@ -92,7 +93,7 @@ class NamedAxesScheduleTest {
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         s.stage("C").split("l", 4);
         s.stage("C").split("k", 5);
-        PrimFunc f = s.build().lower("bmm");
+        PrimFunc f = Lowering.lower("bmm", s.build());
         NDArray na = NDArray.random(FLOAT32, 3, 2, 6, 5);
         NDArray nb = NDArray.random(FLOAT32, 4, 2, 5, 8);
         NDArray out = NDArray.allocate(FLOAT32, 2, 6, 8);

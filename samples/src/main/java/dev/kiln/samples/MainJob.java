@@ -1,10 +1,11 @@
 package dev.kiln.samples;
 
-import dev.kiln.autoschedule.AutoSchedule;
-import dev.kiln.autoschedule.TuneOptions;
-import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -130,15 +131,15 @@ public final class MainJob implements Callable<Integer> {
         ok &= kiln(rows, "Kiln, default schedule", LowerDefault.lower("default", args), target, inputs, expected, w);
         if (isMatmul) {
             Schedule hand = MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512());
-            ok &= kiln(rows, "Kiln, hand-written schedule", hand.lower("hand"), target, inputs, expected, w);
+            ok &= kiln(rows, "Kiln, hand-written schedule", Lowering.lower("hand", hand), target, inputs, expected, w);
         }
         if (trials > 0) {
             TuneOptions opts = TuneOptions.builder().trials(trials).seed(seed).logFile(log)
                     .timeBudget(Duration.ofSeconds(timeBudgetSeconds)).build();
             try (TuneResult r = AutoSchedule.tune(dag, target, opts)) {
                 System.out.println("  " + r.summary());
-                if (showIr) System.out.println(r.schedule().lower("tuned"));
-                ok &= kiln(rows, "Kiln, auto-scheduled (" + r.trials() + " trials)", r.schedule().lower("tuned"), target,
+                if (showIr) System.out.println(Lowering.lower("tuned", r.schedule()));
+                ok &= kiln(rows, "Kiln, auto-scheduled (" + r.trials() + " trials)", Lowering.lower("tuned", r.schedule()), target,
                         inputs, expected, w);
             }
         }

@@ -3,6 +3,7 @@ package dev.kiln.samples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.interp.Interpreter;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Backend;
@@ -28,7 +29,7 @@ class MatmulSchedulesTest {
             Workload w = Workloads.matmul(m, n, k);
             ComputeDAG dag = new ComputeDAG(List.of(w.output()));
             Schedule s = MatmulSchedules.tiled(dag, new MatmulSchedules.Tiles(32, 64, 4, 32, 64));
-            PrimFunc f = s.lower("tiled");
+            PrimFunc f = Lowering.lower("tiled", s);
             try (NDArray a = NDArray.random(dev.kiln.ir.DType.FLOAT32, 11, m, k);
                  NDArray b = NDArray.random(dev.kiln.ir.DType.FLOAT32, 12, k, n);
                  NDArray c = NDArray.allocate(dev.kiln.ir.DType.FLOAT32, m, n);

@@ -19,6 +19,7 @@ import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.IterVar;
 import dev.kiln.ir.Reducer;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;
@@ -45,7 +46,7 @@ class ReadmeExamplesTest {
         ScheduleBuilder s = ScheduleBuilder.on(dense);
         s.stage("Y").split("row", 8);
         assertThat(s.stage("Y").loops().stream().map(ScheduleBuilder.Loop::name)).containsExactly("row.0", "row.1", "co", "ci");
-        PrimFunc f = s.build().lower("dense");
+        PrimFunc f = Lowering.lower("dense", s.build());
         try (NDArray a = NDArray.random(FLOAT32, 21, 64, 32); NDArray b = NDArray.random(FLOAT32, 22, 16, 32);
              NDArray out = NDArray.allocate(FLOAT32, 64, 16)) {
             Interpreter.run(f, a, b, out);

@@ -10,6 +10,7 @@ import dev.kiln.ir.TensorRead;
 import dev.kiln.ir.Var;
 import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Operation;
+import dev.kiln.te.Tensor;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -45,7 +46,7 @@ public record OpAccess(Operation op, Map<Operation, List<List<Expr>>> reads, boo
         boolean[] branch = {false}, exp = {false};
         for (Expr body : c.bodies()) {
             Exprs.forEach(body, e -> {
-                if (e instanceof TensorRead r) reads.computeIfAbsent(r.tensor().op(), k -> new ArrayList<>()).add(r.indices());
+                if (e instanceof TensorRead r) reads.computeIfAbsent(Tensor.of(r).op(), k -> new ArrayList<>()).add(r.indices());
                 if (e instanceof Select) branch[0] = true;
                 if (e instanceof Call call && call.fn() == Intrinsic.EXP) exp[0] = true;
             });

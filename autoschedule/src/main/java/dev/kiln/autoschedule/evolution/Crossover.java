@@ -33,7 +33,7 @@ import java.util.TreeSet;
  * The child is checked by replaying it ({@link Children}); null is returned when there is nothing
  * to cross, or the child is invalid or equal to a parent.
  */
-public final class Crossover {
+final class Crossover {
     private Crossover() {}
 
     /** A child of {@code a} and {@code b}, or null. */

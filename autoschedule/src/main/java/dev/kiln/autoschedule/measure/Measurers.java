@@ -2,6 +2,7 @@ package dev.kiln.autoschedule.measure;
 
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.ir.KilnException;
+import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
 import dev.kiln.tir.PrimFunc;
@@ -33,7 +34,7 @@ public final class Measurers {
     /** The task's program under the empty schedule, which the measurers check results against. */
     public static PrimFunc referenceProgram(SearchTask task) {
         try {
-            return Schedule.empty(task.dag()).lower("reference");
+            return Lowering.lower("reference", Schedule.empty(task.dag()));
         } catch (RuntimeException e) {
             throw new KilnException("task " + task.workloadKey() + ": the default lowering fails, so there is nothing to "
                     + "measure against: " + e.getMessage());

@@ -30,7 +30,7 @@ public interface ScheduleLowerer {
      */
     static ScheduleLowerer forTarget(Target target) {
         return switch (target) {
-            case CpuTarget c -> (task, schedule) -> schedule.lower(FUNCTION_NAME);
+            case CpuTarget c -> (task, schedule) -> Lowering.lower(FUNCTION_NAME, schedule);
             case CudaTarget c -> (task, schedule) -> GpuPasses.lower(FUNCTION_NAME, schedule, gpuLimits(c, task),
                     Lowering.Options.defaults());
         };

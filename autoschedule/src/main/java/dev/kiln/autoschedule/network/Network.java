@@ -1,6 +1,6 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.TaskResult;
 import dev.kiln.autoschedule.scheduler.TaskScheduler;

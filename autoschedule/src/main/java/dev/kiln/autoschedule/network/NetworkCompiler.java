@@ -1,6 +1,6 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Value;
 import dev.kiln.graph.fuse.FusedGroup;

@@ -1,6 +1,6 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.scheduler.SchedulerListener;
 import dev.kiln.autoschedule.scheduler.Strategy;

@@ -1,6 +1,6 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.graph.fuse.FusedGroup;
 import dev.kiln.graph.fuse.Partition;
@@ -18,7 +18,7 @@ import java.util.Map;
  * their input's memory, no kernel). Every other group, simple (elementwise, injective) or complex,
  * becomes a task, so that the whole network is tuned and not only its convolutions.
  */
-public final class TaskExtraction {
+final class TaskExtraction {
     private TaskExtraction() {}
 
     /** The tasks without layout-free arguments (every weight read in its original layout). */

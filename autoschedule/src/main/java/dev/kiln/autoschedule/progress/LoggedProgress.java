@@ -4,7 +4,7 @@ package dev.kiln.autoschedule.progress;
  * A tuning run's progress as one {@link System.Logger} line (level INFO) at the start and after
  * every round, when the verbose option is on (also where there is no terminal for the bar).
  */
-public final class LoggedProgress implements TuneProgress {
+final class LoggedProgress implements TuneProgress {
     private static final System.Logger LOG = System.getLogger("dev.kiln.autoschedule.tune");
     private String taskName = "";
 

@@ -12,7 +12,7 @@ import me.tongfei.progressbar.ProgressBarStyle;
  * error): trials done of the budget, elapsed time and the time left, the best GFLOP/s so far and
  * the number of errors. Redrawn a few times a second from the library's own thread.
  */
-public final class TerminalProgressBar implements TuneProgress {
+final class TerminalProgressBar implements TuneProgress {
     private final Consumer<String> sink;
     private ProgressBar bar;
 

@@ -64,7 +64,7 @@ import java.util.function.LongSupplier;
  * <p>A task whose round throws is dead ({@link TaskStatus#FAILED}, with the message); the others
  * go on. (Bad programs never throw: measurers record them as failed trials.)
  */
-public final class SchedulerLoop {
+final class SchedulerLoop {
     private static final System.Logger LOG = System.getLogger(SchedulerLoop.class.getName());
 
     /** The latency of a task without a valid program in the objective (Ansor's 1e10 seconds). */

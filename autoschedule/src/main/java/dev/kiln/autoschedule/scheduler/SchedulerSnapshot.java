@@ -14,7 +14,7 @@ import java.util.Locale;
  * @param trials         trials of all tasks so far
  * @param elapsedSeconds seconds since the scheduler started
  */
-public record SchedulerSnapshot(int round, int tunedTask, List<TaskSummary> tasks, double objective, int trials,
+record SchedulerSnapshot(int round, int tunedTask, List<TaskSummary> tasks, double objective, int trials,
                                 double elapsedSeconds) {
     public SchedulerSnapshot {
         tasks = List.copyOf(tasks);

@@ -11,7 +11,7 @@ import java.util.Map;
  * slower (in GFLOP/s) than the best of its group is expected to improve. A task leaves its group
  * when it has been tuned a lot more than the others and is still slow ({@link #remove}).
  */
-public final class SimilarityGroups {
+final class SimilarityGroups {
     /** The base of the logarithm that buckets FLOPs (the golden ratio, as in Ansor). */
     public static final double LOG_BASE = 1.618;
 

@@ -1,7 +1,7 @@
 package dev.kiln.autoschedule.scheduler;
 
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;

@@ -9,6 +9,7 @@ import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -108,7 +109,7 @@ class RegisterTileTailsTest {
             }
             if (!tail) continue;
             withTail++;
-            Comparison cmp = run(c.schedule().lower("tail"), dag, inputs).compareTo(want, 1e-4, 1e-4);
+            Comparison cmp = run(Lowering.lower("tail", c.schedule()), dag, inputs).compareTo(want, 1e-4, 1e-4);
             assertThat(cmp.ok()).as(c.key() + "\n" + cmp.report()).isTrue();
             Schedule back = Schedule.fromJson(c.schedule().toJson(), dag);
             assertThat(back.steps()).isEqualTo(c.schedule().steps());

@@ -11,6 +11,7 @@ import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.ConvTranspose;
@@ -76,7 +77,7 @@ class SampledProgramsTest {
             assertThat(Candidate.of(Schedule.fromJson(s.toJson(), dag)).key()).isEqualTo(c.key());
             for (int k = 0; k < sketches.size(); k++) if (sameShape(sketches.get(k), s)) sketchesSeen.add(k);
             try {
-                Comparison cmp = run(s.lower("sampled"), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+                Comparison cmp = run(Lowering.lower("sampled", s), dag, inputs).compareTo(expected, 1e-4, 1e-4);
                 if (!cmp.ok()) failures.add(c.key() + s.toJavaSource() + cmp.report());
             } catch (RuntimeException e) {
                 failures.add(c.key() + s.toJavaSource() + e);
@@ -180,7 +181,7 @@ class SampledProgramsTest {
             List<NDArray> inputs = randomInputs(dag, 100 + d);
             NDArray expected = run(LowerDefault.lower("reference", dag), dag, inputs);
             for (Candidate c : res.candidates()) {
-                Comparison cmp = run(c.schedule().lower("sampled"), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+                Comparison cmp = run(Lowering.lower("sampled", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
                 assertThat(cmp.ok()).as("%s\n%s%s", cmp.report(), c.key(), c.schedule().toJavaSource()).isTrue();
             }
         }

@@ -15,6 +15,7 @@ import dev.kiln.autoschedule.annotate.NestedParallel;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.AnnotationStep;
@@ -74,7 +75,7 @@ class MutationRulesTest {
             made++;
             assertThat(c.key()).as(rule.name()).isNotEqualTo(p.key());
             assertThat(NestedParallel.has(c.state())).isFalse();
-            Comparison cmp = run(c.schedule().lower("child"), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+            Comparison cmp = run(Lowering.lower("child", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
             assertThat(cmp.ok()).as(rule.name() + " child of\n" + p.key() + "\n" + cmp.report()).isTrue();
             check.accept(p, c);
         }
@@ -211,7 +212,7 @@ class MutationRulesTest {
                 }
                 if (differing.size() == 1) fine++;
                 assertThat(fromB).isTrue();
-                Comparison cmp = run(c.schedule().lower("child"), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+                Comparison cmp = run(Lowering.lower("child", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
                 assertThat(cmp.ok()).as(cmp.report()).isTrue();
             }
         }

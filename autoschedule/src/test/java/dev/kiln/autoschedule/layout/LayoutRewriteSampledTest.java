@@ -9,6 +9,7 @@ import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.ConvParams;
@@ -56,7 +57,7 @@ class LayoutRewriteSampledTest {
             Schedule s = c.schedule();
             if (s.steps().stream().anyMatch(x -> x instanceof dev.kiln.schedule.CacheReadStep)) packed++;
             List<NDArray> a = copies(original);
-            Interpreter.run(s.lower("f"), a.toArray(NDArray[]::new));
+            Interpreter.run(Lowering.lower("f", s), a.toArray(NDArray[]::new));
             LayoutRewrite.Result r = LayoutRewrite.rewrite(s, weights);
             if (r.rewritten()) rewritten++;
             // the search's shortcut (extents read from the candidate's inferred loops) derives the same layouts
@@ -69,7 +70,7 @@ class LayoutRewriteSampledTest {
             }
             for (LayoutRewrite.Skipped k : r.skipped()) reasons.merge(k.reason().replaceAll("'[^']*'", "'.'"), 1, Integer::sum);
             List<NDArray> b = r.transformArguments(copies(original));
-            Interpreter.run(r.schedule().lower("f"), b.toArray(NDArray[]::new));
+            Interpreter.run(Lowering.lower("f", r.schedule()), b.toArray(NDArray[]::new));
             for (int o = dag.inputs().size(); o < a.size(); o++) {
                 Comparison cmp = b.get(o).compareTo(a.get(o), 0, 0);
                 if (!cmp.ok()) failures.add(r.transforms() + "\n" + s.toJavaSource() + cmp.report());

@@ -2,7 +2,7 @@ package dev.kiln.autoschedule.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.measure.MeasureError;

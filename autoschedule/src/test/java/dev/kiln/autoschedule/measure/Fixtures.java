@@ -6,6 +6,7 @@ import dev.kiln.autoschedule.Workloads;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.FloatImm;
 import dev.kiln.ir.IntImm;
+import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.schedule.SplitStep;
@@ -93,7 +94,7 @@ final class Fixtures {
 
         @Override
         public PrimFunc lower(SearchTask task, Schedule schedule) {
-            PrimFunc f = schedule.lower(FUNCTION_NAME);
+            PrimFunc f = Lowering.lower(FUNCTION_NAME, schedule);
             UnaryOperator<PrimFunc> e = edits.get(schedule);
             return e == null ? f : e.apply(f);
         }

@@ -10,6 +10,7 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.feature.FeatureExtractor;
 import dev.kiln.autoschedule.feature.ProgramFeatures;
 import dev.kiln.ir.KilnException;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Linalg;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
@@ -71,7 +72,7 @@ class LayoutFreeMeasureTest {
 
         @Override
         public PrimFunc lower(SearchTask task, Schedule schedule) {
-            PrimFunc f = schedule.lower(FUNCTION_NAME);
+            PrimFunc f = Lowering.lower(FUNCTION_NAME, schedule);
             weightShapes.add(f.params().get(1).constShape());
             return f;
         }
@@ -128,9 +129,9 @@ class LayoutFreeMeasureTest {
         ComputeDAG dag = dense();
         LayoutRewrite.Result r = task(dag).rewriteLayouts(tiled(dag));
         PackedLayout layout = r.transform(1).orElseThrow().layout();
-        PrimFunc packedProgram = r.schedule().lower("f");
+        PrimFunc packedProgram = Lowering.lower("f", r.schedule());
         List<ArgumentSpec> specs = new ArrayList<>();
-        PrimFunc plain = Schedule.empty(dag).lower("g");
+        PrimFunc plain = Lowering.lower("g", Schedule.empty(dag));
         for (int i = 0; i < plain.params().size(); i++) specs.add(ArgumentSpec.of(plain.params().get(i), i < 3));
         try (Workload w = new Workload(specs, 7, List.of())) {
             var args = w.packed(Map.of(1, layout)).allocate(packedProgram.params());
@@ -156,9 +157,9 @@ class LayoutFreeMeasureTest {
         ComputeDAG dag = dense();
         LayoutRewrite.Result r = task(dag).rewriteLayouts(tiled(dag));
         Map<Integer, PackedLayout> layouts = r.layouts();
-        String line = WorkerProtocol.measureRequest(1, "cpu", "/tmp/w.bin", OPTIONS, r.schedule().lower("f"), layouts);
+        String line = WorkerProtocol.measureRequest(1, "cpu", "/tmp/w.bin", OPTIONS, Lowering.lower("f", r.schedule()), layouts);
         assertThat(WorkerProtocol.layouts(WorkerProtocol.parse(line))).isEqualTo(layouts);
-        String none = WorkerProtocol.measureRequest(2, "cpu", "/tmp/w.bin", OPTIONS, Schedule.empty(dag).lower("f"));
+        String none = WorkerProtocol.measureRequest(2, "cpu", "/tmp/w.bin", OPTIONS, Lowering.lower("f", Schedule.empty(dag)));
         assertThat(WorkerProtocol.layouts(WorkerProtocol.parse(none))).isEmpty();
     }
 

@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.measure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
@@ -34,7 +35,7 @@ class LocalMeasurerTest {
             try (LocalMeasurer edited = LocalMeasurer.of(Target.cpu(), OPTIONS, l)) {
                 List<MeasureResult> errs = edited.measure(task, List.of(Fixtures.illegal(dag),
                         l.edited(dag, Fixtures::wrongFirstElement),
-                        l.edited(dag, f -> Schedule.empty(smaller).lower(ScheduleLowerer.FUNCTION_NAME)),
+                        l.edited(dag, f -> Lowering.lower(ScheduleLowerer.FUNCTION_NAME, Schedule.empty(smaller))),
                         Fixtures.threadBound(dag), Schedule.empty(dag)));
                 assertThat(errs).extracting(MeasureResult::error).containsExactly(MeasureError.LOWER,
                         MeasureError.WRONG_RESULT, MeasureError.RUNTIME, MeasureError.COMPILE, MeasureError.NONE);

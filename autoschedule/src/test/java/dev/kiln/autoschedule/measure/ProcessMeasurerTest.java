@@ -8,6 +8,7 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.KilnException;
+import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
@@ -97,7 +98,7 @@ class ProcessMeasurerTest {
                 Fixtures.illegal(dag),
                 Fixtures.threadBound(dag),
                 lowerer.edited(dag, Fixtures::wrongFirstElement),
-                lowerer.edited(dag, f -> Schedule.empty(smaller).lower(ScheduleLowerer.FUNCTION_NAME)),
+                lowerer.edited(dag, f -> Lowering.lower(ScheduleLowerer.FUNCTION_NAME, Schedule.empty(smaller))),
                 lowerer.edited(dag, Fixtures::storeOutOfBounds),
                 Fixtures.tiled(dag, 4, 4));
         List<MeasureResult> rs = measurer.measure(task, batch);

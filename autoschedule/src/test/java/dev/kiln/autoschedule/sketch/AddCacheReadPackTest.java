@@ -10,6 +10,7 @@ import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Linalg;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.CacheReadStep;
@@ -92,7 +93,7 @@ class AddCacheReadPackTest {
         NDArray expected = run(LowerDefault.lower("ref", dag), in);
         int kept = 0;
         for (Candidate c : res.candidates()) {
-            assertThat(run(c.schedule().lower("packed"), in).compareTo(expected, 1e-4, 1e-4).ok()).as(c.key()).isTrue();
+            assertThat(run(Lowering.lower("packed", c.schedule()), in).compareTo(expected, 1e-4, 1e-4).ok()).as(c.key()).isTrue();
             int copy = c.state().stages().stream().map(Stage::name).toList().indexOf("B.local");
             if (c.state().stage(copy).computeAt() == ComputeAtKind.ITER) kept++;
         }

@@ -1,6 +1,6 @@
 package dev.kiln.bench.measure;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.CostStatistic;

@@ -1,6 +1,7 @@
 package dev.kiln.bench.space;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
@@ -21,7 +22,7 @@ public final class DumpSchedule {
         ComputeDAG dag = GemmStudy.gemm(Integer.parseInt(args[0]));
         Schedule s = Schedule.fromSteps(new ObjectMapper().readTree(Files.readString(Path.of(args[1]))), dag);
         CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
-        var func = s.lower("gemm");
+        var func = Lowering.lower("gemm", s);
         try (CompiledKernel k = Backend.forTarget(target).compile(func, target)) {
             Files.writeString(Path.of(args[2] + ".tir"), func.toString());
             Files.writeString(Path.of(args[2] + ".s"), k.source());

@@ -2,6 +2,7 @@ package dev.kiln.bench.space;
 
 
 import dev.kiln.ir.DType;
+import dev.kiln.lower.Lowering;
 import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
@@ -97,7 +98,7 @@ public final class GemmStudy {
         }
         List<CompiledKernel> kernels = new ArrayList<>();
         for (Variant v : vs) {
-            var func = v.schedule().lower("gemm");
+            var func = Lowering.lower("gemm", v.schedule());
             CompiledKernel k = Backend.forTarget(target).compile(func, target);
             kernels.add(k);
             if (dump != null) {
@@ -124,7 +125,7 @@ public final class GemmStudy {
     }
 
     static double time(Schedule s, CpuTarget target, Path dump, String tag) throws Exception {
-        var func = s.lower("gemm");
+        var func = Lowering.lower("gemm", s);
         try (CompiledKernel k = Backend.forTarget(target).compile(func, target)) {
             if (dump != null) {
                 Files.createDirectories(dump);

@@ -1,9 +1,9 @@
 package dev.kiln.bench.space;
 
-import dev.kiln.autoschedule.AutoSchedule;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.TuneOptions;
-import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
 import dev.kiln.autoschedule.annotate.InitFillTileSize;
 import dev.kiln.autoschedule.annotate.InitPopulation;
@@ -11,6 +11,7 @@ import dev.kiln.autoschedule.evolution.EvolutionOptions;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.lower.Lowering;
 import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Backend;
@@ -69,7 +70,7 @@ public final class SpaceBench {
         names.add("hand schedule (MatmulSchedules.avx512)");
         schedules.add(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()));
         List<CompiledKernel> kernels = new ArrayList<>();
-        for (Schedule s : schedules) kernels.add(Backend.forTarget(target).compile(s.lower("gemm"), target));
+        for (Schedule s : schedules) kernels.add(Backend.forTarget(target).compile(Lowering.lower("gemm", s), target));
         System.out.println("re-timing: load before " + Timing.loadAverage());
         double[] best = new double[schedules.size() + 1];
         Arrays.fill(best, Double.MAX_VALUE);

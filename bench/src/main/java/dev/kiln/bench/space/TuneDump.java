@@ -1,8 +1,8 @@
 package dev.kiln.bench.space;
 
-import dev.kiln.autoschedule.AutoSchedule;
-import dev.kiln.autoschedule.TuneOptions;
-import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;

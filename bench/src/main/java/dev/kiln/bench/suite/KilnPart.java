@@ -1,8 +1,8 @@
 package dev.kiln.bench.suite;
 
-import dev.kiln.autoschedule.AutoSchedule;
-import dev.kiln.autoschedule.TuneOptions;
-import dev.kiln.autoschedule.TuneResult;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasurerProviders;
 import dev.kiln.bench.suite.SuiteRow.Status;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.fuzz.RandomComputations;
 import dev.kiln.fuzz.RandomSchedules;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -45,7 +46,7 @@ class JvmDifferentialTest {
                     + " -Dkiln.jvmfuzz.cases=1)";
             PrimFunc f;
             try {
-                f = sch.lower("scheduled");
+                f = Lowering.lower("scheduled", sch);
             } catch (ScheduleException e) {
                 notLowerable++;
                 continue;
@@ -79,7 +80,7 @@ class JvmDifferentialTest {
             Schedule sch = RandomSchedules.generate(dag, rng, false).schedule();
             PrimFunc scheduled;
             try {
-                scheduled = sch.lower("scheduled");
+                scheduled = Lowering.lower("scheduled", sch);
             } catch (ScheduleException e) {
                 continue;
             }

@@ -10,6 +10,7 @@ import dev.kiln.interp.Interpreter;
 import dev.kiln.interp.Program;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.IterVar;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;
@@ -38,9 +39,9 @@ public final class JvmSpeed {
         ScheduleBuilder s = ScheduleBuilder.on(ComputeDAG.of(c));
         var parts = s.stage("C").split("i", 64);
         s.stage("C").vectorize(parts.get(1));
-        PrimFunc serial = s.build().lower("add_vec");
+        PrimFunc serial = Lowering.lower("add_vec", s.build());
         s.stage("C").parallel(parts.get(0));
-        PrimFunc par = s.build().lower("add_vec_par");
+        PrimFunc par = Lowering.lower("add_vec_par", s.build());
         try (NDArray x = NDArray.random(DType.FLOAT32, 1, n); NDArray y = NDArray.random(DType.FLOAT32, 2, n);
              NDArray z = NDArray.allocate(DType.FLOAT32, n)) {
             double flops = n;
@@ -65,9 +66,9 @@ public final class JvmSpeed {
         st.reorder(is.get(0), js.get(0), st.loop("k"), is.get(1), js.get(1));
         st.unroll(is.get(1));
         st.vectorize(js.get(1));
-        PrimFunc serial = s.build().lower("matmul_tiled");
+        PrimFunc serial = Lowering.lower("matmul_tiled", s.build());
         st.parallel(is.get(0));
-        PrimFunc par = s.build().lower("matmul_tiled_par");
+        PrimFunc par = Lowering.lower("matmul_tiled_par", s.build());
         PrimFunc naive = dev.kiln.lower.LowerDefault.lower("matmul", dag);
         double flops = 2.0 * n * n * n;
         try (NDArray x = NDArray.random(DType.FLOAT32, 1, n, n); NDArray y = NDArray.random(DType.FLOAT32, 2, n, n);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.Elementwise;
@@ -52,7 +53,7 @@ class NnLibraryTest {
                 // nor vectorized
             }
         }
-        return JvmCheck.exact(s.build().lower(name + "_scheduled"), seed + 1000);
+        return JvmCheck.exact(Lowering.lower(name + "_scheduled", s.build()), seed + 1000);
     }
 
     @Test

@@ -200,7 +200,7 @@ final class LayoutDerivation {
         });
         List<List<Expr>> out = new ArrayList<>();
         for (TensorRead t : direct) {
-            Operation op = t.tensor().op();
+            Operation op = Tensor.of(t).op();
             if (op == target) {
                 out.add(t.indices());
                 continue;
@@ -209,7 +209,7 @@ final class LayoutDerivation {
                 if (s.op() != op || s.computeAt() != ComputeAtKind.INLINED || !(op instanceof ComputeOp inl)) continue;
                 Map<Var, Expr> sub = new IdentityHashMap<>();
                 for (int d = 0; d < inl.axes().size(); d++) sub.put(inl.axes().get(d), t.indices().get(d));
-                for (List<Expr> inner : readsThrough(inl.bodies().get(t.tensor().valueIndex()), target)) {
+                for (List<Expr> inner : readsThrough(inl.bodies().get(Tensor.of(t).valueIndex()), target)) {
                     out.add(inner.stream().map(x -> Exprs.substitute(x, sub)).toList());
                 }
             }

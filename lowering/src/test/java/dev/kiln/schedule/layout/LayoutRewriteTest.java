@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.ir.KilnException;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.ConvParams;
@@ -49,7 +50,7 @@ class LayoutRewriteTest {
      * (A fused loop, {@code i.0@j.0@}, is itself read back through floordiv/floormod; those stay.)
      */
     static void assertPlainIndices(LayoutRewrite.Result r) {
-        String program = r.schedule().lower("f").toString();
+        String program = Lowering.lower("f", r.schedule()).toString();
         for (LayoutRewrite.Transform t : r.transforms()) {
             List<String> reads = LayoutRewriteTesting.indexTexts(program, t.rewritten().name());
             assertThat(reads).as(program).isNotEmpty();

@@ -3,6 +3,7 @@ package dev.kiln.schedule.layout;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.interp.Interpreter;
+import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -34,7 +35,7 @@ final class LayoutRewriteTesting {
 
     /** Runs the schedule's program in the interpreter on {@code args} (outputs written in place). */
     static void run(Schedule s, List<NDArray> args) {
-        Interpreter.run(s.lower("f"), args.toArray(NDArray[]::new));
+        Interpreter.run(Lowering.lower("f", s), args.toArray(NDArray[]::new));
     }
 
     /** Rewrites, runs both programs, asserts the outputs are identical; returns the result. */

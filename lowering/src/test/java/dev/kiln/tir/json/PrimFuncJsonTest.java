@@ -31,6 +31,7 @@ import dev.kiln.ir.Reducer;
 import dev.kiln.ir.Select;
 import dev.kiln.ir.Var;
 import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.Norm;
 import dev.kiln.nn.Softmax;
@@ -220,7 +221,7 @@ class PrimFuncJsonTest {
             Schedule sch = RandomSchedules.generate(dag, rng, rng.nextInt(4) == 0).schedule();
             PrimFunc f;
             try {
-                f = sch.lower("scheduled");
+                f = Lowering.lower("scheduled", sch);
             } catch (ScheduleException e) {
                 continue;
             }
@@ -240,7 +241,7 @@ class PrimFuncJsonTest {
         ComputeDAG norm = ComputeDAG.of(Norm.layerNorm(y, Te.placeholder("G", DType.FLOAT32, 11),
                 Te.placeholder("Bt", DType.FLOAT32, 11), 1, 1e-5));
         for (ComputeDAG dag : List.of(ComputeDAG.of(conv), softmax, norm)) {
-            PrimFunc f = Schedule.empty(dag).lower("op");
+            PrimFunc f = Lowering.lower("op", Schedule.empty(dag));
             checkSameResults(dag, f, roundTrip(f), 7);
             PrimFunc raw = LowerDefault.lower("raw", dag);
             roundTrip(raw);

@@ -1,5 +1,7 @@
-package dev.kiln.autoschedule;
+package dev.kiln.autoschedule.tune;
 
+import dev.kiln.autoschedule.HardwareParams;
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.log.LogLookup;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;

@@ -1,5 +1,7 @@
-package dev.kiln.autoschedule;
+package dev.kiln.autoschedule.tune;
 
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.Workloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

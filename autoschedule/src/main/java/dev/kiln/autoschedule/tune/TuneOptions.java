@@ -1,5 +1,6 @@
-package dev.kiln.autoschedule;
+package dev.kiln.autoschedule.tune;
 
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;

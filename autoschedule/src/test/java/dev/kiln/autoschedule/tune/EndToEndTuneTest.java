@@ -1,7 +1,8 @@
-package dev.kiln.autoschedule;
+package dev.kiln.autoschedule.tune;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.LocalMeasurer;

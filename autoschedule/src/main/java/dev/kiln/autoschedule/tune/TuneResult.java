@@ -1,5 +1,6 @@
-package dev.kiln.autoschedule;
+package dev.kiln.autoschedule.tune;
 
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.StopReason;
 import dev.kiln.schedule.Schedule;
