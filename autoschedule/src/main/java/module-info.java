@@ -30,10 +30,12 @@ module dev.kiln.autoschedule {
     exports dev.kiln.autoschedule.feature;
 
     // internal: the GPU sampling rules, for the CUDA module's measurer and tests
-    exports dev.kiln.autoschedule.gpu to dev.kiln.cuda;
+    exports dev.kiln.autoschedule.gpu to
+            dev.kiln.cuda;
 
     // the pretrained model's saved form is read and written by Jackson's data binding
-    opens dev.kiln.autoschedule.model to com.fasterxml.jackson.databind;
+    opens dev.kiln.autoschedule.model to
+            com.fasterxml.jackson.databind;
 
     uses dev.kiln.autoschedule.measure.MeasurerProvider;
 }

@@ -19,5 +19,7 @@ module dev.kiln.jit {
     exports dev.kiln.jit;
     exports dev.kiln.jit.jvm;
 
-    provides dev.kiln.target.Backend with dev.kiln.jit.LlvmBackend, dev.kiln.jit.jvm.JvmBackend;
+    provides dev.kiln.target.Backend with
+            dev.kiln.jit.LlvmBackend,
+            dev.kiln.jit.jvm.JvmBackend;
 }

@@ -4,7 +4,8 @@
  * reads. Internals that other Kiln modules need are exported only to them (the model is the JDK's
  * {@code java.lang.classfile} against {@code jdk.internal.classfile.impl}).
  */
-@SuppressWarnings({"module", "requires-automatic", "requires-transitive-automatic"}) // exports to modules built later; commons-math3 and protobuf-java are automatic modules
+@SuppressWarnings({"module", "requires-automatic", "requires-transitive-automatic"
+}) // exports to modules built later; commons-math3 and protobuf-java are automatic modules
 module dev.kiln.lowering {
     requires transitive dev.kiln.dsl;
     // Schedule.fromJson/StepJson take and give Jackson trees; OnnxImporter takes a protobuf ModelProto
@@ -28,8 +29,10 @@ module dev.kiln.lowering {
 
     // internals: the simplifier's bounds (CUDA code generation), the loop-IR JSON form (the
     // measure worker's protocol)
-    exports dev.kiln.arith to dev.kiln.cuda;
-    exports dev.kiln.tir.json to dev.kiln.autoschedule;
+    exports dev.kiln.arith to
+            dev.kiln.cuda;
+    exports dev.kiln.tir.json to
+            dev.kiln.autoschedule;
 
     uses dev.kiln.target.Backend;
 }

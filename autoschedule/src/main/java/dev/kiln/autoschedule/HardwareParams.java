@@ -27,9 +27,17 @@ import java.util.stream.Stream;
  * @param maxVthreadExtent          CUDA: the largest virtual-thread extent (0 on a CPU)
  * @param warpSize                  CUDA: threads per warp (0 on a CPU)
  */
-public record HardwareParams(int numCores, int vectorUnitBytes, int cacheLineBytes, int maxInnermostSplitFactor,
-                             int maxVectorizeSize, int maxSharedMemoryPerBlock, int maxLocalMemoryPerBlock,
-                             int maxThreadsPerBlock, int maxVthreadExtent, int warpSize) {
+public record HardwareParams(
+        int numCores,
+        int vectorUnitBytes,
+        int cacheLineBytes,
+        int maxInnermostSplitFactor,
+        int maxVectorizeSize,
+        int maxSharedMemoryPerBlock,
+        int maxLocalMemoryPerBlock,
+        int maxThreadsPerBlock,
+        int maxVthreadExtent,
+        int warpSize) {
     /** Ansor's cap on the innermost tile size. */
     public static final int DEFAULT_MAX_INNERMOST_SPLIT_FACTOR = 64;
     /** Ansor's cap on the extent of a vectorised loop. */
@@ -50,8 +58,17 @@ public record HardwareParams(int numCores, int vectorUnitBytes, int cacheLineByt
 
     /** A CPU with the given cores, vector width and cache line, and Ansor's annotation limits. */
     public static HardwareParams cpu(int numCores, int vectorUnitBytes, int cacheLineBytes) {
-        return new HardwareParams(numCores, vectorUnitBytes, cacheLineBytes, DEFAULT_MAX_INNERMOST_SPLIT_FACTOR,
-                DEFAULT_MAX_VECTORIZE_SIZE, 0, 0, 0, 0, 0);
+        return new HardwareParams(
+                numCores,
+                vectorUnitBytes,
+                cacheLineBytes,
+                DEFAULT_MAX_INNERMOST_SPLIT_FACTOR,
+                DEFAULT_MAX_VECTORIZE_SIZE,
+                0,
+                0,
+                0,
+                0,
+                0);
     }
 
     /**
@@ -66,12 +83,25 @@ public record HardwareParams(int numCores, int vectorUnitBytes, int cacheLineByt
      * A CUDA device (Ansor's defaults for the CPU-side fields: 1 core, 16-byte vectors, 64-byte
      * lines); the GPU limits are the device's.
      */
-    public static HardwareParams cuda(int maxSharedMemoryPerBlock, int maxLocalMemoryPerBlock, int maxThreadsPerBlock,
-                                      int maxVthreadExtent, int warpSize) {
+    public static HardwareParams cuda(
+            int maxSharedMemoryPerBlock,
+            int maxLocalMemoryPerBlock,
+            int maxThreadsPerBlock,
+            int maxVthreadExtent,
+            int warpSize) {
         positive("maxThreadsPerBlock", maxThreadsPerBlock);
         positive("warpSize", warpSize);
-        return new HardwareParams(1, 16, 64, DEFAULT_MAX_INNERMOST_SPLIT_FACTOR, DEFAULT_MAX_VECTORIZE_SIZE,
-                maxSharedMemoryPerBlock, maxLocalMemoryPerBlock, maxThreadsPerBlock, maxVthreadExtent, warpSize);
+        return new HardwareParams(
+                1,
+                16,
+                64,
+                DEFAULT_MAX_INNERMOST_SPLIT_FACTOR,
+                DEFAULT_MAX_VECTORIZE_SIZE,
+                maxSharedMemoryPerBlock,
+                maxLocalMemoryPerBlock,
+                maxThreadsPerBlock,
+                maxVthreadExtent,
+                warpSize);
     }
 
     /**
@@ -83,20 +113,39 @@ public record HardwareParams(int numCores, int vectorUnitBytes, int cacheLineByt
     public static HardwareParams of(Target target) {
         return switch (target) {
             case CpuTarget c -> cpu(c.cores(), c.vectorBits() / 8, c.cacheLineBytes());
-            case CudaTarget g -> cuda(g.sharedMemPerBlock(), Integer.MAX_VALUE, g.maxThreadsPerBlock(), 8, g.warpSize());
+            case CudaTarget g ->
+                cuda(g.sharedMemPerBlock(), Integer.MAX_VALUE, g.maxThreadsPerBlock(), 8, g.warpSize());
         };
     }
 
     /** The same parameters with another number of cores. */
     public HardwareParams withNumCores(int cores) {
-        return new HardwareParams(cores, vectorUnitBytes, cacheLineBytes, maxInnermostSplitFactor, maxVectorizeSize,
-                maxSharedMemoryPerBlock, maxLocalMemoryPerBlock, maxThreadsPerBlock, maxVthreadExtent, warpSize);
+        return new HardwareParams(
+                cores,
+                vectorUnitBytes,
+                cacheLineBytes,
+                maxInnermostSplitFactor,
+                maxVectorizeSize,
+                maxSharedMemoryPerBlock,
+                maxLocalMemoryPerBlock,
+                maxThreadsPerBlock,
+                maxVthreadExtent,
+                warpSize);
     }
 
     /** The same parameters with other annotation limits. */
     public HardwareParams withAnnotationLimits(int innermostSplitFactor, int vectorizeSize) {
-        return new HardwareParams(numCores, vectorUnitBytes, cacheLineBytes, innermostSplitFactor, vectorizeSize,
-                maxSharedMemoryPerBlock, maxLocalMemoryPerBlock, maxThreadsPerBlock, maxVthreadExtent, warpSize);
+        return new HardwareParams(
+                numCores,
+                vectorUnitBytes,
+                cacheLineBytes,
+                innermostSplitFactor,
+                vectorizeSize,
+                maxSharedMemoryPerBlock,
+                maxLocalMemoryPerBlock,
+                maxThreadsPerBlock,
+                maxVthreadExtent,
+                warpSize);
     }
 
     /**
@@ -119,8 +168,16 @@ public record HardwareParams(int numCores, int vectorUnitBytes, int cacheLineByt
      * shared memory, local memory, threads per block, vthread extent, warp size.
      */
     public int[] toLogArray() {
-        return new int[] {numCores, vectorUnitBytes, cacheLineBytes, maxSharedMemoryPerBlock, maxLocalMemoryPerBlock,
-                maxThreadsPerBlock, maxVthreadExtent, warpSize};
+        return new int[] {
+            numCores,
+            vectorUnitBytes,
+            cacheLineBytes,
+            maxSharedMemoryPerBlock,
+            maxLocalMemoryPerBlock,
+            maxThreadsPerBlock,
+            maxVthreadExtent,
+            warpSize
+        };
     }
 
     static boolean hasAvx512f(Path cpuinfo) {

@@ -32,10 +32,24 @@ public final class InferBound {
             List<Iter> all = new ArrayList<>();
             for (Iter it : st.all()) {
                 Long e = m.get(it.uid());
-                all.add(e == null || e.equals(it.extent()) ? it : new Iter(it.uid(), it.name(), e, it.kind(), it.annotation()));
+                all.add(
+                        e == null || e.equals(it.extent())
+                                ? it
+                                : new Iter(it.uid(), it.name(), e, it.kind(), it.annotation()));
             }
-            stages.add(new Stage(st.op(), st.output(), st.numRoots(), all, st.leaves(), st.relations(), st.computeAt(),
-                    st.attachStage(), st.attachIter(), st.autoUnrollMaxStep(), st.storageAlign(), st.scope()));
+            stages.add(new Stage(
+                    st.op(),
+                    st.output(),
+                    st.numRoots(),
+                    all,
+                    st.leaves(),
+                    st.relations(),
+                    st.computeAt(),
+                    st.attachStage(),
+                    st.attachIter(),
+                    st.autoUnrollMaxStep(),
+                    st.storageAlign(),
+                    st.scope()));
         }
         return new LoopState(s.dag(), stages, s.steps());
     }

@@ -31,7 +31,8 @@ import java.util.Set;
  * ({@link #rewriteLayouts}). Those tasks are keyed apart from the plain ones (see
  * {@link #withLayoutFree}), since their measured times are of different programs.
  */
-public record SearchTask(ComputeDAG dag, Target target, HardwareParams hardware, String workloadKey, List<Integer> layoutFree) {
+public record SearchTask(
+        ComputeDAG dag, Target target, HardwareParams hardware, String workloadKey, List<Integer> layoutFree) {
     public SearchTask {
         Objects.requireNonNull(dag, "dag");
         Objects.requireNonNull(hardware, "hardware");
@@ -41,8 +42,9 @@ public record SearchTask(ComputeDAG dag, Target target, HardwareParams hardware,
         int outputs = dag.outputs().size(), args = dag.arguments().size();
         for (int a : layoutFree) {
             if (a < 0 || a >= args - outputs) {
-                throw new KilnException("search task " + workloadKey + ": layout-free argument " + a + " is not an input of the DAG ("
-                        + (args - outputs) + " inputs: " + dag.inputs().stream().map(Tensor::name).toList() + ")");
+                throw new KilnException("search task " + workloadKey + ": layout-free argument " + a
+                        + " is not an input of the DAG (" + (args - outputs) + " inputs: "
+                        + dag.inputs().stream().map(Tensor::name).toList() + ")");
             }
             if (!dag.arguments().get(a).isPlaceholder()) {
                 throw new KilnException("search task " + workloadKey + ": layout-free argument " + a + " '"
@@ -108,8 +110,8 @@ public record SearchTask(ComputeDAG dag, Target target, HardwareParams hardware,
     public SearchTask withLayoutFree(List<Integer> positions) {
         if (positions.isEmpty()) return this;
         if (!(target instanceof CpuTarget)) {
-            throw new KilnException("search task " + workloadKey + ": the layout rewrite of constant arguments is for CPU targets, not '"
-                    + target + "'");
+            throw new KilnException("search task " + workloadKey
+                    + ": the layout rewrite of constant arguments is for CPU targets, not '" + target + "'");
         }
         List<Integer> p = positions.stream().distinct().sorted().toList();
         return new SearchTask(dag, target, hardware, workloadKey + " layout_free=" + p, p);
@@ -119,7 +121,8 @@ public record SearchTask(ComputeDAG dag, Target target, HardwareParams hardware,
     public Set<Tensor> layoutFreeTensors(ComputeDAG d) {
         if (layoutFree.isEmpty()) return Set.of();
         if (d.arguments().size() != dag.arguments().size()) {
-            throw new KilnException("search task " + workloadKey + ": a DAG with " + d.arguments().size() + " arguments, not "
+            throw new KilnException("search task " + workloadKey + ": a DAG with "
+                    + d.arguments().size() + " arguments, not "
                     + dag.arguments().size());
         }
         Set<Tensor> s = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -143,6 +146,7 @@ public record SearchTask(ComputeDAG dag, Target target, HardwareParams hardware,
      */
     public LoopState measuredState(LoopState inferred) {
         if (layoutFree.isEmpty()) return inferred;
-        return LayoutRewrite.rewriteInferred(inferred, layoutFreeTensors(inferred.dag())).state();
+        return LayoutRewrite.rewriteInferred(inferred, layoutFreeTensors(inferred.dag()))
+                .state();
     }
 }

@@ -37,8 +37,11 @@ class SearchTaskTest {
     void cudaParametersAndValidation() {
         HardwareParams gpu = HardwareParams.cuda(49152, 2147483647, 1024, 8, 32);
         assertThat(gpu.toLogArray()).containsExactly(1, 16, 64, 49152, 2147483647, 1024, 8, 32);
-        assertThatThrownBy(() -> HardwareParams.cpu(0, 32, 64)).isInstanceOf(KilnException.class).hasMessageContaining("numCores");
-        assertThatThrownBy(() -> HardwareParams.cuda(0, 0, 0, 8, 32)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> HardwareParams.cpu(0, 32, 64))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("numCores");
+        assertThatThrownBy(() -> HardwareParams.cuda(0, 0, 0, 8, 32))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("maxThreadsPerBlock");
     }
 
@@ -47,7 +50,9 @@ class SearchTaskTest {
         var dag = Workloads.matmul(4, 4, 4);
         SearchTask t = SearchTask.cpu(dag, Workloads.FOUR_CORES);
         assertThat(t.workloadKey()).isEqualTo(dag.workloadKey());
-        assertThat(t.workloadKey()).isEqualTo(SearchTask.cpu(Workloads.matmul(4, 4, 4), Workloads.FOUR_CORES).workloadKey());
+        assertThat(t.workloadKey())
+                .isEqualTo(SearchTask.cpu(Workloads.matmul(4, 4, 4), Workloads.FOUR_CORES)
+                        .workloadKey());
         assertThat(t.target()).isEqualTo(Target.cpu());
         assertThat(t.target().kind().isGpu()).isFalse();
         assertThat(t.hardware()).isEqualTo(Workloads.FOUR_CORES);
@@ -59,11 +64,15 @@ class SearchTaskTest {
         SearchTask derived = SearchTask.of(dag, CudaTarget.h200());
         assertThat(derived.hardware()).isEqualTo(HardwareParams.of(CudaTarget.h200()));
         assertThat(derived.hardware().toLogArray()).containsExactly(1, 16, 64, 49152, Integer.MAX_VALUE, 1024, 8, 32);
-        assertThatThrownBy(() -> SearchTask.of(dag, " ", Workloads.FOUR_CORES)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> SearchTask.of(dag, " ", Workloads.FOUR_CORES))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("target");
-        assertThatThrownBy(() -> SearchTask.of(dag, "llvm", Workloads.FOUR_CORES)).isInstanceOf(KilnException.class)
-                .hasMessageContaining("'llvm'").hasMessageContaining("unknown kind");
-        assertThatThrownBy(() -> new SearchTask(dag, null, Workloads.FOUR_CORES, "k")).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> SearchTask.of(dag, "llvm", Workloads.FOUR_CORES))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("'llvm'")
+                .hasMessageContaining("unknown kind");
+        assertThatThrownBy(() -> new SearchTask(dag, null, Workloads.FOUR_CORES, "k"))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("needs a target");
     }
 }

@@ -40,22 +40,28 @@ public final class Workloads {
         Tensor a = Te.placeholder("A", FLOAT32, n, n);
         Tensor b = Te.placeholder("B", FLOAT32, n, n);
         Tensor c = Te.placeholder("C", FLOAT32, n, n);
-        Tensor d = Te.compute("D", Te.shape(n, n), (i, j) -> Te.sum(n, k -> a.at(i, k).mul(b.at(k, j))));
-        Tensor e = Te.compute("E", Te.shape(n, n), (i, j) -> Te.sum(n, k -> d.at(i, k).mul(c.at(k, j))));
+        Tensor d = Te.compute(
+                "D", Te.shape(n, n), (i, j) -> Te.sum(n, k -> a.at(i, k).mul(b.at(k, j))));
+        Tensor e = Te.compute(
+                "E", Te.shape(n, n), (i, j) -> Te.sum(n, k -> d.at(i, k).mul(c.at(k, j))));
         return ComputeDAG.of(e);
     }
 
     /** conv2d NCHW (padding {@code pad}, stride {@code stride}), then bias add, batch-norm scale and offset, relu. */
-    public static ComputeDAG conv2dBnRelu(long n, long h, long w, long ci, long co, long kernel, long stride, long pad) {
+    public static ComputeDAG conv2dBnRelu(
+            long n, long h, long w, long ci, long co, long kernel, long stride, long pad) {
         Tensor data = Te.placeholder("Data", FLOAT32, n, ci, h, w);
         Tensor weight = Te.placeholder("Kernel", FLOAT32, co, ci, kernel, kernel);
         Tensor bias = Te.placeholder("Bias", FLOAT32, co, 1, 1);
         Tensor scale = Te.placeholder("Bn_scale", FLOAT32, co, 1, 1);
         Tensor offset = Te.placeholder("Bn_offset", FLOAT32, co, 1, 1);
         Tensor conv = Conv.conv2dNchw(data, weight, stride, pad);
-        Tensor b = Te.compute("Bias_add", conv.shape(), (i, j, k, l) -> conv.at(i, j, k, l).add(bias.at(j, Te.i32(0), Te.i32(0))));
-        Tensor m = Te.compute("Bn_mul", conv.shape(), (i, j, k, l) -> b.at(i, j, k, l).mul(scale.at(j, Te.i32(0), Te.i32(0))));
-        Tensor o = Te.compute("Bn_add", conv.shape(), (i, j, k, l) -> m.at(i, j, k, l).add(offset.at(j, Te.i32(0), Te.i32(0))));
+        Tensor b = Te.compute(
+                "Bias_add", conv.shape(), (i, j, k, l) -> conv.at(i, j, k, l).add(bias.at(j, Te.i32(0), Te.i32(0))));
+        Tensor m = Te.compute(
+                "Bn_mul", conv.shape(), (i, j, k, l) -> b.at(i, j, k, l).mul(scale.at(j, Te.i32(0), Te.i32(0))));
+        Tensor o = Te.compute(
+                "Bn_add", conv.shape(), (i, j, k, l) -> m.at(i, j, k, l).add(offset.at(j, Te.i32(0), Te.i32(0))));
         return ComputeDAG.of(Activation.relu(o));
     }
 
@@ -90,6 +96,7 @@ public final class Workloads {
     /** layer norm over the last axis of an n × c tensor. */
     public static ComputeDAG layerNorm(long n, long c) {
         Tensor x = Te.placeholder("x", FLOAT32, n, c);
-        return ComputeDAG.of(Norm.layerNorm(x, Te.placeholder("gamma", FLOAT32, c), Te.placeholder("beta", FLOAT32, c), 1, 1e-5));
+        return ComputeDAG.of(
+                Norm.layerNorm(x, Te.placeholder("gamma", FLOAT32, c), Te.placeholder("beta", FLOAT32, c), 1, 1e-5));
     }
 }

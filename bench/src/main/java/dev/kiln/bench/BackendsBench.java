@@ -42,7 +42,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
 public class BackendsBench {
     @Param({"gemm1024", "conv2d"})
     public String workload;
@@ -63,8 +65,10 @@ public class BackendsBench {
         List<NDArray> a = new ArrayList<>();
         int seed = 1;
         for (Tensor t : s.dag().arguments()) {
-            a.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
-                    : NDArray.allocate(t.dtype(), t.shape().toArray()));
+            a.add(
+                    t.isPlaceholder()
+                            ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
+                            : NDArray.allocate(t.dtype(), t.shape().toArray()));
         }
         args = a.toArray(NDArray[]::new);
     }

@@ -30,7 +30,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
 public class CallOverheadBench {
     private NDArray a, b, c;
     private CompiledKernel kernel;
@@ -57,8 +59,11 @@ public class CallOverheadBench {
         var sb = b.segment();
         var sc = c.segment();
         for (long i = 0; i < 16; i++) {
-            sc.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i,
-                    sa.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i) + sb.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i));
+            sc.setAtIndex(
+                    java.lang.foreign.ValueLayout.JAVA_FLOAT,
+                    i,
+                    sa.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i)
+                            + sb.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i));
         }
     }
 }

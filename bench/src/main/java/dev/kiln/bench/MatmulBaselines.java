@@ -46,15 +46,23 @@ final class MatmulBaselines {
                     FloatVector a1 = FloatVector.broadcast(S, a[(i0 + 1) * n + k]);
                     FloatVector a2 = FloatVector.broadcast(S, a[(i0 + 2) * n + k]);
                     FloatVector a3 = FloatVector.broadcast(S, a[(i0 + 3) * n + k]);
-                    c00 = a0.fma(b0, c00); c01 = a0.fma(b1, c01);
-                    c10 = a1.fma(b0, c10); c11 = a1.fma(b1, c11);
-                    c20 = a2.fma(b0, c20); c21 = a2.fma(b1, c21);
-                    c30 = a3.fma(b0, c30); c31 = a3.fma(b1, c31);
+                    c00 = a0.fma(b0, c00);
+                    c01 = a0.fma(b1, c01);
+                    c10 = a1.fma(b0, c10);
+                    c11 = a1.fma(b1, c11);
+                    c20 = a2.fma(b0, c20);
+                    c21 = a2.fma(b1, c21);
+                    c30 = a3.fma(b0, c30);
+                    c31 = a3.fma(b1, c31);
                 }
-                c00.intoArray(c, i0 * n + j); c01.intoArray(c, i0 * n + j + lanes);
-                c10.intoArray(c, (i0 + 1) * n + j); c11.intoArray(c, (i0 + 1) * n + j + lanes);
-                c20.intoArray(c, (i0 + 2) * n + j); c21.intoArray(c, (i0 + 2) * n + j + lanes);
-                c30.intoArray(c, (i0 + 3) * n + j); c31.intoArray(c, (i0 + 3) * n + j + lanes);
+                c00.intoArray(c, i0 * n + j);
+                c01.intoArray(c, i0 * n + j + lanes);
+                c10.intoArray(c, (i0 + 1) * n + j);
+                c11.intoArray(c, (i0 + 1) * n + j + lanes);
+                c20.intoArray(c, (i0 + 2) * n + j);
+                c21.intoArray(c, (i0 + 2) * n + j + lanes);
+                c30.intoArray(c, (i0 + 3) * n + j);
+                c31.intoArray(c, (i0 + 3) * n + j + lanes);
             }
         });
     }

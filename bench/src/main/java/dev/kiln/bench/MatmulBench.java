@@ -41,7 +41,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
 public class MatmulBench {
     @Param({"1024"})
     public int n;
@@ -83,7 +85,7 @@ public class MatmulBench {
                 pc = new FloatPointer((long) n * n);
             }
             case "vector-api" -> pool = new java.util.concurrent.ForkJoinPool(threads);
-            default -> { }
+            default -> {}
         }
     }
 
@@ -91,7 +93,8 @@ public class MatmulBench {
         Tensor x = Te.placeholder("A", DType.FLOAT32, n, n);
         Tensor y = Te.placeholder("B", DType.FLOAT32, n, n);
         IterVar k = Te.reduceAxis(n, "k");
-        return ComputeDAG.of(Te.compute("C", Te.shape(n, n), (i, j) -> Te.sum(k, x.at(i, k).mul(y.at(k, j)))));
+        return ComputeDAG.of(
+                Te.compute("C", Te.shape(n, n), (i, j) -> Te.sum(k, x.at(i, k).mul(y.at(k, j)))));
     }
 
     @Benchmark
@@ -99,7 +102,8 @@ public class MatmulBench {
         switch (impl) {
             case "kiln-hand" -> kernel.call(na, nb, nc);
             case "openblas" -> OpenBlas.sgemm(n, n, n, pa, pb, pc);
-            case "vector-api" -> pool.submit(() -> MatmulBaselines.vectorApi(a, b, c, n)).join();
+            case "vector-api" ->
+                pool.submit(() -> MatmulBaselines.vectorApi(a, b, c, n)).join();
             case "naive-java" -> MatmulBaselines.naive(a, b, c, n);
             default -> throw new IllegalArgumentException(impl);
         }

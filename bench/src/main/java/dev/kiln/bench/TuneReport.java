@@ -1,9 +1,9 @@
 package dev.kiln.bench;
 
+import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.tune.TuneResult;
-import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.ir.DType;
 import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Conv;
@@ -19,7 +19,6 @@ import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -44,7 +43,8 @@ public final class TuneReport {
         Path log = Path.of(args.length > 1 ? args[1] : "kiln-bench-tuning.jsonl");
         CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
         System.out.println("target: " + target);
-        System.out.println("OpenBLAS kernel: " + OpenBlas.coreName() + " (OPENBLAS_CORETYPE=" + System.getenv("OPENBLAS_CORETYPE") + ")");
+        System.out.println("OpenBLAS kernel: " + OpenBlas.coreName() + " (OPENBLAS_CORETYPE="
+                + System.getenv("OPENBLAS_CORETYPE") + ")");
         System.out.println("load average before: " + loadAverage());
         ComputeDAG gemm = MatmulBench.matmul(1024);
         Tensor data = Te.placeholder("data", DType.FLOAT32, 1, 56, 56, 64);
@@ -54,7 +54,8 @@ public final class TuneReport {
         for (var w : List.of(new Object[] {"GEMM 1024", gemm}, new Object[] {"C2D 56x56x64->64 1x1", c2d})) {
             String name = (String) w[0];
             ComputeDAG dag = (ComputeDAG) w[1];
-            TuneOptions opts = TuneOptions.builder().trials(trials).seed(7).logFile(log).build();
+            TuneOptions opts =
+                    TuneOptions.builder().trials(trials).seed(7).logFile(log).build();
             try (TuneResult r = AutoSchedule.tune(dag, target, opts)) {
                 System.out.println(name + ": " + r.summary());
                 CallTimer.Stats tunedStats = time(r.schedule(), target);
@@ -63,13 +64,15 @@ public final class TuneReport {
                 String unit = dag.rateUnit();
                 lines.add(row(name, "tuned, " + r.trials() + " trials", tunedStats, flops, unit));
                 if (dag == gemm) {
-                    CallTimer.Stats handStats = time(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()), target);
+                    CallTimer.Stats handStats =
+                            time(MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512()), target);
                     CallTimer.Stats blasStats = openBlas(1024, target.cores());
                     double hand = handStats.median(), blas = blasStats.median();
                     lines.add(row(name, "hand-written schedule", handStats, flops, unit));
                     lines.add(row(name, "OpenBLAS sgemm, " + target.cores() + " threads", blasStats, flops, unit));
                     lines.add(String.format(Locale.ROOT, "| %s | tuned / OpenBLAS | | | %.2fx |", name, blas / tuned));
-                    lines.add(String.format(Locale.ROOT, "| %s | tuned / hand-written | | | %.2fx |", name, hand / tuned));
+                    lines.add(String.format(
+                            Locale.ROOT, "| %s | tuned / hand-written | | | %.2fx |", name, hand / tuned));
                 }
             }
         }
@@ -84,8 +87,16 @@ public final class TuneReport {
      * {@code unit} (GFLOP/s, or GOP/s for an integer computation: {@code ComputeDAG.rateUnit()}).
      */
     static String row(String workload, String variant, CallTimer.Stats t, double flops, String unit) {
-        return String.format(Locale.ROOT, "| %s | %s | %.3f ms | %.3f-%.3f ms | %.1f %s |", workload, variant, t.median() * 1e3,
-                t.p10() * 1e3, t.p90() * 1e3, flops / t.median() / 1e9, unit);
+        return String.format(
+                Locale.ROOT,
+                "| %s | %s | %.3f ms | %.3f-%.3f ms | %.1f %s |",
+                workload,
+                variant,
+                t.median() * 1e3,
+                t.p10() * 1e3,
+                t.p90() * 1e3,
+                flops / t.median() / 1e9,
+                unit);
     }
 
     static CallTimer.Stats time(Schedule s, CpuTarget target) {
@@ -93,8 +104,10 @@ public final class TuneReport {
             List<NDArray> a = new ArrayList<>();
             int seed = 1;
             for (Tensor t : s.dag().arguments()) {
-                a.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
-                        : NDArray.allocate(t.dtype(), t.shape().toArray()));
+                a.add(
+                        t.isPlaceholder()
+                                ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
+                                : NDArray.allocate(t.dtype(), t.shape().toArray()));
             }
             NDArray[] argv = a.toArray(NDArray[]::new);
             CallTimer.Stats t = CallTimer.time(() -> k.call(argv), CallTimer.Policy.kernel());
@@ -105,8 +118,9 @@ public final class TuneReport {
 
     static CallTimer.Stats openBlas(int n, int threads) {
         OpenBlas.setThreads(threads);
-        try (FloatPointer x = new FloatPointer((long) n * n); FloatPointer y = new FloatPointer((long) n * n);
-             FloatPointer z = new FloatPointer((long) n * n)) {
+        try (FloatPointer x = new FloatPointer((long) n * n);
+                FloatPointer y = new FloatPointer((long) n * n);
+                FloatPointer z = new FloatPointer((long) n * n)) {
             for (long i = 0; i < (long) n * n; i++) {
                 x.put(i, (float) Math.sin(i));
                 y.put(i, (float) Math.cos(i));

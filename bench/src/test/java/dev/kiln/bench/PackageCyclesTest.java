@@ -13,7 +13,11 @@ import org.junit.jupiter.api.Test;
 class PackageCyclesTest {
     @Test
     void theModulesPackagesFormNoCycle() throws Exception {
-        Path classes = Path.of(MatmulBench.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path classes = Path.of(MatmulBench.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation()
+                .toURI());
         slices().matching("dev.kiln.(**)").should().beFreeOfCycles().check(new ClassFileImporter().importPath(classes));
     }
 }

@@ -34,7 +34,8 @@ final class CublasSgemm implements AutoCloseable {
     private final MemorySegment handle;
     private final Arena arena = Arena.ofShared();
 
-    private CublasSgemm(String name, cublasHandle jcublas, MethodHandle sgemm, MethodHandle destroy, MemorySegment handle) {
+    private CublasSgemm(
+            String name, cublasHandle jcublas, MethodHandle sgemm, MethodHandle destroy, MemorySegment handle) {
         this.name = name;
         this.jcublas = jcublas;
         this.sgemm = sgemm;
@@ -51,10 +52,12 @@ final class CublasSgemm implements AutoCloseable {
             if (rc == 0) return new CublasSgemm("cuBLAS (JCublas 12.6.0)", h, null, null, null);
             jcublasProblem = "cublasCreate returned " + rc;
         } catch (LinkageError e) {
-            jcublasProblem = e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+            jcublasProblem = e.getClass().getSimpleName() + ": "
+                    + String.valueOf(e.getMessage()).lines().findFirst().orElse("");
         }
-        NvrtcLibrary.Candidate lib = NvrtcLibrary.newest("libcublas").orElseThrow(() ->
-                new KilnException("no cuBLAS: JCublas failed (" + "libcublas.so.12 needed" + ") and no libcublas.so.* was found"));
+        NvrtcLibrary.Candidate lib = NvrtcLibrary.newest("libcublas")
+                .orElseThrow(() -> new KilnException("no cuBLAS: JCublas failed (" + "libcublas.so.12 needed"
+                        + ") and no libcublas.so.* was found"));
         try {
             Path dir = lib.path().getParent();
             int major = lib.version().getFirst();
@@ -62,16 +65,24 @@ final class CublasSgemm implements AutoCloseable {
             if (java.nio.file.Files.exists(lt)) SymbolLookup.libraryLookup(lt, Arena.global());
             SymbolLookup l = SymbolLookup.libraryLookup(lib.path(), Arena.global());
             Linker linker = Linker.nativeLinker();
-            MethodHandle create = linker.downcallHandle(l.find("cublasCreate_v2").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS));
-            MethodHandle gemm = linker.downcallHandle(l.find("cublasSgemm_v2").orElseThrow(), FunctionDescriptor.of(JAVA_INT,
-                    ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT,
-                    ADDRESS, JAVA_LONG, JAVA_INT));
-            MethodHandle destroy = linker.downcallHandle(l.find("cublasDestroy_v2").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            MethodHandle create = linker.downcallHandle(
+                    l.find("cublasCreate_v2").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            MethodHandle gemm = linker.downcallHandle(
+                    l.find("cublasSgemm_v2").orElseThrow(),
+                    FunctionDescriptor.of(
+                            JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG,
+                            JAVA_INT, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+            MethodHandle destroy = linker.downcallHandle(
+                    l.find("cublasDestroy_v2").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS));
             MemorySegment hp = Arena.global().allocate(ADDRESS);
             int rc = (int) create.invokeExact(hp);
             if (rc != 0) throw new KilnException("cublasCreate_v2 returned " + rc);
-            return new CublasSgemm("cuBLAS " + lib.versionString() + " (Panama, " + lib.path() + "; JCublas: " + jcublasProblem + ")",
-                    null, gemm, destroy, hp.get(ADDRESS, 0));
+            return new CublasSgemm(
+                    "cuBLAS " + lib.versionString() + " (Panama, " + lib.path() + "; JCublas: " + jcublasProblem + ")",
+                    null,
+                    gemm,
+                    destroy,
+                    hp.get(ADDRESS, 0));
         } catch (KilnException e) {
             throw e;
         } catch (Throwable t) {
@@ -79,20 +90,36 @@ final class CublasSgemm implements AutoCloseable {
         }
     }
 
-    String name() { return name; }
+    String name() {
+        return name;
+    }
 
     /** Enqueues {@code C = A * B} (row-major, m x k times k x n) on the default stream. */
     void run(int m, int n, int k, DeviceArgs d, dev.kiln.ir.Buffer a, dev.kiln.ir.Buffer b, dev.kiln.ir.Buffer c) {
         if (jcublas != null) {
             Pointer one = Pointer.to(new float[] {1f}), zero = Pointer.to(new float[] {0f});
-            int rc = JCublas2.cublasSgemm(jcublas, cublasOperation.CUBLAS_OP_N, cublasOperation.CUBLAS_OP_N, n, m, k, one,
-                    d.pointer(b), n, d.pointer(a), k, zero, d.pointer(c), n);
+            int rc = JCublas2.cublasSgemm(
+                    jcublas,
+                    cublasOperation.CUBLAS_OP_N,
+                    cublasOperation.CUBLAS_OP_N,
+                    n,
+                    m,
+                    k,
+                    one,
+                    d.pointer(b),
+                    n,
+                    d.pointer(a),
+                    k,
+                    zero,
+                    d.pointer(c),
+                    n);
             if (rc != 0) throw new KilnException("cublasSgemm returned " + rc);
             return;
         }
         try {
             MemorySegment one = arena.allocateFrom(JAVA_FLOAT, 1f), zero = arena.allocateFrom(JAVA_FLOAT, 0f);
-            int rc = (int) sgemm.invokeExact(handle, 0, 0, n, m, k, one, d.address(b), n, d.address(a), k, zero, d.address(c), n);
+            int rc = (int) sgemm.invokeExact(
+                    handle, 0, 0, n, m, k, one, d.address(b), n, d.address(a), k, zero, d.address(c), n);
             if (rc != 0) throw new KilnException("cublasSgemm_v2 returned " + rc);
         } catch (KilnException e) {
             throw e;

@@ -28,7 +28,9 @@ public final class CudaBackend implements Backend {
     private static final CudaCompiler COMPILER = CudaCompiler.withDefaultCache();
 
     @Override
-    public String name() { return "cuda"; }
+    public String name() {
+        return "cuda";
+    }
 
     @Override
     public boolean supports(Target target) {

@@ -53,7 +53,9 @@ public final class CudaDevice {
         this.name = new String(n, 0, len, StandardCharsets.US_ASCII);
         int major = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
         int minor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-        this.target = new CudaTarget("sm_" + major + minor, attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        this.target = new CudaTarget(
+                "sm_" + major + minor,
+                attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
                 attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
                 attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_WARP_SIZE));
         this.multiprocessors = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
@@ -83,20 +85,32 @@ public final class CudaDevice {
         return v[0];
     }
 
-    public String name() { return name; }
+    public String name() {
+        return name;
+    }
 
-    public int ordinal() { return ordinal; }
+    public int ordinal() {
+        return ordinal;
+    }
 
-    public int multiprocessors() { return multiprocessors; }
+    public int multiprocessors() {
+        return multiprocessors;
+    }
 
     /** The device as a target: its compute capability, threads and static shared memory per block, warp size. */
-    public CudaTarget target() { return target; }
+    public CudaTarget target() {
+        return target;
+    }
 
     /** Increases at every {@link #reset()}: modules and buffers of an older epoch no longer exist. */
-    public int epoch() { return epoch; }
+    public int epoch() {
+        return epoch;
+    }
 
     /** The lock every device operation holds; hold it across several operations to keep them together. */
-    public ReentrantLock lock() { return lock; }
+    public ReentrantLock lock() {
+        return lock;
+    }
 
     /** Makes the context current on this thread (call under {@link #lock()}). */
     void makeCurrent() {
@@ -165,7 +179,11 @@ public final class CudaDevice {
         run(() -> {
             for (long off = 0; off < bytes; off += CHUNK) {
                 long n = Math.min(CHUNK, bytes - off);
-                check(JCudaDriver.cuMemcpyHtoD(dst.withByteOffset(off), Pointer.to(a.segment().asSlice(off, n).asByteBuffer()), n),
+                check(
+                        JCudaDriver.cuMemcpyHtoD(
+                                dst.withByteOffset(off),
+                                Pointer.to(a.segment().asSlice(off, n).asByteBuffer()),
+                                n),
                         "cuMemcpyHtoD");
             }
         });
@@ -177,7 +195,9 @@ public final class CudaDevice {
         run(() -> {
             for (long off = 0; off < bytes; off += CHUNK) {
                 long n = Math.min(CHUNK, bytes - off);
-                check(JCudaDriver.cuMemcpyDtoH(Pointer.to(a.segment().asSlice(off, n).asByteBuffer()), src.withByteOffset(off), n),
+                check(
+                        JCudaDriver.cuMemcpyDtoH(
+                                Pointer.to(a.segment().asSlice(off, n).asByteBuffer()), src.withByteOffset(off), n),
                         "cuMemcpyDtoH");
             }
         });

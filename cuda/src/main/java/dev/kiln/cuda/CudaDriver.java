@@ -25,8 +25,10 @@ public final class CudaDriver {
     public record Status(boolean available, String reason, int driverVersion, int devices) {
         @Override
         public String toString() {
-            return available ? "CUDA driver " + driverVersion / 1000 + "." + driverVersion % 1000 / 10 + ", " + devices
-                    + " device(s)" : reason;
+            return available
+                    ? "CUDA driver " + driverVersion / 1000 + "." + driverVersion % 1000 / 10 + ", " + devices
+                            + " device(s)"
+                    : reason;
         }
     }
 
@@ -51,12 +53,14 @@ public final class CudaDriver {
         try {
             int rc = JCudaDriver.cuInit(0);
             if (rc != CUresult.CUDA_SUCCESS) {
-                return new Status(false, "the CUDA driver is installed but cuInit failed: " + CUresult.stringFor(rc), 0, 0);
+                return new Status(
+                        false, "the CUDA driver is installed but cuInit failed: " + CUresult.stringFor(rc), 0, 0);
             }
             int[] version = new int[1], count = new int[1];
             CudaDriverException.check(JCudaDriver.cuDriverGetVersion(version), "cuDriverGetVersion");
             CudaDriverException.check(JCudaDriver.cuDeviceGetCount(count), "cuDeviceGetCount");
-            if (count[0] == 0) return new Status(false, "the CUDA driver " + version[0] + " sees no device", version[0], 0);
+            if (count[0] == 0)
+                return new Status(false, "the CUDA driver " + version[0] + " sees no device", version[0], 0);
             return new Status(true, null, version[0], count[0]);
         } catch (LinkageError e) {
             return new Status(false, NO_DRIVER + " (JCuda: " + firstLine(e) + ")", 0, 0);

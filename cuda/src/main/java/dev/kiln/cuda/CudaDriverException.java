@@ -17,15 +17,22 @@ public final class CudaDriverException extends KilnException {
     }
 
     /** The CUresult code. */
-    public int code() { return code; }
+    public int code() {
+        return code;
+    }
 
     /** Whether the error corrupts the context, so that every later call fails until a reset. */
     public boolean isSticky() {
-        return code == CUresult.CUDA_ERROR_ILLEGAL_ADDRESS || code == CUresult.CUDA_ERROR_LAUNCH_FAILED
-                || code == CUresult.CUDA_ERROR_MISALIGNED_ADDRESS || code == CUresult.CUDA_ERROR_ILLEGAL_INSTRUCTION
-                || code == CUresult.CUDA_ERROR_INVALID_ADDRESS_SPACE || code == CUresult.CUDA_ERROR_INVALID_PC
-                || code == CUresult.CUDA_ERROR_HARDWARE_STACK_ERROR || code == CUresult.CUDA_ERROR_ASSERT
-                || code == CUresult.CUDA_ERROR_LAUNCH_TIMEOUT || code == CUresult.CUDA_ERROR_ECC_UNCORRECTABLE;
+        return code == CUresult.CUDA_ERROR_ILLEGAL_ADDRESS
+                || code == CUresult.CUDA_ERROR_LAUNCH_FAILED
+                || code == CUresult.CUDA_ERROR_MISALIGNED_ADDRESS
+                || code == CUresult.CUDA_ERROR_ILLEGAL_INSTRUCTION
+                || code == CUresult.CUDA_ERROR_INVALID_ADDRESS_SPACE
+                || code == CUresult.CUDA_ERROR_INVALID_PC
+                || code == CUresult.CUDA_ERROR_HARDWARE_STACK_ERROR
+                || code == CUresult.CUDA_ERROR_ASSERT
+                || code == CUresult.CUDA_ERROR_LAUNCH_TIMEOUT
+                || code == CUresult.CUDA_ERROR_ECC_UNCORRECTABLE;
     }
 
     /** Throws for a non-zero result. */

@@ -40,7 +40,8 @@ public final class CudaKernel implements CompiledKernel {
     private volatile boolean closed;
 
     /** The module loaded on a device, in one epoch of its context. */
-    private record Loaded(CudaDevice device, int epoch, CUmodule module, CUfunction[] functions, CUdeviceptr errorFlag) {}
+    private record Loaded(
+            CudaDevice device, int epoch, CUmodule module, CUfunction[] functions, CUdeviceptr errorFlag) {}
 
     CudaKernel(PrimFunc func, CudaTarget target, CudaModule module, CudaCompiler.Result ptx) {
         this.func = func;
@@ -50,24 +51,38 @@ public final class CudaKernel implements CompiledKernel {
     }
 
     @Override
-    public PrimFunc func() { return func; }
+    public PrimFunc func() {
+        return func;
+    }
 
     @Override
-    public CudaTarget target() { return target; }
+    public CudaTarget target() {
+        return target;
+    }
 
     /** The CUDA C. */
     @Override
-    public String source() { return module.source(); }
+    public String source() {
+        return module.source();
+    }
 
     /** The PTX the driver loads. */
-    public String ptx() { return ptx.ptx(); }
+    public String ptx() {
+        return ptx.ptx();
+    }
 
     /** Which compiler made the PTX, whether it came from the cache, and how long it took. */
-    public CudaCompiler.Result compileResult() { return ptx; }
+    public CudaCompiler.Result compileResult() {
+        return ptx;
+    }
 
-    public CudaModule module() { return module; }
+    public CudaModule module() {
+        return module;
+    }
 
-    public List<Launch> launches() { return module.launches(); }
+    public List<Launch> launches() {
+        return module.launches();
+    }
 
     @Override
     public void call(NDArray... args) {
@@ -113,7 +128,8 @@ public final class CudaKernel implements CompiledKernel {
      */
     DeviceArgs wrap(List<DevicePointer> params, List<Long> bytes) {
         if (params.size() != func.params().size()) {
-            throw new KilnException("function '" + func.name() + "' takes " + func.params().size() + " arguments, got " + params.size());
+            throw new KilnException("function '" + func.name() + "' takes "
+                    + func.params().size() + " arguments, got " + params.size());
         }
         CudaDevice d = ensureLoaded().device();
         DeviceArgs da = new DeviceArgs(d);
@@ -121,8 +137,8 @@ public final class CudaKernel implements CompiledKernel {
             for (int i = 0; i < params.size(); i++) {
                 Buffer p = func.params().get(i).base();
                 if (bytes.get(i) < spanBytes(p)) {
-                    throw new KilnException("argument " + i + " of '" + func.name() + "' has " + bytes.get(i) + " bytes, '" + p.name()
-                            + "' spans " + spanBytes(p));
+                    throw new KilnException("argument " + i + " of '" + func.name() + "' has " + bytes.get(i)
+                            + " bytes, '" + p.name() + "' spans " + spanBytes(p));
                 }
                 da.borrow(p, params.get(i), bytes.get(i));
             }
@@ -142,10 +158,24 @@ public final class CudaKernel implements CompiledKernel {
             List<Launch> launches = module.launches();
             for (int k = 0; k < launches.size(); k++) {
                 Launch launch = launches.get(k);
-                Pointer[] ptrs = launch.args().stream().map(b -> Pointer.to(da.pointer(b))).toArray(Pointer[]::new);
+                Pointer[] ptrs = launch.args().stream()
+                        .map(b -> Pointer.to(da.pointer(b)))
+                        .toArray(Pointer[]::new);
                 long[] g = launch.grid(), b = launch.block();
-                check(JCudaDriver.cuLaunchKernel(l.functions()[k], (int) g[0], (int) g[1], (int) g[2], (int) b[0], (int) b[1],
-                        (int) b[2], 0, null, Pointer.to(ptrs), null), "cuLaunchKernel(" + launch + ")");
+                check(
+                        JCudaDriver.cuLaunchKernel(
+                                l.functions()[k],
+                                (int) g[0],
+                                (int) g[1],
+                                (int) g[2],
+                                (int) b[0],
+                                (int) b[1],
+                                (int) b[2],
+                                0,
+                                null,
+                                Pointer.to(ptrs),
+                                null),
+                        "cuLaunchKernel(" + launch + ")");
             }
         });
     }
@@ -186,7 +216,8 @@ public final class CudaKernel implements CompiledKernel {
 
     private boolean written(Buffer p) {
         for (Launch l : module.launches()) {
-            for (int a = 0; a < l.args().size(); a++) if (l.args().get(a) == p && l.writes().get(a)) return true;
+            for (int a = 0; a < l.args().size(); a++)
+                if (l.args().get(a) == p && l.writes().get(a)) return true;
         }
         return false;
     }
@@ -199,7 +230,8 @@ public final class CudaKernel implements CompiledKernel {
         } catch (RuntimeException r) {
             e.addSuppressed(r);
         }
-        return new KilnException("function '" + func.name() + "' failed on the GPU and the device was reset: " + e.getMessage(), e);
+        return new KilnException(
+                "function '" + func.name() + "' failed on the GPU and the device was reset: " + e.getMessage(), e);
     }
 
     /**
@@ -222,13 +254,18 @@ public final class CudaKernel implements CompiledKernel {
             CUfunction[] fns = new CUfunction[launches.size()];
             for (int k = 0; k < fns.length; k++) {
                 fns[k] = new CUfunction();
-                check(JCudaDriver.cuModuleGetFunction(fns[k], m, launches.get(k).name()), "cuModuleGetFunction(" + launches.get(k).name() + ")");
+                check(
+                        JCudaDriver.cuModuleGetFunction(
+                                fns[k], m, launches.get(k).name()),
+                        "cuModuleGetFunction(" + launches.get(k).name() + ")");
                 checkResources(d, fns[k], launches.get(k));
             }
             CUdeviceptr flag = null;
             if (module.usesErrorFlag()) {
                 flag = new CUdeviceptr();
-                check(JCudaDriver.cuModuleGetGlobal(flag, new long[1], m, CudaModule.ERROR_FLAG), "cuModuleGetGlobal(kiln_error)");
+                check(
+                        JCudaDriver.cuModuleGetGlobal(flag, new long[1], m, CudaModule.ERROR_FLAG),
+                        "cuModuleGetGlobal(kiln_error)");
             }
             loaded = new Loaded(d, d.epoch(), m, fns, flag);
             return loaded;
@@ -238,12 +275,17 @@ public final class CudaKernel implements CompiledKernel {
     /** Refuses a kernel whose registers leave room for fewer threads per block than it launches. */
     private void checkResources(CudaDevice d, CUfunction fn, Launch launch) {
         int[] max = new int[1], regs = new int[1];
-        check(JCudaDriver.cuFuncGetAttribute(max, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn), "cuFuncGetAttribute");
-        check(JCudaDriver.cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn), "cuFuncGetAttribute");
+        check(
+                JCudaDriver.cuFuncGetAttribute(max, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn),
+                "cuFuncGetAttribute");
+        check(
+                JCudaDriver.cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn),
+                "cuFuncGetAttribute");
         long threads = launch.kernel().threadsPerBlock();
         if (threads > max[0]) {
             throw new KilnException("kernel " + launch.name() + " of function '" + func.name() + "' launches " + threads
-                    + " threads per block, but with " + regs[0] + " registers per thread " + d.name() + " runs at most " + max[0]);
+                    + " threads per block, but with " + regs[0] + " registers per thread " + d.name() + " runs at most "
+                    + max[0]);
         }
     }
 
@@ -266,9 +308,11 @@ public final class CudaKernel implements CompiledKernel {
             NDArray a = args[i];
             String where = "function '" + func.name() + "', argument " + i + " ('" + p.name() + "'): ";
             if (a == null) throw new KilnException(where + "expected an array but got null");
-            if (a.dtype() != p.dtype()) throw new KilnException(where + "expected dtype " + p.dtype() + " but got " + a.dtype());
+            if (a.dtype() != p.dtype())
+                throw new KilnException(where + "expected dtype " + p.dtype() + " but got " + a.dtype());
             if (!Arrays.equals(a.shape(), p.constShape())) {
-                throw new KilnException(where + "expected shape " + Arrays.toString(p.constShape()) + " but got " + Arrays.toString(a.shape()));
+                throw new KilnException(where + "expected shape " + Arrays.toString(p.constShape()) + " but got "
+                        + Arrays.toString(a.shape()));
             }
             if (!Arrays.equals(a.strides(), p.constStrides())) {
                 throw new KilnException(where + "expected strides " + Arrays.toString(p.constStrides()) + " but got "

@@ -58,7 +58,8 @@ public final class CudaMeasurer implements Measurer {
         this.device = CudaDevice.first();
         int cc = device.target().computeCapability();
         if (target.computeCapability() > cc) {
-            throw new KilnException("cannot measure programs for " + target.arch() + " on " + device + ", which is sm_" + cc);
+            throw new KilnException(
+                    "cannot measure programs for " + target.arch() + " on " + device + ", which is sm_" + cc);
         }
     }
 
@@ -68,24 +69,32 @@ public final class CudaMeasurer implements Measurer {
      * fits {@code TuneOptions.MeasurerFactory}.
      */
     public static CudaMeasurer start(Target target, MeasureOptions options) {
-        if (!(target instanceof CudaTarget c)) throw new KilnException("the CUDA measurer measures CUDA targets, not '" + target + "'");
+        if (!(target instanceof CudaTarget c))
+            throw new KilnException("the CUDA measurer measures CUDA targets, not '" + target + "'");
         return new CudaMeasurer(c, options);
     }
 
     @Override
-    public Target target() { return target; }
+    public Target target() {
+        return target;
+    }
 
     @Override
-    public MeasureOptions options() { return options; }
+    public MeasureOptions options() {
+        return options;
+    }
 
     /** The device programs run on. */
-    public CudaDevice device() { return device; }
+    public CudaDevice device() {
+        return device;
+    }
 
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
         if (closed) throw new KilnException("this measurer is closed");
         Measurers.checkTask(task, schedules, target);
-        GpuWorkload w = workloads.computeIfAbsent(task.dag().workloadKey() + "|" + options.seed(),
+        GpuWorkload w = workloads.computeIfAbsent(
+                task.dag().workloadKey() + "|" + options.seed(),
                 k -> GpuWorkload.of(task, options.seed(), options.checkCorrectness()));
         List<MeasureResult> out = new ArrayList<>();
         for (Schedule s : schedules) {
@@ -109,7 +118,8 @@ public final class CudaMeasurer implements Measurer {
             kernel.load();
         } catch (RuntimeException | LinkageError | StackOverflowError e) {
             if (e instanceof CudaDriverException d && d.isSticky()) device.reset();
-            return MeasureResult.failed(MeasureError.COMPILE, "cuda: " + MeasureLoop.describe(e), (System.nanoTime() - t0) / 1e9, 0);
+            return MeasureResult.failed(
+                    MeasureError.COMPILE, "cuda: " + MeasureLoop.describe(e), (System.nanoTime() - t0) / 1e9, 0);
         }
         double compileSeconds = (System.nanoTime() - t0) / 1e9;
         try (kernel) {
@@ -149,10 +159,14 @@ public final class CudaMeasurer implements Measurer {
         }
 
         @Override
-        public boolean hasReferences() { return w.hasReferences(); }
+        public boolean hasReferences() {
+            return w.hasReferences();
+        }
 
         @Override
-        public void prepareCheck() { w.poisonOutputs(device); }
+        public void prepareCheck() {
+            w.poisonOutputs(device);
+        }
 
         @Override
         public double runChecked() {
@@ -166,22 +180,31 @@ public final class CudaMeasurer implements Measurer {
             List<NDArray> outs = w.downloadOutputs(device);
             for (int o = 0; o < outs.size(); o++) {
                 Comparison c = outs.get(o).compareTo(w.reference(o), options.rtol(), options.atol());
-                if (!c.ok()) return "output '" + w.name(w.inputCount() + o) + "' differs from the interpreter's: " + c.report();
+                if (!c.ok())
+                    return "output '" + w.name(w.inputCount() + o) + "' differs from the interpreter's: " + c.report();
             }
             return null;
         }
 
         @Override
-        public void launch() { kernel.launch(da); }
+        public void launch() {
+            kernel.launch(da);
+        }
 
         @Override
-        public double time(long number) { return kernel.timeSeconds(da, Math.toIntExact(number)); }
+        public double time(long number) {
+            return kernel.timeSeconds(da, Math.toIntExact(number));
+        }
 
         @Override
-        public void flushCache() { flush(); }
+        public void flushCache() {
+            flush();
+        }
 
         @Override
-        public void afterTiming() { kernel.checkErrorFlag(); }
+        public void afterTiming() {
+            kernel.checkErrorFlag();
+        }
 
         @Override
         public void failed(RuntimeException e) {
@@ -198,8 +221,8 @@ public final class CudaMeasurer implements Measurer {
         device.zero(flushBuffer.pointer(FLUSH_KEY), FLUSH_BYTES);
     }
 
-    private static final dev.kiln.ir.Buffer FLUSH_KEY = dev.kiln.ir.Buffer.rowMajor("l2_flush", dev.kiln.ir.DType.UINT8,
-            List.of(FLUSH_BYTES), dev.kiln.ir.MemoryScope.GLOBAL);
+    private static final dev.kiln.ir.Buffer FLUSH_KEY = dev.kiln.ir.Buffer.rowMajor(
+            "l2_flush", dev.kiln.ir.DType.UINT8, List.of(FLUSH_BYTES), dev.kiln.ir.MemoryScope.GLOBAL);
 
     private void resetDevice(RuntimeException cause) {
         try {

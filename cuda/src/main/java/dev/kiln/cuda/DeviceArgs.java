@@ -43,7 +43,8 @@ public final class DeviceArgs implements AutoCloseable {
     CUdeviceptr pointer(Buffer b) {
         if (closed) throw new dev.kiln.ir.KilnException("these device arguments are closed");
         if (epoch != device.epoch()) {
-            throw new dev.kiln.ir.KilnException("the device was reset since these arguments were uploaded; upload again");
+            throw new dev.kiln.ir.KilnException(
+                    "the device was reset since these arguments were uploaded; upload again");
         }
         CUdeviceptr p = pointers.get(b.base());
         if (p == null) throw new IllegalStateException("no device memory for buffer '" + b.name() + "'");

@@ -1,13 +1,13 @@
 package dev.kiln.cuda;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.tune.TuneOptions;
-import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.compile.CudaCompiler;
 import dev.kiln.cuda.compile.Nvrtc;
@@ -20,11 +20,11 @@ import dev.kiln.nn.Conv;
 import dev.kiln.nn.Linalg;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
-import dev.kiln.target.CudaTarget;
-import dev.kiln.target.Target;
 import dev.kiln.tir.PrimFunc;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,9 +65,14 @@ public final class GpuCheck {
                 case "--trials" -> trials = Integer.parseInt(args[++i]);
                 case "--log" -> log = Path.of(args[++i]);
                 case "--matmul" -> mm = Integer.parseInt(args[++i]);
-                case "--conv" -> conv = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
-                default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + "; usage: GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] " + "[--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
+                case "--conv" ->
+                    conv = java.util.Arrays.stream(args[++i].split(","))
+                            .mapToInt(Integer::parseInt)
+                            .toArray();
+                default ->
+                    throw new IllegalArgumentException("unknown option " + args[i]
+                            + "; usage: GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] "
+                            + "[--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
             }
         }
         List<Workload> workloads = List.of(matmul(mm), conv2d(conv));
@@ -103,18 +108,23 @@ public final class GpuCheck {
         Tensor data = Te.placeholder("data", DType.FLOAT32, c[0], c[1], c[2], c[3]);
         Tensor weight = Te.placeholder("weight", DType.FLOAT32, c[4], c[1], c[5], c[6]);
         int oh = c[2] + 2 * c[7] - c[5] + 1, ow = c[3] + 2 * c[7] - c[6] + 1;
-        return new Workload("conv2d N" + c[0] + " " + c[1] + "x" + c[2] + "x" + c[3] + "->" + c[4] + " k" + c[5] + "x" + c[6]
-                + " p" + c[7], ComputeDAG.of(Conv.conv2dNchw(data, weight, 1, c[7])), new int[] {c[0] * oh * ow, c[4], c[1] * c[5] * c[6]});
+        return new Workload(
+                "conv2d N" + c[0] + " " + c[1] + "x" + c[2] + "x" + c[3] + "->" + c[4] + " k" + c[5] + "x" + c[6] + " p"
+                        + c[7],
+                ComputeDAG.of(Conv.conv2dNchw(data, weight, 1, c[7])),
+                new int[] {c[0] * oh * ow, c[4], c[1] * c[5] * c[6]});
     }
 
     private static void dryRun(List<Workload> workloads, double seconds, int trials) {
         CudaTarget target = Target.cuda();
-        boolean compile = Nvrtc.availability().available() || dev.kiln.cuda.compile.Nvcc.find().isPresent();
+        boolean compile = Nvrtc.availability().available()
+                || dev.kiln.cuda.compile.Nvcc.find().isPresent();
         CudaCompiler compiler = CudaCompiler.withDefaultCache();
         for (Workload w : workloads) {
             SearchTask task = AutoSchedule.task(w.dag(), target);
             var sketches = TargetRules.cuda().sketches(task);
-            InitPopulation.Result r = TargetRules.cuda().population(task, sketches).sample(3, new SplittableRandom(1));
+            InitPopulation.Result r =
+                    TargetRules.cuda().population(task, sketches).sample(3, new SplittableRandom(1));
             int kernels = 0;
             for (var c : r.candidates()) {
                 PrimFunc f = ScheduleLowerer.forTarget(target).lower(task, c.schedule());
@@ -122,28 +132,49 @@ public final class GpuCheck {
                 if (compile) compiler.compile(m, target.computeCapability());
                 kernels += m.launches().size();
             }
-            System.out.printf("dry run: %s (%.1f GFLOP): %d sketch(es), %d sampled programs lowered, %d kernel(s) generated%s;"
-                    + " a real run tunes it for %.0f s or %d trials%n", w.name(), w.dag().flopCount() / 1e9, sketches.size(),
-                    r.candidates().size(), kernels, compile ? " and compiled" : " (no CUDA compiler: not compiled)", seconds, trials);
+            System.out.printf(
+                    "dry run: %s (%.1f GFLOP): %d sketch(es), %d sampled programs lowered, %d kernel(s) generated%s;"
+                            + " a real run tunes it for %.0f s or %d trials%n",
+                    w.name(),
+                    w.dag().flopCount() / 1e9,
+                    sketches.size(),
+                    r.candidates().size(),
+                    kernels,
+                    compile ? " and compiled" : " (no CUDA compiler: not compiled)",
+                    seconds,
+                    trials);
         }
         printTable(List.of());
     }
 
-    private static Row run(Workload w, CudaTarget target, double seconds, int trials, Path log, CublasSgemm cublas, CudaDevice d) {
-        TuneOptions o = TuneOptions.builder().trials(trials).measuresPerRound(32).timeBudget(Duration.ofMillis((long) (seconds * 1000)))
-                .logFile(log).progressBar(false).verbose(true)
-                .measureOptions(MeasureOptions.defaults().withCheckCorrectness(false).withRepeats(3).withMinRepeatMs(1)
+    private static Row run(
+            Workload w, CudaTarget target, double seconds, int trials, Path log, CublasSgemm cublas, CudaDevice d) {
+        TuneOptions o = TuneOptions.builder()
+                .trials(trials)
+                .measuresPerRound(32)
+                .timeBudget(Duration.ofMillis((long) (seconds * 1000)))
+                .logFile(log)
+                .progressBar(false)
+                .verbose(true)
+                .measureOptions(MeasureOptions.defaults()
+                        .withCheckCorrectness(false)
+                        .withRepeats(3)
+                        .withMinRepeatMs(1)
                         .withTimeoutSeconds(5))
                 .build();
         System.out.println("tuning " + w.name() + " for up to " + seconds + " s ...");
         try (TuneResult r = AutoSchedule.tune(w.dag(), target, o)) {
             CudaKernel best = (CudaKernel) r.kernel();
-            PrimFunc naiveF = GpuPasses.lower("naive", SimpleGpuSchedule.of(w.dag(), 128), CudaBackend.limits(target),
+            PrimFunc naiveF = GpuPasses.lower(
+                    "naive",
+                    SimpleGpuSchedule.of(w.dag(), 128),
+                    CudaBackend.limits(target),
                     Lowering.Options.defaults());
             try (CudaKernel naive = new CudaBackend().compile(naiveF, target)) {
                 List<NDArray> args = new ArrayList<>(), ref = new ArrayList<>();
                 long seed = 1;
-                for (Tensor t : w.dag().inputs()) args.add(NDArray.random(t.dtype(), seed++, t.shape().toArray()));
+                for (Tensor t : w.dag().inputs())
+                    args.add(NDArray.random(t.dtype(), seed++, t.shape().toArray()));
                 for (Tensor t : w.dag().outputs()) {
                     args.add(NDArray.allocate(t.dtype(), t.shape().toArray()));
                     ref.add(NDArray.allocate(t.dtype(), t.shape().toArray()));
@@ -155,11 +186,14 @@ public final class GpuCheck {
                     for (int i = 0; i < 3; i++) best.launch(da);
                     ms = best.timeSeconds(da, 10) * 1e3;
                 }
-                List<NDArray> naiveArgs = new ArrayList<>(args.subList(0, w.dag().inputs().size()));
+                List<NDArray> naiveArgs =
+                        new ArrayList<>(args.subList(0, w.dag().inputs().size()));
                 naiveArgs.addAll(ref);
                 naive.call(naiveArgs.toArray(NDArray[]::new));
                 Comparison c = args.get(args.size() - 1).compareTo(ref.getLast(), 1e-3, 1e-3);
-                String check = c.ok() ? "ok" : "WRONG: " + c.report().lines().findFirst().orElse("");
+                String check = c.ok()
+                        ? "ok"
+                        : "WRONG: " + c.report().lines().findFirst().orElse("");
                 double vendorMs = sgemmMs(cublas, d, w.gemm());
                 return new Row(w.name(), w.dag().flopCount() / 1e9, ms, vendorMs, check, r.trials());
             }
@@ -172,8 +206,9 @@ public final class GpuCheck {
         Buffer a = Buffer.rowMajor("a", DType.FLOAT32, List.of((long) m, (long) k), MemoryScope.GLOBAL);
         Buffer b = Buffer.rowMajor("b", DType.FLOAT32, List.of((long) k, (long) n), MemoryScope.GLOBAL);
         Buffer c = Buffer.rowMajor("c", DType.FLOAT32, List.of((long) m, (long) n), MemoryScope.GLOBAL);
-        try (DeviceArgs da = new DeviceArgs(d); NDArray ha = NDArray.random(DType.FLOAT32, 3, m, k);
-             NDArray hb = NDArray.random(DType.FLOAT32, 4, k, n)) {
+        try (DeviceArgs da = new DeviceArgs(d);
+                NDArray ha = NDArray.random(DType.FLOAT32, 3, m, k);
+                NDArray hb = NDArray.random(DType.FLOAT32, 4, k, n)) {
             da.add(a, 4L * m * k);
             da.add(b, 4L * k * n);
             da.add(c, 4L * m * n);
@@ -182,20 +217,26 @@ public final class GpuCheck {
             return d.with(() -> {
                 for (int i = 0; i < 3; i++) cublas.run(m, n, k, da, a, b, c);
                 return d.time(() -> {
-                    for (int i = 0; i < 10; i++) cublas.run(m, n, k, da, a, b, c);
-                }) / 10.0;
+                            for (int i = 0; i < 10; i++) cublas.run(m, n, k, da, a, b, c);
+                        })
+                        / 10.0;
             });
         }
     }
 
     static void printTable(List<Row> rows) {
         System.out.println();
-        System.out.printf("%-40s %12s %12s %10s %7s  %s%n", "workload", "Kiln GFLOP/s", "cuBLAS GF/s", "Kiln/cuBLAS", "trials", "check");
-        if (rows.isEmpty()) System.out.printf("%-40s %12s %12s %10s %7s  %s%n", "(dry run: nothing measured)", "-", "-", "-", "-", "-");
+        System.out.printf(
+                "%-40s %12s %12s %10s %7s  %s%n",
+                "workload", "Kiln GFLOP/s", "cuBLAS GF/s", "Kiln/cuBLAS", "trials", "check");
+        if (rows.isEmpty())
+            System.out.printf("%-40s %12s %12s %10s %7s  %s%n", "(dry run: nothing measured)", "-", "-", "-", "-", "-");
         for (Row r : rows) {
             double k = r.gflop() / (r.kilnMs() / 1e3), v = r.gflop() / (r.vendorMs() / 1e3);
             System.out.printf("%-40s %12.1f %12.1f %10.3f %7d  %s%n", r.name(), k, v, k / v, r.trials(), r.check());
         }
-        System.out.println("(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; times from CUDA " + "events)");
+        System.out.println(
+                "(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; times from CUDA "
+                        + "events)");
     }
 }

@@ -51,8 +51,9 @@ final class GpuWorkload implements AutoCloseable {
                 for (int i = w.inputs; i < args.length; i++) w.references.add(args[i].copy());
             } catch (RuntimeException e) {
                 w.close();
-                throw new KilnException("task " + task.workloadKey() + ": the interpreter cannot compute the reference output"
-                        + " on the seeded inputs (seed " + seed + "): " + e.getMessage());
+                throw new KilnException(
+                        "task " + task.workloadKey() + ": the interpreter cannot compute the reference output"
+                                + " on the seeded inputs (seed " + seed + "): " + e.getMessage());
             } finally {
                 for (NDArray a : args) a.close();
             }
@@ -60,15 +61,23 @@ final class GpuWorkload implements AutoCloseable {
         return w;
     }
 
-    boolean hasReferences() { return !references.isEmpty(); }
+    boolean hasReferences() {
+        return !references.isEmpty();
+    }
 
     /** The reference of output {@code o} (counting outputs only). */
-    NDArray reference(int o) { return references.get(o); }
+    NDArray reference(int o) {
+        return references.get(o);
+    }
 
-    int inputCount() { return inputs; }
+    int inputCount() {
+        return inputs;
+    }
 
     /** The name of parameter {@code i}. */
-    String name(int i) { return params.get(i).name(); }
+    String name(int i) {
+        return params.get(i).name();
+    }
 
     /** Fresh host arrays for a program's parameters (checked against the task's): inputs copied, outputs poisoned. */
     NDArray[] arrays(List<Buffer> programParams) {

@@ -40,8 +40,10 @@ public final class SimpleGpuSchedule {
                 extent = Math.multiplyExact(extent, iters.get(i).extent());
             }
             if (spatial.isEmpty()) {
-                throw new KilnException("stage '" + stage.name() + "' has no spatial loop (a rank-0 result): binding it to GPU"
-                        + " threads needs a cross-thread reduction, which Kiln does not lower; keep a " + "dimension of extent 1");
+                throw new KilnException(
+                        "stage '" + stage.name() + "' has no spatial loop (a rank-0 result): binding it to GPU"
+                                + " threads needs a cross-thread reduction, which Kiln does not lower; keep a "
+                                + "dimension of extent 1");
             }
             if (spatial.size() > 1) s = s.apply(new FuseStep(id, spatial));
             if (extent <= threads) {

@@ -30,8 +30,9 @@ class CudaBackendTest {
     }
 
     private static void assumeCompiler() {
-        assumeTrue(Nvrtc.availability().available() || Nvcc.find().isPresent(), "no CUDA compiler here: " + Nvrtc.availability()
-                + "; nvcc not found on PATH");
+        assumeTrue(
+                Nvrtc.availability().available() || Nvcc.find().isPresent(),
+                "no CUDA compiler here: " + Nvrtc.availability() + "; nvcc not found on PATH");
     }
 
     @Test
@@ -63,8 +64,9 @@ class CudaBackendTest {
     void argumentsAreCheckedBeforeTheDriverIsTouched() {
         assumeCompiler();
         try (CudaKernel k = new CudaBackend().compile(matmul(), Target.cuda());
-             NDArray a = NDArray.allocate(DType.FLOAT32, 7, 5); NDArray b = NDArray.allocate(DType.FLOAT64, 5, 9);
-             NDArray c = NDArray.allocate(DType.FLOAT32, 7, 9)) {
+                NDArray a = NDArray.allocate(DType.FLOAT32, 7, 5);
+                NDArray b = NDArray.allocate(DType.FLOAT64, 5, 9);
+                NDArray c = NDArray.allocate(DType.FLOAT32, 7, 9)) {
             KilnException e = assertThrows(KilnException.class, () -> k.call(a, b, c));
             assertThat(e.getMessage()).contains("argument 1 ('B')").contains("expected dtype float32 but got float64");
             KilnException n = assertThrows(KilnException.class, () -> k.call(a, c));
@@ -75,17 +77,20 @@ class CudaBackendTest {
     @Test
     void withoutADriverACallSaysThereIsNone() {
         CudaDriver.Status s = CudaDriver.status();
-        assumeFalse(s.available(), "this machine has a CUDA driver and a device (" + s + "): the device tests cover calls");
+        assumeFalse(
+                s.available(), "this machine has a CUDA driver and a device (" + s + "): the device tests cover calls");
         assertThat(s.reason()).contains(CudaDriver.NO_DRIVER);
         System.out.println("CUDA driver probe: " + s);
         assumeCompiler();
         try (CudaKernel k = new CudaBackend().compile(matmul(), Target.cuda());
-             NDArray a = NDArray.random(DType.FLOAT32, 1, 7, 5); NDArray b = NDArray.random(DType.FLOAT32, 2, 5, 9);
-             NDArray c = NDArray.allocate(DType.FLOAT32, 7, 9)) {
+                NDArray a = NDArray.random(DType.FLOAT32, 1, 7, 5);
+                NDArray b = NDArray.random(DType.FLOAT32, 2, 5, 9);
+                NDArray c = NDArray.allocate(DType.FLOAT32, 7, 9)) {
             KilnException e = assertThrows(KilnException.class, () -> k.call(a, b, c));
             assertThat(e.getMessage()).contains("no CUDA driver (libcuda.so.1) on this machine");
         }
-        KilnException m = assertThrows(KilnException.class, () -> CudaMeasurer.start(Target.cuda(), MeasureOptions.defaults()));
+        KilnException m =
+                assertThrows(KilnException.class, () -> CudaMeasurer.start(Target.cuda(), MeasureOptions.defaults()));
         assertThat(m.getMessage()).contains("no CUDA driver (libcuda.so.1) on this machine");
         assertThrows(KilnException.class, CudaBackend::deviceTarget);
     }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureOptions;
@@ -18,10 +17,10 @@ import dev.kiln.lower.GpuSchedules;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
+import dev.kiln.target.CudaTarget;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
-import dev.kiln.target.CudaTarget;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,7 +67,8 @@ class CudaDeviceTest {
         List<NDArray> in = GpuTesting.inputs(dag, seed);
         List<NDArray> expected = GpuTesting.run(f, dag, in);
         List<NDArray> actual = new ArrayList<>();
-        for (Tensor o : dag.outputs()) actual.add(NDArray.allocate(o.dtype(), o.shape().toArray()).fillRandom(seed ^ 0x55));
+        for (Tensor o : dag.outputs())
+            actual.add(NDArray.allocate(o.dtype(), o.shape().toArray()).fillRandom(seed ^ 0x55));
         List<NDArray> args = new ArrayList<>(in);
         args.addAll(actual);
         try (CudaKernel k = new CudaBackend().compile(f, t)) {
@@ -147,7 +147,8 @@ class CudaDeviceTest {
         for (int c = 0; c < RandomGpuProgramsTest.CASES; c++) {
             SplittableRandom rng = new SplittableRandom(0x6b75L + c);
             ComputeDAG dag = RandomComputations.generate(rng);
-            Schedule s = RandomGpuProgramsTest.gpuVersion(dag, dev.kiln.fuzz.RandomSchedules.generate(dag, rng, false).schedule(), rng);
+            Schedule s = RandomGpuProgramsTest.gpuVersion(
+                    dag, dev.kiln.fuzz.RandomSchedules.generate(dag, rng, false).schedule(), rng);
             PrimFunc f;
             try {
                 f = GpuTesting.lower("random_gpu_" + c, s);
@@ -163,11 +164,13 @@ class CudaDeviceTest {
     @Test
     void divisionByZeroInAKernelIsReported() {
         Tensor x = Te.placeholder("x", DType.INT32, 64), y = Te.placeholder("y", DType.INT32, 64);
-        ComputeDAG dag = ComputeDAG.of(Te.compute("q", Te.shape(64), i -> x.at(i).floordiv(y.at(i))));
+        ComputeDAG dag =
+                ComputeDAG.of(Te.compute("q", Te.shape(64), i -> x.at(i).floordiv(y.at(i))));
         PrimFunc f = GpuTesting.lower("divzero", SimpleGpuSchedule.of(dag, 32));
         try (CudaKernel k = new CudaBackend().compile(f, target);
-             NDArray a = NDArray.random(DType.INT32, 1, 64); NDArray b = NDArray.allocate(DType.INT32, 64);
-             NDArray q = NDArray.allocate(DType.INT32, 64)) {
+                NDArray a = NDArray.random(DType.INT32, 1, 64);
+                NDArray b = NDArray.allocate(DType.INT32, 64);
+                NDArray q = NDArray.allocate(DType.INT32, 64)) {
             for (int i = 0; i < 64; i++) b.setLong(i % 5 == 0 ? 0 : i % 7 - 3, i);
             KilnException e = assertThrows(KilnException.class, () -> k.call(a, b, q));
             assertThat(e.getMessage()).contains("division by zero");
@@ -182,13 +185,24 @@ class CudaDeviceTest {
     @Test
     void measurerTimesTiledMatmulsAndRefusesProgramsOverTheLimits() {
         ComputeDAG dag = GpuSchedules.matmul(512, 512, 512);
-        Schedule good = GpuSchedules.multiLevelTiling(dag, "C", List.of("i", "j"), List.of("k"), List.of("A", "B"),
+        Schedule good = GpuSchedules.multiLevelTiling(
+                dag,
+                "C",
+                List.of("i", "j"),
+                List.of("k"),
+                List.of("A", "B"),
                 new GpuSchedules.Tiles(new int[][] {{1, 8, 2, 4}, {1, 16, 1, 4}}, new int[][] {{4, 2}}));
         // 64 x 32 threads per block: more than 1024
-        Schedule tooManyThreads = GpuSchedules.multiLevelTiling(dag, "C", List.of("i", "j"), List.of("k"), List.of("A", "B"),
+        Schedule tooManyThreads = GpuSchedules.multiLevelTiling(
+                dag,
+                "C",
+                List.of("i", "j"),
+                List.of("k"),
+                List.of("A", "B"),
                 new GpuSchedules.Tiles(new int[][] {{1, 64, 1, 1}, {1, 32, 1, 1}}, new int[][] {{4, 2}}));
         SearchTask task = SearchTask.of(dag, target);
-        try (CudaMeasurer m = CudaMeasurer.start(target, MeasureOptions.defaults().withRepeats(3))) {
+        try (CudaMeasurer m =
+                CudaMeasurer.start(target, MeasureOptions.defaults().withRepeats(3))) {
             List<MeasureResult> r = m.measure(task, List.of(good, tooManyThreads));
             assertThat(r.get(0).ok()).as(r.get(0).toString()).isTrue();
             assertThat(r.get(0).gflops(dag.flopCount())).isGreaterThan(10);
@@ -200,11 +214,16 @@ class CudaDeviceTest {
 
     @Test
     void fastMathOptionReachesTheCompiledModule() {
-        OpLibrary.Case c = OpLibrary.all().stream().filter(x -> x.name().equals("softmax")).findFirst().orElseThrow();
+        OpLibrary.Case c = OpLibrary.all().stream()
+                .filter(x -> x.name().equals("softmax"))
+                .findFirst()
+                .orElseThrow();
         PrimFunc f = GpuTesting.lower("softmax_fast", SimpleGpuSchedule.of(c.dag(), 32));
-        try (CudaKernel k = new CudaBackend().compile(f, target, CudaOptions.defaults().withFastMath(true))) {
+        try (CudaKernel k =
+                new CudaBackend().compile(f, target, CudaOptions.defaults().withFastMath(true))) {
             assertThat(k.source()).contains("__expf(");
         }
-        assertThat(gpuVersusInterpreter(f, c.dag(), target.withFastMath(true), 9, 1e-5)).isNull();
+        assertThat(gpuVersusInterpreter(f, c.dag(), target.withFastMath(true), 9, 1e-5))
+                .isNull();
     }
 }

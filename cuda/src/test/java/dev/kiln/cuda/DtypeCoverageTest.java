@@ -34,9 +34,18 @@ class DtypeCoverageTest {
             Expr a = x.at(i, j), b = y.at(i, j);
             Expr pos = Te.abs(a).add(0.5);
             Expr e = a.add(b).mul(a.sub(b)).div(pos).min(b).max(a.neg());
-            e = e.add(Te.exp(a)).add(Te.log(pos)).add(Te.sqrt(pos)).add(Te.rsqrt(pos)).add(Te.tanh(b)).add(Te.sigmoid(a))
-                    .add(Te.erf(b)).add(Te.pow(pos, b)).add(Te.floor(a.mul(3))).add(Te.ceil(b.mul(3)))
-                    .add(Te.round(a.mul(5))).add(Te.fma(a, b, pos));
+            e = e.add(Te.exp(a))
+                    .add(Te.log(pos))
+                    .add(Te.sqrt(pos))
+                    .add(Te.rsqrt(pos))
+                    .add(Te.tanh(b))
+                    .add(Te.sigmoid(a))
+                    .add(Te.erf(b))
+                    .add(Te.pow(pos, b))
+                    .add(Te.floor(a.mul(3)))
+                    .add(Te.ceil(b.mul(3)))
+                    .add(Te.round(a.mul(5)))
+                    .add(Te.fma(a, b, pos));
             e = Te.select(a.lt(b).and(a.ne(0.25)).or(b.ge(0.5).not()), e, e.mul(2));
             for (DType to : ALL) if (to != t) e = e.add(a.mul(7).cast(to).cast(t));
             return e;
@@ -52,7 +61,10 @@ class DtypeCoverageTest {
             Expr nz = Te.select(b.eq(0), dev.kiln.ir.Literals.like(b, 3), b);
             Expr e = a.add(b).mul(a.sub(b)).add(a.mul(a).mul(a));
             e = e.add(a.floordiv(nz)).add(a.floormod(nz)).add(a.truncdiv(nz)).add(a.truncmod(nz));
-            e = e.add(a.floordiv(3)).add(a.floormod(3)).add(a.truncdiv(t.isUnsigned() ? 2 : -2)).add(a.truncmod(5));
+            e = e.add(a.floordiv(3))
+                    .add(a.floormod(3))
+                    .add(a.truncdiv(t.isUnsigned() ? 2 : -2))
+                    .add(a.truncmod(5));
             e = e.add(a.min(b)).add(a.max(b)).add(Te.abs(a));
             e = Te.select(a.gt(b).or(a.le(1)), e, e.sub(1));
             for (DType to : ALL) if (to != t) e = e.add(a.cast(to).cast(t));
@@ -91,11 +103,20 @@ class DtypeCoverageTest {
             String name = dag.outputs().getFirst().name();
             PrimFunc f = GpuTesting.lower(name, SimpleGpuSchedule.of(dag, 8));
             modules.add(CudaCodegen.generate(f));
-            modules.add(CudaCodegen.generate(new PrimFunc(name + "_fast", f.params(), f.body()), CudaOptions.defaults().withFastMath(true)));
+            modules.add(CudaCodegen.generate(
+                    new PrimFunc(name + "_fast", f.params(), f.body()),
+                    CudaOptions.defaults().withFastMath(true)));
         }
         String all = String.join("\n", modules.stream().map(CudaModule::source).toList());
-        assertThat(all).contains("kiln_floordiv_i64(").contains("kiln_floormod_i32(").contains("kiln_f2u8(").contains("kiln_abs_i64(")
-                .contains("__ll2half_rn(").contains("__double2bfloat16(").contains("__expf(").contains("erf(");
+        assertThat(all)
+                .contains("kiln_floordiv_i64(")
+                .contains("kiln_floormod_i32(")
+                .contains("kiln_f2u8(")
+                .contains("kiln_abs_i64(")
+                .contains("__ll2half_rn(")
+                .contains("__double2bfloat16(")
+                .contains("__expf(")
+                .contains("erf(");
         assertThat(GpuTesting.compileWithNvcc(modules)).hasSize(2);
     }
 }

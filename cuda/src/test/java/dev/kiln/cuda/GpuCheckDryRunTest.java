@@ -20,20 +20,25 @@ class GpuCheckDryRunTest {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
         try {
-            GpuCheck.main(new String[] {"--dry-run", "--seconds", "5", "--matmul", "128", "--conv", "1,8,14,14,8,3,3,1"});
+            GpuCheck.main(
+                    new String[] {"--dry-run", "--seconds", "5", "--matmul", "128", "--conv", "1,8,14,14,8,3,3,1"});
         } finally {
             System.setOut(old);
         }
         String out = buf.toString(StandardCharsets.UTF_8);
         System.out.print(out);
-        assertThat(out).contains("dry run: matmul 128x128x128 (0.0 GFLOP): 1 sketch(es), 3 sampled programs lowered")
-                .contains("dry run: conv2d N1 8x14x14->8 k3x3 p1").contains("a real run tunes it for 5 s")
-                .contains("Kiln GFLOP/s").contains("(dry run: nothing measured)");
+        assertThat(out)
+                .contains("dry run: matmul 128x128x128 (0.0 GFLOP): 1 sketch(es), 3 sampled programs lowered")
+                .contains("dry run: conv2d N1 8x14x14->8 k3x3 p1")
+                .contains("a real run tunes it for 5 s")
+                .contains("Kiln GFLOP/s")
+                .contains("(dry run: nothing measured)");
     }
 
     @Test
     void unknownOptionsAreRefused() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GpuCheck.main(new String[] {"--fast"}));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> GpuCheck.main(new String[] {"--fast"}));
         assertThat(e.getMessage()).contains("unknown option --fast").contains("usage");
     }
 }

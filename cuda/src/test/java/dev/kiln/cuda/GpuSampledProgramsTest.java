@@ -4,22 +4,22 @@ import static dev.kiln.ir.DType.FLOAT32;
 import static dev.kiln.te.Te.placeholder;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.Elementwise;
 import dev.kiln.nn.Linalg;
-import dev.kiln.te.ComputeDAG;
-import dev.kiln.te.Tensor;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Tensor;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,8 +41,13 @@ class GpuSampledProgramsTest {
         Tensor data = placeholder("data", FLOAT32, 1, 8, 10, 10), w = placeholder("w", FLOAT32, 8, 8, 3, 3);
         Tensor bias = placeholder("bias", FLOAT32, 8);
         Tensor conv = Elementwise.biasAdd(Conv.conv2dNchw(data, w, 1, 1), bias, 1);
-        Tensor x = placeholder("x", FLOAT32, 16, 36), wt = placeholder("wt", FLOAT32, 24, 36), bd = placeholder("bd", FLOAT32, 24);
-        return List.of(ComputeDAG.of(Linalg.matmul(a, b)), ComputeDAG.of(Activation.relu(conv)), ComputeDAG.of(Linalg.dense(x, wt, bd)));
+        Tensor x = placeholder("x", FLOAT32, 16, 36),
+                wt = placeholder("wt", FLOAT32, 24, 36),
+                bd = placeholder("bd", FLOAT32, 24);
+        return List.of(
+                ComputeDAG.of(Linalg.matmul(a, b)),
+                ComputeDAG.of(Activation.relu(conv)),
+                ComputeDAG.of(Linalg.dense(x, wt, bd)));
     }
 
     @Test
@@ -52,9 +57,12 @@ class GpuSampledProgramsTest {
         int w = 0;
         for (ComputeDAG dag : workloads()) {
             SearchTask task = AutoSchedule.task(dag, TARGET);
-            InitPopulation pop = TargetRules.cuda().population(task, TargetRules.cuda().sketches(task));
+            InitPopulation pop =
+                    TargetRules.cuda().population(task, TargetRules.cuda().sketches(task));
             InitPopulation.Result r = pop.sample(6, new SplittableRandom(100 + w));
-            assertThat(r.candidates()).as("samples of workload " + w + ": " + r.stats()).hasSizeGreaterThanOrEqualTo(4);
+            assertThat(r.candidates())
+                    .as("samples of workload " + w + ": " + r.stats())
+                    .hasSizeGreaterThanOrEqualTo(4);
             int k = 0;
             for (Candidate c : r.candidates()) {
                 String name = "sampled_w" + w + "_" + k++;
@@ -62,7 +70,8 @@ class GpuSampledProgramsTest {
                 try {
                     f = ScheduleLowerer.forTarget(TARGET).lower(task, c.schedule());
                 } catch (RuntimeException e) {
-                    failures.add(name + " does not lower: " + e.getMessage() + "\n" + c.schedule().toJavaSource());
+                    failures.add(name + " does not lower: " + e.getMessage() + "\n"
+                            + c.schedule().toJavaSource());
                     continue;
                 }
                 f = new PrimFunc(name, f.params(), f.body());

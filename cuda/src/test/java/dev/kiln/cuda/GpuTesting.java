@@ -42,7 +42,9 @@ final class GpuTesting {
      */
     static List<String> compileWithNvcc(List<CudaModule> modules) {
         Map<List<String>, List<CudaModule>> byFlags = new LinkedHashMap<>();
-        for (CudaModule m : modules) byFlags.computeIfAbsent(m.options().compileFlags(), k -> new ArrayList<>()).add(m);
+        for (CudaModule m : modules)
+            byFlags.computeIfAbsent(m.options().compileFlags(), k -> new ArrayList<>())
+                    .add(m);
         List<String> out = new ArrayList<>();
         for (var e : byFlags.entrySet()) out.add(Nvcc.ptx(Nvcc.batch(e.getValue()), ARCH, e.getKey()));
         return out;
@@ -52,7 +54,9 @@ final class GpuTesting {
     static List<NDArray> inputs(ComputeDAG dag, long seed) {
         List<NDArray> in = new ArrayList<>();
         List<Tensor> ts = dag.inputs();
-        for (int i = 0; i < ts.size(); i++) in.add(NDArray.random(ts.get(i).dtype(), seed * 31 + i, ts.get(i).shape().toArray()));
+        for (int i = 0; i < ts.size(); i++)
+            in.add(NDArray.random(
+                    ts.get(i).dtype(), seed * 31 + i, ts.get(i).shape().toArray()));
         return in;
     }
 
@@ -60,7 +64,8 @@ final class GpuTesting {
     static List<NDArray> run(PrimFunc f, ComputeDAG dag, List<NDArray> inputs) {
         List<NDArray> args = new ArrayList<>(inputs);
         List<NDArray> outs = new ArrayList<>();
-        for (Tensor t : dag.outputs()) outs.add(NDArray.allocate(t.dtype(), t.shape().toArray()));
+        for (Tensor t : dag.outputs())
+            outs.add(NDArray.allocate(t.dtype(), t.shape().toArray()));
         args.addAll(outs);
         Interpreter.run(f, args.toArray(NDArray[]::new));
         return outs;

@@ -5,24 +5,24 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.tune.TuneOptions;
-import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.compile.Nvcc;
 import dev.kiln.cuda.compile.Nvrtc;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.GpuSchedules;
 import dev.kiln.schedule.Schedule;
-import dev.kiln.te.ComputeDAG;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
 import dev.kiln.tir.PrimFunc;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,10 +50,14 @@ class GpuTuneTest {
         }
 
         @Override
-        public Target target() { return target; }
+        public Target target() {
+            return target;
+        }
 
         @Override
-        public MeasureOptions options() { return MeasureOptions.defaults().withRemeasure(0, 0); }   // no noise to re-measure
+        public MeasureOptions options() {
+            return MeasureOptions.defaults().withRemeasure(0, 0);
+        } // no noise to re-measure
 
         @Override
         public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
@@ -76,32 +80,48 @@ class GpuTuneTest {
                 long t0 = System.nanoTime();
                 String diff = GpuTesting.compareWithDefault(task.dag(), f, 5, 1e-4);
                 double t = (System.nanoTime() - t0) / 1e9;
-                out.add(diff == null ? MeasureResult.ok(new double[] {t}, 0, t)
-                        : MeasureResult.failed(MeasureError.WRONG_RESULT, diff, 0, t));
+                out.add(
+                        diff == null
+                                ? MeasureResult.ok(new double[] {t}, 0, t)
+                                : MeasureResult.failed(MeasureError.WRONG_RESULT, diff, 0, t));
             }
             return out;
         }
 
         @Override
-        public void close() { }
+        public void close() {}
     }
 
     @Test
     void tuningForCudaSearchesGpuSketchesLogsAndCompilesTheBest(@TempDir Path dir) throws Exception {
-        assumeTrue(Nvrtc.availability().available() || Nvcc.find().isPresent(), "no CUDA compiler: " + Nvrtc.availability());
+        assumeTrue(
+                Nvrtc.availability().available() || Nvcc.find().isPresent(),
+                "no CUDA compiler: " + Nvrtc.availability());
         ComputeDAG dag = GpuSchedules.matmul(64, 48, 32);
         CudaTarget target = Target.cuda();
         InterpreterGpuMeasurer m = new InterpreterGpuMeasurer(target);
         Path log = dir.resolve("gpu.jsonl");
-        TuneOptions o = TuneOptions.builder().trials(12).measuresPerRound(6).seed(3).logFile(log).measurer(m)
-                .progressBar(false).build();
+        TuneOptions o = TuneOptions.builder()
+                .trials(12)
+                .measuresPerRound(6)
+                .seed(3)
+                .logFile(log)
+                .measurer(m)
+                .progressBar(false)
+                .build();
         try (TuneResult r = AutoSchedule.tune(dag, target, o)) {
             assertThat(r.trials()).isEqualTo(12);
             assertThat(r.errors()).isZero();
             assertThat(r.task().target().kind().isGpu()).isTrue();
             assertThat(r.kernel()).isInstanceOf(CudaKernel.class);
-            assertThat(r.kernel().source()).contains("__global__").contains("__shared__").contains("__syncthreads();");
-            assertThat(r.schedule().toJavaSource()).contains("\"blockIdx.x\"").contains("\"vthread\"").contains("\"threadIdx.x\"");
+            assertThat(r.kernel().source())
+                    .contains("__global__")
+                    .contains("__shared__")
+                    .contains("__syncthreads();");
+            assertThat(r.schedule().toJavaSource())
+                    .contains("\"blockIdx.x\"")
+                    .contains("\"vthread\"")
+                    .contains("\"threadIdx.x\"");
         }
         assertThat(m.measured).isEqualTo(12);
         assertThat(Files.readAllLines(log)).hasSize(12).allMatch(l -> l.contains("cuda -arch=sm_90"));
@@ -110,8 +130,12 @@ class GpuTuneTest {
     @Test
     void withoutADriverTheDefaultGpuMeasurerSaysWhy() {
         assumeFalse(CudaDriver.status().available(), "a CUDA driver is present: the device tests tune for real");
-        KilnException e = assertThrows(KilnException.class, () -> AutoSchedule.tune(GpuSchedules.matmul(16, 16, 16), Target.cuda(),
-                TuneOptions.builder().trials(2).progressBar(false).build()));
+        KilnException e = assertThrows(
+                KilnException.class,
+                () -> AutoSchedule.tune(
+                        GpuSchedules.matmul(16, 16, 16),
+                        Target.cuda(),
+                        TuneOptions.builder().trials(2).progressBar(false).build()));
         assertThat(e.getMessage()).contains("no CUDA driver (libcuda.so.1) on this machine");
     }
 }

@@ -44,21 +44,52 @@ class HandScheduleCudaTest {
         };
         for (int[][] c : mm) {
             ComputeDAG dag = GpuSchedules.matmul(c[0][0], c[0][1], c[0][2]);
-            out.add(new Case("matmul_" + c[0][0] + "x" + c[0][1] + "x" + c[0][2], dag, GpuSchedules.multiLevelTiling(dag, "C",
-                    MM_S, MM_R, List.of("A", "B"), tiles(new int[][] {c[1], c[2]}, new int[][] {c[3]}))));
+            out.add(new Case(
+                    "matmul_" + c[0][0] + "x" + c[0][1] + "x" + c[0][2],
+                    dag,
+                    GpuSchedules.multiLevelTiling(
+                            dag, "C", MM_S, MM_R, List.of("A", "B"), tiles(new int[][] {c[1], c[2]}, new int[][] {c[3]
+                            }))));
         }
         ComputeDAG conv = GpuSchedules.conv2d(1, 3, 7, 7, 4, 3, 3, 1);
-        out.add(new Case("conv_inline_pad", conv, GpuSchedules.multiLevelTiling(conv, "conv", CONV_S, CONV_R, List.of("pad", "kernel"),
-                List.of("pad"), tiles(new int[][] {{1, 1, 1, 1}, {1, 2, 1, 2}, {1, 7, 1, 1}, {1, 1, 7, 1}},
-                        new int[][] {{1, 1}, {1, 3}, {3, 1}}))));
+        out.add(new Case(
+                "conv_inline_pad",
+                conv,
+                GpuSchedules.multiLevelTiling(
+                        conv,
+                        "conv",
+                        CONV_S,
+                        CONV_R,
+                        List.of("pad", "kernel"),
+                        List.of("pad"),
+                        tiles(
+                                new int[][] {{1, 1, 1, 1}, {1, 2, 1, 2}, {1, 7, 1, 1}, {1, 1, 7, 1}},
+                                new int[][] {{1, 1}, {1, 3}, {3, 1}}))));
         ComputeDAG conv2 = GpuSchedules.conv2d(2, 5, 9, 6, 6, 3, 3, 1);
-        out.add(new Case("conv_odd", conv2, GpuSchedules.multiLevelTiling(conv2, "conv", CONV_S, CONV_R, List.of("pad", "kernel"),
-                List.of("pad"), tiles(new int[][] {{1, 1, 1, 1}, {1, 3, 1, 2}, {1, 3, 1, 1}, {1, 2, 3, 1}},
-                        new int[][] {{2, 1}, {1, 3}, {3, 1}}))));
+        out.add(new Case(
+                "conv_odd",
+                conv2,
+                GpuSchedules.multiLevelTiling(
+                        conv2,
+                        "conv",
+                        CONV_S,
+                        CONV_R,
+                        List.of("pad", "kernel"),
+                        List.of("pad"),
+                        tiles(
+                                new int[][] {{1, 1, 1, 1}, {1, 3, 1, 2}, {1, 3, 1, 1}, {1, 2, 3, 1}},
+                                new int[][] {{2, 1}, {1, 3}, {3, 1}}))));
         ComputeDAG conv3 = GpuSchedules.conv2d(1, 4, 5, 5, 2, 3, 3, 1);
         ScheduleBuilder b = ScheduleBuilder.on(conv3);
-        GpuSchedules.tile(b, "conv", CONV_S, CONV_R, List.of("pad", "kernel"),
-                tiles(new int[][] {{1, 1, 1, 1}, {2, 1, 1, 1}, {1, 5, 1, 1}, {1, 5, 1, 1}}, new int[][] {{2, 1}, {1, 3}, {1, 3}}));
+        GpuSchedules.tile(
+                b,
+                "conv",
+                CONV_S,
+                CONV_R,
+                List.of("pad", "kernel"),
+                tiles(
+                        new int[][] {{1, 1, 1, 1}, {2, 1, 1, 1}, {1, 5, 1, 1}, {1, 5, 1, 1}},
+                        new int[][] {{2, 1}, {1, 3}, {1, 3}}));
         GpuSchedules.bindElementwise(b.stage("pad"), 32);
         out.add(new Case("conv_pad_kernel", conv3, b.build()));
         return out;
@@ -68,7 +99,8 @@ class HandScheduleCudaTest {
     void interpreterAgreesWithTheDefaultLowering() {
         long seed = 40;
         for (Case c : cases()) {
-            String diff = GpuTesting.compareWithDefault(c.dag(), GpuTesting.lower(c.name(), c.schedule()), seed++, 1e-4);
+            String diff =
+                    GpuTesting.compareWithDefault(c.dag(), GpuTesting.lower(c.name(), c.schedule()), seed++, 1e-4);
             assertEquals(null, diff, c.name());
         }
     }
@@ -82,8 +114,12 @@ class HandScheduleCudaTest {
         assertThat(l.grid()).containsExactly(8, 1, 1);
         assertThat(l.block()).containsExactly(128, 1, 1);
         String src = m.source();
-        assertThat(src).contains("__launch_bounds__(128)").contains("(int)blockIdx.x").contains("// vthread")
-                .contains("__shared__ __align__(16) float A_shared[").contains("__shared__ __align__(16) float B_shared[")
+        assertThat(src)
+                .contains("__launch_bounds__(128)")
+                .contains("(int)blockIdx.x")
+                .contains("// vthread")
+                .contains("__shared__ __align__(16) float A_shared[")
+                .contains("__shared__ __align__(16) float B_shared[")
                 .contains("float C_local[16] = {};");
         assertThat(src.split("__syncthreads\\(\\);", -1).length - 1).isGreaterThanOrEqualTo(2);
     }
@@ -107,7 +143,8 @@ class HandScheduleCudaTest {
         for (Case c : cases()) {
             PrimFunc f = GpuTesting.lower(c.name(), c.schedule());
             modules.add(CudaCodegen.generate(f));
-            modules.add(CudaCodegen.generate(new PrimFunc(c.name() + "_fast", f.params(), f.body()),
+            modules.add(CudaCodegen.generate(
+                    new PrimFunc(c.name() + "_fast", f.params(), f.body()),
                     CudaOptions.defaults().withFastMath(true).withZeroSharedMemory(true)));
         }
         List<String> ptx = GpuTesting.compileWithNvcc(modules);

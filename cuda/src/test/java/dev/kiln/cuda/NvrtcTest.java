@@ -57,7 +57,8 @@ class NvrtcTest {
             assertThat(r.compiler()).startsWith("nvrtc ");
             String ptx = r.ptx();
             if (!ptx.contains(".target sm_90")) failures.add(c.name() + ": no .target sm_90");
-            for (Launch l : m.launches()) if (!ptx.contains(".entry " + l.name() + "(")) failures.add(c.name() + ": no entry " + l.name());
+            for (Launch l : m.launches())
+                if (!ptx.contains(".entry " + l.name() + "(")) failures.add(c.name() + ": no entry " + l.name());
         }
         assertThat(failures).isEmpty();
     }
@@ -67,12 +68,17 @@ class NvrtcTest {
         assumeNvrtc();
         String src = "extern \"C\" __global__ void k(float* x) {\n  x[0] = undefined_name;\n}\n";
         KilnException e = assertThrows(KilnException.class, () -> Nvrtc.compile(src, "broken.cu", 90, List.of()));
-        assertThat(e.getMessage()).contains("broken.cu(2)").contains("undefined_name").contains("    2|   x[0] = undefined_name;");
+        assertThat(e.getMessage())
+                .contains("broken.cu(2)")
+                .contains("undefined_name")
+                .contains("    2|   x[0] = undefined_name;");
     }
 
     @Test
     void compilerCachesPtxOnDisk(@TempDir Path dir) {
-        assumeTrue(Nvrtc.availability().available() || Nvcc.find().isPresent(), "neither NVRTC nor nvcc here: " + Nvrtc.availability());
+        assumeTrue(
+                Nvrtc.availability().available() || Nvcc.find().isPresent(),
+                "neither NVRTC nor nvcc here: " + Nvrtc.availability());
         OpLibrary.Case c = OpLibrary.all().getFirst();
         CudaModule m = CudaCodegen.generate(GpuTesting.lower(c.name(), SimpleGpuSchedule.of(c.dag(), 32)));
         CudaCompiler compiler = new CudaCompiler(new PtxCache(dir));

@@ -43,11 +43,16 @@ class OpLibraryGpuTest {
         List<CudaModule> modules = new ArrayList<>();
         for (PrimFunc f : LOWERED) {
             modules.add(CudaCodegen.generate(f));
-            modules.add(CudaCodegen.generate(new PrimFunc(f.name() + "_fast", f.params(), f.body()), CudaOptions.defaults().withFastMath(true)));
+            modules.add(CudaCodegen.generate(
+                    new PrimFunc(f.name() + "_fast", f.params(), f.body()),
+                    CudaOptions.defaults().withFastMath(true)));
         }
         int kernels = modules.stream().mapToInt(m -> m.launches().size()).sum();
         List<String> ptx = GpuTesting.compileWithNvcc(modules);
-        long entries = ptx.stream().mapToLong(p -> p.lines().filter(l -> l.startsWith(".visible .entry")).count()).sum();
+        long entries = ptx.stream()
+                .mapToLong(p ->
+                        p.lines().filter(l -> l.startsWith(".visible .entry")).count())
+                .sum();
         assertThat(entries).isEqualTo(kernels);
     }
 }

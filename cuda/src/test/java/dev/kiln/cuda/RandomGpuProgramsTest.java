@@ -53,8 +53,12 @@ class RandomGpuProgramsTest {
             List<Integer> lead = new ArrayList<>();
             long extent = 1;
             List<Iter> its = st.iters();
-            for (int i = 0; i < its.size() && its.get(i).kind() == IterKind.SPATIAL && its.get(i).annotation() == IterAnnotation.NONE
-                    && its.get(i).extent() != null; i++) {
+            for (int i = 0;
+                    i < its.size()
+                            && its.get(i).kind() == IterKind.SPATIAL
+                            && its.get(i).annotation() == IterAnnotation.NONE
+                            && its.get(i).extent() != null;
+                    i++) {
                 lead.add(i);
                 extent *= its.get(i).extent();
                 if (!s.attachedTo(id).isEmpty()) break;
@@ -65,7 +69,8 @@ class RandomGpuProgramsTest {
                 int threads = 1 + rng.nextInt(64);
                 if (extent > threads) {
                     t = t.apply(new SplitStep(id, 0, extent, List.of(threads), true));
-                    t = t.apply(new AnnotationStep(id, 0, IterAnnotation.BLOCK_X)).apply(new AnnotationStep(id, 1, IterAnnotation.THREAD_X));
+                    t = t.apply(new AnnotationStep(id, 0, IterAnnotation.BLOCK_X))
+                            .apply(new AnnotationStep(id, 1, IterAnnotation.THREAD_X));
                 } else {
                     t = t.apply(new AnnotationStep(id, 0, IterAnnotation.THREAD_X));
                 }
@@ -85,7 +90,8 @@ class RandomGpuProgramsTest {
         for (int c = 0; c < CASES; c++) {
             SplittableRandom rng = new SplittableRandom(0x6b75L + c);
             ComputeDAG dag = RandomComputations.generate(rng);
-            Schedule s = gpuVersion(dag, RandomSchedules.generate(dag, rng, false).schedule(), rng);
+            Schedule s =
+                    gpuVersion(dag, RandomSchedules.generate(dag, rng, false).schedule(), rng);
             PrimFunc f;
             try {
                 f = GpuTesting.lower("random_gpu_" + c, s);

@@ -8,8 +8,12 @@ public record And(Expr a, Expr b) implements Expr {
     }
 
     @Override
-    public DType dtype() { return DType.BOOL; }
+    public DType dtype() {
+        return DType.BOOL;
+    }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

@@ -1,6 +1,5 @@
 package dev.kiln.ir;
 
-
 /** {@code a op b}; both operands have the same numeric type, which is the result type. */
 public record Binary(BinaryOp op, Expr a, Expr b) implements Expr {
     public Binary {
@@ -11,8 +10,8 @@ public record Binary(BinaryOp op, Expr a, Expr b) implements Expr {
                     + a.dtype() + " but " + ExprPrinter.print(b) + " is " + b.dtype() + "; add a cast()");
         }
         if (!a.dtype().isNumeric()) {
-            throw new KilnException("arithmetic " + op.symbol() + " on bool operands " + ExprPrinter.print(a)
-                    + " and " + ExprPrinter.print(b) + "; use and/or/not or cast()");
+            throw new KilnException("arithmetic " + op.symbol() + " on bool operands " + ExprPrinter.print(a) + " and "
+                    + ExprPrinter.print(b) + "; use and/or/not or cast()");
         }
         if (op == BinaryOp.DIV && !a.dtype().isFloat()) {
             throw new KilnException("div on integer operands " + ExprPrinter.print(a) + " / " + ExprPrinter.print(b)
@@ -25,8 +24,12 @@ public record Binary(BinaryOp op, Expr a, Expr b) implements Expr {
     }
 
     @Override
-    public DType dtype() { return a.dtype(); }
+    public DType dtype() {
+        return a.dtype();
+    }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

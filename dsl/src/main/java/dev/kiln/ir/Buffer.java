@@ -29,7 +29,8 @@ public final class Buffer {
         this.strides = List.copyOf(strides);
         this.scope = Objects.requireNonNull(scope, "scope");
         if (this.shape.size() != this.strides.size()) {
-            throw new KilnException("buffer '" + name + "' has " + shape.size() + " dims but " + strides.size() + " strides");
+            throw new KilnException(
+                    "buffer '" + name + "' has " + shape.size() + " dims but " + strides.size() + " strides");
         }
         for (int d = 0; d < this.shape.size(); d++) {
             if (this.shape.get(d) instanceof IntImm c && c.value() <= 0) {
@@ -42,9 +43,13 @@ public final class Buffer {
      * The buffer that owns this one's memory: itself, unless this is a view made by
      * {@link #flatView()}. Backends bind memory to {@code base()}.
      */
-    public Buffer base() { return base == null ? this : base; }
+    public Buffer base() {
+        return base == null ? this : base;
+    }
 
-    public boolean isView() { return base != null; }
+    public boolean isView() {
+        return base != null;
+    }
 
     /**
      * A rank-1 view of the same memory, indexed by the element offset
@@ -71,17 +76,29 @@ public final class Buffer {
         return new Buffer(name, dtype, sh, st, scope);
     }
 
-    public String name() { return name; }
+    public String name() {
+        return name;
+    }
 
-    public DType dtype() { return dtype; }
+    public DType dtype() {
+        return dtype;
+    }
 
-    public List<Expr> shape() { return shape; }
+    public List<Expr> shape() {
+        return shape;
+    }
 
-    public List<Expr> strides() { return strides; }
+    public List<Expr> strides() {
+        return strides;
+    }
 
-    public MemoryScope scope() { return scope; }
+    public MemoryScope scope() {
+        return scope;
+    }
 
-    public int rank() { return shape.size(); }
+    public int rank() {
+        return shape.size();
+    }
 
     /** The constant shape, or throws naming the buffer if some extent is symbolic. */
     public long[] constShape() {
@@ -115,5 +132,7 @@ public final class Buffer {
     }
 
     @Override
-    public String toString() { return name; }
+    public String toString() {
+        return name;
+    }
 }

@@ -29,8 +29,12 @@ public record Call(Intrinsic fn, List<Expr> args) implements Expr {
     }
 
     @Override
-    public DType dtype() { return args.get(0).dtype(); }
+    public DType dtype() {
+        return args.get(0).dtype();
+    }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

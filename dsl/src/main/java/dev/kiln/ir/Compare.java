@@ -1,6 +1,5 @@
 package dev.kiln.ir;
 
-
 /** {@code a cmp b} on two operands of one type; the result is bool. */
 public record Compare(CompareOp op, Expr a, Expr b) implements Expr {
     public Compare {
@@ -13,8 +12,12 @@ public record Compare(CompareOp op, Expr a, Expr b) implements Expr {
     }
 
     @Override
-    public DType dtype() { return DType.BOOL; }
+    public DType dtype() {
+        return DType.BOOL;
+    }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

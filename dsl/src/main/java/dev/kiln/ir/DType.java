@@ -30,7 +30,12 @@ public enum DType {
     BOOL("bool", Kind.BOOL, 1);
 
     /** The family a type belongs to. */
-    public enum Kind { FLOAT, INT, UINT, BOOL }
+    public enum Kind {
+        FLOAT,
+        INT,
+        UINT,
+        BOOL
+    }
 
     private final String displayName;
     private final Kind kind;
@@ -42,25 +47,41 @@ public enum DType {
         this.bits = bits;
     }
 
-    public Kind kind() { return kind; }
+    public Kind kind() {
+        return kind;
+    }
 
     /** Width in bits; bool counts 1 bit but is stored in one byte. */
-    public int bits() { return bits; }
+    public int bits() {
+        return bits;
+    }
 
     /** Bytes per element in memory (bool takes one byte). */
-    public int bytes() { return Math.max(1, bits / 8); }
+    public int bytes() {
+        return Math.max(1, bits / 8);
+    }
 
-    public boolean isFloat() { return kind == Kind.FLOAT; }
+    public boolean isFloat() {
+        return kind == Kind.FLOAT;
+    }
 
     /** Signed or unsigned integer (not bool). */
-    public boolean isInt() { return kind == Kind.INT || kind == Kind.UINT; }
+    public boolean isInt() {
+        return kind == Kind.INT || kind == Kind.UINT;
+    }
 
-    public boolean isUnsigned() { return kind == Kind.UINT; }
+    public boolean isUnsigned() {
+        return kind == Kind.UINT;
+    }
 
-    public boolean isBool() { return kind == Kind.BOOL; }
+    public boolean isBool() {
+        return kind == Kind.BOOL;
+    }
 
     /** Integers and floats; bool is not numeric. */
-    public boolean isNumeric() { return kind != Kind.BOOL; }
+    public boolean isNumeric() {
+        return kind != Kind.BOOL;
+    }
 
     /** Smallest value of an integer type. */
     public long minInt() {
@@ -82,7 +103,9 @@ public enum DType {
     }
 
     /** The name used in printouts, logs and workload keys ("float32"). */
-    public String displayName() { return displayName; }
+    public String displayName() {
+        return displayName;
+    }
 
     /** Parses a display name such as {@code "float32"}. */
     public static DType parse(String name) {
@@ -93,5 +116,7 @@ public enum DType {
     }
 
     @Override
-    public String toString() { return displayName; }
+    public String toString() {
+        return displayName;
+    }
 }

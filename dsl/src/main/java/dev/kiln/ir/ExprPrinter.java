@@ -96,10 +96,12 @@ public final class ExprPrinter {
                 if (r.sources().size() == 1) {
                     print(r.sources().get(0), sb);
                 } else {
-                    sb.append('(').append(r.sources().stream().map(ExprPrinter::print).collect(Collectors.joining(", ")))
+                    sb.append('(')
+                            .append(r.sources().stream().map(ExprPrinter::print).collect(Collectors.joining(", ")))
                             .append(')');
                 }
-                sb.append(", axis=[").append(r.axes().stream().map(Var::name).collect(Collectors.joining(", ")))
+                sb.append(", axis=[")
+                        .append(r.axes().stream().map(Var::name).collect(Collectors.joining(", ")))
                         .append(']');
                 if (!(r.condition() instanceof IntImm c && c.value() == 1)) {
                     sb.append(", where=");

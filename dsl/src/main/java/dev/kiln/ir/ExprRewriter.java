@@ -64,7 +64,8 @@ public abstract class ExprRewriter {
             case Reduce r -> {
                 List<Expr> src = visitAll(r.sources());
                 Expr cond = visit(r.condition());
-                yield src == r.sources() && cond == r.condition() ? r
+                yield src == r.sources() && cond == r.condition()
+                        ? r
                         : new Reduce(r.reducer(), src, r.axes(), cond, r.valueIndex());
             }
         };

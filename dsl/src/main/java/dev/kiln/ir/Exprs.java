@@ -19,8 +19,8 @@ public final class Exprs {
                     Expr r = map.get(v);
                     if (r != null) {
                         if (r.dtype() != v.dtype()) {
-                            throw new KilnException("substituting " + r + " (" + r.dtype() + ") for " + v.name()
-                                    + " (" + v.dtype() + ")");
+                            throw new KilnException("substituting " + r + " (" + r.dtype() + ") for " + v.name() + " ("
+                                    + v.dtype() + ")");
                         }
                         return r;
                     }
@@ -64,7 +64,9 @@ public final class Exprs {
     /** Whether {@code e} mentions variable {@code v}. */
     public static boolean uses(Expr e, Var v) {
         boolean[] found = {false};
-        forEach(e, x -> { if (x == v) found[0] = true; });
+        forEach(e, x -> {
+            if (x == v) found[0] = true;
+        });
         return found[0];
     }
 }

@@ -8,8 +8,12 @@ public record FloatImm(DType dtype, double value) implements Expr {
         }
     }
 
-    public static FloatImm f32(double v) { return new FloatImm(DType.FLOAT32, v); }
+    public static FloatImm f32(double v) {
+        return new FloatImm(DType.FLOAT32, v);
+    }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

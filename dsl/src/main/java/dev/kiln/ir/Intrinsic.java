@@ -5,14 +5,20 @@ package dev.kiln.ir;
  * {@link #ABS}, which takes any numeric type.
  */
 public enum Intrinsic {
-    EXP(1), LOG(1), SQRT(1),
+    EXP(1),
+    LOG(1),
+    SQRT(1),
     /** 1 / sqrt(x). */
-    RSQRT(1), TANH(1),
+    RSQRT(1),
+    TANH(1),
     /** 1 / (1 + exp(-x)). */
-    SIGMOID(1), ERF(1),
+    SIGMOID(1),
+    ERF(1),
     /** x to the power y. */
-    POW(2), ABS(1),
-    FLOOR(1), CEIL(1),
+    POW(2),
+    ABS(1),
+    FLOOR(1),
+    CEIL(1),
     /** Round half to even, as IEEE roundeven / LLVM llvm.roundeven. */
     ROUND(1),
     /** a * b + c with one rounding. */
@@ -20,9 +26,15 @@ public enum Intrinsic {
 
     private final int arity;
 
-    Intrinsic(int arity) { this.arity = arity; }
+    Intrinsic(int arity) {
+        this.arity = arity;
+    }
 
-    public int arity() { return arity; }
+    public int arity() {
+        return arity;
+    }
 
-    public String displayName() { return name().toLowerCase(java.util.Locale.ROOT); }
+    public String displayName() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
 }

@@ -10,7 +10,10 @@ import java.util.Objects;
  */
 public final class IterVar extends Var {
     /** Spatial (data-parallel) or reduction axis. */
-    public enum Kind { SPATIAL, REDUCE }
+    public enum Kind {
+        SPATIAL,
+        REDUCE
+    }
 
     private final Range dom;
     private final Kind kind;
@@ -24,12 +27,20 @@ public final class IterVar extends Var {
         }
     }
 
-    public Range dom() { return dom; }
+    public Range dom() {
+        return dom;
+    }
 
-    public Kind kind() { return kind; }
+    public Kind kind() {
+        return kind;
+    }
 
-    public boolean isReduce() { return kind == Kind.REDUCE; }
+    public boolean isReduce() {
+        return kind == Kind.REDUCE;
+    }
 
     /** The constant extent of the domain. */
-    public long extent() { return dom.constExtent(); }
+    public long extent() {
+        return dom.constExtent();
+    }
 }

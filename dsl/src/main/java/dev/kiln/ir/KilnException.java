@@ -5,7 +5,11 @@ package dev.kiln.ir;
  * that cannot apply. Its message names the tensor, axis, expression or step at fault.
  */
 public class KilnException extends RuntimeException {
-    public KilnException(String message) { super(message); }
+    public KilnException(String message) {
+        super(message);
+    }
 
-    public KilnException(String message, Throwable cause) { super(message, cause); }
+    public KilnException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

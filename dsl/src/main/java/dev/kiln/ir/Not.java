@@ -7,8 +7,12 @@ public record Not(Expr a) implements Expr {
     }
 
     @Override
-    public DType dtype() { return DType.BOOL; }
+    public DType dtype() {
+        return DType.BOOL;
+    }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

@@ -20,5 +20,7 @@ public record Range(Expr min, Expr extent) {
     }
 
     @Override
-    public String toString() { return "[" + min + ", " + min + " + " + extent + ")"; }
+    public String toString() {
+        return "[" + min + ", " + min + " + " + extent + ")";
+    }
 }

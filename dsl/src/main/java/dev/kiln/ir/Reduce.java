@@ -13,13 +13,14 @@ public record Reduce(Reducer reducer, List<Expr> sources, List<IterVar> axes, Ex
         sources = List.copyOf(sources);
         axes = List.copyOf(axes);
         if (sources.size() != reducer.arity()) {
-            throw new KilnException("reducer '" + reducer.name() + "' combines " + reducer.arity() + " value(s) but got "
-                    + sources.size() + " source(s)");
+            throw new KilnException("reducer '" + reducer.name() + "' combines " + reducer.arity()
+                    + " value(s) but got " + sources.size() + " source(s)");
         }
         for (int v = 0; v < sources.size(); v++) {
             if (sources.get(v).dtype() != reducer.dtype(v)) {
                 throw new KilnException("reducer '" + reducer.name() + "' value " + v + " is " + reducer.dtype(v)
-                        + " but its source " + ExprPrinter.print(sources.get(v)) + " is " + sources.get(v).dtype()
+                        + " but its source " + ExprPrinter.print(sources.get(v)) + " is "
+                        + sources.get(v).dtype()
                         + "; add a cast()");
             }
         }
@@ -34,8 +35,8 @@ public record Reduce(Reducer reducer, List<Expr> sources, List<IterVar> axes, Ex
             throw new KilnException("reduction '" + reducer.name() + "' lists an axis twice: " + axes);
         }
         if (!condition.dtype().isBool()) {
-            throw new KilnException("reduction condition " + ExprPrinter.print(condition) + " is " + condition.dtype()
-                    + ", not bool");
+            throw new KilnException(
+                    "reduction condition " + ExprPrinter.print(condition) + " is " + condition.dtype() + ", not bool");
         }
         if (valueIndex < 0 || valueIndex >= reducer.arity()) {
             throw new KilnException("value index " + valueIndex + " out of range for reducer '" + reducer.name() + "'");
@@ -43,14 +44,20 @@ public record Reduce(Reducer reducer, List<Expr> sources, List<IterVar> axes, Ex
     }
 
     @Override
-    public DType dtype() { return reducer.dtype(valueIndex); }
+    public DType dtype() {
+        return reducer.dtype(valueIndex);
+    }
 
     /** Whether two reductions differ only in their value index (the outputs of one multi-value reduction). */
     public boolean sameReductionAs(Reduce other) {
-        return reducer == other.reducer && sources.equals(other.sources) && axes.equals(other.axes)
+        return reducer == other.reducer
+                && sources.equals(other.sources)
+                && axes.equals(other.axes)
                 && condition.equals(other.condition);
     }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

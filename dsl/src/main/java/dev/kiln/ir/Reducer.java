@@ -21,11 +21,14 @@ public record Reducer(String name, List<Var> lhs, List<Var> rhs, List<Expr> resu
         int k = lhs.size();
         if (k == 0) throw new KilnException("reducer '" + name + "' combines no values");
         if (rhs.size() != k || results.size() != k || identities.size() != k) {
-            throw new KilnException("reducer '" + name + "' needs as many rhs, results and identities as lhs (" + k + ")");
+            throw new KilnException(
+                    "reducer '" + name + "' needs as many rhs, results and identities as lhs (" + k + ")");
         }
         for (int v = 0; v < k; v++) {
             DType t = lhs.get(v).dtype();
-            if (rhs.get(v).dtype() != t || results.get(v).dtype() != t || identities.get(v).dtype() != t) {
+            if (rhs.get(v).dtype() != t
+                    || results.get(v).dtype() != t
+                    || identities.get(v).dtype() != t) {
                 throw new KilnException("reducer '" + name + "' value " + v + " mixes dtypes: lhs " + t + ", rhs "
                         + rhs.get(v).dtype() + ", result " + results.get(v).dtype() + ", identity "
                         + identities.get(v).dtype());
@@ -34,16 +37,23 @@ public record Reducer(String name, List<Var> lhs, List<Var> rhs, List<Expr> resu
     }
 
     /** Number of values combined at once. */
-    public int arity() { return lhs.size(); }
+    public int arity() {
+        return lhs.size();
+    }
 
-    public DType dtype(int valueIndex) { return lhs.get(valueIndex).dtype(); }
+    public DType dtype(int valueIndex) {
+        return lhs.get(valueIndex).dtype();
+    }
 
     /**
      * A user-defined reducer over values of the given types. The combiner receives the
      * accumulators and the new values and returns the combined values.
      */
-    public static Reducer of(String name, List<DType> dtypes,
-                             BiFunction<List<Var>, List<Var>, List<Expr>> combine, List<Expr> identities) {
+    public static Reducer of(
+            String name,
+            List<DType> dtypes,
+            BiFunction<List<Var>, List<Var>, List<Expr>> combine,
+            List<Expr> identities) {
         List<Var> l = new ArrayList<>();
         List<Var> r = new ArrayList<>();
         for (int v = 0; v < dtypes.size(); v++) {
@@ -105,5 +115,7 @@ public record Reducer(String name, List<Var> lhs, List<Var> rhs, List<Expr> resu
     }
 
     @Override
-    public String toString() { return name; }
+    public String toString() {
+        return name;
+    }
 }

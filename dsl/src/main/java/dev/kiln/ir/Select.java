@@ -5,8 +5,8 @@ public record Select(Expr cond, Expr t, Expr f) implements Expr {
     public Select {
         Checks.requireBool("select condition", cond);
         if (t == null || f == null) {
-            throw new KilnException("select(" + ExprPrinter.print(cond) + ", ...): the " + (t == null ? "true" : "false")
-                    + " branch is null");
+            throw new KilnException("select(" + ExprPrinter.print(cond) + ", ...): the "
+                    + (t == null ? "true" : "false") + " branch is null");
         }
         if (t.dtype() != f.dtype()) {
             throw new KilnException("select branches differ in dtype: " + ExprPrinter.print(t) + " is " + t.dtype()
@@ -15,8 +15,12 @@ public record Select(Expr cond, Expr t, Expr f) implements Expr {
     }
 
     @Override
-    public DType dtype() { return t.dtype(); }
+    public DType dtype() {
+        return t.dtype();
+    }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

@@ -18,14 +18,16 @@ public record TensorRead(DataProducer tensor, List<Expr> indices) implements Exp
         for (int d = 0; d < indices.size(); d++) {
             Expr e = indices.get(d);
             if (!e.dtype().isInt()) {
-                throw new KilnException("index " + d + " of tensor '" + tensor.name() + "' is "
-                        + ExprPrinter.print(e) + " of type " + e.dtype() + "; indices must be integers");
+                throw new KilnException("index " + d + " of tensor '" + tensor.name() + "' is " + ExprPrinter.print(e)
+                        + " of type " + e.dtype() + "; indices must be integers");
             }
         }
     }
 
     @Override
-    public DType dtype() { return tensor.dtype(); }
+    public DType dtype() {
+        return tensor.dtype();
+    }
 
     private static String shapeOf(DataProducer t) {
         StringBuilder sb = new StringBuilder("[");
@@ -34,5 +36,7 @@ public record TensorRead(DataProducer tensor, List<Expr> indices) implements Exp
     }
 
     @Override
-    public String toString() { return ExprPrinter.print(this); }
+    public String toString() {
+        return ExprPrinter.print(this);
+    }
 }

@@ -17,22 +17,36 @@ public sealed class Var implements Expr permits IterVar {
     }
 
     /** An int32 index variable. */
-    public Var(String name) { this(name, DType.INT32); }
+    public Var(String name) {
+        this(name, DType.INT32);
+    }
 
-    public String name() { return name; }
+    public String name() {
+        return name;
+    }
 
     @Override
-    public DType dtype() { return dtype; }
+    public DType dtype() {
+        return dtype;
+    }
 
     /** A fresh variable with the same name and type. */
-    public Var copy() { return new Var(name, dtype); }
+    public Var copy() {
+        return new Var(name, dtype);
+    }
 
     @Override
-    public final boolean equals(Object o) { return this == o; }
+    public final boolean equals(Object o) {
+        return this == o;
+    }
 
     @Override
-    public final int hashCode() { return System.identityHashCode(this); }
+    public final int hashCode() {
+        return System.identityHashCode(this);
+    }
 
     @Override
-    public String toString() { return name; }
+    public String toString() {
+        return name;
+    }
 }

@@ -32,7 +32,9 @@ public final class Activation {
     }
 
     /** The exact GELU, {@code x * 0.5 * (1 + erf(x / sqrt(2)))}. */
-    public static Tensor gelu(Tensor x) { return gelu(x, false); }
+    public static Tensor gelu(Tensor x) {
+        return gelu(x, false);
+    }
 
     /**
      * GELU, exact ({@code x * 0.5 * (1 + erf(x / sqrt(2)))}) or, with {@code tanhApproximation},
@@ -83,8 +85,8 @@ public final class Activation {
         Axes.requireNonNull("clip", "input", x);
         Axes.requireNumeric("clip", x);
         if (!(lo <= hi)) {
-            throw new KilnException("clip: tensor " + Axes.describe(x) + " gets an empty range: lo " + lo
-                    + " > hi " + hi);
+            throw new KilnException(
+                    "clip: tensor " + Axes.describe(x) + " gets an empty range: lo " + lo + " > hi " + hi);
         }
         Expr l = bound(x, "lo", lo);
         Expr h = bound(x, "hi", hi);
@@ -95,8 +97,10 @@ public final class Activation {
         try {
             return Literals.of(x.dtype(), v);
         } catch (KilnException e) {
-            throw new KilnException("clip: bound " + role + " = " + v + " does not suit tensor " + Axes.describe(x)
-                    + " of type " + x.dtype() + ": " + e.getMessage(), e);
+            throw new KilnException(
+                    "clip: bound " + role + " = " + v + " does not suit tensor " + Axes.describe(x) + " of type "
+                            + x.dtype() + ": " + e.getMessage(),
+                    e);
         }
     }
 

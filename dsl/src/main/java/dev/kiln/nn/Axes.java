@@ -31,8 +31,8 @@ final class Axes {
     static int normalize(String op, Tensor t, int axis) {
         int r = t.rank();
         if (axis < -r || axis >= r) {
-            throw new KilnException(op + ": axis " + axis + " is out of range for tensor " + describe(t)
-                    + " of rank " + r + " (valid axes are " + -r + " to " + (r - 1) + ")");
+            throw new KilnException(op + ": axis " + axis + " is out of range for tensor " + describe(t) + " of rank "
+                    + r + " (valid axes are " + -r + " to " + (r - 1) + ")");
         }
         return axis < 0 ? axis + r : axis;
     }
@@ -55,15 +55,15 @@ final class Axes {
 
     static void requireRank(String op, Tensor t, int rank) {
         if (t.rank() != rank) {
-            throw new KilnException(op + ": tensor " + describe(t) + " has rank " + t.rank() + " but " + rank
-                    + " is needed");
+            throw new KilnException(
+                    op + ": tensor " + describe(t) + " has rank " + t.rank() + " but " + rank + " is needed");
         }
     }
 
     static void requireMinRank(String op, Tensor t, int rank) {
         if (t.rank() < rank) {
-            throw new KilnException(op + ": tensor " + describe(t) + " has rank " + t.rank() + " but at least "
-                    + rank + " is needed");
+            throw new KilnException(
+                    op + ": tensor " + describe(t) + " has rank " + t.rank() + " but at least " + rank + " is needed");
         }
     }
 
@@ -82,8 +82,8 @@ final class Axes {
 
     static void requireSameDType(String op, Tensor a, Tensor b) {
         if (a.dtype() != b.dtype()) {
-            throw new KilnException(op + ": dtype mismatch: tensor " + describe(a) + " is " + a.dtype()
-                    + " but tensor " + describe(b) + " is " + b.dtype() + "; cast one of them first");
+            throw new KilnException(op + ": dtype mismatch: tensor " + describe(a) + " is " + a.dtype() + " but tensor "
+                    + describe(b) + " is " + b.dtype() + "; cast one of them first");
         }
     }
 
@@ -91,8 +91,8 @@ final class Axes {
     static void requireVector(String op, String role, Tensor v, Tensor x, int axis) {
         requireNonNull(op, role, v);
         if (v.rank() != 1 || v.dim(0) != x.dim(axis)) {
-            throw new KilnException(op + ": " + role + " tensor " + describe(v) + " must have shape ["
-                    + x.dim(axis) + "] to match axis " + axis + " of tensor " + describe(x));
+            throw new KilnException(op + ": " + role + " tensor " + describe(v) + " must have shape [" + x.dim(axis)
+                    + "] to match axis " + axis + " of tensor " + describe(x));
         }
         requireSameDType(op, x, v);
     }
@@ -116,8 +116,8 @@ final class Axes {
 
     static void requireDType(String op, Tensor t, DType want) {
         if (t.dtype() != want) {
-            throw new KilnException(op + ": tensor " + describe(t) + " is " + t.dtype() + " but " + want
-                    + " is needed");
+            throw new KilnException(
+                    op + ": tensor " + describe(t) + " is " + t.dtype() + " but " + want + " is needed");
         }
     }
 }

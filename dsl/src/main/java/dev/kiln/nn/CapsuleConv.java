@@ -42,8 +42,8 @@ public final class CapsuleConv {
         if (p.groups() != 1) throw new KilnException(NAME + ": groups must be 1, got " + p.groups());
         long cap = data.dim(3);
         if (data.dim(4) != cap) {
-            throw new KilnException(NAME + ": the capsule axes of input '" + data.name() + "' (axes 3 and 4) must be equal, got "
-                    + data.shape());
+            throw new KilnException(NAME + ": the capsule axes of input '" + data.name()
+                    + "' (axes 3 and 4) must be equal, got " + data.shape());
         }
         if (weight.dim(2) != cap || weight.dim(3) != cap) {
             throw new KilnException(NAME + ": weight '" + weight.name() + "' axes 2 and 3 (capsule) must be " + cap
@@ -51,13 +51,15 @@ public final class CapsuleConv {
         }
         long ci = data.dim(5);
         if (weight.dim(4) != ci) {
-            throw new KilnException(NAME + ": input '" + data.name() + "' axis 5 (C) has " + ci + " channels but weight '"
-                    + weight.name() + "' axis 4 (I) has " + weight.dim(4));
+            throw new KilnException(NAME + ": input '" + data.name() + "' axis 5 (C) has " + ci
+                    + " channels but weight '" + weight.name() + "' axis 4 (I) has " + weight.dim(4));
         }
         long kh = weight.dim(0);
         long kw = weight.dim(1);
-        long oh = ConvOutput.size(NAME, "H", data.dim(1), kh, p.stride(0), p.padBefore(0), p.padAfter(0), p.dilation(0));
-        long ow = ConvOutput.size(NAME, "W", data.dim(2), kw, p.stride(1), p.padBefore(1), p.padAfter(1), p.dilation(1));
+        long oh =
+                ConvOutput.size(NAME, "H", data.dim(1), kh, p.stride(0), p.padBefore(0), p.padAfter(0), p.dilation(0));
+        long ow =
+                ConvOutput.size(NAME, "W", data.dim(2), kw, p.stride(1), p.padBefore(1), p.padAfter(1), p.dilation(1));
         long[][] pads = ConvChecks.padArrays(6, new int[] {1, 2}, p);
         Tensor padded = Pad.padIfNeeded(data, pads[0], pads[1], Literals.of(data.dtype(), 0L));
         IterVar rh = Te.reduceAxis(kh, "rh");

@@ -81,8 +81,8 @@ public final class Conv {
      * extent CI/groups, the same spatial letters, e.g. "OIDHW"). The output has the data layout
      * with C = CO, and is named and tagged {@code name}.
      */
-    public static Tensor conv(String name, Tensor data, Tensor weight, String dataLayout, String kernelLayout,
-                              ConvParams p) {
+    public static Tensor conv(
+            String name, Tensor data, Tensor weight, String dataLayout, String kernelLayout, ConvParams p) {
         ConvLayout l = ConvLayout.parse(name, dataLayout, kernelLayout);
         l.requireRanks(data, weight);
         ConvChecks.requireSameDType(name, data, weight);
@@ -111,8 +111,15 @@ public final class Conv {
         long[] kernel = new long[s];
         for (int i = 0; i < s; i++) {
             kernel[i] = weight.dim(l.kernelSpatial[i]);
-            out[l.dataSpatial[i]] = ConvOutput.size(name, l.spatialName(i), data.dim(l.dataSpatial[i]), kernel[i],
-                    p.stride(i), p.padBefore(i), p.padAfter(i), p.dilation(i));
+            out[l.dataSpatial[i]] = ConvOutput.size(
+                    name,
+                    l.spatialName(i),
+                    data.dim(l.dataSpatial[i]),
+                    kernel[i],
+                    p.stride(i),
+                    p.padBefore(i),
+                    p.padAfter(i),
+                    p.dilation(i));
         }
         long[][] pads = ConvChecks.padArrays(data.rank(), l.dataSpatial, p);
         Tensor padded = Pad.padIfNeeded(data, pads[0], pads[1], Literals.of(data.dtype(), 0L));
@@ -120,7 +127,8 @@ public final class Conv {
         // reduce axes in the order of the kernel layout: rc and one per spatial letter
         IterVar rc = Te.reduceAxis(wi, "rc");
         IterVar[] r = new IterVar[s];
-        for (int i = 0; i < s; i++) r[i] = Te.reduceAxis(kernel[i], "r" + l.spatialName(i).toLowerCase());
+        for (int i = 0; i < s; i++)
+            r[i] = Te.reduceAxis(kernel[i], "r" + l.spatialName(i).toLowerCase());
         List<IterVar> axes = new ArrayList<>();
         for (int k = 0; k < kernelLayout.length(); k++) {
             if (k == l.kernelIn) axes.add(rc);
@@ -172,8 +180,8 @@ public final class Conv {
         return depthwiseConv2dNchw(data, weight, ConvParams.of(2, stride, pad));
     }
 
-    private static Tensor depthwise(String name, Tensor data, Tensor weight, String dataLayout, String kernelLayout,
-                                    ConvParams p) {
+    private static Tensor depthwise(
+            String name, Tensor data, Tensor weight, String dataLayout, String kernelLayout, ConvParams p) {
         ConvChecks.requireRank(name, "input", data, dataLayout);
         ConvChecks.requireRank(name, "weight", weight, kernelLayout);
         ConvChecks.requireSameDType(name, data, weight);
@@ -184,13 +192,14 @@ public final class Conv {
         int[] ws = {kernelLayout.indexOf('H'), kernelLayout.indexOf('W')};
         ConvChecks.checkWindow(name, p, new String[] {"H", "W"});
         if (p.groups() != 1) {
-            throw new KilnException(name + ": a depthwise convolution has one group per channel; leave groups at 1, got "
-                    + p.groups());
+            throw new KilnException(
+                    name + ": a depthwise convolution has one group per channel; leave groups at 1, got " + p.groups());
         }
         long c = data.dim(dc);
         if (weight.dim(wc) != c) {
-            throw new KilnException(name + ": " + ConvChecks.axis("input", data, dc, dataLayout) + " has " + c
-                    + " channels but " + ConvChecks.axis("weight", weight, wc, kernelLayout) + " has " + weight.dim(wc));
+            throw new KilnException(
+                    name + ": " + ConvChecks.axis("input", data, dc, dataLayout) + " has " + c + " channels but "
+                            + ConvChecks.axis("weight", weight, wc, kernelLayout) + " has " + weight.dim(wc));
         }
         long m = weight.dim(wm);
         long[] out = new long[4];
@@ -198,8 +207,15 @@ public final class Conv {
         out[dc] = c * m;
         String[] names = {"H", "W"};
         for (int i = 0; i < 2; i++) {
-            out[ds[i]] = ConvOutput.size(name, names[i], data.dim(ds[i]), weight.dim(ws[i]), p.stride(i),
-                    p.padBefore(i), p.padAfter(i), p.dilation(i));
+            out[ds[i]] = ConvOutput.size(
+                    name,
+                    names[i],
+                    data.dim(ds[i]),
+                    weight.dim(ws[i]),
+                    p.stride(i),
+                    p.padBefore(i),
+                    p.padAfter(i),
+                    p.dilation(i));
         }
         long[][] pads = ConvChecks.padArrays(4, ds, p);
         Tensor padded = Pad.padIfNeeded(data, pads[0], pads[1], Literals.of(data.dtype(), 0L));

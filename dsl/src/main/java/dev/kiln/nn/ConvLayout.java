@@ -37,8 +37,8 @@ final class ConvLayout {
         this.kernelOut = kernel.indexOf('O');
         this.kernelIn = kernel.indexOf('I');
         if (kernelOut < 0 || kernelIn < 0 || distinct(kernel) != kernel.length() || kernel.length() != data.length()) {
-            throw new KilnException(op + ": kernel layout '" + kernel + "' needs one O, one I and the spatial letters of '"
-                    + data + "'");
+            throw new KilnException(op + ": kernel layout '" + kernel
+                    + "' needs one O, one I and the spatial letters of '" + data + "'");
         }
         int i = 0;
         for (int d = 0; d < data.length(); d++) {
@@ -46,7 +46,8 @@ final class ConvLayout {
             if (c == 'N' || c == 'C') continue;
             int k = kernel.indexOf(c);
             if (k < 0) {
-                throw new KilnException(op + ": kernel layout '" + kernel + "' lacks the spatial axis " + c + " of '" + data + "'");
+                throw new KilnException(
+                        op + ": kernel layout '" + kernel + "' lacks the spatial axis " + c + " of '" + data + "'");
             }
             dataSpatial[i] = d;
             kernelSpatial[i] = k;
@@ -54,14 +55,22 @@ final class ConvLayout {
         }
     }
 
-    static ConvLayout parse(String op, String data, String kernel) { return new ConvLayout(op, data, kernel); }
+    static ConvLayout parse(String op, String data, String kernel) {
+        return new ConvLayout(op, data, kernel);
+    }
 
-    private static int distinct(String s) { return (int) s.chars().distinct().count(); }
+    private static int distinct(String s) {
+        return (int) s.chars().distinct().count();
+    }
 
-    int spatialRank() { return dataSpatial.length; }
+    int spatialRank() {
+        return dataSpatial.length;
+    }
 
     /** The letter of spatial axis {@code i}. */
-    String spatialName(int i) { return String.valueOf(data.charAt(dataSpatial[i])); }
+    String spatialName(int i) {
+        return String.valueOf(data.charAt(dataSpatial[i]));
+    }
 
     String[] spatialNames() {
         String[] n = new String[spatialRank()];

@@ -17,8 +17,8 @@ final class ConvOutput {
      * @param axis the axis, for the message ("H")
      * @throws KilnException when the padded input is shorter than the dilated kernel (output <= 0)
      */
-    public static long size(String op, String axis, long in, long kernel, long stride, long padBefore, long padAfter,
-                            long dilation) {
+    public static long size(
+            String op, String axis, long in, long kernel, long stride, long padBefore, long padAfter, long dilation) {
         long extent = dilation * (kernel - 1) + 1;
         long padded = in + padBefore + padAfter;
         long out = Math.floorDiv(padded - extent, stride) + 1;
@@ -37,13 +37,21 @@ final class ConvOutput {
      *
      * @throws KilnException when the padding crops the whole output (output <= 0)
      */
-    public static long transposedSize(String op, String axis, long in, long kernel, long stride, long padBefore,
-                                      long padAfter, long dilation, long outputPadding) {
+    public static long transposedSize(
+            String op,
+            String axis,
+            long in,
+            long kernel,
+            long stride,
+            long padBefore,
+            long padAfter,
+            long dilation,
+            long outputPadding) {
         long full = (in - 1) * stride + dilation * (kernel - 1) + outputPadding + 1;
         long out = full - padBefore - padAfter;
         if (out <= 0) {
-            throw new KilnException(op + ": output size along " + axis + " would be " + out + ": padding "
-                    + padBefore + " + " + padAfter + " crops the whole uncropped output of " + full);
+            throw new KilnException(op + ": output size along " + axis + " would be " + out + ": padding " + padBefore
+                    + " + " + padAfter + " crops the whole uncropped output of " + full);
         }
         return out;
     }

@@ -19,8 +19,8 @@ import java.util.List;
  * ConvParams q = ConvParams.of(2, 1, 0).withPadding2d(1, 2, 0, 1);       // top, bottom, left, right
  * }</pre>
  */
-public record ConvParams(List<Long> strides, List<Long> padBefore, List<Long> padAfter, List<Long> dilations,
-                         long groups) {
+public record ConvParams(
+        List<Long> strides, List<Long> padBefore, List<Long> padAfter, List<Long> dilations, long groups) {
     public ConvParams {
         strides = List.copyOf(strides);
         padBefore = List.copyOf(padBefore);
@@ -38,15 +38,19 @@ public record ConvParams(List<Long> strides, List<Long> padBefore, List<Long> pa
     /** Stride {@code stride} and symmetric padding {@code pad} on every axis, dilation 1, one group. */
     public static ConvParams of(int spatialRank, long stride, long pad) {
         if (spatialRank <= 0) throw new KilnException("conv params need at least one spatial axis, got " + spatialRank);
-        return new ConvParams(fill(spatialRank, stride), fill(spatialRank, pad), fill(spatialRank, pad),
-                fill(spatialRank, 1), 1);
+        return new ConvParams(
+                fill(spatialRank, stride), fill(spatialRank, pad), fill(spatialRank, pad), fill(spatialRank, 1), 1);
     }
 
     /** Stride 1, no padding, dilation 1, one group. */
-    public static ConvParams defaults(int spatialRank) { return of(spatialRank, 1, 0); }
+    public static ConvParams defaults(int spatialRank) {
+        return of(spatialRank, 1, 0);
+    }
 
     /** Number of spatial axes. */
-    public int spatialRank() { return strides.size(); }
+    public int spatialRank() {
+        return strides.size();
+    }
 
     /** One stride for every axis, or one per axis. */
     public ConvParams withStride(long... s) {
@@ -61,8 +65,8 @@ public record ConvParams(List<Long> strides, List<Long> padBefore, List<Long> pa
 
     /** Padding per side: {@code before[i]} and {@code after[i]} for spatial axis {@code i}. */
     public ConvParams withPadding(long[] before, long[] after) {
-        return new ConvParams(strides, exact("padding before", before), exact("padding after", after), dilations,
-                groups);
+        return new ConvParams(
+                strides, exact("padding before", before), exact("padding after", after), dilations, groups);
     }
 
     /** Padding per side for two spatial axes (H, W). */
@@ -82,13 +86,21 @@ public record ConvParams(List<Long> strides, List<Long> padBefore, List<Long> pa
         return new ConvParams(strides, padBefore, padAfter, dilations, g);
     }
 
-    public long stride(int axis) { return strides.get(axis); }
+    public long stride(int axis) {
+        return strides.get(axis);
+    }
 
-    public long padBefore(int axis) { return padBefore.get(axis); }
+    public long padBefore(int axis) {
+        return padBefore.get(axis);
+    }
 
-    public long padAfter(int axis) { return padAfter.get(axis); }
+    public long padAfter(int axis) {
+        return padAfter.get(axis);
+    }
 
-    public long dilation(int axis) { return dilations.get(axis); }
+    public long dilation(int axis) {
+        return dilations.get(axis);
+    }
 
     /** True when some axis has padding. */
     public boolean hasPadding() {
@@ -103,13 +115,15 @@ public record ConvParams(List<Long> strides, List<Long> padBefore, List<Long> pa
 
     private List<Long> exact(String what, long[] v) {
         if (v.length != spatialRank()) {
-            throw new KilnException("conv params: " + what + " has " + v.length + " value(s), expected one per spatial axis ("
-                    + spatialRank() + ")");
+            throw new KilnException("conv params: " + what + " has " + v.length
+                    + " value(s), expected one per spatial axis (" + spatialRank() + ")");
         }
         List<Long> out = new ArrayList<>();
         for (long x : v) out.add(x);
         return out;
     }
 
-    static List<Long> fill(int n, long v) { return Collections.nCopies(n, v); }
+    static List<Long> fill(int n, long v) {
+        return Collections.nCopies(n, v);
+    }
 }

@@ -65,8 +65,14 @@ public final class ConvTranspose {
      * A transposed convolution in any layout (see {@link Conv#conv} for the layout letters; here the
      * weight's I axis has extent CI and its O axis CO/groups).
      */
-    public static Tensor convTranspose(String name, Tensor data, Tensor weight, String dataLayout,
-                                       String kernelLayout, ConvParams p, long... outputPadding) {
+    public static Tensor convTranspose(
+            String name,
+            Tensor data,
+            Tensor weight,
+            String dataLayout,
+            String kernelLayout,
+            ConvParams p,
+            long... outputPadding) {
         ConvLayout l = ConvLayout.parse(name, dataLayout, kernelLayout);
         l.requireRanks(data, weight);
         ConvChecks.requireSameDType(name, data, weight);
@@ -92,14 +98,23 @@ public final class ConvTranspose {
         out[l.channel] = coPerGroup * groups;
         for (int i = 0; i < s; i++) {
             kernel[i] = weight.dim(l.kernelSpatial[i]);
-            out[l.dataSpatial[i]] = ConvOutput.transposedSize(name, l.spatialName(i), data.dim(l.dataSpatial[i]),
-                    kernel[i], p.stride(i), p.padBefore(i), p.padAfter(i), p.dilation(i), outPad[i]);
+            out[l.dataSpatial[i]] = ConvOutput.transposedSize(
+                    name,
+                    l.spatialName(i),
+                    data.dim(l.dataSpatial[i]),
+                    kernel[i],
+                    p.stride(i),
+                    p.padBefore(i),
+                    p.padAfter(i),
+                    p.dilation(i),
+                    outPad[i]);
         }
         Tensor dp = dilatePad(data, l, p, kernel, out);
 
         IterVar rc = Te.reduceAxis(ciPerGroup, "rc");
         IterVar[] r = new IterVar[s];
-        for (int i = 0; i < s; i++) r[i] = Te.reduceAxis(kernel[i], "r" + l.spatialName(i).toLowerCase());
+        for (int i = 0; i < s; i++)
+            r[i] = Te.reduceAxis(kernel[i], "r" + l.spatialName(i).toLowerCase());
         List<IterVar> axes = new ArrayList<>();
         for (int k = 0; k < kernelLayout.length(); k++) {
             if (k == l.kernelIn) axes.add(rc);
@@ -117,7 +132,8 @@ public final class ConvTranspose {
             for (int i = 0; i < s; i++) {
                 di[l.dataSpatial[i]] = ConvChecks.window(idx.get(l.dataSpatial[i]), 1, r[i], p.dilation(i));
                 // flipped kernel: K - 1 - r
-                wIdx[l.kernelSpatial[i]] = Literals.of(r[i].dtype(), kernel[i] - 1).sub(r[i]);
+                wIdx[l.kernelSpatial[i]] =
+                        Literals.of(r[i].dtype(), kernel[i] - 1).sub(r[i]);
             }
             return sum(axes, dp.at(Arrays.asList(di)).mul(weight.at(Arrays.asList(wIdx))));
         });
@@ -135,7 +151,8 @@ public final class ConvTranspose {
         for (int i = 0; i < s; i++) {
             if (op[i] < 0 || (op[i] >= p.stride(i) && op[i] >= p.dilation(i))) {
                 throw new KilnException(name + ": output padding along " + l.spatialName(i) + " is " + op[i]
-                        + "; it must be non-negative and smaller than the stride (" + p.stride(i) + ") or the dilation ("
+                        + "; it must be non-negative and smaller than the stride (" + p.stride(i)
+                        + ") or the dilation ("
                         + p.dilation(i) + ")");
             }
         }
@@ -182,5 +199,7 @@ public final class ConvTranspose {
         });
     }
 
-    private static Expr and(Expr a, Expr b) { return a == null ? b : a.and(b); }
+    private static Expr and(Expr a, Expr b) {
+        return a == null ? b : a.and(b);
+    }
 }

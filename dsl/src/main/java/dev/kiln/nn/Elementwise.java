@@ -25,11 +25,17 @@ public final class Elementwise {
     /** The tag of the stages built here. */
     public static final String TAG = "broadcast";
 
-    public static Tensor add(Tensor a, Tensor b) { return binary("add", a, b, Expr::add); }
+    public static Tensor add(Tensor a, Tensor b) {
+        return binary("add", a, b, Expr::add);
+    }
 
-    public static Tensor subtract(Tensor a, Tensor b) { return binary("subtract", a, b, Expr::sub); }
+    public static Tensor subtract(Tensor a, Tensor b) {
+        return binary("subtract", a, b, Expr::sub);
+    }
 
-    public static Tensor multiply(Tensor a, Tensor b) { return binary("multiply", a, b, Expr::mul); }
+    public static Tensor multiply(Tensor a, Tensor b) {
+        return binary("multiply", a, b, Expr::mul);
+    }
 
     /** True division; floating types only. */
     public static Tensor divide(Tensor a, Tensor b) {
@@ -39,7 +45,9 @@ public final class Elementwise {
     }
 
     /** Elementwise maximum with broadcasting. */
-    public static Tensor maximum(Tensor a, Tensor b) { return binary("maximum", a, b, Expr::max); }
+    public static Tensor maximum(Tensor a, Tensor b) {
+        return binary("maximum", a, b, Expr::max);
+    }
 
     /** {@code a ** b} with broadcasting; floating types only. */
     public static Tensor power(Tensor a, Tensor b) {
@@ -49,7 +57,9 @@ public final class Elementwise {
     }
 
     /** Elementwise minimum with broadcasting. */
-    public static Tensor minimum(Tensor a, Tensor b) { return binary("minimum", a, b, Expr::min); }
+    public static Tensor minimum(Tensor a, Tensor b) {
+        return binary("minimum", a, b, Expr::min);
+    }
 
     /**
      * {@code out = x + bias} with {@code bias} (rank 1) laid along {@code axis} of {@code x}:

@@ -2,7 +2,6 @@ package dev.kiln.nn;
 
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
-import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Literals;
 import dev.kiln.te.Shape;
@@ -26,14 +25,17 @@ public final class Indexing {
     public static Tensor take(Tensor data, Tensor indices, int axis) {
         String op = "take";
         int ax = Axes.normalize(op, data, axis);
-        if (!indices.dtype().isInt()) throw new KilnException(op + ": indices tensor " + Axes.describe(indices) + " must be an integer type, got " + indices.dtype());
+        if (!indices.dtype().isInt())
+            throw new KilnException(op + ": indices tensor " + Axes.describe(indices) + " must be an integer type, got "
+                    + indices.dtype());
         long extent = data.dim(ax);
         long[] dims = new long[data.rank() - 1 + indices.rank()];
         int j = 0;
         for (int d = 0; d < ax; d++) dims[j++] = data.dim(d);
         for (int d = 0; d < indices.rank(); d++) dims[j++] = indices.dim(d);
         for (int d = ax + 1; d < data.rank(); d++) dims[j++] = data.dim(d);
-        if (dims.length == 0) throw new KilnException(op + ": a scalar result is not supported (give indices of rank 1 or more)");
+        if (dims.length == 0)
+            throw new KilnException(op + ": a scalar result is not supported (give indices of rank 1 or more)");
         int ir = indices.rank();
         return Te.computeN(op, Layout.TAG, Shape.of(dims), idx -> {
             Expr i = indices.at(idx.subList(ax, ax + ir)).cast(DType.INT64);
@@ -55,8 +57,14 @@ public final class Indexing {
         Shape s = Elementwise.broadcastShape(op, x, y);
         Tensor shaped = Te.placeholder("shape", DType.BOOL, s);
         s = Elementwise.broadcastShape(op, cond, shaped);
-        return Te.computeN(op, Layout.TAG, s, idx -> Te.select(Elementwise.broadcastRead(cond, idx),
-                Elementwise.broadcastRead(x, idx), Elementwise.broadcastRead(y, idx)));
+        return Te.computeN(
+                op,
+                Layout.TAG,
+                s,
+                idx -> Te.select(
+                        Elementwise.broadcastRead(cond, idx),
+                        Elementwise.broadcastRead(x, idx),
+                        Elementwise.broadcastRead(y, idx)));
     }
 
     /** {@code x} broadcast to {@code shape} together (numpy rules: the result is the broadcast of both shapes). */

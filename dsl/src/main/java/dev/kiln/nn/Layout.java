@@ -89,7 +89,8 @@ public final class Layout {
             long last = begin[d] + (size[d] - 1) * step[d];
             if (step[d] == 0 || size[d] < 1 || begin[d] < 0 || begin[d] >= x.dim(d) || last < 0 || last >= x.dim(d)) {
                 throw new KilnException("strided_slice: axis " + d + " of tensor " + Axes.describe(x) + " (extent "
-                        + x.dim(d) + ") cannot give " + size[d] + " element(s) from " + begin[d] + " in steps of " + step[d]);
+                        + x.dim(d) + ") cannot give " + size[d] + " element(s) from " + begin[d] + " in steps of "
+                        + step[d]);
             }
         }
         return Te.computeN("strided_slice", TAG, Shape.of(size), idx -> {

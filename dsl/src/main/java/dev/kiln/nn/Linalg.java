@@ -24,7 +24,9 @@ public final class Linalg {
     private Linalg() {}
 
     /** {@code C[i, j] = sum_k A[i, k] * B[k, j]} for {@code A [M, K]} and {@code B [K, N]}. */
-    public static Tensor matmul(Tensor a, Tensor b) { return matmul(a, b, false, false); }
+    public static Tensor matmul(Tensor a, Tensor b) {
+        return matmul(a, b, false, false);
+    }
 
     /**
      * Matrix multiply {@code C [M, N]}. {@code A} is {@code [M, K]}, or {@code [K, M]} if
@@ -55,7 +57,9 @@ public final class Linalg {
     }
 
     /** {@code Z[b, i, j] = sum_k X[b, i, k] * Y[b, k, j]}. */
-    public static Tensor batchMatmul(Tensor x, Tensor y) { return batchMatmul(x, y, false, false); }
+    public static Tensor batchMatmul(Tensor x, Tensor y) {
+        return batchMatmul(x, y, false, false);
+    }
 
     /**
      * Batch matmul {@code Z [B, N, M]}: {@code X} is {@code [B, N, K]} (or {@code [B, K, N]} if
@@ -94,7 +98,9 @@ public final class Linalg {
     }
 
     /** {@code out[n, u] = sum_k x[n, k] * w[u, k]} for {@code x [N, K]} and {@code w [units, K]}. */
-    public static Tensor dense(Tensor x, Tensor w) { return dense(x, w, null); }
+    public static Tensor dense(Tensor x, Tensor w) {
+        return dense(x, w, null);
+    }
 
     /** Dense with a bias {@code [units]} added, or none if {@code bias} is null. */
     public static Tensor dense(Tensor x, Tensor w, Tensor bias) {
@@ -124,7 +130,9 @@ public final class Linalg {
         }
         Tensor mm = Te.computeN(bias == null ? op : "dense_matmul", "dense", Shape.of(n, units), idx -> {
             IterVar r = Te.reduceAxis(k, "k");
-            return Te.sum(r, x.at(idx.get(0), r).cast(outDtype).mul(w.at(idx.get(1), r).cast(outDtype)));
+            return Te.sum(
+                    r,
+                    x.at(idx.get(0), r).cast(outDtype).mul(w.at(idx.get(1), r).cast(outDtype)));
         });
         if (bias == null) return mm;
         return Te.computeN(op, Elementwise.TAG, mm.shape(), idx -> mm.at(idx).add(bias.at(idx.get(1))));

@@ -38,8 +38,8 @@ public final class Norm {
      * Batch norm (inference) with the channel axis {@code axis}: {@code mean}, {@code var},
      * {@code gamma} and {@code beta} are {@code [C]}, C the extent of that axis.
      */
-    public static Tensor batchNorm(Tensor x, int axis, Tensor mean, Tensor var, Tensor gamma, Tensor beta,
-                                   double epsilon) {
+    public static Tensor batchNorm(
+            Tensor x, int axis, Tensor mean, Tensor var, Tensor gamma, Tensor beta, double epsilon) {
         String op = "batch_norm";
         Axes.requireNonNull(op, "input", x);
         Axes.requireFloat(op, x);
@@ -52,7 +52,9 @@ public final class Norm {
         return Te.computeN(op, op, x.shape(), idx -> {
             IterVar ch = idx.get(c);
             Expr centred = x.at(idx).sub(mean.at(ch));
-            return centred.div(Te.sqrt(var.at(ch).add(epsilon))).mul(gamma.at(ch)).add(beta.at(ch));
+            return centred.div(Te.sqrt(var.at(ch).add(epsilon)))
+                    .mul(gamma.at(ch))
+                    .add(beta.at(ch));
         });
     }
 
@@ -92,7 +94,9 @@ public final class Norm {
             List<IterVar> o = idx.subList(0, lead);
             List<IterVar> in = idx.subList(lead, r);
             Expr centred = x.at(idx).sub(mean.at(o));
-            return centred.div(Te.sqrt(var.at(o).add(epsilon))).mul(gamma.at(in)).add(beta.at(in));
+            return centred.div(Te.sqrt(var.at(o).add(epsilon)))
+                    .mul(gamma.at(in))
+                    .add(beta.at(in));
         });
     }
 

@@ -64,7 +64,9 @@ public final class Pad {
         return inBounds == null ? read : select(inBounds, read, value);
     }
 
-    private static Expr and(Expr a, Expr b) { return a == null ? b : a.and(b); }
+    private static Expr and(Expr a, Expr b) {
+        return a == null ? b : a.and(b);
+    }
 
     private static void check(Tensor x, long[] before, long[] after, Expr value) {
         if (before.length != x.rank() || after.length != x.rank()) {
@@ -74,13 +76,13 @@ public final class Pad {
         }
         for (int d = 0; d < x.rank(); d++) {
             if (before[d] < 0 || after[d] < 0) {
-                throw new KilnException("pad: padding of tensor '" + x.name() + "' axis " + d + " must be non-negative, got "
-                        + before[d] + " before and " + after[d] + " after");
+                throw new KilnException("pad: padding of tensor '" + x.name() + "' axis " + d
+                        + " must be non-negative, got " + before[d] + " before and " + after[d] + " after");
             }
         }
         if (value.dtype() != x.dtype()) {
-            throw new KilnException("pad: the pad value is " + value.dtype() + " but tensor '" + x.name() + "' is "
-                    + x.dtype());
+            throw new KilnException(
+                    "pad: the pad value is " + value.dtype() + " but tensor '" + x.name() + "' is " + x.dtype());
         }
     }
 }

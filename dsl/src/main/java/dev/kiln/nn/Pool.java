@@ -29,14 +29,18 @@ public final class Pool {
 
     // ---- max ------------------------------------------------------------------------------------
 
-    public static Tensor maxPool2dNchw(Tensor x, PoolParams p) { return maxPool("max_pool2d_nchw", x, "NCHW", p); }
+    public static Tensor maxPool2dNchw(Tensor x, PoolParams p) {
+        return maxPool("max_pool2d_nchw", x, "NCHW", p);
+    }
 
     /** Square window {@code kernel}, the given stride and symmetric padding. */
     public static Tensor maxPool2dNchw(Tensor x, long kernel, long stride, long pad) {
         return maxPool2dNchw(x, PoolParams.of(2, kernel, stride, pad));
     }
 
-    public static Tensor maxPool2dNhwc(Tensor x, PoolParams p) { return maxPool("max_pool2d_nhwc", x, "NHWC", p); }
+    public static Tensor maxPool2dNhwc(Tensor x, PoolParams p) {
+        return maxPool("max_pool2d_nhwc", x, "NHWC", p);
+    }
 
     /** Square window {@code kernel}, the given stride and symmetric padding. */
     public static Tensor maxPool2dNhwc(Tensor x, long kernel, long stride, long pad) {
@@ -87,14 +91,19 @@ public final class Pool {
         }
         long windowSize = size;
         if (countIncludePad || !hasPad) {
-            return Te.computeN(name, name, Shape.of(w.out),
-                    idx -> sum.at(idx).div(Literals.of(x.dtype(), (double) windowSize)));
+            return Te.computeN(
+                    name, name, Shape.of(w.out), idx -> sum.at(idx).div(Literals.of(x.dtype(), (double) windowSize)));
         }
         return Te.computeN(name, name, Shape.of(w.out), idx -> {
             Expr count = null;
             for (int i = 0; i < w.spatial.length; i++) {
-                Expr c = validCount(idx.get(w.spatial[i]), x.dim(w.spatial[i]), p.kernel(i), p.stride(i),
-                        p.padBefore(i), p.dilation(i));
+                Expr c = validCount(
+                        idx.get(w.spatial[i]),
+                        x.dim(w.spatial[i]),
+                        p.kernel(i),
+                        p.stride(i),
+                        p.padBefore(i),
+                        p.dilation(i));
                 count = count == null ? c : count.mul(c);
             }
             return sum.at(idx).div(count.max(1L).cast(x.dtype()));
@@ -111,7 +120,7 @@ public final class Pool {
         if (d == 1) {
             count = start.add(kernel).min(in).sub(start.max(0L));
         } else {
-            Expr first = start.neg().add(d - 1).floordiv(d).max(0L);           // ceil(-start / d), at least 0
+            Expr first = start.neg().add(d - 1).floordiv(d).max(0L); // ceil(-start / d), at least 0
             Expr last = Literals.of(o.dtype(), in - 1).sub(start).floordiv(d).min(kernel - 1);
             count = last.sub(first).add(1L);
         }
@@ -121,16 +130,24 @@ public final class Pool {
     // ---- global --------------------------------------------------------------------------------
 
     /** Max over H and W: [N, C, H, W] to [N, C, 1, 1]. */
-    public static Tensor globalMaxPool2dNchw(Tensor x) { return global("global_max_pool2d_nchw", x, "NCHW", true); }
+    public static Tensor globalMaxPool2dNchw(Tensor x) {
+        return global("global_max_pool2d_nchw", x, "NCHW", true);
+    }
 
     /** Max over H and W: [N, H, W, C] to [N, 1, 1, C]. */
-    public static Tensor globalMaxPool2dNhwc(Tensor x) { return global("global_max_pool2d_nhwc", x, "NHWC", true); }
+    public static Tensor globalMaxPool2dNhwc(Tensor x) {
+        return global("global_max_pool2d_nhwc", x, "NHWC", true);
+    }
 
     /** Mean over H and W: [N, C, H, W] to [N, C, 1, 1]. */
-    public static Tensor globalAvgPool2dNchw(Tensor x) { return global("global_avg_pool2d_nchw", x, "NCHW", false); }
+    public static Tensor globalAvgPool2dNchw(Tensor x) {
+        return global("global_avg_pool2d_nchw", x, "NCHW", false);
+    }
 
     /** Mean over H and W: [N, H, W, C] to [N, 1, 1, C]. */
-    public static Tensor globalAvgPool2dNhwc(Tensor x) { return global("global_avg_pool2d_nhwc", x, "NHWC", false); }
+    public static Tensor globalAvgPool2dNhwc(Tensor x) {
+        return global("global_avg_pool2d_nhwc", x, "NHWC", false);
+    }
 
     private static Tensor global(String name, Tensor x, String layout, boolean isMax) {
         if (!isMax) requireFloat(name, x);
@@ -161,12 +178,15 @@ public final class Pool {
     private static void requireFloat(String name, Tensor x) {
         DType t = x.dtype();
         if (!t.isFloat()) {
-            throw new KilnException(name + ": input '" + x.name() + "' is " + t + "; average pooling needs a floating dtype");
+            throw new KilnException(
+                    name + ": input '" + x.name() + "' is " + t + "; average pooling needs a floating dtype");
         }
     }
 
     private static int[] spatialAxes(String name, String layout) {
-        if (layout.indexOf('N') < 0 || layout.indexOf('C') < 0 || layout.length() < 3
+        if (layout.indexOf('N') < 0
+                || layout.indexOf('C') < 0
+                || layout.length() < 3
                 || layout.chars().distinct().count() != layout.length()) {
             throw new KilnException(name + ": layout '" + layout
                     + "' needs one N, one C and at least one spatial letter, each at most once");
@@ -200,8 +220,8 @@ public final class Pool {
         int[] spatial = spatialAxes(name, layout);
         ConvChecks.requireRank(name, "input", x, layout);
         if (p.spatialRank() != spatial.length) {
-            throw new KilnException(name + ": the params give " + p.spatialRank() + " spatial axes but layout '" + layout
-                    + "' has " + spatial.length);
+            throw new KilnException(name + ": the params give " + p.spatialRank() + " spatial axes but layout '"
+                    + layout + "' has " + spatial.length);
         }
         long[] out = x.shape().toArray();
         long[] before = new long[x.rank()];
@@ -212,8 +232,15 @@ public final class Pool {
                 throw new KilnException(name + ": kernel size along " + axis + " must be positive, got " + p.kernel(i));
             }
             ConvChecks.checkAxis(name, axis, p.stride(i), p.dilation(i), p.padBefore(i), p.padAfter(i));
-            out[spatial[i]] = ConvOutput.size(name, axis, x.dim(spatial[i]), p.kernel(i), p.stride(i), p.padBefore(i),
-                    p.padAfter(i), p.dilation(i));
+            out[spatial[i]] = ConvOutput.size(
+                    name,
+                    axis,
+                    x.dim(spatial[i]),
+                    p.kernel(i),
+                    p.stride(i),
+                    p.padBefore(i),
+                    p.padAfter(i),
+                    p.dilation(i));
             before[spatial[i]] = p.padBefore(i);
             after[spatial[i]] = p.padAfter(i);
         }

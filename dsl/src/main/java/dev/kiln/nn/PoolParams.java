@@ -15,8 +15,8 @@ import java.util.List;
  * PoolParams q = PoolParams.of(2, 2, 2, 0).withDilation(2);
  * }</pre>
  */
-public record PoolParams(List<Long> kernel, List<Long> strides, List<Long> padBefore, List<Long> padAfter,
-                         List<Long> dilations) {
+public record PoolParams(
+        List<Long> kernel, List<Long> strides, List<Long> padBefore, List<Long> padAfter, List<Long> dilations) {
     public PoolParams {
         kernel = List.copyOf(kernel);
         strides = List.copyOf(strides);
@@ -35,11 +35,17 @@ public record PoolParams(List<Long> kernel, List<Long> strides, List<Long> padBe
     /** A square window {@code kernel} on every axis, stride and symmetric padding, dilation 1. */
     public static PoolParams of(int spatialRank, long kernel, long stride, long pad) {
         if (spatialRank <= 0) throw new KilnException("pool params need at least one spatial axis, got " + spatialRank);
-        return new PoolParams(ConvParams.fill(spatialRank, kernel), ConvParams.fill(spatialRank, stride),
-                ConvParams.fill(spatialRank, pad), ConvParams.fill(spatialRank, pad), ConvParams.fill(spatialRank, 1));
+        return new PoolParams(
+                ConvParams.fill(spatialRank, kernel),
+                ConvParams.fill(spatialRank, stride),
+                ConvParams.fill(spatialRank, pad),
+                ConvParams.fill(spatialRank, pad),
+                ConvParams.fill(spatialRank, 1));
     }
 
-    public int spatialRank() { return kernel.size(); }
+    public int spatialRank() {
+        return kernel.size();
+    }
 
     /** One kernel extent for every axis, or one per axis. */
     public PoolParams withKernel(long... k) {
@@ -59,7 +65,8 @@ public record PoolParams(List<Long> kernel, List<Long> strides, List<Long> padBe
 
     /** Padding per side: {@code before[i]} and {@code after[i]} for spatial axis {@code i}. */
     public PoolParams withPadding(long[] before, long[] after) {
-        return new PoolParams(kernel, strides, exact("padding before", before), exact("padding after", after), dilations);
+        return new PoolParams(
+                kernel, strides, exact("padding before", before), exact("padding after", after), dilations);
     }
 
     /** One dilation for every axis, or one per axis. */
@@ -67,15 +74,25 @@ public record PoolParams(List<Long> kernel, List<Long> strides, List<Long> padBe
         return new PoolParams(kernel, strides, padBefore, padAfter, perAxis("dilation", d));
     }
 
-    public long kernel(int axis) { return kernel.get(axis); }
+    public long kernel(int axis) {
+        return kernel.get(axis);
+    }
 
-    public long stride(int axis) { return strides.get(axis); }
+    public long stride(int axis) {
+        return strides.get(axis);
+    }
 
-    public long padBefore(int axis) { return padBefore.get(axis); }
+    public long padBefore(int axis) {
+        return padBefore.get(axis);
+    }
 
-    public long padAfter(int axis) { return padAfter.get(axis); }
+    public long padAfter(int axis) {
+        return padAfter.get(axis);
+    }
 
-    public long dilation(int axis) { return dilations.get(axis); }
+    public long dilation(int axis) {
+        return dilations.get(axis);
+    }
 
     private List<Long> perAxis(String what, long[] v) {
         if (v.length == 1) return ConvParams.fill(spatialRank(), v[0]);
@@ -84,8 +101,8 @@ public record PoolParams(List<Long> kernel, List<Long> strides, List<Long> padBe
 
     private List<Long> exact(String what, long[] v) {
         if (v.length != spatialRank()) {
-            throw new KilnException("pool params: " + what + " has " + v.length + " value(s), expected one per spatial axis ("
-                    + spatialRank() + ")");
+            throw new KilnException("pool params: " + what + " has " + v.length
+                    + " value(s), expected one per spatial axis (" + spatialRank() + ")");
         }
         List<Long> out = new ArrayList<>();
         for (long x : v) out.add(x);

@@ -40,7 +40,9 @@ public final class Quant {
         Axes.requireFloat(op, x);
         Axes.requireSameDType(op, x, scale);
         DType to = zeroPoint.dtype();
-        if (!to.isInt()) throw new KilnException(op + ": zero point tensor " + Axes.describe(zeroPoint) + " must be an integer type, got " + to);
+        if (!to.isInt())
+            throw new KilnException(
+                    op + ": zero point tensor " + Axes.describe(zeroPoint) + " must be an integer type, got " + to);
         Shape s = broadcast(op, x, scale, zeroPoint);
         return Te.computeN(op, TAG, s, idx -> {
             Expr q = Te.round(x.at(idx).div(Elementwise.broadcastRead(scale, idx)))
@@ -52,13 +54,16 @@ public final class Quant {
     /** {@code float32(int32(x) - int32(zeroPoint)) * scale}: integer data back to float32. */
     public static Tensor dequantize(Tensor x, Tensor scale, Tensor zeroPoint) {
         String op = "dequantize";
-        if (!x.dtype().isInt()) throw new KilnException(op + ": tensor " + Axes.describe(x) + " must be an integer type, got " + x.dtype());
+        if (!x.dtype().isInt())
+            throw new KilnException(op + ": tensor " + Axes.describe(x) + " must be an integer type, got " + x.dtype());
         Axes.requireSameDType(op, x, zeroPoint);
         Axes.requireFloat(op, scale);
         Shape s = broadcast(op, x, scale, zeroPoint);
-        return Te.computeN(op, TAG, s, idx -> x.at(idx).cast(DType.INT32)
+        return Te.computeN(op, TAG, s, idx -> x.at(idx)
+                .cast(DType.INT32)
                 .sub(Elementwise.broadcastRead(zeroPoint, idx).cast(DType.INT32))
-                .cast(scale.dtype()).mul(Elementwise.broadcastRead(scale, idx)));
+                .cast(scale.dtype())
+                .mul(Elementwise.broadcastRead(scale, idx)));
     }
 
     /**
@@ -70,7 +75,9 @@ public final class Quant {
         Axes.requireDType(op, acc, DType.INT32);
         Axes.requireFloat(op, multiplier);
         DType to = zeroPoint.dtype();
-        if (!to.isInt()) throw new KilnException(op + ": zero point tensor " + Axes.describe(zeroPoint) + " must be an integer type, got " + to);
+        if (!to.isInt())
+            throw new KilnException(
+                    op + ": zero point tensor " + Axes.describe(zeroPoint) + " must be an integer type, got " + to);
         Shape s = broadcast(op, acc, multiplier, zeroPoint);
         return Te.computeN(op, TAG, s, idx -> {
             Expr q = Te.round(acc.at(idx).cast(multiplier.dtype()).mul(Elementwise.broadcastRead(multiplier, idx)))
@@ -90,7 +97,8 @@ public final class Quant {
         Axes.requireRank(op, w, 2);
         for (Tensor t : List.of(x, w)) {
             if (!t.dtype().isInt() || t.dtype().bits() > 16) {
-                throw new KilnException(op + ": tensor " + Axes.describe(t) + " must be int8, uint8 or int16, got " + t.dtype());
+                throw new KilnException(
+                        op + ": tensor " + Axes.describe(t) + " must be int8, uint8 or int16, got " + t.dtype());
             }
         }
         Axes.requireSameDType(op, x, xZero);
@@ -107,7 +115,12 @@ public final class Quant {
             IterVar n = idx.get(0), u = idx.get(1);
             Expr xz = xZero.at(xZero.dim(0) == 1 ? Literals.like(n, 0L) : n).cast(DType.INT32);
             Expr wz = wZero.at(wZero.dim(0) == 1 ? Literals.like(u, 0L) : u).cast(DType.INT32);
-            return Te.sum(r, x.at(n, r).cast(DType.INT32).sub(xz).mul(w.at(u, r).cast(DType.INT32).sub(wz)));
+            return Te.sum(
+                    r,
+                    x.at(n, r)
+                            .cast(DType.INT32)
+                            .sub(xz)
+                            .mul(w.at(u, r).cast(DType.INT32).sub(wz)));
         });
     }
 
@@ -117,15 +130,17 @@ public final class Quant {
 
     private static void requirePer(String op, Tensor z, long n, String what) {
         if (z.rank() != 1 || (z.dim(0) != 1 && z.dim(0) != n)) {
-            throw new KilnException(op + ": zero point tensor " + Axes.describe(z) + " must have shape [1] or [" + n + "] (" + what + ")");
+            throw new KilnException(op + ": zero point tensor " + Axes.describe(z) + " must have shape [1] or [" + n
+                    + "] (" + what + ")");
         }
     }
 
     private static Shape broadcast(String op, Tensor x, Tensor scale, Tensor zeroPoint) {
         Shape s = Elementwise.broadcastShape(op, x, scale);
-        if (!s.equals(x.shape()) || !Elementwise.broadcastShape(op, x, zeroPoint).equals(x.shape())) {
-            throw new KilnException(op + ": scale " + Axes.describe(scale) + " and zero point " + Axes.describe(zeroPoint)
-                    + " must broadcast to the shape of tensor " + Axes.describe(x));
+        if (!s.equals(x.shape())
+                || !Elementwise.broadcastShape(op, x, zeroPoint).equals(x.shape())) {
+            throw new KilnException(op + ": scale " + Axes.describe(scale) + " and zero point "
+                    + Axes.describe(zeroPoint) + " must broadcast to the shape of tensor " + Axes.describe(x));
         }
         return s;
     }

@@ -29,7 +29,9 @@ public final class Reduction {
     /** The tag of the stages built here. */
     public static final String TAG = "reduce";
 
-    public static Tensor sum(Tensor x, int... axes) { return sum(x, false, axes); }
+    public static Tensor sum(Tensor x, int... axes) {
+        return sum(x, false, axes);
+    }
 
     /** {@code sum} over {@code axes} (all axes if none are given). */
     public static Tensor sum(Tensor x, boolean keepdims, int... axes) {
@@ -37,7 +39,9 @@ public final class Reduction {
         return reduce("sum", x, keepdims, axes, Te::sum);
     }
 
-    public static Tensor max(Tensor x, int... axes) { return max(x, false, axes); }
+    public static Tensor max(Tensor x, int... axes) {
+        return max(x, false, axes);
+    }
 
     /** Maximum over {@code axes} (all axes if none are given). */
     public static Tensor max(Tensor x, boolean keepdims, int... axes) {
@@ -45,7 +49,9 @@ public final class Reduction {
         return reduce("max", x, keepdims, axes, Te::max);
     }
 
-    public static Tensor min(Tensor x, int... axes) { return min(x, false, axes); }
+    public static Tensor min(Tensor x, int... axes) {
+        return min(x, false, axes);
+    }
 
     /** Minimum over {@code axes} (all axes if none are given). */
     public static Tensor min(Tensor x, boolean keepdims, int... axes) {
@@ -53,7 +59,9 @@ public final class Reduction {
         return reduce("min", x, keepdims, axes, Te::min);
     }
 
-    public static Tensor mean(Tensor x, int... axes) { return mean(x, false, axes); }
+    public static Tensor mean(Tensor x, int... axes) {
+        return mean(x, false, axes);
+    }
 
     /**
      * Mean over {@code axes} (all axes if none are given); floating types only. One stage:
@@ -69,14 +77,18 @@ public final class Reduction {
     }
 
     /** Index of the largest element along {@code axis}, as int32; ties give the smallest index. */
-    public static Tensor argmax(Tensor x, int axis) { return argmax(x, axis, false); }
+    public static Tensor argmax(Tensor x, int axis) {
+        return argmax(x, axis, false);
+    }
 
     public static Tensor argmax(Tensor x, int axis, boolean keepdims) {
         return argReduce("argmax", x, axis, keepdims, true);
     }
 
     /** Index of the smallest element along {@code axis}, as int32; ties give the smallest index. */
-    public static Tensor argmin(Tensor x, int axis) { return argmin(x, axis, false); }
+    public static Tensor argmin(Tensor x, int axis) {
+        return argmin(x, axis, false);
+    }
 
     public static Tensor argmin(Tensor x, int axis, boolean keepdims) {
         return argReduce("argmin", x, axis, keepdims, false);
@@ -91,12 +103,16 @@ public final class Reduction {
         String name = largest ? "argmax" : "argmin";
         Expr identityValue = largest ? Reducer.lowest(valueType) : Reducer.highest(valueType);
         Expr identityIndex = IntImm.i32(Integer.MAX_VALUE);
-        return Reducer.of(name, List.of(valueType, DType.INT32), (acc, nw) -> {
-            Var v0 = acc.get(0), i0 = acc.get(1), v1 = nw.get(0), i1 = nw.get(1);
-            Expr better = largest ? v1.gt(v0) : v1.lt(v0);
-            Expr take = better.or(v1.eq(v0).and(i1.lt(i0)));
-            return List.of(Te.select(take, v1, v0), Te.select(take, i1, i0));
-        }, List.of(identityValue, identityIndex));
+        return Reducer.of(
+                name,
+                List.of(valueType, DType.INT32),
+                (acc, nw) -> {
+                    Var v0 = acc.get(0), i0 = acc.get(1), v1 = nw.get(0), i1 = nw.get(1);
+                    Expr better = largest ? v1.gt(v0) : v1.lt(v0);
+                    Expr take = better.or(v1.eq(v0).and(i1.lt(i0)));
+                    return List.of(Te.select(take, v1, v0), Te.select(take, i1, i0));
+                },
+                List.of(identityValue, identityIndex));
     }
 
     private static Tensor argReduce(String op, Tensor x, int axis, boolean keepdims, boolean largest) {
@@ -114,8 +130,8 @@ public final class Reduction {
         return outs.get(1);
     }
 
-    private static Tensor reduce(String op, Tensor x, boolean keepdims, int[] axes,
-                                 BiFunction<List<IterVar>, Expr, Expr> reducer) {
+    private static Tensor reduce(
+            String op, Tensor x, boolean keepdims, int[] axes, BiFunction<List<IterVar>, Expr, Expr> reducer) {
         int[] sorted = axesOrAll(op, x, axes);
         Shape out = Axes.reducedShape(x.shape(), sorted, keepdims);
         return Te.computeN(op, TAG, out, idx -> {
@@ -139,8 +155,8 @@ public final class Reduction {
      * The index of {@code x} read at output point {@code idx}: output axes for the kept axes and a
      * fresh reduce axis (appended to {@code reduceAxes}) for each reduced one.
      */
-    static List<Expr> inputIndex(Tensor x, int[] sortedAxes, boolean keepdims, List<IterVar> idx,
-                                 List<IterVar> reduceAxes) {
+    static List<Expr> inputIndex(
+            Tensor x, int[] sortedAxes, boolean keepdims, List<IterVar> idx, List<IterVar> reduceAxes) {
         List<Expr> in = new ArrayList<>();
         int o = 0;
         for (int d = 0; d < x.rank(); d++) {

@@ -20,15 +20,17 @@ public final class Softmax {
     private Softmax() {}
 
     /** Softmax over the last axis. */
-    public static Tensor softmax(Tensor x) { return softmax(x, -1); }
+    public static Tensor softmax(Tensor x) {
+        return softmax(x, -1);
+    }
 
     /** Softmax over {@code axis} (negative counts from the end). */
     public static Tensor softmax(Tensor x, int axis) {
         String op = "softmax";
         int a = check(op, x, axis);
         Tensor max = reduceMax(op, x, a);
-        Tensor e = Te.computeN(op + "_exp", "elemwise", x.shape(),
-                idx -> Te.exp(x.at(idx).sub(max.at(drop(idx, a)))));
+        Tensor e = Te.computeN(
+                op + "_exp", "elemwise", x.shape(), idx -> Te.exp(x.at(idx).sub(max.at(drop(idx, a)))));
         Tensor sum = Te.computeN(op + "_sum", Reduction.TAG, max.shape(), idx -> {
             IterVar r = Te.reduceAxis(x.dim(a), "k");
             return Te.sum(r, e.at(insert(idx, a, r)));
@@ -37,7 +39,9 @@ public final class Softmax {
     }
 
     /** Log-softmax over the last axis. */
-    public static Tensor logSoftmax(Tensor x) { return logSoftmax(x, -1); }
+    public static Tensor logSoftmax(Tensor x) {
+        return logSoftmax(x, -1);
+    }
 
     /** {@code x - max - log(sum(exp(x - max)))} over {@code axis}. */
     public static Tensor logSoftmax(Tensor x, int axis) {

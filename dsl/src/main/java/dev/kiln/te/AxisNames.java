@@ -17,7 +17,8 @@ public record AxisNames(List<String> names) {
     public AxisNames {
         if (names == null) throw new KilnException("axis names: the list of names is null");
         for (int d = 0; d < names.size(); d++) {
-            if (names.get(d) == null) throw new KilnException("axis names " + names + ": the name of axis " + d + " is null");
+            if (names.get(d) == null)
+                throw new KilnException("axis names " + names + ": the name of axis " + d + " is null");
         }
         names = List.copyOf(names);
         Map<String, Integer> seen = new HashMap<>();
@@ -26,7 +27,8 @@ public record AxisNames(List<String> names) {
             requireIdentifier("axis " + d, n);
             Integer before = seen.put(n, d);
             if (before != null) {
-                throw new KilnException("axis names " + names + ": axes " + before + " and " + d + " are both named '" + n + "'");
+                throw new KilnException(
+                        "axis names " + names + ": axes " + before + " and " + d + " are both named '" + n + "'");
             }
         }
     }
@@ -36,9 +38,13 @@ public record AxisNames(List<String> names) {
         return new AxisNames(java.util.Arrays.asList(names));
     }
 
-    public int size() { return names.size(); }
+    public int size() {
+        return names.size();
+    }
 
-    public String get(int d) { return names.get(d); }
+    public String get(int d) {
+        return names.get(d);
+    }
 
     /** Throws unless {@code name} is a plain identifier; {@code what} says whose name it is. */
     static void requireIdentifier(String what, String name) {
@@ -55,5 +61,7 @@ public record AxisNames(List<String> names) {
     }
 
     @Override
-    public String toString() { return names.toString(); }
+    public String toString() {
+        return names.toString();
+    }
 }

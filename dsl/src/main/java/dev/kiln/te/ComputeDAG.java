@@ -66,21 +66,31 @@ public final class ComputeDAG {
     }
 
     /** The output tensors, as given. */
-    public List<Tensor> outputs() { return outputs; }
+    public List<Tensor> outputs() {
+        return outputs;
+    }
 
     /** All operations, producers first. */
-    public List<Operation> ops() { return ops; }
+    public List<Operation> ops() {
+        return ops;
+    }
 
     /** The placeholders (inputs), in topological order. */
     public List<Tensor> inputs() {
-        return ops.stream().filter(o -> o instanceof PlaceholderOp).map(o -> o.output(0)).toList();
+        return ops.stream()
+                .filter(o -> o instanceof PlaceholderOp)
+                .map(o -> o.output(0))
+                .toList();
     }
 
     /** Compute operations whose outputs are neither outputs of the DAG nor placeholders. */
     public List<ComputeOp> intermediates() {
         Set<Operation> outOps = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Tensor t : outputs) outOps.add(t.op());
-        return ops.stream().filter(o -> o instanceof ComputeOp && !outOps.contains(o)).map(o -> (ComputeOp) o).toList();
+        return ops.stream()
+                .filter(o -> o instanceof ComputeOp && !outOps.contains(o))
+                .map(o -> (ComputeOp) o)
+                .toList();
     }
 
     /** The tensors a compiled function takes, in order: the inputs, then the outputs. */
@@ -95,27 +105,37 @@ public final class ComputeDAG {
      * 2; a reducer's comparisons count, so argmax is not 0). Floating-point operations, or integer
      * ones for an integer computation ({@link #hasFloatArithmetic()}).
      */
-    public long flopCount() { return flops; }
+    public long flopCount() {
+        return flops;
+    }
 
     /**
      * Whether the counted operations include floating-point arithmetic; when not (integer
      * kernels such as an int8 matmul), {@link #flopCount()} counts integer operations and rates
      * are GOP/s, not GFLOP/s.
      */
-    public boolean hasFloatArithmetic() { return floatArithmetic; }
+    public boolean hasFloatArithmetic() {
+        return floatArithmetic;
+    }
 
     /** The unit of this computation's rate: {@code "GFLOP/s"}, or {@code "GOP/s"} for integer arithmetic. */
-    public String rateUnit() { return rateUnit(floatArithmetic); }
+    public String rateUnit() {
+        return rateUnit(floatArithmetic);
+    }
 
     /** {@code "GFLOP/s"} for floating-point arithmetic, {@code "GOP/s"} for integer arithmetic. */
-    public static String rateUnit(boolean floatArithmetic) { return floatArithmetic ? "GFLOP/s" : "GOP/s"; }
+    public static String rateUnit(boolean floatArithmetic) {
+        return floatArithmetic ? "GFLOP/s" : "GOP/s";
+    }
 
     /**
      * A key that depends only on the structure of the computation: the same computation built
      * twice gives the same key, whatever the tensors and axes are named; a different shape, dtype
      * or expression gives another.
      */
-    public String workloadKey() { return workloadKey; }
+    public String workloadKey() {
+        return workloadKey;
+    }
 
     /** A readable printout: one line per operation. */
     @Override
@@ -125,16 +145,26 @@ public final class ComputeDAG {
             switch (op) {
                 case PlaceholderOp p -> {
                     Tensor t = p.output(0);
-                    sb.append(t.name()).append(" = placeholder(").append(t.dtype()).append(", ").append(t.shape())
+                    sb.append(t.name())
+                            .append(" = placeholder(")
+                            .append(t.dtype())
+                            .append(", ")
+                            .append(t.shape())
                             .append(")\n");
                 }
                 case ComputeOp c -> {
                     String idx = c.axes().stream().map(IterVar::name).collect(Collectors.joining(", "));
                     for (int v = 0; v < c.bodies().size(); v++) {
                         Tensor t = c.output(v);
-                        sb.append(t.name()).append('[').append(idx).append("] = ")
+                        sb.append(t.name())
+                                .append('[')
+                                .append(idx)
+                                .append("] = ")
                                 .append(ExprPrinter.print(c.bodies().get(v)))
-                                .append("    # ").append(t.dtype()).append(' ').append(t.shape());
+                                .append("    # ")
+                                .append(t.dtype())
+                                .append(' ')
+                                .append(t.shape());
                         for (IterVar r : c.reduceAxes()) {
                             sb.append(", ").append(r.name()).append(" in ").append(r.dom());
                         }

@@ -38,7 +38,8 @@ public final class ComputeOp implements Operation {
         if (this.bodies.isEmpty()) throw new KilnException("compute '" + name + "' has no body");
         for (IterVar a : this.axes) {
             if (a.isReduce()) {
-                throw new KilnException("compute '" + name + "': axis '" + a.name() + "' is a reduce axis, not a spatial one");
+                throw new KilnException(
+                        "compute '" + name + "': axis '" + a.name() + "' is a reduce axis, not a spatial one");
             }
         }
         validateReductions();
@@ -67,30 +68,34 @@ public final class ComputeOp implements Operation {
             if (b instanceof Reduce r) {
                 if (first == null || !r.sameReductionAs(first) || r.valueIndex() != v) {
                     throw new KilnException("compute '" + name + "': output " + v + " is " + ExprPrinter.print(b)
-                            + "; the outputs of one compute must be the values 0..k-1 of one reduction, or " + "no reduction");
+                            + "; the outputs of one compute must be the values 0..k-1 of one reduction, or "
+                            + "no reduction");
                 }
                 for (Expr s : r.sources()) requireNoReduce(s, v);
                 requireNoReduce(r.condition(), v);
             } else {
                 if (first != null) {
-                    throw new KilnException("compute '" + name + "': output 0 is a reduction but output " + v + " is not");
+                    throw new KilnException(
+                            "compute '" + name + "': output 0 is a reduction but output " + v + " is not");
                 }
                 requireNoReduce(b, v);
             }
         }
         if (first != null && first.reducer().arity() != bodies.size()) {
-            throw new KilnException("compute '" + name + "': reducer '" + first.reducer().name() + "' gives "
-                    + first.reducer().arity() + " values but the compute has " + bodies.size() + " output(s); "
-                    + "use computeMulti to take them all");
+            throw new KilnException(
+                    "compute '" + name + "': reducer '" + first.reducer().name() + "' gives "
+                            + first.reducer().arity() + " values but the compute has " + bodies.size() + " output(s); "
+                            + "use computeMulti to take them all");
         }
     }
 
     private void requireNoReduce(Expr e, int output) {
         Exprs.forEach(e, x -> {
             if (x instanceof Reduce r) {
-                throw new KilnException("compute '" + name + "' output " + output + ": reduction " + ExprPrinter.print(r)
-                        + " is nested inside an expression; a reduction must be the whole body. "
-                        + "Compute it as its own tensor first");
+                throw new KilnException(
+                        "compute '" + name + "' output " + output + ": reduction " + ExprPrinter.print(r)
+                                + " is nested inside an expression; a reduction must be the whole body. "
+                                + "Compute it as its own tensor first");
             }
         });
     }
@@ -124,13 +129,19 @@ public final class ComputeOp implements Operation {
     }
 
     @Override
-    public String name() { return name; }
+    public String name() {
+        return name;
+    }
 
     /** A free-form label ("conv2d_nhwc", "elemwise") that tools may use; not part of the workload key. */
-    public String tag() { return tag; }
+    public String tag() {
+        return tag;
+    }
 
     /** The spatial axes, outermost first. */
-    public List<IterVar> axes() { return axes; }
+    public List<IterVar> axes() {
+        return axes;
+    }
 
     /** The reduce axes of the body, or an empty list. */
     public List<IterVar> reduceAxes() {
@@ -138,18 +149,30 @@ public final class ComputeOp implements Operation {
     }
 
     /** One body per output. */
-    public List<Expr> bodies() { return bodies; }
+    public List<Expr> bodies() {
+        return bodies;
+    }
 
-    public Expr body() { return bodies.get(0); }
+    public Expr body() {
+        return bodies.get(0);
+    }
 
-    public boolean isReduction() { return bodies.get(0) instanceof Reduce; }
+    public boolean isReduction() {
+        return bodies.get(0) instanceof Reduce;
+    }
 
     @Override
-    public List<Tensor> outputs() { return outputs; }
+    public List<Tensor> outputs() {
+        return outputs;
+    }
 
     @Override
-    public List<Tensor> inputTensors() { return inputs; }
+    public List<Tensor> inputTensors() {
+        return inputs;
+    }
 
     @Override
-    public String toString() { return "compute " + name; }
+    public String toString() {
+        return "compute " + name;
+    }
 }

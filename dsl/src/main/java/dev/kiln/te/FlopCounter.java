@@ -61,7 +61,9 @@ final class FlopCounter {
         } catch (ArithmeticException e) {
             throw new KilnException("compute '" + c.name() + "': its operation count overflows a long (axes "
                     + c.axes().stream().map(a -> a.name() + "=" + a.extent()).toList() + ", reduce axes "
-                    + c.reduceAxes().stream().map(a -> a.name() + "=" + a.extent()).toList() + ")");
+                    + c.reduceAxes().stream()
+                            .map(a -> a.name() + "=" + a.extent())
+                            .toList() + ")");
         }
     }
 
@@ -144,7 +146,9 @@ final class FlopCounter {
             case Not n -> 0;
             case Select s -> Math.max(ops(s.t()), ops(s.f()));
             case Cast c -> ops(c.value());
-            case Call c -> (c.fn() == Intrinsic.FMA ? 2 : 1) + c.args().stream().mapToLong(FlopCounter::ops).sum();
+            case Call c ->
+                (c.fn() == Intrinsic.FMA ? 2 : 1)
+                        + c.args().stream().mapToLong(FlopCounter::ops).sum();
             case TensorRead r -> 0;
             case BufferLoad l -> 0;
             case Reduce r -> 0;

@@ -14,5 +14,7 @@ public sealed interface Operation permits PlaceholderOp, ComputeOp {
     /** The tensors this operation reads, each once, in order of first use. */
     List<Tensor> inputTensors();
 
-    default Tensor output(int i) { return outputs().get(i); }
+    default Tensor output(int i) {
+        return outputs().get(i);
+    }
 }

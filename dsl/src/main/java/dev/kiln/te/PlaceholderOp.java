@@ -15,14 +15,22 @@ public final class PlaceholderOp implements Operation {
     }
 
     @Override
-    public String name() { return name; }
+    public String name() {
+        return name;
+    }
 
     @Override
-    public List<Tensor> outputs() { return List.of(output); }
+    public List<Tensor> outputs() {
+        return List.of(output);
+    }
 
     @Override
-    public List<Tensor> inputTensors() { return List.of(); }
+    public List<Tensor> inputTensors() {
+        return List.of();
+    }
 
     @Override
-    public String toString() { return "placeholder " + name; }
+    public String toString() {
+        return "placeholder " + name;
+    }
 }

@@ -9,7 +9,8 @@ public record Shape(List<Long> dims) {
     public Shape {
         if (dims == null) throw new KilnException("shape: the list of extents is null");
         for (int d = 0; d < dims.size(); d++) {
-            if (dims.get(d) == null) throw new KilnException("shape " + dims + ": the extent at axis " + d + " is null");
+            if (dims.get(d) == null)
+                throw new KilnException("shape " + dims + ": the extent at axis " + d + " is null");
         }
         dims = List.copyOf(dims);
         for (int d = 0; d < dims.size(); d++) {
@@ -18,7 +19,8 @@ public record Shape(List<Long> dims) {
                         + ", over the int32 index range (at most " + Integer.MAX_VALUE + ")");
             }
             if (dims.get(d) <= 0) {
-                throw new KilnException("shape " + dims + " has a non-positive extent " + dims.get(d) + " at axis " + d);
+                throw new KilnException(
+                        "shape " + dims + " has a non-positive extent " + dims.get(d) + " at axis " + d);
             }
         }
     }
@@ -28,9 +30,13 @@ public record Shape(List<Long> dims) {
         return new Shape(Arrays.stream(dims).boxed().toList());
     }
 
-    public int rank() { return dims.size(); }
+    public int rank() {
+        return dims.size();
+    }
 
-    public long get(int d) { return dims.get(d); }
+    public long get(int d) {
+        return dims.get(d);
+    }
 
     public long numElements() {
         long n = 1;
@@ -44,8 +50,12 @@ public record Shape(List<Long> dims) {
         return n;
     }
 
-    public long[] toArray() { return dims.stream().mapToLong(Long::longValue).toArray(); }
+    public long[] toArray() {
+        return dims.stream().mapToLong(Long::longValue).toArray();
+    }
 
     @Override
-    public String toString() { return dims.toString(); }
+    public String toString() {
+        return dims.toString();
+    }
 }

@@ -57,8 +57,9 @@ final class SpatialAxes {
         if (names != null) {
             for (IterVar a : axes) {
                 if (reduceAxes.containsKey(a.name())) {
-                    throw new KilnException("compute '" + name + "': reduce axis '" + a.name() + "' has the name of spatial axis '"
-                            + a.name() + "' (axis " + axes.indexOf(a) + " of " + names + "); rename one of them");
+                    throw new KilnException("compute '" + name + "': reduce axis '" + a.name()
+                            + "' has the name of spatial axis '" + a.name() + "' (axis " + axes.indexOf(a) + " of "
+                            + names + "); rename one of them");
                 }
             }
         } else {

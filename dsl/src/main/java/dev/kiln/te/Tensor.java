@@ -39,24 +39,38 @@ public final class Tensor implements DataProducer {
                 + read.tensor().getClass().getSimpleName() + ", not a DSL tensor");
     }
 
-    public Operation op() { return op; }
+    public Operation op() {
+        return op;
+    }
 
-    public int valueIndex() { return valueIndex; }
-
-    @Override
-    public String name() { return name; }
-
-    public Shape shape() { return shape; }
-
-    @Override
-    public DType dtype() { return dtype; }
+    public int valueIndex() {
+        return valueIndex;
+    }
 
     @Override
-    public int rank() { return shape.rank(); }
+    public String name() {
+        return name;
+    }
+
+    public Shape shape() {
+        return shape;
+    }
+
+    @Override
+    public DType dtype() {
+        return dtype;
+    }
+
+    @Override
+    public int rank() {
+        return shape.rank();
+    }
 
     /** Extent of axis {@code d}. */
     @Override
-    public long dim(int d) { return shape.get(d); }
+    public long dim(int d) {
+        return shape.get(d);
+    }
 
     /** {@code this[indices...]}; the number of indices must equal the rank. */
     public Expr at(Expr... indices) {
@@ -90,8 +104,12 @@ public final class Tensor implements DataProducer {
         return new TensorRead(this, idx);
     }
 
-    public boolean isPlaceholder() { return op instanceof PlaceholderOp; }
+    public boolean isPlaceholder() {
+        return op instanceof PlaceholderOp;
+    }
 
     @Override
-    public String toString() { return name + shape + ":" + dtype; }
+    public String toString() {
+        return name + shape + ":" + dtype;
+    }
 }

@@ -58,10 +58,15 @@ final class WorkloadKey {
 
     private void op(Operation op) {
         switch (op) {
-            case PlaceholderOp p -> sb.append("P ").append(p.output(0).dtype()).append(p.output(0).shape()).append('\n');
+            case PlaceholderOp p ->
+                sb.append("P ")
+                        .append(p.output(0).dtype())
+                        .append(p.output(0).shape())
+                        .append('\n');
             case ComputeOp c -> {
                 sb.append("C");
-                for (IterVar a : c.axes()) sb.append(' ').append(var(a)).append(':').append(a.extent());
+                for (IterVar a : c.axes())
+                    sb.append(' ').append(var(a)).append(':').append(a.extent());
                 if (c.body() instanceof Reduce r) {
                     for (IterVar a : r.axes()) {
                         sb.append(' ').append(var(a)).append(":r[");
@@ -92,7 +97,11 @@ final class WorkloadKey {
     private void expr(Expr e) {
         switch (e) {
             case IntImm c -> sb.append(c.dtype()).append('(').append(c.value()).append(')');
-            case FloatImm c -> sb.append(c.dtype()).append('(').append(Double.doubleToLongBits(c.value())).append(')');
+            case FloatImm c ->
+                sb.append(c.dtype())
+                        .append('(')
+                        .append(Double.doubleToLongBits(c.value()))
+                        .append(')');
             case Var v -> sb.append(var(v));
             case Binary b -> node(b.op().name(), b.a(), b.b());
             case Compare c -> node(c.op().name(), c.a(), c.b());
@@ -102,7 +111,8 @@ final class WorkloadKey {
             case Select s -> node("SELECT", s.cond(), s.t(), s.f());
             case Cast c -> node("CAST_" + c.dtype(), c.value());
             case Call c -> node(c.fn().name(), c.args().toArray(Expr[]::new));
-            case TensorRead r -> node("READ_" + tensor(Tensor.of(r)), r.indices().toArray(Expr[]::new));
+            case TensorRead r ->
+                node("READ_" + tensor(Tensor.of(r)), r.indices().toArray(Expr[]::new));
             case BufferLoad l -> throw new IllegalStateException("a DSL body cannot load a buffer: " + l);
             case Reduce r -> {
                 sb.append("REDUCE[");

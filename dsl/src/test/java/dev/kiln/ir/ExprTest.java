@@ -58,7 +58,8 @@ class ExprTest {
     void intrinsicArityAndTypesAreChecked() {
         Var x = new Var("x", DType.FLOAT32);
         assertThrows(KilnException.class, () -> new Call(Intrinsic.POW, java.util.List.of(x)));
-        assertThat(new Call(Intrinsic.ABS, java.util.List.of(new Var("n"))).dtype()).isEqualTo(DType.INT32);
+        assertThat(new Call(Intrinsic.ABS, java.util.List.of(new Var("n"))).dtype())
+                .isEqualTo(DType.INT32);
     }
 
     @Test

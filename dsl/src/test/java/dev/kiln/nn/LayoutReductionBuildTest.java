@@ -11,7 +11,9 @@ import dev.kiln.te.Tensor;
 import org.junit.jupiter.api.Test;
 
 class LayoutReductionBuildTest {
-    private static Tensor ph(String n, long... s) { return Te.placeholder(n, DType.FLOAT32, s); }
+    private static Tensor ph(String n, long... s) {
+        return Te.placeholder(n, DType.FLOAT32, s);
+    }
 
     @Test
     void reshapeShapes() {

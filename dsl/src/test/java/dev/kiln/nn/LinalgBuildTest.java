@@ -13,7 +13,9 @@ import dev.kiln.te.Tensor;
 import org.junit.jupiter.api.Test;
 
 class LinalgBuildTest {
-    private static Tensor ph(String n, long... s) { return Te.placeholder(n, DType.FLOAT32, s); }
+    private static Tensor ph(String n, long... s) {
+        return Te.placeholder(n, DType.FLOAT32, s);
+    }
 
     private static ComputeDAG matmulDag(long m, long n, long k, DType t) {
         return ComputeDAG.of(Linalg.matmul(Te.placeholder("A", t, m, k), Te.placeholder("B", t, k, n)));
@@ -22,9 +24,15 @@ class LinalgBuildTest {
     @Test
     void matmulShapesForEveryTransposeCombination() {
         assertEquals(Shape.of(3, 5), Linalg.matmul(ph("A", 3, 4), ph("B", 4, 5)).shape());
-        assertEquals(Shape.of(3, 5), Linalg.matmul(ph("A", 4, 3), ph("B", 4, 5), true, false).shape());
-        assertEquals(Shape.of(3, 5), Linalg.matmul(ph("A", 3, 4), ph("B", 5, 4), false, true).shape());
-        assertEquals(Shape.of(3, 5), Linalg.matmul(ph("A", 4, 3), ph("B", 5, 4), true, true).shape());
+        assertEquals(
+                Shape.of(3, 5),
+                Linalg.matmul(ph("A", 4, 3), ph("B", 4, 5), true, false).shape());
+        assertEquals(
+                Shape.of(3, 5),
+                Linalg.matmul(ph("A", 3, 4), ph("B", 5, 4), false, true).shape());
+        assertEquals(
+                Shape.of(3, 5),
+                Linalg.matmul(ph("A", 4, 3), ph("B", 5, 4), true, true).shape());
     }
 
     @Test
@@ -33,7 +41,9 @@ class LinalgBuildTest {
         assertEquals(2L * 128 * 64 * 256, matmulDag(128, 64, 256, DType.FLOAT32).flopCount());
         Tensor a = Te.placeholder("A", DType.INT8, 6, 9);
         Tensor b = Te.placeholder("B", DType.INT8, 9, 4);
-        assertEquals(2L * 6 * 4 * 9, ComputeDAG.of(Linalg.matmul(a, b, false, false, DType.INT32)).flopCount());
+        assertEquals(
+                2L * 6 * 4 * 9,
+                ComputeDAG.of(Linalg.matmul(a, b, false, false, DType.INT32)).flopCount());
     }
 
     @Test
@@ -56,33 +66,68 @@ class LinalgBuildTest {
         assertEquals(DType.INT32, Linalg.matmul(a, b, false, false, DType.INT32).dtype());
         assertEquals(DType.INT8, Linalg.matmul(a, b).dtype());
         assertMessage(() -> Linalg.matmul(a, b, false, false, DType.FLOAT32), "int8", "float32", "'A'", "'B'");
-        assertMessage(() -> Linalg.matmul(Te.placeholder("X", DType.INT32, 2, 2), Te.placeholder("Y", DType.INT32, 2, 2),
-                false, false, DType.INT16), "int32", "int16");
+        assertMessage(
+                () -> Linalg.matmul(
+                        Te.placeholder("X", DType.INT32, 2, 2),
+                        Te.placeholder("Y", DType.INT32, 2, 2),
+                        false,
+                        false,
+                        DType.INT16),
+                "int32",
+                "int16");
     }
 
     @Test
     void matmulErrors() {
-        assertMessage(() -> Linalg.matmul(ph("A", 3, 4), ph("B", 5, 6)),
-                "matmul", "K", "axis 1 of tensor 'A' [3, 4]", "extent 4", "axis 0 of tensor 'B' [5, 6]", "extent 5");
-        assertMessage(() -> Linalg.matmul(ph("A", 4, 3), ph("B", 6, 5), true, true),
-                "axis 0 of tensor 'A'", "axis 1 of tensor 'B'");
+        assertMessage(
+                () -> Linalg.matmul(ph("A", 3, 4), ph("B", 5, 6)),
+                "matmul",
+                "K",
+                "axis 1 of tensor 'A' [3, 4]",
+                "extent 4",
+                "axis 0 of tensor 'B' [5, 6]",
+                "extent 5");
+        assertMessage(
+                () -> Linalg.matmul(ph("A", 4, 3), ph("B", 6, 5), true, true),
+                "axis 0 of tensor 'A'",
+                "axis 1 of tensor 'B'");
         assertMessage(() -> Linalg.matmul(ph("A", 3, 4, 1), ph("B", 4, 5)), "matmul", "'A'", "rank 3", "2");
-        assertMessage(() -> Linalg.matmul(ph("A", 3, 4), Te.placeholder("B", DType.FLOAT64, 4, 5)),
-                "dtype mismatch", "'A'", "float32", "'B'", "float64");
+        assertMessage(
+                () -> Linalg.matmul(ph("A", 3, 4), Te.placeholder("B", DType.FLOAT64, 4, 5)),
+                "dtype mismatch",
+                "'A'",
+                "float32",
+                "'B'",
+                "float64");
     }
 
     @Test
     void batchMatmulShapesAndBroadcast() {
-        assertEquals(Shape.of(2, 3, 5), Linalg.batchMatmul(ph("X", 2, 3, 4), ph("Y", 2, 4, 5)).shape());
-        assertEquals(Shape.of(2, 3, 5), Linalg.batchMatmul(ph("X", 2, 4, 3), ph("Y", 2, 5, 4), true, true).shape());
-        assertEquals(Shape.of(6, 3, 5), Linalg.batchMatmul(ph("X", 1, 3, 4), ph("Y", 6, 4, 5)).shape());
-        assertEquals(Shape.of(6, 3, 5), Linalg.batchMatmul(ph("X", 6, 3, 4), ph("Y", 1, 4, 5)).shape());
+        assertEquals(
+                Shape.of(2, 3, 5),
+                Linalg.batchMatmul(ph("X", 2, 3, 4), ph("Y", 2, 4, 5)).shape());
+        assertEquals(
+                Shape.of(2, 3, 5),
+                Linalg.batchMatmul(ph("X", 2, 4, 3), ph("Y", 2, 5, 4), true, true)
+                        .shape());
+        assertEquals(
+                Shape.of(6, 3, 5),
+                Linalg.batchMatmul(ph("X", 1, 3, 4), ph("Y", 6, 4, 5)).shape());
+        assertEquals(
+                Shape.of(6, 3, 5),
+                Linalg.batchMatmul(ph("X", 6, 3, 4), ph("Y", 1, 4, 5)).shape());
         Tensor z = Linalg.batchMatmul(ph("X", 2, 3, 4), ph("Y", 2, 4, 5));
         assertEquals(2L * 2 * 3 * 5 * 4, ComputeDAG.of(z).flopCount());
-        assertMessage(() -> Linalg.batchMatmul(ph("X", 2, 3, 4), ph("Y", 3, 4, 5)),
-                "batch", "axis 0 of tensor 'X' [2, 3, 4]", "axis 0 of tensor 'Y' [3, 4, 5]");
-        assertMessage(() -> Linalg.batchMatmul(ph("X", 2, 3, 4), ph("Y", 2, 5, 4)),
-                "K", "axis 2 of tensor 'X'", "axis 1 of tensor 'Y'");
+        assertMessage(
+                () -> Linalg.batchMatmul(ph("X", 2, 3, 4), ph("Y", 3, 4, 5)),
+                "batch",
+                "axis 0 of tensor 'X' [2, 3, 4]",
+                "axis 0 of tensor 'Y' [3, 4, 5]");
+        assertMessage(
+                () -> Linalg.batchMatmul(ph("X", 2, 3, 4), ph("Y", 2, 5, 4)),
+                "K",
+                "axis 2 of tensor 'X'",
+                "axis 1 of tensor 'Y'");
         assertMessage(() -> Linalg.batchMatmul(ph("X", 3, 4), ph("Y", 2, 4, 5)), "'X'", "rank 2");
     }
 
@@ -98,8 +143,12 @@ class LinalgBuildTest {
         assertEquals(1, ComputeDAG.of(db).intermediates().size());
         assertMessage(() -> Linalg.dense(ph("x", 4, 6), ph("w", 6, 3)), "K", "'x'", "'w'");
         assertMessage(() -> Linalg.dense(ph("x", 4, 6), ph("w", 3, 6), ph("b", 4)), "bias", "'b' [4]", "[3]", "'w'");
-        assertMessage(() -> Linalg.dense(ph("x", 4, 6), ph("w", 3, 6), Te.placeholder("b", DType.FLOAT64, 3)),
-                "bias", "'b'", "float64", "float32");
+        assertMessage(
+                () -> Linalg.dense(ph("x", 4, 6), ph("w", 3, 6), Te.placeholder("b", DType.FLOAT64, 3)),
+                "bias",
+                "'b'",
+                "float64",
+                "float32");
     }
 
     @Test
@@ -114,6 +163,10 @@ class LinalgBuildTest {
         assertEquals(Shape.of(3, 2), Linalg.norm(ph("A", 3, 2, 5, 7)).shape());
         assertMessage(() -> Linalg.norm(ph("A", 5, 7)), "norm", "'A' [5, 7]", "rank 2", "at least 3");
         assertMessage(() -> Linalg.norm(Te.placeholder("A", DType.INT32, 1, 5, 7)), "norm", "'A'", "int32", "floating");
-        assertEquals("batch_matmul", ((ComputeOp) Linalg.batchMatmul(ph("X", 1, 2, 2), ph("Y", 1, 2, 2)).op()).tag());
+        assertEquals(
+                "batch_matmul",
+                ((ComputeOp) Linalg.batchMatmul(ph("X", 1, 2, 2), ph("Y", 1, 2, 2))
+                                .op())
+                        .tag());
     }
 }

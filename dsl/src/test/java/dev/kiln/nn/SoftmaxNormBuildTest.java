@@ -14,10 +14,15 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SoftmaxNormBuildTest {
-    private static Tensor ph(String n, long... s) { return Te.placeholder(n, DType.FLOAT32, s); }
+    private static Tensor ph(String n, long... s) {
+        return Te.placeholder(n, DType.FLOAT32, s);
+    }
 
     private static List<String> computeNames(Tensor out) {
-        return ComputeDAG.of(out).ops().stream().filter(o -> o instanceof ComputeOp).map(Operation::name).toList();
+        return ComputeDAG.of(out).ops().stream()
+                .filter(o -> o instanceof ComputeOp)
+                .map(Operation::name)
+                .toList();
     }
 
     @Test
@@ -30,7 +35,8 @@ class SoftmaxNormBuildTest {
         assertEquals(Shape.of(6), dag.ops().get(1).output(0).shape());
         Tensor s0 = Softmax.softmax(ph("x", 6, 9, 4), 1);
         assertEquals(Shape.of(6, 4), ComputeDAG.of(s0).ops().get(1).output(0).shape());
-        assertEquals(List.of("log_softmax_max", "log_softmax_sum", "log_softmax"),
+        assertEquals(
+                List.of("log_softmax_max", "log_softmax_sum", "log_softmax"),
                 computeNames(Softmax.logSoftmax(ph("x", 6, 9))));
     }
 
@@ -49,13 +55,28 @@ class SoftmaxNormBuildTest {
         assertEquals(x.shape(), out.shape());
         assertEquals("batch_norm", out.name());
         Tensor c5 = ph("mean", 5);
-        assertEquals(x.shape(), Norm.batchNormNhwc(x, c5, ph("v", 5), ph("g", 5), ph("b", 5), 1e-5).shape());
-        assertMessage(() -> Norm.batchNormNchw(x, ph("m", 3), ph("v", 4), ph("g", 3), ph("b", 3), 1e-5),
-                "batch_norm", "var tensor 'v' [4]", "[3]", "axis 1", "'x'");
-        assertMessage(() -> Norm.batchNormNchw(x, ph("m", 3), ph("v", 3), ph("g", 3),
-                Te.placeholder("b", DType.FLOAT64, 3), 1e-5), "'b'", "float64", "'x'");
-        assertMessage(() -> Norm.batchNormNchw(ph("x", 3, 4, 5), ph("m", 3), ph("v", 3), ph("g", 3), ph("b", 3), 1e-5),
-                "'x'", "rank 3", "4");
+        assertEquals(
+                x.shape(),
+                Norm.batchNormNhwc(x, c5, ph("v", 5), ph("g", 5), ph("b", 5), 1e-5)
+                        .shape());
+        assertMessage(
+                () -> Norm.batchNormNchw(x, ph("m", 3), ph("v", 4), ph("g", 3), ph("b", 3), 1e-5),
+                "batch_norm",
+                "var tensor 'v' [4]",
+                "[3]",
+                "axis 1",
+                "'x'");
+        assertMessage(
+                () -> Norm.batchNormNchw(
+                        x, ph("m", 3), ph("v", 3), ph("g", 3), Te.placeholder("b", DType.FLOAT64, 3), 1e-5),
+                "'b'",
+                "float64",
+                "'x'");
+        assertMessage(
+                () -> Norm.batchNormNchw(ph("x", 3, 4, 5), ph("m", 3), ph("v", 3), ph("g", 3), ph("b", 3), 1e-5),
+                "'x'",
+                "rank 3",
+                "4");
         assertMessage(() -> Norm.batchNorm(x, 4, c3, c3, c3, c3, 1e-5), "axis 4", "'x'");
         assertMessage(() -> Norm.batchNorm(x, 1, c3, c3, c3, c3, -1), "epsilon", "'x'");
     }
@@ -66,9 +87,14 @@ class SoftmaxNormBuildTest {
         Tensor out = Norm.layerNorm(x, ph("g", 3, 4), ph("b", 3, 4), 2, 1e-5);
         assertEquals(x.shape(), out.shape());
         assertEquals(List.of("layer_norm_mean", "layer_norm_var", "layer_norm"), computeNames(out));
-        assertEquals(Shape.of(2), ComputeDAG.of(out).intermediates().get(0).output(0).shape());
-        assertMessage(() -> Norm.layerNorm(x, ph("g", 4), ph("b", 3, 4), 2, 1e-5),
-                "layer_norm", "gamma tensor 'g' [4]", "[3, 4]", "'x'");
+        assertEquals(
+                Shape.of(2), ComputeDAG.of(out).intermediates().get(0).output(0).shape());
+        assertMessage(
+                () -> Norm.layerNorm(x, ph("g", 4), ph("b", 3, 4), 2, 1e-5),
+                "layer_norm",
+                "gamma tensor 'g' [4]",
+                "[3, 4]",
+                "'x'");
         assertMessage(() -> Norm.layerNorm(x, ph("g", 4), ph("b", 4), 0, 1e-5), "last 0 axes", "'x'");
         assertMessage(() -> Norm.layerNorm(x, ph("g", 4), ph("b", 4), 4, 1e-5), "last 4 axes", "rank 3");
     }

@@ -24,7 +24,8 @@ class AxisNamingTest {
 
     private static List<String> axisNames(Tensor t) {
         ComputeOp op = (ComputeOp) t.op();
-        List<String> out = new java.util.ArrayList<>(op.axes().stream().map(IterVar::name).toList());
+        List<String> out =
+                new java.util.ArrayList<>(op.axes().stream().map(IterVar::name).toList());
         out.addAll(op.reduceAxes().stream().map(IterVar::name).toList());
         return out;
     }
@@ -34,9 +35,16 @@ class AxisNamingTest {
         Tensor a = placeholder("A", FLOAT32, 4, 6);
         Tensor b = placeholder("B", FLOAT32, 6, 5);
         IterVar k = reduceAxis(6, "k");
-        Tensor c = compute("C", shape(4, 5), names("row", "col"), (row, col) -> sum(k, a.at(row, k).mul(b.at(k, col))));
+        Tensor c = compute(
+                "C",
+                shape(4, 5),
+                names("row", "col"),
+                (row, col) -> sum(k, a.at(row, k).mul(b.at(k, col))));
         assertThat(axisNames(c)).containsExactly("row", "col", "k");
-        assertThat(ComputeDAG.of(c).toString()).contains("C[row, col] = sum(").contains("A[row, k]").contains("B[k, col]");
+        assertThat(ComputeDAG.of(c).toString())
+                .contains("C[row, col] = sum(")
+                .contains("A[row, k]")
+                .contains("B[k, col]");
     }
 
     @Test
@@ -44,9 +52,17 @@ class AxisNamingTest {
         Tensor a = placeholder("A", FLOAT32, 2, 2, 2, 2, 2, 2);
         Tensor t1 = compute("T1", shape(2), names("a"), x -> a.at(x, x, x, x, x, x));
         Tensor t3 = compute("T3", shape(2, 2, 2), names("a", "b", "c"), (x, y, z) -> a.at(x, y, z, x, y, z));
-        Tensor t6 = compute("T6", shape(2, 2, 2, 2, 2, 2), names("n", "c", "d", "h", "w", "v"),
+        Tensor t6 = compute(
+                "T6",
+                shape(2, 2, 2, 2, 2, 2),
+                names("n", "c", "d", "h", "w", "v"),
                 (p, q, r, s, t, u) -> a.at(p, q, r, s, t, u));
-        Tensor g = computeN("G", "tag", shape(2, 2), names("y", "x"), ax -> a.at(ax.get(0), ax.get(1), ax.get(0), ax.get(1), ax.get(0), ax.get(1)));
+        Tensor g = computeN(
+                "G",
+                "tag",
+                shape(2, 2),
+                names("y", "x"),
+                ax -> a.at(ax.get(0), ax.get(1), ax.get(0), ax.get(1), ax.get(0), ax.get(1)));
         assertThat(axisNames(t1)).containsExactly("a");
         assertThat(axisNames(t3)).containsExactly("a", "b", "c");
         assertThat(axisNames(t6)).containsExactly("n", "c", "d", "h", "w", "v");
@@ -57,9 +73,12 @@ class AxisNamingTest {
     void aReduceAxisNamedLikeANamedSpatialAxisIsRejectedNamingBoth() {
         Tensor a = placeholder("A", FLOAT32, 4, 6);
         IterVar k = reduceAxis(6, "row");
-        KilnException e = assertThrows(KilnException.class,
-                () -> compute("C", shape(4), names("row"), row -> sum(k, a.at(row, k))));
-        assertThat(e.getMessage()).contains("compute 'C'").contains("reduce axis 'row'").contains("spatial axis 'row'")
+        KilnException e = assertThrows(
+                KilnException.class, () -> compute("C", shape(4), names("row"), row -> sum(k, a.at(row, k))));
+        assertThat(e.getMessage())
+                .contains("compute 'C'")
+                .contains("reduce axis 'row'")
+                .contains("spatial axis 'row'")
                 .contains("axis 0");
     }
 
@@ -68,20 +87,28 @@ class AxisNamingTest {
         Tensor a = placeholder("A", FLOAT32, 4, 6);
         IterVar k1 = reduceAxis(4, "k");
         IterVar k2 = reduceAxis(6, "k");
-        KilnException e = assertThrows(KilnException.class,
-                () -> compute("S", shape(1), i -> sum(List.of(k1, k2), a.at(k1, k2))));
+        KilnException e = assertThrows(
+                KilnException.class, () -> compute("S", shape(1), i -> sum(List.of(k1, k2), a.at(k1, k2))));
         assertThat(e.getMessage()).contains("compute 'S'").contains("two reduce axes are named 'k'");
     }
 
     @Test
     void badNameListsAreRejected() {
         assertThat(assertThrows(KilnException.class, () -> names("i", "j", "i")).getMessage())
-                .contains("axes 0 and 2").contains("'i'");
-        assertThat(assertThrows(KilnException.class, () -> names("i.0")).getMessage()).contains("'i.0'").contains("identifier");
-        assertThat(assertThrows(KilnException.class, () -> names("i", null)).getMessage()).contains("axis 1").contains("null");
+                .contains("axes 0 and 2")
+                .contains("'i'");
+        assertThat(assertThrows(KilnException.class, () -> names("i.0")).getMessage())
+                .contains("'i.0'")
+                .contains("identifier");
+        assertThat(assertThrows(KilnException.class, () -> names("i", null)).getMessage())
+                .contains("axis 1")
+                .contains("null");
         Tensor a = placeholder("A", FLOAT32, 4, 6);
         assertThat(assertThrows(KilnException.class, () -> compute("C", shape(4, 6), names("i"), (i, j) -> a.at(i, j)))
-                .getMessage()).contains("compute 'C'").contains("1 axis name(s)").contains("rank 2");
+                        .getMessage())
+                .contains("compute 'C'")
+                .contains("1 axis name(s)")
+                .contains("rank 2");
     }
 
     @Test
@@ -90,11 +117,13 @@ class AxisNamingTest {
         Tensor a = placeholder("A", FLOAT32, 2, 3, 4);
         Tensor b = placeholder("B", FLOAT32, 2, 4, 5);
         IterVar k = reduceAxis(4, "k");
-        Tensor c = compute("C", shape(2, 3, 5), (x, y, z) -> sum(k, a.at(x, y, k).mul(b.at(x, k, z))));
+        Tensor c =
+                compute("C", shape(2, 3, 5), (x, y, z) -> sum(k, a.at(x, y, k).mul(b.at(x, k, z))));
         assertThat(axisNames(c)).containsExactly("i", "j", "l", "k");
         // the body reads the renamed axis, not the one the lambda first received
         ComputeOp op = (ComputeOp) c.op();
-        TensorRead readB = (TensorRead) ((dev.kiln.ir.Binary) ((Reduce) op.body()).sources().get(0)).b();
+        TensorRead readB = (TensorRead)
+                ((dev.kiln.ir.Binary) ((Reduce) op.body()).sources().get(0)).b();
         assertThat(readB.indices().get(2)).isSameAs(op.axes().get(2));
         assertThat(ComputeDAG.of(c).toString()).contains("C[i, j, l]").contains("B[i, k, l]");
     }

@@ -41,14 +41,18 @@ class ComputeDagTest {
 
     @Test
     void matmulFlopsCountAMultiplyAddAsTwo() {
-        assertThat(ComputeDAG.of(matmul(64, 32, 16, FLOAT32, "A", "B", "C")).flopCount()).isEqualTo(2L * 64 * 32 * 16);
+        assertThat(ComputeDAG.of(matmul(64, 32, 16, FLOAT32, "A", "B", "C")).flopCount())
+                .isEqualTo(2L * 64 * 32 * 16);
     }
 
     @Test
     void flopsFollowTheStatedRules() {
         Tensor A = placeholder("A", FLOAT32, 10, 20);
         // relu-like max: 1 per point; index arithmetic and the select condition count 0
-        Tensor B = compute("B", shape(10, 20), (i, j) -> Te.select(i.lt(5), A.at(i, j.add(0)).max(0.0), A.at(i, j)));
+        Tensor B = compute(
+                "B",
+                shape(10, 20),
+                (i, j) -> Te.select(i.lt(5), A.at(i, j.add(0)).max(0.0), A.at(i, j)));
         Tensor C = compute("C", shape(10, 20), (i, j) -> Te.fma(B.at(i, j), B.at(i, j), Te.exp(B.at(i, j))));
         Tensor D = compute("D", shape(10, 20), (i, j) -> C.at(i, j).cast(FLOAT64));
         assertThat(ComputeDAG.of(D).flopCount()).isEqualTo(200L * 1 + 200L * 3 + 0);
@@ -66,8 +70,10 @@ class ComputeDagTest {
     void workloadKeyIsStructural() {
         String k1 = ComputeDAG.of(matmul(64, 32, 16, FLOAT32, "A", "B", "C")).workloadKey();
         String k2 = ComputeDAG.of(matmul(64, 32, 16, FLOAT32, "X", "Y", "Z")).workloadKey();
-        String otherShape = ComputeDAG.of(matmul(64, 32, 17, FLOAT32, "A", "B", "C")).workloadKey();
-        String otherType = ComputeDAG.of(matmul(64, 32, 16, FLOAT64, "A", "B", "C")).workloadKey();
+        String otherShape =
+                ComputeDAG.of(matmul(64, 32, 17, FLOAT32, "A", "B", "C")).workloadKey();
+        String otherType =
+                ComputeDAG.of(matmul(64, 32, 16, FLOAT64, "A", "B", "C")).workloadKey();
         assertThat(k1).isEqualTo(k2).startsWith("kiln-").hasSize(5 + 32);
         assertThat(k1).isNotEqualTo(otherShape).isNotEqualTo(otherType);
     }
@@ -76,17 +82,26 @@ class ComputeDagTest {
     void workloadKeySeesConstantsOperatorsAndOperandOrder() {
         Tensor A = placeholder("A", FLOAT32, 8);
         Tensor B = placeholder("B", FLOAT32, 8);
-        String base = ComputeDAG.of(compute("C", shape(8), i -> A.at(i).sub(B.at(i)))).workloadKey();
+        String base =
+                ComputeDAG.of(compute("C", shape(8), i -> A.at(i).sub(B.at(i)))).workloadKey();
         Tensor A2 = placeholder("A", FLOAT32, 8);
         Tensor B2 = placeholder("B", FLOAT32, 8);
         // Inputs are numbered by first use, so B2 - A2 is the same workload as A - B; moving the scale is not.
-        String renamed = ComputeDAG.of(compute("C", shape(8), i -> B2.at(i).sub(A2.at(i)))).workloadKey();
+        String renamed = ComputeDAG.of(compute("C", shape(8), i -> B2.at(i).sub(A2.at(i))))
+                .workloadKey();
         assertThat(renamed).isEqualTo(base);
-        String swapped = ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).mul(2.0).sub(B2.at(i)))).workloadKey();
-        String swapped2 = ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).sub(B2.at(i).mul(2.0)))).workloadKey();
-        String plus = ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).add(B2.at(i)))).workloadKey();
-        String scaled = ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).mul(2.0))).workloadKey();
-        String scaled3 = ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).mul(3.0))).workloadKey();
+        String swapped = ComputeDAG.of(
+                        compute("C", shape(8), i -> A2.at(i).mul(2.0).sub(B2.at(i))))
+                .workloadKey();
+        String swapped2 = ComputeDAG.of(
+                        compute("C", shape(8), i -> A2.at(i).sub(B2.at(i).mul(2.0))))
+                .workloadKey();
+        String plus = ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).add(B2.at(i))))
+                .workloadKey();
+        String scaled =
+                ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).mul(2.0))).workloadKey();
+        String scaled3 =
+                ComputeDAG.of(compute("C", shape(8), i -> A2.at(i).mul(3.0))).workloadKey();
         assertThat(List.of(base, swapped, swapped2, plus, scaled, scaled3)).doesNotHaveDuplicates();
     }
 
@@ -103,15 +118,17 @@ class ComputeDagTest {
     @Test
     void multiValueReductionGivesOneTensorPerValue() {
         Tensor A = placeholder("A", FLOAT32, 3, 9);
-        Reducer argmax = Reducer.of("argmax", List.of(FLOAT32, INT32),
+        Reducer argmax = Reducer.of(
+                "argmax",
+                List.of(FLOAT32, INT32),
                 (acc, x) -> {
                     Expr better = x.get(0).gt(acc.get(0));
                     return List.of(Te.select(better, x.get(0), acc.get(0)), Te.select(better, x.get(1), acc.get(1)));
                 },
                 List.of(Reducer.lowest(FLOAT32), Te.i32(-1)));
         IterVar k = reduceAxis(9, "k");
-        List<Tensor> outs = Te.computeMulti("argmax", shape(3), ax -> argmax.reduce(
-                List.of(A.at(ax.get(0), k), k), List.of(k), Te.bool(true)));
+        List<Tensor> outs = Te.computeMulti(
+                "argmax", shape(3), ax -> argmax.reduce(List.of(A.at(ax.get(0), k), k), List.of(k), Te.bool(true)));
         assertThat(outs).hasSize(2);
         assertThat(outs.get(0).dtype()).isEqualTo(FLOAT32);
         assertThat(outs.get(1).dtype()).isEqualTo(INT32);
@@ -138,6 +155,7 @@ class ComputeDagTest {
         Tensor c5 = compute(shape(1, 2, 3, 4, 5), (i, j, k, l, m) -> t6.at(i, j, k, l, m, m));
         Tensor c6 = compute(shape(1, 2, 3, 4, 5, 6), (i, j, k, l, m, n) -> t6.at(i, j, k, l, m, n));
         Tensor cN = Te.computeN("n", shape(1, 2, 3, 4, 5, 6, 7), ax -> t6.at(ax.subList(0, 6)));
-        assertThat(List.of(c1.rank(), c3.rank(), c5.rank(), c6.rank(), cN.rank())).containsExactly(1, 3, 5, 6, 7);
+        assertThat(List.of(c1.rank(), c3.rank(), c5.rank(), c6.rank(), cN.rank()))
+                .containsExactly(1, 3, 5, 6, 7);
     }
 }

@@ -35,7 +35,10 @@ class DslErrorsTest {
         Tensor a = placeholder("A", FLOAT32, 4, 5);
         IterVar k = reduceAxis(5, "k");
         String m = message(() -> compute("C", shape(4), i -> a.at(i, k)));
-        assertThat(m).contains("reduce axis 'k'").contains("outside its reduction").contains("'C'");
+        assertThat(m)
+                .contains("reduce axis 'k'")
+                .contains("outside its reduction")
+                .contains("'C'");
     }
 
     @Test
@@ -52,7 +55,9 @@ class DslErrorsTest {
 
     @Test
     void nonPositiveExtentIsRejected() {
-        assertThat(message(() -> placeholder("A", FLOAT32, 4, 0))).contains("non-positive").contains("axis 1");
+        assertThat(message(() -> placeholder("A", FLOAT32, 4, 0)))
+                .contains("non-positive")
+                .contains("axis 1");
         assertThat(message(() -> reduceAxis(0, "k"))).contains("'k'").contains("non-positive");
         assertThat(message(() -> shape(3, -2))).contains("-2");
     }
@@ -62,7 +67,12 @@ class DslErrorsTest {
         Tensor a = placeholder("A", FLOAT32, 4);
         Tensor b = placeholder("B", FLOAT64, 4);
         String m = message(() -> compute("C", shape(4), i -> a.at(i).add(b.at(i))));
-        assertThat(m).contains("A[i]").contains("float32").contains("B[i]").contains("float64").contains("cast");
+        assertThat(m)
+                .contains("A[i]")
+                .contains("float32")
+                .contains("B[i]")
+                .contains("float64")
+                .contains("cast");
     }
 
     @Test
@@ -82,7 +92,9 @@ class DslErrorsTest {
     void floatIndexIsRejected() {
         Tensor a = placeholder("A", FLOAT32, 4);
         Tensor idx = placeholder("I", FLOAT32, 4);
-        assertThat(message(() -> compute("C", shape(4), i -> a.at(idx.at(i))))).contains("'A'").contains("integers");
+        assertThat(message(() -> compute("C", shape(4), i -> a.at(idx.at(i)))))
+                .contains("'A'")
+                .contains("integers");
     }
 
     @Test
@@ -96,26 +108,35 @@ class DslErrorsTest {
     @Test
     void lambdaArityMustMatchShapeRank() {
         Tensor a = placeholder("A", FLOAT32, 4, 5);
-        assertThat(message(() -> compute("C", shape(4, 5), i -> a.at(i, i)))).contains("rank 2").contains("1 index");
+        assertThat(message(() -> compute("C", shape(4, 5), i -> a.at(i, i))))
+                .contains("rank 2")
+                .contains("1 index");
     }
 
     @Test
     void reducingOverASpatialAxisIsRejected() {
         Tensor a = placeholder("A", FLOAT32, 4);
-        assertThat(message(() -> compute("C", shape(4), i -> sum(i, a.at(i))))).contains("'i'").contains("spatial");
+        assertThat(message(() -> compute("C", shape(4), i -> sum(i, a.at(i)))))
+                .contains("'i'")
+                .contains("spatial");
     }
 
     @Test
     void boolArithmeticAndNonBoolConditionsAreRejected() {
         Tensor a = placeholder("A", FLOAT32, 4);
         assertThat(message(() -> a.at(0).lt(1.0).add(a.at(1).lt(1.0)))).contains("bool");
-        assertThat(message(() -> Te.select(a.at(0), a.at(1), a.at(2)))).contains("select condition").contains("A[0]");
+        assertThat(message(() -> Te.select(a.at(0), a.at(1), a.at(2))))
+                .contains("select condition")
+                .contains("A[0]");
     }
 
     @Test
     void intrinsicOnIntegerAsksForACast() {
         Tensor a = placeholder("A", INT32, 4);
-        assertThat(message(() -> Te.exp(a.at(0)))).contains("exp").contains("A[0]").contains("cast");
+        assertThat(message(() -> Te.exp(a.at(0))))
+                .contains("exp")
+                .contains("A[0]")
+                .contains("cast");
     }
 
     @Test

@@ -36,11 +36,14 @@ class OpCountUnitsTest {
     void maxStillCountsOneAndCustomReducersCountTheirComparisons() {
         Tensor x = Te.placeholder("X", FLOAT32, 5, 7);
         IterVar r = Te.reduceAxis(7, "r");
-        assertThat(ComputeDAG.of(Te.compute("M", Te.shape(5), i -> Te.max(r, x.at(i, r)))).flopCount()).isEqualTo(5L * 7);
-        dev.kiln.ir.Reducer keepLarger = dev.kiln.ir.Reducer.of("larger", FLOAT32, (a, b) -> Te.select(b.gt(a), b, a),
-                dev.kiln.ir.Reducer.lowest(FLOAT32));
+        assertThat(ComputeDAG.of(Te.compute("M", Te.shape(5), i -> Te.max(r, x.at(i, r))))
+                        .flopCount())
+                .isEqualTo(5L * 7);
+        dev.kiln.ir.Reducer keepLarger = dev.kiln.ir.Reducer.of(
+                "larger", FLOAT32, (a, b) -> Te.select(b.gt(a), b, a), dev.kiln.ir.Reducer.lowest(FLOAT32));
         IterVar s = Te.reduceAxis(7, "s");
-        Tensor m = Te.compute("L", Te.shape(5), i -> keepLarger.reduce(x.at(i, s), java.util.List.of(s), Te.bool(true)));
+        Tensor m =
+                Te.compute("L", Te.shape(5), i -> keepLarger.reduce(x.at(i, s), java.util.List.of(s), Te.bool(true)));
         assertThat(ComputeDAG.of(m).flopCount()).isEqualTo(5L * 7);
     }
 
@@ -53,7 +56,8 @@ class OpCountUnitsTest {
         assertThat(q.rateUnit()).isEqualTo("GOP/s");
         Tensor fa = Te.placeholder("A", FLOAT32, 4, 6);
         Tensor fb = Te.placeholder("B", FLOAT32, 6, 5);
-        assertThat(ComputeDAG.of(Linalg.matmul(fa, fb, false, false, FLOAT32)).rateUnit()).isEqualTo("GFLOP/s");
+        assertThat(ComputeDAG.of(Linalg.matmul(fa, fb, false, false, FLOAT32)).rateUnit())
+                .isEqualTo("GFLOP/s");
     }
 
     @Test

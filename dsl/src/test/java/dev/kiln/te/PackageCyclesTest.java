@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  * classes; each package is one slice.
  */
 class PackageCyclesTest {
-    static final ArchRule NO_CYCLES = slices().matching("dev.kiln.(**)").should().beFreeOfCycles();
+    static final ArchRule NO_CYCLES =
+            slices().matching("dev.kiln.(**)").should().beFreeOfCycles();
 
     @Test
     void theModulesPackagesFormNoCycle() {
@@ -26,9 +27,9 @@ class PackageCyclesTest {
 
     @Test
     void theRuleCatchesACycle() {
-        assertThatThrownBy(() -> NO_CYCLES.check(classesBeside(A.class).that(
-                        com.tngtech.archunit.base.DescribedPredicate.describe("in the fixture",
-                                c -> c.getPackageName().startsWith("dev.kiln.cyclefixture")))))
+        assertThatThrownBy(() -> NO_CYCLES.check(classesBeside(A.class)
+                        .that(com.tngtech.archunit.base.DescribedPredicate.describe(
+                                "in the fixture", c -> c.getPackageName().startsWith("dev.kiln.cyclefixture")))))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("cyclefixture.a")
                 .hasMessageContaining("cyclefixture.b");
@@ -37,7 +38,11 @@ class PackageCyclesTest {
     /** Every class in the folder or jar that {@code anchor} was loaded from. */
     static JavaClasses classesBeside(Class<?> anchor) {
         try {
-            return new ClassFileImporter().importPath(Path.of(anchor.getProtectionDomain().getCodeSource().getLocation().toURI()));
+            return new ClassFileImporter()
+                    .importPath(Path.of(anchor.getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI()));
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }

@@ -48,13 +48,15 @@ final class Arith {
             case DIV -> Casts.roundTo(g, g.op2("fdiv", a, b, t), t);
             case MIN -> g.intrinsic("llvm.minimum", t, List.of(a, b));
             case MAX -> g.intrinsic("llvm.maximum", t, List.of(a, b));
-            case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> throw new IllegalStateException(op + " on floats is rejected by Binary");
+            case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD ->
+                throw new IllegalStateException(op + " on floats is rejected by Binary");
         };
     }
 
     /** a + b or a - b, keeping lane-linear values symbolic. */
     private static Val linearOr(CodeGen g, Val a, Val b, int sign, String opcode) {
-        boolean linear = a.form() != Val.Form.VARYING && b.form() != Val.Form.VARYING
+        boolean linear = a.form() != Val.Form.VARYING
+                && b.form() != Val.Form.VARYING
                 && (a.form() == Val.Form.LINEAR || b.form() == Val.Form.LINEAR);
         if (!linear) return g.op2(opcode, a, b, a.dtype());
         String base = g.fn.emit(opcode + " " + IrTypes.reg(a.dtype()) + " " + a.ref() + ", " + b.ref());
@@ -139,7 +141,10 @@ final class Arith {
             }
             case FMA -> {
                 if (t == DType.FLOAT32 || t == DType.FLOAT64) yield g.intrinsic("llvm.fma", t, args);
-                Val r = g.intrinsic("llvm.fma", DType.FLOAT64, args.stream().map(a -> toDouble(g, a)).toList());
+                Val r = g.intrinsic(
+                        "llvm.fma",
+                        DType.FLOAT64,
+                        args.stream().map(a -> toDouble(g, a)).toList());
                 yield Casts.roundDoubleTo(g, r, t);
             }
         };
@@ -155,5 +160,7 @@ final class Arith {
     }
 
     /** The text of an expression for messages. */
-    static String show(Binary e) { return ExprPrinter.print(e); }
+    static String show(Binary e) {
+        return ExprPrinter.print(e);
+    }
 }

@@ -43,7 +43,8 @@ final class Casts {
             String arg = IrTypes.vec(IrTypes.reg(from), n);
             String fn = name + IrTypes.mangle(IrTypes.reg(to), n) + "." + IrTypes.mangle(IrTypes.reg(from), n);
             g.mod.declare(fn, ret, arg);
-            String r = g.fn.emit("call " + ret + " @" + fn + "(" + arg + " " + (v.isUniform() ? v.ref() : g.vector(v)) + ")");
+            String r = g.fn.emit(
+                    "call " + ret + " @" + fn + "(" + arg + " " + (v.isUniform() ? v.ref() : g.vector(v)) + ")");
             return v.isUniform() ? Val.uniform(r, to) : Val.varying(r, to);
         }
         return floatToFloat(g, v, to);
@@ -55,15 +56,17 @@ final class Casts {
         if (fb == tb) return retype(v, to);
         if (tb < fb) {
             if (v.form() == Val.Form.LINEAR) { // truncation commutes with + and *
-                return Val.linear(g.fn.emit("trunc " + IrTypes.reg(from) + " " + v.ref() + " to " + IrTypes.reg(to)),
-                        v.step(), to);
+                return Val.linear(
+                        g.fn.emit("trunc " + IrTypes.reg(from) + " " + v.ref() + " to " + IrTypes.reg(to)),
+                        v.step(),
+                        to);
             }
             return g.convert("trunc", v, IrTypes.reg(to), to);
         }
         String op = from.isUnsigned() ? "zext" : "sext";
         if (v.form() == Val.Form.LINEAR && g.inIndex) { // index arithmetic does not wrap (nsw)
-            return Val.linear(g.fn.emit(op + " " + IrTypes.reg(from) + " " + v.ref() + " to " + IrTypes.reg(to)),
-                    v.step(), to);
+            return Val.linear(
+                    g.fn.emit(op + " " + IrTypes.reg(from) + " " + v.ref() + " to " + IrTypes.reg(to)), v.step(), to);
         }
         return g.convert(op, v, IrTypes.reg(to), to);
     }
@@ -137,15 +140,19 @@ final class Casts {
             }
             case BFLOAT16 -> roundToBf16(g, v);
             case FLOAT32, FLOAT64 -> new Val(v.form(), v.ref(), 0, t);
-            case INT8, INT16, INT32, INT64, UINT8, BOOL -> throw new IllegalArgumentException(t + " is not a float type");
+            case INT8, INT16, INT32, INT64, UINT8, BOOL ->
+                throw new IllegalArgumentException(t + " is not a float type");
         };
     }
 
     private static Val roundToBf16(CodeGen g, Val v) {
         Val bits = g.convert("bitcast", v, "i32", DType.INT32);
         Val nan = g.op2("fcmp uno", v, v, DType.BOOL);
-        Val lsb = g.op2("and", g.op2("lshr", bits, Val.uniform("16", DType.INT32), DType.INT32),
-                Val.uniform("1", DType.INT32), DType.INT32);
+        Val lsb = g.op2(
+                "and",
+                g.op2("lshr", bits, Val.uniform("16", DType.INT32), DType.INT32),
+                Val.uniform("1", DType.INT32),
+                DType.INT32);
         Val biased = g.op2("add", g.op2("add", bits, Val.uniform("32767", DType.INT32), DType.INT32), lsb, DType.INT32);
         Val quiet = g.op2("or", bits, Val.uniform("4194304", DType.INT32), DType.INT32); // 0x00400000
         Val chosen = g.select(nan, quiet, biased);
@@ -177,7 +184,8 @@ final class Casts {
 
     /** A unary instruction such as {@code fneg}. */
     static Val unary(CodeGen g, String opcode, Val v) {
-        if (v.isUniform()) return Val.uniform(g.fn.emit(opcode + " " + IrTypes.reg(v.dtype()) + " " + v.ref()), v.dtype());
+        if (v.isUniform())
+            return Val.uniform(g.fn.emit(opcode + " " + IrTypes.reg(v.dtype()) + " " + v.ref()), v.dtype());
         String vv = g.vector(v);
         return Val.varying(g.fn.emit(opcode + " " + g.vty(v.dtype()) + " " + vv), v.dtype());
     }

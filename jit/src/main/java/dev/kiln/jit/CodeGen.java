@@ -39,6 +39,7 @@ final class CodeGen {
     boolean inParallel;
     /** The innermost auto_unroll_max_step pragma's limit (0 outside any). */
     long autoUnroll;
+
     final Map<Var, Val> vars = new IdentityHashMap<>();
     final Map<Buffer, String> buffers = new IdentityHashMap<>();
     /** Shared by a kernel's generators, so outlined functions get distinct names. */
@@ -48,8 +49,14 @@ final class CodeGen {
         this(mod, target, options, symbol, funcName, new java.util.ArrayList<>(), new int[1]);
     }
 
-    private CodeGen(ModuleBuilder mod, CpuTarget target, JitOptions options, String symbol, String funcName,
-                    List<String> divisionSites, int[] outlinedCounter) {
+    private CodeGen(
+            ModuleBuilder mod,
+            CpuTarget target,
+            JitOptions options,
+            String symbol,
+            String funcName,
+            List<String> divisionSites,
+            int[] outlinedCounter) {
         this.mod = mod;
         this.target = target;
         this.options = options;
@@ -79,7 +86,9 @@ final class CodeGen {
     }
 
     /** The vector type of {@code t} with the current lanes. */
-    String vty(DType t) { return IrTypes.vec(IrTypes.reg(t), lanes); }
+    String vty(DType t) {
+        return IrTypes.vec(IrTypes.reg(t), lanes);
+    }
 
     // ---- lanes -------------------------------------------------------------------------------
 
@@ -88,8 +97,9 @@ final class CodeGen {
         return switch (v.form()) {
             case VARYING -> v.ref();
             case UNIFORM -> splat(v.ref(), IrTypes.reg(v.dtype()));
-            case LINEAR -> fn.emit("add " + vty(v.dtype()) + " " + splat(v.ref(), IrTypes.reg(v.dtype())) + ", "
-                    + laneSteps(v.dtype(), v.step()));
+            case LINEAR ->
+                fn.emit("add " + vty(v.dtype()) + " " + splat(v.ref(), IrTypes.reg(v.dtype())) + ", "
+                        + laneSteps(v.dtype(), v.step()));
         };
     }
 
@@ -97,7 +107,8 @@ final class CodeGen {
     String splat(String ref, String elem) {
         if (IrTypes.isLiteral(ref)) {
             StringBuilder sb = new StringBuilder("<");
-            for (int l = 0; l < lanes; l++) sb.append(l == 0 ? "" : ", ").append(elem).append(' ').append(ref);
+            for (int l = 0; l < lanes; l++)
+                sb.append(l == 0 ? "" : ", ").append(elem).append(' ').append(ref);
             return sb.append('>').toString();
         }
         String vt = IrTypes.vec(elem, lanes);
@@ -116,10 +127,14 @@ final class CodeGen {
     }
 
     /** A constant {@code <lanes x i1>} with every lane true. */
-    String allTrue() { return splat("true", "i1"); }
+    String allTrue() {
+        return splat("true", "i1");
+    }
 
     /** The current mask as an operand (all true when there is none). */
-    String maskOperand() { return mask == null ? allTrue() : mask.ref(); }
+    String maskOperand() {
+        return mask == null ? allTrue() : mask.ref();
+    }
 
     // ---- instructions ------------------------------------------------------------------------
 
@@ -149,21 +164,26 @@ final class CodeGen {
      * their dtype's register type (half and i16 memory forms); returns a value of the same form.
      */
     Val convertRaw(String opcode, Val v, String fromElem, String toElem, DType result) {
-        if (v.isUniform()) return Val.uniform(fn.emit(opcode + " " + fromElem + " " + v.ref() + " to " + toElem), result);
-        return Val.varying(fn.emit(opcode + " " + IrTypes.vec(fromElem, lanes) + " " + v.ref() + " to "
-                + IrTypes.vec(toElem, lanes)), result);
+        if (v.isUniform())
+            return Val.uniform(fn.emit(opcode + " " + fromElem + " " + v.ref() + " to " + toElem), result);
+        return Val.varying(
+                fn.emit(opcode + " " + IrTypes.vec(fromElem, lanes) + " " + v.ref() + " to "
+                        + IrTypes.vec(toElem, lanes)),
+                result);
     }
 
     /** {@code select cond, a, b}: a scalar select when the condition is uniform. */
     Val select(Val cond, Val a, Val b) {
         if (cond.isUniform() && a.isUniform() && b.isUniform()) {
             String t = IrTypes.reg(a.dtype());
-            return Val.uniform(fn.emit("select i1 " + cond.ref() + ", " + t + " " + a.ref() + ", " + t + " " + b.ref()),
+            return Val.uniform(
+                    fn.emit("select i1 " + cond.ref() + ", " + t + " " + a.ref() + ", " + t + " " + b.ref()),
                     a.dtype());
         }
         String va = vector(a), vb = vector(b);
         String c = cond.isUniform() ? "i1 " + cond.ref() : IrTypes.vec("i1", lanes) + " " + vector(cond);
-        return Val.varying(fn.emit("select " + c + ", " + vty(a.dtype()) + " " + va + ", " + vty(a.dtype()) + " " + vb),
+        return Val.varying(
+                fn.emit("select " + c + ", " + vty(a.dtype()) + " " + va + ", " + vty(a.dtype()) + " " + vb),
                 a.dtype());
     }
 

@@ -6,5 +6,7 @@ package dev.kiln.jit;
  * the backend.)
  */
 record CompileTimes(double parseMs, double optimizeMs, double codegenMs) {
-    double totalMs() { return parseMs + optimizeMs + codegenMs; }
+    double totalMs() {
+        return parseMs + optimizeMs + codegenMs;
+    }
 }

@@ -39,8 +39,13 @@ final class CompiledCode {
     private boolean freed;
     private String assembly;
 
-    CompiledCode(PrimFunc func, CpuTarget target, JitOptions options, KernelGen.Result gen, JitModule module,
-                 double generateMs) {
+    CompiledCode(
+            PrimFunc func,
+            CpuTarget target,
+            JitOptions options,
+            KernelGen.Result gen,
+            JitModule module,
+            double generateMs) {
         this.func = func;
         this.target = target;
         this.options = options;
@@ -64,9 +69,13 @@ final class CompiledCode {
         return true;
     }
 
-    synchronized void release() { handles--; }
+    synchronized void release() {
+        handles--;
+    }
 
-    synchronized boolean inUse() { return handles > 0; }
+    synchronized boolean inUse() {
+        return handles > 0;
+    }
 
     /** Frees the code; the cache calls this only when no handle is open. */
     synchronized void free() {

@@ -50,10 +50,12 @@ final class ExprGen {
                 yield Arith.call(g, c, args);
             }
             case BufferLoad l -> Memory.load(g, l.buffer(), indices(g, l.indices()));
-            case TensorRead r -> throw new KilnException("function '" + g.funcName + "': tensor read "
-                    + ExprPrinter.print(r) + " must be lowered to a buffer load before code generation");
-            case Reduce r -> throw new KilnException("function '" + g.funcName + "': reduction "
-                    + ExprPrinter.print(r) + " must be lowered to loops before code generation");
+            case TensorRead r ->
+                throw new KilnException("function '" + g.funcName + "': tensor read " + ExprPrinter.print(r)
+                        + " must be lowered to a buffer load before code generation");
+            case Reduce r ->
+                throw new KilnException("function '" + g.funcName + "': reduction " + ExprPrinter.print(r)
+                        + " must be lowered to loops before code generation");
         };
     }
 

@@ -23,7 +23,9 @@ final class FnBuilder {
     }
 
     /** A fresh SSA name. */
-    String tmp() { return "%t" + next++; }
+    String tmp() {
+        return "%t" + next++;
+    }
 
     /** Appends {@code %tN = rhs} and returns {@code %tN}. */
     String emit(String rhs) {
@@ -42,7 +44,9 @@ final class FnBuilder {
     }
 
     /** A fresh block name with a readable hint. */
-    String label(String hint) { return hint + next++; }
+    String label(String hint) {
+        return hint + next++;
+    }
 
     /** Starts block {@code name}. */
     void block(String name) {
@@ -69,17 +73,27 @@ final class FnBuilder {
         terminated = true;
     }
 
-    String currentBlock() { return current; }
+    String currentBlock() {
+        return current;
+    }
 
     /** A stack slot in the entry block (so loops do not grow the stack). */
     String alloca(String type, long align) {
         String r = "%a" + next++;
-        allocas.append("  ").append(r).append(" = alloca ").append(type).append(", align ").append(align).append('\n');
+        allocas.append("  ")
+                .append(r)
+                .append(" = alloca ")
+                .append(type)
+                .append(", align ")
+                .append(align)
+                .append('\n');
         return r;
     }
 
     /** A comment line placed above the function. */
-    void comment(String c) { comments.add(c); }
+    void comment(String c) {
+        comments.add(c);
+    }
 
     String text() {
         StringBuilder sb = new StringBuilder();

@@ -47,25 +47,27 @@ final class IrTypes {
 
     /** The type suffix of an overloaded intrinsic: f32, v16f32, i1, v8i64, f16, p0, v16p0. */
     static String mangle(String elem, int lanes) {
-        String e = switch (elem) {
-            case "float" -> "f32";
-            case "double" -> "f64";
-            case "half" -> "f16";
-            case "ptr" -> "p0";
-            default -> elem; // iN
-        };
+        String e =
+                switch (elem) {
+                    case "float" -> "f32";
+                    case "double" -> "f64";
+                    case "half" -> "f16";
+                    case "ptr" -> "p0";
+                    default -> elem; // iN
+                };
         return lanes == 1 ? e : "v" + lanes + e;
     }
 
     /** An integer constant of type {@code t}, wrapped to the type and written signed. */
     static String intConst(DType t, long v) {
         if (t == DType.BOOL) return v != 0 ? "true" : "false";
-        long w = switch (t) {
-            case INT8, UINT8 -> (byte) v;
-            case INT16 -> (short) v;
-            case INT32 -> (int) v;
-            default -> v;
-        };
+        long w =
+                switch (t) {
+                    case INT8, UINT8 -> (byte) v;
+                    case INT16 -> (short) v;
+                    case INT32 -> (int) v;
+                    default -> v;
+                };
         return Long.toString(w);
     }
 

@@ -27,8 +27,9 @@ final class JavaPool implements AutoCloseable {
     static final String PARALLEL_FOR = "kiln_rt_java_parallel_for";
 
     /** (fn, ctx, begin, end) -> void, through the function pointer fn. */
-    private static final MethodHandle BODY = Linker.nativeLinker().downcallHandle(
-            FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+    private static final MethodHandle BODY = Linker.nativeLinker()
+            .downcallHandle(
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
 
     private static volatile JavaPool instance;
     private static final Arena STUBS = Arena.ofAuto();
@@ -57,7 +58,8 @@ final class JavaPool implements AutoCloseable {
         this.spin = spin;
         this.chunksPerThread = chunksPerThread;
         for (int i = 0; i < workers; i++) {
-            Thread t = Thread.ofPlatform().daemon().name("kiln-java-worker-" + i).unstarted(this::workerLoop);
+            Thread t =
+                    Thread.ofPlatform().daemon().name("kiln-java-worker-" + i).unstarted(this::workerLoop);
             threads.add(t);
             t.start();
         }
@@ -67,10 +69,22 @@ final class JavaPool implements AutoCloseable {
     static synchronized long stubAddress() {
         if (stub == null) {
             try {
-                MethodHandle target = MethodHandles.lookup().findStatic(JavaPool.class, "parallelFor",
-                        MethodType.methodType(int.class, MemorySegment.class, MemorySegment.class, long.class, long.class));
-                stub = Linker.nativeLinker().upcallStub(target, FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), STUBS);
+                MethodHandle target = MethodHandles.lookup()
+                        .findStatic(
+                                JavaPool.class,
+                                "parallelFor",
+                                MethodType.methodType(
+                                        int.class, MemorySegment.class, MemorySegment.class, long.class, long.class));
+                stub = Linker.nativeLinker()
+                        .upcallStub(
+                                target,
+                                FunctionDescriptor.of(
+                                        ValueLayout.JAVA_INT,
+                                        ValueLayout.ADDRESS,
+                                        ValueLayout.ADDRESS,
+                                        ValueLayout.JAVA_LONG,
+                                        ValueLayout.JAVA_LONG),
+                                STUBS);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException(e);
             }

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class JitEngine implements AutoCloseable {
     /** Default tuning of both pools, chosen by measurement (docs/PERFORMANCE.md). */
     static final long PARALLEL_THRESHOLD = 100_000;
+
     static final int SPIN = 2_000;
     static final long CHUNKS_PER_THREAD = 4;
 
@@ -47,10 +48,14 @@ final class JitEngine implements AutoCloseable {
         this.nativePool = np;
     }
 
-    CpuTarget target() { return target; }
+    CpuTarget target() {
+        return target;
+    }
 
     /** How many programs this engine has compiled (cache misses). */
-    long compiles() { return compiles.get(); }
+    long compiles() {
+        return compiles.get();
+    }
 
     LlvmKernel compile(PrimFunc f, JitOptions options) {
         String key = ProgramKey.of(f) + "\n#target " + target + "\n#options " + options.key();

@@ -16,8 +16,12 @@ final class JitModule implements AutoCloseable {
     private final CompileTimes times;
     private boolean closed;
 
-    JitModule(OrcJit jit, LLVMOrcResourceTrackerRef tracker, Map<String, Long> symbols, String optimizedIr,
-              CompileTimes times) {
+    JitModule(
+            OrcJit jit,
+            LLVMOrcResourceTrackerRef tracker,
+            Map<String, Long> symbols,
+            String optimizedIr,
+            CompileTimes times) {
         this.jit = jit;
         this.tracker = tracker;
         this.symbols = Map.copyOf(symbols);
@@ -27,15 +31,22 @@ final class JitModule implements AutoCloseable {
 
     long address(String symbol) {
         Long a = symbols.get(symbol);
-        if (a == null) throw new IllegalArgumentException("symbol " + symbol + " was not looked up; have " + symbols.keySet());
+        if (a == null)
+            throw new IllegalArgumentException("symbol " + symbol + " was not looked up; have " + symbols.keySet());
         return a;
     }
 
-    String optimizedIr() { return optimizedIr; }
+    String optimizedIr() {
+        return optimizedIr;
+    }
 
-    CompileTimes times() { return times; }
+    CompileTimes times() {
+        return times;
+    }
 
-    OrcJit jit() { return jit; }
+    OrcJit jit() {
+        return jit;
+    }
 
     @Override
     public synchronized void close() {

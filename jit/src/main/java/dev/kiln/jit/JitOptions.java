@@ -21,15 +21,25 @@ public record JitOptions(ParallelRuntime runtime, int maxLanes, boolean optimize
     }
 
     /** The defaults: the native pool (see docs/PERFORMANCE.md), 64 lanes, O3, no FMA contraction. */
-    public static JitOptions defaults() { return new JitOptions(ParallelRuntime.NATIVE_POOL, 64, true, false); }
+    public static JitOptions defaults() {
+        return new JitOptions(ParallelRuntime.NATIVE_POOL, 64, true, false);
+    }
 
-    public JitOptions withRuntime(ParallelRuntime r) { return new JitOptions(r, maxLanes, optimize, fpContract); }
+    public JitOptions withRuntime(ParallelRuntime r) {
+        return new JitOptions(r, maxLanes, optimize, fpContract);
+    }
 
-    public JitOptions withMaxLanes(int n) { return new JitOptions(runtime, n, optimize, fpContract); }
+    public JitOptions withMaxLanes(int n) {
+        return new JitOptions(runtime, n, optimize, fpContract);
+    }
 
-    public JitOptions withOptimize(boolean o) { return new JitOptions(runtime, maxLanes, o, fpContract); }
+    public JitOptions withOptimize(boolean o) {
+        return new JitOptions(runtime, maxLanes, o, fpContract);
+    }
 
-    public JitOptions withFpContract(boolean c) { return new JitOptions(runtime, maxLanes, optimize, c); }
+    public JitOptions withFpContract(boolean c) {
+        return new JitOptions(runtime, maxLanes, optimize, c);
+    }
 
     /** A stable form for cache keys. */
     String key() {

@@ -32,8 +32,8 @@ public final class KernelArgs {
         this.fn = func.name();
         this.params = func.params().toArray(Buffer[]::new);
         if (written.length != params.length) {
-            throw new KilnException("kernel '" + fn + "': " + written.length + " written flags for "
-                    + params.length + " parameters");
+            throw new KilnException(
+                    "kernel '" + fn + "': " + written.length + " written flags for " + params.length + " parameters");
         }
         this.written = written.clone();
         this.nativeOnly = nativeOnly;
@@ -86,8 +86,8 @@ public final class KernelArgs {
             throw new KilnException(who(i) + " has dtype " + a.dtype() + ", expected " + p.dtype());
         }
         if (!Arrays.equals(a.shape(), shapes[i])) {
-            throw new KilnException(who(i) + " has shape " + Arrays.toString(a.shape()) + ", expected "
-                    + Arrays.toString(shapes[i]));
+            throw new KilnException(
+                    who(i) + " has shape " + Arrays.toString(a.shape()) + ", expected " + Arrays.toString(shapes[i]));
         }
         if (!Arrays.equals(a.strides(), strides[i]) && a.numElements() > 0) {
             throw new KilnException(who(i) + " has strides " + Arrays.toString(a.strides()) + ", but the kernel was "

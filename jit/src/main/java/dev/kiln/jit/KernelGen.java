@@ -20,8 +20,15 @@ final class KernelGen {
     private KernelGen() {}
 
     /** What code generation produced for one function. */
-    record Result(String symbol, String packedSymbol, String ir, List<String> divisionSites, List<String> notes,
-                  boolean[] written, boolean parallel, long work) {}
+    record Result(
+            String symbol,
+            String packedSymbol,
+            String ir,
+            List<String> divisionSites,
+            List<String> notes,
+            boolean[] written,
+            boolean parallel,
+            long work) {}
 
     static Result generate(PrimFunc f, CpuTarget target, JitOptions options, String symbol) {
         for (Buffer b : f.params()) {
@@ -65,7 +72,14 @@ final class KernelGen {
         mod.add(pk);
 
         boolean parallel = hasParallel(f);
-        return new Result(symbol, packed, mod.text(), List.copyOf(g.divisionSites), mod.notes(), written, parallel,
+        return new Result(
+                symbol,
+                packed,
+                mod.text(),
+                List.copyOf(g.divisionSites),
+                mod.notes(),
+                written,
+                parallel,
                 WorkEstimate.of(f.body()));
     }
 

@@ -55,12 +55,18 @@ final class Llvm {
         BytePointer err = new BytePointer((BytePointer) null);
         try (BytePointer triple = new BytePointer(t.triple())) {
             if (LLVMGetTargetFromTriple(triple, target, err) != 0) {
-                throw new KilnException("LLVM has no target for triple '" + t.triple() + "' (target " + t + "): "
-                        + take(err));
+                throw new KilnException(
+                        "LLVM has no target for triple '" + t.triple() + "' (target " + t + "): " + take(err));
             }
         }
-        LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, t.triple(), t.cpu(), t.features(),
-                LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelJITDefault);
+        LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+                target,
+                t.triple(),
+                t.cpu(),
+                t.features(),
+                LLVMCodeGenLevelAggressive,
+                LLVMRelocPIC,
+                LLVMCodeModelJITDefault);
         if (tm == null || tm.isNull()) throw new KilnException("LLVM cannot create a target machine for " + t);
         return tm;
     }

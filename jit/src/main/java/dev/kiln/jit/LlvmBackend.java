@@ -23,7 +23,9 @@ public final class LlvmBackend implements Backend {
     public static final int CACHE_CAPACITY = Integer.getInteger("kiln.jit.cacheCapacity", 512);
 
     @Override
-    public String name() { return "llvm"; }
+    public String name() {
+        return "llvm";
+    }
 
     /** CPU targets of the host's architecture (the JIT runs code in this process). */
     @Override
@@ -43,8 +45,8 @@ public final class LlvmBackend implements Backend {
     /** Compiles with explicit code generation options (runtime choice, vector width, optimisation). */
     public LlvmKernel compile(PrimFunc func, Target target, JitOptions options) {
         if (!supports(target)) {
-            throw new KilnException("the LLVM backend compiles for CPU targets of this host (" + System.getProperty("os.arch")
-                    + "), not for '" + target + "'");
+            throw new KilnException("the LLVM backend compiles for CPU targets of this host ("
+                    + System.getProperty("os.arch") + "), not for '" + target + "'");
         }
         return engine((CpuTarget) target).compile(func, options);
     }
@@ -69,7 +71,8 @@ public final class LlvmBackend implements Backend {
      * idle threads poll {@code spin} times before sleeping, loops are cut into
      * {@code chunksPerThread} chunks per thread. For benchmarks that sweep these settings.
      */
-    public static void tuneRuntime(CpuTarget target, ParallelRuntime r, long threshold, int spin, long chunksPerThread) {
+    public static void tuneRuntime(
+            CpuTarget target, ParallelRuntime r, long threshold, int spin, long chunksPerThread) {
         engine(target).tune(r, threshold, spin, chunksPerThread);
     }
 

@@ -102,14 +102,16 @@ public final class LlvmKernel implements CompiledKernel {
     private KilnException failure(int status) {
         String fn = code.func.name();
         if (status == StmtGen.ALLOC_FAILED) {
-            return new KilnException("kernel '" + fn + "' could not allocate a temporary buffer (out of native memory)");
+            return new KilnException(
+                    "kernel '" + fn + "' could not allocate a temporary buffer (out of native memory)");
         }
         if (status == StmtGen.RUNTIME_FAILED) {
             return new KilnException("kernel '" + fn + "': the parallel runtime failed (see the log for the cause)");
         }
         var sites = code.gen.divisionSites();
         if (status > 0 && status <= sites.size()) {
-            return new KilnException("integer division by zero in " + sites.get(status - 1) + " in function '" + fn + "'");
+            return new KilnException(
+                    "integer division by zero in " + sites.get(status - 1) + " in function '" + fn + "'");
         }
         return new KilnException("kernel '" + fn + "' returned unknown status " + status);
     }
@@ -117,36 +119,55 @@ public final class LlvmKernel implements CompiledKernel {
     /** The optimised LLVM IR and the assembly (emitted on first request). */
     @Override
     public String source() {
-        return "; ---- optimised LLVM IR of '" + code.func.name() + "' for " + code.target + "\n" + code.module.optimizedIr()
-                + "\n; ---- assembly\n" + code.assembly();
+        return "; ---- optimised LLVM IR of '" + code.func.name() + "' for " + code.target + "\n"
+                + code.module.optimizedIr() + "\n; ---- assembly\n" + code.assembly();
     }
 
     /** The LLVM IR as generated from the loop IR, before optimisation. */
-    public String generatedIr() { return code.gen.ir(); }
+    public String generatedIr() {
+        return code.gen.ir();
+    }
 
     /** The optimised LLVM IR. */
-    public String optimizedIr() { return code.module.optimizedIr(); }
+    public String optimizedIr() {
+        return code.module.optimizedIr();
+    }
 
     /** Remarks of code generation: loops generated differently from their annotation, and why. */
-    public java.util.List<String> notes() { return code.gen.notes(); }
+    public java.util.List<String> notes() {
+        return code.gen.notes();
+    }
 
     /** Milliseconds spent generating IR, parsing, optimising and generating machine code. */
     public String compileTimes() {
         CompileTimes t = code.module.times();
-        return String.format(java.util.Locale.ROOT, "generate %.1f ms, parse %.1f ms, optimise %.1f ms, codegen %.1f ms",
-                code.generateMs, t.parseMs(), t.optimizeMs(), t.codegenMs());
+        return String.format(
+                java.util.Locale.ROOT,
+                "generate %.1f ms, parse %.1f ms, optimise %.1f ms, codegen %.1f ms",
+                code.generateMs,
+                t.parseMs(),
+                t.optimizeMs(),
+                t.codegenMs());
     }
 
     /** Whether calls skip the thread-state transition (small kernels without parallel loops). */
-    public boolean criticalCalls() { return code.critical; }
+    public boolean criticalCalls() {
+        return code.critical;
+    }
 
     @Override
-    public PrimFunc func() { return code.func; }
+    public PrimFunc func() {
+        return code.func;
+    }
 
-    CompiledCode code() { return code; }
+    CompiledCode code() {
+        return code;
+    }
 
     @Override
-    public Target target() { return code.target; }
+    public Target target() {
+        return code.target;
+    }
 
     @Override
     public void close() {
@@ -159,5 +180,7 @@ public final class LlvmKernel implements CompiledKernel {
     }
 
     @Override
-    public String toString() { return "LlvmKernel(" + code.func.name() + " for " + code.target + ")"; }
+    public String toString() {
+        return "LlvmKernel(" + code.func.name() + " for " + code.target + ")";
+    }
 }

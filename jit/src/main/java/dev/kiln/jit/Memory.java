@@ -41,8 +41,8 @@ final class Memory {
         if (v.dtype() == DType.INT64) return v;
         String op = v.dtype().isUnsigned() ? "zext" : "sext";
         if (v.form() == Val.Form.LINEAR) {
-            return Val.linear(g.fn.emit(op + " " + IrTypes.reg(v.dtype()) + " " + v.ref() + " to i64"), v.step(),
-                    DType.INT64);
+            return Val.linear(
+                    g.fn.emit(op + " " + IrTypes.reg(v.dtype()) + " " + v.ref() + " to i64"), v.step(), DType.INT64);
         }
         return g.convert(op, v, "i64", DType.INT64);
     }
@@ -82,7 +82,8 @@ final class Memory {
             String yesEnd = g.fn.currentBlock();
             g.fn.br(join);
             g.fn.block(join);
-            String phi = g.fn.emit("phi " + IrTypes.reg(t) + " [ " + v.ref() + ", %" + yesEnd + " ], [ poison, %" + from + " ]");
+            String phi = g.fn.emit(
+                    "phi " + IrTypes.reg(t) + " [ " + v.ref() + ", %" + yesEnd + " ], [ poison, %" + from + " ]");
             return Val.uniform(phi, t);
         }
         String vmt = IrTypes.vec(mt, g.lanes);
@@ -118,7 +119,8 @@ final class Memory {
     /** {@code <lanes x ptr>} to the elements at the offsets. */
     private static String pointers(CodeGen g, String base, String mt, Val off) {
         String ov = g.vector(off);
-        return g.fn.emit("getelementptr inbounds " + mt + ", ptr " + base + ", " + IrTypes.vec("i64", g.lanes) + " " + ov);
+        return g.fn.emit(
+                "getelementptr inbounds " + mt + ", ptr " + base + ", " + IrTypes.vec("i64", g.lanes) + " " + ov);
     }
 
     /** A value in memory form (half, i16 bits, i8 bool) to register form. */

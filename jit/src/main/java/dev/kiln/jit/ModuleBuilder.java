@@ -31,12 +31,18 @@ final class ModuleBuilder {
         return "@" + fn;
     }
 
-    void add(FnBuilder f) { functions.add(f.text()); }
+    void add(FnBuilder f) {
+        functions.add(f.text());
+    }
 
     /** A remark about the generated code, printed at the top of the module (a fallback, a choice). */
-    void note(String n) { notes.add(n); }
+    void note(String n) {
+        notes.add(n);
+    }
 
-    List<String> notes() { return List.copyOf(notes); }
+    List<String> notes() {
+        return List.copyOf(notes);
+    }
 
     String text() {
         StringBuilder sb = new StringBuilder("; ModuleID = '").append(name).append("'\n");

@@ -33,15 +33,17 @@ final class NativePool implements AutoCloseable {
     private boolean closed;
 
     NativePool(OrcJit jit) {
-        String ir = resource("native-pool.ll").replace("@SYS_FUTEX@", futexSyscall(jit.target().triple()));
+        String ir = resource("native-pool.ll")
+                .replace("@SYS_FUTEX@", futexSyscall(jit.target().triple()));
         this.module = jit.add("kiln native pool", ir, List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP), true);
         Linker l = Linker.nativeLinker();
-        this.configure = l.downcallHandle(MemorySegment.ofAddress(module.address(CONFIGURE)),
-                FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
-                        ValueLayout.JAVA_LONG));
+        this.configure = l.downcallHandle(
+                MemorySegment.ofAddress(module.address(CONFIGURE)),
+                FunctionDescriptor.ofVoid(
+                        ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
         this.stop = l.downcallHandle(MemorySegment.ofAddress(module.address(STOP)), FunctionDescriptor.ofVoid());
-        this.worker = l.downcallHandle(MemorySegment.ofAddress(module.address(WORKER)),
-                FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT));
+        this.worker = l.downcallHandle(
+                MemorySegment.ofAddress(module.address(WORKER)), FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT));
     }
 
     private static String futexSyscall(String triple) {
@@ -75,20 +77,25 @@ final class NativePool implements AutoCloseable {
         }
         for (int i = 0; i < workers; i++) {
             final int id = i;
-            Thread t = Thread.ofPlatform().daemon().name("kiln-native-worker-" + i).unstarted(() -> {
-                try {
-                    worker.invokeExact(id);
-                } catch (Throwable e) {
-                    System.getLogger(NativePool.class.getName()).log(System.Logger.Level.ERROR,
-                            "native pool worker " + id + " failed", e);
-                }
-            });
+            Thread t = Thread.ofPlatform()
+                    .daemon()
+                    .name("kiln-native-worker-" + i)
+                    .unstarted(() -> {
+                        try {
+                            worker.invokeExact(id);
+                        } catch (Throwable e) {
+                            System.getLogger(NativePool.class.getName())
+                                    .log(System.Logger.Level.ERROR, "native pool worker " + id + " failed", e);
+                        }
+                    });
             threads.add(t);
             t.start();
         }
     }
 
-    synchronized boolean started() { return started; }
+    synchronized boolean started() {
+        return started;
+    }
 
     /** Changes the tuning of a started pool (benchmarks sweep it); the worker count stays. */
     synchronized void tune(long threshold, int spin, long chunksPerThread) {

@@ -64,7 +64,8 @@ final class OrcJit implements AutoCloseable {
         this.target = target;
         LLVMTargetMachineRef tm = Llvm.targetMachine(target);
         LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
-        LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+        LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+                builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
         LLVMOrcLLJITRef j = new LLVMOrcLLJITRef();
         Llvm.check(LLVMOrcCreateLLJIT(j, builder), "LLVM: cannot create an LLJIT for " + target);
         this.jit = j;
@@ -72,12 +73,15 @@ final class OrcJit implements AutoCloseable {
         this.reporter = new ErrorReporter();
         LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), reporter, null);
         LLVMOrcDefinitionGeneratorRef gen = new LLVMOrcDefinitionGeneratorRef();
-        Llvm.check(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(gen, LLVMOrcLLJITGetGlobalPrefix(jit), null, null),
+        Llvm.check(
+                LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(gen, LLVMOrcLLJITGetGlobalPrefix(jit), null, null),
                 "LLVM: cannot create the process symbol generator");
         LLVMOrcJITDylibAddGenerator(dylib, gen);
     }
 
-    CpuTarget target() { return target; }
+    CpuTarget target() {
+        return target;
+    }
 
     /** Makes {@code name} resolve to {@code address} in every module added later. */
     void defineAbsolute(String name, long address) {
@@ -91,7 +95,9 @@ final class OrcJit implements AutoCloseable {
             LLVMOrcCSymbolMapPair pair = new LLVMOrcCSymbolMapPair();
             pair.Name(LLVMOrcLLJITMangleAndIntern(jit, name));
             pair.Sym(sym);
-            Llvm.check(LLVMOrcJITDylibDefine(dylib, LLVMOrcAbsoluteSymbols(pair, 1)), "LLVM: cannot define symbol " + name);
+            Llvm.check(
+                    LLVMOrcJITDylibDefine(dylib, LLVMOrcAbsoluteSymbols(pair, 1)),
+                    "LLVM: cannot define symbol " + name);
         }
     }
 
@@ -137,7 +143,8 @@ final class OrcJit implements AutoCloseable {
             LLVMErrorRef err = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit, rt, tsm);
             if (err != null && !err.isNull()) {
                 LLVMOrcReleaseResourceTracker(rt);
-                throw new KilnException("LLVM: cannot add the module of '" + what + "' to the JIT: " + Llvm.errorMessage(err));
+                throw new KilnException(
+                        "LLVM: cannot add the module of '" + what + "' to the JIT: " + Llvm.errorMessage(err));
             }
             Map<String, Long> addrs = new LinkedHashMap<>();
             synchronized (sessionErrors) {
@@ -160,7 +167,11 @@ final class OrcJit implements AutoCloseable {
                 }
             }
             long t1 = System.nanoTime();
-            return new JitModule(this, rt, addrs, optimized,
+            return new JitModule(
+                    this,
+                    rt,
+                    addrs,
+                    optimized,
                     new CompileTimes((tParse - t0) / 1e6, (tOpt - tParse) / 1e6, (t1 - tOpt) / 1e6));
         }
     }
@@ -211,7 +222,8 @@ final class OrcJit implements AutoCloseable {
     private static LLVMModuleRef parse(LLVMContextRef ctx, String what, String ir) {
         byte[] bytes = ir.getBytes(StandardCharsets.UTF_8);
         LLVMMemoryBufferRef buf;
-        try (BytePointer data = new BytePointer(bytes.length + 1); BytePointer name = new BytePointer(what)) {
+        try (BytePointer data = new BytePointer(bytes.length + 1);
+                BytePointer name = new BytePointer(what)) {
             data.put(bytes).put(bytes.length, (byte) 0);
             buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(data, bytes.length, name);
         }
@@ -246,7 +258,8 @@ final class OrcJit implements AutoCloseable {
             if (err != null && !err.isNull()) {
                 String m = Llvm.errorMessage(err);
                 LLVMDisposeModule(mod);
-                throw new KilnException("LLVM optimisation of '" + what + "' failed: " + m + "\n--- IR ---\n" + numbered(ir));
+                throw new KilnException(
+                        "LLVM optimisation of '" + what + "' failed: " + m + "\n--- IR ---\n" + numbered(ir));
             }
         } finally {
             LLVMDisposePassBuilderOptions(pbo);
@@ -257,7 +270,8 @@ final class OrcJit implements AutoCloseable {
     static String numbered(String ir) {
         StringBuilder sb = new StringBuilder();
         int n = 1;
-        for (String l : ir.split("\n", -1)) sb.append(String.format("%4d  ", n++)).append(l).append('\n');
+        for (String l : ir.split("\n", -1))
+            sb.append(String.format("%4d  ", n++)).append(l).append('\n');
         return sb.toString();
     }
 

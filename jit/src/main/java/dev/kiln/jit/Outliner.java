@@ -39,15 +39,18 @@ final class Outliner {
         String ctx = g.fn.alloca("[" + slots + " x i64]", 8);
         int k = 0;
         for (Buffer b : bufs) storeSlot(g, ctx, slots, k++, "ptr", g.buffer(b));
-        for (Var v : vars) storeSlot(g, ctx, slots, k++, IrTypes.reg(v.dtype()), g.var(v).ref());
+        for (Var v : vars)
+            storeSlot(g, ctx, slots, k++, IrTypes.reg(v.dtype()), g.var(v).ref());
         storeSlot(g, ctx, slots, k++, "ptr", g.status);
         storeSlot(g, ctx, slots, k, ty, min.ref());
-        String n = t == DType.INT64 ? ext.ref()
+        String n = t == DType.INT64
+                ? ext.ref()
                 : g.fn.emit((t.isUnsigned() ? "zext " : "sext ") + ty + " " + ext.ref() + " to i64");
         long cost = Math.max(1, WorkEstimate.of(f.body()));
         String rt = runtimeSymbol(g.options.runtime());
         g.mod.declare(rt, "i32", "ptr, ptr, i64, i64");
-        String r = g.fn.emit("call i32 @" + rt + "(ptr @" + tramp + ", ptr " + ctx + ", i64 " + n + ", i64 " + cost + ")");
+        String r =
+                g.fn.emit("call i32 @" + rt + "(ptr @" + tramp + ", ptr " + ctx + ", i64 " + n + ", i64 " + cost + ")");
         String failed = g.fn.emit("icmp ne i32 " + r + ", 0");
         String bad = g.fn.label("rtfail"), ok = g.fn.label("rtok");
         g.fn.condBr(failed, bad, ok);
@@ -86,10 +89,14 @@ final class Outliner {
         c.inParallel = true;
         c.status = "%status";
         for (int i = 0; i < bufs.size(); i++) c.buffers.put(bufs.get(i), "%b" + i);
-        for (int i = 0; i < vars.size(); i++) c.vars.put(vars.get(i), Val.uniform("%v" + i, vars.get(i).dtype()));
+        for (int i = 0; i < vars.size(); i++)
+            c.vars.put(vars.get(i), Val.uniform("%v" + i, vars.get(i).dtype()));
         // for (k = begin; k < end; k++) { var = min + k; body }
         String pre = fb.currentBlock();
-        String header = fb.label("ploop"), body = fb.label("pbody"), latch = fb.label("platch"), exit = fb.label("pexit");
+        String header = fb.label("ploop"),
+                body = fb.label("pbody"),
+                latch = fb.label("platch"),
+                exit = fb.label("pexit");
         fb.br(header);
         fb.block(header);
         String k = fb.tmp(), next = fb.tmp();
@@ -109,8 +116,8 @@ final class Outliner {
         g.mod.add(fb);
     }
 
-    private static void emitTrampoline(CodeGen g, String tramp, String impl, List<Buffer> bufs, List<Var> vars,
-                                       String minType) {
+    private static void emitTrampoline(
+            CodeGen g, String tramp, String impl, List<Buffer> bufs, List<Var> vars, String minType) {
         FnBuilder fb = new FnBuilder("define internal void @" + tramp + "(ptr %ctx, i64 %begin, i64 %end) nounwind");
         int slots = bufs.size() + vars.size() + 2;
         List<String> args = new ArrayList<>();

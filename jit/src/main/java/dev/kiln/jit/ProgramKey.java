@@ -38,7 +38,7 @@ public final class ProgramKey {
                     case Let l -> var(sb, vars, l.var());
                     case Allocate a -> buffer(sb, bufs, a.buffer());
                     case Store st -> buffer(sb, bufs, st.buffer());
-                    default -> { }
+                    default -> {}
                 }
                 visitChildren(s);
             }
@@ -68,7 +68,12 @@ public final class ProgramKey {
         Integer id = ids.get(b);
         if (id == null) {
             ids.put(b, id = ids.size());
-            sb.append(" b").append(id).append(':').append(b.dtype()).append(b.shape()).append(b.strides())
+            sb.append(" b")
+                    .append(id)
+                    .append(':')
+                    .append(b.dtype())
+                    .append(b.shape())
+                    .append(b.strides())
                     .append(b.scope());
             if (b.isView()) {
                 sb.append(" view of");

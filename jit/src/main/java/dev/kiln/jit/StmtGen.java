@@ -99,11 +99,14 @@ final class StmtGen {
      */
     static long steps(Stmt s) {
         return switch (s) {
-            case For f -> switch (f.kind()) {
-                case SERIAL, UNROLLED -> f.extent() instanceof IntImm e ? mulSat(Math.max(0, e.value()), steps(f.body()))
-                        : Long.MAX_VALUE;
-                case VECTORIZED, PARALLEL, THREAD_BOUND -> Long.MAX_VALUE;
-            };
+            case For f ->
+                switch (f.kind()) {
+                    case SERIAL, UNROLLED ->
+                        f.extent() instanceof IntImm e
+                                ? mulSat(Math.max(0, e.value()), steps(f.body()))
+                                : Long.MAX_VALUE;
+                    case VECTORIZED, PARALLEL, THREAD_BOUND -> Long.MAX_VALUE;
+                };
             case Store st -> 1;
             case Evaluate e -> 1;
             case Barrier b -> 1;
@@ -138,19 +141,22 @@ final class StmtGen {
             }
             case PARALLEL -> {
                 if (g.lanes > 1) {
-                    throw new KilnException("function '" + g.funcName + "': parallel loop '" + f.var().name()
-                            + "' is inside a vectorized loop; parallelize an outer loop instead");
+                    throw new KilnException("function '" + g.funcName + "': parallel loop '"
+                            + f.var().name() + "' is inside a vectorized loop; parallelize an outer loop instead");
                 }
                 if (g.inParallel) {
-                    throw new KilnException("function '" + g.funcName + "': parallel loop '" + f.var().name()
+                    throw new KilnException("function '" + g.funcName + "': parallel loop '"
+                            + f.var().name()
                             + "' is nested in another parallel loop, which the CPU runtime does not support; "
                             + "fuse the loops and parallelize the fused loop instead");
                 }
                 Outliner.parallel(g, f);
             }
-            case THREAD_BOUND -> throw new KilnException("function '" + g.funcName + "': loop '" + f.var().name()
-                    + "' is bound to " + f.thread().tag() + ", which the CPU target cannot run; "
-                    + "thread-bound loops are for CUDA targets (use parallel/vectorize on the CPU)");
+            case THREAD_BOUND ->
+                throw new KilnException(
+                        "function '" + g.funcName + "': loop '" + f.var().name()
+                                + "' is bound to " + f.thread().tag() + ", which the CPU target cannot run; "
+                                + "thread-bound loops are for CUDA targets (use parallel/vectorize on the CPU)");
         }
     }
 
@@ -167,7 +173,9 @@ final class StmtGen {
         String ty = IrTypes.reg(t);
         String end = g.fn.emit("add " + ty + " " + min.ref() + ", " + ext.ref());
         String pre = g.fn.currentBlock();
-        String header = g.fn.label("loop"), body = g.fn.label("body"), latch = g.fn.label("latch"),
+        String header = g.fn.label("loop"),
+                body = g.fn.label("body"),
+                latch = g.fn.label("latch"),
                 exit = g.fn.label("exit");
         g.fn.br(header);
         g.fn.block(header);
@@ -191,8 +199,9 @@ final class StmtGen {
                     + f.var().name() + "' needs a constant extent, got " + ExprPrinter.print(f.extent()));
         }
         if (e.value() > MAX_UNROLL) {
-            throw new KilnException("function '" + g.funcName + "': loop '" + f.var().name() + "' has " + e.value()
-                    + " iterations, too many to unroll (at most " + MAX_UNROLL + "); split it and unroll the inner part");
+            throw new KilnException("function '" + g.funcName + "': loop '"
+                    + f.var().name() + "' has " + e.value() + " iterations, too many to unroll (at most " + MAX_UNROLL
+                    + "); split it and unroll the inner part");
         }
         Val min = uniform(g, f, ExprGen.gen(g, f.min()), "min");
         DType t = f.var().dtype();
@@ -201,7 +210,8 @@ final class StmtGen {
             if (min.isLiteral()) {
                 v = Val.uniform(IrTypes.intConst(t, Long.parseLong(min.ref()) + k), t);
             } else {
-                v = Val.uniform(g.fn.emit("add nsw " + IrTypes.reg(t) + " " + min.ref() + ", " + IrTypes.intConst(t, k)), t);
+                v = Val.uniform(
+                        g.fn.emit("add nsw " + IrTypes.reg(t) + " " + min.ref() + ", " + IrTypes.intConst(t, k)), t);
             }
             bind(g, f.var(), v, () -> gen(g, f.body()));
         }

@@ -10,17 +10,29 @@ import dev.kiln.ir.DType;
  * turns {@code A[i, j]} with {@code j} vectorized into one contiguous vector load.
  */
 record Val(Form form, String ref, long step, DType dtype) {
-    enum Form { UNIFORM, LINEAR, VARYING }
+    enum Form {
+        UNIFORM,
+        LINEAR,
+        VARYING
+    }
 
-    static Val uniform(String ref, DType t) { return new Val(Form.UNIFORM, ref, 0, t); }
+    static Val uniform(String ref, DType t) {
+        return new Val(Form.UNIFORM, ref, 0, t);
+    }
 
-    static Val varying(String ref, DType t) { return new Val(Form.VARYING, ref, 0, t); }
+    static Val varying(String ref, DType t) {
+        return new Val(Form.VARYING, ref, 0, t);
+    }
 
     static Val linear(String base, long step, DType t) {
         return step == 0 ? uniform(base, t) : new Val(Form.LINEAR, base, step, t);
     }
 
-    boolean isUniform() { return form == Form.UNIFORM; }
+    boolean isUniform() {
+        return form == Form.UNIFORM;
+    }
 
-    boolean isLiteral() { return form == Form.UNIFORM && IrTypes.isLiteral(ref); }
+    boolean isLiteral() {
+        return form == Form.UNIFORM && IrTypes.isLiteral(ref);
+    }
 }

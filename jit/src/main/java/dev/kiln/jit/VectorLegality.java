@@ -41,7 +41,9 @@ final class VectorLegality {
 
     private static boolean varies(Expr e, Set<Var> varying) {
         boolean[] hit = {false};
-        Exprs.forEach(e, x -> { if (x instanceof Var v && varying.contains(v)) hit[0] = true; });
+        Exprs.forEach(e, x -> {
+            if (x instanceof Var v && varying.contains(v)) hit[0] = true;
+        });
         return hit[0];
     }
 
@@ -49,8 +51,9 @@ final class VectorLegality {
         return switch (s) {
             case For f -> {
                 if (f.kind() == ForKind.PARALLEL || f.kind() == ForKind.THREAD_BOUND) {
-                    throw new KilnException("loop '" + f.var().name() + "' (" + f.kind().displayName()
-                            + ") is inside a vectorized loop; only " + "serial, unrolled and vectorized loops may be");
+                    throw new KilnException("loop '" + f.var().name() + "' ("
+                            + f.kind().displayName() + ") is inside a vectorized loop; only "
+                            + "serial, unrolled and vectorized loops may be");
                 }
                 if (varies(f.min(), varying) || varies(f.extent(), varying)) {
                     yield Optional.of("the bounds of inner loop '" + f.var().name() + "' differ between lanes");
@@ -61,7 +64,8 @@ final class VectorLegality {
                 boolean idx = st.indices().stream().anyMatch(e -> varies(e, varying));
                 if (!idx && (maskVaries || varies(st.value(), varying))) {
                     yield Optional.of("the store to '" + st.buffer().name() + "' has the same address in every lane "
-                            + "but a value or condition that differs between lanes (a reduction over the " + "vectorized loop?)");
+                            + "but a value or condition that differs between lanes (a reduction over the "
+                            + "vectorized loop?)");
                 }
                 yield Optional.empty();
             }

@@ -20,8 +20,8 @@ final class VectorLoop {
 
     static void gen(CodeGen g, For f) {
         if (!(f.extent() instanceof IntImm e)) {
-            throw new KilnException("function '" + g.funcName + "': vectorized loop '" + f.var().name()
-                    + "' needs a constant extent, got " + ExprPrinter.print(f.extent()));
+            throw new KilnException("function '" + g.funcName + "': vectorized loop '"
+                    + f.var().name() + "' needs a constant extent, got " + ExprPrinter.print(f.extent()));
         }
         Optional<String> why = VectorLegality.check(f);
         if (why.isPresent()) {
@@ -78,7 +78,9 @@ final class VectorLoop {
         g.lanes = n;
         g.mask = null;
         try {
-            Val v = n == 1 ? Val.uniform(base, f.var().dtype()) : Val.linear(base, 1, f.var().dtype());
+            Val v = n == 1
+                    ? Val.uniform(base, f.var().dtype())
+                    : Val.linear(base, 1, f.var().dtype());
             StmtGen.bind(g, f.var(), v, () -> StmtGen.gen(g, f.body()));
         } finally {
             g.lanes = savedLanes;

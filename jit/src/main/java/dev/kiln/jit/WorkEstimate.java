@@ -32,10 +32,12 @@ final class WorkEstimate {
     static long of(Stmt s) {
         return switch (s) {
             case For f -> sat(trips(f), Math.max(1, of(f.body())));
-            case Store st -> 1 + st.indices().stream().mapToLong(WorkEstimate::nodes).sum() + nodes(st.value());
+            case Store st ->
+                1 + st.indices().stream().mapToLong(WorkEstimate::nodes).sum() + nodes(st.value());
             case Allocate a -> of(a.body());
             case Seq q -> q.stmts().stream().mapToLong(WorkEstimate::of).reduce(0, WorkEstimate::add);
-            case IfThenElse i -> add(nodes(i.cond()), Math.max(of(i.then()), i.otherwise() == null ? 0 : of(i.otherwise())));
+            case IfThenElse i ->
+                add(nodes(i.cond()), Math.max(of(i.then()), i.otherwise() == null ? 0 : of(i.otherwise())));
             case Let l -> add(nodes(l.value()), of(l.body()));
             case Evaluate e -> nodes(e.value());
             case Pragma p -> of(p.body());

@@ -40,20 +40,38 @@ class CallOverheadBenchmark {
     /** Handles in static finals (constants to the JIT compiler). */
     static final class Constants {
         static final long address = Addresses.address, packedAddress = Addresses.packedAddress;
-        static final MethodHandle CRITICAL = Linker.nativeLinker().downcallHandle(MemorySegment.ofAddress(address),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_LONG), Linker.Option.critical(false));
-        static final MethodHandle NORMAL = Linker.nativeLinker().downcallHandle(MemorySegment.ofAddress(address),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_LONG));
-        static final MethodHandle SEGMENTS = Linker.nativeLinker().downcallHandle(MemorySegment.ofAddress(address),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS));
-        static final MethodHandle PACKED = Linker.nativeLinker().downcallHandle(MemorySegment.ofAddress(packedAddress),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), Linker.Option.critical(false));
+        static final MethodHandle CRITICAL = Linker.nativeLinker()
+                .downcallHandle(
+                        MemorySegment.ofAddress(address),
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG),
+                        Linker.Option.critical(false));
+        static final MethodHandle NORMAL = Linker.nativeLinker()
+                .downcallHandle(
+                        MemorySegment.ofAddress(address),
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG));
+        static final MethodHandle SEGMENTS = Linker.nativeLinker()
+                .downcallHandle(
+                        MemorySegment.ofAddress(address),
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+        static final MethodHandle PACKED = Linker.nativeLinker()
+                .downcallHandle(
+                        MemorySegment.ofAddress(packedAddress),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG),
+                        Linker.Option.critical(false));
     }
 
-    interface Body { void run(int calls) throws Throwable; }
+    interface Body {
+        void run(int calls) throws Throwable;
+    }
 
     @Test
     void run() throws Throwable {
@@ -61,13 +79,15 @@ class CallOverheadBenchmark {
         IntImm z = IntImm.i32(0);
         PrimFunc f = new PrimFunc("tiny", List.of(a, b, c), store(c, load(a, z).add(load(b, z)), z));
         try (LlvmKernel k = JitCheck.BACKEND.compile(f, JitCheck.TARGET);
-             NDArray x = NDArray.fromFloats(new float[] {1}, 1);
-             NDArray y = NDArray.fromFloats(new float[] {2}, 1);
-             NDArray r = NDArray.allocate(DType.FLOAT32, 1);
-             Arena arena = Arena.ofConfined()) {
+                NDArray x = NDArray.fromFloats(new float[] {1}, 1);
+                NDArray y = NDArray.fromFloats(new float[] {2}, 1);
+                NDArray r = NDArray.allocate(DType.FLOAT32, 1);
+                Arena arena = Arena.ofConfined()) {
             Addresses.address = k.code().module.address(k.code().gen.symbol());
             Addresses.packedAddress = k.code().module.address(k.code().gen.packedSymbol());
-            long ax = x.segment().address(), ay = y.segment().address(), ar = r.segment().address();
+            long ax = x.segment().address(),
+                    ay = y.segment().address(),
+                    ar = r.segment().address();
             MemorySegment sx = x.segment(), sy = y.segment(), sr = r.segment();
             MethodHandle field = k.code().entry;
             MemorySegment argv = arena.allocate(ValueLayout.JAVA_LONG, 3);
@@ -81,12 +101,32 @@ class CallOverheadBenchmark {
                 "raw critical downcall, packed argv (3 stores + call)",
             };
             Body[] bodies = {
-                n -> { for (int i = 0; i < n; i++) sr.set(F, 0, sx.get(F, 0) + sy.get(F, 0)); },
-                n -> { for (int i = 0; i < n; i++) k.call(x, y, r); },
-                n -> { for (int i = 0; i < n; i++) { int s = (int) Constants.CRITICAL.invokeExact(ax, ay, ar); } },
-                n -> { for (int i = 0; i < n; i++) { int s = (int) field.invokeExact(ax, ay, ar); } },
-                n -> { for (int i = 0; i < n; i++) { int s = (int) Constants.NORMAL.invokeExact(ax, ay, ar); } },
-                n -> { for (int i = 0; i < n; i++) { int s = (int) Constants.SEGMENTS.invokeExact(sx, sy, sr); } },
+                n -> {
+                    for (int i = 0; i < n; i++) sr.set(F, 0, sx.get(F, 0) + sy.get(F, 0));
+                },
+                n -> {
+                    for (int i = 0; i < n; i++) k.call(x, y, r);
+                },
+                n -> {
+                    for (int i = 0; i < n; i++) {
+                        int s = (int) Constants.CRITICAL.invokeExact(ax, ay, ar);
+                    }
+                },
+                n -> {
+                    for (int i = 0; i < n; i++) {
+                        int s = (int) field.invokeExact(ax, ay, ar);
+                    }
+                },
+                n -> {
+                    for (int i = 0; i < n; i++) {
+                        int s = (int) Constants.NORMAL.invokeExact(ax, ay, ar);
+                    }
+                },
+                n -> {
+                    for (int i = 0; i < n; i++) {
+                        int s = (int) Constants.SEGMENTS.invokeExact(sx, sy, sr);
+                    }
+                },
                 n -> {
                     for (int i = 0; i < n; i++) {
                         argv.setAtIndex(ValueLayout.JAVA_LONG, 0, ax);
@@ -107,15 +147,27 @@ class CallOverheadBenchmark {
             }
             if (r.getDouble(0) != 3) throw new AssertionError("the kernel computed " + r.getDouble(0));
             StringBuilder sb = new StringBuilder("call overhead of a 3-buffer kernel C[0] = A[0] + B[0], ")
-                    .append(CALLS).append(" calls per sample, ").append(rounds).append(" samples, round-robin\n")
-                    .append("loadavg: ").append(Files.readString(Path.of("/proc/loadavg")).trim()).append('\n')
-                    .append("LlvmKernel chose ").append(k.criticalCalls() ? "critical" : "normal").append(" calls\n");
+                    .append(CALLS)
+                    .append(" calls per sample, ")
+                    .append(rounds)
+                    .append(" samples, round-robin\n")
+                    .append("loadavg: ")
+                    .append(Files.readString(Path.of("/proc/loadavg")).trim())
+                    .append('\n')
+                    .append("LlvmKernel chose ")
+                    .append(k.criticalCalls() ? "critical" : "normal")
+                    .append(" calls\n");
             sb.append(String.format(Locale.ROOT, "%-56s %10s %10s %12s%n", "variant", "median", "best", "vs Java"));
             double base = median(ns[0]);
             for (int v = 0; v < bodies.length; v++) {
                 double med = median(ns[v]);
-                sb.append(String.format(Locale.ROOT, "%-56s %7.1f ns %7.1f ns %11.2fx%n", names[v], med,
-                        Arrays.stream(ns[v]).min().orElse(0), med / base));
+                sb.append(String.format(
+                        Locale.ROOT,
+                        "%-56s %7.1f ns %7.1f ns %11.2fx%n",
+                        names[v],
+                        med,
+                        Arrays.stream(ns[v]).min().orElse(0),
+                        med / base));
             }
             System.out.println(sb);
             Files.createDirectories(Path.of("target"));

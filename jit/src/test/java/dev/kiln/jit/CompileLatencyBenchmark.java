@@ -26,37 +26,54 @@ class CompileLatencyBenchmark {
     private static PrimFunc mm(int n) {
         Tensor a = Te.placeholder("A", DType.FLOAT32, n, n), b = Te.placeholder("B", DType.FLOAT32, n, n);
         IterVar k = Te.reduceAxis(n, "k");
-        return LowerDefault.lower("mm", ComputeDAG.of(Te.compute("C", Te.shape(n, n),
-                (i, j) -> Te.sum(k, a.at(i, k).mul(b.at(k, j))))));
+        return LowerDefault.lower(
+                "mm",
+                ComputeDAG.of(Te.compute(
+                        "C", Te.shape(n, n), (i, j) -> Te.sum(k, a.at(i, k).mul(b.at(k, j))))));
     }
 
     private static PrimFunc add(int n) {
         Tensor a = Te.placeholder("A", DType.FLOAT32, n), b = Te.placeholder("B", DType.FLOAT32, n);
-        return LowerDefault.lower("add", ComputeDAG.of(Te.compute("C", Te.shape(n), i -> a.at(i).add(b.at(i)))));
+        return LowerDefault.lower(
+                "add", ComputeDAG.of(Te.compute("C", Te.shape(n), i -> a.at(i).add(b.at(i)))));
     }
 
     @Test
     void run() throws Exception {
         StringBuilder sb = new StringBuilder("compile latency (ms), loadavg ")
-                .append(Files.readString(Path.of("/proc/loadavg")).trim()).append('\n');
+                .append(Files.readString(Path.of("/proc/loadavg")).trim())
+                .append('\n');
         JitCheck.BACKEND.compile(add(3), JitCheck.TARGET).close(); // LLVM load and JIT creation
-        sb.append(String.format(Locale.ROOT, "%-40s %8s %8s %8s %8s %8s %8s%n", "program (20 distinct sizes)", "total",
-                "generate", "parse", "optimise", "codegen", "wall"));
+        sb.append(String.format(
+                Locale.ROOT,
+                "%-40s %8s %8s %8s %8s %8s %8s%n",
+                "program (20 distinct sizes)",
+                "total",
+                "generate",
+                "parse",
+                "optimise",
+                "codegen",
+                "wall"));
         sb.append(row("add, default lowering", 20, CompileLatencyBenchmark::add));
         sb.append(row("matmul, default lowering", 20, CompileLatencyBenchmark::mm));
-        sb.append(row("matmul, parallel+vectorized (i-k-j)", 20,
-                n -> ParallelRuntimeBenchmark.matmul(n, ForKind.PARALLEL)));
+        sb.append(row(
+                "matmul, parallel+vectorized (i-k-j)", 20, n -> ParallelRuntimeBenchmark.matmul(n, ForKind.PARALLEL)));
         PrimFunc f = mm(64);
         JitCheck.BACKEND.compile(f, JitCheck.TARGET).close();
         int hits = 2000;
         long t0 = System.nanoTime();
-        for (int i = 0; i < hits; i++) JitCheck.BACKEND.compile(f, JitCheck.TARGET).close();
+        for (int i = 0; i < hits; i++)
+            JitCheck.BACKEND.compile(f, JitCheck.TARGET).close();
         double hitUs = (System.nanoTime() - t0) / 1e3 / hits;
         PrimFunc f2 = mm(64);
         t0 = System.nanoTime();
-        for (int i = 0; i < hits; i++) JitCheck.BACKEND.compile(f2, JitCheck.TARGET).close();
-        sb.append(String.format(Locale.ROOT, "cache hit (same PrimFunc object / an equal one): %.1f us / %.1f us%n",
-                hitUs, (System.nanoTime() - t0) / 1e3 / hits));
+        for (int i = 0; i < hits; i++)
+            JitCheck.BACKEND.compile(f2, JitCheck.TARGET).close();
+        sb.append(String.format(
+                Locale.ROOT,
+                "cache hit (same PrimFunc object / an equal one): %.1f us / %.1f us%n",
+                hitUs,
+                (System.nanoTime() - t0) / 1e3 / hits));
         System.out.println(sb);
         Files.createDirectories(Path.of("target"));
         Files.writeString(Path.of("target/compile-latency-benchmark.txt"), sb.toString());
@@ -70,8 +87,9 @@ class CompileLatencyBenchmark {
             LlvmKernel k = JitCheck.BACKEND.compile(f, JitCheck.TARGET);
             double wall = (System.nanoTime() - t0) / 1e6;
             CompileTimes c = k.code().module.times();
-            t.add(new double[] {k.code().generateMs + c.totalMs(), k.code().generateMs, c.parseMs(), c.optimizeMs(),
-                c.codegenMs(), wall});
+            t.add(new double[] {
+                k.code().generateMs + c.totalMs(), k.code().generateMs, c.parseMs(), c.optimizeMs(), c.codegenMs(), wall
+            });
             k.close();
         }
         double[] med = new double[6];
@@ -79,7 +97,15 @@ class CompileLatencyBenchmark {
             final int jj = j;
             med[j] = t.stream().mapToDouble(x -> x[jj]).sorted().toArray()[count / 2];
         }
-        return String.format(Locale.ROOT, "%-40s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f%n", name + " (median)", med[0],
-                med[1], med[2], med[3], med[4], med[5]);
+        return String.format(
+                Locale.ROOT,
+                "%-40s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f%n",
+                name + " (median)",
+                med[0],
+                med[1],
+                med[2],
+                med[3],
+                med[4],
+                med[5]);
     }
 }

@@ -26,7 +26,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 class DTypeOpsTest {
     private static final int N = 100;
 
-    private static Expr call(Intrinsic f, Expr... a) { return new Call(f, List.of(a)); }
+    private static Expr call(Intrinsic f, Expr... a) {
+        return new Call(f, List.of(a));
+    }
 
     /** Operations whose results are exact (equal bit for bit to the interpreter). */
     private static List<Function<List<Expr>, Expr>> exactOps(DType t) {
@@ -81,8 +83,9 @@ class DTypeOpsTest {
                 ops.add(x -> x.get(0).floordiv(-1L));
                 ops.add(x -> x.get(0).truncmod(-1L));
                 // MIN / -1 wraps
-                ops.add(x -> Literals.like(x.get(0), t.minInt()).truncdiv(new Select(x.get(1).lt(0L),
-                        Literals.like(x.get(1), -1L), Literals.like(x.get(1), 1L))));
+                ops.add(x -> Literals.like(x.get(0), t.minInt())
+                        .truncdiv(new Select(
+                                x.get(1).lt(0L), Literals.like(x.get(1), -1L), Literals.like(x.get(1), 1L))));
             }
         }
         return ops;
@@ -114,7 +117,9 @@ class DTypeOpsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT64"})
+    @EnumSource(
+            value = DType.class,
+            names = {"FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT64"})
     void transcendentalFunctionsMatchWithinUlps(DType t) {
         // float32/64: libm within 2 ulp of double-then-round; 16-bit types: float libm then one rounding
         double tol = t == DType.FLOAT64 ? 4 * ulp(t) : t == DType.FLOAT32 ? 3 * ulp(t) : ulp(t);

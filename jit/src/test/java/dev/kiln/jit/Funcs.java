@@ -27,11 +27,17 @@ public final class Funcs {
         return Buffer.rowMajor(name, t, s, MemoryScope.GLOBAL);
     }
 
-    public static Expr load(Buffer b, Expr... idx) { return new BufferLoad(b, List.of(idx)); }
+    public static Expr load(Buffer b, Expr... idx) {
+        return new BufferLoad(b, List.of(idx));
+    }
 
-    public static Stmt store(Buffer b, Expr value, Expr... idx) { return new Store(b, List.of(idx), value); }
+    public static Stmt store(Buffer b, Expr value, Expr... idx) {
+        return new Store(b, List.of(idx), value);
+    }
 
-    public static IntImm i32(long v) { return IntImm.i32(v); }
+    public static IntImm i32(long v) {
+        return IntImm.i32(v);
+    }
 
     public static For loop(Var v, long extent, ForKind kind, Stmt body) {
         return new For(v, IntImm.i32(0), IntImm.i32(extent), kind, null, body);
@@ -41,8 +47,8 @@ public final class Funcs {
      * {@code out_k[i] = ops[k](in_0[i], in_1[i], ...)} for i in [0, n), over a loop of the given
      * kind; the parameters are the inputs, then one output per op.
      */
-    public static PrimFunc elementwise(String name, ForKind kind, int n, List<DType> inputs,
-                                List<Function<List<Expr>, Expr>> ops) {
+    public static PrimFunc elementwise(
+            String name, ForKind kind, int n, List<DType> inputs, List<Function<List<Expr>, Expr>> ops) {
         Var i = new Var("i");
         List<Buffer> params = new ArrayList<>();
         List<Expr> loads = new ArrayList<>();

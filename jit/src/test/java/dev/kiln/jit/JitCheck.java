@@ -56,8 +56,9 @@ final class JitCheck {
                 NDArray a = actual.get(i), e = expected.get(i);
                 var c = a.compareTo(e, rtol, atol);
                 if (!c.ok()) {
-                    throw new AssertionError("function '" + f.name() + "' parameter '" + f.params().get(i).name() + "' ("
-                            + a.dtype() + "): " + c.report() + "\n" + f + "\n" + k.generatedIr());
+                    throw new AssertionError("function '" + f.name() + "' parameter '"
+                            + f.params().get(i).name() + "' (" + a.dtype() + "): " + c.report() + "\n" + f + "\n"
+                            + k.generatedIr());
                 }
             }
         } finally {

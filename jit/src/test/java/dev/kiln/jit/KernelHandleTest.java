@@ -40,13 +40,13 @@ class KernelHandleTest {
     void everyArgumentIsCheckedBeforeNativeCode() {
         PrimFunc f = addFunc("add", 4);
         try (LlvmKernel k = JitCheck.BACKEND.compile(f, JitCheck.TARGET);
-             NDArray a = NDArray.random(DType.FLOAT32, 1, 4, 3);
-             NDArray b = NDArray.random(DType.FLOAT32, 2, 4, 3);
-             NDArray c = NDArray.allocate(DType.FLOAT32, 4, 3);
-             NDArray wrongType = NDArray.allocate(DType.FLOAT64, 4, 3);
-             NDArray wrongShape = NDArray.allocate(DType.FLOAT32, 3, 4);
-             NDArray wrongStrides = NDArray.allocateStrided(DType.FLOAT32, new long[] {4, 3}, new long[] {1, 4});
-             Arena arena = Arena.ofConfined()) {
+                NDArray a = NDArray.random(DType.FLOAT32, 1, 4, 3);
+                NDArray b = NDArray.random(DType.FLOAT32, 2, 4, 3);
+                NDArray c = NDArray.allocate(DType.FLOAT32, 4, 3);
+                NDArray wrongType = NDArray.allocate(DType.FLOAT64, 4, 3);
+                NDArray wrongShape = NDArray.allocate(DType.FLOAT32, 3, 4);
+                NDArray wrongStrides = NDArray.allocateStrided(DType.FLOAT32, new long[] {4, 3}, new long[] {1, 4});
+                Arena arena = Arena.ofConfined()) {
             assertThat(msg(() -> k.call(a, b))).contains("kernel 'add' takes 3 argument(s) [A, B, C], got 2");
             assertThat(msg(() -> k.call(a, null, c))).contains("argument 1 (parameter 'B') is null");
             assertThat(msg(() -> k.call(a, wrongType, c)))
@@ -54,7 +54,8 @@ class KernelHandleTest {
             assertThat(msg(() -> k.call(a, b, wrongShape)))
                     .contains("argument 2 (parameter 'C') has shape [3, 4], expected [4, 3]");
             assertThat(msg(() -> k.call(wrongStrides, b, c)))
-                    .contains("argument 0 (parameter 'A') has strides [1, 4]").contains("compiled for strides [3, 1]");
+                    .contains("argument 0 (parameter 'A') has strides [1, 4]")
+                    .contains("compiled for strides [3, 1]");
             assertThat(msg(() -> k.call(a, b, a)))
                     .contains("argument 2 (parameter 'C') overlaps argument 0 (parameter 'A')");
             MemorySegment raw = arena.allocate(4 * 12 + 64, 64).asSlice(4);
@@ -75,8 +76,9 @@ class KernelHandleTest {
         PrimFunc par = ParallelRuntimeBenchmark.matmul(64, ForKind.PARALLEL);
         PrimFunc ser = addFunc("concurrent_add", 33);
         for (ParallelRuntime r : ParallelRuntime.values()) {
-            try (LlvmKernel kp = JitCheck.BACKEND.compile(par, JitCheck.TARGET, JitOptions.defaults().withRuntime(r));
-                 LlvmKernel ks = JitCheck.BACKEND.compile(ser, JitCheck.TARGET)) {
+            try (LlvmKernel kp = JitCheck.BACKEND.compile(
+                            par, JitCheck.TARGET, JitOptions.defaults().withRuntime(r));
+                    LlvmKernel ks = JitCheck.BACKEND.compile(ser, JitCheck.TARGET)) {
                 List<java.util.concurrent.Callable<Void>> jobs = new java.util.ArrayList<>();
                 for (int t = 0; t < 3; t++) {
                     final long seed = 100 + t;
@@ -120,14 +122,17 @@ class KernelHandleTest {
         Var i = new Var("i");
         Buffer a = buf("A", DType.INT32, 10), b = buf("B", DType.INT32, 10), c = buf("C", DType.INT32, 10);
         for (ForKind kind : List.of(ForKind.SERIAL, ForKind.VECTORIZED, ForKind.PARALLEL)) {
-            PrimFunc f = new PrimFunc("div_" + kind.displayName(), List.of(a, b, c),
+            PrimFunc f = new PrimFunc(
+                    "div_" + kind.displayName(),
+                    List.of(a, b, c),
                     loop(i, 10, kind, store(c, load(a, i).floordiv(load(b, i)), i)));
             try (LlvmKernel k = JitCheck.BACKEND.compile(f, JitCheck.TARGET);
-                 NDArray x = NDArray.fromInts(new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 10);
-                 NDArray y = NDArray.fromInts(new int[] {1, 1, 1, 1, 1, 1, 0, 1, 1, 1}, 10);
-                 NDArray z = NDArray.allocate(DType.INT32, 10)) {
+                    NDArray x = NDArray.fromInts(new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 10);
+                    NDArray y = NDArray.fromInts(new int[] {1, 1, 1, 1, 1, 1, 0, 1, 1, 1}, 10);
+                    NDArray z = NDArray.allocate(DType.INT32, 10)) {
                 assertThat(msg(() -> k.call(x, y, z)))
-                        .isEqualTo("integer division by zero in floordiv(A[i], B[i]) in function 'div_" + kind.displayName() + "'");
+                        .isEqualTo("integer division by zero in floordiv(A[i], B[i]) in function 'div_"
+                                + kind.displayName() + "'");
                 y.setLong(2, 6);
                 k.call(x, y, z);
                 assertEquals(3, z.getLong(6));
@@ -143,11 +148,12 @@ class KernelHandleTest {
         LlvmKernel k2 = JitCheck.BACKEND.compile(addFunc("cached", 5), t); // equal program, new objects
         assertEquals(before + 1, LlvmBackend.compileCount(t));
         LlvmKernel k3 = JitCheck.BACKEND.compile(addFunc("cached", 6), t); // another shape
-        LlvmKernel k4 = JitCheck.BACKEND.compile(addFunc("cached", 5), t,
-                JitOptions.defaults().withRuntime(ParallelRuntime.JAVA_POOL)); // other options
+        LlvmKernel k4 = JitCheck.BACKEND.compile(
+                addFunc("cached", 5), t, JitOptions.defaults().withRuntime(ParallelRuntime.JAVA_POOL)); // other options
         assertEquals(before + 3, LlvmBackend.compileCount(t));
         k1.close();
-        try (NDArray a = NDArray.random(DType.FLOAT32, 3, 5, 3); NDArray c = NDArray.allocate(DType.FLOAT32, 5, 3)) {
+        try (NDArray a = NDArray.random(DType.FLOAT32, 3, 5, 3);
+                NDArray c = NDArray.allocate(DType.FLOAT32, 5, 3)) {
             k2.call(a, a, c); // the code outlives the closed handle that shares it
             assertEquals(2 * a.getDouble(4, 1), c.getDouble(4, 1), 1e-6);
         }
@@ -157,10 +163,22 @@ class KernelHandleTest {
         // same names, different binding structure: for i { for i' } vs for i { for i }
         Var i = new Var("i"), i2 = new Var("i");
         Buffer a = buf("A", DType.FLOAT32, 4, 4);
-        PrimFunc p1 = new PrimFunc("shadow", List.of(a), loop(i, 4, ForKind.SERIAL,
-                loop(i2, 4, ForKind.SERIAL, store(a, load(a, i, i2).add(1.0), i, i2))));
-        PrimFunc p2 = new PrimFunc("shadow", List.of(a), loop(i, 4, ForKind.SERIAL,
-                loop(i2, 4, ForKind.SERIAL, store(a, load(a, i2, i).add(1.0), i2, i))));
+        PrimFunc p1 = new PrimFunc(
+                "shadow",
+                List.of(a),
+                loop(
+                        i,
+                        4,
+                        ForKind.SERIAL,
+                        loop(i2, 4, ForKind.SERIAL, store(a, load(a, i, i2).add(1.0), i, i2))));
+        PrimFunc p2 = new PrimFunc(
+                "shadow",
+                List.of(a),
+                loop(
+                        i,
+                        4,
+                        ForKind.SERIAL,
+                        loop(i2, 4, ForKind.SERIAL, store(a, load(a, i2, i).add(1.0), i2, i))));
         assertEquals(p1.toString(), p2.toString());
         long mid = LlvmBackend.compileCount(t);
         JitCheck.BACKEND.compile(p1, t).close();
@@ -172,11 +190,18 @@ class KernelHandleTest {
     void sourceShowsOptimisedIrAndAssembly() {
         Var i = new Var("i");
         Buffer a = buf("A", DType.FLOAT32, 64), b = buf("B", DType.FLOAT32, 64);
-        PrimFunc f = new PrimFunc("src", List.of(a, b), loop(i, 64, ForKind.VECTORIZED, store(b, load(a, i).mul(2.0), i)));
+        PrimFunc f = new PrimFunc(
+                "src",
+                List.of(a, b),
+                loop(i, 64, ForKind.VECTORIZED, store(b, load(a, i).mul(2.0), i)));
         try (LlvmKernel k = JitCheck.BACKEND.compile(f, JitCheck.TARGET)) {
             String s = k.source();
-            assertThat(s).contains("optimised LLVM IR of 'src'").containsPattern("define .*i32 @kiln_src_[0-9]+\\(")
-                    .contains("; ---- assembly").containsPattern("(?m)^kiln_src_[0-9]+:").contains("ret");
+            assertThat(s)
+                    .contains("optimised LLVM IR of 'src'")
+                    .containsPattern("define .*i32 @kiln_src_[0-9]+\\(")
+                    .contains("; ---- assembly")
+                    .containsPattern("(?m)^kiln_src_[0-9]+:")
+                    .contains("ret");
             if (JitCheck.TARGET.vectorBits() == 512) assertThat(s).contains("%zmm");
             assertThat(k.compileTimes()).contains("optimise");
         }
@@ -186,12 +211,21 @@ class KernelHandleTest {
     void invalidIrIsReportedWithTheVerifierMessageAndTheIr() {
         OrcJit jit = new OrcJit(JitCheck.TARGET);
         try (jit) {
-            KilnException e = assertThrows(KilnException.class, () -> jit.add("broken",
-                    "define i32 @f(i32 %a) {\n  ret i64 %a\n}\n", List.of("f"), true));
-            assertThat(e.getMessage()).contains("'broken'").contains("--- IR ---").contains("   2    ret i64 %a");
-            e = assertThrows(KilnException.class, () -> jit.add("unlinked",
-                    "declare void @no_such_function()\ndefine void @g() {\n  call void @no_such_function()\n " + " ret void\n}\n",
-                    List.of("g"), true));
+            KilnException e = assertThrows(
+                    KilnException.class,
+                    () -> jit.add("broken", "define i32 @f(i32 %a) {\n  ret i64 %a\n}\n", List.of("f"), true));
+            assertThat(e.getMessage())
+                    .contains("'broken'")
+                    .contains("--- IR ---")
+                    .contains("   2    ret i64 %a");
+            e = assertThrows(
+                    KilnException.class,
+                    () -> jit.add(
+                            "unlinked",
+                            "declare void @no_such_function()\ndefine void @g() {\n  call void @no_such_function()\n "
+                                    + " ret void\n}\n",
+                            List.of("g"),
+                            true));
             assertThat(e.getMessage()).contains("'unlinked'").contains("no_such_function");
         }
     }
@@ -202,7 +236,9 @@ class KernelHandleTest {
         assertSame(LlvmBackend.class, b.getClass());
         assertEquals("llvm", b.name());
         KilnException e = assertThrows(KilnException.class, () -> Backend.forTarget(Target.cuda()));
-        assertThat(e.getMessage()).contains("no backend supports target 'cuda -arch=sm_90").contains("llvm");
+        assertThat(e.getMessage())
+                .contains("no backend supports target 'cuda -arch=sm_90")
+                .contains("llvm");
         CpuTarget host = LlvmBackend.hostTarget();
         assertThat(host.cpu()).isNotEmpty();
         assertThat(host.features()).contains("+");

@@ -70,8 +70,10 @@ class LayoutRewriteJitTest {
         Interpreter.run(Lowering.lower("reference", s), args.toArray(NDArray[]::new));
         NDArray expected = args.get(3);
 
-        List<NDArray> packed = r.transformArguments(List.of(args.get(0), args.get(1), args.get(2), NDArray.allocate(FLOAT32, 1, 12, 12, 32)));
-        try (CompiledKernel k = Backend.forTarget(Target.cpu()).compile(Lowering.lower("packed", r.schedule()), Target.cpu())) {
+        List<NDArray> packed = r.transformArguments(
+                List.of(args.get(0), args.get(1), args.get(2), NDArray.allocate(FLOAT32, 1, 12, 12, 32)));
+        try (CompiledKernel k =
+                Backend.forTarget(Target.cpu()).compile(Lowering.lower("packed", r.schedule()), Target.cpu())) {
             k.call(packed.toArray(NDArray[]::new));
         }
         Comparison cmp = packed.get(3).compareTo(expected, 1e-5, 1e-5);

@@ -53,7 +53,8 @@ class LlvmDifferentialTest {
                         + "--- lowered\n" + f);
             }
         }
-        System.out.printf("llvm differential: %d cases from seed %d, %d compiled and matched, %d failures%n",
+        System.out.printf(
+                "llvm differential: %d cases from seed %d, %d compiled and matched, %d failures%n",
                 CASES, SEED, compiled, failures.size());
         assertThat(failures).as("failing cases").isEmpty();
     }

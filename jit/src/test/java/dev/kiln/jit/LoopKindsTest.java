@@ -33,21 +33,31 @@ import org.junit.jupiter.api.Test;
 class LoopKindsTest {
     private static final DType F32 = DType.FLOAT32;
 
-    private static Expr f(double v) { return FloatImm.f32(v); }
+    private static Expr f(double v) {
+        return FloatImm.f32(v);
+    }
 
-    private static Expr i(long v) { return IntImm.i32(v); }
+    private static Expr i(long v) {
+        return IntImm.i32(v);
+    }
 
-    private static LlvmKernel compile(PrimFunc f) { return JitCheck.BACKEND.compile(f, JitCheck.TARGET); }
+    private static LlvmKernel compile(PrimFunc f) {
+        return JitCheck.BACKEND.compile(f, JitCheck.TARGET);
+    }
 
     @Test
     void contiguousVectorLoopUsesVectorLoadsAndStores() {
         Var j = new Var("j");
         Buffer a = buf("A", F32, 50), b = buf("B", F32, 50);
-        PrimFunc fn = new PrimFunc("vadd", List.of(a, b),
+        PrimFunc fn = new PrimFunc(
+                "vadd",
+                List.of(a, b),
                 loop(j, 50, ForKind.VECTORIZED, store(b, load(a, j).mul(f(3)).add(j.cast(F32)), j)));
         JitCheck.exact(fn, 1);
         try (LlvmKernel k = compile(fn)) {
-            assertThat(k.generatedIr()).contains("load <50 x float>").contains("store <50 x float>")
+            assertThat(k.generatedIr())
+                    .contains("load <50 x float>")
+                    .contains("store <50 x float>")
                     .doesNotContain("gather");
         }
     }
@@ -58,10 +68,10 @@ class LoopKindsTest {
         Buffer a = buf("A", F32, 64), m = buf("M", F32, 8, 8), idx = buf("I", DType.INT32, 24);
         Buffer b = buf("B", F32, 24), c = buf("C", F32, 8, 8), d = buf("D", F32, 24), e = buf("E", F32, 48);
         Stmt body = Seq.of(
-                store(b, load(a, j.mul(2).add(1)), j),                       // stride 2
+                store(b, load(a, j.mul(2).add(1)), j), // stride 2
                 store(c, load(m, j.floormod(8), j.floordiv(8)), j.floordiv(8), j.floormod(8)), // transpose
-                store(d, load(a, load(idx, j).floormod(64)), j),             // indirect
-                store(e, load(a, j), j.mul(2)));                              // scatter with stride 2
+                store(d, load(a, load(idx, j).floormod(64)), j), // indirect
+                store(e, load(a, j), j.mul(2))); // scatter with stride 2
         PrimFunc fn = new PrimFunc("gather", List.of(a, m, idx, b, c, d, e), loop(j, 24, ForKind.VECTORIZED, body));
         JitCheck.exact(fn, 2);
         try (LlvmKernel k = compile(fn)) {
@@ -76,7 +86,9 @@ class LoopKindsTest {
         Var j = new Var("j");
         Buffer a = buf("A", F32, n), out = buf("Out", F32, n + 4);
         Expr inside = j.ge(2).and(j.lt(n + 2));
-        PrimFunc fn = new PrimFunc("pad", List.of(a, out),
+        PrimFunc fn = new PrimFunc(
+                "pad",
+                List.of(a, out),
                 loop(j, n + 4, ForKind.VECTORIZED, store(out, new Select(inside, load(a, j.sub(2)), f(0)), j)));
         JitCheck.exact(fn, 3);
         try (LlvmKernel k = compile(fn)) {
@@ -114,10 +126,17 @@ class LoopKindsTest {
             Stmt body = Seq.of(
                     store(out, new Select(left.and(right.not()), i(1), new Select(right, i(2), i(0))), i, j),
                     store(out, load(out, i, j).add(new Select(div.ne(0), j.floordiv(div), i(-1))), i, j),
-                    store(out, load(out, i, j).add(new Select(div.eq(0).or(j.floormod(div).gt(0)), i(5), i(6))), i, j),
+                    store(
+                            out,
+                            load(out, i, j)
+                                    .add(new Select(div.eq(0).or(j.floormod(div).gt(0)), i(5), i(6))),
+                            i,
+                            j),
                     store(o2, new Select(i.ge(1), load(a, i.sub(1), j), f(-7)), i, j),
                     IfThenElse.of(i.lt(3), store(o2, load(o2, i, j).add(load(a, i.add(1), j)), i, j)));
-            PrimFunc fn = new PrimFunc("guards_" + kind.displayName(), List.of(a, out, o2),
+            PrimFunc fn = new PrimFunc(
+                    "guards_" + kind.displayName(),
+                    List.of(a, out, o2),
                     loop(i, 4, ForKind.SERIAL, loop(j, n, kind, body)));
             JitCheck.exact(fn, 14);
         }
@@ -128,10 +147,15 @@ class LoopKindsTest {
         int n = 20, m = 33, kk = 17;
         Var i = new Var("i"), j = new Var("j"), k = new Var("k");
         Buffer a = buf("A", F32, n, kk), b = buf("B", F32, kk, m), c = buf("C", F32, n, m);
-        Stmt inner = Seq.of(store(c, f(0), i, j),
-                loop(k, kk, ForKind.SERIAL, store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j)));
-        PrimFunc fn = new PrimFunc("mmv", List.of(a, b, c),
-                loop(i, n, ForKind.SERIAL, loop(j, m, ForKind.VECTORIZED, inner)));
+        Stmt inner = Seq.of(
+                store(c, f(0), i, j),
+                loop(
+                        k,
+                        kk,
+                        ForKind.SERIAL,
+                        store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j)));
+        PrimFunc fn = new PrimFunc(
+                "mmv", List.of(a, b, c), loop(i, n, ForKind.SERIAL, loop(j, m, ForKind.VECTORIZED, inner)));
         JitCheck.exact(fn, 5);
     }
 
@@ -140,12 +164,17 @@ class LoopKindsTest {
         int n = 9, kk = 40;
         Var i = new Var("i"), k = new Var("k");
         Buffer a = buf("A", F32, n, kk), c = buf("C", F32, n);
-        Stmt body = Seq.of(store(c, f(0), i),
+        Stmt body = Seq.of(
+                store(c, f(0), i),
                 loop(k, kk, ForKind.VECTORIZED, store(c, load(c, i).add(load(a, i, k)), i)));
         PrimFunc fn = new PrimFunc("vred", List.of(a, c), loop(i, n, ForKind.SERIAL, body));
         JitCheck.exact(fn, 6);
         try (LlvmKernel kern = compile(fn)) {
-            assertThat(kern.notes()).singleElement().asString().contains("vectorized loop 'k'").contains("serial loop")
+            assertThat(kern.notes())
+                    .singleElement()
+                    .asString()
+                    .contains("vectorized loop 'k'")
+                    .contains("serial loop")
                     .contains("'C'");
             assertThat(kern.generatedIr()).contains("; kiln: vectorized loop 'k'");
         }
@@ -155,9 +184,12 @@ class LoopKindsTest {
     void vectorizedLetsCastsAndLongLoopsSplitIntoChunks() {
         Var j = new Var("j", DType.INT64), t = new Var("t", F32);
         Buffer a = buf("A", F32, 150), b = buf("B", F32, 150), flag = buf("Flag", DType.INT32, 1);
-        Stmt body = new Let(t, load(a, j).mul(load(a, j)), Seq.of(
-                store(b, t.add(j.cast(F32)).sub(j.floordiv(3L).cast(F32)), j),
-                store(flag, i(7), i(0)))); // the same value from every lane
+        Stmt body = new Let(
+                t,
+                load(a, j).mul(load(a, j)),
+                Seq.of(
+                        store(b, t.add(j.cast(F32)).sub(j.floordiv(3L).cast(F32)), j),
+                        store(flag, i(7), i(0)))); // the same value from every lane
         For l = new For(j, IntImm.i64(0), IntImm.i64(150), ForKind.VECTORIZED, null, body);
         PrimFunc fn = new PrimFunc("vlet", List.of(a, b, flag), l);
         JitCheck.exact(fn, 7);
@@ -170,11 +202,15 @@ class LoopKindsTest {
     void unrolledLoopsAreEmittedOncePerIteration() {
         Var i = new Var("i"), j = new Var("j");
         Buffer a = buf("A", F32, 5, 7), b = buf("B", F32, 5, 7);
-        For inner = new For(j, i(0), i(7), ForKind.UNROLLED, null, store(b, load(a, i, j).mul(f(1.5)), i, j));
+        For inner = new For(
+                j, i(0), i(7), ForKind.UNROLLED, null, store(b, load(a, i, j).mul(f(1.5)), i, j));
         PrimFunc fn = new PrimFunc("unroll", List.of(a, b), loop(i, 5, ForKind.SERIAL, inner));
         JitCheck.exact(fn, 8);
         try (LlvmKernel k = compile(fn)) {
-            long stores = k.generatedIr().lines().filter(l -> l.contains("store float")).count();
+            long stores = k.generatedIr()
+                    .lines()
+                    .filter(l -> l.contains("store float"))
+                    .count();
             assertThat(stores).isEqualTo(7);
         }
     }
@@ -183,9 +219,15 @@ class LoopKindsTest {
     void autoUnrollPragmaUnrollsSmallNests() {
         Var i = new Var("i"), j = new Var("j");
         Buffer a = buf("A", F32, 4, 4), b = buf("B", F32, 4, 4);
-        Stmt nest = loop(i, 4, ForKind.SERIAL, loop(j, 4, ForKind.SERIAL, store(b, load(a, j, i).mul(f(3)), i, j)));
+        Stmt nest = loop(
+                i,
+                4,
+                ForKind.SERIAL,
+                loop(j, 4, ForKind.SERIAL, store(b, load(a, j, i).mul(f(3)), i, j)));
         for (long limit : new long[] {16, 8}) {
-            PrimFunc fn = new PrimFunc("auto_unroll" + limit, List.of(a, b),
+            PrimFunc fn = new PrimFunc(
+                    "auto_unroll" + limit,
+                    List.of(a, b),
                     new dev.kiln.tir.Pragma(dev.kiln.tir.Pragma.AUTO_UNROLL_MAX_STEP, limit, nest));
             JitCheck.exact(fn, 15);
             try (LlvmKernel k = compile(fn)) {
@@ -204,13 +246,22 @@ class LoopKindsTest {
         int n = 32;
         Var i = new Var("i"), j = new Var("j"), k = new Var("k");
         Buffer a = buf("A", F32, n, n), b = buf("B", F32, n, n), c = buf("C", F32, n, n);
-        Stmt body = Seq.of(loop(j, n, ForKind.VECTORIZED, store(c, f(0), i, j)), loop(k, n, ForKind.SERIAL,
-                loop(j, n, ForKind.VECTORIZED, store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j))));
+        Stmt body = Seq.of(
+                loop(j, n, ForKind.VECTORIZED, store(c, f(0), i, j)),
+                loop(
+                        k,
+                        n,
+                        ForKind.SERIAL,
+                        loop(
+                                j,
+                                n,
+                                ForKind.VECTORIZED,
+                                store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j))));
         PrimFunc fn = new PrimFunc("fma_mm", List.of(a, b, c), loop(i, n, ForKind.SERIAL, body));
         JitOptions contract = JitOptions.defaults().withFpContract(true);
         JitCheck.matches(fn, JitCheck.randomArgs(fn, 16), 1e-5, 1e-6, contract);
         try (LlvmKernel kc = JitCheck.BACKEND.compile(fn, JitCheck.TARGET, contract);
-             LlvmKernel ke = compile(fn)) {
+                LlvmKernel ke = compile(fn)) {
             assertThat(kc.optimizedIr()).contains("fmul contract <").contains("fadd contract <");
             if (JitCheck.TARGET.hasFeature("fma")) { // fused by instruction selection
                 assertThat(kc.source()).contains("vfmadd");
@@ -223,7 +274,12 @@ class LoopKindsTest {
     void loopsWithNonZeroMinAndUnrolledOrVectorizedInsideVectorLoops() {
         Var i = new Var("i"), j = new Var("j"), u = new Var("u");
         Buffer a = buf("A", F32, 12, 16), b = buf("B", F32, 12, 16);
-        Stmt body = new For(u, i(0), i(3), ForKind.UNROLLED, null,
+        Stmt body = new For(
+                u,
+                i(0),
+                i(3),
+                ForKind.UNROLLED,
+                null,
                 store(b, load(a, i.add(u.mul(4)), j).add(u.cast(F32)), i.add(u.mul(4)), j));
         For vj = new For(j, i(0), i(16), ForKind.VECTORIZED, null, body);
         For oi = new For(i, i(1), i(3), ForKind.SERIAL, null, vj); // i in [1, 4)
@@ -233,10 +289,15 @@ class LoopKindsTest {
     private static PrimFunc parallelMatmul(int n) {
         Var i = new Var("i"), j = new Var("j"), k = new Var("k");
         Buffer a = buf("A", F32, n, n), b = buf("B", F32, n, n), c = buf("C", F32, n, n);
-        Stmt inner = Seq.of(store(c, f(0), i, j),
-                loop(k, n, ForKind.SERIAL, store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j)));
-        return new PrimFunc("pmm" + n, List.of(a, b, c),
-                loop(i, n, ForKind.PARALLEL, loop(j, n, ForKind.VECTORIZED, inner)));
+        Stmt inner = Seq.of(
+                store(c, f(0), i, j),
+                loop(
+                        k,
+                        n,
+                        ForKind.SERIAL,
+                        store(c, load(c, i, j).add(load(a, i, k).mul(load(b, k, j))), i, j)));
+        return new PrimFunc(
+                "pmm" + n, List.of(a, b, c), loop(i, n, ForKind.PARALLEL, loop(j, n, ForKind.VECTORIZED, inner)));
     }
 
     @Test
@@ -260,13 +321,17 @@ class LoopKindsTest {
         Var t = new Var("t"), i = new Var("i"), x = new Var("x"), y = new Var("y"), s = new Var("s", F32);
         Buffer a = buf("A", F32, n, w), out = buf("Out", F32, 3, n), tmp = buf("T", F32, w);
         Stmt fill = loop(x, w, ForKind.VECTORIZED, store(tmp, load(a, i, x).mul(s), x));
-        Stmt sum = Seq.of(store(out, f(0), t, i),
+        Stmt sum = Seq.of(
+                store(out, f(0), t, i),
                 loop(y, w, ForKind.SERIAL, store(out, load(out, t, i).add(load(tmp, y)), t, i)));
         Stmt par = loop(i, n, ForKind.PARALLEL, new dev.kiln.tir.Allocate(tmp, Seq.of(fill, sum)));
-        PrimFunc fn = new PrimFunc("pcap", List.of(a, out),
+        PrimFunc fn = new PrimFunc(
+                "pcap",
+                List.of(a, out),
                 loop(t, 3, ForKind.SERIAL, new Let(s, t.cast(F32).mul(f(2.5)), par)));
         for (ParallelRuntime r : ParallelRuntime.values()) {
-            JitCheck.matches(fn, JitCheck.randomArgs(fn, 12), 0, 0, JitOptions.defaults().withRuntime(r));
+            JitCheck.matches(
+                    fn, JitCheck.randomArgs(fn, 12), 0, 0, JitOptions.defaults().withRuntime(r));
         }
     }
 
@@ -277,11 +342,17 @@ class LoopKindsTest {
         Buffer a = buf("A", F32, n, n), b = buf("B", F32, n, n), tmp = buf("T", F32, n, n);
         Stmt body = Seq.of(
                 loop(i, n, ForKind.SERIAL, loop(j, n, ForKind.VECTORIZED, store(tmp, load(a, j, i), i, j))),
-                loop(i, n, ForKind.PARALLEL, loop(j, n, ForKind.SERIAL, store(b, load(tmp, i, j).mul(f(2)), i, j))));
+                loop(
+                        i,
+                        n,
+                        ForKind.PARALLEL,
+                        loop(j, n, ForKind.SERIAL, store(b, load(tmp, i, j).mul(f(2)), i, j))));
         PrimFunc fn = new PrimFunc("heap", List.of(a, b), new dev.kiln.tir.Allocate(tmp, body));
         JitCheck.exact(fn, 13);
         try (LlvmKernel k = compile(fn)) {
-            assertThat(k.generatedIr()).contains("@aligned_alloc(i64 64, i64 25600)").contains("@free(");
+            assertThat(k.generatedIr())
+                    .contains("@aligned_alloc(i64 64, i64 25600)")
+                    .contains("@free(");
         }
     }
 
@@ -290,16 +361,40 @@ class LoopKindsTest {
         Var i = new Var("i"), j = new Var("j"), n = new Var("n");
         Buffer a = buf("A", F32, 8, 8);
         Stmt st = store(a, f(1), i, j);
-        assertThrows(KilnException.class, () -> compile(new PrimFunc("nest", List.of(a),
-                loop(i, 8, ForKind.PARALLEL, loop(j, 8, ForKind.PARALLEL, st)))), "nested parallel");
-        KilnException e = assertThrows(KilnException.class, () -> compile(new PrimFunc("nest", List.of(a),
-                loop(i, 8, ForKind.PARALLEL, loop(j, 8, ForKind.PARALLEL, st)))));
-        assertThat(e.getMessage()).contains("'nest'").contains("parallel loop 'j'").contains("nested");
-        e = assertThrows(KilnException.class, () -> compile(new PrimFunc("gpu", List.of(a),
-                new For(i, i(0), i(8), ForKind.THREAD_BOUND, ThreadAxis.THREAD_X, loop(j, 8, ForKind.SERIAL, st)))));
-        assertThat(e.getMessage()).contains("'gpu'").contains("loop 'i'").contains("threadIdx.x").contains("CPU");
-        e = assertThrows(KilnException.class, () -> compile(new PrimFunc("pinv", List.of(a),
-                loop(i, 8, ForKind.VECTORIZED, loop(j, 8, ForKind.PARALLEL, st)))));
+        assertThrows(
+                KilnException.class,
+                () -> compile(new PrimFunc(
+                        "nest", List.of(a), loop(i, 8, ForKind.PARALLEL, loop(j, 8, ForKind.PARALLEL, st)))),
+                "nested parallel");
+        KilnException e = assertThrows(
+                KilnException.class,
+                () -> compile(new PrimFunc(
+                        "nest", List.of(a), loop(i, 8, ForKind.PARALLEL, loop(j, 8, ForKind.PARALLEL, st)))));
+        assertThat(e.getMessage())
+                .contains("'nest'")
+                .contains("parallel loop 'j'")
+                .contains("nested");
+        e = assertThrows(
+                KilnException.class,
+                () -> compile(new PrimFunc(
+                        "gpu",
+                        List.of(a),
+                        new For(
+                                i,
+                                i(0),
+                                i(8),
+                                ForKind.THREAD_BOUND,
+                                ThreadAxis.THREAD_X,
+                                loop(j, 8, ForKind.SERIAL, st)))));
+        assertThat(e.getMessage())
+                .contains("'gpu'")
+                .contains("loop 'i'")
+                .contains("threadIdx.x")
+                .contains("CPU");
+        e = assertThrows(
+                KilnException.class,
+                () -> compile(new PrimFunc(
+                        "pinv", List.of(a), loop(i, 8, ForKind.VECTORIZED, loop(j, 8, ForKind.PARALLEL, st)))));
         assertThat(e.getMessage()).contains("loop 'j'").contains("vectorized loop");
         Stmt symbolic = new Let(n, i(8), new For(j, i(0), n, ForKind.VECTORIZED, null, store(a, f(1), i(0), j)));
         e = assertThrows(KilnException.class, () -> compile(new PrimFunc("sym", List.of(a), symbolic)));

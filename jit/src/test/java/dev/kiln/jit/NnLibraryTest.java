@@ -29,7 +29,9 @@ class NnLibraryTest {
     private static final DType F32 = DType.FLOAT32;
     private static final double MATH = 4e-7; // a few float32 ulps, relative
 
-    private static Tensor in(String name, long... shape) { return Te.placeholder(name, F32, shape); }
+    private static Tensor in(String name, long... shape) {
+        return Te.placeholder(name, F32, shape);
+    }
 
     private static void exact(String name, Tensor out, long seed) {
         JitCheck.exact(LowerDefault.lower(name, ComputeDAG.of(out)), seed);
@@ -77,8 +79,15 @@ class NnLibraryTest {
     void linearAlgebra() {
         exact("matmul", Linalg.matmul(in("a", 7, 9), in("b", 9, 5)), 31);
         exact("matmul_tt", Linalg.matmul(in("a", 9, 7), in("b", 5, 9), true, true), 32);
-        exact("matmul_i8", Linalg.matmul(Te.placeholder("a", DType.INT8, 6, 11), Te.placeholder("b", DType.INT8, 11, 3),
-                false, false, DType.INT32), 33);
+        exact(
+                "matmul_i8",
+                Linalg.matmul(
+                        Te.placeholder("a", DType.INT8, 6, 11),
+                        Te.placeholder("b", DType.INT8, 11, 3),
+                        false,
+                        false,
+                        DType.INT32),
+                33);
         exact("batch_matmul", Linalg.batchMatmul(in("x", 3, 4, 6), in("y", 3, 6, 5)), 34);
         exact("batch_matmul_t", Linalg.batchMatmul(in("x", 2, 6, 4), in("y", 2, 5, 6), true, true), 35);
         exact("dense", Linalg.dense(in("x", 4, 10), in("w", 3, 10), in("bias", 3)), 36);
@@ -89,10 +98,15 @@ class NnLibraryTest {
     @Test
     void normalisation() {
         Tensor x = in("x", 2, 3, 4, 5);
-        exact("batch_norm_nchw", Norm.batchNormNchw(x, in("mean", 3), in("var", 3), in("gamma", 3), in("beta", 3),
-                1e-5), 41);
-        exact("batch_norm_nhwc", Norm.batchNormNhwc(in("y", 2, 4, 5, 3), in("mean", 3), in("var", 3), in("gamma", 3),
-                in("beta", 3), 1e-5), 42);
+        exact(
+                "batch_norm_nchw",
+                Norm.batchNormNchw(x, in("mean", 3), in("var", 3), in("gamma", 3), in("beta", 3), 1e-5),
+                41);
+        exact(
+                "batch_norm_nhwc",
+                Norm.batchNormNhwc(
+                        in("y", 2, 4, 5, 3), in("mean", 3), in("var", 3), in("gamma", 3), in("beta", 3), 1e-5),
+                42);
         exact("layer_norm", Norm.layerNorm(in("z", 3, 4, 7), in("gamma", 4, 7), in("beta", 4, 7), 2, 1e-5), 43);
     }
 
@@ -113,14 +127,28 @@ class NnLibraryTest {
         exact("conv1d", Conv.conv1dNlc(in("d", 2, 11, 3), in("w", 3, 3, 4), 2, 1), 71);
         exact("conv2d_nhwc", Conv.conv2dNhwc(in("d", 1, 9, 7, 3), in("w", 3, 3, 3, 5), 1, 1), 72);
         exact("conv2d_nchw_s2", Conv.conv2dNchw(in("d", 1, 4, 9, 8), in("w", 6, 4, 3, 3), 2, 1), 73);
-        exact("conv2d_grouped_dilated", Conv.conv2dNhwc(in("d", 1, 10, 9, 4), in("w", 3, 3, 2, 6),
-                ConvParams.of(2, 1, 2).withDilation(2, 2).withGroups(2)), 74);
+        exact(
+                "conv2d_grouped_dilated",
+                Conv.conv2dNhwc(
+                        in("d", 1, 10, 9, 4),
+                        in("w", 3, 3, 2, 6),
+                        ConvParams.of(2, 1, 2).withDilation(2, 2).withGroups(2)),
+                74);
         exact("conv3d", Conv.conv3dNdhwc(in("d", 1, 5, 6, 4, 2), in("w", 3, 3, 3, 2, 3), 1, 1), 75);
         exact("depthwise_nhwc", Conv.depthwiseConv2dNhwc(in("d", 1, 8, 7, 3), in("w", 3, 3, 3, 2), 1, 1), 76);
         exact("depthwise_nchw", Conv.depthwiseConv2dNchw(in("d", 1, 3, 8, 7), in("w", 3, 2, 3, 3), 2, 1), 77);
-        exact("conv2d_transpose_nhwc", ConvTranspose.conv2dTransposeNhwc(in("d", 1, 5, 4, 3), in("w", 3, 3, 3, 2), 2, 1), 78);
-        exact("conv2d_transpose_nchw", ConvTranspose.conv2dTransposeNchw(in("d", 1, 3, 5, 4), in("w", 3, 2, 3, 3), 2, 1), 79);
-        exact("capsule_conv", CapsuleConv.conv2dCapsuleNhwijc(in("d", 1, 5, 5, 2, 2, 3), in("w", 3, 3, 2, 2, 3, 2), 1, 1), 80);
+        exact(
+                "conv2d_transpose_nhwc",
+                ConvTranspose.conv2dTransposeNhwc(in("d", 1, 5, 4, 3), in("w", 3, 3, 3, 2), 2, 1),
+                78);
+        exact(
+                "conv2d_transpose_nchw",
+                ConvTranspose.conv2dTransposeNchw(in("d", 1, 3, 5, 4), in("w", 3, 2, 3, 3), 2, 1),
+                79);
+        exact(
+                "capsule_conv",
+                CapsuleConv.conv2dCapsuleNhwijc(in("d", 1, 5, 5, 2, 2, 3), in("w", 3, 3, 2, 2, 3, 2), 1, 1),
+                80);
     }
 
     @Test

@@ -22,7 +22,9 @@ import org.junit.jupiter.api.Test;
 class OperatorsTest {
     private static final DType F32 = DType.FLOAT32;
 
-    private static PrimFunc lower(String name, List<Tensor> args) { return LowerDefault.lower(name, args); }
+    private static PrimFunc lower(String name, List<Tensor> args) {
+        return LowerDefault.lower(name, args);
+    }
 
     @Test
     void matmul() {
@@ -57,13 +59,17 @@ class OperatorsTest {
     @Test
     void multiOutputArgmax() {
         Tensor a = placeholder("A", F32, 6, 13);
-        Reducer argmax = Reducer.of("argmax", List.of(F32, DType.INT32), (acc, x) -> {
-            Expr better = x.get(0).gt(acc.get(0));
-            return List.of(select(better, x.get(0), acc.get(0)), select(better, x.get(1), acc.get(1)));
-        }, List.of(Reducer.lowest(F32), i32(-1)));
+        Reducer argmax = Reducer.of(
+                "argmax",
+                List.of(F32, DType.INT32),
+                (acc, x) -> {
+                    Expr better = x.get(0).gt(acc.get(0));
+                    return List.of(select(better, x.get(0), acc.get(0)), select(better, x.get(1), acc.get(1)));
+                },
+                List.of(Reducer.lowest(F32), i32(-1)));
         IterVar k = reduceAxis(13, "k");
-        List<Tensor> outs = computeMulti("am", shape(6),
-                ax -> argmax.reduce(List.of(a.at(ax.get(0), k), k), List.of(k), bool(true)));
+        List<Tensor> outs = computeMulti(
+                "am", shape(6), ax -> argmax.reduce(List.of(a.at(ax.get(0), k), k), List.of(k), bool(true)));
         List<Tensor> args = new ArrayList<>(List.of(a));
         args.addAll(outs);
         JitCheck.exact(LowerDefault.lower("argmax", new ComputeDAG(outs)), 3);
@@ -87,11 +93,21 @@ class OperatorsTest {
         int c = 3, h = 11, w = 9, o = 4, kk = 3, pad = 1, stride = 2;
         int oh = (h + 2 * pad - kk) / stride + 1, ow = (w + 2 * pad - kk) / stride + 1;
         Tensor data = placeholder("data", F32, 1, c, h, w), weight = placeholder("weight", F32, o, c, kk, kk);
-        Tensor padded = compute("pad", shape(1, c, h + 2 * pad, w + 2 * pad), (b, ci, y, xx) -> select(
-                all(y.ge(pad), y.lt(h + pad), xx.ge(pad), xx.lt(w + pad)), data.at(b, ci, y.sub(pad), xx.sub(pad)), f32(0)));
+        Tensor padded = compute(
+                "pad",
+                shape(1, c, h + 2 * pad, w + 2 * pad),
+                (b, ci, y, xx) -> select(
+                        all(y.ge(pad), y.lt(h + pad), xx.ge(pad), xx.lt(w + pad)),
+                        data.at(b, ci, y.sub(pad), xx.sub(pad)),
+                        f32(0)));
         IterVar rc = reduceAxis(c, "rc"), ry = reduceAxis(kk, "ry"), rx = reduceAxis(kk, "rx");
-        Tensor out = compute("conv", shape(1, o, oh, ow), (b, oc, y, xx) -> sum(List.of(rc, ry, rx),
-                padded.at(b, rc, y.mul(stride).add(ry), xx.mul(stride).add(rx)).mul(weight.at(oc, rc, ry, rx))));
+        Tensor out = compute(
+                "conv",
+                shape(1, o, oh, ow),
+                (b, oc, y, xx) -> sum(
+                        List.of(rc, ry, rx),
+                        padded.at(b, rc, y.mul(stride).add(ry), xx.mul(stride).add(rx))
+                                .mul(weight.at(oc, rc, ry, rx))));
         JitCheck.exact(lower("conv2d", List.of(data, weight, out)), 6);
     }
 
@@ -102,9 +118,14 @@ class OperatorsTest {
         IterVar k1 = reduceAxis(m, "k1"), k2 = reduceAxis(m, "k2");
         Tensor total = compute("total", shape(n), i -> sum(k1, x.at(i, k1)));
         Tensor mean = compute("mean", shape(n), i -> total.at(i).div((double) m));
-        Tensor sq = compute("sq", shape(n), i -> sum(k2, x.at(i, k2).sub(mean.at(i)).mul(x.at(i, k2).sub(mean.at(i)))));
-        Tensor y = compute("Y", shape(n, m), (i, j) -> x.at(i, j).sub(mean.at(i))
-                .mul(rsqrt(sq.at(i).div((double) m).add(1e-5))).mul(gamma.at(j)));
+        Tensor sq = compute(
+                "sq",
+                shape(n),
+                i -> sum(k2, x.at(i, k2).sub(mean.at(i)).mul(x.at(i, k2).sub(mean.at(i)))));
+        Tensor y = compute("Y", shape(n, m), (i, j) -> x.at(i, j)
+                .sub(mean.at(i))
+                .mul(rsqrt(sq.at(i).div((double) m).add(1e-5)))
+                .mul(gamma.at(j)));
         JitCheck.exact(lower("layernorm", List.of(x, gamma, y)), 7);
     }
 
@@ -113,17 +134,28 @@ class OperatorsTest {
         // int8 dot products accumulated in int32, requantised with a shift
         Tensor a = placeholder("A", DType.INT8, 9, 31), b = placeholder("B", DType.INT8, 31, 5);
         IterVar k = reduceAxis(31, "k");
-        Tensor acc = compute("acc", shape(9, 5), (i, j) -> sum(k, a.at(i, k).cast(DType.INT32).mul(b.at(k, j).cast(DType.INT32))));
-        Tensor q = compute("Q", shape(9, 5), (i, j) -> acc.at(i, j).floordiv(4).max(-128L).min(127L).cast(DType.INT8));
+        Tensor acc = compute(
+                "acc",
+                shape(9, 5),
+                (i, j) -> sum(k, a.at(i, k).cast(DType.INT32).mul(b.at(k, j).cast(DType.INT32))));
+        Tensor q = compute(
+                "Q",
+                shape(9, 5),
+                (i, j) -> acc.at(i, j).floordiv(4).max(-128L).min(127L).cast(DType.INT8));
         JitCheck.exact(lower("qmatmul", List.of(a, b, q)), 8);
         // float16 matmul with float32 accumulation, bfloat16 GELU
         Tensor h = placeholder("H", DType.FLOAT16, 6, 21), g = placeholder("G", DType.FLOAT16, 21, 10);
         IterVar r = reduceAxis(21, "r");
-        Tensor acc32 = compute("acc32", shape(6, 10), (i, j) -> sum(r, h.at(i, r).cast(F32).mul(g.at(r, j).cast(F32))));
+        Tensor acc32 = compute(
+                "acc32",
+                shape(6, 10),
+                (i, j) -> sum(r, h.at(i, r).cast(F32).mul(g.at(r, j).cast(F32))));
         Tensor hm = compute("HM", shape(6, 10), (i, j) -> acc32.at(i, j).cast(DType.FLOAT16));
         JitCheck.exact(lower("hmatmul", List.of(h, g, hm)), 9);
         Tensor z = placeholder("Z", DType.BFLOAT16, 40);
-        Tensor gelu = compute("gelu", shape(40), i -> z.at(i).mul(0.5).mul(erf(z.at(i).mul(0.7071067811865476)).add(1.0)));
+        Tensor gelu = compute("gelu", shape(40), i -> z.at(i)
+                .mul(0.5)
+                .mul(erf(z.at(i).mul(0.7071067811865476)).add(1.0)));
         JitCheck.matches(lower("gelu", List.of(z, gelu)), 10, 0x1p-7, 1e-6);
     }
 }

@@ -27,8 +27,10 @@ class OrcJitSmokeTest {
             long t0 = System.nanoTime();
             JitModule m = jit.add("smoke", ir, List.of("kiln_smoke"), true);
             System.out.println("compile ms " + (System.nanoTime() - t0) / 1e6 + " " + m.times());
-            MethodHandle h = Linker.nativeLinker().downcallHandle(MemorySegment.ofAddress(m.address("kiln_smoke")),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+            MethodHandle h = Linker.nativeLinker()
+                    .downcallHandle(
+                            MemorySegment.ofAddress(m.address("kiln_smoke")),
+                            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
             assertEquals(7, (int) h.invokeExact(3, 4));
             String asm = jit.assembly("smoke", m.optimizedIr());
             assertTrue(asm.contains("kiln_smoke"), asm);

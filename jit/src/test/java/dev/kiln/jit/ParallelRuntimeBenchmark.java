@@ -40,16 +40,30 @@ class ParallelRuntimeBenchmark {
         Var o = new Var("o"), v = new Var("v");
         Buffer a = buf("A", F32, n), b = buf("B", F32, n), c = buf("C", F32, n);
         var idx = o.mul(64).add(v);
-        return new PrimFunc("add" + n + "_" + outer.displayName(), List.of(a, b, c),
-                loop(o, n / 64, outer, loop(v, 64, ForKind.VECTORIZED, store(c, load(a, idx).add(load(b, idx)), idx))));
+        return new PrimFunc(
+                "add" + n + "_" + outer.displayName(),
+                List.of(a, b, c),
+                loop(
+                        o,
+                        n / 64,
+                        outer,
+                        loop(v, 64, ForKind.VECTORIZED, store(c, load(a, idx).add(load(b, idx)), idx))));
     }
 
     static PrimFunc matmul(int n, ForKind outer) {
         Var i = new Var("i"), j = new Var("j"), k = new Var("k"), j2 = new Var("j");
         Buffer a = buf("A", F32, n, n), b = buf("B", F32, n, n), c = buf("C", F32, n, n);
-        Stmt body = Seq.of(loop(j, n, ForKind.VECTORIZED, store(c, FloatImm.f32(0), i, j)),
-                loop(k, n, ForKind.SERIAL, loop(j2, n, ForKind.VECTORIZED,
-                        store(c, load(c, i, j2).add(load(a, i, k).mul(load(b, k, j2))), i, j2))));
+        Stmt body = Seq.of(
+                loop(j, n, ForKind.VECTORIZED, store(c, FloatImm.f32(0), i, j)),
+                loop(
+                        k,
+                        n,
+                        ForKind.SERIAL,
+                        loop(
+                                j2,
+                                n,
+                                ForKind.VECTORIZED,
+                                store(c, load(c, i, j2).add(load(a, i, k).mul(load(b, k, j2))), i, j2))));
         return new PrimFunc("mm" + n + "_" + outer.displayName(), List.of(a, b, c), loop(i, n, outer, body));
     }
 
@@ -60,12 +74,16 @@ class ParallelRuntimeBenchmark {
         CpuTarget t = JitCheck.TARGET;
         StringBuilder out = new StringBuilder();
         out.append("target: ").append(t).append('\n');
-        out.append("loadavg before: ").append(Files.readString(Path.of("/proc/loadavg")).trim()).append('\n');
+        out.append("loadavg before: ")
+                .append(Files.readString(Path.of("/proc/loadavg")).trim())
+                .append('\n');
         out.append(workload(t, "add 4K floats", add(4096, ForKind.SERIAL), add(4096, ForKind.PARALLEL), 20_000));
         out.append(workload(t, "add 16M floats", add(16 << 20, ForKind.SERIAL), add(16 << 20, ForKind.PARALLEL), 4));
         out.append(workload(t, "matmul 512^3", matmul(512, ForKind.SERIAL), matmul(512, ForKind.PARALLEL), 10));
         out.append(sweep(t));
-        out.append("loadavg after: ").append(Files.readString(Path.of("/proc/loadavg")).trim()).append('\n');
+        out.append("loadavg after: ")
+                .append(Files.readString(Path.of("/proc/loadavg")).trim())
+                .append('\n');
         System.out.println(out);
         Files.createDirectories(Path.of("target"));
         Files.writeString(Path.of("target/parallel-runtime-benchmark.txt"), out.toString());
@@ -75,11 +93,16 @@ class ParallelRuntimeBenchmark {
         List<Variant> vs = new ArrayList<>();
         vs.add(new Variant("serial loop", JitCheck.BACKEND.compile(serial, t), null, 0, 0));
         for (ParallelRuntime r : ParallelRuntime.values()) {
-            LlvmKernel k = JitCheck.BACKEND.compile(parallel, t, JitOptions.defaults().withRuntime(r));
+            LlvmKernel k =
+                    JitCheck.BACKEND.compile(parallel, t, JitOptions.defaults().withRuntime(r));
             vs.add(new Variant(r + " forced (threshold 0, 4 chunks/thread)", k, r, 0, 4));
             vs.add(new Variant(r + " forced (threshold 0, 1 chunk/thread)", k, r, 0, 1));
-            vs.add(new Variant(r + " default (threshold " + JitEngine.PARALLEL_THRESHOLD + ")", k, r,
-                    JitEngine.PARALLEL_THRESHOLD, JitEngine.CHUNKS_PER_THREAD));
+            vs.add(new Variant(
+                    r + " default (threshold " + JitEngine.PARALLEL_THRESHOLD + ")",
+                    k,
+                    r,
+                    JitEngine.PARALLEL_THRESHOLD,
+                    JitEngine.CHUNKS_PER_THREAD));
         }
         String head = name + " (estimated work " + vs.get(1).kernel().code().gen.work() + " ops)";
         String table = measure(t, head, vs, serial, reps, 15);
@@ -95,18 +118,26 @@ class ParallelRuntimeBenchmark {
             PrimFunc serial = add(n, ForKind.SERIAL);
             vs.add(new Variant("serial loop", JitCheck.BACKEND.compile(serial, t), null, 0, 0));
             for (ParallelRuntime r : ParallelRuntime.values()) {
-                vs.add(new Variant(r + " forced", JitCheck.BACKEND.compile(add(n, ForKind.PARALLEL), t,
-                        JitOptions.defaults().withRuntime(r)), r, 0, JitEngine.CHUNKS_PER_THREAD));
+                vs.add(new Variant(
+                        r + " forced",
+                        JitCheck.BACKEND.compile(
+                                add(n, ForKind.PARALLEL),
+                                t,
+                                JitOptions.defaults().withRuntime(r)),
+                        r,
+                        0,
+                        JitEngine.CHUNKS_PER_THREAD));
             }
-            String head = "n = " + n + " (estimated work " + vs.get(1).kernel().code().gen.work() + " ops)";
+            String head = "n = " + n + " (estimated work "
+                    + vs.get(1).kernel().code().gen.work() + " ops)";
             sb.append(measure(t, head, vs, serial, (int) Math.max(4, 40_000_000 / n), 9));
             for (Variant x : vs) x.kernel().close();
         }
         return sb.toString();
     }
 
-    private static final com.sun.management.OperatingSystemMXBean OS =
-            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    private static final com.sun.management.OperatingSystemMXBean OS = (com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
     private String measure(CpuTarget t, String head, List<Variant> vs, PrimFunc f, int reps, int rounds) {
         List<NDArray> args = JitCheck.randomArgs(f, 1);
@@ -130,15 +161,27 @@ class ParallelRuntimeBenchmark {
             }
         }
         for (NDArray a : args) a.close();
-        StringBuilder sb = new StringBuilder("\n").append(head).append(", ").append(reps).append(" calls per sample, ")
-                .append(rounds).append(" samples per variant, round-robin\n");
-        sb.append(String.format(Locale.ROOT, "%-52s %12s %12s %10s %10s%n", "variant", "median", "best", "vs serial",
-                "cores used"));
+        StringBuilder sb = new StringBuilder("\n")
+                .append(head)
+                .append(", ")
+                .append(reps)
+                .append(" calls per sample, ")
+                .append(rounds)
+                .append(" samples per variant, round-robin\n");
+        sb.append(String.format(
+                Locale.ROOT, "%-52s %12s %12s %10s %10s%n", "variant", "median", "best", "vs serial", "cores used"));
         double base = median(perCall[0]);
         for (int v = 0; v < vs.size(); v++) {
-            double med = median(perCall[v]), best = Arrays.stream(perCall[v]).min().orElse(0);
-            sb.append(String.format(Locale.ROOT, "%-52s %12s %12s %9.2fx %10.2f%n", vs.get(v).name(), time(med),
-                    time(best), base / med, cpu[v] / wall[v]));
+            double med = median(perCall[v]),
+                    best = Arrays.stream(perCall[v]).min().orElse(0);
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "%-52s %12s %12s %9.2fx %10.2f%n",
+                    vs.get(v).name(),
+                    time(med),
+                    time(best),
+                    base / med,
+                    cpu[v] / wall[v]));
         }
         return sb.toString();
     }

@@ -72,7 +72,7 @@ class ScheduledProgramsTest {
         var local = c.cacheWrite("local");
         c.computeInline();
         var d = s.stage("D");
-        d.split("i", 6);   // 56 = 9 x 6 + 2
+        d.split("i", 6); // 56 = 9 x 6 + 2
         d.split("j", 64);
         d.reorder("i.0", "j.0", "i.1", "j.1");
         local.computeAt(d, "j.0");

@@ -112,11 +112,12 @@ final class ArithRules {
      * (integers only: float min/max of signed zeros is not symmetric on every backend).
      */
     static Expr constRight(Binary b, Simplifier s) {
-        boolean commutes = switch (b.op()) {
-            case ADD, MUL -> b.dtype().isFloat();
-            case MIN, MAX -> b.dtype().isInt();
-            default -> false;
-        };
+        boolean commutes =
+                switch (b.op()) {
+                    case ADD, MUL -> b.dtype().isFloat();
+                    case MIN, MAX -> b.dtype().isInt();
+                    default -> false;
+                };
         if (!commutes || !isConst(b.a()) || isConst(b.b())) return null;
         return bin(b.op(), b.b(), b.a());
     }

@@ -75,26 +75,28 @@ final class ConstFold {
         }
         if (t == DType.FLOAT32) {
             float x = (float) a, y = (float) b;
-            float r = switch (op) {
-                case ADD -> x + y;
-                case SUB -> x - y;
-                case MUL -> x * y;
-                case DIV -> x / y;
-                case MIN -> Math.min(x, y);
-                case MAX -> Math.max(x, y);
-                case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> throw new AssertionError(op + " on " + t);
-            };
+            float r =
+                    switch (op) {
+                        case ADD -> x + y;
+                        case SUB -> x - y;
+                        case MUL -> x * y;
+                        case DIV -> x / y;
+                        case MIN -> Math.min(x, y);
+                        case MAX -> Math.max(x, y);
+                        case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> throw new AssertionError(op + " on " + t);
+                    };
             return new FloatImm(t, r);
         }
-        double r = switch (op) {
-            case ADD -> a + b;
-            case SUB -> a - b;
-            case MUL -> a * b;
-            case DIV -> a / b;
-            case MIN -> Math.min(a, b);
-            case MAX -> Math.max(a, b);
-            case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> throw new AssertionError(op + " on " + t);
-        };
+        double r =
+                switch (op) {
+                    case ADD -> a + b;
+                    case SUB -> a - b;
+                    case MUL -> a * b;
+                    case DIV -> a / b;
+                    case MIN -> Math.min(a, b);
+                    case MAX -> Math.max(a, b);
+                    case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> throw new AssertionError(op + " on " + t);
+                };
         return floatConst(t, r);
     }
 
@@ -115,25 +117,28 @@ final class ConstFold {
         } else {
             return null;
         }
-        boolean r = !unordered && switch (c.op()) {
-            case EQ -> order == 0;
-            case NE -> order != 0;
-            case LT -> order < 0;
-            case LE -> order <= 0;
-            case GT -> order > 0;
-            case GE -> order >= 0;
-        };
+        boolean r = !unordered
+                && switch (c.op()) {
+                    case EQ -> order == 0;
+                    case NE -> order != 0;
+                    case LT -> order < 0;
+                    case LE -> order <= 0;
+                    case GT -> order > 0;
+                    case GE -> order >= 0;
+                };
         if (unordered && c.op() == CompareOp.NE) r = true;
         return IntImm.bool(r);
     }
 
     public static Expr and(And e) {
-        return e.a() instanceof IntImm x && e.b() instanceof IntImm y ? IntImm.bool(x.value() != 0 && y.value() != 0)
+        return e.a() instanceof IntImm x && e.b() instanceof IntImm y
+                ? IntImm.bool(x.value() != 0 && y.value() != 0)
                 : null;
     }
 
     public static Expr or(Or e) {
-        return e.a() instanceof IntImm x && e.b() instanceof IntImm y ? IntImm.bool(x.value() != 0 || y.value() != 0)
+        return e.a() instanceof IntImm x && e.b() instanceof IntImm y
+                ? IntImm.bool(x.value() != 0 || y.value() != 0)
                 : null;
     }
 
@@ -190,25 +195,27 @@ final class ConstFold {
             if (!(args.get(i) instanceof FloatImm x)) return null;
             v[i] = value(x);
         }
-        double r = switch (c.fn()) {
-            case EXP -> StrictMath.exp(v[0]);
-            case LOG -> StrictMath.log(v[0]);
-            case SQRT -> Math.sqrt(v[0]);
-            case RSQRT -> 1.0 / Math.sqrt(v[0]);
-            case TANH -> StrictMath.tanh(v[0]);
-            case SIGMOID -> 1.0 / (1.0 + StrictMath.exp(-v[0]));
-            case ERF -> Double.NaN; // not folded, see below
-            case POW -> StrictMath.pow(v[0], v[1]);
-            case ABS -> Math.abs(v[0]);
-            case FLOOR -> Math.floor(v[0]);
-            case CEIL -> Math.ceil(v[0]);
-            case ROUND -> Math.rint(v[0]);
-            case FMA -> switch (t) {
-                case FLOAT32 -> Math.fma((float) v[0], (float) v[1], (float) v[2]);
-                case FLOAT64 -> Math.fma(v[0], v[1], v[2]);
-                default -> Double.NaN; // not folded, see below
-            };
-        };
+        double r =
+                switch (c.fn()) {
+                    case EXP -> StrictMath.exp(v[0]);
+                    case LOG -> StrictMath.log(v[0]);
+                    case SQRT -> Math.sqrt(v[0]);
+                    case RSQRT -> 1.0 / Math.sqrt(v[0]);
+                    case TANH -> StrictMath.tanh(v[0]);
+                    case SIGMOID -> 1.0 / (1.0 + StrictMath.exp(-v[0]));
+                    case ERF -> Double.NaN; // not folded, see below
+                    case POW -> StrictMath.pow(v[0], v[1]);
+                    case ABS -> Math.abs(v[0]);
+                    case FLOOR -> Math.floor(v[0]);
+                    case CEIL -> Math.ceil(v[0]);
+                    case ROUND -> Math.rint(v[0]);
+                    case FMA ->
+                        switch (t) {
+                            case FLOAT32 -> Math.fma((float) v[0], (float) v[1], (float) v[2]);
+                            case FLOAT64 -> Math.fma(v[0], v[1], v[2]);
+                            default -> Double.NaN; // not folded, see below
+                        };
+                };
         if (c.fn() == dev.kiln.ir.Intrinsic.ERF) return null;
         if (c.fn() == dev.kiln.ir.Intrinsic.FMA && t != DType.FLOAT32 && t != DType.FLOAT64) return null;
         return floatConst(t, r);

@@ -106,17 +106,19 @@ public final class ConstIntBound {
     static IntRange binary(BinaryOp op, DType t, IntRange x, IntRange y) {
         IntRange full = IntRange.full(t);
         try {
-            IntRange r = switch (op) {
-                case ADD -> IntRange.of(Math.addExact(x.min(), y.min()), Math.addExact(x.max(), y.max()));
-                case SUB -> IntRange.of(Math.subtractExact(x.min(), y.max()), Math.subtractExact(x.max(), y.min()));
-                case MUL -> corners(op, x, y);
-                case MIN -> IntRange.of(Math.min(x.min(), y.min()), Math.min(x.max(), y.max()));
-                case MAX -> IntRange.of(Math.max(x.min(), y.min()), Math.max(x.max(), y.max()));
-                case FLOORDIV, TRUNCDIV -> division(op, x, y);
-                case FLOORMOD -> floorMod(x, y);
-                case TRUNCMOD -> truncMod(x, y);
-                case DIV -> throw new AssertionError("div on " + t);
-            };
+            IntRange r =
+                    switch (op) {
+                        case ADD -> IntRange.of(Math.addExact(x.min(), y.min()), Math.addExact(x.max(), y.max()));
+                        case SUB ->
+                            IntRange.of(Math.subtractExact(x.min(), y.max()), Math.subtractExact(x.max(), y.min()));
+                        case MUL -> corners(op, x, y);
+                        case MIN -> IntRange.of(Math.min(x.min(), y.min()), Math.min(x.max(), y.max()));
+                        case MAX -> IntRange.of(Math.max(x.min(), y.min()), Math.max(x.max(), y.max()));
+                        case FLOORDIV, TRUNCDIV -> division(op, x, y);
+                        case FLOORMOD -> floorMod(x, y);
+                        case TRUNCMOD -> truncMod(x, y);
+                        case DIV -> throw new AssertionError("div on " + t);
+                    };
             return r != null && r.within(full) ? r : full;
         } catch (ArithmeticException overflow) {
             return full;
@@ -125,8 +127,12 @@ public final class ConstIntBound {
 
     /** Extremes of an operator monotone in each operand separately lie on the corners of the box. */
     private static IntRange corners(BinaryOp op, IntRange x, IntRange y) {
-        long[] v = {apply(op, x.min(), y.min()), apply(op, x.min(), y.max()),
-                apply(op, x.max(), y.min()), apply(op, x.max(), y.max())};
+        long[] v = {
+            apply(op, x.min(), y.min()),
+            apply(op, x.min(), y.max()),
+            apply(op, x.max(), y.min()),
+            apply(op, x.max(), y.max())
+        };
         long lo = v[0], hi = v[0];
         for (long w : v) {
             lo = Math.min(lo, w);

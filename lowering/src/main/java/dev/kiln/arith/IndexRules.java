@@ -39,11 +39,12 @@ final class IndexRules {
      * the floor rules apply.
      */
     static Expr truncToFloor(Binary b, Simplifier s) {
-        BinaryOp to = switch (b.op()) {
-            case TRUNCDIV -> BinaryOp.FLOORDIV;
-            case TRUNCMOD -> BinaryOp.FLOORMOD;
-            default -> null;
-        };
+        BinaryOp to =
+                switch (b.op()) {
+                    case TRUNCDIV -> BinaryOp.FLOORDIV;
+                    case TRUNCMOD -> BinaryOp.FLOORMOD;
+                    default -> null;
+                };
         if (to == null) return null;
         ConstIntBound cb = s.bounds();
         return cb.bound(b.a()).min() >= 0 && cb.bound(b.b()).min() > 0 ? bin(to, b.a(), b.b()) : null;
@@ -128,7 +129,9 @@ final class IndexRules {
         if (sp == null || !allCanDrop(sp.quotient(), s)) return null;
         LinearForm rest = sp.rest();
         long block = sp.restBlock(c);
-        if (block != NO_BLOCK) return LinearForm.of(b.dtype(), rest.terms(), rest.constant() - block * c).toExpr();
+        if (block != NO_BLOCK)
+            return LinearForm.of(b.dtype(), rest.terms(), rest.constant() - block * c)
+                    .toExpr();
         return bin(BinaryOp.FLOORMOD, rest.toExpr(), b.b());
     }
 
@@ -209,7 +212,8 @@ final class IndexRules {
             DType t = f.type();
             List<LinearForm.Term> q = new ArrayList<>(), r = new ArrayList<>();
             for (LinearForm.Term term : f.terms()) {
-                if (term.coeff() != 0 && term.coeff() % c == 0) q.add(new LinearForm.Term(term.atom(), term.coeff() / c));
+                if (term.coeff() != 0 && term.coeff() % c == 0)
+                    q.add(new LinearForm.Term(term.atom(), term.coeff() / c));
                 else r.add(term);
             }
             long k = f.constant();

@@ -13,10 +13,14 @@ public record IntRange(long min, long max) {
         if (min > max) throw new KilnException("empty integer range [" + min + ", " + max + "]");
     }
 
-    public static IntRange of(long min, long max) { return new IntRange(min, max); }
+    public static IntRange of(long min, long max) {
+        return new IntRange(min, max);
+    }
 
     /** The range of a constant. */
-    public static IntRange single(long v) { return new IntRange(v, v); }
+    public static IntRange single(long v) {
+        return new IntRange(v, v);
+    }
 
     /** The values of a loop {@code for v in [min, min + extent)}; {@code extent} must be positive. */
     public static IntRange ofExtent(long min, long extent) {
@@ -30,15 +34,23 @@ public record IntRange(long min, long max) {
         return new IntRange(t.minInt(), t.maxInt());
     }
 
-    public boolean isSingle() { return min == max; }
+    public boolean isSingle() {
+        return min == max;
+    }
 
-    public boolean contains(long v) { return min <= v && v <= max; }
+    public boolean contains(long v) {
+        return min <= v && v <= max;
+    }
 
     /** Whether every value of this range is in {@code other}. */
-    public boolean within(IntRange other) { return other.min <= min && max <= other.max; }
+    public boolean within(IntRange other) {
+        return other.min <= min && max <= other.max;
+    }
 
     /** The smallest range holding both. */
-    public IntRange union(IntRange o) { return new IntRange(Math.min(min, o.min), Math.max(max, o.max)); }
+    public IntRange union(IntRange o) {
+        return new IntRange(Math.min(min, o.min), Math.max(max, o.max));
+    }
 
     /** The common part, or null when the ranges do not meet. */
     public IntRange intersect(IntRange o) {
@@ -47,5 +59,7 @@ public record IntRange(long min, long max) {
     }
 
     @Override
-    public String toString() { return "[" + min + ", " + max + "]"; }
+    public String toString() {
+        return "[" + min + ", " + max + "]";
+    }
 }

@@ -102,8 +102,11 @@ record LinearForm(DType type, List<Term> terms, long constant) {
                 BinaryOp divOp = m.op() == BinaryOp.FLOORMOD ? BinaryOp.FLOORDIV : BinaryOp.TRUNCDIV;
                 for (int j = 0; j < cur.terms.size(); j++) {
                     Term div = cur.terms.get(j);
-                    if (div.atom() instanceof Binary d && d.op() == divOp && d.b().equals(m.b())
-                            && div.coeff() == reduce(type, mod.coeff() * c) && Patterns.same(d.a(), m.a())) {
+                    if (div.atom() instanceof Binary d
+                            && d.op() == divOp
+                            && d.b().equals(m.b())
+                            && div.coeff() == reduce(type, mod.coeff() * c)
+                            && Patterns.same(d.a(), m.a())) {
                         cur = cur.merged(Math.min(i, j), Math.max(i, j), m.a(), mod.coeff());
                         changed = true;
                         break pairs;

@@ -26,10 +26,11 @@ final class LogicRules {
     /** {@code x == x, x <= x, x >= x -> true} and {@code x != x, x < x, x > x -> false} for integers and bools. */
     static Expr compareSelf(Compare c, Simplifier s) {
         if (c.a().dtype().isFloat() || !c.a().equals(c.b()) || !s.canDrop(c.a())) return null;
-        return IntImm.bool(switch (c.op()) {
-            case EQ, LE, GE -> true;
-            case NE, LT, GT -> false;
-        });
+        return IntImm.bool(
+                switch (c.op()) {
+                    case EQ, LE, GE -> true;
+                    case NE, LT, GT -> false;
+                });
     }
 
     /** {@code c < x -> x > c} and so on: the constant goes right (exact for every type, NaN included). */
@@ -63,14 +64,15 @@ final class LogicRules {
         if (!c.a().dtype().isInt()) return null;
         IntRange d = difference(c.a(), c.b(), s);
         if (d == null) return null;
-        Boolean r = switch (c.op()) {
-            case LT -> d.max() < 0 ? Boolean.TRUE : d.min() >= 0 ? Boolean.FALSE : null;
-            case LE -> d.max() <= 0 ? Boolean.TRUE : d.min() > 0 ? Boolean.FALSE : null;
-            case GT -> d.min() > 0 ? Boolean.TRUE : d.max() <= 0 ? Boolean.FALSE : null;
-            case GE -> d.min() >= 0 ? Boolean.TRUE : d.max() < 0 ? Boolean.FALSE : null;
-            case EQ -> d.isSingle() && d.min() == 0 ? Boolean.TRUE : !d.contains(0) ? Boolean.FALSE : null;
-            case NE -> d.isSingle() && d.min() == 0 ? Boolean.FALSE : !d.contains(0) ? Boolean.TRUE : null;
-        };
+        Boolean r =
+                switch (c.op()) {
+                    case LT -> d.max() < 0 ? Boolean.TRUE : d.min() >= 0 ? Boolean.FALSE : null;
+                    case LE -> d.max() <= 0 ? Boolean.TRUE : d.min() > 0 ? Boolean.FALSE : null;
+                    case GT -> d.min() > 0 ? Boolean.TRUE : d.max() <= 0 ? Boolean.FALSE : null;
+                    case GE -> d.min() >= 0 ? Boolean.TRUE : d.max() < 0 ? Boolean.FALSE : null;
+                    case EQ -> d.isSingle() && d.min() == 0 ? Boolean.TRUE : !d.contains(0) ? Boolean.FALSE : null;
+                    case NE -> d.isSingle() && d.min() == 0 ? Boolean.FALSE : !d.contains(0) ? Boolean.TRUE : null;
+                };
         if (r == null || !s.canDrop(c.a()) || !s.canDrop(c.b())) return null;
         return IntImm.bool(r);
     }
@@ -155,14 +157,15 @@ final class LogicRules {
     /** {@code !(a < b) -> a >= b} and so on, for integer and bool operands only (not floats: NaN). */
     static Expr notCompare(Not e, Simplifier s) {
         if (!(e.a() instanceof Compare c) || c.a().dtype().isFloat()) return null;
-        CompareOp neg = switch (c.op()) {
-            case EQ -> CompareOp.NE;
-            case NE -> CompareOp.EQ;
-            case LT -> CompareOp.GE;
-            case LE -> CompareOp.GT;
-            case GT -> CompareOp.LE;
-            case GE -> CompareOp.LT;
-        };
+        CompareOp neg =
+                switch (c.op()) {
+                    case EQ -> CompareOp.NE;
+                    case NE -> CompareOp.EQ;
+                    case LT -> CompareOp.GE;
+                    case LE -> CompareOp.GT;
+                    case GT -> CompareOp.LE;
+                    case GE -> CompareOp.LT;
+                };
         return new Compare(neg, c.a(), c.b());
     }
 

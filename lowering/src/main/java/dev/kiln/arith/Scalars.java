@@ -52,18 +52,19 @@ final class Scalars {
         if (division && b == -1 && a == t.minInt()) {
             throw new ArithmeticException(op.symbol() + "(" + a + ", -1) overflows " + t);
         }
-        long r = switch (op) {
-            case ADD -> a + b;
-            case SUB -> a - b;
-            case MUL -> a * b;
-            case FLOORDIV -> Math.floorDiv(a, b);
-            case FLOORMOD -> Math.floorMod(a, b);
-            case TRUNCDIV -> a / b;
-            case TRUNCMOD -> a % b;
-            case MIN -> Math.min(a, b);
-            case MAX -> Math.max(a, b);
-            case DIV -> throw new AssertionError("unreachable");
-        };
+        long r =
+                switch (op) {
+                    case ADD -> a + b;
+                    case SUB -> a - b;
+                    case MUL -> a * b;
+                    case FLOORDIV -> Math.floorDiv(a, b);
+                    case FLOORMOD -> Math.floorMod(a, b);
+                    case TRUNCDIV -> a / b;
+                    case TRUNCMOD -> a % b;
+                    case MIN -> Math.min(a, b);
+                    case MAX -> Math.max(a, b);
+                    case DIV -> throw new AssertionError("unreachable");
+                };
         return wrap(t, r);
     }
 

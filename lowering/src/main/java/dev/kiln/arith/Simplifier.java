@@ -105,15 +105,12 @@ public final class Simplifier {
             Rule.of("select-same", LogicRules::selectSame),
             Rule.of("select-not", LogicRules::selectNot));
 
-    private static final List<Rule<Cast>> CAST_RULES = List.of(
-            Rule.of("fold-cast", (c, s) -> ConstFold.cast(c)),
-            Rule.of("cast-same", LogicRules::castSame));
+    private static final List<Rule<Cast>> CAST_RULES =
+            List.of(Rule.of("fold-cast", (c, s) -> ConstFold.cast(c)), Rule.of("cast-same", LogicRules::castSame));
 
-    private static final List<Rule<Var>> VAR_RULES = List.of(
-            Rule.of("var-by-range", IndexRules::varByRange));
+    private static final List<Rule<Var>> VAR_RULES = List.of(Rule.of("var-by-range", IndexRules::varByRange));
 
-    private static final List<Rule<Call>> CALL_RULES = List.of(
-            Rule.of("fold-call", (c, s) -> ConstFold.call(c)));
+    private static final List<Rule<Call>> CALL_RULES = List.of(Rule.of("fold-call", (c, s) -> ConstFold.call(c)));
 
     private final Map<Var, IntRange> ranges;
     private final Consumer<String> trace;
@@ -150,10 +147,14 @@ public final class Simplifier {
     }
 
     /** The variable ranges this simplifier knows. */
-    public Map<Var, IntRange> ranges() { return ranges; }
+    public Map<Var, IntRange> ranges() {
+        return ranges;
+    }
 
     /** The bound analysis over {@link #ranges()}. */
-    public ConstIntBound bounds() { return bounds; }
+    public ConstIntBound bounds() {
+        return bounds;
+    }
 
     /**
      * Simplifies an expression; the result has the same type and, for every variable value in range, the same value.
@@ -190,7 +191,9 @@ public final class Simplifier {
     boolean canDrop(Expr e) {
         boolean[] trap = {false};
         Exprs.forEach(e, x -> {
-            if (x instanceof Binary b && b.op().integerOnly() && bounds.bound(b.b()).contains(0)) trap[0] = true;
+            if (x instanceof Binary b
+                    && b.op().integerOnly()
+                    && bounds.bound(b.b()).contains(0)) trap[0] = true;
         });
         return !trap[0];
     }

@@ -11,13 +11,13 @@ import dev.kiln.ir.Not;
 import dev.kiln.ir.Or;
 import dev.kiln.ir.Var;
 import dev.kiln.tir.Allocate;
+import dev.kiln.tir.Barrier;
 import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
 import dev.kiln.tir.Pragma;
-import dev.kiln.tir.Barrier;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.StmtRewriter;
@@ -103,7 +103,8 @@ final class StmtSimplifier {
         }
         Stmt body = visit(f.body(), inner);
         if (isEmpty(body) && s.canDrop(min) && s.canDrop(ext)) return empty(s, "loop-empty-body");
-        return min == f.min() && ext == f.extent() && body == f.body() ? f
+        return min == f.min() && ext == f.extent() && body == f.body()
+                ? f
                 : new For(f.var(), min, ext, f.kind(), f.thread(), body);
     }
 
@@ -170,18 +171,22 @@ final class StmtSimplifier {
             case And a when holds -> assume(assume(s, a.a(), true), a.b(), true);
             case Or o when !holds -> assume(assume(s, o.a(), false), o.b(), false);
             case Not n -> assume(s, n.a(), !holds);
-            case Compare c when c.a() instanceof Var v && c.b() instanceof IntImm k && v.dtype().isInt() -> {
+            case Compare c
+            when c.a() instanceof Var v
+                    && c.b() instanceof IntImm k
+                    && v.dtype().isInt() -> {
                 CompareOp op = holds ? c.op() : negate(c.op());
                 long x = k.value();
                 IntRange known = s.bounds().bound(v);
-                IntRange narrowed = switch (op) {
-                    case LT -> x == Long.MIN_VALUE ? null : known.intersect(IntRange.of(Long.MIN_VALUE, x - 1));
-                    case LE -> known.intersect(IntRange.of(Long.MIN_VALUE, x));
-                    case GT -> x == Long.MAX_VALUE ? null : known.intersect(IntRange.of(x + 1, Long.MAX_VALUE));
-                    case GE -> known.intersect(IntRange.of(x, Long.MAX_VALUE));
-                    case EQ -> known.intersect(IntRange.single(x));
-                    case NE -> known;
-                };
+                IntRange narrowed =
+                        switch (op) {
+                            case LT -> x == Long.MIN_VALUE ? null : known.intersect(IntRange.of(Long.MIN_VALUE, x - 1));
+                            case LE -> known.intersect(IntRange.of(Long.MIN_VALUE, x));
+                            case GT -> x == Long.MAX_VALUE ? null : known.intersect(IntRange.of(x + 1, Long.MAX_VALUE));
+                            case GE -> known.intersect(IntRange.of(x, Long.MAX_VALUE));
+                            case EQ -> known.intersect(IntRange.single(x));
+                            case NE -> known;
+                        };
                 yield narrowed == null || narrowed.equals(known) ? s : s.withRange(v, narrowed);
             }
             default -> s;
@@ -201,11 +206,12 @@ final class StmtSimplifier {
 
     private static Stmt substitute(Stmt body, Var v, Expr by) {
         return StmtRewriter.ofExprs(new ExprRewriter() {
-            @Override
-            public Expr visit(Expr e) {
-                return e == v ? by : rewriteChildren(e);
-            }
-        }).visit(body);
+                    @Override
+                    public Expr visit(Expr e) {
+                        return e == v ? by : rewriteChildren(e);
+                    }
+                })
+                .visit(body);
     }
 
     private static boolean isEmpty(Stmt s) {

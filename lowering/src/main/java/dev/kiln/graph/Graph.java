@@ -32,7 +32,8 @@ public final class Graph {
     private final Map<String, Node> producers = new HashMap<>();
     private final Map<String, List<Node>> consumers = new HashMap<>();
 
-    public Graph(String name, List<Value> inputs, Map<String, NDArray> constants, List<Node> nodes, List<String> outputs) {
+    public Graph(
+            String name, List<Value> inputs, Map<String, NDArray> constants, List<Node> nodes, List<String> outputs) {
         this.name = Objects.requireNonNull(name, "name");
         this.inputs = List.copyOf(inputs);
         this.constants = Collections.unmodifiableMap(new LinkedHashMap<>(constants));
@@ -42,7 +43,8 @@ public final class Graph {
         for (Value v : this.inputs) define(v, "input");
         for (var e : this.constants.entrySet()) {
             NDArray a = e.getValue();
-            Value v = new Value(e.getKey(), a.dtype(), Arrays.stream(a.shape()).boxed().toList());
+            Value v = new Value(
+                    e.getKey(), a.dtype(), Arrays.stream(a.shape()).boxed().toList());
             define(v, "constant");
             cv.put(v.name(), v);
         }
@@ -50,8 +52,9 @@ public final class Graph {
         for (Node n : this.nodes) {
             for (String in : n.inputs()) {
                 if (!values.containsKey(in)) {
-                    throw new KilnException("graph '" + name + "': node '" + n.name() + "' (" + n.op().kind() + ") reads '"
-                            + in + "', which is not an input, a constant or the output of an earlier node");
+                    throw new KilnException(
+                            "graph '" + name + "': node '" + n.name() + "' (" + n.op().kind() + ") reads '" + in
+                                    + "', which is not an input, a constant or the output of an earlier node");
                 }
                 consumers.computeIfAbsent(in, k -> new ArrayList<>()).add(n);
             }
@@ -60,32 +63,46 @@ public final class Graph {
         }
         if (this.outputs.isEmpty()) throw new KilnException("graph '" + name + "' has no output");
         for (String o : this.outputs) {
-            if (!values.containsKey(o)) throw new KilnException("graph '" + name + "': output '" + o + "' is not a value of the graph");
+            if (!values.containsKey(o))
+                throw new KilnException("graph '" + name + "': output '" + o + "' is not a value of the graph");
         }
     }
 
     private void define(Value v, String what) {
         if (values.putIfAbsent(v.name(), v) != null) {
-            throw new KilnException("graph '" + name + "': the name '" + v.name() + "' of a " + what + " is already taken");
+            throw new KilnException(
+                    "graph '" + name + "': the name '" + v.name() + "' of a " + what + " is already taken");
         }
     }
 
-    public String name() { return name; }
+    public String name() {
+        return name;
+    }
 
     /** The graph inputs, in order (what {@code run} takes). */
-    public List<Value> inputs() { return inputs; }
+    public List<Value> inputs() {
+        return inputs;
+    }
 
     /** The constants (weights) by name. */
-    public Map<String, NDArray> constants() { return constants; }
+    public Map<String, NDArray> constants() {
+        return constants;
+    }
 
     /** The nodes, producers before consumers. */
-    public List<Node> nodes() { return nodes; }
+    public List<Node> nodes() {
+        return nodes;
+    }
 
     /** The names of the output values, in order. */
-    public List<String> outputs() { return outputs; }
+    public List<String> outputs() {
+        return outputs;
+    }
 
     /** The output values, in order. */
-    public List<Value> outputValues() { return outputs.stream().map(this::value).toList(); }
+    public List<Value> outputValues() {
+        return outputs.stream().map(this::value).toList();
+    }
 
     /** The value of that name; throws naming the graph if there is none. */
     public Value value(String valueName) {
@@ -94,13 +111,21 @@ public final class Graph {
         return v;
     }
 
-    public boolean hasValue(String valueName) { return values.containsKey(valueName); }
+    public boolean hasValue(String valueName) {
+        return values.containsKey(valueName);
+    }
 
-    public boolean isConstant(String valueName) { return constants.containsKey(valueName); }
+    public boolean isConstant(String valueName) {
+        return constants.containsKey(valueName);
+    }
 
-    public boolean isInput(String valueName) { return inputs.stream().anyMatch(v -> v.name().equals(valueName)); }
+    public boolean isInput(String valueName) {
+        return inputs.stream().anyMatch(v -> v.name().equals(valueName));
+    }
 
-    public boolean isOutput(String valueName) { return outputs.contains(valueName); }
+    public boolean isOutput(String valueName) {
+        return outputs.contains(valueName);
+    }
 
     /** The constant of that name. */
     public NDArray constant(String valueName) {
@@ -110,10 +135,14 @@ public final class Graph {
     }
 
     /** The node that produces the value, or null for an input or constant. */
-    public Node producer(String valueName) { return producers.get(valueName); }
+    public Node producer(String valueName) {
+        return producers.get(valueName);
+    }
 
     /** The nodes that read the value, in graph order (a node reading it twice is listed twice). */
-    public List<Node> consumers(String valueName) { return consumers.getOrDefault(valueName, List.of()); }
+    public List<Node> consumers(String valueName) {
+        return consumers.getOrDefault(valueName, List.of());
+    }
 
     /** Bytes of all constants. */
     public long constantBytes() {
@@ -123,9 +152,15 @@ public final class Graph {
     /** A readable printout: inputs, a line per constant group summary, one line per node, outputs. */
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("graph ").append(name).append(" (").append(nodes.size()).append(" nodes, ")
-                .append(constants.size()).append(" constants, ")
-                .append(String.format(java.util.Locale.ROOT, "%.1f MB", constantBytes() / 1e6)).append(")\n");
+        StringBuilder sb = new StringBuilder("graph ")
+                .append(name)
+                .append(" (")
+                .append(nodes.size())
+                .append(" nodes, ")
+                .append(constants.size())
+                .append(" constants, ")
+                .append(String.format(java.util.Locale.ROOT, "%.1f MB", constantBytes() / 1e6))
+                .append(")\n");
         for (Value v : inputs) sb.append("  input ").append(v).append('\n');
         for (Node n : nodes) sb.append("  ").append(n).append('\n');
         sb.append("  outputs ").append(outputs).append('\n');

@@ -68,7 +68,8 @@ public final class GraphBuilder {
     /** A constant holding {@code data} (kept by reference, never copied or closed). */
     public Value constant(String valueName, NDArray data) {
         Objects.requireNonNull(data, "data");
-        Value v = new Value(valueName, data.dtype(), Arrays.stream(data.shape()).boxed().toList());
+        Value v = new Value(
+                valueName, data.dtype(), Arrays.stream(data.shape()).boxed().toList());
         register(v);
         constants.put(valueName, data);
         return v;
@@ -121,8 +122,8 @@ public final class GraphBuilder {
             names.add(v.name());
         }
         if (op.arity() >= 0 ? ins.length != op.arity() : ins.length == 0) {
-            throw new KilnException("node '" + n + "' (" + op.kind() + ") takes " + (op.arity() >= 0 ? op.arity() : "at least 1")
-                    + " input(s), got " + ins.length);
+            throw new KilnException("node '" + n + "' (" + op.kind() + ") takes "
+                    + (op.arity() >= 0 ? op.arity() : "at least 1") + " input(s), got " + ins.length);
         }
         Value out = OpTensors.infer(n, op, List.of(ins));
         register(out);
@@ -131,7 +132,9 @@ public final class GraphBuilder {
     }
 
     /** {@link #node(String, Op, Value...)} with a generated name. */
-    public Value node(Op op, Value... ins) { return node(null, op, ins); }
+    public Value node(Op op, Value... ins) {
+        return node(null, op, ins);
+    }
 
     /** Marks values as graph outputs, in order. */
     public GraphBuilder output(Value... vs) {
@@ -139,7 +142,9 @@ public final class GraphBuilder {
         return this;
     }
 
-    public Graph build() { return new Graph(name, inputs, constants, nodes, outputs); }
+    public Graph build() {
+        return new Graph(name, inputs, constants, nodes, outputs);
+    }
 
     // ---- the operator library, one method per op ----------------------------------------------
 
@@ -147,37 +152,61 @@ public final class GraphBuilder {
         return node(n, Op.Conv2d.of(layout, stride, pad, groups), x, w);
     }
 
-    public Value dense(String n, Value x, Value w) { return node(n, new Op.Dense(), x, w); }
+    public Value dense(String n, Value x, Value w) {
+        return node(n, new Op.Dense(), x, w);
+    }
 
-    public Value dense(Value x, Value w) { return dense(null, x, w); }
+    public Value dense(Value x, Value w) {
+        return dense(null, x, w);
+    }
 
     public Value batchMatmul(String n, Value a, Value b, boolean transA, boolean transB) {
         return node(n, new Op.BatchMatmul(transA, transB), a, b);
     }
 
-    public Value biasAdd(String n, Value x, Value bias, int axis) { return node(n, new Op.BiasAdd(axis), x, bias); }
+    public Value biasAdd(String n, Value x, Value bias, int axis) {
+        return node(n, new Op.BiasAdd(axis), x, bias);
+    }
 
     public Value batchNorm(String n, Value x, Value mean, Value var, Value gamma, Value beta, int axis, double eps) {
         return node(n, new Op.BatchNorm(axis, eps), x, mean, var, gamma, beta);
     }
 
-    public Value add(String n, Value a, Value b) { return node(n, new Op.Binary(BinaryKind.ADD), a, b); }
+    public Value add(String n, Value a, Value b) {
+        return node(n, new Op.Binary(BinaryKind.ADD), a, b);
+    }
 
-    public Value add(Value a, Value b) { return add(null, a, b); }
+    public Value add(Value a, Value b) {
+        return add(null, a, b);
+    }
 
-    public Value multiply(String n, Value a, Value b) { return node(n, new Op.Binary(BinaryKind.MULTIPLY), a, b); }
+    public Value multiply(String n, Value a, Value b) {
+        return node(n, new Op.Binary(BinaryKind.MULTIPLY), a, b);
+    }
 
-    public Value binary(String n, BinaryKind k, Value a, Value b) { return node(n, new Op.Binary(k), a, b); }
+    public Value binary(String n, BinaryKind k, Value a, Value b) {
+        return node(n, new Op.Binary(k), a, b);
+    }
 
-    public Value relu(String n, Value x) { return node(n, new Op.Unary(UnaryKind.RELU), x); }
+    public Value relu(String n, Value x) {
+        return node(n, new Op.Unary(UnaryKind.RELU), x);
+    }
 
-    public Value relu(Value x) { return relu(null, x); }
+    public Value relu(Value x) {
+        return relu(null, x);
+    }
 
-    public Value unary(String n, UnaryKind k, Value x) { return node(n, new Op.Unary(k), x); }
+    public Value unary(String n, UnaryKind k, Value x) {
+        return node(n, new Op.Unary(k), x);
+    }
 
-    public Value gelu(String n, Value x) { return node(n, new Op.Unary(UnaryKind.GELU), x); }
+    public Value gelu(String n, Value x) {
+        return node(n, new Op.Unary(UnaryKind.GELU), x);
+    }
 
-    public Value clip(String n, Value x, double lo, double hi) { return node(n, new Op.Clip(lo, hi), x); }
+    public Value clip(String n, Value x, double lo, double hi) {
+        return node(n, new Op.Clip(lo, hi), x);
+    }
 
     public Value maxPool2d(String n, Value x, String layout, long kernel, long stride, long pad) {
         return node(n, new Op.MaxPool2d(layout, kernel, stride, pad), x);
@@ -187,9 +216,13 @@ public final class GraphBuilder {
         return node(n, new Op.AvgPool2d(layout, kernel, stride, pad, false), x);
     }
 
-    public Value globalAvgPool2d(String n, Value x, String layout) { return node(n, new Op.GlobalAvgPool2d(layout), x); }
+    public Value globalAvgPool2d(String n, Value x, String layout) {
+        return node(n, new Op.GlobalAvgPool2d(layout), x);
+    }
 
-    public Value softmax(String n, Value x, int axis) { return node(n, new Op.Softmax(axis), x); }
+    public Value softmax(String n, Value x, int axis) {
+        return node(n, new Op.Softmax(axis), x);
+    }
 
     public Value layerNorm(String n, Value x, Value gamma, Value beta, int axes, double eps) {
         return node(n, new Op.LayerNorm(axes, eps), x, gamma, beta);
@@ -207,7 +240,9 @@ public final class GraphBuilder {
         return node(n, new Op.Transpose(Arrays.stream(perm).boxed().toList()), x);
     }
 
-    public Value concat(String n, int axis, Value... xs) { return node(n, new Op.Concat(axis), xs); }
+    public Value concat(String n, int axis, Value... xs) {
+        return node(n, new Op.Concat(axis), xs);
+    }
 
     // ------------------------------------------------------------------------------------------
 

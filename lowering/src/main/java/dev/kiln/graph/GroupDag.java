@@ -51,12 +51,15 @@ public record GroupDag(ComputeDAG dag, List<String> arguments, String output) {
         List<String> args = new ArrayList<>();
         for (Tensor t : dag.arguments()) {
             String v = names.get(t);
-            if (v == null) throw new IllegalStateException("argument " + t + " of group " + outName + " has no graph value");
+            if (v == null)
+                throw new IllegalStateException("argument " + t + " of group " + outName + " has no graph value");
             args.add(v);
         }
         return new GroupDag(dag, args, outName);
     }
 
     /** The names of the argument values other than the output (what the kernel reads). */
-    public List<String> inputs() { return arguments.subList(0, arguments.size() - 1); }
+    public List<String> inputs() {
+        return arguments.subList(0, arguments.size() - 1);
+    }
 }

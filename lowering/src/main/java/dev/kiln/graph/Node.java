@@ -16,17 +16,21 @@ public record Node(Op op, List<String> inputs, Value output) {
         inputs = List.copyOf(inputs);
         if (op.arity() >= 0 ? inputs.size() != op.arity() : inputs.isEmpty()) {
             throw new KilnException("node '" + output.name() + "' (" + op.kind() + ") takes "
-                    + (op.arity() >= 0 ? String.valueOf(op.arity()) : "at least one") + " input(s), got " + inputs.size()
+                    + (op.arity() >= 0 ? String.valueOf(op.arity()) : "at least one") + " input(s), got "
+                    + inputs.size()
                     + ": " + inputs);
         }
     }
 
     /** The node's name: the name of the value it produces. */
-    public String name() { return output.name(); }
+    public String name() {
+        return output.name();
+    }
 
     @Override
     public String toString() {
         String a = op.attrs();
-        return output + " = " + op.kind() + "(" + String.join(", ", inputs) + ")" + (a.isBlank() ? "" : "  " + a.strip());
+        return output + " = " + op.kind() + "(" + String.join(", ", inputs) + ")"
+                + (a.isBlank() ? "" : "  " + a.strip());
     }
 }

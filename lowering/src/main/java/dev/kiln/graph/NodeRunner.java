@@ -34,10 +34,13 @@ public interface NodeRunner extends AutoCloseable {
         Map<String, Program> cache = new HashMap<>();
         return new NodeRunner() {
             public void run(ComputeDAG dag, NDArray... args) {
-                cache.computeIfAbsent(dag.workloadKey(), k -> Interpreter.compile(LowerDefault.lower("node", dag))).run(args);
+                cache.computeIfAbsent(dag.workloadKey(), k -> Interpreter.compile(LowerDefault.lower("node", dag)))
+                        .run(args);
             }
 
-            public String name() { return "interpreter"; }
+            public String name() {
+                return "interpreter";
+            }
         };
     }
 
@@ -48,12 +51,15 @@ public interface NodeRunner extends AutoCloseable {
         return new NodeRunner() {
             public void run(ComputeDAG dag, NDArray... args) {
                 cache.computeIfAbsent(dag.workloadKey(), k -> {
-                    PrimFunc f = LowerDefault.lower("ref_" + cache.size(), dag);
-                    return backend.compile(f, target);
-                }).call(args);
+                            PrimFunc f = LowerDefault.lower("ref_" + cache.size(), dag);
+                            return backend.compile(f, target);
+                        })
+                        .call(args);
             }
 
-            public String name() { return "default-lowered kernels on " + target; }
+            public String name() {
+                return "default-lowered kernels on " + target;
+            }
 
             public void close() {
                 cache.values().forEach(CompiledKernel::close);

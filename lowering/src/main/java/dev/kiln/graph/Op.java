@@ -38,10 +38,14 @@ public sealed interface Op {
     Tensor build(List<Tensor> inputs);
 
     /** Input positions that are weights: when constant, their layout may be rewritten for the tuned kernel. */
-    default List<Integer> weightInputs() { return List.of(); }
+    default List<Integer> weightInputs() {
+        return List.of();
+    }
 
     /** The attributes, as printed ("" when none). */
-    default String attrs() { return ""; }
+    default String attrs() {
+        return "";
+    }
 
     // ---- complex ops (anchors of fusion) -----------------------------------------------------
 
@@ -58,8 +62,9 @@ public sealed interface Op {
                 throw new KilnException("conv2d: layout must be NHWC or NCHW, got '" + layout + "'");
             }
             if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2) {
-                throw new KilnException("conv2d: needs 2 strides, 4 pads (top, left, bottom, right) and 2 dilations, got "
-                        + strides + ", " + pads + ", " + dilations);
+                throw new KilnException(
+                        "conv2d: needs 2 strides, 4 pads (top, left, bottom, right) and 2 dilations, got " + strides
+                                + ", " + pads + ", " + dilations);
             }
             if (groups < 1) throw new KilnException("conv2d: groups must be at least 1, got " + groups);
         }
@@ -69,23 +74,36 @@ public sealed interface Op {
             return new Conv2d(layout, List.of(stride, stride), List.of(pad, pad, pad, pad), List.of(1L, 1L), groups);
         }
 
-        public String kind() { return "conv2d"; }
-        public int arity() { return 2; }
-        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
-        public List<Integer> weightInputs() { return List.of(1); }
+        public String kind() {
+            return "conv2d";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
 
         public ConvParams params() {
-            return new ConvParams(strides, List.of(pads.get(0), pads.get(1)), List.of(pads.get(2), pads.get(3)),
-                    dilations, groups);
+            return new ConvParams(
+                    strides, List.of(pads.get(0), pads.get(1)), List.of(pads.get(2), pads.get(3)), dilations, groups);
         }
 
         public Tensor build(List<Tensor> in) {
-            return layout.equals("NHWC") ? Conv.conv2dNhwc(in.get(0), in.get(1), params())
+            return layout.equals("NHWC")
+                    ? Conv.conv2dNhwc(in.get(0), in.get(1), params())
                     : Conv.conv2dNchw(in.get(0), in.get(1), params());
         }
 
         public String attrs() {
-            return layout + " strides=" + strides + " pads=" + pads + (dilations.equals(List.of(1L, 1L)) ? "" : " dilations=" + dilations)
+            return layout + " strides=" + strides + " pads=" + pads
+                    + (dilations.equals(List.of(1L, 1L)) ? "" : " dilations=" + dilations)
                     + (groups == 1 ? "" : " groups=" + groups);
         }
     }
@@ -96,20 +114,46 @@ public sealed interface Op {
      * {@code transposed}, a transposed convolution ({@code ConvTranspose.convTranspose}: weight
      * "IOHW", with {@code outputPadding}).
      */
-    record ConvNd(String dataLayout, String kernelLayout, ConvParams params, boolean transposed, List<Long> outputPadding) implements Op {
-        public ConvNd { outputPadding = List.copyOf(outputPadding); }
-        public String kind() { return "conv" + params.strides().size() + "d" + (transposed ? "_transpose" : ""); }
-        public int arity() { return 2; }
-        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
-        public List<Integer> weightInputs() { return List.of(1); }
+    record ConvNd(
+            String dataLayout, String kernelLayout, ConvParams params, boolean transposed, List<Long> outputPadding)
+            implements Op {
+        public ConvNd {
+            outputPadding = List.copyOf(outputPadding);
+        }
+
+        public String kind() {
+            return "conv" + params.strides().size() + "d" + (transposed ? "_transpose" : "");
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
         public Tensor build(List<Tensor> in) {
             String name = kind() + "_" + dataLayout.toLowerCase(java.util.Locale.ROOT);
-            return transposed ? dev.kiln.nn.ConvTranspose.convTranspose(name, in.get(0), in.get(1), dataLayout, kernelLayout, params,
-                    outputPadding.stream().mapToLong(Long::longValue).toArray())
+            return transposed
+                    ? dev.kiln.nn.ConvTranspose.convTranspose(
+                            name,
+                            in.get(0),
+                            in.get(1),
+                            dataLayout,
+                            kernelLayout,
+                            params,
+                            outputPadding.stream().mapToLong(Long::longValue).toArray())
                     : Conv.conv(name, in.get(0), in.get(1), dataLayout, kernelLayout, params);
         }
+
         public String attrs() {
-            return dataLayout + "/" + kernelLayout + " strides=" + params.strides() + " pads=" + params.padBefore() + params.padAfter()
+            return dataLayout + "/" + kernelLayout + " strides=" + params.strides() + " pads=" + params.padBefore()
+                    + params.padAfter()
                     + " dilations=" + params.dilations() + (params.groups() == 1 ? "" : " groups=" + params.groups())
                     + (outputPadding.stream().allMatch(p -> p == 0) ? "" : " output_padding=" + outputPadding);
         }
@@ -117,48 +161,104 @@ public sealed interface Op {
 
     /** {@code out[n, u] = sum_k x[n, k] * w[u, k]}: x [N, K], w [units, K]. */
     record Dense() implements Op {
-        public String kind() { return "dense"; }
-        public int arity() { return 2; }
-        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
-        public List<Integer> weightInputs() { return List.of(1); }
-        public Tensor build(List<Tensor> in) { return Linalg.dense(in.get(0), in.get(1)); }
+        public String kind() {
+            return "dense";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Linalg.dense(in.get(0), in.get(1));
+        }
     }
 
     /** Batched matmul of [B, M, K] x [B, K, N], either operand optionally transposed in its last two axes. */
     record BatchMatmul(boolean transposeA, boolean transposeB) implements Op {
-        public String kind() { return "batch_matmul"; }
-        public int arity() { return 2; }
-        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
-        public List<Integer> weightInputs() { return List.of(1); }
-        public Tensor build(List<Tensor> in) { return Linalg.batchMatmul(in.get(0), in.get(1), transposeA, transposeB); }
-        public String attrs() { return (transposeA ? "transA " : "") + (transposeB ? "transB" : ""); }
+        public String kind() {
+            return "batch_matmul";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Linalg.batchMatmul(in.get(0), in.get(1), transposeA, transposeB);
+        }
+
+        public String attrs() {
+            return (transposeA ? "transA " : "") + (transposeB ? "transB" : "");
+        }
     }
 
     // ---- reductions --------------------------------------------------------------------------
 
     /** Max pooling over a 2-D window. */
     record MaxPool2d(String layout, long kernel, long stride, long pad) implements Op {
-        public String kind() { return "max_pool2d"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public String kind() {
+            return "max_pool2d";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
         public Tensor build(List<Tensor> in) {
             PoolParams p = PoolParams.of(2, kernel, stride, pad);
             return layout.equals("NHWC") ? Pool.maxPool2dNhwc(in.get(0), p) : Pool.maxPool2dNchw(in.get(0), p);
         }
-        public String attrs() { return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad; }
+
+        public String attrs() {
+            return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad;
+        }
     }
 
     /** Average pooling over a 2-D window. */
     record AvgPool2d(String layout, long kernel, long stride, long pad, boolean countIncludePad) implements Op {
-        public String kind() { return "avg_pool2d"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public String kind() {
+            return "avg_pool2d";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
         public Tensor build(List<Tensor> in) {
             PoolParams p = PoolParams.of(2, kernel, stride, pad);
-            return layout.equals("NHWC") ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad)
+            return layout.equals("NHWC")
+                    ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad)
                     : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
         }
-        public String attrs() { return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad; }
+
+        public String attrs() {
+            return layout + " kernel=" + kernel + " stride=" + stride + " pad=" + pad;
+        }
     }
 
     /**
@@ -167,68 +267,148 @@ public sealed interface Op {
      * average counting the padding or not. The square, symmetric windows are {@link MaxPool2d} and
      * {@link AvgPool2d}.
      */
-    record Pool2d(String layout, boolean max, List<Long> kernel, List<Long> strides, List<Long> pads, boolean countIncludePad) implements Op {
+    record Pool2d(
+            String layout, boolean max, List<Long> kernel, List<Long> strides, List<Long> pads, boolean countIncludePad)
+            implements Op {
         public Pool2d {
             kernel = List.copyOf(kernel);
             strides = List.copyOf(strides);
             pads = List.copyOf(pads);
             if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4) {
-                throw new KilnException("pool2d: needs 2 kernel extents, 2 strides and 4 pads, got " + kernel + ", " + strides + ", " + pads);
+                throw new KilnException("pool2d: needs 2 kernel extents, 2 strides and 4 pads, got " + kernel + ", "
+                        + strides + ", " + pads);
             }
         }
-        public String kind() { return max ? "max_pool2d" : "avg_pool2d"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+
+        public String kind() {
+            return max ? "max_pool2d" : "avg_pool2d";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
         public Tensor build(List<Tensor> in) {
-            PoolParams p = new PoolParams(kernel, strides, List.of(pads.get(0), pads.get(1)), List.of(pads.get(2), pads.get(3)), List.of(1L, 1L));
+            PoolParams p = new PoolParams(
+                    kernel,
+                    strides,
+                    List.of(pads.get(0), pads.get(1)),
+                    List.of(pads.get(2), pads.get(3)),
+                    List.of(1L, 1L));
             boolean nhwc = layout.equals("NHWC");
             if (max) return nhwc ? Pool.maxPool2dNhwc(in.get(0), p) : Pool.maxPool2dNchw(in.get(0), p);
-            return nhwc ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad) : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
+            return nhwc
+                    ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad)
+                    : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
         }
+
         public String attrs() {
-            return layout + " kernel=" + kernel + " strides=" + strides + " pads=" + pads + (!max && countIncludePad ? " count_include_pad" : "");
+            return layout + " kernel=" + kernel + " strides=" + strides + " pads=" + pads
+                    + (!max && countIncludePad ? " count_include_pad" : "");
         }
     }
 
     /** Average over the whole spatial extent: [N, H, W, C] -> [N, 1, 1, C] (NHWC) or [N, C, 1, 1] (NCHW). */
     record GlobalAvgPool2d(String layout) implements Op {
-        public String kind() { return "global_avg_pool2d"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
+        public String kind() {
+            return "global_avg_pool2d";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
         public Tensor build(List<Tensor> in) {
             return layout.equals("NHWC") ? Pool.globalAvgPool2dNhwc(in.get(0)) : Pool.globalAvgPool2dNchw(in.get(0));
         }
-        public String attrs() { return layout; }
+
+        public String attrs() {
+            return layout;
+        }
     }
 
     /** Mean over some axes. */
     record Mean(List<Integer> axes, boolean keepdims) implements Op {
-        public Mean { axes = List.copyOf(axes); }
-        public String kind() { return "mean"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
-        public Tensor build(List<Tensor> in) {
-            return Reduction.mean(in.get(0), keepdims, axes.stream().mapToInt(Integer::intValue).toArray());
+        public Mean {
+            axes = List.copyOf(axes);
         }
-        public String attrs() { return "axes=" + axes + (keepdims ? " keepdims" : ""); }
+
+        public String kind() {
+            return "mean";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Reduction.mean(
+                    in.get(0),
+                    keepdims,
+                    axes.stream().mapToInt(Integer::intValue).toArray());
+        }
+
+        public String attrs() {
+            return "axes=" + axes + (keepdims ? " keepdims" : "");
+        }
     }
 
     /** Softmax over one axis. */
     record Softmax(int axis) implements Op {
-        public String kind() { return "softmax"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
-        public Tensor build(List<Tensor> in) { return dev.kiln.nn.Softmax.softmax(in.get(0), axis); }
-        public String attrs() { return "axis=" + axis; }
+        public String kind() {
+            return "softmax";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return dev.kiln.nn.Softmax.softmax(in.get(0), axis);
+        }
+
+        public String attrs() {
+            return "axis=" + axis;
+        }
     }
 
     /** Layer norm over the last {@code axes} axes: inputs x, gamma, beta. */
     record LayerNorm(int axes, double epsilon) implements Op {
-        public String kind() { return "layer_norm"; }
-        public int arity() { return 3; }
-        public OpPattern pattern() { return OpPattern.COMM_REDUCE; }
-        public Tensor build(List<Tensor> in) { return Norm.layerNorm(in.get(0), in.get(1), in.get(2), axes, epsilon); }
-        public String attrs() { return "axes=" + axes + " eps=" + epsilon; }
+        public String kind() {
+            return "layer_norm";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Norm.layerNorm(in.get(0), in.get(1), in.get(2), axes, epsilon);
+        }
+
+        public String attrs() {
+            return "axes=" + axes + " eps=" + epsilon;
+        }
     }
 
     // ---- elementwise and broadcast -------------------------------------------------------------
@@ -238,32 +418,75 @@ public sealed interface Op {
      * {@code GraphPasses} folds it into a preceding conv or dense, or turns it into a multiply and an add.
      */
     record BatchNorm(int axis, double epsilon) implements Op {
-        public String kind() { return "batch_norm"; }
-        public int arity() { return 5; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public String kind() {
+            return "batch_norm";
+        }
+
+        public int arity() {
+            return 5;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
         public Tensor build(List<Tensor> in) {
             return Norm.batchNorm(in.get(0), axis, in.get(1), in.get(2), in.get(3), in.get(4), epsilon);
         }
-        public String attrs() { return "axis=" + axis + " eps=" + epsilon; }
+
+        public String attrs() {
+            return "axis=" + axis + " eps=" + epsilon;
+        }
     }
 
     /** {@code x + bias[c]} with the rank-1 bias along {@code axis}. */
     record BiasAdd(int axis) implements Op {
-        public String kind() { return "bias_add"; }
-        public int arity() { return 2; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
-        public Tensor build(List<Tensor> in) { return Elementwise.biasAdd(in.get(0), in.get(1), axis); }
-        public String attrs() { return "axis=" + axis; }
+        public String kind() {
+            return "bias_add";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Elementwise.biasAdd(in.get(0), in.get(1), axis);
+        }
+
+        public String attrs() {
+            return "axis=" + axis;
+        }
     }
 
     /** The binary operators, with numpy broadcasting. */
-    enum BinaryKind { ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MINIMUM, POWER }
+    enum BinaryKind {
+        ADD,
+        SUBTRACT,
+        MULTIPLY,
+        DIVIDE,
+        MAXIMUM,
+        MINIMUM,
+        POWER
+    }
 
     /** A binary elementwise op with numpy broadcasting. */
     record Binary(BinaryKind op) implements Op {
-        public String kind() { return op.name().toLowerCase(java.util.Locale.ROOT); }
-        public int arity() { return 2; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
+        public String kind() {
+            return op.name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
         public Tensor build(List<Tensor> in) {
             Tensor a = in.get(0), b = in.get(1);
             return switch (op) {
@@ -279,13 +502,30 @@ public sealed interface Op {
     }
 
     /** The unary activations. */
-    enum UnaryKind { RELU, SIGMOID, TANH, GELU, GELU_TANH, ERF, SQRT }
+    enum UnaryKind {
+        RELU,
+        SIGMOID,
+        TANH,
+        GELU,
+        GELU_TANH,
+        ERF,
+        SQRT
+    }
 
     /** A unary elementwise activation. */
     record Unary(UnaryKind op) implements Op {
-        public String kind() { return op.name().toLowerCase(java.util.Locale.ROOT); }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.ELEMWISE; }
+        public String kind() {
+            return op.name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.ELEMWISE;
+        }
+
         public Tensor build(List<Tensor> in) {
             Tensor x = in.get(0);
             return switch (op) {
@@ -302,37 +542,83 @@ public sealed interface Op {
 
     /** {@code min(max(x, lo), hi)} (ReLU6 is clip(0, 6)). */
     record Clip(double lo, double hi) implements Op {
-        public String kind() { return "clip"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.ELEMWISE; }
-        public Tensor build(List<Tensor> in) { return Activation.clip(in.get(0), lo, hi); }
-        public String attrs() { return "[" + lo + ", " + hi + "]"; }
+        public String kind() {
+            return "clip";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.ELEMWISE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Activation.clip(in.get(0), lo, hi);
+        }
+
+        public String attrs() {
+            return "[" + lo + ", " + hi + "]";
+        }
     }
 
     // ---- injective ---------------------------------------------------------------------------
 
     /** The same elements in row-major order under a new shape (one extent may be -1). */
     record Reshape(List<Long> shape) implements Op {
-        public Reshape { shape = List.copyOf(shape); }
-        public String kind() { return "reshape"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.INJECTIVE; }
-        public Tensor build(List<Tensor> in) {
-            return Layout.reshape(in.get(0), shape.stream().mapToLong(Long::longValue).toArray());
+        public Reshape {
+            shape = List.copyOf(shape);
         }
-        public String attrs() { return shape.toString(); }
+
+        public String kind() {
+            return "reshape";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.INJECTIVE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Layout.reshape(
+                    in.get(0), shape.stream().mapToLong(Long::longValue).toArray());
+        }
+
+        public String attrs() {
+            return shape.toString();
+        }
     }
 
     /** Permutes the axes: output axis d is input axis perm[d]. */
     record Transpose(List<Integer> perm) implements Op {
-        public Transpose { perm = List.copyOf(perm); }
-        public String kind() { return "transpose"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.INJECTIVE; }
-        public Tensor build(List<Tensor> in) {
-            return Layout.transpose(in.get(0), perm.stream().mapToInt(Integer::intValue).toArray());
+        public Transpose {
+            perm = List.copyOf(perm);
         }
-        public String attrs() { return perm.toString(); }
+
+        public String kind() {
+            return "transpose";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.INJECTIVE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Layout.transpose(
+                    in.get(0), perm.stream().mapToInt(Integer::intValue).toArray());
+        }
+
+        public String attrs() {
+            return perm.toString();
+        }
     }
 
     /**
@@ -346,93 +632,227 @@ public sealed interface Op {
             step = List.copyOf(step);
             size = List.copyOf(size);
         }
-        public String kind() { return "strided_slice"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.INJECTIVE; }
+
+        public String kind() {
+            return "strided_slice";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.INJECTIVE;
+        }
+
         public Tensor build(List<Tensor> in) {
             return Layout.stridedSlice(in.get(0), longs(begin), longs(step), longs(size));
         }
-        public String attrs() { return "begin=" + begin + " step=" + step + " size=" + size; }
-        private static long[] longs(List<Long> l) { return l.stream().mapToLong(Long::longValue).toArray(); }
+
+        public String attrs() {
+            return "begin=" + begin + " step=" + step + " size=" + size;
+        }
+
+        private static long[] longs(List<Long> l) {
+            return l.stream().mapToLong(Long::longValue).toArray();
+        }
     }
 
     /** Joins its inputs along {@code axis}. */
     record Concat(int axis) implements Op {
-        public String kind() { return "concat"; }
-        public int arity() { return -1; }
-        public OpPattern pattern() { return OpPattern.INJECTIVE; }
-        public Tensor build(List<Tensor> in) { return Layout.concat(axis, in.toArray(Tensor[]::new)); }
-        public String attrs() { return "axis=" + axis; }
+        public String kind() {
+            return "concat";
+        }
+
+        public int arity() {
+            return -1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.INJECTIVE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Layout.concat(axis, in.toArray(Tensor[]::new));
+        }
+
+        public String attrs() {
+            return "axis=" + axis;
+        }
     }
 
     // ---- integers and quantisation -------------------------------------------------------------
 
     /** Elementwise type conversion to {@code to} (see {@code Quant.cast}). */
     record Cast(DType to) implements Op {
-        public String kind() { return "cast"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.ELEMWISE; }
-        public Tensor build(List<Tensor> in) { return Quant.cast(in.get(0), to); }
-        public String attrs() { return "to=" + to; }
+        public String kind() {
+            return "cast";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.ELEMWISE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.cast(in.get(0), to);
+        }
+
+        public String attrs() {
+            return "to=" + to;
+        }
     }
 
     /** Inputs x (float32), scale, zero point (its dtype is the output's): round half to even, saturate. */
     record Quantize() implements Op {
-        public String kind() { return "quantize"; }
-        public int arity() { return 3; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
-        public Tensor build(List<Tensor> in) { return Quant.quantize(in.get(0), in.get(1), in.get(2)); }
+        public String kind() {
+            return "quantize";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.quantize(in.get(0), in.get(1), in.get(2));
+        }
     }
 
     /** Inputs x (integer), scale, zero point: {@code (x - zero) * scale} in float32. */
     record Dequantize() implements Op {
-        public String kind() { return "dequantize"; }
-        public int arity() { return 3; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
-        public Tensor build(List<Tensor> in) { return Quant.dequantize(in.get(0), in.get(1), in.get(2)); }
+        public String kind() {
+            return "dequantize";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.dequantize(in.get(0), in.get(1), in.get(2));
+        }
     }
 
     /** Inputs acc (int32), multiplier (float32), zero point: an int32 accumulator back to 8 bits. */
     record Requantize() implements Op {
-        public String kind() { return "requantize"; }
-        public int arity() { return 3; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
-        public Tensor build(List<Tensor> in) { return Quant.requantize(in.get(0), in.get(1), in.get(2)); }
+        public String kind() {
+            return "requantize";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.requantize(in.get(0), in.get(1), in.get(2));
+        }
     }
 
     /** Dense on 8-bit data accumulating in int32: inputs x [N, K], w [units, K], x zero point, w zero point. */
     record DenseInteger() implements Op {
-        public String kind() { return "dense_integer"; }
-        public int arity() { return 4; }
-        public OpPattern pattern() { return OpPattern.OUT_EWISE_FUSABLE; }
-        public List<Integer> weightInputs() { return List.of(1); }
-        public Tensor build(List<Tensor> in) { return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3)); }
+        public String kind() {
+            return "dense_integer";
+        }
+
+        public int arity() {
+            return 4;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3));
+        }
     }
 
     /** Gather along {@code axis} with indices computed at run time: inputs data, indices. */
     record Take(int axis) implements Op {
-        public String kind() { return "take"; }
-        public int arity() { return 2; }
-        public OpPattern pattern() { return OpPattern.INJECTIVE; }
-        public Tensor build(List<Tensor> in) { return Indexing.take(in.get(0), in.get(1), axis); }
-        public String attrs() { return "axis=" + axis; }
+        public String kind() {
+            return "take";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.INJECTIVE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Indexing.take(in.get(0), in.get(1), axis);
+        }
+
+        public String attrs() {
+            return "axis=" + axis;
+        }
     }
 
     /** {@code cond ? x : y} with broadcasting: inputs cond (bool), x, y. */
     record Where() implements Op {
-        public String kind() { return "where"; }
-        public int arity() { return 3; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
-        public Tensor build(List<Tensor> in) { return Indexing.where(in.get(0), in.get(1), in.get(2)); }
+        public String kind() {
+            return "where";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Indexing.where(in.get(0), in.get(1), in.get(2));
+        }
     }
 
     /** The input broadcast to {@code shape} (numpy rules; ONNX Expand). */
     record BroadcastTo(List<Long> shape) implements Op {
-        public BroadcastTo { shape = List.copyOf(shape); }
-        public String kind() { return "broadcast_to"; }
-        public int arity() { return 1; }
-        public OpPattern pattern() { return OpPattern.BROADCAST; }
-        public Tensor build(List<Tensor> in) { return Indexing.broadcastTo(in.get(0), shape.stream().mapToLong(Long::longValue).toArray()); }
-        public String attrs() { return shape.toString(); }
+        public BroadcastTo {
+            shape = List.copyOf(shape);
+        }
+
+        public String kind() {
+            return "broadcast_to";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Indexing.broadcastTo(
+                    in.get(0), shape.stream().mapToLong(Long::longValue).toArray());
+        }
+
+        public String attrs() {
+            return shape.toString();
+        }
     }
 }

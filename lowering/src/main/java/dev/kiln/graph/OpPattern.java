@@ -23,8 +23,12 @@ public enum OpPattern {
     OPAQUE;
 
     /** Whether this pattern is elementwise or broadcast (what an anchor takes as its epilogue). */
-    public boolean isEpilogue() { return this == ELEMWISE || this == BROADCAST; }
+    public boolean isEpilogue() {
+        return this == ELEMWISE || this == BROADCAST;
+    }
 
     /** Whether this pattern has no reduction and no data reuse (elementwise, broadcast or injective). */
-    public boolean isLight() { return compareTo(INJECTIVE) <= 0; }
+    public boolean isLight() {
+        return compareTo(INJECTIVE) <= 0;
+    }
 }

@@ -33,7 +33,8 @@ public final class ReferenceExecutor {
                 made.put(n.name(), out);
                 env.put(n.name(), out);
                 NDArray[] args = new NDArray[gd.arguments().size()];
-                for (int i = 0; i < args.length; i++) args[i] = env.get(gd.arguments().get(i));
+                for (int i = 0; i < args.length; i++)
+                    args[i] = env.get(gd.arguments().get(i));
                 try {
                     runner.run(gd.dag(), args);
                 } catch (KilnException e) {
@@ -55,16 +56,17 @@ public final class ReferenceExecutor {
     /** Checks that {@code inputs} match the graph's inputs in count, dtype and shape; throws naming the input. */
     public static void checkInputs(Graph g, NDArray... inputs) {
         if (inputs.length != g.inputs().size()) {
-            throw new KilnException("graph '" + g.name() + "' takes " + g.inputs().size() + " input(s) "
-                    + g.inputs() + ", got " + inputs.length);
+            throw new KilnException("graph '" + g.name() + "' takes "
+                    + g.inputs().size() + " input(s) " + g.inputs() + ", got " + inputs.length);
         }
         for (int i = 0; i < inputs.length; i++) {
             Value v = g.inputs().get(i);
             NDArray a = inputs[i];
-            if (a == null) throw new KilnException("graph '" + g.name() + "': input " + i + " '" + v.name() + "' is null");
+            if (a == null)
+                throw new KilnException("graph '" + g.name() + "': input " + i + " '" + v.name() + "' is null");
             if (a.dtype() != v.dtype() || !Arrays.equals(a.shape(), v.dims())) {
-                throw new KilnException("graph '" + g.name() + "': input " + i + " '" + v.name() + "' must be " + v.dtype()
-                        + " " + v.shape() + ", got " + a);
+                throw new KilnException("graph '" + g.name() + "': input " + i + " '" + v.name() + "' must be "
+                        + v.dtype() + " " + v.shape() + ", got " + a);
             }
         }
     }

@@ -15,12 +15,15 @@ public record Value(String name, DType dtype, List<Long> shape) {
         if (name == null || name.isBlank()) throw new KilnException("a graph value needs a name");
         shape = List.copyOf(shape);
         for (int d = 0; d < shape.size(); d++) {
-            if (shape.get(d) < 1) throw new KilnException("value '" + name + "': axis " + d + " has extent " + shape.get(d));
+            if (shape.get(d) < 1)
+                throw new KilnException("value '" + name + "': axis " + d + " has extent " + shape.get(d));
         }
     }
 
     /** The shape as an array. */
-    public long[] dims() { return shape.stream().mapToLong(Long::longValue).toArray(); }
+    public long[] dims() {
+        return shape.stream().mapToLong(Long::longValue).toArray();
+    }
 
     /** The number of elements. */
     public long numElements() {
@@ -30,8 +33,12 @@ public record Value(String name, DType dtype, List<Long> shape) {
     }
 
     /** The size in bytes. */
-    public long bytes() { return numElements() * dtype.bytes(); }
+    public long bytes() {
+        return numElements() * dtype.bytes();
+    }
 
     @Override
-    public String toString() { return name + shape + ":" + dtype; }
+    public String toString() {
+        return name + shape + ":" + dtype;
+    }
 }

@@ -28,7 +28,14 @@ final class Access {
     private final boolean store;
     private final String function;
 
-    Access(Buffer buffer, long[] shape, long[] strides, int[] varSlot, LongNode[] index, boolean store, String function) {
+    Access(
+            Buffer buffer,
+            long[] shape,
+            long[] strides,
+            int[] varSlot,
+            LongNode[] index,
+            boolean store,
+            String function) {
         this.rank = shape.length;
         this.varSlot = varSlot;
         this.index = index;
@@ -62,10 +69,13 @@ final class Access {
             case 0 -> 0;
             case 1 -> dim(f, ints, 0, s0, i0, n0) * t0;
             case 2 -> dim(f, ints, 0, s0, i0, n0) * t0 + dim(f, ints, 1, s1, i1, n1) * t1;
-            case 3 -> dim(f, ints, 0, s0, i0, n0) * t0 + dim(f, ints, 1, s1, i1, n1) * t1
-                    + dim(f, ints, 2, s2, i2, n2) * t2;
-            case 4 -> dim(f, ints, 0, s0, i0, n0) * t0 + dim(f, ints, 1, s1, i1, n1) * t1
-                    + dim(f, ints, 2, s2, i2, n2) * t2 + dim(f, ints, 3, s3, i3, n3) * t3;
+            case 3 ->
+                dim(f, ints, 0, s0, i0, n0) * t0 + dim(f, ints, 1, s1, i1, n1) * t1 + dim(f, ints, 2, s2, i2, n2) * t2;
+            case 4 ->
+                dim(f, ints, 0, s0, i0, n0) * t0
+                        + dim(f, ints, 1, s1, i1, n1) * t1
+                        + dim(f, ints, 2, s2, i2, n2) * t2
+                        + dim(f, ints, 3, s3, i3, n3) * t3;
             default -> offsetAnyRank(f, ints);
         };
     }
@@ -77,8 +87,10 @@ final class Access {
     }
 
     private long offsetAnyRank(Frame f, long[] ints) {
-        long off = dim(f, ints, 0, s0, i0, n0) * t0 + dim(f, ints, 1, s1, i1, n1) * t1
-                + dim(f, ints, 2, s2, i2, n2) * t2 + dim(f, ints, 3, s3, i3, n3) * t3;
+        long off = dim(f, ints, 0, s0, i0, n0) * t0
+                + dim(f, ints, 1, s1, i1, n1) * t1
+                + dim(f, ints, 2, s2, i2, n2) * t2
+                + dim(f, ints, 3, s3, i3, n3) * t3;
         for (int d = UNROLLED; d < rank; d++) off += dim(f, ints, d, varSlot[d], index[d], shape[d]) * strides[d];
         return off;
     }

@@ -24,25 +24,35 @@ final class CastNodes {
         }
 
         @Override
-        long eval(Frame f) { return IntNodes.wrap(a.eval(f), sh, uns); }
+        long eval(Frame f) {
+            return IntNodes.wrap(a.eval(f), sh, uns);
+        }
     }
 
     static final class LongToBool extends LongNode {
         final LongNode a;
 
-        LongToBool(LongNode a) { this.a = a; }
+        LongToBool(LongNode a) {
+            this.a = a;
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) != 0 ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) != 0 ? 1 : 0;
+        }
     }
 
     static final class DoubleToBool extends LongNode {
         final DoubleNode a;
 
-        DoubleToBool(DoubleNode a) { this.a = a; }
+        DoubleToBool(DoubleNode a) {
+            this.a = a;
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) != 0 ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) != 0 ? 1 : 0;
+        }
     }
 
     /** Float to integer: truncate toward zero, saturate at [min, max], NaN gives 0. */
@@ -96,6 +106,8 @@ final class CastNodes {
         }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, a.eval(f)); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, a.eval(f));
+        }
     }
 }

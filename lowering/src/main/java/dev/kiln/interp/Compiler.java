@@ -23,11 +23,11 @@ import dev.kiln.ir.Var;
 import dev.kiln.runtime.Numerics;
 import dev.kiln.tir.Allocate;
 import dev.kiln.tir.Barrier;
-import dev.kiln.tir.Pragma;
 import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
+import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
@@ -52,7 +52,9 @@ final class Compiler {
     private int bufs;
     private int scratch;
 
-    private Compiler(String fn) { this.fn = fn; }
+    private Compiler(String fn) {
+        this.fn = fn;
+    }
 
     static Program compile(PrimFunc f) {
         Compiler c = new Compiler(f.name());
@@ -84,8 +86,8 @@ final class Compiler {
             case Store st -> store(st);
             case Allocate a -> {
                 Buffer b = a.buffer();
-                long bytes = Math.multiplyExact(span(constShape(b, "allocated"), constStrides(b, "allocated")),
-                        (long) b.dtype().bytes());
+                long bytes = Math.multiplyExact(span(constShape(b, "allocated"), constStrides(b, "allocated")), (long)
+                        b.dtype().bytes());
                 int slot = bufs++;
                 Integer prev = bufSlots.put(b.base(), slot);
                 ExecNode body = stmt(a.body());
@@ -99,8 +101,8 @@ final class Compiler {
                 for (int i = 0; i < out.length; i++) out[i] = stmt(q.stmts().get(i));
                 yield new StmtNodes.Seq(out);
             }
-            case IfThenElse i -> new StmtNodes.If(lng(i.cond()), stmt(i.then()),
-                    i.otherwise() == null ? null : stmt(i.otherwise()));
+            case IfThenElse i ->
+                new StmtNodes.If(lng(i.cond()), stmt(i.then()), i.otherwise() == null ? null : stmt(i.otherwise()));
             case Let l -> {
                 boolean isFloat = l.var().dtype().isFloat();
                 LongNode lv = isFloat ? null : lng(l.value());
@@ -111,8 +113,10 @@ final class Compiler {
                 restore(varSlots, l.var(), prev);
                 yield isFloat ? new StmtNodes.LetDouble(slot, dv, body) : new StmtNodes.LetLong(slot, lv, body);
             }
-            case Evaluate e -> e.value().dtype().isFloat() ? new StmtNodes.EvalDouble(dbl(e.value()))
-                    : new StmtNodes.EvalLong(lng(e.value()));
+            case Evaluate e ->
+                e.value().dtype().isFloat()
+                        ? new StmtNodes.EvalDouble(dbl(e.value()))
+                        : new StmtNodes.EvalLong(lng(e.value()));
             // Hints only; the unroll pass acts on them, the interpreter runs the body.
             case Pragma p -> stmt(p.body());
             // Thread-bound loops run one after another, so every barrier is already satisfied.
@@ -124,8 +128,12 @@ final class Compiler {
         Buffer b = st.buffer();
         int slot = bufSlot(b, "stored to");
         Access at = access(b, st.indices(), true);
-        if (b.dtype() == DType.FLOAT32 && st.value() instanceof Binary bin && bin.op() == dev.kiln.ir.BinaryOp.ADD
-                && bin.a() instanceof BufferLoad l && l.buffer() == b && l.indices().equals(st.indices())) {
+        if (b.dtype() == DType.FLOAT32
+                && st.value() instanceof Binary bin
+                && bin.op() == dev.kiln.ir.BinaryOp.ADD
+                && bin.a() instanceof BufferLoad l
+                && l.buffer() == b
+                && l.indices().equals(st.indices())) {
             return new MemoryNodes.AddToF32(slot, at, dbl(bin.b()));
         }
         return switch (b.dtype()) {
@@ -158,7 +166,8 @@ final class Compiler {
             case Cast c -> castToLong(c);
             case Call c -> {
                 if (c.fn() != Intrinsic.ABS) throw unexpected(c);
-                yield new IntNodes.Abs(lng(c.args().get(0)), shift(c.dtype()), c.dtype().isUnsigned());
+                yield new IntNodes.Abs(
+                        lng(c.args().get(0)), shift(c.dtype()), c.dtype().isUnsigned());
             }
             case BufferLoad l -> intLoad(l);
             case TensorRead r -> throw notLowered(r);
@@ -248,9 +257,10 @@ final class Compiler {
             case Var v -> new LeafNodes.VarDouble(slotOf(v));
             case Binary b -> floatBinary(b);
             case Select s -> new LogicNodes.SelectDouble(lng(s.cond()), dbl(s.t()), dbl(s.f()));
-            case Cast c -> c.value().dtype().isFloat()
-                    ? new CastNodes.Round(dbl(c.value()), FloatNodes.mode(c.dtype()))
-                    : new CastNodes.LongToDouble(lng(c.value()), c.dtype());
+            case Cast c ->
+                c.value().dtype().isFloat()
+                        ? new CastNodes.Round(dbl(c.value()), FloatNodes.mode(c.dtype()))
+                        : new CastNodes.LongToDouble(lng(c.value()), c.dtype());
             case Call c -> intrinsic(c);
             case BufferLoad l -> floatLoad(l);
             case TensorRead r -> throw notLowered(r);
@@ -356,8 +366,9 @@ final class Compiler {
         try {
             return b.constShape();
         } catch (KilnException e) {
-            throw new KilnException("function '" + fn + "': " + role + " " + e.getMessage()
-                    + "; the interpreter needs constant shapes", e);
+            throw new KilnException(
+                    "function '" + fn + "': " + role + " " + e.getMessage() + "; the interpreter needs constant shapes",
+                    e);
         }
     }
 
@@ -371,8 +382,10 @@ final class Compiler {
             }
             return st;
         } catch (KilnException e) {
-            throw new KilnException("function '" + fn + "': " + role + " " + e.getMessage()
-                    + "; the interpreter needs constant non-negative strides", e);
+            throw new KilnException(
+                    "function '" + fn + "': " + role + " " + e.getMessage()
+                            + "; the interpreter needs constant non-negative strides",
+                    e);
         }
     }
 
@@ -393,13 +406,14 @@ final class Compiler {
     }
 
     private KilnException notLowered(Expr e) {
-        String what = e instanceof TensorRead r ? "tensor read of '" + r.tensor().name() + "'" : "reduction";
+        String what =
+                e instanceof TensorRead r ? "tensor read of '" + r.tensor().name() + "'" : "reduction";
         return new KilnException("function '" + fn + "' still contains a " + what + ": " + ExprPrinter.print(e)
                 + "; the interpreter runs lowered loop IR only (lower the computation first, e.g. with LowerDefault)");
     }
 
     private KilnException unexpected(Expr e) {
-        return new KilnException("function '" + fn + "': unexpected " + e.getClass().getSimpleName() + " of type "
-                + e.dtype() + " here: " + ExprPrinter.print(e));
+        return new KilnException("function '" + fn + "': unexpected "
+                + e.getClass().getSimpleName() + " of type " + e.dtype() + " here: " + ExprPrinter.print(e));
     }
 }

@@ -47,74 +47,114 @@ final class FloatNodes {
     }
 
     static final class Add extends Bin {
-        Add(DoubleNode a, DoubleNode b, int mode) { super(a, b, mode); }
+        Add(DoubleNode a, DoubleNode b, int mode) {
+            super(a, b, mode);
+        }
 
         @Override
-        double eval(Frame f) { return round(mode, a.eval(f) + b.eval(f)); }
+        double eval(Frame f) {
+            return round(mode, a.eval(f) + b.eval(f));
+        }
     }
 
     static final class Sub extends Bin {
-        Sub(DoubleNode a, DoubleNode b, int mode) { super(a, b, mode); }
+        Sub(DoubleNode a, DoubleNode b, int mode) {
+            super(a, b, mode);
+        }
 
         @Override
-        double eval(Frame f) { return round(mode, a.eval(f) - b.eval(f)); }
+        double eval(Frame f) {
+            return round(mode, a.eval(f) - b.eval(f));
+        }
     }
 
     static final class Mul extends Bin {
-        Mul(DoubleNode a, DoubleNode b, int mode) { super(a, b, mode); }
+        Mul(DoubleNode a, DoubleNode b, int mode) {
+            super(a, b, mode);
+        }
 
         @Override
-        double eval(Frame f) { return round(mode, a.eval(f) * b.eval(f)); }
+        double eval(Frame f) {
+            return round(mode, a.eval(f) * b.eval(f));
+        }
     }
 
     static final class Div extends Bin {
-        Div(DoubleNode a, DoubleNode b, int mode) { super(a, b, mode); }
+        Div(DoubleNode a, DoubleNode b, int mode) {
+            super(a, b, mode);
+        }
 
         @Override
-        double eval(Frame f) { return round(mode, a.eval(f) / b.eval(f)); }
+        double eval(Frame f) {
+            return round(mode, a.eval(f) / b.eval(f));
+        }
     }
 
     static final class AddF32 extends Bin {
-        AddF32(DoubleNode a, DoubleNode b) { super(a, b, F32); }
+        AddF32(DoubleNode a, DoubleNode b) {
+            super(a, b, F32);
+        }
 
         @Override
-        double eval(Frame f) { return (float) a.eval(f) + (float) b.eval(f); }
+        double eval(Frame f) {
+            return (float) a.eval(f) + (float) b.eval(f);
+        }
     }
 
     static final class SubF32 extends Bin {
-        SubF32(DoubleNode a, DoubleNode b) { super(a, b, F32); }
+        SubF32(DoubleNode a, DoubleNode b) {
+            super(a, b, F32);
+        }
 
         @Override
-        double eval(Frame f) { return (float) a.eval(f) - (float) b.eval(f); }
+        double eval(Frame f) {
+            return (float) a.eval(f) - (float) b.eval(f);
+        }
     }
 
     static final class MulF32 extends Bin {
-        MulF32(DoubleNode a, DoubleNode b) { super(a, b, F32); }
+        MulF32(DoubleNode a, DoubleNode b) {
+            super(a, b, F32);
+        }
 
         @Override
-        double eval(Frame f) { return (float) a.eval(f) * (float) b.eval(f); }
+        double eval(Frame f) {
+            return (float) a.eval(f) * (float) b.eval(f);
+        }
     }
 
     static final class DivF32 extends Bin {
-        DivF32(DoubleNode a, DoubleNode b) { super(a, b, F32); }
+        DivF32(DoubleNode a, DoubleNode b) {
+            super(a, b, F32);
+        }
 
         @Override
-        double eval(Frame f) { return (float) a.eval(f) / (float) b.eval(f); }
+        double eval(Frame f) {
+            return (float) a.eval(f) / (float) b.eval(f);
+        }
     }
 
     /** Smaller operand; NaN if either is NaN; -0 is below +0 (Java's Math.min). */
     static final class Min extends Bin {
-        Min(DoubleNode a, DoubleNode b) { super(a, b, F64); }
+        Min(DoubleNode a, DoubleNode b) {
+            super(a, b, F64);
+        }
 
         @Override
-        double eval(Frame f) { return Math.min(a.eval(f), b.eval(f)); }
+        double eval(Frame f) {
+            return Math.min(a.eval(f), b.eval(f));
+        }
     }
 
     /** Larger operand; NaN if either is NaN; +0 is above -0 (Java's Math.max). */
     static final class Max extends Bin {
-        Max(DoubleNode a, DoubleNode b) { super(a, b, F64); }
+        Max(DoubleNode a, DoubleNode b) {
+            super(a, b, F64);
+        }
 
         @Override
-        double eval(Frame f) { return Math.max(a.eval(f), b.eval(f)); }
+        double eval(Frame f) {
+            return Math.max(a.eval(f), b.eval(f));
+        }
     }
 }

@@ -31,38 +31,58 @@ final class IntNodes {
     }
 
     static final class Add extends Bin {
-        Add(LongNode a, LongNode b, int sh, boolean uns) { super(a, b, sh, uns); }
+        Add(LongNode a, LongNode b, int sh, boolean uns) {
+            super(a, b, sh, uns);
+        }
 
         @Override
-        long eval(Frame f) { return wrap(a.eval(f) + b.eval(f), sh, uns); }
+        long eval(Frame f) {
+            return wrap(a.eval(f) + b.eval(f), sh, uns);
+        }
     }
 
     static final class Sub extends Bin {
-        Sub(LongNode a, LongNode b, int sh, boolean uns) { super(a, b, sh, uns); }
+        Sub(LongNode a, LongNode b, int sh, boolean uns) {
+            super(a, b, sh, uns);
+        }
 
         @Override
-        long eval(Frame f) { return wrap(a.eval(f) - b.eval(f), sh, uns); }
+        long eval(Frame f) {
+            return wrap(a.eval(f) - b.eval(f), sh, uns);
+        }
     }
 
     static final class Mul extends Bin {
-        Mul(LongNode a, LongNode b, int sh, boolean uns) { super(a, b, sh, uns); }
+        Mul(LongNode a, LongNode b, int sh, boolean uns) {
+            super(a, b, sh, uns);
+        }
 
         @Override
-        long eval(Frame f) { return wrap(a.eval(f) * b.eval(f), sh, uns); }
+        long eval(Frame f) {
+            return wrap(a.eval(f) * b.eval(f), sh, uns);
+        }
     }
 
     static final class Min extends Bin {
-        Min(LongNode a, LongNode b) { super(a, b, 0, false); }
+        Min(LongNode a, LongNode b) {
+            super(a, b, 0, false);
+        }
 
         @Override
-        long eval(Frame f) { return Math.min(a.eval(f), b.eval(f)); }
+        long eval(Frame f) {
+            return Math.min(a.eval(f), b.eval(f));
+        }
     }
 
     static final class Max extends Bin {
-        Max(LongNode a, LongNode b) { super(a, b, 0, false); }
+        Max(LongNode a, LongNode b) {
+            super(a, b, 0, false);
+        }
 
         @Override
-        long eval(Frame f) { return Math.max(a.eval(f), b.eval(f)); }
+        long eval(Frame f) {
+            return Math.max(a.eval(f), b.eval(f));
+        }
     }
 
     /** A division or remainder; a zero divisor throws naming the expression and the function. */
@@ -77,13 +97,15 @@ final class IntNodes {
         }
 
         final KilnException byZero(long dividend) {
-            return new KilnException("integer division by zero in " + ExprPrinter.print(expr) + " (dividend "
-                    + dividend + ") in function '" + function + "'");
+            return new KilnException("integer division by zero in " + ExprPrinter.print(expr) + " (dividend " + dividend
+                    + ") in function '" + function + "'");
         }
     }
 
     static final class FloorDiv extends Div {
-        FloorDiv(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) { super(a, b, sh, uns, e, fn); }
+        FloorDiv(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) {
+            super(a, b, sh, uns, e, fn);
+        }
 
         @Override
         long eval(Frame f) {
@@ -95,7 +117,9 @@ final class IntNodes {
     }
 
     static final class FloorMod extends Div {
-        FloorMod(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) { super(a, b, sh, uns, e, fn); }
+        FloorMod(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) {
+            super(a, b, sh, uns, e, fn);
+        }
 
         @Override
         long eval(Frame f) {
@@ -107,7 +131,9 @@ final class IntNodes {
     }
 
     static final class TruncDiv extends Div {
-        TruncDiv(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) { super(a, b, sh, uns, e, fn); }
+        TruncDiv(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) {
+            super(a, b, sh, uns, e, fn);
+        }
 
         @Override
         long eval(Frame f) {
@@ -119,7 +145,9 @@ final class IntNodes {
     }
 
     static final class TruncMod extends Div {
-        TruncMod(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) { super(a, b, sh, uns, e, fn); }
+        TruncMod(LongNode a, LongNode b, int sh, boolean uns, Binary e, String fn) {
+            super(a, b, sh, uns, e, fn);
+        }
 
         @Override
         long eval(Frame f) {
@@ -143,6 +171,8 @@ final class IntNodes {
         }
 
         @Override
-        long eval(Frame f) { return wrap(Math.abs(a.eval(f)), sh, uns); }
+        long eval(Frame f) {
+            return wrap(Math.abs(a.eval(f)), sh, uns);
+        }
     }
 }

@@ -22,49 +22,75 @@ final class IntrinsicNodes {
     }
 
     static final class Exp extends Unary {
-        Exp(DoubleNode a, int mode) { super(a, mode); }
+        Exp(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, Math.exp(a.eval(f))); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, Math.exp(a.eval(f)));
+        }
     }
 
     static final class Log extends Unary {
-        Log(DoubleNode a, int mode) { super(a, mode); }
+        Log(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, Math.log(a.eval(f))); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, Math.log(a.eval(f)));
+        }
     }
 
     static final class Sqrt extends Unary {
-        Sqrt(DoubleNode a, int mode) { super(a, mode); }
+        Sqrt(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, Math.sqrt(a.eval(f))); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, Math.sqrt(a.eval(f)));
+        }
     }
 
     static final class Rsqrt extends Unary {
-        Rsqrt(DoubleNode a, int mode) { super(a, mode); }
+        Rsqrt(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, 1.0 / Math.sqrt(a.eval(f))); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, 1.0 / Math.sqrt(a.eval(f)));
+        }
     }
 
     static final class Tanh extends Unary {
-        Tanh(DoubleNode a, int mode) { super(a, mode); }
+        Tanh(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, Math.tanh(a.eval(f))); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, Math.tanh(a.eval(f)));
+        }
     }
 
     static final class Sigmoid extends Unary {
-        Sigmoid(DoubleNode a, int mode) { super(a, mode); }
+        Sigmoid(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, 1.0 / (1.0 + Math.exp(-a.eval(f)))); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, 1.0 / (1.0 + Math.exp(-a.eval(f))));
+        }
     }
 
     static final class ErfNode extends Unary {
-        ErfNode(DoubleNode a, int mode) { super(a, mode); }
+        ErfNode(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
         double eval(Frame f) {
@@ -74,32 +100,48 @@ final class IntrinsicNodes {
     }
 
     static final class Abs extends Unary {
-        Abs(DoubleNode a, int mode) { super(a, mode); }
+        Abs(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return Math.abs(a.eval(f)); }
+        double eval(Frame f) {
+            return Math.abs(a.eval(f));
+        }
     }
 
     static final class Floor extends Unary {
-        Floor(DoubleNode a, int mode) { super(a, mode); }
+        Floor(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return Math.floor(a.eval(f)); }
+        double eval(Frame f) {
+            return Math.floor(a.eval(f));
+        }
     }
 
     static final class Ceil extends Unary {
-        Ceil(DoubleNode a, int mode) { super(a, mode); }
+        Ceil(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return Math.ceil(a.eval(f)); }
+        double eval(Frame f) {
+            return Math.ceil(a.eval(f));
+        }
     }
 
     /** Round half to even. */
     static final class Round extends Unary {
-        Round(DoubleNode a, int mode) { super(a, mode); }
+        Round(DoubleNode a, int mode) {
+            super(a, mode);
+        }
 
         @Override
-        double eval(Frame f) { return Math.rint(a.eval(f)); }
+        double eval(Frame f) {
+            return Math.rint(a.eval(f));
+        }
     }
 
     static final class Pow extends DoubleNode {
@@ -114,7 +156,9 @@ final class IntrinsicNodes {
         }
 
         @Override
-        double eval(Frame f) { return FloatNodes.round(mode, Math.pow(a.eval(f), b.eval(f))); }
+        double eval(Frame f) {
+            return FloatNodes.round(mode, Math.pow(a.eval(f), b.eval(f)));
+        }
     }
 
     static final class Fma extends DoubleNode {

@@ -7,39 +7,55 @@ final class LeafNodes {
     static final class ConstLong extends LongNode {
         final long value;
 
-        ConstLong(long value) { this.value = value; }
+        ConstLong(long value) {
+            this.value = value;
+        }
 
         @Override
-        long eval(Frame f) { return value; }
+        long eval(Frame f) {
+            return value;
+        }
     }
 
     static final class ConstDouble extends DoubleNode {
         final double value;
 
-        ConstDouble(double value) { this.value = value; }
+        ConstDouble(double value) {
+            this.value = value;
+        }
 
         @Override
-        double eval(Frame f) { return value; }
+        double eval(Frame f) {
+            return value;
+        }
     }
 
     /** An integer or bool variable in slot {@code slot} of {@link Frame#ints}. */
     static final class VarLong extends LongNode {
         final int slot;
 
-        VarLong(int slot) { this.slot = slot; }
+        VarLong(int slot) {
+            this.slot = slot;
+        }
 
         @Override
-        long eval(Frame f) { return f.ints[slot]; }
+        long eval(Frame f) {
+            return f.ints[slot];
+        }
     }
 
     /** A floating variable in slot {@code slot} of {@link Frame#floats}. */
     static final class VarDouble extends DoubleNode {
         final int slot;
 
-        VarDouble(int slot) { this.slot = slot; }
+        VarDouble(int slot) {
+            this.slot = slot;
+        }
 
         @Override
-        double eval(Frame f) { return f.floats[slot]; }
+        double eval(Frame f) {
+            return f.floats[slot];
+        }
     }
 
     /**
@@ -88,6 +104,8 @@ final class LeafNodes {
         }
 
         @Override
-        long eval(Frame f) { return IntNodes.wrap(constant + coeff * f.ints[slot], sh, uns); }
+        long eval(Frame f) {
+            return IntNodes.wrap(constant + coeff * f.ints[slot], sh, uns);
+        }
     }
 }

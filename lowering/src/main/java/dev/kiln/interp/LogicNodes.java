@@ -19,45 +19,69 @@ final class LogicNodes {
     }
 
     static final class EqL extends CmpLong {
-        EqL(LongNode a, LongNode b) { super(a, b); }
+        EqL(LongNode a, LongNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) == b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) == b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class NeL extends CmpLong {
-        NeL(LongNode a, LongNode b) { super(a, b); }
+        NeL(LongNode a, LongNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) != b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) != b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class LtL extends CmpLong {
-        LtL(LongNode a, LongNode b) { super(a, b); }
+        LtL(LongNode a, LongNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) < b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) < b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class LeL extends CmpLong {
-        LeL(LongNode a, LongNode b) { super(a, b); }
+        LeL(LongNode a, LongNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) <= b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) <= b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class GtL extends CmpLong {
-        GtL(LongNode a, LongNode b) { super(a, b); }
+        GtL(LongNode a, LongNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) > b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) > b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class GeL extends CmpLong {
-        GeL(LongNode a, LongNode b) { super(a, b); }
+        GeL(LongNode a, LongNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) >= b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) >= b.eval(f) ? 1 : 0;
+        }
     }
 
     abstract static class CmpDouble extends LongNode {
@@ -71,45 +95,69 @@ final class LogicNodes {
     }
 
     static final class EqD extends CmpDouble {
-        EqD(DoubleNode a, DoubleNode b) { super(a, b); }
+        EqD(DoubleNode a, DoubleNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) == b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) == b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class NeD extends CmpDouble {
-        NeD(DoubleNode a, DoubleNode b) { super(a, b); }
+        NeD(DoubleNode a, DoubleNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) != b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) != b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class LtD extends CmpDouble {
-        LtD(DoubleNode a, DoubleNode b) { super(a, b); }
+        LtD(DoubleNode a, DoubleNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) < b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) < b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class LeD extends CmpDouble {
-        LeD(DoubleNode a, DoubleNode b) { super(a, b); }
+        LeD(DoubleNode a, DoubleNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) <= b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) <= b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class GtD extends CmpDouble {
-        GtD(DoubleNode a, DoubleNode b) { super(a, b); }
+        GtD(DoubleNode a, DoubleNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) > b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) > b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class GeD extends CmpDouble {
-        GeD(DoubleNode a, DoubleNode b) { super(a, b); }
+        GeD(DoubleNode a, DoubleNode b) {
+            super(a, b);
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) >= b.eval(f) ? 1 : 0; }
+        long eval(Frame f) {
+            return a.eval(f) >= b.eval(f) ? 1 : 0;
+        }
     }
 
     static final class And extends LongNode {
@@ -122,7 +170,9 @@ final class LogicNodes {
         }
 
         @Override
-        long eval(Frame f) { return a.eval(f) != 0 ? b.eval(f) : 0; }
+        long eval(Frame f) {
+            return a.eval(f) != 0 ? b.eval(f) : 0;
+        }
     }
 
     static final class Or extends LongNode {
@@ -135,16 +185,22 @@ final class LogicNodes {
         }
 
         @Override
-        long eval(Frame f) { return a.eval(f) != 0 ? 1 : b.eval(f); }
+        long eval(Frame f) {
+            return a.eval(f) != 0 ? 1 : b.eval(f);
+        }
     }
 
     static final class Not extends LongNode {
         final LongNode a;
 
-        Not(LongNode a) { this.a = a; }
+        Not(LongNode a) {
+            this.a = a;
+        }
 
         @Override
-        long eval(Frame f) { return a.eval(f) != 0 ? 0 : 1; }
+        long eval(Frame f) {
+            return a.eval(f) != 0 ? 0 : 1;
+        }
     }
 
     static final class SelectLong extends LongNode {
@@ -159,7 +215,9 @@ final class LogicNodes {
         }
 
         @Override
-        long eval(Frame f) { return cond.eval(f) != 0 ? t.eval(f) : e.eval(f); }
+        long eval(Frame f) {
+            return cond.eval(f) != 0 ? t.eval(f) : e.eval(f);
+        }
     }
 
     static final class SelectDouble extends DoubleNode {
@@ -174,6 +232,8 @@ final class LogicNodes {
         }
 
         @Override
-        double eval(Frame f) { return cond.eval(f) != 0 ? t.eval(f) : e.eval(f); }
+        double eval(Frame f) {
+            return cond.eval(f) != 0 ? t.eval(f) : e.eval(f);
+        }
     }
 }

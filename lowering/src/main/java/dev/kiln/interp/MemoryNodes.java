@@ -31,7 +31,9 @@ final class MemoryNodes {
         }
 
         @Override
-        double eval(Frame f) { return f.bufs[buf].get(F32, at.offset(f) << 2); }
+        double eval(Frame f) {
+            return f.bufs[buf].get(F32, at.offset(f) << 2);
+        }
     }
 
     static final class LoadF64 extends DoubleNode {
@@ -44,7 +46,9 @@ final class MemoryNodes {
         }
 
         @Override
-        double eval(Frame f) { return f.bufs[buf].get(F64, at.offset(f) << 3); }
+        double eval(Frame f) {
+            return f.bufs[buf].get(F64, at.offset(f) << 3);
+        }
     }
 
     static final class LoadF16 extends DoubleNode {
@@ -57,7 +61,9 @@ final class MemoryNodes {
         }
 
         @Override
-        double eval(Frame f) { return Numerics.fromFloat16Bits(f.bufs[buf].get(I16, at.offset(f) << 1)); }
+        double eval(Frame f) {
+            return Numerics.fromFloat16Bits(f.bufs[buf].get(I16, at.offset(f) << 1));
+        }
     }
 
     static final class LoadBF16 extends DoubleNode {
@@ -70,7 +76,9 @@ final class MemoryNodes {
         }
 
         @Override
-        double eval(Frame f) { return Numerics.fromBFloat16Bits(f.bufs[buf].get(I16, at.offset(f) << 1)); }
+        double eval(Frame f) {
+            return Numerics.fromBFloat16Bits(f.bufs[buf].get(I16, at.offset(f) << 1));
+        }
     }
 
     static final class LoadI8 extends LongNode {
@@ -83,7 +91,9 @@ final class MemoryNodes {
         }
 
         @Override
-        long eval(Frame f) { return f.bufs[buf].get(I8, at.offset(f)); }
+        long eval(Frame f) {
+            return f.bufs[buf].get(I8, at.offset(f));
+        }
     }
 
     static final class LoadU8 extends LongNode {
@@ -96,7 +106,9 @@ final class MemoryNodes {
         }
 
         @Override
-        long eval(Frame f) { return f.bufs[buf].get(I8, at.offset(f)) & 0xFF; }
+        long eval(Frame f) {
+            return f.bufs[buf].get(I8, at.offset(f)) & 0xFF;
+        }
     }
 
     static final class LoadBool extends LongNode {
@@ -109,7 +121,9 @@ final class MemoryNodes {
         }
 
         @Override
-        long eval(Frame f) { return f.bufs[buf].get(I8, at.offset(f)) != 0 ? 1 : 0; }
+        long eval(Frame f) {
+            return f.bufs[buf].get(I8, at.offset(f)) != 0 ? 1 : 0;
+        }
     }
 
     static final class LoadI16 extends LongNode {
@@ -122,7 +136,9 @@ final class MemoryNodes {
         }
 
         @Override
-        long eval(Frame f) { return f.bufs[buf].get(I16, at.offset(f) << 1); }
+        long eval(Frame f) {
+            return f.bufs[buf].get(I16, at.offset(f) << 1);
+        }
     }
 
     static final class LoadI32 extends LongNode {
@@ -135,7 +151,9 @@ final class MemoryNodes {
         }
 
         @Override
-        long eval(Frame f) { return f.bufs[buf].get(I32, at.offset(f) << 2); }
+        long eval(Frame f) {
+            return f.bufs[buf].get(I32, at.offset(f) << 2);
+        }
     }
 
     static final class LoadI64 extends LongNode {
@@ -148,7 +166,9 @@ final class MemoryNodes {
         }
 
         @Override
-        long eval(Frame f) { return f.bufs[buf].get(I64, at.offset(f) << 3); }
+        long eval(Frame f) {
+            return f.bufs[buf].get(I64, at.offset(f) << 3);
+        }
     }
 
     // ---- stores ---------------------------------------------------------------------------------

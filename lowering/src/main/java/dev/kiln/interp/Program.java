@@ -23,8 +23,15 @@ public final class Program {
     private final List<long[]> shapes;
     private final List<long[]> strides;
 
-    Program(PrimFunc function, ExecNode body, int ints, int floats, int bufs, int scratch,
-            List<long[]> shapes, List<long[]> strides) {
+    Program(
+            PrimFunc function,
+            ExecNode body,
+            int ints,
+            int floats,
+            int bufs,
+            int scratch,
+            List<long[]> shapes,
+            List<long[]> strides) {
         this.function = function;
         this.body = body;
         this.ints = ints;
@@ -36,7 +43,9 @@ public final class Program {
     }
 
     /** The function this program runs. */
-    public PrimFunc function() { return function; }
+    public PrimFunc function() {
+        return function;
+    }
 
     /**
      * Runs the function on {@code args} (one per parameter, inputs then outputs). Every argument is
@@ -67,7 +76,8 @@ public final class Program {
             String where = "function '" + function.name() + "', parameter " + i + " '" + p.name() + "': ";
             if (a == null) throw new KilnException(where + "expected " + describe(p, i) + " but got null");
             if (a.dtype() != p.dtype()) {
-                throw new KilnException(where + "expected dtype " + p.dtype() + " but got " + a.dtype() + " (" + a + ")");
+                throw new KilnException(
+                        where + "expected dtype " + p.dtype() + " but got " + a.dtype() + " (" + a + ")");
             }
             if (!Arrays.equals(a.shape(), shapes.get(i))) {
                 throw new KilnException(where + "expected shape " + Arrays.toString(shapes.get(i)) + " but got "
@@ -88,5 +98,7 @@ public final class Program {
     }
 
     @Override
-    public String toString() { return "Program(" + function.name() + ")"; }
+    public String toString() {
+        return "Program(" + function.name() + ")";
+    }
 }

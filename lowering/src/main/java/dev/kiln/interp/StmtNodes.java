@@ -40,7 +40,9 @@ final class StmtNodes {
     static final class Seq extends ExecNode {
         final ExecNode[] stmts;
 
-        Seq(ExecNode[] stmts) { this.stmts = stmts; }
+        Seq(ExecNode[] stmts) {
+            this.stmts = stmts;
+        }
 
         @Override
         void run(Frame f) {
@@ -130,18 +132,26 @@ final class StmtNodes {
     static final class EvalLong extends ExecNode {
         final LongNode value;
 
-        EvalLong(LongNode value) { this.value = value; }
+        EvalLong(LongNode value) {
+            this.value = value;
+        }
 
         @Override
-        void run(Frame f) { value.eval(f); }
+        void run(Frame f) {
+            value.eval(f);
+        }
     }
 
     static final class EvalDouble extends ExecNode {
         final DoubleNode value;
 
-        EvalDouble(DoubleNode value) { this.value = value; }
+        EvalDouble(DoubleNode value) {
+            this.value = value;
+        }
 
         @Override
-        void run(Frame f) { value.eval(f); }
+        void run(Frame f) {
+            value.eval(f);
+        }
     }
 }

@@ -53,8 +53,9 @@ public final class FlattenBuffers {
         public Stmt visit(Stmt s) {
             Stmt x = rewriteChildren(s);
             return switch (x) {
-                case Store st when !st.buffer().isView() ->
-                        new Store(view(st.buffer()), List.of(offset(st.buffer(), st.indices())), st.value());
+                case Store st
+                when !st.buffer().isView() ->
+                    new Store(view(st.buffer()), List.of(offset(st.buffer(), st.indices())), st.value());
                 case Allocate a when !a.buffer().isView() -> new Allocate(view(a.buffer()), a.body());
                 default -> x;
             };

@@ -79,7 +79,8 @@ public record GpuKernel(For root, Map<ThreadAxis, Long> extents) {
 
     /** Whether the kernel has any loop bound to threadIdx.x, .y or .z. */
     public boolean hasThreads() {
-        return extents.containsKey(ThreadAxis.THREAD_X) || extents.containsKey(ThreadAxis.THREAD_Y)
+        return extents.containsKey(ThreadAxis.THREAD_X)
+                || extents.containsKey(ThreadAxis.THREAD_Y)
                 || extents.containsKey(ThreadAxis.THREAD_Z);
     }
 
@@ -104,7 +105,9 @@ public record GpuKernel(For root, Map<ThreadAxis, Long> extents) {
 
     private static void extents(Stmt s, Map<ThreadAxis, Long> ext) {
         Stmts.forEachStmt(s, x -> {
-            if (x instanceof For f && f.kind() == ForKind.THREAD_BOUND && f.thread() != ThreadAxis.VTHREAD
+            if (x instanceof For f
+                    && f.kind() == ForKind.THREAD_BOUND
+                    && f.thread() != ThreadAxis.VTHREAD
                     && f.extent() instanceof IntImm c) {
                 ext.merge(f.thread(), c.value(), Math::max);
             }

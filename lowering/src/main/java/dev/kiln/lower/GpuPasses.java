@@ -24,7 +24,9 @@ public final class GpuPasses {
     /** The three GPU passes, in order. */
     public static List<Lowering.Pass> passes(GpuLimits limits) {
         return List.of(
-                new Lowering.Pass("verify-thread-bindings", f -> VerifyThreadBindings.apply(f, limits),
+                new Lowering.Pass(
+                        "verify-thread-bindings",
+                        f -> VerifyThreadBindings.apply(f, limits),
                         Set.of(VerifyWellFormed.Rule.THREAD_BINDINGS)),
                 new Lowering.Pass("plan-memory-scopes", f -> PlanMemoryScopes.apply(f, limits)),
                 new Lowering.Pass("inject-barriers", InjectBarriers::apply));

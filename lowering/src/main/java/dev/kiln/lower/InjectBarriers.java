@@ -69,7 +69,9 @@ public final class InjectBarriers {
             @Override
             public Stmt visit(Stmt x) {
                 return x instanceof For loop && loop.kind() == ForKind.THREAD_BOUND
-                        ? new Planner(f, GpuKernel.of(loop)).plan(loop, EnumSet.noneOf(ThreadAxis.class), null).stmt()
+                        ? new Planner(f, GpuKernel.of(loop))
+                                .plan(loop, EnumSet.noneOf(ThreadAxis.class), null)
+                                .stmt()
                         : rewriteChildren(x);
             }
         }.visit(s);
@@ -80,7 +82,9 @@ public final class InjectBarriers {
         final Set<Buffer> reads = Collections.newSetFromMap(new IdentityHashMap<>());
         final Set<Buffer> writes = Collections.newSetFromMap(new IdentityHashMap<>());
 
-        static Accesses none() { return new Accesses(); }
+        static Accesses none() {
+            return new Accesses();
+        }
 
         Accesses copy() {
             Accesses a = new Accesses();
@@ -105,7 +109,8 @@ public final class InjectBarriers {
 
         void read(Expr e) {
             Exprs.forEach(e, x -> {
-                if (x instanceof BufferLoad l && l.buffer().scope() == MemoryScope.SHARED) reads.add(l.buffer().base());
+                if (x instanceof BufferLoad l && l.buffer().scope() == MemoryScope.SHARED)
+                    reads.add(l.buffer().base());
             });
         }
     }
@@ -115,7 +120,9 @@ public final class InjectBarriers {
      * last ({@code tail}); without a barrier both are all of its accesses.
      */
     private record Summary(Stmt stmt, Accesses head, Accesses tail, boolean synced) {
-        static Summary atomic(Stmt s, Accesses all) { return new Summary(s, all, all, false); }
+        static Summary atomic(Stmt s, Accesses all) {
+            return new Summary(s, all, all, false);
+        }
     }
 
     private static final class Planner {
@@ -138,20 +145,35 @@ public final class InjectBarriers {
                 case Seq q -> planSeq(q, bound, noBarrier);
                 case Allocate a -> {
                     Summary b = plan(a.body(), bound, noBarrier);
-                    yield new Summary(b.stmt() == a.body() ? a : new Allocate(a.buffer(), b.stmt()), b.head(), b.tail(), b.synced());
+                    yield new Summary(
+                            b.stmt() == a.body() ? a : new Allocate(a.buffer(), b.stmt()),
+                            b.head(),
+                            b.tail(),
+                            b.synced());
                 }
                 case Pragma p -> {
                     Summary b = plan(p.body(), bound, noBarrier);
-                    yield new Summary(b.stmt() == p.body() ? p : new Pragma(p.key(), p.value(), b.stmt()), b.head(), b.tail(),
+                    yield new Summary(
+                            b.stmt() == p.body() ? p : new Pragma(p.key(), p.value(), b.stmt()),
+                            b.head(),
+                            b.tail(),
                             b.synced());
                 }
                 case Let l -> {
                     Accesses v = Accesses.none();
                     v.read(l.value());
-                    Summary b = plan(l.body(), bound, noBarrier != null || v.reads.isEmpty() ? noBarrier
-                            : "after a let that reads shared memory");
+                    Summary b = plan(
+                            l.body(),
+                            bound,
+                            noBarrier != null || v.reads.isEmpty()
+                                    ? noBarrier
+                                    : "after a let that reads shared memory");
                     if (!v.reads.isEmpty()) yield Summary.atomic(l, accesses(l));
-                    yield new Summary(b.stmt() == l.body() ? l : new Let(l.var(), l.value(), b.stmt()), b.head(), b.tail(), b.synced());
+                    yield new Summary(
+                            b.stmt() == l.body() ? l : new Let(l.var(), l.value(), b.stmt()),
+                            b.head(),
+                            b.tail(),
+                            b.synced());
                 }
                 case IfThenElse i -> {
                     String why = noBarrier != null ? noBarrier : "under the condition " + ExprPrinter.print(i.cond());
@@ -169,7 +191,12 @@ public final class InjectBarriers {
             String name = "loop '" + loop.var().name() + "'";
             switch (loop.kind()) {
                 case PARALLEL, VECTORIZED -> {
-                    return whole(loop, bound, noBarrier != null ? noBarrier : "inside " + loop.kind().displayName() + " " + name);
+                    return whole(
+                            loop,
+                            bound,
+                            noBarrier != null
+                                    ? noBarrier
+                                    : "inside " + loop.kind().displayName() + " " + name);
                 }
                 case THREAD_BOUND -> {
                     ThreadAxis axis = loop.thread();
@@ -181,16 +208,20 @@ public final class InjectBarriers {
                             return whole(loop, inner, "inside " + name + ", which binds " + axis.tag() + " again");
                         }
                         if (!(loop.extent() instanceof IntImm e) || e.value() < kernel.extent(axis)) {
-                            return whole(loop, inner, "inside " + name + ", which runs on part of the " + axis.tag() + " threads");
+                            return whole(
+                                    loop,
+                                    inner,
+                                    "inside " + name + ", which runs on part of the " + axis.tag() + " threads");
                         }
                         Summary b = plan(loop.body(), inner, null);
                         return new Summary(loop.withBody(b.stmt()), b.head(), b.tail(), b.synced());
                     }
                 }
-                case SERIAL, UNROLLED -> { }
+                case SERIAL, UNROLLED -> {}
             }
             boolean constant = loop.min() instanceof IntImm && loop.extent() instanceof IntImm;
-            if (!constant && noBarrier == null) return whole(loop, bound, "inside " + name + ", whose trip count is not a constant");
+            if (!constant && noBarrier == null)
+                return whole(loop, bound, "inside " + name + ", whose trip count is not a constant");
             Summary b = plan(loop.body(), bound, noBarrier);
             boolean repeats = !(loop.extent() instanceof IntImm e) || e.value() > 1;
             Accesses carried = b.synced() ? b.tail() : b.head();
@@ -239,7 +270,8 @@ public final class InjectBarriers {
         }
 
         private KilnException unplaceable(Buffer b, String where) {
-            return new KilnException("function '" + f.name() + "': in " + kernel.describe() + ", shared buffer '" + b.name()
+            return new KilnException("function '" + f.name() + "': in " + kernel.describe() + ", shared buffer '"
+                    + b.name()
                     + "' is written and read by different statements " + where + ", where not every thread of the block"
                     + " arrives, so no barrier can separate them; compute the shared stage outside that code");
         }
@@ -251,12 +283,15 @@ public final class InjectBarriers {
         new StmtVisitor() {
             @Override
             public void visit(Stmt x) {
-                if (x instanceof Store st && st.buffer().scope() == MemoryScope.SHARED) a.writes.add(st.buffer().base());
+                if (x instanceof Store st && st.buffer().scope() == MemoryScope.SHARED)
+                    a.writes.add(st.buffer().base());
                 visitChildren(x);
             }
 
             @Override
-            public void visitExpr(Expr e) { a.read(e); }
+            public void visitExpr(Expr e) {
+                a.read(e);
+            }
         }.visit(s);
         return a;
     }

@@ -77,7 +77,8 @@ public final class LegalizeVectorize {
     public record Demotion(String loop, long extent, ForKind to, String reason) {
         @Override
         public String toString() {
-            return "loop '" + loop + "' (extent " + (extent < 0 ? "?" : extent) + ") -> " + to.displayName() + ": " + reason;
+            return "loop '" + loop + "' (extent " + (extent < 0 ? "?" : extent) + ") -> " + to.displayName() + ": "
+                    + reason;
         }
     }
 
@@ -167,7 +168,10 @@ public final class LegalizeVectorize {
             case Store st -> {
                 Simplifier simp = new Simplifier();
                 if (f.min() instanceof dev.kiln.ir.IntImm m) {
-                    simp = simp.withRange(f.var(), IntRange.ofExtent(m.value(), PassSupport.constant(f.extent()).getAsLong()));
+                    simp = simp.withRange(
+                            f.var(),
+                            IntRange.ofExtent(
+                                    m.value(), PassSupport.constant(f.extent()).getAsLong()));
                 }
                 for (Expr idx : st.indices()) {
                     if (Exprs.uses(simp.simplify(Exprs.substitute(idx, lets)), f.var())) yield null;
@@ -187,9 +191,10 @@ public final class LegalizeVectorize {
                 }
                 yield null;
             }
-            case IfThenElse i -> capped
-                    ? "more than " + MAX_VERSIONS + " loop versions would be needed to hoist its conditions"
-                    : ifReason(i, f);
+            case IfThenElse i ->
+                capped
+                        ? "more than " + MAX_VERSIONS + " loop versions would be needed to hoist its conditions"
+                        : ifReason(i, f);
             case For x -> "it holds loop '" + x.var().name() + "'";
             case Allocate x -> "it allocates buffer '" + x.buffer().name() + "'";
             case Barrier x -> "it holds a barrier";
@@ -201,12 +206,15 @@ public final class LegalizeVectorize {
     private static String ifReason(IfThenElse i, For f) {
         Set<Var> inner = boundInside(f);
         boolean[] varies = {false};
-        Exprs.forEach(i.cond(), x -> { if (x instanceof Var v && inner.contains(v)) varies[0] = true; });
+        Exprs.forEach(i.cond(), x -> {
+            if (x instanceof Var v && inner.contains(v)) varies[0] = true;
+        });
         if (varies[0]) return "it holds an if whose condition " + i.cond() + " depends on the loop";
         Set<Buffer> written = written(f.body());
         String[] read = {null};
         Exprs.forEach(i.cond(), x -> {
-            if (x instanceof BufferLoad l && written.contains(l.buffer().base())) read[0] = l.buffer().base().name();
+            if (x instanceof BufferLoad l && written.contains(l.buffer().base()))
+                read[0] = l.buffer().base().name();
         });
         return "it holds an if whose condition " + i.cond() + " reads buffer '" + read[0] + "', which the loop writes";
     }
@@ -216,10 +224,12 @@ public final class LegalizeVectorize {
         Map<Buffer, Set<List<Expr>>> stores = new LinkedHashMap<>();
         Map<Buffer, Set<List<Expr>>> loads = new IdentityHashMap<>();
         Stmts.forEachStmt(f.body(), s -> {
-            if (s instanceof Store st) stores.computeIfAbsent(st.buffer().base(), b -> new HashSet<>()).add(st.indices());
+            if (s instanceof Store st)
+                stores.computeIfAbsent(st.buffer().base(), b -> new HashSet<>()).add(st.indices());
         });
         Stmts.forEachExprNode(f.body(), x -> {
-            if (x instanceof BufferLoad l) loads.computeIfAbsent(l.buffer().base(), b -> new HashSet<>()).add(l.indices());
+            if (x instanceof BufferLoad l)
+                loads.computeIfAbsent(l.buffer().base(), b -> new HashSet<>()).add(l.indices());
         });
         for (var e : stores.entrySet()) {
             Set<List<Expr>> read = loads.get(e.getKey());
@@ -258,7 +268,7 @@ public final class LegalizeVectorize {
             case IfThenElse i -> out.add(i);
             case Seq q -> q.stmts().forEach(c -> collectIfs(c, out));
             case Let l -> collectIfs(l.body(), out);
-            default -> { }
+            default -> {}
         }
     }
 
@@ -276,7 +286,9 @@ public final class LegalizeVectorize {
     /** The buffers (their base memory) a statement stores to. */
     private static Set<Buffer> written(Stmt s) {
         Set<Buffer> out = Collections.newSetFromMap(new IdentityHashMap<>());
-        Stmts.forEachStmt(s, x -> { if (x instanceof Store st) out.add(st.buffer().base()); });
+        Stmts.forEachStmt(s, x -> {
+            if (x instanceof Store st) out.add(st.buffer().base());
+        });
         return out;
     }
 
@@ -285,7 +297,8 @@ public final class LegalizeVectorize {
         boolean[] ok = {true};
         Exprs.forEach(c, x -> {
             if (x instanceof BufferLoad) ok[0] = false;
-            if (x instanceof dev.kiln.ir.Binary b && b.op().integerOnly()
+            if (x instanceof dev.kiln.ir.Binary b
+                    && b.op().integerOnly()
                     && !(b.b() instanceof dev.kiln.ir.IntImm k && k.value() != 0)) ok[0] = false;
         });
         return ok[0];
@@ -323,12 +336,13 @@ public final class LegalizeVectorize {
 
     /** {@code s} with every occurrence of {@code target} (by identity) replaced by {@code by}. */
     private static Stmt replace(Stmt s, IfThenElse target, Stmt by) {
-        return flatten(new StmtRewriter() {
-            @Override
-            public Stmt visit(Stmt x) {
-                return x == target ? by : rewriteChildren(x);
-            }
-        }.visit(s));
+        return flatten(
+                new StmtRewriter() {
+                    @Override
+                    public Stmt visit(Stmt x) {
+                        return x == target ? by : rewriteChildren(x);
+                    }
+                }.visit(s));
     }
 
     /** Re-flattens sequences after a replacement may have put an empty or nested one inside. */
@@ -338,7 +352,8 @@ public final class LegalizeVectorize {
             public Stmt visit(Stmt x) {
                 Stmt y = rewriteChildren(x);
                 if (y instanceof Seq q && q.stmts().stream().anyMatch(c -> c instanceof Seq)) {
-                    return Seq.of(q.stmts().stream().filter(c -> !Stmts.isEmpty(c)).toList());
+                    return Seq.of(
+                            q.stmts().stream().filter(c -> !Stmts.isEmpty(c)).toList());
                 }
                 if (y instanceof Let l && Stmts.isEmpty(l.body())) return l.body();
                 return y;

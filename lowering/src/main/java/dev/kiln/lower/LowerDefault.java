@@ -41,13 +41,15 @@ public final class LowerDefault {
         requireName(name);
         if (args == null) throw new KilnException("function '" + name + "': the argument list is null");
         for (int k = 0; k < args.size(); k++) {
-            if (args.get(k) == null) throw new KilnException("function '" + name + "': argument " + k + " of " + args.size() + " is null");
+            if (args.get(k) == null)
+                throw new KilnException("function '" + name + "': argument " + k + " of " + args.size() + " is null");
         }
         if (new LinkedHashSet<>(args).size() != args.size()) {
             throw new KilnException("function '" + name + "': a tensor is listed twice among the arguments " + args);
         }
         List<Tensor> outs = args.stream().filter(t -> !t.isPlaceholder()).toList();
-        if (outs.isEmpty()) throw new KilnException("function '" + name + "': no compute tensor among the arguments " + args);
+        if (outs.isEmpty())
+            throw new KilnException("function '" + name + "': no compute tensor among the arguments " + args);
         ComputeDAG dag = new ComputeDAG(outs);
         for (Tensor in : dag.inputs()) {
             if (!args.contains(in)) {

@@ -57,8 +57,8 @@ public final class Lowering {
     public record PassRun(String phase, String pass, PrimFunc func, boolean changed, long nanos) {
         /** The dump's header line: {@code // after simplify (canonicalize, 0.412 ms)}, {@code unchanged} when so. */
         public String header() {
-            return String.format(Locale.ROOT, "// after %s (%s, %.3f ms)%s", pass, phase, nanos / 1e6,
-                    changed ? "" : ": unchanged");
+            return String.format(
+                    Locale.ROOT, "// after %s (%s, %.3f ms)%s", pass, phase, nanos / 1e6, changed ? "" : ": unchanged");
         }
     }
 
@@ -77,22 +77,32 @@ public final class Lowering {
             this(dump, null, verifyByDefault());
         }
 
-        public static Options defaults() { return new Options(null, null, verifyByDefault()); }
+        public static Options defaults() {
+            return new Options(null, null, verifyByDefault());
+        }
 
         /**
          * Prints the program after every pass to standard error, with the pass's phase and time; unchanged ones are
          * marked, not printed.
          */
         public static Options dumpToStderr() {
-            return new Options(null, run -> System.err.println(run.header() + (run.changed() ? "\n" + run.func() : "")),
+            return new Options(
+                    null,
+                    run -> System.err.println(run.header() + (run.changed() ? "\n" + run.func() : "")),
                     verifyByDefault());
         }
 
-        public Options withVerify(boolean on) { return new Options(dump, listener, on); }
+        public Options withVerify(boolean on) {
+            return new Options(dump, listener, on);
+        }
 
-        public Options withListener(Consumer<PassRun> l) { return new Options(dump, l, verify); }
+        public Options withListener(Consumer<PassRun> l) {
+            return new Options(dump, l, verify);
+        }
 
-        static boolean verifyByDefault() { return Boolean.getBoolean("kiln.lowering.verify"); }
+        static boolean verifyByDefault() {
+            return Boolean.getBoolean("kiln.lowering.verify");
+        }
     }
 
     /**
@@ -141,16 +151,22 @@ public final class Lowering {
         List<Phase> out = new ArrayList<>();
         out.add(new Phase("canonicalize", List.of(simplify)));
         if (gpu != null) out.add(new Phase("gpu", GpuPasses.passes(gpu)));
-        out.add(new Phase("loops", List.of(
-                new Pass("unswitch-guards", UnswitchGuards::apply),
-                new Pass("partition-loops", PartitionLoops::apply),
-                simplify,
-                new Pass("legalize-vectorize", LegalizeVectorize::apply, Set.of(VerifyWellFormed.Rule.VECTOR_LANES)),
-                new Pass("unroll-loops", UnrollLoops::apply))));
+        out.add(new Phase(
+                "loops",
+                List.of(
+                        new Pass("unswitch-guards", UnswitchGuards::apply),
+                        new Pass("partition-loops", PartitionLoops::apply),
+                        simplify,
+                        new Pass(
+                                "legalize-vectorize",
+                                LegalizeVectorize::apply,
+                                Set.of(VerifyWellFormed.Rule.VECTOR_LANES)),
+                        new Pass("unroll-loops", UnrollLoops::apply))));
         out.add(new Phase("flatten", List.of(new Pass("flatten-buffers", FlattenBuffers::apply))));
         out.add(new Phase("cleanup", List.of(simplify, new Pass("remove-no-ops", RemoveNoOps::apply))));
         if (gpu != null) {
-            out.add(new Phase("gpu-check", List.of(new Pass("verify-gpu-program", f -> VerifyThreadBindings.apply(f, gpu)))));
+            out.add(new Phase(
+                    "gpu-check", List.of(new Pass("verify-gpu-program", f -> VerifyThreadBindings.apply(f, gpu)))));
         }
         return List.copyOf(out);
     }
@@ -165,7 +181,8 @@ public final class Lowering {
      * parameters are the DAG's inputs, then its outputs.
      */
     public static PrimFunc lower(String name, Schedule schedule) {
-        if (name == null || name.isEmpty()) throw new ScheduleException("lower: the function name is " + (name == null ? "null" : "empty"));
+        if (name == null || name.isEmpty())
+            throw new ScheduleException("lower: the function name is " + (name == null ? "null" : "empty"));
         return lower(name, schedule, Options.defaults());
     }
 

@@ -99,8 +99,11 @@ public final class PartitionLoops {
         } catch (ArithmeticException overflow) {
             return f.withBody(visit(f.body(), env));
         }
-        IntRange main = f.kind() == ForKind.THREAD_BOUND || ext.getAsLong() == 1
-                || Stmts.size(f.body(), MAX_BODY_STMTS) > MAX_BODY_STMTS ? null : provable(f, full, env);
+        IntRange main = f.kind() == ForKind.THREAD_BOUND
+                        || ext.getAsLong() == 1
+                        || Stmts.size(f.body(), MAX_BODY_STMTS) > MAX_BODY_STMTS
+                ? null
+                : provable(f, full, env);
         if (main == null) return f.withBody(visit(f.body(), with(env, f.var(), full)));
 
         List<Stmt> parts = new ArrayList<>();
@@ -118,8 +121,13 @@ public final class PartitionLoops {
             body = Stmts.substitute(body, f.var(), v);
         }
         Stmt inner = visit(body, with(env, v, r));
-        return new For(v, Literals.of(v.dtype(), r.min()), Literals.of(v.dtype(), r.max() - r.min() + 1),
-                f.kind(), f.thread(), inner);
+        return new For(
+                v,
+                Literals.of(v.dtype(), r.min()),
+                Literals.of(v.dtype(), r.max() - r.min() + 1),
+                f.kind(),
+                f.thread(),
+                inner);
     }
 
     /**
@@ -184,10 +192,10 @@ public final class PartitionLoops {
             // a - b = k * v + rest, rest in [rmin, rmax]
             long rmin = Math.subtractExact(ra.min(), rb.max()), rmax = Math.subtractExact(ra.max(), rb.min());
             return switch (c.op()) {
-                case LT -> atMost(k, Math.subtractExact(-1, rmax));   // k*v + rmax <= -1
-                case LE -> atMost(k, Math.negateExact(rmax));         // k*v + rmax <= 0
-                case GT -> atLeast(k, Math.subtractExact(1, rmin));   // k*v + rmin >= 1
-                case GE -> atLeast(k, Math.negateExact(rmin));        // k*v + rmin >= 0
+                case LT -> atMost(k, Math.subtractExact(-1, rmax)); // k*v + rmax <= -1
+                case LE -> atMost(k, Math.negateExact(rmax)); // k*v + rmax <= 0
+                case GT -> atLeast(k, Math.subtractExact(1, rmin)); // k*v + rmin >= 1
+                case GE -> atLeast(k, Math.negateExact(rmin)); // k*v + rmin >= 0
                 case EQ, NE -> null;
             };
         } catch (ArithmeticException overflow) {
@@ -198,7 +206,9 @@ public final class PartitionLoops {
     static boolean mayDivideByZero(Expr e, ConstIntBound bounds) {
         boolean[] trap = {false};
         Exprs.forEach(e, x -> {
-            if (x instanceof Binary b && b.op().integerOnly() && bounds.bound(b.b()).contains(0)) trap[0] = true;
+            if (x instanceof Binary b
+                    && b.op().integerOnly()
+                    && bounds.bound(b.b()).contains(0)) trap[0] = true;
         });
         return trap[0];
     }
@@ -249,13 +259,20 @@ public final class PartitionLoops {
             case MUL -> {
                 Expr other;
                 long c;
-                if (b.a() instanceof IntImm ca) { c = ca.value(); other = b.b(); }
-                else if (b.b() instanceof IntImm cb) { c = cb.value(); other = b.a(); }
-                else return null;
+                if (b.a() instanceof IntImm ca) {
+                    c = ca.value();
+                    other = b.b();
+                } else if (b.b() instanceof IntImm cb) {
+                    c = cb.value();
+                    other = b.a();
+                } else return null;
                 Linear x = linear(other, v);
                 if (x == null) return null;
-                return new Linear(Math.multiplyExact(x.k(), c),
-                        x.rest() == null ? null : x.rest().mul(Literals.of(x.rest().dtype(), c)));
+                return new Linear(
+                        Math.multiplyExact(x.k(), c),
+                        x.rest() == null
+                                ? null
+                                : x.rest().mul(Literals.of(x.rest().dtype(), c)));
             }
             default -> {
                 return null;

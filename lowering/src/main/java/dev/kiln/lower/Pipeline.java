@@ -40,13 +40,23 @@ public record Pipeline(Target.Kind kind, GpuLimits gpu, List<Lowering.Phase> pha
 
     /** The same pipeline with a phase's passes replaced (for tests of the runner). */
     public Pipeline withPhase(Lowering.Phase phase) {
-        return new Pipeline(kind, gpu, phases.stream().map(p -> p.name().equals(phase.name()) ? phase : p).toList());
+        return new Pipeline(
+                kind,
+                gpu,
+                phases.stream()
+                        .map(p -> p.name().equals(phase.name()) ? phase : p)
+                        .toList());
     }
 
     /** Replays the schedule, makes its loops ({@link ScheduleLowering}) and runs the passes. */
     public PrimFunc lower(String name, Schedule schedule, Lowering.Options options) {
         VerifyWellFormed.Context ctx = initial();
-        PrimFunc f = step(options, ctx, "schedule", SCHEDULE_TO_LOOPS, null,
+        PrimFunc f = step(
+                options,
+                ctx,
+                "schedule",
+                SCHEDULE_TO_LOOPS,
+                null,
                 () -> ScheduleLowering.lower(name, schedule.replay()));
         return passes(f, options, ctx);
     }
@@ -75,8 +85,13 @@ public record Pipeline(Target.Kind kind, GpuLimits gpu, List<Lowering.Phase> pha
         return new VerifyWellFormed.Context(kind, gpu, rules);
     }
 
-    private static PrimFunc step(Lowering.Options options, VerifyWellFormed.Context ctx, String phase, String pass,
-                                 PrimFunc in, Supplier<PrimFunc> run) {
+    private static PrimFunc step(
+            Lowering.Options options,
+            VerifyWellFormed.Context ctx,
+            String phase,
+            String pass,
+            PrimFunc in,
+            Supplier<PrimFunc> run) {
         long t0 = System.nanoTime();
         PrimFunc out = run.get();
         long nanos = System.nanoTime() - t0;
@@ -93,8 +108,10 @@ public record Pipeline(Target.Kind kind, GpuLimits gpu, List<Lowering.Phase> pha
         try {
             VerifyWellFormed.check(f, ctx);
         } catch (KilnException e) {
-            throw new KilnException("function '" + f.name() + "': " + what + " (phase " + phase + ") made an ill-formed"
-                    + " program: " + e.getMessage(), e);
+            throw new KilnException(
+                    "function '" + f.name() + "': " + what + " (phase " + phase + ") made an ill-formed" + " program: "
+                            + e.getMessage(),
+                    e);
         }
     }
 }

@@ -75,11 +75,15 @@ public final class PlanMemoryScopes {
         for (Buffer b : shared) {
             long n = bytes(b);
             total = Math.addExact(total, n);
-            parts.append(parts.isEmpty() ? "" : ", ").append(b.name()).append(' ').append(n);
+            parts.append(parts.isEmpty() ? "" : ", ")
+                    .append(b.name())
+                    .append(' ')
+                    .append(n);
         }
         if (total > limits.sharedMemoryPerBlock()) {
             throw new KilnException("function '" + f.name() + "': " + k.describe() + " needs " + total
-                    + " bytes of shared memory per block (" + parts + "), more than the limit " + limits.sharedMemoryPerBlock());
+                    + " bytes of shared memory per block (" + parts + "), more than the limit "
+                    + limits.sharedMemoryPerBlock());
         }
     }
 
@@ -122,7 +126,8 @@ public final class PlanMemoryScopes {
                         return kernelLoop(loop, new Ctx(GpuKernel.of(loop), null, List.of(), null));
                     }
                     if (x instanceof Allocate a && a.buffer().scope() != MemoryScope.GLOBAL) {
-                        throw fail(a.buffer().scope().displayName() + " buffer '" + a.buffer().name()
+                        throw fail(a.buffer().scope().displayName() + " buffer '"
+                                + a.buffer().name()
                                 + "' is allocated outside every kernel; compute it at a loop inside a kernel");
                     }
                     return rewriteChildren(x);
@@ -131,18 +136,22 @@ public final class PlanMemoryScopes {
         }
 
         private Stmt kernelLoop(For loop, Ctx ctx) {
-            boolean target = loop.kind() == ForKind.THREAD_BOUND && !GpuKernel.isBlock(loop.thread())
+            boolean target = loop.kind() == ForKind.THREAD_BOUND
+                    && !GpuKernel.isBlock(loop.thread())
                     && ctx.outermostThreadLoop() == null;
             if (!target) return loop.withBody(inKernel(loop.body(), ctx.enter(loop)));
             List<Allocate> hoisted = new ArrayList<>();
             Ctx inner = new Ctx(ctx.kernel(), loop, List.of(), hoisted).enter(loop);
             Stmt out = loop.withBody(inKernel(loop.body(), inner));
             if (!hoisted.isEmpty() && loop == ctx.kernel().root()) {
-                throw fail("shared buffer '" + hoisted.getFirst().buffer().name() + "' is in " + ctx.kernel().describe()
-                        + ", which has no blockIdx loop around its " + loop.thread().tag()
+                throw fail("shared buffer '" + hoisted.getFirst().buffer().name() + "' is in "
+                        + ctx.kernel().describe()
+                        + ", which has no blockIdx loop around its "
+                        + loop.thread().tag()
                         + " loop to allocate it in; bind an outer loop to blockIdx.x (extent 1 is fine)");
             }
-            for (int k = hoisted.size() - 1; k >= 0; k--) out = new Allocate(hoisted.get(k).buffer(), out);
+            for (int k = hoisted.size() - 1; k >= 0; k--)
+                out = new Allocate(hoisted.get(k).buffer(), out);
             return out;
         }
 
@@ -169,16 +178,20 @@ public final class PlanMemoryScopes {
             }
             Stmt body = inKernel(a.body(), ctx);
             switch (b.scope()) {
-                case GLOBAL -> throw fail("global buffer '" + b.name() + "' is allocated inside " + ctx.kernel().describe()
-                        + "; compute it at root (in its own kernel), inline it, or cache it in shared or " + "local memory");
+                case GLOBAL ->
+                    throw fail("global buffer '" + b.name() + "' is allocated inside "
+                            + ctx.kernel().describe()
+                            + "; compute it at root (in its own kernel), inline it, or cache it in shared or "
+                            + "local memory");
                 case LOCAL -> {
                     if (ctx.kernel().hasThreads() && ctx.threadIdxLoops().isEmpty()) {
                         throw fail("local buffer '" + b.name() + "' is allocated outside the threadIdx loops of "
-                                + ctx.kernel().describe() + ", but each thread has its own local memory; compute it at a"
+                                + ctx.kernel().describe()
+                                + ", but each thread has its own local memory; compute it at a"
                                 + " loop inside the threadIdx loop");
                     }
                 }
-                case SHARED -> { }
+                case SHARED -> {}
             }
             return body == a.body() ? a : new Allocate(b, body);
         }
@@ -222,17 +235,20 @@ public final class PlanMemoryScopes {
                     For o = firstUse(origin, used.toArray(Expr[]::new));
                     if (o == null) o = guardOrigin;
                     if (o != null) {
-                        throw fail("shared buffer '" + b.name() + "' would hold different data for each thread: its store"
-                                + " depends on loop '" + o.var().name() + "' bound to " + o.thread().tag()
+                        throw fail("shared buffer '" + b.name()
+                                + "' would hold different data for each thread: its store"
+                                + " depends on loop '" + o.var().name() + "' bound to "
+                                + o.thread().tag()
                                 + ", which encloses its allocation, so the threads of a block would " + "overwrite each"
-                                + " other's data; compute the stage outside the threadIdx loops or cache it " + "in local memory");
+                                + " other's data; compute the stage outside the threadIdx loops or cache it "
+                                + "in local memory");
                     }
                 }
                 case Allocate al -> taint(al.body(), b, origin, guardOrigin);
                 case Seq q -> q.stmts().forEach(c -> taint(c, b, origin, guardOrigin));
                 case Pragma p -> taint(p.body(), b, origin, guardOrigin);
-                case Evaluate e -> { }
-                case Barrier br -> { }
+                case Evaluate e -> {}
+                case Barrier br -> {}
             }
         }
 

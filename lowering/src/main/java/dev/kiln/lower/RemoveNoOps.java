@@ -48,10 +48,16 @@ public final class RemoveNoOps {
 
     private static Stmt visit(Stmt s) {
         return switch (s) {
-            case Store st -> st.value() instanceof BufferLoad l && l.buffer() == st.buffer()
-                    && l.indices().equals(st.indices()) ? Seq.empty() : st;
-            case Evaluate e -> e.value() instanceof IntImm || e.value() instanceof FloatImm || e.value() instanceof Var
-                    ? Seq.empty() : e;
+            case Store st ->
+                st.value() instanceof BufferLoad l
+                                && l.buffer() == st.buffer()
+                                && l.indices().equals(st.indices())
+                        ? Seq.empty()
+                        : st;
+            case Evaluate e ->
+                e.value() instanceof IntImm || e.value() instanceof FloatImm || e.value() instanceof Var
+                        ? Seq.empty()
+                        : e;
             case Barrier b -> b;
             case For f -> {
                 var ext = PassSupport.constant(f.extent());

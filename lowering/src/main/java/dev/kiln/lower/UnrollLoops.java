@@ -62,7 +62,8 @@ public final class UnrollLoops {
 
     /** Unrolls with a given size cap (statements produced by unrolling one loop). */
     public static PrimFunc apply(PrimFunc f, long maxUnrolledStmts) {
-        if (maxUnrolledStmts < 1) throw new dev.kiln.ir.KilnException("unroll size cap must be positive, got " + maxUnrolledStmts);
+        if (maxUnrolledStmts < 1)
+            throw new dev.kiln.ir.KilnException("unroll size cap must be positive, got " + maxUnrolledStmts);
         return f.withBody(new UnrollLoops(maxUnrolledStmts).visit(f.body(), 0).stmt());
     }
 
@@ -96,7 +97,10 @@ public final class UnrollLoops {
                 R e = i.otherwise() == null ? null : visit(i.otherwise(), autoMax);
                 Stmt es = e == null ? null : e.stmt();
                 Stmt st = t.stmt() == i.then() && es == i.otherwise() ? i : new IfThenElse(i.cond(), t.stmt(), es);
-                yield new R(st, satAdd(t.steps(), e == null ? 0 : e.steps()), t.keepsLoop() || (e != null && e.keepsLoop()));
+                yield new R(
+                        st,
+                        satAdd(t.steps(), e == null ? 0 : e.steps()),
+                        t.keepsLoop() || (e != null && e.keepsLoop()));
             }
             case Let l -> {
                 R b = visit(l.body(), autoMax);
@@ -109,7 +113,8 @@ public final class UnrollLoops {
             case Pragma p -> {
                 if (p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) yield visit(p.body(), Math.max(0, p.value()));
                 R b = visit(p.body(), autoMax);
-                yield new R(b.stmt() == p.body() ? p : new Pragma(p.key(), p.value(), b.stmt()), b.steps(), b.keepsLoop());
+                yield new R(
+                        b.stmt() == p.body() ? p : new Pragma(p.key(), p.value(), b.stmt()), b.steps(), b.keepsLoop());
             }
         };
     }
@@ -126,8 +131,10 @@ public final class UnrollLoops {
         if (!explicit && !auto) return new R(rebuilt, steps, true);
         long size = satMul(ext, Stmts.size(body.stmt(), maxStmts));
         if (size > maxStmts) {
-            LOG.log(System.Logger.Level.DEBUG, () -> "not unrolling loop '" + f.var().name() + "' (extent " + ext
-                    + "): " + size + " statements would exceed the cap of " + maxStmts);
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    () -> "not unrolling loop '" + f.var().name() + "' (extent " + ext + "): " + size
+                            + " statements would exceed the cap of " + maxStmts);
             return new R(rebuilt, steps, true);
         }
         List<Stmt> copies = new ArrayList<>();

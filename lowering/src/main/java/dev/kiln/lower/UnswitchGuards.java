@@ -58,7 +58,6 @@ import java.util.Set;
 public final class UnswitchGuards {
     private UnswitchGuards() {}
 
-
     public static PrimFunc apply(PrimFunc f) {
         boolean[] threads = {false};
         Stmts.forEachStmt(f.body(), s -> threads[0] |= s instanceof For l && l.kind() == ForKind.THREAD_BOUND);
@@ -118,8 +117,8 @@ public final class UnswitchGuards {
      * loops and lets around the unswitched body, {@code inner} those of the loops inside it,
      * {@code innerLets} the lets inside it.
      */
-    private static void collect(Stmt s, Map<Var, IntRange> outer, Map<Var, IntRange> inner, Set<Var> innerLets,
-                                Found out) {
+    private static void collect(
+            Stmt s, Map<Var, IntRange> outer, Map<Var, IntRange> inner, Set<Var> innerLets, Found out) {
         new StmtVisitor() {
             @Override
             public void visit(Stmt x) {
@@ -144,10 +143,13 @@ public final class UnswitchGuards {
                         for (Expr c : PartitionLoops.conjuncts(i.cond())) {
                             Expr h = hoist(c, outer, inner, innerLets);
                             if (h == null) out.kept.add(c);
-                            else out.hoisted.computeIfAbsent(c, k -> {
-                                out.order.add(k);
-                                return new ArrayList<>();
-                            }).add(h);
+                            else
+                                out.hoisted
+                                        .computeIfAbsent(c, k -> {
+                                            out.order.add(k);
+                                            return new ArrayList<>();
+                                        })
+                                        .add(h);
                         }
                         visitChildren(i);
                     }
@@ -164,7 +166,9 @@ public final class UnswitchGuards {
         boolean small = cmp.op() == CompareOp.LT || cmp.op() == CompareOp.LE; // holds when a - b is small
         for (Var v : innerLets) if (Exprs.uses(c, v)) return null;
         Map<Var, IntRange> all = new HashMap<>(outer);
-        inner.forEach((v, r) -> { if (r != null) all.put(v, r); });
+        inner.forEach((v, r) -> {
+            if (r != null) all.put(v, r);
+        });
         if (PartitionLoops.mayDivideByZero(c, new ConstIntBound(all))) return null;
         Expr a = cmp.a(), b = cmp.b();
         boolean usedInner = false;
@@ -202,18 +206,20 @@ public final class UnswitchGuards {
         } catch (ArithmeticException overflow) {
             return h;
         }
-        boolean alwaysTrue = switch (cmp.op()) {
-            case LT -> hi < 0;
-            case LE -> hi <= 0;
-            case GT -> lo > 0;
-            default -> lo >= 0;
-        };
-        boolean alwaysFalse = switch (cmp.op()) {
-            case LT -> lo >= 0;
-            case LE -> lo > 0;
-            case GT -> hi <= 0;
-            default -> hi < 0;
-        };
+        boolean alwaysTrue =
+                switch (cmp.op()) {
+                    case LT -> hi < 0;
+                    case LE -> hi <= 0;
+                    case GT -> lo > 0;
+                    default -> lo >= 0;
+                };
+        boolean alwaysFalse =
+                switch (cmp.op()) {
+                    case LT -> lo >= 0;
+                    case LE -> lo > 0;
+                    case GT -> hi <= 0;
+                    default -> hi < 0;
+                };
         return alwaysTrue || alwaysFalse ? null : h;
     }
 

@@ -77,8 +77,15 @@ public final class VerifyThreadBindings {
      * Where a statement sits: the loops and conditions around it that the rules care about.
      * {@code bound} has the outermost loop bound to each axis, {@code innermost} the innermost.
      */
-    private record Ctx(GpuKernel kernel, For hostLoop, For vectorOrParallel, Map<ThreadAxis, For> bound,
-                       Map<ThreadAxis, For> innermost, For partial, For rebinding, IfThenElse condition) {
+    private record Ctx(
+            GpuKernel kernel,
+            For hostLoop,
+            For vectorOrParallel,
+            Map<ThreadAxis, For> bound,
+            Map<ThreadAxis, For> innermost,
+            For partial,
+            For rebinding,
+            IfThenElse condition) {
         static final Ctx HOST = new Ctx(null, null, null, Map.of(), Map.of(), null, null, null);
 
         Ctx withLoop(For f, GpuKernel k, boolean isPartial, boolean isRebinding) {
@@ -92,12 +99,20 @@ public final class VerifyThreadBindings {
                 in.put(f.thread(), f);
             }
             boolean vec = f.kind() == ForKind.PARALLEL || f.kind() == ForKind.VECTORIZED;
-            return new Ctx(k, k == null && !vec ? f : hostLoop, vec && vectorOrParallel == null ? f : vectorOrParallel, b, in,
-                    isPartial && partial == null ? f : partial, isRebinding && rebinding == null ? f : rebinding, condition);
+            return new Ctx(
+                    k,
+                    k == null && !vec ? f : hostLoop,
+                    vec && vectorOrParallel == null ? f : vectorOrParallel,
+                    b,
+                    in,
+                    isPartial && partial == null ? f : partial,
+                    isRebinding && rebinding == null ? f : rebinding,
+                    condition);
         }
 
         Ctx withCondition(IfThenElse i) {
-            return kernel == null || condition != null ? this
+            return kernel == null || condition != null
+                    ? this
                     : new Ctx(kernel, hostLoop, vectorOrParallel, bound, innermost, partial, rebinding, i);
         }
     }
@@ -128,7 +143,7 @@ public final class VerifyThreadBindings {
                 }
                 case Let l -> visit(l.body(), ctx);
                 case Pragma p -> visit(p.body(), ctx);
-                case Evaluate e -> { }
+                case Evaluate e -> {}
                 case Barrier b -> visitBarrier(ctx);
             }
         }
@@ -136,8 +151,8 @@ public final class VerifyThreadBindings {
         private void visitFor(For loop, Ctx ctx) {
             if (loop.kind() != ForKind.THREAD_BOUND) {
                 if (loop.kind() == ForKind.PARALLEL && ctx.kernel() != null) {
-                    throw fail("loop '" + loop.var().name() + "' is parallel inside " + ctx.kernel().describe()
-                            + "; on a GPU bind it to a thread axis instead");
+                    throw fail("loop '" + loop.var().name() + "' is parallel inside "
+                            + ctx.kernel().describe() + "; on a GPU bind it to a thread axis instead");
                 }
                 visit(loop.body(), ctx.withLoop(loop, ctx.kernel(), false, false));
                 return;
@@ -166,8 +181,9 @@ public final class VerifyThreadBindings {
             boolean rebinding = false;
             boolean partial = false;
             if (GpuKernel.isBlock(axis)) {
-                for (ThreadAxis inner : new ThreadAxis[] {ThreadAxis.THREAD_X, ThreadAxis.THREAD_Y, ThreadAxis.THREAD_Z,
-                        ThreadAxis.VTHREAD}) {
+                for (ThreadAxis inner : new ThreadAxis[] {
+                    ThreadAxis.THREAD_X, ThreadAxis.THREAD_Y, ThreadAxis.THREAD_Z, ThreadAxis.VTHREAD
+                }) {
                     For t = ctx.bound().get(inner);
                     if (t != null) {
                         throw fail(name + " is inside loop '" + t.var().name() + "' bound to " + inner.tag()
@@ -176,14 +192,14 @@ public final class VerifyThreadBindings {
                 }
                 For outer = ctx.bound().get(axis);
                 if (outer != null) {
-                    throw fail(name + " is inside loop '" + outer.var().name() + "' bound to the same axis; a block axis"
-                            + " is bound once per kernel");
+                    throw fail(name + " is inside loop '" + outer.var().name()
+                            + "' bound to the same axis; a block axis" + " is bound once per kernel");
                 }
                 partial = ext.value() < kernel.extent(axis);
             } else if (axis == ThreadAxis.VTHREAD) {
                 if (ext.value() > limits.maxVthreadExtent()) {
-                    throw fail("vthread loop '" + loop.var().name() + "' has extent " + ext.value() + ", more than the limit "
-                            + limits.maxVthreadExtent());
+                    throw fail("vthread loop '" + loop.var().name() + "' has extent " + ext.value()
+                            + ", more than the limit " + limits.maxVthreadExtent());
                 }
             } else {
                 For outer = ctx.innermost().get(axis);
@@ -204,8 +220,9 @@ public final class VerifyThreadBindings {
         private void checkLaunch(GpuKernel k) {
             for (var e : k.extents().entrySet()) {
                 if (e.getValue() > GpuKernel.maxExtent(e.getKey())) {
-                    throw fail(k.describe() + " launches " + e.getValue() + " on " + e.getKey().tag() + ", more than CUDA's limit "
-                            + GpuKernel.maxExtent(e.getKey()) + "; fuse it into another axis or split it");
+                    throw fail(k.describe() + " launches " + e.getValue() + " on "
+                            + e.getKey().tag() + ", more than CUDA's limit " + GpuKernel.maxExtent(e.getKey())
+                            + "; fuse it into another axis or split it");
                 }
             }
             checkThreadsPerBlock(k);
@@ -215,7 +232,11 @@ public final class VerifyThreadBindings {
             if (k.threadsPerBlock() > limits.maxThreadsPerBlock()) {
                 StringBuilder axes = new StringBuilder();
                 for (ThreadAxis a : new ThreadAxis[] {ThreadAxis.THREAD_X, ThreadAxis.THREAD_Y, ThreadAxis.THREAD_Z}) {
-                    if (k.extents().containsKey(a)) axes.append(axes.isEmpty() ? "" : " x ").append(a.tag()).append(' ').append(k.extent(a));
+                    if (k.extents().containsKey(a))
+                        axes.append(axes.isEmpty() ? "" : " x ")
+                                .append(a.tag())
+                                .append(' ')
+                                .append(k.extent(a));
                 }
                 throw fail(k.describe() + " uses " + k.threadsPerBlock() + " threads per block (" + axes
                         + "), more than the limit " + limits.maxThreadsPerBlock());
@@ -225,25 +246,31 @@ public final class VerifyThreadBindings {
         private void visitStore(Store st, Ctx ctx) {
             Buffer b = st.buffer();
             if (ctx.kernel() == null) {
-                throw fail("the store to '" + b.name() + "' is outside every thread-bound loop, so no kernel would run it;"
-                        + " bind its outer loops to blockIdx and threadIdx");
+                throw fail(
+                        "the store to '" + b.name() + "' is outside every thread-bound loop, so no kernel would run it;"
+                                + " bind its outer loops to blockIdx and threadIdx");
             }
             if (ctx.rebinding() != null && b.scope() != MemoryScope.SHARED) {
                 For r = ctx.rebinding();
                 For outer = ctx.bound().get(r.thread());
-                throw fail("loop '" + r.var().name() + "' binds " + r.thread().tag() + " again inside loop '" + outer.var().name()
-                        + "', where it is the same thread index: only a cooperative fetch into shared memory may do " + "that,"
+                throw fail("loop '" + r.var().name() + "' binds " + r.thread().tag() + " again inside loop '"
+                        + outer.var().name()
+                        + "', where it is the same thread index: only a cooperative fetch into shared memory may do "
+                        + "that,"
                         + " but it stores to " + b.scope().displayName() + " buffer '" + b.name() + "'");
             }
             if (b.scope() == MemoryScope.LOCAL) return;
-            List<ThreadAxis> axes = new ArrayList<>(List.of(ThreadAxis.THREAD_X, ThreadAxis.THREAD_Y, ThreadAxis.THREAD_Z));
-            if (b.scope() == MemoryScope.GLOBAL) axes.addAll(List.of(ThreadAxis.BLOCK_X, ThreadAxis.BLOCK_Y, ThreadAxis.BLOCK_Z));
+            List<ThreadAxis> axes =
+                    new ArrayList<>(List.of(ThreadAxis.THREAD_X, ThreadAxis.THREAD_Y, ThreadAxis.THREAD_Z));
+            if (b.scope() == MemoryScope.GLOBAL)
+                axes.addAll(List.of(ThreadAxis.BLOCK_X, ThreadAxis.BLOCK_Y, ThreadAxis.BLOCK_Z));
             for (ThreadAxis a : axes) {
                 long launched = ctx.kernel().extent(a);
                 if (launched <= 1) continue;
                 For loop = ctx.innermost().get(a);
                 if (loop == null) {
-                    throw fail("the store to " + b.scope().displayName() + " buffer '" + b.name() + "' is outside every loop bound"
+                    throw fail("the store to " + b.scope().displayName() + " buffer '" + b.name()
+                            + "' is outside every loop bound"
                             + " to " + a.tag() + " in " + ctx.kernel().describe() + ", which launches " + launched
                             + " of them, so each of them would run it; compute it inside a loop bound to " + a.tag()
                             + " (a reduction loop bound to threads would need a cross-thread reduction, which Kiln does"
@@ -264,17 +291,21 @@ public final class VerifyThreadBindings {
             if (ctx.kernel() == null) throw fail("a barrier is outside every kernel");
             String where = null;
             if (ctx.condition() != null) {
-                where = "under the condition " + ExprPrinter.print(ctx.condition().cond());
+                where = "under the condition "
+                        + ExprPrinter.print(ctx.condition().cond());
             } else if (ctx.rebinding() != null) {
-                where = "inside loop '" + ctx.rebinding().var().name() + "', which binds " + ctx.rebinding().thread().tag()
-                        + " again and runs once per thread";
+                where = "inside loop '" + ctx.rebinding().var().name() + "', which binds "
+                        + ctx.rebinding().thread().tag() + " again and runs once per thread";
             } else if (ctx.partial() != null) {
                 For p = ctx.partial();
-                where = "inside loop '" + p.var().name() + "' bound to " + p.thread().tag() + " with extent "
-                        + ExprPrinter.print(p.extent()) + " while " + ctx.kernel().describe() + " launches "
+                where = "inside loop '" + p.var().name() + "' bound to "
+                        + p.thread().tag() + " with extent "
+                        + ExprPrinter.print(p.extent()) + " while "
+                        + ctx.kernel().describe() + " launches "
                         + ctx.kernel().extent(p.thread()) + " on that axis";
             } else if (ctx.vectorOrParallel() != null) {
-                where = "inside " + ctx.vectorOrParallel().kind().displayName() + " loop '" + ctx.vectorOrParallel().var().name() + "'";
+                where = "inside " + ctx.vectorOrParallel().kind().displayName() + " loop '"
+                        + ctx.vectorOrParallel().var().name() + "'";
             }
             if (where != null) {
                 throw fail("a barrier is " + where + ": not every thread of the block would reach it");

@@ -50,14 +50,21 @@ import java.util.Set;
 public final class VerifyWellFormed {
     /** A rule of well-formedness. */
     public enum Rule {
-        BOUND_VARIABLES("bound variables"), ALLOCATED_BUFFERS("allocated buffers"), POSITIVE_EXTENTS("positive extents"),
-        VECTOR_LANES("vector lanes"), THREAD_BINDINGS("thread bindings");
+        BOUND_VARIABLES("bound variables"),
+        ALLOCATED_BUFFERS("allocated buffers"),
+        POSITIVE_EXTENTS("positive extents"),
+        VECTOR_LANES("vector lanes"),
+        THREAD_BINDINGS("thread bindings");
 
         private final String title;
 
-        Rule(String title) { this.title = title; }
+        Rule(String title) {
+            this.title = title;
+        }
 
-        public String title() { return title; }
+        public String title() {
+            return title;
+        }
 
         /** The rules that hold of every program, from the schedule's loops on. */
         public static Set<Rule> always() {
@@ -128,13 +135,19 @@ public final class VerifyWellFormed {
                     throw fail(Rule.POSITIVE_EXTENTS, "loop '" + loop.var().name() + "' has extent " + c.value(), s);
                 }
                 if (loop.kind() == ForKind.THREAD_BOUND && ctx.kind() == Target.Kind.CPU && on(Rule.THREAD_BINDINGS)) {
-                    throw fail(Rule.THREAD_BINDINGS, "loop '" + loop.var().name() + "' is bound to " + loop.thread().tag()
-                            + " on a CPU target", s);
+                    throw fail(
+                            Rule.THREAD_BINDINGS,
+                            "loop '" + loop.var().name() + "' is bound to "
+                                    + loop.thread().tag() + " on a CPU target",
+                            s);
                 }
                 For vec = vector;
                 if (loop.kind() == ForKind.VECTORIZED && on(Rule.VECTOR_LANES)) {
                     if (!(loop.extent() instanceof IntImm)) {
-                        throw fail(Rule.VECTOR_LANES, "vectorized loop '" + loop.var().name() + "' has no constant lane count", s);
+                        throw fail(
+                                Rule.VECTOR_LANES,
+                                "vectorized loop '" + loop.var().name() + "' has no constant lane count",
+                                s);
                     }
                     vec = loop;
                 }
@@ -183,8 +196,11 @@ public final class VerifyWellFormed {
     /** Refuses {@code s} inside a vectorized loop unless it is a store, let or sequence. */
     private void vectorBody(Stmt s, For vector) {
         if (vector == null || s instanceof Store || s instanceof Let || s instanceof Seq) return;
-        throw fail(Rule.VECTOR_LANES, "vectorized loop '" + vector.var().name() + "' holds a "
-                + s.getClass().getSimpleName() + ", whose lanes would not be the loop's", s);
+        throw fail(
+                Rule.VECTOR_LANES,
+                "vectorized loop '" + vector.var().name() + "' holds a "
+                        + s.getClass().getSimpleName() + ", whose lanes would not be the loop's",
+                s);
     }
 
     private void bind(Var v, Stmt at) {
@@ -195,8 +211,10 @@ public final class VerifyWellFormed {
 
     private void access(Buffer b, Stmt at) {
         if (on(Rule.ALLOCATED_BUFFERS) && !allocated.contains(b.base())) {
-            throw fail(Rule.ALLOCATED_BUFFERS, "buffer '" + b.name() + "' is accessed outside its allocation and is not a"
-                    + " parameter", at);
+            throw fail(
+                    Rule.ALLOCATED_BUFFERS,
+                    "buffer '" + b.name() + "' is accessed outside its allocation and is not a" + " parameter",
+                    at);
         }
     }
 
@@ -208,8 +226,10 @@ public final class VerifyWellFormed {
         switch (e) {
             case Var v -> {
                 if (on(Rule.BOUND_VARIABLES) && !bound.contains(v)) {
-                    throw fail(Rule.BOUND_VARIABLES, "variable '" + v.name() + "' is used outside every loop or let that"
-                            + " binds it", at);
+                    throw fail(
+                            Rule.BOUND_VARIABLES,
+                            "variable '" + v.name() + "' is used outside every loop or let that" + " binds it",
+                            at);
                 }
             }
             case BufferLoad l -> {

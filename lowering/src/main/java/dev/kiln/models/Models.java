@@ -38,8 +38,8 @@ public final class Models {
         return resnet("resnet18", batch, image, width, new int[] {2, 2, 2, 2}, false, classes, seed);
     }
 
-    private static Graph resnet(String name, int batch, int image, int width, int[] blocks, boolean bottleneck,
-                                int classes, long seed) {
+    private static Graph resnet(
+            String name, int batch, int image, int width, int[] blocks, boolean bottleneck, int classes, long seed) {
         checkPositive(name, "batch", batch);
         checkPositive(name, "image", image);
         checkPositive(name, "width", width);
@@ -80,8 +80,9 @@ public final class Models {
         Net n = new Net("mobilenet_v2", seed);
         Value x = n.g.input("data", FLOAT32, batch, image, image, 3);
         x = n.convBnRelu6("features.0", x, 3, 2, 1, 32, 1, 1.0);
-        int[][] settings = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2},
-                {6, 320, 1, 1}};
+        int[][] settings = {
+            {1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}
+        };
         int block = 1;
         for (int[] s : settings) {
             for (int i = 0; i < s[2]; i++) {
@@ -120,14 +121,14 @@ public final class Models {
         Value q = n.linear("attention.query", x, hidden);
         Value k = n.linear("attention.key", x, hidden);
         Value v = n.linear("attention.value", x, hidden);
-        q = g.transpose("q_heads", g.reshape("q_split", q, seq, heads, dh), 1, 0, 2);      // [h, s, dh]
-        k = g.transpose("k_heads", g.reshape("k_split", k, seq, heads, dh), 1, 2, 0);      // [h, dh, s]
-        v = g.transpose("v_heads", g.reshape("v_split", v, seq, heads, dh), 1, 0, 2);      // [h, s, dh]
-        Value scores = g.batchMatmul("scores", q, k, false, false);                        // [h, s, s]
+        q = g.transpose("q_heads", g.reshape("q_split", q, seq, heads, dh), 1, 0, 2); // [h, s, dh]
+        k = g.transpose("k_heads", g.reshape("k_split", k, seq, heads, dh), 1, 2, 0); // [h, dh, s]
+        v = g.transpose("v_heads", g.reshape("v_split", v, seq, heads, dh), 1, 0, 2); // [h, s, dh]
+        Value scores = g.batchMatmul("scores", q, k, false, false); // [h, s, s]
         scores = g.multiply("scores_scaled", scores, g.fill("attention.scale", (float) (1 / Math.sqrt(dh)), 1));
         scores = g.add("scores_masked", scores, g.uniform("attention.mask", n.nextSeed(), -0.5, 0, seq));
         Value probs = g.softmax("probs", scores, -1);
-        Value ctx = g.batchMatmul("context", probs, v, false, false);                      // [h, s, dh]
+        Value ctx = g.batchMatmul("context", probs, v, false, false); // [h, s, dh]
         ctx = g.reshape("context_merged", g.transpose("context_heads", ctx, 1, 0, 2), seq, hidden);
         Value attn = g.add("attention.residual", n.linear("attention.output", ctx, hidden), x);
         attn = n.layerNorm("attention.layer_norm", attn, hidden);
@@ -137,7 +138,9 @@ public final class Models {
         return g.output(out).build();
     }
 
-    static long channels(Value v) { return v.shape().getLast(); }
+    static long channels(Value v) {
+        return v.shape().getLast();
+    }
 
     private static void checkPositive(String model, String what, long v) {
         if (v < 1) throw new KilnException(model + ": " + what + " must be positive, got " + v);
@@ -154,7 +157,9 @@ public final class Models {
             this.seed = seed;
         }
 
-        long nextSeed() { return seed * 1_000_003L + counter++; }
+        long nextSeed() {
+            return seed * 1_000_003L + counter++;
+        }
 
         /** conv (no bias) + batch norm (+ relu); {@code gamma} scales the batch norm's gain. */
         Value convBn(String p, Value x, int k, int stride, int pad, long out, long groups, boolean relu, double gamma) {

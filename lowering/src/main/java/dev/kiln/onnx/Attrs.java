@@ -15,16 +15,20 @@ final class Attrs {
     Attrs(NodeProto node, Set<String> known) {
         for (AttributeProto a : node.getAttributeList()) {
             if (!a.getRefAttrName().isEmpty()) {
-                throw new KilnException("attribute '" + a.getName() + "' refers to a function attribute, which Kiln does not support");
+                throw new KilnException(
+                        "attribute '" + a.getName() + "' refers to a function attribute, which Kiln does not support");
             }
             if (!known.contains(a.getName())) {
-                throw new KilnException("attribute '" + a.getName() + "' is not supported (Kiln reads " + (known.isEmpty() ? "none" : known) + ")");
+                throw new KilnException("attribute '" + a.getName() + "' is not supported (Kiln reads "
+                        + (known.isEmpty() ? "none" : known) + ")");
             }
             byName.put(a.getName(), a);
         }
     }
 
-    boolean has(String name) { return byName.containsKey(name); }
+    boolean has(String name) {
+        return byName.containsKey(name);
+    }
 
     long getInt(String name, long dflt) {
         AttributeProto a = byName.get(name);
@@ -38,13 +42,19 @@ final class Attrs {
 
     String getString(String name, String dflt) {
         AttributeProto a = byName.get(name);
-        return a == null ? dflt : check(a, AttributeProto.AttributeType.STRING).getS().toStringUtf8();
+        return a == null
+                ? dflt
+                : check(a, AttributeProto.AttributeType.STRING).getS().toStringUtf8();
     }
 
     /** The ints of {@code name}, or null when absent. */
     long[] getInts(String name) {
         AttributeProto a = byName.get(name);
-        return a == null ? null : check(a, AttributeProto.AttributeType.INTS).getIntsList().stream().mapToLong(Long::longValue).toArray();
+        return a == null
+                ? null
+                : check(a, AttributeProto.AttributeType.INTS).getIntsList().stream()
+                        .mapToLong(Long::longValue)
+                        .toArray();
     }
 
     List<Float> getFloats(String name) {
@@ -55,7 +65,9 @@ final class Attrs {
     /** A tensor-valued attribute as a constant, or null. */
     Const getTensor(String name) {
         AttributeProto a = byName.get(name);
-        return a == null ? null : Const.of(check(a, AttributeProto.AttributeType.TENSOR).getT());
+        return a == null
+                ? null
+                : Const.of(check(a, AttributeProto.AttributeType.TENSOR).getT());
     }
 
     private static AttributeProto check(AttributeProto a, AttributeProto.AttributeType want) {

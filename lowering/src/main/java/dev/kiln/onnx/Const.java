@@ -24,7 +24,8 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
     Const {
         shape = shape.clone();
         if ((floats == null) == (longs == null)) throw new IllegalArgumentException("exactly one of floats, longs");
-        if ((floats != null) != (dtype == DType.FLOAT32)) throw new IllegalArgumentException("float data is float32, integer data an integer type: " + dtype);
+        if ((floats != null) != (dtype == DType.FLOAT32))
+            throw new IllegalArgumentException("float data is float32, integer data an integer type: " + dtype);
         long n = count(shape);
         if ((floats != null ? floats.length : longs.length) != n) {
             throw new KilnException("constant of shape " + Arrays.toString(shape) + " holds "
@@ -34,27 +35,47 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
 
     /** A copy of the shape. */
     @Override
-    public long[] shape() { return shape.clone(); }
+    public long[] shape() {
+        return shape.clone();
+    }
 
-    static Const ofFloats(float[] data, long... shape) { return new Const(shape, data, null, DType.FLOAT32); }
+    static Const ofFloats(float[] data, long... shape) {
+        return new Const(shape, data, null, DType.FLOAT32);
+    }
 
-    static Const ofLongs(long[] data, long... shape) { return new Const(shape, null, data, DType.INT64); }
+    static Const ofLongs(long[] data, long... shape) {
+        return new Const(shape, null, data, DType.INT64);
+    }
 
     /** Integer data of type {@code t} (int8, uint8, int32, ...). */
-    static Const ofInts(DType t, long[] data, long... shape) { return new Const(shape, null, data, t); }
+    static Const ofInts(DType t, long[] data, long... shape) {
+        return new Const(shape, null, data, t);
+    }
 
     /** The same integer data as type {@code t}. */
-    Const as(DType t) { return isFloat() ? toLong().as(t) : ofInts(t, longs, shape); }
+    Const as(DType t) {
+        return isFloat() ? toLong().as(t) : ofInts(t, longs, shape);
+    }
 
-    boolean isFloat() { return floats != null; }
+    boolean isFloat() {
+        return floats != null;
+    }
 
-    int rank() { return shape.length; }
+    int rank() {
+        return shape.length;
+    }
 
-    int size() { return isFloat() ? floats.length : longs.length; }
+    int size() {
+        return isFloat() ? floats.length : longs.length;
+    }
 
-    double get(int i) { return isFloat() ? floats[i] : longs[i]; }
+    double get(int i) {
+        return isFloat() ? floats[i] : longs[i];
+    }
 
-    long getLong(int i) { return isFloat() ? (long) floats[i] : longs[i]; }
+    long getLong(int i) {
+        return isFloat() ? (long) floats[i] : longs[i];
+    }
 
     /** The values as longs (shape inputs, axes); {@code what} names the input for the error. */
     long[] toLongs(String what) {
@@ -133,7 +154,8 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
             if (d < 0) throw new KilnException("negative extent in shape " + Arrays.toString(shape));
             n = Math.multiplyExact(n, d);
         }
-        if (n > Integer.MAX_VALUE) throw new KilnException("tensor of shape " + Arrays.toString(shape) + " is too large");
+        if (n > Integer.MAX_VALUE)
+            throw new KilnException("tensor of shape " + Arrays.toString(shape) + " is too large");
         return n;
     }
 
@@ -141,7 +163,9 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
      * Decodes a Constant's value (raw_data or the typed fields); external data is refused (no model file to read it
      * from).
      */
-    static Const of(TensorProto t) { return of(t, null); }
+    static Const of(TensorProto t) {
+        return of(t, null);
+    }
 
     /**
      * Decodes an initializer: raw_data, the typed fields, or external data (ONNX's side files, as
@@ -153,8 +177,9 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
         ByteBuffer external = null;
         if (t.getDataLocation() == TensorProto.DataLocation.EXTERNAL || t.getExternalDataCount() > 0) {
             if (dir == null) {
-                throw new KilnException("tensor " + name + " keeps its data in an external file; load the model from its file "
-                        + "(OnnxImporter.load) so the file can be found");
+                throw new KilnException(
+                        "tensor " + name + " keeps its data in an external file; load the model from its file "
+                                + "(OnnxImporter.load) so the file can be found");
             }
             external = ExternalData.read(t, dir, name);
         }
@@ -162,18 +187,22 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
         int n = (int) count(shape);
         TensorProto.DataType dt = TensorProto.DataType.forNumber(t.getDataType());
         if (dt == null) throw new KilnException("tensor " + name + " has unknown data type " + t.getDataType());
-        ByteBuffer raw = external != null ? external.order(ByteOrder.LITTLE_ENDIAN)
+        ByteBuffer raw = external != null
+                ? external.order(ByteOrder.LITTLE_ENDIAN)
                 : t.hasRawData() ? t.getRawData().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN) : null;
-        int have = raw != null ? raw.remaining() / Math.max(1, width(dt, name)) : switch (dt) {
-            case FLOAT, FLOAT16, BFLOAT16 -> dt == TensorProto.DataType.FLOAT ? t.getFloatDataCount() : t.getInt32DataCount();
-            case DOUBLE -> t.getDoubleDataCount();
-            case INT64 -> t.getInt64DataCount();
-            case UINT64, UINT32 -> t.getUint64DataCount();
-            default -> t.getInt32DataCount();
-        };
+        int have = raw != null
+                ? raw.remaining() / Math.max(1, width(dt, name))
+                : switch (dt) {
+                    case FLOAT, FLOAT16, BFLOAT16 ->
+                        dt == TensorProto.DataType.FLOAT ? t.getFloatDataCount() : t.getInt32DataCount();
+                    case DOUBLE -> t.getDoubleDataCount();
+                    case INT64 -> t.getInt64DataCount();
+                    case UINT64, UINT32 -> t.getUint64DataCount();
+                    default -> t.getInt32DataCount();
+                };
         if (have != n) {
-            throw new KilnException("tensor " + name + " of shape " + Arrays.toString(shape) + " (" + dt + ") holds " + have
-                    + " elements, not " + n + " (malformed data)");
+            throw new KilnException("tensor " + name + " of shape " + Arrays.toString(shape) + " (" + dt + ") holds "
+                    + have + " elements, not " + n + " (malformed data)");
         }
         switch (dt) {
             case FLOAT, DOUBLE, FLOAT16, BFLOAT16 -> {
@@ -182,7 +211,8 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
                     f[i] = switch (dt) {
                         case FLOAT -> raw != null ? raw.getFloat(4 * i) : t.getFloatData(i);
                         case DOUBLE -> (float) (raw != null ? raw.getDouble(8 * i) : t.getDoubleData(i));
-                        case FLOAT16 -> Float.float16ToFloat((short) (raw != null ? raw.getShort(2 * i) : t.getInt32Data(i)));
+                        case FLOAT16 ->
+                            Float.float16ToFloat((short) (raw != null ? raw.getShort(2 * i) : t.getInt32Data(i)));
                         default -> Float.intBitsToFloat((raw != null ? raw.getShort(2 * i) : t.getInt32Data(i)) << 16);
                     };
                 }
@@ -204,7 +234,8 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
                 }
                 return ofInts(OnnxTypes.integer(dt), l, shape);
             }
-            default -> throw new KilnException("tensor " + name + " has data type " + dt + ", which Kiln does not read");
+            default ->
+                throw new KilnException("tensor " + name + " has data type " + dt + ", which Kiln does not read");
         }
     }
 
@@ -214,7 +245,8 @@ record Const(long[] shape, float[] floats, long[] longs, DType dtype) {
             case DOUBLE, INT64, UINT64 -> 8;
             case FLOAT16, BFLOAT16, INT16, UINT16 -> 2;
             case INT8, UINT8, BOOL -> 1;
-            default -> throw new KilnException("tensor " + name + " has data type " + dt + ", which Kiln does not read");
+            default ->
+                throw new KilnException("tensor " + name + " has data type " + dt + ", which Kiln does not read");
         };
     }
 }

@@ -17,7 +17,8 @@ final class ConstEval {
             long ea = d < r - a.length ? 1 : a[d - (r - a.length)];
             long eb = d < r - b.length ? 1 : b[d - (r - b.length)];
             if (ea != eb && ea != 1 && eb != 1) {
-                throw new KilnException(what + ": shapes " + Arrays.toString(a) + " and " + Arrays.toString(b) + " do not broadcast");
+                throw new KilnException(
+                        what + ": shapes " + Arrays.toString(a) + " and " + Arrays.toString(b) + " do not broadcast");
             }
             out[d] = Math.max(ea, eb);
         }
@@ -42,7 +43,8 @@ final class ConstEval {
     static Const broadcastTo(Const c, long[] shape, String what) {
         long[] out = broadcastShape(c.shape(), shape, what);
         if (!Arrays.equals(out, shape)) {
-            throw new KilnException(what + " of shape " + Arrays.toString(c.shape()) + " does not broadcast to " + Arrays.toString(shape));
+            throw new KilnException(what + " of shape " + Arrays.toString(c.shape()) + " does not broadcast to "
+                    + Arrays.toString(shape));
         }
         return c.gather(broadcastSource(c.shape(), shape), shape);
     }
@@ -55,16 +57,17 @@ final class ConstEval {
             float[] f = new float[n];
             for (int i = 0; i < n; i++) {
                 double x = a.get(sa[i]), y = b.get(sb[i]);
-                f[i] = (float) switch (op) {
-                    case "Add" -> x + y;
-                    case "Sub" -> x - y;
-                    case "Mul" -> x * y;
-                    case "Div" -> x / y;
-                    case "Pow" -> Math.pow(x, y);
-                    case "Max" -> Math.max(x, y);
-                    case "Min" -> Math.min(x, y);
-                    default -> throw new KilnException("cannot fold " + op + " on constants");
-                };
+                f[i] = (float)
+                        switch (op) {
+                            case "Add" -> x + y;
+                            case "Sub" -> x - y;
+                            case "Mul" -> x * y;
+                            case "Div" -> x / y;
+                            case "Pow" -> Math.pow(x, y);
+                            case "Max" -> Math.max(x, y);
+                            case "Min" -> Math.min(x, y);
+                            default -> throw new KilnException("cannot fold " + op + " on constants");
+                        };
             }
             return Const.ofFloats(f, out);
         }
@@ -111,7 +114,8 @@ final class ConstEval {
             long[] ps = p.shape();
             for (int d = 0; d < shape.length; d++) {
                 if (ps.length != shape.length || d != axis && ps[d] != shape[d]) {
-                    throw new KilnException("cannot concatenate " + Arrays.toString(ps) + " to " + Arrays.toString(shape) + " along axis " + axis);
+                    throw new KilnException("cannot concatenate " + Arrays.toString(ps) + " to "
+                            + Arrays.toString(shape) + " along axis " + axis);
                 }
             }
             total += p.shape()[axis];
@@ -129,7 +133,8 @@ final class ConstEval {
                 long chunk = p.shape()[axis] * inner;
                 for (long j = 0; j < chunk; j++, i++) {
                     int s = (int) (o * chunk + j);
-                    if (floats) f[i] = (float) p.get(s); else l[i] = p.getLong(s);
+                    if (floats) f[i] = (float) p.get(s);
+                    else l[i] = p.getLong(s);
                 }
             }
         }
@@ -153,7 +158,8 @@ final class ConstEval {
         for (long o = 0; o < outer; o++) {
             for (long x : idx) {
                 long j = x < 0 ? x + ds[axis] : x;
-                if (j < 0 || j >= ds[axis]) throw new KilnException("index " + x + " is out of range for an axis of extent " + ds[axis]);
+                if (j < 0 || j >= ds[axis])
+                    throw new KilnException("index " + x + " is out of range for an axis of extent " + ds[axis]);
                 for (long e = 0; e < inner; e++) src[i++] = (int) ((o * ds[axis] + j) * inner + e);
             }
         }

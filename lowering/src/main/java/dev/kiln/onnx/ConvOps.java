@@ -32,31 +32,52 @@ final class ConvOps {
         checkKernel(a, k, w.shape());
         long[] strides = ints(a, "strides", s), dil = ints(a, "dilations", s);
         long[] pads = pads(a, x.shape(), k, strides, dil, false);
-        ConvParams p = new ConvParams(boxed(strides), boxed(Arrays.copyOf(pads, s)), boxed(Arrays.copyOfRange(pads, s, 2 * s)), boxed(dil),
+        ConvParams p = new ConvParams(
+                boxed(strides),
+                boxed(Arrays.copyOf(pads, s)),
+                boxed(Arrays.copyOfRange(pads, s, 2 * s)),
+                boxed(dil),
                 a.getInt("group", 1));
         emit(ctx, n, new Op.ConvNd(DATA[s], WEIGHT[s], p, false, List.of()), x, w, b, w.shape()[0]);
     }
 
     /** 2-D ConvTranspose (weight [CI, CO/groups, KH, KW]). */
     static void convTranspose(ImportContext ctx, NodeProto n) {
-        Attrs a = new Attrs(n, Set.of("auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"));
+        Attrs a = new Attrs(
+                n,
+                Set.of(
+                        "auto_pad",
+                        "dilations",
+                        "group",
+                        "kernel_shape",
+                        "output_padding",
+                        "output_shape",
+                        "pads",
+                        "strides"));
         Ref x = ctx.required(n, 0), w = ctx.required(n, 1), b = ctx.input(n, 2);
         if (x.rank() != 4 || w.rank() != 4) {
-            throw new KilnException("only 2-D ConvTranspose is supported (input rank 4), got input " + Arrays.toString(x.shape())
-                    + " and weight " + Arrays.toString(w.shape()));
+            throw new KilnException("only 2-D ConvTranspose is supported (input rank 4), got input "
+                    + Arrays.toString(x.shape()) + " and weight " + Arrays.toString(w.shape()));
         }
-        if (a.has("output_shape")) throw new KilnException("attribute 'output_shape' is not supported (give pads and output_padding)");
+        if (a.has("output_shape"))
+            throw new KilnException("attribute 'output_shape' is not supported (give pads and output_padding)");
         long[] k = {w.shape()[2], w.shape()[3]};
         checkKernel(a, k, w.shape());
         long[] strides = ints(a, "strides", 2), dil = ints(a, "dilations", 2), outPad = ints(a, "output_padding", 2);
         for (int i = 0; i < 2; i++) {
             if (outPad[i] < 0 || outPad[i] >= Math.max(strides[i], dil[i])) {
-                throw new KilnException("output_padding " + Arrays.toString(outPad) + " must be smaller than the stride or the dilation");
+                throw new KilnException("output_padding " + Arrays.toString(outPad)
+                        + " must be smaller than the stride or the dilation");
             }
         }
         long[] pads = pads(a, x.shape(), k, strides, dil, true);
         long groups = a.getInt("group", 1);
-        ConvParams p = new ConvParams(boxed(strides), boxed(Arrays.copyOf(pads, 2)), boxed(Arrays.copyOfRange(pads, 2, 4)), boxed(dil), groups);
+        ConvParams p = new ConvParams(
+                boxed(strides),
+                boxed(Arrays.copyOf(pads, 2)),
+                boxed(Arrays.copyOfRange(pads, 2, 4)),
+                boxed(dil),
+                groups);
         emit(ctx, n, new Op.ConvNd("NCHW", "IOHW", p, true, boxed(outPad)), x, w, b, w.shape()[1] * groups);
     }
 
@@ -66,7 +87,8 @@ final class ConvOps {
             return;
         }
         if (b.rank() != 1 || b.shape()[0] != channels) {
-            throw new KilnException("bias of shape " + Arrays.toString(b.shape()) + " for " + channels + " output channels");
+            throw new KilnException(
+                    "bias of shape " + Arrays.toString(b.shape()) + " for " + channels + " output channels");
         }
         ValueRef c = ctx.emit(n.getOutput(0) + "/conv", conv, null, ctx.plain(x), ctx.plain(w));
         ctx.emit(n.getOutput(0), new Op.BiasAdd(1), null, c.value(), ctx.plain(b));
@@ -75,7 +97,8 @@ final class ConvOps {
     private static void checkKernel(Attrs a, long[] k, long[] ws) {
         long[] kernel = a.getInts("kernel_shape");
         if (kernel != null && !Arrays.equals(kernel, k)) {
-            throw new KilnException("kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
+            throw new KilnException(
+                    "kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
         }
     }
 
@@ -86,7 +109,8 @@ final class ConvOps {
             Arrays.fill(v, name.equals("output_padding") ? 0 : 1);
             return v;
         }
-        if (v.length != s) throw new KilnException("attribute '" + name + "' must list " + s + " values, got " + Arrays.toString(v));
+        if (v.length != s)
+            throw new KilnException("attribute '" + name + "' must list " + s + " values, got " + Arrays.toString(v));
         return v;
     }
 
@@ -98,12 +122,18 @@ final class ConvOps {
             case "NOTSET" -> {
                 long[] p = a.getInts("pads");
                 if (p == null) return new long[2 * s];
-                if (p.length != 2 * s) throw new KilnException("attribute 'pads' must list " + 2 * s + " values, got " + Arrays.toString(p));
+                if (p.length != 2 * s)
+                    throw new KilnException(
+                            "attribute 'pads' must list " + 2 * s + " values, got " + Arrays.toString(p));
                 return p;
             }
-            case "VALID" -> { return new long[2 * s]; }
+            case "VALID" -> {
+                return new long[2 * s];
+            }
             case "SAME_UPPER", "SAME_LOWER" -> {
-                if (transposed) throw new KilnException("attribute 'auto_pad' = '" + auto + "' is not supported for ConvTranspose (give pads)");
+                if (transposed)
+                    throw new KilnException(
+                            "attribute 'auto_pad' = '" + auto + "' is not supported for ConvTranspose (give pads)");
                 long[] p = new long[2 * s];
                 for (int i = 0; i < s; i++) {
                     long out = Math.ceilDiv(in[2 + i], st[i]);
@@ -114,9 +144,13 @@ final class ConvOps {
                 }
                 return p;
             }
-            default -> throw new KilnException("attribute 'auto_pad' = '" + auto + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+            default ->
+                throw new KilnException(
+                        "attribute 'auto_pad' = '" + auto + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
         }
     }
 
-    private static List<Long> boxed(long[] v) { return ShapeOps.boxed(v); }
+    private static List<Long> boxed(long[] v) {
+        return ShapeOps.boxed(v);
+    }
 }

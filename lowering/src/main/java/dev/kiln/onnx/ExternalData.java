@@ -23,24 +23,29 @@ final class ExternalData {
         Map<String, String> kv = new HashMap<>();
         for (StringStringEntryProto e : t.getExternalDataList()) kv.put(e.getKey(), e.getValue());
         String location = kv.get("location");
-        if (location == null || location.isEmpty()) throw new KilnException("tensor " + name + ": external data without a 'location'");
+        if (location == null || location.isEmpty())
+            throw new KilnException("tensor " + name + ": external data without a 'location'");
         Path base = dir.toAbsolutePath().normalize();
         Path file = base.resolve(location).normalize();
         if (Path.of(location).isAbsolute() || !file.startsWith(base)) {
-            throw new KilnException("tensor " + name + ": external data location '" + location + "' is not inside the model's directory " + base);
+            throw new KilnException("tensor " + name + ": external data location '" + location
+                    + "' is not inside the model's directory " + base);
         }
         long offset = number(kv, "offset", 0, name), length;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
             length = number(kv, "length", size - offset, name);
             if (offset < 0 || length < 0 || offset + length > size) {
-                throw new KilnException("tensor " + name + ": external data [" + offset + ", " + (offset + length) + ") runs past the end of '"
-                        + location + "' (" + size + " bytes)");
+                throw new KilnException("tensor " + name + ": external data [" + offset + ", " + (offset + length)
+                        + ") runs past the end of '" + location + "' (" + size + " bytes)");
             }
-            if (length > Integer.MAX_VALUE) throw new KilnException("tensor " + name + ": " + length + " bytes of external data is more than one tensor Kiln reads (2 GB)");
+            if (length > Integer.MAX_VALUE)
+                throw new KilnException("tensor " + name + ": " + length
+                        + " bytes of external data is more than one tensor Kiln reads (2 GB)");
             ByteBuffer b = ByteBuffer.allocate((int) length);
             while (b.hasRemaining()) {
-                if (ch.read(b, offset + b.position()) < 0) throw new KilnException("tensor " + name + ": '" + location + "' ended early");
+                if (ch.read(b, offset + b.position()) < 0)
+                    throw new KilnException("tensor " + name + ": '" + location + "' ended early");
             }
             return b.flip();
         } catch (IOException e) {

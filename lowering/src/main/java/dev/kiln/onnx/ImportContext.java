@@ -44,14 +44,19 @@ final class ImportContext {
     // ---- names --------------------------------------------------------------------------------
 
     void define(String onnxName, Ref r) {
-        if (refs.putIfAbsent(onnxName, r) != null) throw new KilnException("tensor '" + onnxName + "' is defined twice");
+        if (refs.putIfAbsent(onnxName, r) != null)
+            throw new KilnException("tensor '" + onnxName + "' is defined twice");
     }
 
-    boolean isDefined(String onnxName) { return refs.containsKey(onnxName); }
+    boolean isDefined(String onnxName) {
+        return refs.containsKey(onnxName);
+    }
 
     Ref ref(String onnxName) {
         Ref r = refs.get(onnxName);
-        if (r == null) throw new KilnException("input '" + onnxName + "' is not a graph input, initializer or output of an earlier node");
+        if (r == null)
+            throw new KilnException(
+                    "input '" + onnxName + "' is not a graph input, initializer or output of an earlier node");
         return r;
     }
 
@@ -71,8 +76,8 @@ final class ImportContext {
     Const constant(NodeProto node, int i, String what) {
         Ref r = required(node, i);
         if (r instanceof ConstRef c) return c.c();
-        throw new KilnException("input " + i + " (" + what + ", '" + node.getInput(i) + "') must be a constant known at import, "
-                + "but it is computed from the graph's inputs");
+        throw new KilnException("input " + i + " (" + what + ", '" + node.getInput(i)
+                + "') must be a constant known at import, " + "but it is computed from the graph's inputs");
     }
 
     /** A graph name based on {@code base}, unique in the graph. */
@@ -83,7 +88,9 @@ final class ImportContext {
         return n;
     }
 
-    void reserve(String name) { taken.add(name); }
+    void reserve(String name) {
+        taken.add(name);
+    }
 
     // ---- emitting nodes -------------------------------------------------------------------------
 
@@ -108,7 +115,8 @@ final class ImportContext {
     ValueRef emitView(String out, Op op, long[] shape, Value... ins) {
         List<Tensor> ts = new ArrayList<>();
         for (int i = 0; i < ins.length; i++) ts.add(Te.placeholder("p" + i, ins[i].dtype(), ins[i].dims()));
-        boolean view = !Arrays.equals(op.build(ts).shape().dims().stream().mapToLong(Long::longValue).toArray(), shape);
+        boolean view = !Arrays.equals(
+                op.build(ts).shape().dims().stream().mapToLong(Long::longValue).toArray(), shape);
         Value v = g.node(fresh(view && graphOutputs.contains(out) ? out + "/view" : out), op, ins);
         return defineView(out, v, shape);
     }
@@ -128,24 +136,33 @@ final class ImportContext {
 
     /** Whether {@code r} is a graph value kept under another row-major shape than ONNX's. */
     static boolean isView(Ref r) {
-        return r instanceof ValueRef v && v.layout() == null && !Arrays.equals(v.value().dims(), v.shape());
+        return r instanceof ValueRef v
+                && v.layout() == null
+                && !Arrays.equals(v.value().dims(), v.shape());
     }
 
     /** The value's elements in ONNX's row-major order, under {@code dims} (a reshape, made once, when needed). */
     Value asShape(Ref r, long... dims) {
         if (r instanceof ValueRef v && v.layout() == null) return reshaped(v.value(), dims);
-        if (r instanceof ConstRef c) return inLayout(new ConstRef(c.c().reshape(dims), c.name()), identity(dims.length));
+        if (r instanceof ConstRef c)
+            return inLayout(new ConstRef(c.c().reshape(dims), c.name()), identity(dims.length));
         return reshaped(plain(r), dims);
     }
 
     private Value reshaped(Value v, long[] dims) {
         if (Arrays.equals(v.dims(), dims)) return v;
-        return reshapes.computeIfAbsent(v.name() + Arrays.toString(dims),
-                k -> g.node(fresh(v.name() + "/reshape"), new Op.Reshape(LongStream.of(dims).boxed().toList()), v));
+        return reshapes.computeIfAbsent(
+                v.name() + Arrays.toString(dims),
+                k -> g.node(
+                        fresh(v.name() + "/reshape"),
+                        new Op.Reshape(LongStream.of(dims).boxed().toList()),
+                        v));
     }
 
     /** The ONNX output {@code out} is the constant {@code c} (folded at import). */
-    void fold(String out, Const c) { define(out, new ConstRef(c)); }
+    void fold(String out, Const c) {
+        define(out, new ConstRef(c));
+    }
 
     // ---- layouts ------------------------------------------------------------------------------
 
@@ -154,39 +171,57 @@ final class ImportContext {
         return l != null ? l : identity(r.rank());
     }
 
-    static boolean isNhwc(Ref r) { return r instanceof ValueRef v && v.layout() != null; }
+    static boolean isNhwc(Ref r) {
+        return r instanceof ValueRef v && v.layout() != null;
+    }
 
-    static int[] identity(int rank) { int[] p = new int[rank]; for (int i = 0; i < rank; i++) p[i] = i; return p; }
+    static int[] identity(int rank) {
+        int[] p = new int[rank];
+        for (int i = 0; i < rank; i++) p[i] = i;
+        return p;
+    }
 
     /** The value NHWC (rank 4). */
-    Value nhwc(Ref r) { return inLayout(r, NHWC); }
+    Value nhwc(Ref r) {
+        return inLayout(r, NHWC);
+    }
 
     /** The value in ONNX's own axis order. */
-    Value plain(Ref r) { return inLayout(r, identity(r.rank())); }
+    Value plain(Ref r) {
+        return inLayout(r, identity(r.rank()));
+    }
 
     /** The value with axis k holding ONNX axis {@code layout[k]}; constants are reordered at import. */
     Value inLayout(Ref r, int[] layout) {
-        if (layout.length != r.rank()) throw new IllegalArgumentException("layout " + Arrays.toString(layout) + " for rank " + r.rank());
+        if (layout.length != r.rank())
+            throw new IllegalArgumentException("layout " + Arrays.toString(layout) + " for rank " + r.rank());
         Map<String, Value> byLayout = converted.computeIfAbsent(r, k -> new HashMap<>());
         String key = Arrays.toString(layout);
         Value done = byLayout.get(key);
         if (done != null) return done;
-        Value v = switch (r) {
-            case ConstRef c -> {
-                Const k = ValueRef.isIdentity(layout) ? c.c() : c.c().transpose(layout);
-                if (k.rank() == 0) k = k.reshape(1);   // Kiln values have rank 1 or more; broadcasting is unchanged
-                String base = c.name() == null ? "const" : ValueRef.isIdentity(layout) ? c.name() : c.name() + "/" + layoutName(layout);
-                yield g.constant(fresh(base), k.toNDArray(base));
-            }
-            case ValueRef vr -> reorder(vr, layout);
-        };
+        Value v =
+                switch (r) {
+                    case ConstRef c -> {
+                        Const k = ValueRef.isIdentity(layout) ? c.c() : c.c().transpose(layout);
+                        if (k.rank() == 0)
+                            k = k.reshape(1); // Kiln values have rank 1 or more; broadcasting is unchanged
+                        String base = c.name() == null
+                                ? "const"
+                                : ValueRef.isIdentity(layout) ? c.name() : c.name() + "/" + layoutName(layout);
+                        yield g.constant(fresh(base), k.toNDArray(base));
+                    }
+                    case ValueRef vr -> reorder(vr, layout);
+                };
         byLayout.put(key, v);
         return v;
     }
 
     private static String layoutName(int[] layout) {
-        return Arrays.equals(layout, NHWC) ? "nhwc" : Arrays.equals(layout, new int[] {2, 3, 1, 0}) ? "hwio"
-                : "perm" + Arrays.toString(layout).replaceAll("[^0-9]", "");
+        return Arrays.equals(layout, NHWC)
+                ? "nhwc"
+                : Arrays.equals(layout, new int[] {2, 3, 1, 0})
+                        ? "hwio"
+                        : "perm" + Arrays.toString(layout).replaceAll("[^0-9]", "");
     }
 
     private Value reorder(ValueRef vr, int[] to) {
@@ -199,11 +234,14 @@ final class ImportContext {
         int[] perm = new int[to.length];
         for (int k = 0; k < to.length; k++) perm[k] = pos[to[k]];
         String own = vr.value().name();
-        String base = ValueRef.isIdentity(to) ? (own.endsWith("/nhwc") ? own.substring(0, own.length() - 5) : own + "/nchw") : own + "/nhwc";
-        if (sameOrderOfNonUnitAxes(from, to, shape)) {   // only size-1 axes move: a reshape, which is a view
+        String base = ValueRef.isIdentity(to)
+                ? (own.endsWith("/nhwc") ? own.substring(0, own.length() - 5) : own + "/nchw")
+                : own + "/nhwc";
+        if (sameOrderOfNonUnitAxes(from, to, shape)) { // only size-1 axes move: a reshape, which is a view
             long[] dims = new long[to.length];
             for (int k = 0; k < to.length; k++) dims[k] = shape[to[k]];
-            return g.node(fresh(base), new Op.Reshape(LongStream.of(dims).boxed().toList()), vr.value());
+            return g.node(
+                    fresh(base), new Op.Reshape(LongStream.of(dims).boxed().toList()), vr.value());
         }
         return g.node(fresh(base), new Op.Transpose(Arrays.stream(perm).boxed().toList()), vr.value());
     }

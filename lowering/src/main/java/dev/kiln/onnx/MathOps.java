@@ -9,7 +9,6 @@ import dev.kiln.onnx.Ref.ConstRef;
 import dev.kiln.onnx.Ref.ValueRef;
 import dev.kiln.onnx.proto.Onnx.NodeProto;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Set;
 
 /** Elementwise operators: activations, clip, and the broadcasting binary operators. */
@@ -19,26 +18,34 @@ final class MathOps {
     static void unary(ImportContext ctx, NodeProto n) {
         boolean gelu = n.getOpType().equals("Gelu");
         Attrs a = new Attrs(n, gelu ? Set.of("approximate") : Set.of());
-        UnaryKind k = switch (n.getOpType()) {
-            case "Relu" -> UnaryKind.RELU;
-            case "Sigmoid" -> UnaryKind.SIGMOID;
-            case "Tanh" -> UnaryKind.TANH;
-            case "Erf" -> UnaryKind.ERF;
-            case "Sqrt" -> UnaryKind.SQRT;
-            case "Gelu" -> switch (a.getString("approximate", "none")) {
-                case "none" -> UnaryKind.GELU;
-                case "tanh" -> UnaryKind.GELU_TANH;
-                default -> throw new KilnException("attribute 'approximate' = '" + a.getString("approximate", "") + "' is not none or tanh");
-            };
-            default -> throw new IllegalStateException(n.getOpType());
-        };
+        UnaryKind k =
+                switch (n.getOpType()) {
+                    case "Relu" -> UnaryKind.RELU;
+                    case "Sigmoid" -> UnaryKind.SIGMOID;
+                    case "Tanh" -> UnaryKind.TANH;
+                    case "Erf" -> UnaryKind.ERF;
+                    case "Sqrt" -> UnaryKind.SQRT;
+                    case "Gelu" ->
+                        switch (a.getString("approximate", "none")) {
+                            case "none" -> UnaryKind.GELU;
+                            case "tanh" -> UnaryKind.GELU_TANH;
+                            default ->
+                                throw new KilnException("attribute 'approximate' = '" + a.getString("approximate", "")
+                                        + "' is not none or tanh");
+                        };
+                    default -> throw new IllegalStateException(n.getOpType());
+                };
         elementwise(ctx, n, new Op.Unary(k));
     }
 
     static void clip(ImportContext ctx, NodeProto n) {
         new Attrs(n, Set.of());
-        double lo = ctx.input(n, 1) == null ? -Float.MAX_VALUE : ctx.constant(n, 1, "min").scalar("min");
-        double hi = ctx.input(n, 2) == null ? Float.MAX_VALUE : ctx.constant(n, 2, "max").scalar("max");
+        double lo = ctx.input(n, 1) == null
+                ? -Float.MAX_VALUE
+                : ctx.constant(n, 1, "min").scalar("min");
+        double hi = ctx.input(n, 2) == null
+                ? Float.MAX_VALUE
+                : ctx.constant(n, 2, "max").scalar("max");
         elementwise(ctx, n, new Op.Clip(lo, hi));
     }
 
@@ -61,26 +68,33 @@ final class MathOps {
             ctx.fold(n.getOutput(0), ConstEval.binary(n.getOpType(), ca.c(), cb.c()));
             return;
         }
-        BinaryKind k = switch (n.getOpType()) {
-            case "Add" -> BinaryKind.ADD;
-            case "Sub" -> BinaryKind.SUBTRACT;
-            case "Mul" -> BinaryKind.MULTIPLY;
-            case "Div" -> BinaryKind.DIVIDE;
-            case "Pow" -> BinaryKind.POWER;
-            case "Max" -> BinaryKind.MAXIMUM;
-            case "Min" -> BinaryKind.MINIMUM;
-            default -> throw new IllegalStateException(n.getOpType());
-        };
+        BinaryKind k =
+                switch (n.getOpType()) {
+                    case "Add" -> BinaryKind.ADD;
+                    case "Sub" -> BinaryKind.SUBTRACT;
+                    case "Mul" -> BinaryKind.MULTIPLY;
+                    case "Div" -> BinaryKind.DIVIDE;
+                    case "Pow" -> BinaryKind.POWER;
+                    case "Max" -> BinaryKind.MAXIMUM;
+                    case "Min" -> BinaryKind.MINIMUM;
+                    default -> throw new IllegalStateException(n.getOpType());
+                };
         if (k == BinaryKind.POWER && b instanceof ConstRef e && e.c().size() == 1 && b.rank() <= a.rank()) {
             double p = e.c().get(0);
-            if (p == 1) { ctx.define(n.getOutput(0), a); return; }
-            if (p == 0.5) { elementwise(ctx, n, new Op.Unary(UnaryKind.SQRT)); return; }
+            if (p == 1) {
+                ctx.define(n.getOutput(0), a);
+                return;
+            }
+            if (p == 0.5) {
+                elementwise(ctx, n, new Op.Unary(UnaryKind.SQRT));
+                return;
+            }
             if (p == 2 && ImportContext.isView(a)) {
                 Value x = ((ValueRef) a).value();
                 ctx.emitView(n.getOutput(0), new Op.Binary(BinaryKind.MULTIPLY), a.shape(), x, x);
                 return;
             }
-            if (p == 2) {   // x * x: exact, and cheaper than pow
+            if (p == 2) { // x * x: exact, and cheaper than pow
                 int[] layout = ImportContext.layoutOf(a);
                 Value x = ctx.inLayout(a, layout);
                 ctx.emit(n.getOutput(0), new Op.Binary(BinaryKind.MULTIPLY), layout, x, x);
@@ -114,12 +128,15 @@ final class MathOps {
             while (lead < os.length - 1 && os[lead] == 1) lead++;
             long[] trimmed = Arrays.copyOfRange(os, lead, os.length);
             int t = trimmed.length;
-            if (t <= kd.length && t <= ld.length
-                    && Arrays.equals(Arrays.copyOfRange(kd, kd.length - t, kd.length), Arrays.copyOfRange(ld, ld.length - t, ld.length))) {
+            if (t <= kd.length
+                    && t <= ld.length
+                    && Arrays.equals(
+                            Arrays.copyOfRange(kd, kd.length - t, kd.length),
+                            Arrays.copyOfRange(ld, ld.length - t, ld.length))) {
                 ov = ctx.asShape(c, trimmed.length == 0 ? new long[] {1} : trimmed);
             }
         } else if (other instanceof ValueRef o && o.layout() == null && Arrays.equals(other.shape(), ld)) {
-            ov = ctx.asShape(o, kd);   // the same elements in the same order: a view of the other operand too
+            ov = ctx.asShape(o, kd); // the same elements in the same order: a view of the other operand too
         }
         if (ov == null) return false;
         Value x = view.value();
@@ -134,9 +151,10 @@ final class MathOps {
         Arrays.fill(s, 1);
         System.arraycopy(r.shape(), 0, s, rank - r.rank(), r.rank());
         if (r instanceof ConstRef c) return new ConstRef(c.c().reshape(s));
-        Value v = ctx.g.node(ctx.fresh(((ValueRef) r).value().name() + "/rank" + rank),
-                new Op.Reshape(Arrays.stream(s).boxed().toList()), ctx.plain(r));
+        Value v = ctx.g.node(
+                ctx.fresh(((ValueRef) r).value().name() + "/rank" + rank),
+                new Op.Reshape(Arrays.stream(s).boxed().toList()),
+                ctx.plain(r));
         return new ValueRef(v, s, null);
     }
-
 }

@@ -47,7 +47,9 @@ public final class ModelWriter {
     }
 
     /** A float32 graph input; each extent is a Long (fixed) or a String (symbolic, e.g. "batch"). */
-    public ModelWriter input(String name, Object... dims) { return input(name, DType.FLOAT32, dims); }
+    public ModelWriter input(String name, Object... dims) {
+        return input(name, DType.FLOAT32, dims);
+    }
 
     /** A graph input of element type {@code type} (int64 token ids, uint8 images, ...). */
     public ModelWriter input(String name, DType type, Object... dims) {
@@ -56,12 +58,17 @@ public final class ModelWriter {
     }
 
     /** Marks {@code name} as a float32 graph output (shape left to the reader). */
-    public ModelWriter output(String name) { return output(name, DType.FLOAT32); }
+    public ModelWriter output(String name) {
+        return output(name, DType.FLOAT32);
+    }
 
     /** Marks {@code name} as a graph output of element type {@code type}. */
     public ModelWriter output(String name, DType type) {
-        graph.addOutput(ValueInfoProto.newBuilder().setName(name)
-                .setType(TypeProto.newBuilder().setTensorType(TypeProto.Tensor.newBuilder().setElemType(OnnxTypes.onnx(type).getNumber()))));
+        graph.addOutput(ValueInfoProto.newBuilder()
+                .setName(name)
+                .setType(TypeProto.newBuilder()
+                        .setTensorType(TypeProto.Tensor.newBuilder()
+                                .setElemType(OnnxTypes.onnx(type).getNumber()))));
         return this;
     }
 
@@ -82,7 +89,9 @@ public final class ModelWriter {
     public String floats(String name, float[] values, long... shape) {
         ByteBuffer b = ByteBuffer.allocate(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
         for (float f : values) b.putFloat(f);
-        TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(TensorProto.DataType.FLOAT_VALUE)
+        TensorProto.Builder t = TensorProto.newBuilder()
+                .setName(name)
+                .setDataType(TensorProto.DataType.FLOAT_VALUE)
                 .setRawData(ByteString.copyFrom(b.array()));
         for (long d : shape) t.addDims(d);
         graph.addInitializer(t);
@@ -103,7 +112,8 @@ public final class ModelWriter {
         if (!type.isInt()) throw new KilnException("initializer '" + name + "': " + type + " is not an integer type");
         ByteBuffer b = ByteBuffer.allocate(type.bytes() * values.length).order(ByteOrder.LITTLE_ENDIAN);
         for (long v : values) {
-            if (v < type.minInt() || v > type.maxInt()) throw new KilnException("initializer '" + name + "': " + v + " does not fit " + type);
+            if (v < type.minInt() || v > type.maxInt())
+                throw new KilnException("initializer '" + name + "': " + v + " does not fit " + type);
             switch (type.bytes()) {
                 case 1 -> b.put((byte) v);
                 case 2 -> b.putShort((short) v);
@@ -111,7 +121,9 @@ public final class ModelWriter {
                 default -> b.putLong(v);
             }
         }
-        TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(OnnxTypes.onnx(type).getNumber())
+        TensorProto.Builder t = TensorProto.newBuilder()
+                .setName(name)
+                .setDataType(OnnxTypes.onnx(type).getNumber())
                 .setRawData(ByteString.copyFrom(b.array()));
         for (long d : shape) t.addDims(d);
         graph.addInitializer(t);
@@ -127,7 +139,9 @@ public final class ModelWriter {
     }
 
     /** A 1-D int64 initializer. */
-    public String longs(String name, long... values) { return longs(name, values, values.length); }
+    public String longs(String name, long... values) {
+        return longs(name, values, values.length);
+    }
 
     /**
      * A node with one output; {@code attrs} alternate name and value (Long, Double, String, long[],
@@ -140,7 +154,8 @@ public final class ModelWriter {
     /** A node with several outputs (Split); returns the first. */
     public String node(String opType, String[] inputs, String[] outputs, Object... attrs) {
         if (attrs.length % 2 != 0) throw new KilnException("attributes come in name/value pairs");
-        NodeProto.Builder n = NodeProto.newBuilder().setOpType(opType)
+        NodeProto.Builder n = NodeProto.newBuilder()
+                .setOpType(opType)
                 .setName(opType.toLowerCase(java.util.Locale.ROOT) + "_" + counters.merge(opType, 1, Integer::sum));
         for (String i : inputs) n.addInput(i);
         for (String o : outputs) n.addOutput(o);
@@ -150,11 +165,17 @@ public final class ModelWriter {
     }
 
     public ModelProto build() {
-        return ModelProto.newBuilder().setIrVersion(8).setProducerName("kiln").setGraph(graph)
-                .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("").setVersion(opset)).build();
+        return ModelProto.newBuilder()
+                .setIrVersion(8)
+                .setProducerName("kiln")
+                .setGraph(graph)
+                .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("").setVersion(opset))
+                .build();
     }
 
-    public byte[] toBytes() { return build().toByteArray(); }
+    public byte[] toBytes() {
+        return build().toByteArray();
+    }
 
     public Path write(Path file) {
         try {
@@ -178,8 +199,10 @@ public final class ModelWriter {
                 if (!t.hasRawData() || t.getRawData().size() < threshold) continue;
                 ByteString raw = t.getRawData();
                 raw.writeTo(out);
-                t.clearRawData().setDataLocation(TensorProto.DataLocation.EXTERNAL)
-                        .addExternalData(entry("location", dataFile)).addExternalData(entry("offset", String.valueOf(offset)))
+                t.clearRawData()
+                        .setDataLocation(TensorProto.DataLocation.EXTERNAL)
+                        .addExternalData(entry("location", dataFile))
+                        .addExternalData(entry("offset", String.valueOf(offset)))
                         .addExternalData(entry("length", String.valueOf(raw.size())));
                 offset += raw.size();
             }
@@ -189,7 +212,9 @@ public final class ModelWriter {
         }
     }
 
-    private static StringStringEntryProto entry(String k, String v) { return StringStringEntryProto.newBuilder().setKey(k).setValue(v).build(); }
+    private static StringStringEntryProto entry(String k, String v) {
+        return StringStringEntryProto.newBuilder().setKey(k).setValue(v).build();
+    }
 
     private static AttributeProto attribute(String name, Object v) {
         AttributeProto.Builder a = AttributeProto.newBuilder().setName(name);
@@ -207,7 +232,9 @@ public final class ModelWriter {
                 for (float f : fs) a.addFloats(f);
             }
             case TensorProto t -> a.setType(AttributeProto.AttributeType.TENSOR).setT(t);
-            default -> throw new KilnException("attribute '" + name + "': cannot write a " + v.getClass().getSimpleName());
+            default ->
+                throw new KilnException("attribute '" + name + "': cannot write a "
+                        + v.getClass().getSimpleName());
         }
         return a.build();
     }
@@ -216,12 +243,20 @@ public final class ModelWriter {
         TensorShapeProto.Builder s = TensorShapeProto.newBuilder();
         for (Object d : dims) {
             switch (d) {
-                case String p -> s.addDim(TensorShapeProto.Dimension.newBuilder().setDimParam(p));
-                case Number x -> s.addDim(TensorShapeProto.Dimension.newBuilder().setDimValue(x.longValue()));
-                default -> throw new KilnException("input '" + name + "': an extent is a number or a symbol name, got " + d);
+                case String p ->
+                    s.addDim(TensorShapeProto.Dimension.newBuilder().setDimParam(p));
+                case Number x ->
+                    s.addDim(TensorShapeProto.Dimension.newBuilder().setDimValue(x.longValue()));
+                default ->
+                    throw new KilnException("input '" + name + "': an extent is a number or a symbol name, got " + d);
             }
         }
-        return ValueInfoProto.newBuilder().setName(name).setType(TypeProto.newBuilder().setTensorType(
-                TypeProto.Tensor.newBuilder().setElemType(OnnxTypes.onnx(type).getNumber()).setShape(s))).build();
+        return ValueInfoProto.newBuilder()
+                .setName(name)
+                .setType(TypeProto.newBuilder()
+                        .setTensorType(TypeProto.Tensor.newBuilder()
+                                .setElemType(OnnxTypes.onnx(type).getNumber())
+                                .setShape(s)))
+                .build();
     }
 }

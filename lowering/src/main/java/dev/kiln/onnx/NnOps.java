@@ -23,68 +23,108 @@ final class NnOps {
     static void conv(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"));
         Ref x = ctx.required(n, 0), w = ctx.required(n, 1), b = ctx.input(n, 2);
-        if (x.rank() != 4) {   // 1-D and 3-D
+        if (x.rank() != 4) { // 1-D and 3-D
             ConvOps.conv(ctx, n);
             return;
         }
         if (w.rank() != 4) {
-            throw new KilnException("a 2-D convolution needs a weight of rank 4, got input " + Arrays.toString(x.shape())
-                    + " and weight " + Arrays.toString(w.shape()));
+            throw new KilnException("a 2-D convolution needs a weight of rank 4, got input "
+                    + Arrays.toString(x.shape()) + " and weight " + Arrays.toString(w.shape()));
         }
         long[] ws = w.shape();
         long[] kernel = a.getInts("kernel_shape");
         if (kernel != null && (kernel[0] != ws[2] || kernel[1] != ws[3])) {
-            throw new KilnException("kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
+            throw new KilnException(
+                    "kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
         }
         long[] strides = ints(a, "strides", 1), dil = ints(a, "dilations", 1);
         long[] pads = pads(a, x.shape(), new long[] {ws[2], ws[3]}, strides, dil);
         long groups = a.getInt("group", 1);
         Value xv = ctx.nhwc(x);
         Value wv = ctx.inLayout(w, OIHW_TO_HWIO);
-        Op conv = new Op.Conv2d("NHWC", List.of(strides[0], strides[1]), List.of(pads[0], pads[1], pads[2], pads[3]),
-                List.of(dil[0], dil[1]), groups);
+        Op conv = new Op.Conv2d(
+                "NHWC",
+                List.of(strides[0], strides[1]),
+                List.of(pads[0], pads[1], pads[2], pads[3]),
+                List.of(dil[0], dil[1]),
+                groups);
         if (b == null) {
             ctx.emit(n.getOutput(0), conv, NHWC, xv, wv);
             return;
         }
-        if (b.rank() != 1 || b.shape()[0] != ws[0]) throw new KilnException("bias of shape " + Arrays.toString(b.shape()) + " for " + ws[0] + " output channels");
+        if (b.rank() != 1 || b.shape()[0] != ws[0])
+            throw new KilnException(
+                    "bias of shape " + Arrays.toString(b.shape()) + " for " + ws[0] + " output channels");
         ValueRef c = ctx.emit(n.getOutput(0) + "/conv", conv, NHWC, xv, wv);
         ctx.emit(n.getOutput(0), new Op.BiasAdd(3), NHWC, c.value(), ctx.plain(b));
     }
 
     static void pool(ImportContext ctx, NodeProto n) {
         boolean max = n.getOpType().equals("MaxPool");
-        Attrs a = new Attrs(n, max ? Set.of("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides")
-                : Set.of("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"));
+        Attrs a = new Attrs(
+                n,
+                max
+                        ? Set.of(
+                                "auto_pad",
+                                "ceil_mode",
+                                "dilations",
+                                "kernel_shape",
+                                "pads",
+                                "storage_order",
+                                "strides")
+                        : Set.of(
+                                "auto_pad",
+                                "ceil_mode",
+                                "count_include_pad",
+                                "dilations",
+                                "kernel_shape",
+                                "pads",
+                                "strides"));
         OnnxOps.outputsAtMost(n, 1, "MaxPool's indices");
         Ref x = ctx.required(n, 0);
-        if (x.rank() != 4) throw new KilnException("only 2-D pooling is supported (input rank 4), got " + Arrays.toString(x.shape()));
+        if (x.rank() != 4)
+            throw new KilnException("only 2-D pooling is supported (input rank 4), got " + Arrays.toString(x.shape()));
         long[] k = a.getInts("kernel_shape");
-        if (k == null || k.length != 2) throw new KilnException("kernel_shape must list 2 extents, got " + Arrays.toString(k));
+        if (k == null || k.length != 2)
+            throw new KilnException("kernel_shape must list 2 extents, got " + Arrays.toString(k));
         long[] strides = ints(a, "strides", 1), dil = ints(a, "dilations", 1);
         long[] pads = pads(a, x.shape(), k, strides, dil);
-        if (a.getInt("storage_order", 0) != 0) throw new KilnException("attribute 'storage_order' = 1 is not supported");
-        if (dil[0] != 1 || dil[1] != 1) throw new KilnException("attribute 'dilations' " + Arrays.toString(dil) + " is not supported for pooling");
+        if (a.getInt("storage_order", 0) != 0)
+            throw new KilnException("attribute 'storage_order' = 1 is not supported");
+        if (dil[0] != 1 || dil[1] != 1)
+            throw new KilnException("attribute 'dilations' " + Arrays.toString(dil) + " is not supported for pooling");
         boolean countPad = a.getInt("count_include_pad", 0) != 0;
-        if (a.getInt("ceil_mode", 0) != 0) {   // the last window may start in the input or the leading padding: pad after to cover it
+        if (a.getInt("ceil_mode", 0)
+                != 0) { // the last window may start in the input or the leading padding: pad after to cover it
             for (int i = 0; i < 2; i++) {
                 long in = x.shape()[2 + i], span = in + pads[i] + pads[i + 2] - k[i];
-                if (span < 0) throw new KilnException("the window " + Arrays.toString(k) + " is larger than the padded input " + Arrays.toString(x.shape()));
+                if (span < 0)
+                    throw new KilnException("the window " + Arrays.toString(k) + " is larger than the padded input "
+                            + Arrays.toString(x.shape()));
                 long out = Math.ceilDiv(span, strides[i]) + 1;
                 if ((out - 1) * strides[i] >= in + pads[i]) out--;
                 long extra = (out - 1) * strides[i] + k[i] - (in + pads[i] + pads[i + 2]);
                 if (extra > 0 && !max && countPad) {
-                    throw new KilnException("ceil_mode = 1 with count_include_pad = 1, where the last window on axis " + (2 + i)
-                            + " runs " + extra + " past the padding, is not supported (ONNX counts only the declared padding)");
+                    throw new KilnException("ceil_mode = 1 with count_include_pad = 1, where the last window on axis "
+                            + (2 + i) + " runs " + extra
+                            + " past the padding, is not supported (ONNX counts only the declared padding)");
                 }
                 pads[i + 2] += Math.max(0, extra);
             }
         }
         Op op;
         if (k[0] == k[1] && strides[0] == strides[1] && Arrays.stream(pads).allMatch(p -> p == pads[0])) {
-            op = max ? new Op.MaxPool2d("NHWC", k[0], strides[0], pads[0]) : new Op.AvgPool2d("NHWC", k[0], strides[0], pads[0], countPad);
+            op = max
+                    ? new Op.MaxPool2d("NHWC", k[0], strides[0], pads[0])
+                    : new Op.AvgPool2d("NHWC", k[0], strides[0], pads[0], countPad);
         } else {
-            op = new Op.Pool2d("NHWC", max, List.of(k[0], k[1]), List.of(strides[0], strides[1]), List.of(pads[0], pads[1], pads[2], pads[3]), countPad);
+            op = new Op.Pool2d(
+                    "NHWC",
+                    max,
+                    List.of(k[0], k[1]),
+                    List.of(strides[0], strides[1]),
+                    List.of(pads[0], pads[1], pads[2], pads[3]),
+                    countPad);
         }
         ctx.emit(n.getOutput(0), op, NHWC, ctx.nhwc(x));
     }
@@ -92,22 +132,31 @@ final class NnOps {
     static void globalAveragePool(ImportContext ctx, NodeProto n) {
         new Attrs(n, Set.of());
         Ref x = ctx.required(n, 0);
-        if (x.rank() != 4) throw new KilnException("only 2-D pooling is supported (input rank 4), got " + Arrays.toString(x.shape()));
+        if (x.rank() != 4)
+            throw new KilnException("only 2-D pooling is supported (input rank 4), got " + Arrays.toString(x.shape()));
         ctx.emit(n.getOutput(0), new Op.GlobalAvgPool2d("NHWC"), NHWC, ctx.nhwc(x));
     }
 
     static void batchNorm(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("epsilon", "momentum", "training_mode"));
-        if (a.getInt("training_mode", 0) != 0) throw new KilnException("attribute 'training_mode' = 1 is not supported (inference only)");
+        if (a.getInt("training_mode", 0) != 0)
+            throw new KilnException("attribute 'training_mode' = 1 is not supported (inference only)");
         OnnxOps.outputsAtMost(n, 1, "running mean and variance exist in training mode only");
         Ref x = ctx.required(n, 0);
         double eps = a.getFloat("epsilon", 1e-5);
         List<Value> params = new ArrayList<>();
-        for (int i : new int[] {3, 4, 1, 2}) params.add(ctx.plain(ctx.required(n, i)));   // Kiln: mean, var, gamma, beta
+        for (int i : new int[] {3, 4, 1, 2}) params.add(ctx.plain(ctx.required(n, i))); // Kiln: mean, var, gamma, beta
         boolean image = x.rank() == 4;
         Value xv = image ? ctx.nhwc(x) : ctx.plain(x);
-        ctx.emit(n.getOutput(0), new Op.BatchNorm(image ? 3 : 1, eps), image ? NHWC : null,
-                xv, params.get(0), params.get(1), params.get(2), params.get(3));
+        ctx.emit(
+                n.getOutput(0),
+                new Op.BatchNorm(image ? 3 : 1, eps),
+                image ? NHWC : null,
+                xv,
+                params.get(0),
+                params.get(1),
+                params.get(2),
+                params.get(3));
     }
 
     static void softmax(ImportContext ctx, NodeProto n) {
@@ -127,7 +176,9 @@ final class NnOps {
     static void reduceMean(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("axes", "keepdims", "noop_with_empty_axes"));
         Ref x = ctx.required(n, 0);
-        long[] axes = ctx.opset >= 18 ? (ctx.input(n, 1) == null ? null : ctx.constant(n, 1, "axes").toLongs("axes")) : a.getInts("axes");
+        long[] axes = ctx.opset >= 18
+                ? (ctx.input(n, 1) == null ? null : ctx.constant(n, 1, "axes").toLongs("axes"))
+                : a.getInts("axes");
         boolean keep = a.getInt("keepdims", 1) != 0;
         if (axes == null || axes.length == 0) {
             if (a.getInt("noop_with_empty_axes", 0) != 0) {
@@ -158,24 +209,38 @@ final class NnOps {
         int axis = axis(a.getInt("axis", -1), x.rank());
         long[] normShape = Arrays.copyOfRange(x.shape(), axis, x.rank());
         Value s = ctx.inLayout(expand(ctx, scale, normShape, "Scale"), ImportContext.identity(normShape.length));
-        Value b = bias == null ? ctx.plain(new ConstRef(Const.ofFloats(new float[(int) Const.count(normShape)], normShape)))
+        Value b = bias == null
+                ? ctx.plain(new ConstRef(Const.ofFloats(new float[(int) Const.count(normShape)], normShape)))
                 : ctx.plain(expand(ctx, bias, normShape, "B"));
-        if (ImportContext.isView(x)) {   // normalise on the view's shape when it ends in the normalised axes
+        if (ImportContext.isView(x)) { // normalise on the view's shape when it ends in the normalised axes
             long[] kd = ((ValueRef) x).value().dims();
             int t = normShape.length;
             if (t < kd.length && Arrays.equals(Arrays.copyOfRange(kd, kd.length - t, kd.length), normShape)) {
-                ctx.emitView(n.getOutput(0), new Op.LayerNorm(t, a.getFloat("epsilon", 1e-5)), x.shape(), ((ValueRef) x).value(), s, b);
+                ctx.emitView(
+                        n.getOutput(0),
+                        new Op.LayerNorm(t, a.getFloat("epsilon", 1e-5)),
+                        x.shape(),
+                        ((ValueRef) x).value(),
+                        s,
+                        b);
                 return;
             }
         }
-        ctx.emit(n.getOutput(0), new Op.LayerNorm(x.rank() - axis, a.getFloat("epsilon", 1e-5)), null, ctx.plain(x), s, b);
+        ctx.emit(
+                n.getOutput(0),
+                new Op.LayerNorm(x.rank() - axis, a.getFloat("epsilon", 1e-5)),
+                null,
+                ctx.plain(x),
+                s,
+                b);
     }
 
     /** {@code r} broadcast to exactly {@code shape} (a constant, as Kiln's layer norm wants its parameters). */
     private static Ref expand(ImportContext ctx, Ref r, long[] shape, String what) {
         if (Arrays.equals(r.shape(), shape)) return r;
         if (!(r instanceof ConstRef c)) {
-            throw new KilnException(what + " of shape " + Arrays.toString(r.shape()) + " must have the normalised shape " + Arrays.toString(shape));
+            throw new KilnException(what + " of shape " + Arrays.toString(r.shape())
+                    + " must have the normalised shape " + Arrays.toString(shape));
         }
         return new ConstRef(ConstEval.broadcastTo(c.c(), shape, what));
     }
@@ -189,7 +254,8 @@ final class NnOps {
     private static long[] ints(Attrs a, String name, long dflt) {
         long[] v = a.getInts(name);
         if (v == null) return new long[] {dflt, dflt};
-        if (v.length != 2) throw new KilnException("attribute '" + name + "' must list 2 values, got " + Arrays.toString(v));
+        if (v.length != 2)
+            throw new KilnException("attribute '" + name + "' must list 2 values, got " + Arrays.toString(v));
         return v;
     }
 
@@ -200,10 +266,13 @@ final class NnOps {
             case "NOTSET" -> {
                 long[] p = a.getInts("pads");
                 if (p == null) return new long[4];
-                if (p.length != 4) throw new KilnException("attribute 'pads' must list 4 values, got " + Arrays.toString(p));
+                if (p.length != 4)
+                    throw new KilnException("attribute 'pads' must list 4 values, got " + Arrays.toString(p));
                 return p;
             }
-            case "VALID" -> { return new long[4]; }
+            case "VALID" -> {
+                return new long[4];
+            }
             case "SAME_UPPER", "SAME_LOWER" -> {
                 long[] p = new long[4];
                 for (int i = 0; i < 2; i++) {
@@ -215,7 +284,9 @@ final class NnOps {
                 }
                 return p;
             }
-            default -> throw new KilnException("attribute 'auto_pad' = '" + auto + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+            default ->
+                throw new KilnException(
+                        "attribute 'auto_pad' = '" + auto + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.kiln.onnx;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.GraphBuilder;
 import dev.kiln.graph.Op;
@@ -15,7 +16,6 @@ import dev.kiln.onnx.proto.Onnx.OperatorSetIdProto;
 import dev.kiln.onnx.proto.Onnx.TensorProto;
 import dev.kiln.onnx.proto.Onnx.TensorShapeProto;
 import dev.kiln.onnx.proto.Onnx.ValueInfoProto;
-import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -66,7 +66,9 @@ public final class OnnxImporter {
     }
 
     /** Imports a parsed model whose weights are all inside it (no external data). */
-    public static Graph fromModel(ModelProto model, Map<String, Long> dims) { return fromModel(model, dims, null); }
+    public static Graph fromModel(ModelProto model, Map<String, Long> dims) {
+        return fromModel(model, dims, null);
+    }
 
     /** Imports a parsed model; initializers kept as external data are read from files in {@code dir}. */
     public static Graph fromModel(ModelProto model, Map<String, Long> dims, Path dir) {
@@ -88,7 +90,7 @@ public final class OnnxImporter {
         Set<String> inputNames = new HashSet<>();
         for (ValueInfoProto in : gp.getInputList()) {
             if (ctx.isDefined(in.getName())) continue;
-            inputNames.add(in.getName());   // an initializer listed as input (IR < 4): a constant
+            inputNames.add(in.getName()); // an initializer listed as input (IR < 4): a constant
             ctx.reserve(in.getName());
             Value v = g.input(in.getName(), inputType(in), inputShape(in, dims));
             ctx.define(in.getName(), new ValueRef(v, v.dims(), null));
@@ -98,13 +100,18 @@ public final class OnnxImporter {
         for (ValueInfoProto o : gp.getOutputList()) {
             Ref r = ctx.ref(o.getName());
             if (r instanceof ConstRef) {
-                throw new KilnException("graph output '" + o.getName() + "' is a constant (it does not depend on any input)");
+                throw new KilnException(
+                        "graph output '" + o.getName() + "' is a constant (it does not depend on any input)");
             }
-            Value v = ctx.plain(r);   // NHWC outputs go back to ONNX's layout, under the ONNX name
-            if (outs.contains(v) || inputNames.contains(v.name())) {   // one value under two output names, or an input: a copy
+            Value v = ctx.plain(r); // NHWC outputs go back to ONNX's layout, under the ONNX name
+            if (outs.contains(v)
+                    || inputNames.contains(v.name())) { // one value under two output names, or an input: a copy
                 long[] zero = new long[v.shape().size()], one = new long[zero.length];
                 java.util.Arrays.fill(one, 1);
-                v = g.node(ctx.fresh(o.getName()), new Op.StridedSlice(ShapeOps.boxed(zero), ShapeOps.boxed(one), v.shape()), v);
+                v = g.node(
+                        ctx.fresh(o.getName()),
+                        new Op.StridedSlice(ShapeOps.boxed(zero), ShapeOps.boxed(one), v.shape()),
+                        v);
             }
             outs.add(v);
         }
@@ -115,13 +122,14 @@ public final class OnnxImporter {
         String where = "node '" + (n.getName().isEmpty() ? "(unnamed, output " + n.getOutputList() + ")" : n.getName())
                 + "' (" + n.getOpType() + ")";
         if (!n.getDomain().isEmpty() && !n.getDomain().equals("ai.onnx")) {
-            throw new KilnException(where + ": operators of domain '" + n.getDomain() + "' are not supported (only ONNX's default domain)");
+            throw new KilnException(where + ": operators of domain '" + n.getDomain()
+                    + "' are not supported (only ONNX's default domain)");
         }
         try {
             OnnxOps.convert(ctx, n);
         } catch (KilnException e) {
             throw new KilnException(where + ": " + e.getMessage());
-        } catch (RuntimeException e) {   // a bug or a malformed node: still name the node
+        } catch (RuntimeException e) { // a bug or a malformed node: still name the node
             throw new KilnException(where + ": " + e, e);
         }
     }
@@ -133,8 +141,8 @@ public final class OnnxImporter {
         }
         if (found == null) throw new KilnException("the model imports no opset of ONNX's default domain");
         if (found < MIN_OPSET || found > MAX_OPSET) {
-            throw new KilnException("opset " + found + " is not supported (Kiln reads opsets " + MIN_OPSET + " to " + MAX_OPSET
-                    + "; convert the model with onnx.version_converter)");
+            throw new KilnException("opset " + found + " is not supported (Kiln reads opsets " + MIN_OPSET + " to "
+                    + MAX_OPSET + "; convert the model with onnx.version_converter)");
         }
         return found;
     }
@@ -147,8 +155,10 @@ public final class OnnxImporter {
 
     private static long[] inputShape(ValueInfoProto in, Map<String, Long> dims) {
         String what = "graph input '" + in.getName() + "'";
-        if (!in.getType().getTensorType().hasShape()) throw new KilnException(what + " has no shape; Kiln needs static shapes");
-        List<TensorShapeProto.Dimension> ds = in.getType().getTensorType().getShape().getDimList();
+        if (!in.getType().getTensorType().hasShape())
+            throw new KilnException(what + " has no shape; Kiln needs static shapes");
+        List<TensorShapeProto.Dimension> ds =
+                in.getType().getTensorType().getShape().getDimList();
         long[] shape = new long[ds.size()];
         for (int i = 0; i < shape.length; i++) {
             TensorShapeProto.Dimension d = ds.get(i);
@@ -158,8 +168,11 @@ public final class OnnxImporter {
                 shape[i] = dims.get(d.getDimParam());
             } else {
                 throw new KilnException(what + ": axis " + i + " is "
-                        + (d.hasDimParam() ? "symbolic ('" + d.getDimParam() + "'); bind it at import, e.g. Map.of(\"" + d.getDimParam() + "\", 1L)"
-                        : "of unknown extent; Kiln needs static shapes") + " (bound: " + dims + ")");
+                        + (d.hasDimParam()
+                                ? "symbolic ('" + d.getDimParam() + "'); bind it at import, e.g. Map.of(\""
+                                        + d.getDimParam() + "\", 1L)"
+                                : "of unknown extent; Kiln needs static shapes")
+                        + " (bound: " + dims + ")");
             }
         }
         return shape;

@@ -11,12 +11,53 @@ final class OnnxOps {
 
     /** Every operator type the importer reads. */
     static final Set<String> SUPPORTED = new TreeSet<>(Set.of(
-            "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
-            "Gemm", "MatMul", "Softmax", "ReduceMean", "LayerNormalization",
-            "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Gelu", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
-            "Reshape", "Flatten", "Transpose", "Concat", "Split", "Slice", "Gather", "Unsqueeze", "Squeeze",
-            "Shape", "Constant", "ConstantOfShape", "Cast", "Identity", "Dropout",
-            "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "MatMulInteger", "Range", "Expand", "Where", "ConvTranspose"));
+            "Conv",
+            "MaxPool",
+            "AveragePool",
+            "GlobalAveragePool",
+            "BatchNormalization",
+            "Gemm",
+            "MatMul",
+            "Softmax",
+            "ReduceMean",
+            "LayerNormalization",
+            "Relu",
+            "Sigmoid",
+            "Tanh",
+            "Erf",
+            "Sqrt",
+            "Gelu",
+            "Clip",
+            "Add",
+            "Sub",
+            "Mul",
+            "Div",
+            "Pow",
+            "Max",
+            "Min",
+            "Reshape",
+            "Flatten",
+            "Transpose",
+            "Concat",
+            "Split",
+            "Slice",
+            "Gather",
+            "Unsqueeze",
+            "Squeeze",
+            "Shape",
+            "Constant",
+            "ConstantOfShape",
+            "Cast",
+            "Identity",
+            "Dropout",
+            "QuantizeLinear",
+            "DequantizeLinear",
+            "QLinearMatMul",
+            "MatMulInteger",
+            "Range",
+            "Expand",
+            "Where",
+            "ConvTranspose"));
 
     static void convert(ImportContext ctx, NodeProto n) {
         switch (n.getOpType()) {
@@ -51,7 +92,8 @@ final class OnnxOps {
             case "Expand" -> IndexOps.expand(ctx, n);
             case "Where" -> IndexOps.where(ctx, n);
             case "ConvTranspose" -> ConvOps.convTranspose(ctx, n);
-            default -> throw new KilnException("operator '" + n.getOpType() + "' is not supported; Kiln imports " + SUPPORTED);
+            default ->
+                throw new KilnException("operator '" + n.getOpType() + "' is not supported; Kiln imports " + SUPPORTED);
         }
     }
 
@@ -60,7 +102,8 @@ final class OnnxOps {
      */
     static void outputsAtMost(NodeProto n, int max, String what) {
         for (int i = max; i < n.getOutputCount(); i++) {
-            if (!n.getOutput(i).isEmpty()) throw new KilnException("output " + i + " ('" + n.getOutput(i) + "') is not supported: " + what);
+            if (!n.getOutput(i).isEmpty())
+                throw new KilnException("output " + i + " ('" + n.getOutput(i) + "') is not supported: " + what);
         }
     }
 }

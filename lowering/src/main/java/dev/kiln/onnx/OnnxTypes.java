@@ -31,8 +31,9 @@ final class OnnxTypes {
         return switch (dt) {
             case FLOAT -> DType.FLOAT32;
             case INT8, UINT8, INT16, INT32, INT64, BOOL -> integer(dt);
-            default -> throw new KilnException(what + " has element type " + dt
-                    + "; Kiln's ONNX import takes float, int8, uint8, int16, int32, int64 and bool");
+            default ->
+                throw new KilnException(what + " has element type " + dt
+                        + "; Kiln's ONNX import takes float, int8, uint8, int16, int32, int64 and bool");
         };
     }
 

@@ -23,8 +23,16 @@ public final class OnnxZoo {
         Net n = new Net(name, 17, seed);
         n.m.input("data", "batch", 3L, image, image);
         String x = n.convBn("stem", "data", 3, base, 7, 2, 3, 1, "Relu");
-        x = n.m.node("MaxPool", new String[] {x}, "stem.pool", "kernel_shape", new long[] {3, 3}, "strides", new long[] {2, 2},
-                "pads", new long[] {1, 1, 1, 1});
+        x = n.m.node(
+                "MaxPool",
+                new String[] {x},
+                "stem.pool",
+                "kernel_shape",
+                new long[] {3, 3},
+                "strides",
+                new long[] {2, 2},
+                "pads",
+                new long[] {1, 1, 1, 1});
         long cin = base;
         for (int s = 0; s < blocks.length; s++) {
             long width = base << s, cout = width * 4;
@@ -41,17 +49,25 @@ public final class OnnxZoo {
         }
         x = n.m.node("GlobalAveragePool", new String[] {x}, "pool");
         x = n.m.node("Flatten", new String[] {x}, "flatten", "axis", 1L);
-        n.m.node("Gemm", new String[] {x, n.w("fc.weight", 1.0 / Math.sqrt(cin), classes, cin), n.w("fc.bias", 0.1, classes)},
-                "logits", "transB", 1L);
+        n.m.node(
+                "Gemm",
+                new String[] {x, n.w("fc.weight", 1.0 / Math.sqrt(cin), classes, cin), n.w("fc.bias", 0.1, classes)},
+                "logits",
+                "transB",
+                1L);
         return n.m.output("logits");
     }
 
     /** MobileNet-V2 (width 1.0, all 7 stages), 1000 classes. */
-    public static ModelWriter mobilenetV2(long image, long seed) { return mobilenetV2("mobilenetv2", image, 1.0, 7, 1000, seed); }
+    public static ModelWriter mobilenetV2(long image, long seed) {
+        return mobilenetV2("mobilenetv2", image, 1.0, 7, 1000, seed);
+    }
 
     /** MobileNet-V2 with channels scaled by {@code width} and only its first {@code stages} stages. */
     public static ModelWriter mobilenetV2(String name, long image, double width, int stages, long classes, long seed) {
-        long[][] settings = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+        long[][] settings = {
+            {1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}
+        };
         Net n = new Net(name, 13, seed);
         n.m.input("input", "batch", 3L, image, image);
         long cin = ch(32, width);
@@ -73,19 +89,30 @@ public final class OnnxZoo {
         x = n.m.node("GlobalAveragePool", new String[] {x}, "pool");
         // x.view(x.size(0), -1) as PyTorch exports it
         String shape = n.m.node("Shape", new String[] {x}, "pool.shape");
-        String n0 = n.m.node("Gather", new String[] {shape, n.m.longs("zero", new long[] {0}, new long[] {})}, "pool.n", "axis", 0L);
+        String n0 = n.m.node(
+                "Gather", new String[] {shape, n.m.longs("zero", new long[] {0}, new long[] {})}, "pool.n", "axis", 0L);
         String n1 = n.m.node("Unsqueeze", new String[] {n0, n.m.longs("axes0", 0)}, "pool.n1");
         String target = n.m.node("Concat", new String[] {n1, n.m.longs("minus1", -1)}, "pool.target", "axis", 0L);
         x = n.m.node("Reshape", new String[] {x, target}, "flat");
-        n.m.node("Gemm", new String[] {x, n.w("classifier.weight", 1.0 / Math.sqrt(last), classes, last), n.w("classifier.bias", 0.1, classes)},
-                "logits", "transB", 1L);
+        n.m.node(
+                "Gemm",
+                new String[] {
+                    x,
+                    n.w("classifier.weight", 1.0 / Math.sqrt(last), classes, last),
+                    n.w("classifier.bias", 0.1, classes)
+                },
+                "logits",
+                "transB",
+                1L);
         return n.m.output("logits");
     }
 
     /**
      * BERT-base's encoder layer: sequence 128, hidden 768, 12 heads, FFN 3072 (opset 20: LayerNormalization and Gelu).
      */
-    public static ModelWriter bertLayer(long seq, long seed) { return bertLayer("bert_layer", seq, 768, 12, 3072, 20, seed); }
+    public static ModelWriter bertLayer(long seq, long seed) {
+        return bertLayer("bert_layer", seq, 768, 12, 3072, 20, seed);
+    }
 
     /**
      * A BERT encoder layer on input "hidden" [batch, seq, dim]. From opset 17 layer norm is
@@ -102,7 +129,9 @@ public final class OnnxZoo {
     /**
      * BERT-base with embeddings: vocabulary 30522, 512 positions, hidden 768, 12 heads, FFN 3072, 12 layers (opset 20).
      */
-    public static ModelWriter bertBase(long seq, long seed) { return bert("bert_base", 30522, 512, seq, 768, 12, 3072, 12, 20, seed); }
+    public static ModelWriter bertBase(long seq, long seed) {
+        return bert("bert_base", 30522, 512, seq, 768, 12, 3072, 12, 20, seed);
+    }
 
     /**
      * A BERT encoder with embeddings, as Hugging Face exports it: int64 inputs "input_ids",
@@ -111,19 +140,41 @@ public final class OnnxZoo {
      * import), their sum layer-normalised; the mask becomes {@code (1 - mask) * -10000} added to the
      * attention scores of each of the {@code layers} encoder layers; output "last_hidden_state".
      */
-    public static ModelWriter bert(String name, long vocab, long positions, long seq, long dim, long heads, long ffn, int layers, int opset, long seed) {
+    public static ModelWriter bert(
+            String name,
+            long vocab,
+            long positions,
+            long seq,
+            long dim,
+            long heads,
+            long ffn,
+            int layers,
+            int opset,
+            long seed) {
         Net n = new Net(name, opset, seed);
         ModelWriter m = n.m;
-        m.input("input_ids", DType.INT64, "batch", seq).input("token_type_ids", DType.INT64, "batch", seq)
+        m.input("input_ids", DType.INT64, "batch", seq)
+                .input("token_type_ids", DType.INT64, "batch", seq)
                 .input("attention_mask", DType.INT64, "batch", seq);
-        String words = m.node("Gather", new String[] {n.w("embeddings.word", 0.5, vocab, dim), "input_ids"}, "emb.words");
+        String words =
+                m.node("Gather", new String[] {n.w("embeddings.word", 0.5, vocab, dim), "input_ids"}, "emb.words");
         long[] pos = new long[(int) positions];
         for (int i = 0; i < pos.length; i++) pos[i] = i;
-        String posIds = m.node("Slice", new String[] {m.longs("embeddings.position_ids", pos, 1, positions), m.longs("pos.start", 0),
-                m.longs("pos.end", seq), m.longs("pos.axes", 1)}, "emb.position_ids");
-        String position = m.node("Gather", new String[] {n.w("embeddings.position", 0.5, positions, dim), posIds}, "emb.positions");
-        String types = m.node("Gather", new String[] {n.w("embeddings.token_type", 0.5, 2, dim), "token_type_ids"}, "emb.types");
-        String e = m.node("Add", new String[] {m.node("Add", new String[] {words, types}, "emb.sum1"), position}, "emb.sum");
+        String posIds = m.node(
+                "Slice",
+                new String[] {
+                    m.longs("embeddings.position_ids", pos, 1, positions),
+                    m.longs("pos.start", 0),
+                    m.longs("pos.end", seq),
+                    m.longs("pos.axes", 1)
+                },
+                "emb.position_ids");
+        String position = m.node(
+                "Gather", new String[] {n.w("embeddings.position", 0.5, positions, dim), posIds}, "emb.positions");
+        String types = m.node(
+                "Gather", new String[] {n.w("embeddings.token_type", 0.5, 2, dim), "token_type_ids"}, "emb.types");
+        String e = m.node(
+                "Add", new String[] {m.node("Add", new String[] {words, types}, "emb.sum1"), position}, "emb.sum");
         String x = n.layerNorm("emb.ln", e, dim);
         // extended mask: (1 - mask[:, None, None, :]) * -10000
         String mask = m.node("Unsqueeze", new String[] {"attention_mask", m.longs("mask.axes", 1, 2)}, "mask.4d");
@@ -142,29 +193,68 @@ public final class OnnxZoo {
     private static String encoderLayer(Net n, String p, String x, long dim, long heads, long ffn, String mask) {
         ModelWriter m = n.m;
         long hd = dim / heads;
-        String q = n.linear(p + "attn.q", x, dim, dim), k = n.linear(p + "attn.k", x, dim, dim), v = n.linear(p + "attn.v", x, dim, dim);
+        String q = n.linear(p + "attn.q", x, dim, dim),
+                k = n.linear(p + "attn.k", x, dim, dim),
+                v = n.linear(p + "attn.v", x, dim, dim);
         // new_shape = x.size()[:-1] + (heads, head_dim)
         String sh = m.node("Shape", new String[] {x}, p + "attn.shape");
         String lead = m.node("Slice", new String[] {sh, m.longs(p + "s0", 0), m.longs(p + "s2", 2)}, p + "attn.lead");
-        String split = m.node("Concat", new String[] {lead, m.longs(p + "heads", heads, hd)}, p + "attn.split_shape", "axis", 0L);
-        q = m.node("Transpose", new String[] {m.node("Reshape", new String[] {q, split}, p + "attn.q4")}, p + "attn.qt", "perm", new long[] {0, 2, 1, 3});
-        k = m.node("Transpose", new String[] {m.node("Reshape", new String[] {k, split}, p + "attn.k4")}, p + "attn.kt", "perm", new long[] {0, 2, 3, 1});
-        v = m.node("Transpose", new String[] {m.node("Reshape", new String[] {v, split}, p + "attn.v4")}, p + "attn.vt", "perm", new long[] {0, 2, 1, 3});
+        String split = m.node(
+                "Concat", new String[] {lead, m.longs(p + "heads", heads, hd)}, p + "attn.split_shape", "axis", 0L);
+        q = m.node(
+                "Transpose",
+                new String[] {m.node("Reshape", new String[] {q, split}, p + "attn.q4")},
+                p + "attn.qt",
+                "perm",
+                new long[] {0, 2, 1, 3});
+        k = m.node(
+                "Transpose",
+                new String[] {m.node("Reshape", new String[] {k, split}, p + "attn.k4")},
+                p + "attn.kt",
+                "perm",
+                new long[] {0, 2, 3, 1});
+        v = m.node(
+                "Transpose",
+                new String[] {m.node("Reshape", new String[] {v, split}, p + "attn.v4")},
+                p + "attn.vt",
+                "perm",
+                new long[] {0, 2, 1, 3});
         String scores = m.node("MatMul", new String[] {q, k}, p + "attn.scores");
-        scores = m.node("Div", new String[] {scores, m.floats(p + "attn.scale", new float[] {(float) Math.sqrt(hd)})}, p + "attn.scaled");
+        scores = m.node(
+                "Div",
+                new String[] {scores, m.floats(p + "attn.scale", new float[] {(float) Math.sqrt(hd)})},
+                p + "attn.scaled");
         if (mask != null) scores = m.node("Add", new String[] {scores, mask}, p + "attn.masked");
         String probs = m.node("Softmax", new String[] {scores}, p + "attn.probs", "axis", -1L);
-        String ctx = m.node("Transpose", new String[] {m.node("MatMul", new String[] {probs, v}, p + "attn.ctx4")}, p + "attn.ctxt", "perm", new long[] {0, 2, 1, 3});
+        String ctx = m.node(
+                "Transpose",
+                new String[] {m.node("MatMul", new String[] {probs, v}, p + "attn.ctx4")},
+                p + "attn.ctxt",
+                "perm",
+                new long[] {0, 2, 1, 3});
         ctx = m.node("Reshape", new String[] {ctx, m.longs(p + "merge", 0, 0, dim)}, p + "attn.ctx");
         String a = m.node("Add", new String[] {n.linear(p + "attn.out", ctx, dim, dim), x}, p + "attn.res");
         a = n.layerNorm(p + "attn.ln", a, dim);
         String h = n.linear(p + "ffn.in", a, dim, ffn);
         if (n.opset >= 20) {
             h = m.node("Gelu", new String[] {h}, p + "ffn.gelu");
-        } else {   // x * 0.5 * (1 + erf(x / sqrt(2)))
-            String e = m.node("Erf", new String[] {m.node("Div", new String[] {h, m.floats(p + "sqrt2", new float[] {(float) Math.sqrt(2)})}, p + "ffn.xs")}, p + "ffn.erf");
+        } else { // x * 0.5 * (1 + erf(x / sqrt(2)))
+            String e = m.node(
+                    "Erf",
+                    new String[] {
+                        m.node(
+                                "Div",
+                                new String[] {h, m.floats(p + "sqrt2", new float[] {(float) Math.sqrt(2)})},
+                                p + "ffn.xs")
+                    },
+                    p + "ffn.erf");
             e = m.node("Add", new String[] {e, m.floats(p + "one", new float[] {1f})}, p + "ffn.erf1");
-            h = m.node("Mul", new String[] {m.node("Mul", new String[] {h, e}, p + "ffn.xe"), m.floats(p + "half", new float[] {0.5f})}, p + "ffn.gelu");
+            h = m.node(
+                    "Mul",
+                    new String[] {
+                        m.node("Mul", new String[] {h, e}, p + "ffn.xe"), m.floats(p + "half", new float[] {0.5f})
+                    },
+                    p + "ffn.gelu");
         }
         String o = m.node("Add", new String[] {n.linear(p + "ffn.out", h, ffn, dim), a}, p + "ffn.res");
         return n.layerNorm(p + "ffn.ln", o, dim);
@@ -186,19 +276,26 @@ public final class OnnxZoo {
         String w1 = m.randomInts("fc1.weight_q", DType.INT8, s0++, -63, 63, in, hidden);
         String s1 = m.uniform("fc1.weight_scale", s0++, 0.002, 0.006, hidden);
         String z1 = m.ints("fc1.weight_zero", DType.INT8, new long[(int) hidden], hidden);
-        String sh = m.floats("hidden.scale", new float[] {0.04f}), zh = m.ints("hidden.zero", DType.UINT8, new long[] {100});
+        String sh = m.floats("hidden.scale", new float[] {0.04f}),
+                zh = m.ints("hidden.zero", DType.UINT8, new long[] {100});
         String h = m.node("QLinearMatMul", new String[] {xq, sx, zx, w1, s1, z1, sh, zh}, "hidden_q");
-        String hf = m.node("Relu", new String[] {m.node("DequantizeLinear", new String[] {h, sh, zh}, "hidden")}, "hidden_relu");
+        String hf = m.node(
+                "Relu", new String[] {m.node("DequantizeLinear", new String[] {h, sh, zh}, "hidden")}, "hidden_relu");
         String sr = m.floats("relu.scale", new float[] {0.03f}), zr = m.ints("relu.zero", DType.UINT8, new long[] {3});
         String rq = m.node("QuantizeLinear", new String[] {hf, sr, zr}, "relu_q");
         String w2 = m.randomInts("fc2.weight_q", DType.INT8, s0++, -63, 63, hidden, out);
-        String acc = m.node("MatMulInteger", new String[] {rq, w2, zr, m.ints("fc2.weight_zero", DType.INT8, new long[] {-2})}, "acc");
+        String acc = m.node(
+                "MatMulInteger",
+                new String[] {rq, w2, zr, m.ints("fc2.weight_zero", DType.INT8, new long[] {-2})},
+                "acc");
         String f = m.node("Cast", new String[] {acc}, "acc_f", "to", (long) TensorProto.DataType.FLOAT_VALUE);
         m.node("Mul", new String[] {f, m.floats("fc2.scale", new float[] {0.03f * 0.005f})}, "logits");
         return m.output("logits").output("hidden_q", DType.UINT8).output("acc", DType.INT32);
     }
 
-    private static long ch(long c, double width) { return Math.max(8, Math.round(c * width / 8) * 8); }
+    private static long ch(long c, double width) {
+        return Math.max(8, Math.round(c * width / 8) * 8);
+    }
 
     /** Shared layer helpers over one writer and one stream of seeds. */
     private static final class Net {
@@ -212,19 +309,45 @@ public final class OnnxZoo {
             this.seed = seed * 1000;
         }
 
-        String w(String name, double scale, long... shape) { return m.weight(name, seed++, scale, shape); }
+        String w(String name, double scale, long... shape) {
+            return m.weight(name, seed++, scale, shape);
+        }
 
         /** Conv (no bias) + BatchNormalization + optional Relu or Clip(0, 6). */
         String convBn(String p, String x, long cin, long cout, long k, long stride, long pad, long groups, String act) {
             String w = w(p + ".weight", Math.sqrt(3.0 / (cin / groups * k * k)), cout, cin / groups, k, k);
-            String y = m.node("Conv", new String[] {x, w}, p, "kernel_shape", new long[] {k, k}, "strides", new long[] {stride, stride},
-                    "pads", new long[] {pad, pad, pad, pad}, "dilations", new long[] {1, 1}, "group", groups);
-            y = m.node("BatchNormalization", new String[] {y, m.uniform(p + ".bn.gamma", seed++, 0.5, 1.0, cout),
-                    w(p + ".bn.beta", 0.1, cout), w(p + ".bn.mean", 0.1, cout), m.uniform(p + ".bn.var", seed++, 0.5, 1.5, cout)},
-                    p + ".bn", "epsilon", 1e-5);
+            String y = m.node(
+                    "Conv",
+                    new String[] {x, w},
+                    p,
+                    "kernel_shape",
+                    new long[] {k, k},
+                    "strides",
+                    new long[] {stride, stride},
+                    "pads",
+                    new long[] {pad, pad, pad, pad},
+                    "dilations",
+                    new long[] {1, 1},
+                    "group",
+                    groups);
+            y = m.node(
+                    "BatchNormalization",
+                    new String[] {
+                        y,
+                        m.uniform(p + ".bn.gamma", seed++, 0.5, 1.0, cout),
+                        w(p + ".bn.beta", 0.1, cout),
+                        w(p + ".bn.mean", 0.1, cout),
+                        m.uniform(p + ".bn.var", seed++, 0.5, 1.5, cout)
+                    },
+                    p + ".bn",
+                    "epsilon",
+                    1e-5);
             if (act == null) return y;
             if (act.equals("Relu")) return m.node("Relu", new String[] {y}, p + ".relu");
-            return m.node("Clip", new String[] {y, m.floats(p + ".lo", new float[] {0f}), m.floats(p + ".hi", new float[] {6f})}, p + ".relu6");
+            return m.node(
+                    "Clip",
+                    new String[] {y, m.floats(p + ".lo", new float[] {0f}), m.floats(p + ".hi", new float[] {6f})},
+                    p + ".relu6");
         }
 
         /** x @ W + b with W [in, out] (PyTorch exports Linear on 3-D inputs as MatMul + Add). */
@@ -235,17 +358,25 @@ public final class OnnxZoo {
 
         String layerNorm(String p, String x, long dim) {
             String gamma = m.uniform(p + ".gamma", seed++, 0.5, 1.5, dim), beta = w(p + ".beta", 0.1, dim);
-            if (opset >= 17) return m.node("LayerNormalization", new String[] {x, gamma, beta}, p, "axis", -1L, "epsilon", 1e-12);
+            if (opset >= 17)
+                return m.node("LayerNormalization", new String[] {x, gamma, beta}, p, "axis", -1L, "epsilon", 1e-12);
             String mean = reduceMean(p + ".mean", x);
             String d = m.node("Sub", new String[] {x, mean}, p + ".centered");
-            String var = reduceMean(p + ".var", m.node("Pow", new String[] {d, m.floats(p + ".two", new float[] {2f})}, p + ".sq"));
-            String std = m.node("Sqrt", new String[] {m.node("Add", new String[] {var, m.floats(p + ".eps", new float[] {1e-12f})}, p + ".vareps")}, p + ".std");
+            String var = reduceMean(
+                    p + ".var", m.node("Pow", new String[] {d, m.floats(p + ".two", new float[] {2f})}, p + ".sq"));
+            String std = m.node(
+                    "Sqrt",
+                    new String[] {
+                        m.node("Add", new String[] {var, m.floats(p + ".eps", new float[] {1e-12f})}, p + ".vareps")
+                    },
+                    p + ".std");
             String y = m.node("Div", new String[] {d, std}, p + ".normed");
             return m.node("Add", new String[] {m.node("Mul", new String[] {y, gamma}, p + ".scaled"), beta}, p);
         }
 
         String reduceMean(String out, String x) {
-            if (opset >= 18) return m.node("ReduceMean", new String[] {x, m.longs(out + ".axes", -1)}, out, "keepdims", 1L);
+            if (opset >= 18)
+                return m.node("ReduceMean", new String[] {x, m.longs(out + ".axes", -1)}, out, "keepdims", 1L);
             return m.node("ReduceMean", new String[] {x}, out, "axes", new long[] {-1}, "keepdims", 1L);
         }
     }

@@ -24,7 +24,8 @@ final class QuantOps {
 
     static void quantizeLinear(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("axis", "saturate", "block_size", "output_dtype"));
-        if (a.getInt("block_size", 0) != 0) throw new KilnException("blocked quantisation (block_size != 0) is not supported");
+        if (a.getInt("block_size", 0) != 0)
+            throw new KilnException("blocked quantisation (block_size != 0) is not supported");
         Ref x = ctx.required(n, 0);
         Const scale = floatConst(ctx, n, 1, "y_scale");
         Const zp = zeroPoint(ctx, n, 2, scale, a);
@@ -38,12 +39,17 @@ final class QuantOps {
 
     static void dequantizeLinear(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("axis", "block_size"));
-        if (a.getInt("block_size", 0) != 0) throw new KilnException("blocked quantisation (block_size != 0) is not supported");
+        if (a.getInt("block_size", 0) != 0)
+            throw new KilnException("blocked quantisation (block_size != 0) is not supported");
         Ref x = ctx.required(n, 0);
-        DType xt = x instanceof ConstRef c ? c.c().dtype() : ((ValueRef) x).value().dtype();
-        if (!xt.isInt() || xt == DType.INT64) throw new KilnException("input 0 (x) must be int8, uint8, int16 or int32, got " + xt);
+        DType xt =
+                x instanceof ConstRef c ? c.c().dtype() : ((ValueRef) x).value().dtype();
+        if (!xt.isInt() || xt == DType.INT64)
+            throw new KilnException("input 0 (x) must be int8, uint8, int16 or int32, got " + xt);
         Const scale = floatConst(ctx, n, 1, "x_scale");
-        Const zp = ctx.input(n, 2) == null ? Const.ofInts(xt, new long[scale.size()], scale.shape()) : ctx.constant(n, 2, "x_zero_point");
+        Const zp = ctx.input(n, 2) == null
+                ? Const.ofInts(xt, new long[scale.size()], scale.shape())
+                : ctx.constant(n, 2, "x_zero_point");
         if (zp.dtype() != xt) throw new KilnException("x_zero_point is " + zp.dtype() + " but x is " + xt);
         int axis = perAxis(x, scale, zp, a, n.getOpType());
         if (x instanceof ConstRef c) {
@@ -57,9 +63,13 @@ final class QuantOps {
     static void matmulInteger(ImportContext ctx, NodeProto n) {
         new Attrs(n, Set.of());
         Ref a = ctx.required(n, 0), b = ctx.required(n, 1);
-        Const az = ctx.input(n, 2) == null ? Const.ofInts(typeOf(a), new long[1], 1) : ctx.constant(n, 2, "a_zero_point");
-        Const bz = ctx.input(n, 3) == null ? Const.ofInts(typeOf(b), new long[1], 1) : ctx.constant(n, 3, "b_zero_point");
-        if (az.size() != 1) throw new KilnException("a_zero_point must be a scalar (per-row zero points are not supported), got shape " + Arrays.toString(az.shape()));
+        Const az =
+                ctx.input(n, 2) == null ? Const.ofInts(typeOf(a), new long[1], 1) : ctx.constant(n, 2, "a_zero_point");
+        Const bz =
+                ctx.input(n, 3) == null ? Const.ofInts(typeOf(b), new long[1], 1) : ctx.constant(n, 3, "b_zero_point");
+        if (az.size() != 1)
+            throw new KilnException("a_zero_point must be a scalar (per-row zero points are not supported), got shape "
+                    + Arrays.toString(az.shape()));
         integerMatmul(ctx, n, n.getOutput(0), a, b, az, bz);
     }
 
@@ -67,13 +77,21 @@ final class QuantOps {
     static void qlinearMatmul(ImportContext ctx, NodeProto n) {
         new Attrs(n, Set.of());
         Ref a = ctx.required(n, 0), b = ctx.required(n, 3);
-        Const as = floatConst(ctx, n, 1, "a_scale"), bs = floatConst(ctx, n, 4, "b_scale"), ys = floatConst(ctx, n, 6, "y_scale");
-        Const az = ctx.constant(n, 2, "a_zero_point"), bz = ctx.constant(n, 5, "b_zero_point"), yz = ctx.constant(n, 7, "y_zero_point");
-        if (as.size() != 1 || az.size() != 1) throw new KilnException("a_scale and a_zero_point must be scalars (per-row quantisation of A is not supported)");
+        Const as = floatConst(ctx, n, 1, "a_scale"),
+                bs = floatConst(ctx, n, 4, "b_scale"),
+                ys = floatConst(ctx, n, 6, "y_scale");
+        Const az = ctx.constant(n, 2, "a_zero_point"),
+                bz = ctx.constant(n, 5, "b_zero_point"),
+                yz = ctx.constant(n, 7, "y_zero_point");
+        if (as.size() != 1 || az.size() != 1)
+            throw new KilnException(
+                    "a_scale and a_zero_point must be scalars (per-row quantisation of A is not supported)");
         if (ys.size() != 1 || yz.size() != 1) throw new KilnException("y_scale and y_zero_point must be scalars");
         long nOut = b.shape()[b.rank() - 1];
-        if (bs.size() != 1 && bs.size() != nOut) throw new KilnException("b_scale must be a scalar or hold one value per column (" + nOut + "), got shape " + Arrays.toString(bs.shape()));
-        float[] mult = new float[bs.size()];   // as ONNX Runtime computes it: (a_scale * b_scale) / y_scale in float32
+        if (bs.size() != 1 && bs.size() != nOut)
+            throw new KilnException("b_scale must be a scalar or hold one value per column (" + nOut + "), got shape "
+                    + Arrays.toString(bs.shape()));
+        float[] mult = new float[bs.size()]; // as ONNX Runtime computes it: (a_scale * b_scale) / y_scale in float32
         for (int j = 0; j < mult.length; j++) mult[j] = (float) as.get(0) * (float) bs.get(j) / (float) ys.get(0);
         Value acc = integerMatmul(ctx, n, null, a, b, az, bz);
         long[] outShape = outShape(a, b);
@@ -94,12 +112,14 @@ final class QuantOps {
         }
         long[] as = a.shape(), bs = b.shape();
         long k = as[as.length - 1], nOut = bs[1];
-        if (bs[0] != k) throw new KilnException("inner extents differ: " + Arrays.toString(as) + " x " + Arrays.toString(bs));
+        if (bs[0] != k)
+            throw new KilnException("inner extents differ: " + Arrays.toString(as) + " x " + Arrays.toString(bs));
         if (az.dtype() != typeOf(a) || bz.dtype() != typeOf(b)) {
             throw new KilnException("zero points must have their operand's type: A " + typeOf(a) + " with " + az.dtype()
                     + ", B " + typeOf(b) + " with " + bz.dtype());
         }
-        if (bz.size() != 1 && bz.size() != nOut) throw new KilnException("b_zero_point must be a scalar or hold one value per column (" + nOut + ")");
+        if (bz.size() != 1 && bz.size() != nOut)
+            throw new KilnException("b_zero_point must be a scalar or hold one value per column (" + nOut + ")");
         long rows = Const.count(as) / k;
         Value w;
         if (b instanceof ConstRef cb) {
@@ -107,8 +127,14 @@ final class QuantOps {
         } else {
             w = ctx.g.node(ctx.fresh(ctx.plain(b).name() + "/T"), new Op.Transpose(List.of(1, 0)), ctx.plain(b));
         }
-        Value[] ins = {ctx.asShape(a, rows, k), w, ctx.plain(new ConstRef(az.reshape(1))), ctx.plain(new ConstRef(bz.reshape(bz.size())))};
-        if (out != null) return ctx.emitView(out, new Op.DenseInteger(), outShape(a, b), ins).value();
+        Value[] ins = {
+            ctx.asShape(a, rows, k),
+            w,
+            ctx.plain(new ConstRef(az.reshape(1))),
+            ctx.plain(new ConstRef(bz.reshape(bz.size())))
+        };
+        if (out != null)
+            return ctx.emitView(out, new Op.DenseInteger(), outShape(a, b), ins).value();
         return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.DenseInteger(), ins);
     }
 
@@ -125,7 +151,8 @@ final class QuantOps {
     private static Const floatConst(ImportContext ctx, NodeProto n, int i, String what) {
         Const c = ctx.constant(n, i, what);
         if (!c.isFloat()) throw new KilnException("input " + i + " (" + what + ") must be a float tensor");
-        if (c.rank() > 1) throw new KilnException(what + " must be a scalar or 1-D, got shape " + Arrays.toString(c.shape()));
+        if (c.rank() > 1)
+            throw new KilnException(what + " must be a scalar or 1-D, got shape " + Arrays.toString(c.shape()));
         return c;
     }
 
@@ -137,21 +164,25 @@ final class QuantOps {
             if (t != DType.INT8 && t != DType.UINT8 && t != DType.INT16 && t != DType.INT32) {
                 throw new KilnException("y_zero_point must be int8, uint8, int16 or int32, got " + t);
             }
-            if (a.has("output_dtype") && OnnxTypes.of((int) a.getInt("output_dtype", 0), "attribute 'output_dtype'") != t) {
+            if (a.has("output_dtype")
+                    && OnnxTypes.of((int) a.getInt("output_dtype", 0), "attribute 'output_dtype'") != t) {
                 throw new KilnException("attribute 'output_dtype' differs from the type of y_zero_point (" + t + ")");
             }
             return zp;
         }
-        DType t = a.has("output_dtype") ? OnnxTypes.of((int) a.getInt("output_dtype", 0), "attribute 'output_dtype'") : DType.UINT8;
+        DType t = a.has("output_dtype")
+                ? OnnxTypes.of((int) a.getInt("output_dtype", 0), "attribute 'output_dtype'")
+                : DType.UINT8;
         return Const.ofInts(t, new long[scale.size()], scale.shape());
     }
 
     /** -1 for per-tensor scales, else the (checked) axis the 1-D scale runs along. */
     private static int perAxis(Ref x, Const scale, Const zp, Attrs a, String op) {
         if (!Arrays.equals(scale.shape(), zp.shape())) {
-            throw new KilnException("scale " + Arrays.toString(scale.shape()) + " and zero point " + Arrays.toString(zp.shape()) + " differ in shape");
+            throw new KilnException("scale " + Arrays.toString(scale.shape()) + " and zero point "
+                    + Arrays.toString(zp.shape()) + " differ in shape");
         }
-        if (scale.size() == 1) return -1;   // a scalar or one-element scale is per-tensor, whatever 'axis' says
+        if (scale.size() == 1) return -1; // a scalar or one-element scale is per-tensor, whatever 'axis' says
         int axis = NnOps.axis(a.getInt("axis", 1), x.rank());
         if (scale.size() != x.shape()[axis]) {
             throw new KilnException("per-axis scale of " + scale.size() + " values does not match axis " + axis + " of "
@@ -176,7 +207,8 @@ final class QuantOps {
         Arrays.fill(bshape, 1);
         bshape[axis] = scale.size();
         int[] layout = ImportContext.layoutOf(x);
-        Value s = ctx.inLayout(new ConstRef(scale.reshape(bshape)), layout), z = ctx.inLayout(new ConstRef(zp.reshape(bshape)), layout);
+        Value s = ctx.inLayout(new ConstRef(scale.reshape(bshape)), layout),
+                z = ctx.inLayout(new ConstRef(zp.reshape(bshape)), layout);
         ctx.emit(n.getOutput(0), op, layout, ctx.inLayout(x, layout), s, z);
     }
 

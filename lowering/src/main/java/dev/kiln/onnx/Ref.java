@@ -9,13 +9,19 @@ sealed interface Ref {
     /** The tensor's shape as ONNX sees it (NCHW for images). */
     long[] shape();
 
-    default int rank() { return shape().length; }
+    default int rank() {
+        return shape().length;
+    }
 
     /** A constant, folded at import; {@code name} (an initializer's, or null) names its graph constant. */
     record ConstRef(Const c, String name) implements Ref {
-        ConstRef(Const c) { this(c, null); }
+        ConstRef(Const c) {
+            this(c, null);
+        }
 
-        public long[] shape() { return c.shape(); }
+        public long[] shape() {
+            return c.shape();
+        }
     }
 
     /**
@@ -28,7 +34,9 @@ sealed interface Ref {
             if (layout != null && isIdentity(layout)) layout = null;
         }
 
-        public long[] shape() { return shape.clone(); }
+        public long[] shape() {
+            return shape.clone();
+        }
 
         static boolean isIdentity(int[] perm) {
             for (int i = 0; i < perm.length; i++) if (perm[i] != i) return false;
@@ -36,6 +44,8 @@ sealed interface Ref {
         }
 
         @Override
-        public String toString() { return value + (layout == null ? "" : " layout " + Arrays.toString(layout)); }
+        public String toString() {
+            return value + (layout == null ? "" : " layout " + Arrays.toString(layout));
+        }
     }
 }

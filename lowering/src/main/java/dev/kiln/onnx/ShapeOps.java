@@ -25,46 +25,52 @@ final class ShapeOps {
     static void reshape(ImportContext ctx, NodeProto n) {
         Ref x = ctx.required(n, 0);
         long[] in = x.shape();
-        long[] shape = switch (n.getOpType()) {
-            case "Reshape" -> {
-                Attrs a = new Attrs(n, Set.of("allowzero"));
-                yield reshapeTarget(in, ctx.constant(n, 1, "shape").toLongs("shape"), a.getInt("allowzero", 0) != 0);
-            }
-            case "Flatten" -> {
-                Attrs a = new Attrs(n, Set.of("axis"));
-                long ax = a.getInt("axis", 1);
-                int axis = ax < 0 ? (int) ax + in.length : (int) ax;
-                if (axis < 0 || axis > in.length) throw new KilnException("axis " + ax + " is out of range for rank " + in.length);
-                yield new long[] {Const.count(Arrays.copyOf(in, axis)), Const.count(Arrays.copyOfRange(in, axis, in.length))};
-            }
-            case "Unsqueeze" -> {
-                new Attrs(n, Set.of());
-                long[] axes = ctx.constant(n, 1, "axes").toLongs("axes");
-                int r = in.length + axes.length;
-                boolean[] unit = new boolean[r];
-                for (long a : axes) unit[NnOps.axis(a, r)] = true;
-                long[] s = new long[r];
-                for (int d = 0, j = 0; d < r; d++) s[d] = unit[d] ? 1 : in[j++];
-                yield s;
-            }
-            default -> {   // Squeeze
-                new Attrs(n, Set.of());
-                boolean[] drop = new boolean[in.length];
-                if (ctx.input(n, 1) == null) {
-                    for (int d = 0; d < in.length; d++) drop[d] = in[d] == 1;
-                } else {
-                    for (long a : ctx.constant(n, 1, "axes").toLongs("axes")) {
-                        int d = NnOps.axis(a, in.length);
-                        if (in[d] != 1) throw new KilnException("axis " + a + " has extent " + in[d] + ", not 1");
-                        drop[d] = true;
+        long[] shape =
+                switch (n.getOpType()) {
+                    case "Reshape" -> {
+                        Attrs a = new Attrs(n, Set.of("allowzero"));
+                        yield reshapeTarget(
+                                in, ctx.constant(n, 1, "shape").toLongs("shape"), a.getInt("allowzero", 0) != 0);
                     }
-                }
-                long[] s = new long[in.length];
-                int j = 0;
-                for (int d = 0; d < in.length; d++) if (!drop[d]) s[j++] = in[d];
-                yield Arrays.copyOf(s, j);
-            }
-        };
+                    case "Flatten" -> {
+                        Attrs a = new Attrs(n, Set.of("axis"));
+                        long ax = a.getInt("axis", 1);
+                        int axis = ax < 0 ? (int) ax + in.length : (int) ax;
+                        if (axis < 0 || axis > in.length)
+                            throw new KilnException("axis " + ax + " is out of range for rank " + in.length);
+                        yield new long[] {
+                            Const.count(Arrays.copyOf(in, axis)), Const.count(Arrays.copyOfRange(in, axis, in.length))
+                        };
+                    }
+                    case "Unsqueeze" -> {
+                        new Attrs(n, Set.of());
+                        long[] axes = ctx.constant(n, 1, "axes").toLongs("axes");
+                        int r = in.length + axes.length;
+                        boolean[] unit = new boolean[r];
+                        for (long a : axes) unit[NnOps.axis(a, r)] = true;
+                        long[] s = new long[r];
+                        for (int d = 0, j = 0; d < r; d++) s[d] = unit[d] ? 1 : in[j++];
+                        yield s;
+                    }
+                    default -> { // Squeeze
+                        new Attrs(n, Set.of());
+                        boolean[] drop = new boolean[in.length];
+                        if (ctx.input(n, 1) == null) {
+                            for (int d = 0; d < in.length; d++) drop[d] = in[d] == 1;
+                        } else {
+                            for (long a : ctx.constant(n, 1, "axes").toLongs("axes")) {
+                                int d = NnOps.axis(a, in.length);
+                                if (in[d] != 1)
+                                    throw new KilnException("axis " + a + " has extent " + in[d] + ", not 1");
+                                drop[d] = true;
+                            }
+                        }
+                        long[] s = new long[in.length];
+                        int j = 0;
+                        for (int d = 0; d < in.length; d++) if (!drop[d]) s[j++] = in[d];
+                        yield Arrays.copyOf(s, j);
+                    }
+                };
         if (Const.count(shape) != Const.count(in)) {
             throw new KilnException("cannot reshape " + Arrays.toString(in) + " to " + Arrays.toString(shape));
         }
@@ -72,7 +78,7 @@ final class ShapeOps {
             ctx.fold(n.getOutput(0), c.c().reshape(shape));
         } else if (ImportContext.isNhwc(x)) {
             ctx.emit(n.getOutput(0), new Op.Reshape(Arrays.stream(shape).boxed().toList()), null, ctx.plain(x));
-        } else {   // a view of the same value: no node until something needs ONNX's shape
+        } else { // a view of the same value: no node until something needs ONNX's shape
             ctx.defineView(n.getOutput(0), ((ValueRef) x).value(), shape);
         }
     }
@@ -82,7 +88,9 @@ final class ShapeOps {
         int infer = -1;
         for (int d = 0; d < s.length; d++) {
             if (s[d] == 0 && !allowZero) {
-                if (d >= in.length) throw new KilnException("shape " + Arrays.toString(spec) + " copies axis " + d + " of a rank-" + in.length + " input");
+                if (d >= in.length)
+                    throw new KilnException("shape " + Arrays.toString(spec) + " copies axis " + d + " of a rank-"
+                            + in.length + " input");
                 s[d] = in[d];
             } else if (s[d] == -1) {
                 if (infer >= 0) throw new KilnException("shape " + Arrays.toString(spec) + " has more than one -1");
@@ -109,7 +117,8 @@ final class ShapeOps {
         long[] p = a.getInts("perm");
         int[] perm = new int[r];
         for (int d = 0; d < r; d++) perm[d] = p == null ? r - 1 - d : NnOps.axis(p[d], r);
-        if (p != null && p.length != r) throw new KilnException("perm " + Arrays.toString(p) + " for a rank-" + r + " input");
+        if (p != null && p.length != r)
+            throw new KilnException("perm " + Arrays.toString(p) + " for a rank-" + r + " input");
         if (x instanceof ConstRef c) {
             ctx.fold(n.getOutput(0), c.c().transpose(perm));
             return;
@@ -130,7 +139,9 @@ final class ShapeOps {
         int r = xs.getFirst().rank();
         int axis = NnOps.axis(a.getInt("axis", 0), r);
         if (xs.stream().allMatch(x -> x instanceof ConstRef)) {
-            ctx.fold(n.getOutput(0), ConstEval.concat(xs.stream().map(x -> ((ConstRef) x).c()).toList(), axis));
+            ctx.fold(
+                    n.getOutput(0),
+                    ConstEval.concat(xs.stream().map(x -> ((ConstRef) x).c()).toList(), axis));
             return;
         }
         boolean image = r == 4 && xs.stream().anyMatch(ImportContext::isNhwc);
@@ -159,7 +170,8 @@ final class ShapeOps {
             for (int i = 0; i < parts; i++) sizes[i] = Math.max(0, Math.min(each, extent - i * each));
         }
         if (sizes.length != outs || Arrays.stream(sizes).sum() != extent) {
-            throw new KilnException("split sizes " + Arrays.toString(sizes) + " do not cut an axis of extent " + extent + " into " + outs + " outputs");
+            throw new KilnException("split sizes " + Arrays.toString(sizes) + " do not cut an axis of extent " + extent
+                    + " into " + outs + " outputs");
         }
         long start = 0;
         for (int i = 0; i < outs; i++) {
@@ -177,9 +189,12 @@ final class ShapeOps {
         Ref x = ctx.required(n, 0);
         long[] shape = x.shape();
         int r = shape.length;
-        long[] starts = ctx.constant(n, 1, "starts").toLongs("starts"), ends = ctx.constant(n, 2, "ends").toLongs("ends");
-        long[] axes = ctx.input(n, 3) == null ? null : ctx.constant(n, 3, "axes").toLongs("axes");
-        long[] steps = ctx.input(n, 4) == null ? null : ctx.constant(n, 4, "steps").toLongs("steps");
+        long[] starts = ctx.constant(n, 1, "starts").toLongs("starts"),
+                ends = ctx.constant(n, 2, "ends").toLongs("ends");
+        long[] axes =
+                ctx.input(n, 3) == null ? null : ctx.constant(n, 3, "axes").toLongs("axes");
+        long[] steps =
+                ctx.input(n, 4) == null ? null : ctx.constant(n, 4, "steps").toLongs("steps");
         long[] begin = new long[r], step = new long[r], size = shape.clone();
         Arrays.fill(step, 1);
         for (int i = 0; i < starts.length; i++) {
@@ -196,7 +211,8 @@ final class ShapeOps {
                 e = Math.clamp(e, -1, dim - 1);
                 size[d] = Math.max(0, Math.ceilDiv(s - e, -st));
             }
-            if (size[d] == 0) throw new KilnException("the slice of axis " + d + " is empty; Kiln has no empty tensors");
+            if (size[d] == 0)
+                throw new KilnException("the slice of axis " + d + " is empty; Kiln has no empty tensors");
             begin[d] = s;
             step[d] = st;
         }
@@ -215,7 +231,8 @@ final class ShapeOps {
         Attrs a = new Attrs(n, Set.of("axis"));
         Ref data = ctx.required(n, 0);
         int axis = NnOps.axis(a.getInt("axis", 0), data.rank());
-        if (!(ctx.required(n, 1) instanceof ConstRef)) {   // indices computed at run time (token ids into an embedding table)
+        if (!(ctx.required(n, 1)
+                instanceof ConstRef)) { // indices computed at run time (token ids into an embedding table)
             Ref ix = ctx.required(n, 1);
             if (ix.rank() == 0) throw new KilnException("a scalar index computed at run time is not supported");
             ctx.emit(n.getOutput(0), new Op.Take(axis), null, ctx.plain(data), ctx.plain(ix));
@@ -232,17 +249,22 @@ final class ShapeOps {
         for (int i = 0; i < ix.length; i++) {
             long v = ix[i] < 0 ? ix[i] + dim : ix[i];
             if (v != first + i || v >= dim) {
-                throw new KilnException("gathering from a computed tensor takes a run of consecutive indices, got " + Arrays.toString(ix));
+                throw new KilnException("gathering from a computed tensor takes a run of consecutive indices, got "
+                        + Arrays.toString(ix));
             }
         }
-        if (idx.rank() > 1 || ix.length == 0) throw new KilnException("gathering from a computed tensor takes a scalar or a 1-D run of indices");
+        if (idx.rank() > 1 || ix.length == 0)
+            throw new KilnException("gathering from a computed tensor takes a scalar or a 1-D run of indices");
         long[] begin = new long[data.rank()], step = new long[data.rank()], size = data.shape();
         Arrays.fill(step, 1);
         begin[axis] = first;
         size[axis] = ix.length;
-        Value s = ctx.g.node(ctx.fresh(n.getOutput(0) + "/slice"), new Op.StridedSlice(boxed(begin), boxed(step), boxed(size)), ctx.plain(data));
+        Value s = ctx.g.node(
+                ctx.fresh(n.getOutput(0) + "/slice"),
+                new Op.StridedSlice(boxed(begin), boxed(step), boxed(size)),
+                ctx.plain(data));
         long[] out = size.clone();
-        if (idx.rank() == 0) {   // a scalar index drops the axis
+        if (idx.rank() == 0) { // a scalar index drops the axis
             out = new long[size.length - 1];
             for (int d = 0, j = 0; d < size.length; d++) if (d != axis) out[j++] = size[d];
         }
@@ -266,8 +288,10 @@ final class ShapeOps {
         if (a.has("value")) c = a.getTensor("value");
         else if (a.has("value_float")) c = Const.ofFloats(new float[] {(float) a.getFloat("value_float", 0)});
         else if (a.has("value_int")) c = Const.ofLongs(new long[] {a.getInt("value_int", 0)});
-        else if (a.has("value_ints")) { long[] v = a.getInts("value_ints"); c = Const.ofLongs(v, v.length); }
-        else if (a.has("value_floats")) {
+        else if (a.has("value_ints")) {
+            long[] v = a.getInts("value_ints");
+            c = Const.ofLongs(v, v.length);
+        } else if (a.has("value_floats")) {
             List<Float> f = a.getFloats("value_floats");
             float[] v = new float[f.size()];
             for (int i = 0; i < v.length; i++) v[i] = f.get(i);
@@ -291,11 +315,12 @@ final class ShapeOps {
         Attrs a = new Attrs(n, Set.of("saturate", "to"));
         Ref x = ctx.required(n, 0);
         TensorProto.DataType to = TensorProto.DataType.forNumber((int) a.getInt("to", 0));
-        boolean toFloat = switch (to) {
-            case FLOAT, DOUBLE, FLOAT16, BFLOAT16 -> true;
-            case INT64, INT32, INT16, INT8, UINT8, UINT16, UINT32, UINT64, BOOL -> false;
-            case null, default -> throw new KilnException("attribute 'to' = " + to + " is not supported");
-        };
+        boolean toFloat =
+                switch (to) {
+                    case FLOAT, DOUBLE, FLOAT16, BFLOAT16 -> true;
+                    case INT64, INT32, INT16, INT8, UINT8, UINT16, UINT32, UINT64, BOOL -> false;
+                    case null, default -> throw new KilnException("attribute 'to' = " + to + " is not supported");
+                };
         if (x instanceof ConstRef c) {
             ctx.fold(n.getOutput(0), toFloat ? c.c().toFloat() : c.c().toLong().as(OnnxTypes.integer(to)));
             return;
@@ -317,10 +342,13 @@ final class ShapeOps {
         OnnxOps.outputsAtMost(n, 1, "Dropout's mask is not computed at inference");
         if (n.getOpType().equals("Dropout") && ctx.input(n, 2) != null) {
             Const training = ctx.constant(n, 2, "training_mode");
-            if (training.scalar("training_mode") != 0) throw new KilnException("training_mode = true is not supported (inference only)");
+            if (training.scalar("training_mode") != 0)
+                throw new KilnException("training_mode = true is not supported (inference only)");
         }
         ctx.define(n.getOutput(0), ctx.required(n, 0));
     }
 
-    static List<Long> boxed(long[] v) { return Arrays.stream(v).boxed().toList(); }
+    static List<Long> boxed(long[] v) {
+        return Arrays.stream(v).boxed().toList();
+    }
 }

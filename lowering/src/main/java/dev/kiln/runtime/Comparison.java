@@ -23,15 +23,27 @@ import java.util.Locale;
  * @param atol         absolute tolerance used
  * @param dtype        element type, used to print values
  */
-public record Comparison(boolean ok, long mismatches, long total, long[] worstIndex, double actual, double expected,
-                         double maxAbsError, double maxRelError, double rtol, double atol, DType dtype) {
+public record Comparison(
+        boolean ok,
+        long mismatches,
+        long total,
+        long[] worstIndex,
+        double actual,
+        double expected,
+        double maxAbsError,
+        double maxRelError,
+        double rtol,
+        double atol,
+        DType dtype) {
 
     public Comparison {
         worstIndex = worstIndex.clone();
     }
 
     @Override
-    public long[] worstIndex() { return worstIndex.clone(); }
+    public long[] worstIndex() {
+        return worstIndex.clone();
+    }
 
     /**
      * One line for a test failure, e.g. {@code 3 of 4096 elements differ; worst at [1, 7]: got 0.51,
@@ -48,7 +60,9 @@ public record Comparison(boolean ok, long mismatches, long total, long[] worstIn
     }
 
     @Override
-    public String toString() { return report(); }
+    public String toString() {
+        return report();
+    }
 
     /** Compares element by element; the caller has checked dtypes and shapes. */
     static Comparison of(NDArray actual, NDArray expected, double rtol, double atol) {
@@ -82,7 +96,17 @@ public record Comparison(boolean ok, long mismatches, long total, long[] worstIn
         long[] idx = at >= 0 ? actual.unravel(at) : new long[0];
         double av = at >= 0 ? actual.getDoubleFlat(at) : 0;
         double ev = at >= 0 ? expected.getDoubleFlat(at) : 0;
-        return new Comparison(mismatches == 0, mismatches, actual.numElements(), idx, av, ev, maxAbs, maxRel, rtol, atol,
+        return new Comparison(
+                mismatches == 0,
+                mismatches,
+                actual.numElements(),
+                idx,
+                av,
+                ev,
+                maxAbs,
+                maxRel,
+                rtol,
+                atol,
                 actual.dtype());
     }
 

@@ -211,12 +211,13 @@ public final class NDArray implements AutoCloseable {
                 setDoubleFlat(v, i);
                 nonZero |= v != 0;
             } else {
-                long v = switch (dtype.kind()) {
-                    case INT -> r.nextLong(-8, 8);
-                    case UINT -> r.nextLong(0, 16);
-                    case BOOL -> r.nextLong(0, 2);
-                    case FLOAT -> throw new IllegalStateException();
-                };
+                long v =
+                        switch (dtype.kind()) {
+                            case INT -> r.nextLong(-8, 8);
+                            case UINT -> r.nextLong(0, 16);
+                            case BOOL -> r.nextLong(0, 2);
+                            case FLOAT -> throw new IllegalStateException();
+                        };
                 setLongFlat(v, i);
                 nonZero |= v != 0;
             }
@@ -253,24 +254,40 @@ public final class NDArray implements AutoCloseable {
 
     // ---- properties -------------------------------------------------------------------------
 
-    public MemorySegment segment() { return segment; }
+    public MemorySegment segment() {
+        return segment;
+    }
 
-    public DType dtype() { return dtype; }
+    public DType dtype() {
+        return dtype;
+    }
 
-    public long[] shape() { return shape.clone(); }
+    public long[] shape() {
+        return shape.clone();
+    }
 
     /** Strides in elements. */
-    public long[] strides() { return strides.clone(); }
+    public long[] strides() {
+        return strides.clone();
+    }
 
-    public int rank() { return shape.length; }
+    public int rank() {
+        return shape.length;
+    }
 
-    public long numElements() { return numElements; }
+    public long numElements() {
+        return numElements;
+    }
 
     /** Whether the strides are the compact row-major ones of the shape. */
-    public boolean isCompact() { return compact; }
+    public boolean isCompact() {
+        return compact;
+    }
 
     /** Whether this array frees its memory on {@link #close()}. */
-    public boolean ownsMemory() { return arena != null; }
+    public boolean ownsMemory() {
+        return arena != null;
+    }
 
     /** Row-major strides of a shape, in elements. */
     public static long[] rowMajorStrides(long... shape) {
@@ -282,7 +299,8 @@ public final class NDArray implements AutoCloseable {
             try {
                 s = Math.multiplyExact(s, Math.max(shape[d], 1));
             } catch (ArithmeticException e) {
-                throw new KilnException("array shape " + Arrays.toString(shape) + " has more elements than a long can count");
+                throw new KilnException(
+                        "array shape " + Arrays.toString(shape) + " has more elements than a long can count");
             }
         }
         return st;
@@ -291,25 +309,41 @@ public final class NDArray implements AutoCloseable {
     // ---- element access ---------------------------------------------------------------------
 
     /** The element at {@code index} as a double (integers and bool converted exactly up to 2^53). */
-    public double getDouble(long... index) { return readDouble(offsetOf(index)); }
+    public double getDouble(long... index) {
+        return readDouble(offsetOf(index));
+    }
 
     /** Sets the element at {@code index}: floats round, integers truncate and saturate, bool is v != 0. */
-    public void setDouble(double v, long... index) { writeDouble(offsetOf(index), v); }
+    public void setDouble(double v, long... index) {
+        writeDouble(offsetOf(index), v);
+    }
 
     /** The element at {@code index} as a long (floats truncate toward zero and saturate, NaN is 0). */
-    public long getLong(long... index) { return readLong(offsetOf(index)); }
+    public long getLong(long... index) {
+        return readLong(offsetOf(index));
+    }
 
     /** Sets the element at {@code index}: integers wrap to the type, floats round, bool is v != 0. */
-    public void setLong(long v, long... index) { writeLong(offsetOf(index), v); }
+    public void setLong(long v, long... index) {
+        writeLong(offsetOf(index), v);
+    }
 
     /** The element at row-major position {@code i} (the memory position for a compact array). */
-    public double getDoubleFlat(long i) { return readDouble(offsetOfFlat(i)); }
+    public double getDoubleFlat(long i) {
+        return readDouble(offsetOfFlat(i));
+    }
 
-    public void setDoubleFlat(double v, long i) { writeDouble(offsetOfFlat(i), v); }
+    public void setDoubleFlat(double v, long i) {
+        writeDouble(offsetOfFlat(i), v);
+    }
 
-    public long getLongFlat(long i) { return readLong(offsetOfFlat(i)); }
+    public long getLongFlat(long i) {
+        return readLong(offsetOfFlat(i));
+    }
 
-    public void setLongFlat(long v, long i) { writeLong(offsetOfFlat(i), v); }
+    public void setLongFlat(long v, long i) {
+        writeLong(offsetOfFlat(i), v);
+    }
 
     /** All elements in row-major order, converted to float. */
     public float[] toFloatArray() {
@@ -407,8 +441,8 @@ public final class NDArray implements AutoCloseable {
     private long offsetOfFlat(long i) {
         requireOpen();
         if (i < 0 || i >= numElements) {
-            throw new KilnException("flat index " + i + " is out of bounds for array " + this + " of "
-                    + numElements + " elements");
+            throw new KilnException(
+                    "flat index " + i + " is out of bounds for array " + this + " of " + numElements + " elements");
         }
         if (compact) return i;
         long off = 0;
@@ -422,7 +456,8 @@ public final class NDArray implements AutoCloseable {
     /** The multi-index of row-major position {@code i}. */
     public long[] unravel(long i) {
         if (i < 0 || i >= numElements) {
-            throw new KilnException("flat index " + i + " is out of bounds for array " + this + " of " + numElements + " elements");
+            throw new KilnException(
+                    "flat index " + i + " is out of bounds for array " + this + " of " + numElements + " elements");
         }
         long[] idx = new long[shape.length];
         for (int d = shape.length - 1; d >= 0; d--) {
@@ -441,7 +476,8 @@ public final class NDArray implements AutoCloseable {
     public Comparison compareTo(NDArray expected, double rtol, double atol) {
         if (expected == null) throw new KilnException("compare " + this + ": the expected array is null");
         if (!(rtol >= 0) || !(atol >= 0)) {
-            throw new KilnException("compare " + this + ": tolerances must be non-negative, got rtol " + rtol + ", atol " + atol);
+            throw new KilnException(
+                    "compare " + this + ": tolerances must be non-negative, got rtol " + rtol + ", atol " + atol);
         }
         requireSameKind(expected, "compare");
         return Comparison.of(this, expected, rtol, atol);
@@ -471,7 +507,9 @@ public final class NDArray implements AutoCloseable {
 
     /** {@code NDArray(float32[2, 3])}. */
     @Override
-    public String toString() { return "NDArray(" + describe(dtype, shape) + ")"; }
+    public String toString() {
+        return "NDArray(" + describe(dtype, shape) + ")";
+    }
 
     /** Type, shape and the first {@code maxElements} values, nested by dimension, then "...". */
     public String format(int maxElements) {
@@ -514,15 +552,17 @@ public final class NDArray implements AutoCloseable {
     private static void check(DType dtype, long[] shape, long[] strides) {
         if (dtype == null) throw new KilnException("an array needs a dtype");
         if (shape.length != strides.length) {
-            throw new KilnException("shape " + Arrays.toString(shape) + " and strides " + Arrays.toString(strides)
-                    + " differ in rank");
+            throw new KilnException(
+                    "shape " + Arrays.toString(shape) + " and strides " + Arrays.toString(strides) + " differ in rank");
         }
         for (int d = 0; d < shape.length; d++) {
             if (shape[d] < 0) {
-                throw new KilnException("array shape " + Arrays.toString(shape) + " has negative extent at dimension " + d);
+                throw new KilnException(
+                        "array shape " + Arrays.toString(shape) + " has negative extent at dimension " + d);
             }
             if (strides[d] < 0) {
-                throw new KilnException("array strides " + Arrays.toString(strides) + " have a negative stride at dimension " + d);
+                throw new KilnException(
+                        "array strides " + Arrays.toString(strides) + " have a negative stride at dimension " + d);
             }
         }
         count(shape);
@@ -544,7 +584,8 @@ public final class NDArray implements AutoCloseable {
             try {
                 n = Math.multiplyExact(n, s);
             } catch (ArithmeticException e) {
-                throw new KilnException("array shape " + Arrays.toString(shape) + " has more elements than a long can count");
+                throw new KilnException(
+                        "array shape " + Arrays.toString(shape) + " has more elements than a long can count");
             }
         }
         return n;
@@ -553,8 +594,8 @@ public final class NDArray implements AutoCloseable {
     private void checkLength(int length) {
         if (length != numElements) {
             close();
-            throw new KilnException(length + " values given for shape " + Arrays.toString(shape) + " ("
-                    + numElements + " elements)");
+            throw new KilnException(
+                    length + " values given for shape " + Arrays.toString(shape) + " (" + numElements + " elements)");
         }
     }
 

@@ -37,14 +37,16 @@ public record CacheReadStep(int stageId, String scope, List<Integer> readerStage
         for (int r : readerStageIds) {
             s.stage(r);
             if (!direct.contains(r)) {
-                throw new ScheduleException("stage '" + s.stages().get(r).name() + "' does not read '" + t.name() + "'");
+                throw new ScheduleException(
+                        "stage '" + s.stages().get(r).name() + "' does not read '" + t.name() + "'");
             }
         }
         List<IterVar> axes = new ArrayList<>();
         for (int d = 0; d < t.rank(); d++) {
             axes.add(new IterVar("ax" + d, Range.of(t.dim(d)), IterVar.Kind.SPATIAL));
         }
-        ComputeOp copy = ComputeOp.create(t.name() + "." + scope, "cache_read", axes, List.of(t.at(new ArrayList<Expr>(axes))));
+        ComputeOp copy =
+                ComputeOp.create(t.name() + "." + scope, "cache_read", axes, List.of(t.at(new ArrayList<Expr>(axes))));
         int at = stageId + 1;
         LoopState out = s.insertStage(at, Stage.initial(copy, false, memScope));
         // Readers (shifted by the insertion) read the copy; their own readers follow.

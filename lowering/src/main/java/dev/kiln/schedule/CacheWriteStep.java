@@ -22,8 +22,13 @@ public record CacheWriteStep(int stageId, String scope) implements Step {
     public LoopState applyTo(LoopState s) {
         Stage st = StepChecks.computeStage(s, stageId);
         MemoryScope memScope = CacheReadStep.parseScope(scope);
-        if (st.isTiled() || !st.leaves().equals(java.util.stream.IntStream.range(0, st.numRoots()).boxed().toList())) {
-            throw new ScheduleException("'" + st.name() + "' has already been split, fused or reordered; cache_write it first");
+        if (st.isTiled()
+                || !st.leaves()
+                        .equals(java.util.stream.IntStream.range(0, st.numRoots())
+                                .boxed()
+                                .toList())) {
+            throw new ScheduleException(
+                    "'" + st.name() + "' has already been split, fused or reordered; cache_write it first");
         }
         if (!s.attachedTo(stageId).isEmpty()) {
             throw new ScheduleException("stages are computed inside '" + st.name() + "'; cache_write it first");
@@ -38,8 +43,10 @@ public record CacheWriteStep(int stageId, String scope) implements Step {
         ComputeOp copy = ComputeOp.create(c.name(), c.tag(), axes, copies);
         LoopState out = s.insertStage(stageId, Stage.initial(cache, false, memScope));
         Stage shifted = out.stages().get(stageId + 1);
-        out = out.withStage(stageId + 1, Stage.initial(copy, st.output(), st.scope())
-                .withComputeAt(shifted.computeAt(), shifted.attachStage(), shifted.attachIter()));
+        out = out.withStage(
+                stageId + 1,
+                Stage.initial(copy, st.output(), st.scope())
+                        .withComputeAt(shifted.computeAt(), shifted.attachStage(), shifted.attachIter()));
         Map<Tensor, Tensor> replaced = new IdentityHashMap<>();
         for (int v = 0; v < c.outputs().size(); v++) replaced.put(c.output(v), copy.output(v));
         return out.replaceReads(replaced, stageId + 2, java.util.Set.of());

@@ -19,7 +19,8 @@ public record ComputeAtStep(int stageId, int targetStageId, int targetIterId) im
         }
         for (int t = targetStageId; t >= 0; ) {
             if (t == stageId) {
-                throw new ScheduleException("'" + target.name() + "' is computed inside '" + st.name() + "'; that would be a cycle");
+                throw new ScheduleException(
+                        "'" + target.name() + "' is computed inside '" + st.name() + "'; that would be a cycle");
             }
             Stage x = s.stages().get(t);
             t = x.computeAt() == ComputeAtKind.ITER ? x.attachStage() : -1;
@@ -51,6 +52,7 @@ public record ComputeAtStep(int stageId, int targetStageId, int targetIterId) im
 
     @Override
     public String describe(LoopState s) {
-        return "compute_at(" + StepChecks.stageName(s, stageId) + " -> " + StepChecks.loopName(s, targetStageId, targetIterId) + ")";
+        return "compute_at(" + StepChecks.stageName(s, stageId) + " -> "
+                + StepChecks.loopName(s, targetStageId, targetIterId) + ")";
     }
 }

@@ -18,8 +18,10 @@ public record ComputeInlineStep(int stageId) implements Step {
             throw new ScheduleException("'" + st.name() + "' has several outputs and cannot be inlined");
         }
         if (!s.attachedTo(stageId).isEmpty()) {
-            throw new ScheduleException("stages " + s.attachedTo(stageId).stream().map(i -> s.stages().get(i).name()).toList()
-                    + " are computed inside '" + st.name() + "'; move them before inlining it");
+            throw new ScheduleException("stages "
+                    + s.attachedTo(stageId).stream()
+                            .map(i -> s.stages().get(i).name())
+                            .toList() + " are computed inside '" + st.name() + "'; move them before inlining it");
         }
         return s.withStage(stageId, st.withComputeAt(ComputeAtKind.INLINED, -1, -1));
     }

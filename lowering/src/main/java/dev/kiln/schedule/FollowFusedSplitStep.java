@@ -33,7 +33,8 @@ public record FollowFusedSplitStep(int stageId, int iterId, List<Integer> srcSte
     public LoopState applyTo(LoopState s) {
         Stage st = StepChecks.computeStage(s, stageId);
         Iter it = StepChecks.loop(st, iterId);
-        return new SplitStep(stageId, iterId, it.extent(), java.util.Arrays.asList(length(s)), factorOrNparts).applyTo(s);
+        return new SplitStep(stageId, iterId, it.extent(), java.util.Arrays.asList(length(s)), factorOrNparts)
+                .applyTo(s);
     }
 
     @Override

@@ -19,8 +19,9 @@ public record FuseStep(int stageId, List<Integer> iterIds) implements Step {
         for (int k = 0; k < iterIds.size(); k++) {
             StepChecks.loop(st, iterIds.get(k));
             if (k > 0 && iterIds.get(k) != iterIds.get(k - 1) + 1) {
-                throw new ScheduleException("loops " + iterIds.stream().map(i -> st.iter(i).name()).toList()
-                        + " are not adjacent; reorder them first");
+                throw new ScheduleException(
+                        "loops " + iterIds.stream().map(i -> st.iter(i).name()).toList()
+                                + " are not adjacent; reorder them first");
             }
         }
         if (iterIds.size() == 1) return s;
@@ -31,19 +32,20 @@ public record FuseStep(int stageId, List<Integer> iterIds) implements Step {
         for (int k = 0; k < parts.size(); k++) {
             Iter p = parts.get(k);
             if (p.annotation() != IterAnnotation.NONE) {
-                throw new ScheduleException("loop '" + p.name() + "' is annotated " + p.annotation().displayName()
-                        + "; fuse before annotating");
+                throw new ScheduleException("loop '" + p.name() + "' is annotated "
+                        + p.annotation().displayName() + "; fuse before annotating");
             }
             if (k < parts.size() - 1 && StepChecks.hasAttachments(s, stageId, p.uid())) {
-                throw new ScheduleException("a stage is computed at loop '" + p.name()
-                        + "', which is not the last of the fused loops");
+                throw new ScheduleException(
+                        "a stage is computed at loop '" + p.name() + "', which is not the last of the fused loops");
             }
             name.append(p.name()).append('@');
             extent = extent == null || p.extent() == null ? null : extent * p.extent();
             if (p.kind() != kind) kind = IterKind.MIXED;
         }
         if (kind == IterKind.MIXED && st.computeOp().isReduction()) {
-            throw new ScheduleException("fusing spatial and reduction loops " + parts.stream().map(Iter::name).toList()
+            throw new ScheduleException("fusing spatial and reduction loops "
+                    + parts.stream().map(Iter::name).toList()
                     + " of a reduction is not supported: the initialisation could not be placed");
         }
         List<Iter> all = new ArrayList<>(st.all());

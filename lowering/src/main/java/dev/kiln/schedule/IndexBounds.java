@@ -21,9 +21,13 @@ final class IndexBounds {
 
     /** An inclusive interval with symbolic ends. */
     record Interval(Expr min, Expr max) {
-        static Interval point(Expr e) { return new Interval(e, e); }
+        static Interval point(Expr e) {
+            return new Interval(e, e);
+        }
 
-        boolean isPoint() { return min == max; }
+        boolean isPoint() {
+            return min == max;
+        }
     }
 
     static Interval of(Expr e, Map<Var, IntRange> relaxed) {
@@ -31,16 +35,25 @@ final class IndexBounds {
             case IntImm c -> Interval.point(c);
             case Var v -> {
                 IntRange r = relaxed.get(v);
-                yield r == null ? Interval.point(v) : new Interval(Literals.of(v.dtype(), r.min()), Literals.of(v.dtype(), r.max()));
+                yield r == null
+                        ? Interval.point(v)
+                        : new Interval(Literals.of(v.dtype(), r.min()), Literals.of(v.dtype(), r.max()));
             }
             case Binary b -> binary(b, relaxed);
             case Select s -> {
                 Interval t = of(s.t(), relaxed), f = of(s.f(), relaxed);
-                yield t == null || f == null ? null : new Interval(t.min().min(f.min()), t.max().max(f.max()));
+                yield t == null || f == null
+                        ? null
+                        : new Interval(t.min().min(f.min()), t.max().max(f.max()));
             }
-            case Cast c when c.dtype().isInt() && c.value().dtype().isInt() && c.dtype().bits() >= c.value().dtype().bits() -> {
+            case Cast c
+            when c.dtype().isInt()
+                    && c.value().dtype().isInt()
+                    && c.dtype().bits() >= c.value().dtype().bits() -> {
                 Interval i = of(c.value(), relaxed);
-                yield i == null ? null : new Interval(i.min().cast(c.dtype()), i.max().cast(c.dtype()));
+                yield i == null
+                        ? null
+                        : new Interval(i.min().cast(c.dtype()), i.max().cast(c.dtype()));
             }
             default -> null;
         };
@@ -50,7 +63,8 @@ final class IndexBounds {
         Interval a = of(b.a(), relaxed), c = of(b.b(), relaxed);
         if (a == null || c == null) return null;
         // A function of fixed values is one fixed value (keeps floormod(floordiv(t, 7), 2) exact).
-        if (a.isPoint() && c.isPoint()) return Interval.point(a.min() == b.a() && c.min() == b.b() ? b : new Binary(b.op(), a.min(), c.min()));
+        if (a.isPoint() && c.isPoint())
+            return Interval.point(a.min() == b.a() && c.min() == b.b() ? b : new Binary(b.op(), a.min(), c.min()));
         return switch (b.op()) {
             case ADD -> new Interval(a.min().add(c.min()), a.max().add(c.max()));
             case SUB -> new Interval(a.min().sub(c.max()), a.max().sub(c.min()));
@@ -75,8 +89,8 @@ final class IndexBounds {
             }
             case MIN -> new Interval(a.min().min(c.min()), a.max().min(c.max()));
             case MAX -> new Interval(a.min().max(c.min()), a.max().max(c.max()));
-            case TRUNCDIV, TRUNCMOD, DIV -> a.isPoint() && c.isPoint()
-                    ? Interval.point(new Binary(b.op(), a.min(), c.min())) : null;
+            case TRUNCDIV, TRUNCMOD, DIV ->
+                a.isPoint() && c.isPoint() ? Interval.point(new Binary(b.op(), a.min(), c.min())) : null;
         };
     }
 

@@ -49,7 +49,8 @@ final class InferBounds {
 
         boolean isFull(ComputeOp op) {
             for (int d = 0; d < extent.size(); d++) {
-                if (!(min.get(d) instanceof IntImm m && m.value() == 0) || extent.get(d) != op.axes().get(d).extent()) return false;
+                if (!(min.get(d) instanceof IntImm m && m.value() == 0)
+                        || extent.get(d) != op.axes().get(d).extent()) return false;
             }
             return true;
         }
@@ -94,7 +95,9 @@ final class InferBounds {
             Map<Var, Expr> axisValues = ctx.axisValues(k);
             List<TensorRead> reads = new ArrayList<>();
             for (Expr b : ctx.bodies(k)) {
-                Exprs.forEach(b, e -> { if (e instanceof TensorRead r && outs.contains(r.tensor())) reads.add(r); });
+                Exprs.forEach(b, e -> {
+                    if (e instanceof TensorRead r && outs.contains(r.tensor())) reads.add(r);
+                });
             }
             for (TensorRead r : reads) {
                 anyRead = true;
@@ -128,7 +131,8 @@ final class InferBounds {
             }
             Expr mn = simp.simplify(lo[d]);
             Expr extent = simp.simplify(hi[d].sub(lo[d]).add(1));
-            long e = extent instanceof IntImm c ? c.value() : bound.bound(extent).max();
+            long e =
+                    extent instanceof IntImm c ? c.value() : bound.bound(extent).max();
             IntRange mr = bound.bound(mn);
             if (e >= shape || e <= 0) {
                 min.add(zero);

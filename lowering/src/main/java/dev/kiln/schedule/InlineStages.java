@@ -53,7 +53,8 @@ final class InlineStages {
                     ComputeOp op = inlined.get(r.tensor());
                     Map<Var, Expr> m = new IdentityHashMap<>();
                     List<IterVar> axes = op.axes();
-                    for (int d = 0; d < axes.size(); d++) m.put(axes.get(d), r.indices().get(d));
+                    for (int d = 0; d < axes.size(); d++)
+                        m.put(axes.get(d), r.indices().get(d));
                     try {
                         return Exprs.substitute(bodies.get(r.tensor()), m);
                     } catch (KilnException ex) {

@@ -14,13 +14,17 @@ public record Iter(int uid, String name, Long extent, IterKind kind, IterAnnotat
         Objects.requireNonNull(annotation, "annotation");
     }
 
-    public Iter withAnnotation(IterAnnotation a) { return new Iter(uid, name, extent, kind, a); }
+    public Iter withAnnotation(IterAnnotation a) {
+        return new Iter(uid, name, extent, kind, a);
+    }
 
-    public boolean hasExtent() { return extent != null; }
+    public boolean hasExtent() {
+        return extent != null;
+    }
 
     @Override
     public String toString() {
-        return (annotation == IterAnnotation.NONE ? "" : annotation.displayName() + " ") + name
-                + " (" + (extent == null ? "?" : extent) + ")";
+        return (annotation == IterAnnotation.NONE ? "" : annotation.displayName() + " ") + name + " ("
+                + (extent == null ? "?" : extent) + ")";
     }
 }

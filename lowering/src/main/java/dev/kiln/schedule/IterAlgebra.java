@@ -1,7 +1,6 @@
 package dev.kiln.schedule;
 
 import dev.kiln.ir.Expr;
-import dev.kiln.ir.IntImm;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -28,8 +27,8 @@ final class IterAlgebra {
             switch (rel.get(r)) {
                 case IterRelation.Split sp -> {
                     if (sp.factor() == null) {
-                        throw new ScheduleException("stage '" + st.name() + "': loop '" + st.all().get(sp.parent()).name()
-                                + "' has an undecided tile size");
+                        throw new ScheduleException("stage '" + st.name() + "': loop '"
+                                + st.all().get(sp.parent()).name() + "' has an undecided tile size");
                     }
                     Expr outer = require(st, v, sp.outer());
                     Expr inner = require(st, v, sp.inner());
@@ -42,8 +41,8 @@ final class IterAlgebra {
                         Iter p = st.all().get(fu.parents().get(k));
                         Long ext = extents.get(p.uid());
                         if (ext == null) {
-                            throw new ScheduleException("stage '" + st.name() + "': fused loop '" + p.name()
-                                    + "' has an undecided extent");
+                            throw new ScheduleException(
+                                    "stage '" + st.name() + "': fused loop '" + p.name() + "' has an undecided extent");
                         }
                         Expr q = stride == 1 ? fused : fused.floordiv(stride);
                         v.put(p.uid(), k == 0 ? q : q.floormod(ext));
@@ -78,8 +77,8 @@ final class IterAlgebra {
                 case IterRelation.Split sp -> {
                     Long pe = m.get(sp.parent());
                     if (sp.factor() == null || pe == null) {
-                        throw new ScheduleException("stage '" + st.name() + "': loop '" + st.all().get(sp.parent()).name()
-                                + "' has an undecided tile size");
+                        throw new ScheduleException("stage '" + st.name() + "': loop '"
+                                + st.all().get(sp.parent()).name() + "' has an undecided tile size");
                     }
                     long inner = sp.factor();
                     if (pe < inner) {
@@ -120,7 +119,8 @@ final class IterAlgebra {
     private static Expr require(Stage st, Map<Integer, Expr> v, int uid) {
         Expr e = v.get(uid);
         if (e == null) {
-            throw new ScheduleException("stage '" + st.name() + "': loop '" + st.all().get(uid).name() + "' has no value");
+            throw new ScheduleException(
+                    "stage '" + st.name() + "': loop '" + st.all().get(uid).name() + "' has no value");
         }
         return e;
     }
@@ -141,7 +141,10 @@ final class IterAlgebra {
                 Long pe = extents.get(sp.parent());
                 Long oe = extents.get(sp.outer());
                 Long ie = extents.get(sp.inner());
-                if (pe != null && oe != null && sp.factor() != null && (oe - 1) * sp.factor() + (ie == null ? sp.factor() : ie) > pe) {
+                if (pe != null
+                        && oe != null
+                        && sp.factor() != null
+                        && (oe - 1) * sp.factor() + (ie == null ? sp.factor() : ie) > pe) {
                     Expr p = values.get(sp.parent());
                     out.put(sp.parent(), p.lt(dev.kiln.ir.Literals.of(p.dtype(), pe)));
                 }

@@ -76,8 +76,10 @@ public record LoopState(ComputeDAG dag, List<Stage> stages, List<Step> steps) {
             }
             for (int c : consumers(i)) {
                 if (!ComputeAtStep.encloses(this, st.attachStage(), st.attachIter(), c)) {
-                    throw new ScheduleException("'" + st.name() + "' is computed inside loop '" + target.iter(pos).name()
-                            + "' of '" + target.name() + "', which does not enclose its consumer '" + stages.get(c).name()
+                    throw new ScheduleException("'" + st.name() + "' is computed inside loop '"
+                            + target.iter(pos).name()
+                            + "' of '" + target.name() + "', which does not enclose its consumer '"
+                            + stages.get(c).name()
                             + "'; compute it at root first");
                 }
             }
@@ -224,5 +226,7 @@ public record LoopState(ComputeDAG dag, List<Stage> stages, List<Step> steps) {
     }
 
     @Override
-    public String toString() { return StatePrinter.print(this); }
+    public String toString() {
+        return StatePrinter.print(this);
+    }
 }

@@ -27,7 +27,8 @@ final class ReductionBody {
 
     static Stmt init(Reduce r, List<Buffer> outs, List<Expr> idx) {
         List<Stmt> init = new ArrayList<>();
-        for (int v = 0; v < outs.size(); v++) init.add(new Store(outs.get(v), idx, r.reducer().identities().get(v)));
+        for (int v = 0; v < outs.size(); v++)
+            init.add(new Store(outs.get(v), idx, r.reducer().identities().get(v)));
         return Seq.of(init);
     }
 
@@ -37,8 +38,12 @@ final class ReductionBody {
         if (red.arity() == 1) {
             Expr acc = new BufferLoad(outs.get(0), idx);
             Expr src = convert.apply(r.sources().get(0));
-            return new Store(outs.get(0), idx,
-                    Exprs.substitute(red.results().get(0), Map.of(red.lhs().get(0), acc, red.rhs().get(0), src)));
+            return new Store(
+                    outs.get(0),
+                    idx,
+                    Exprs.substitute(
+                            red.results().get(0),
+                            Map.of(red.lhs().get(0), acc, red.rhs().get(0), src)));
         }
         Map<Var, Expr> args = new IdentityHashMap<>();
         List<Var> xs = new ArrayList<>(), ys = new ArrayList<>(), ns = new ArrayList<>();
@@ -54,9 +59,12 @@ final class ReductionBody {
         List<Stmt> stores = new ArrayList<>();
         for (int v = 0; v < outs.size(); v++) stores.add(new Store(outs.get(v), idx, ns.get(v)));
         Stmt update = Seq.of(stores);
-        for (int v = red.arity() - 1; v >= 0; v--) update = new Let(ns.get(v), Exprs.substitute(red.results().get(v), args), update);
-        for (int v = red.arity() - 1; v >= 0; v--) update = new Let(ys.get(v), convert.apply(r.sources().get(v)), update);
-        for (int v = red.arity() - 1; v >= 0; v--) update = new Let(xs.get(v), new BufferLoad(outs.get(v), idx), update);
+        for (int v = red.arity() - 1; v >= 0; v--)
+            update = new Let(ns.get(v), Exprs.substitute(red.results().get(v), args), update);
+        for (int v = red.arity() - 1; v >= 0; v--)
+            update = new Let(ys.get(v), convert.apply(r.sources().get(v)), update);
+        for (int v = red.arity() - 1; v >= 0; v--)
+            update = new Let(xs.get(v), new BufferLoad(outs.get(v), idx), update);
         return update;
     }
 }

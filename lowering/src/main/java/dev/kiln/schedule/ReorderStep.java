@@ -17,7 +17,9 @@ public record ReorderStep(int stageId, List<Integer> order) implements Step {
     public LoopState applyTo(LoopState s) {
         Stage st = StepChecks.computeStage(s, stageId);
         int n = st.leaves().size();
-        if (order.size() != n || new HashSet<>(order).size() != n || order.stream().anyMatch(i -> i < 0 || i >= n)) {
+        if (order.size() != n
+                || new HashSet<>(order).size() != n
+                || order.stream().anyMatch(i -> i < 0 || i >= n)) {
             throw new ScheduleException("the order " + order + " is not a permutation of the " + n + " loops "
                     + st.iters().stream().map(Iter::name).toList());
         }

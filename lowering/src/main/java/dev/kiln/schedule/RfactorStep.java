@@ -33,7 +33,8 @@ public record RfactorStep(int stageId, int iterId, int factorIterId) implements 
         ComputeOp c = st.computeOp();
         if (!c.isReduction()) throw new ScheduleException("'" + st.name() + "' is not a reduction");
         if (x.kind() != IterKind.REDUCE) {
-            throw new ScheduleException("loop '" + x.name() + "' is not a reduction loop; rfactor factors a reduction loop");
+            throw new ScheduleException(
+                    "loop '" + x.name() + "' is not a reduction loop; rfactor factors a reduction loop");
         }
         int nSpatial = c.axes().size();
         if (factorIterId < 0 || factorIterId > nSpatial) {
@@ -86,13 +87,20 @@ public record RfactorStep(int stageId, int iterId, int factorIterId) implements 
         for (int d = 0; d < origReduce.size(); d++) {
             IterVar r = origReduce.get(d);
             Expr off = values.get(nSpatial + d);
-            subst.put(r, r.dom().min() instanceof IntImm m && m.value() == 0 ? off : off.add(r.dom().min()));
+            subst.put(
+                    r,
+                    r.dom().min() instanceof IntImm m && m.value() == 0
+                            ? off
+                            : off.add(r.dom().min()));
         }
         Reduce red = (Reduce) c.body();
         Expr cond = Exprs.substitute(red.condition(), subst);
-        for (Expr g : IterAlgebra.guards(st, values, extents)) cond = cond instanceof IntImm t && t.value() == 1 ? g : cond.and(g);
-        List<Expr> sources = red.sources().stream().map(e -> Exprs.substitute(e, subst)).toList();
-        ComputeOp rf = ComputeOp.create(c.name() + ".rf", c.tag(), rfAxes, red.reducer().reduce(sources, rfReduce, cond));
+        for (Expr g : IterAlgebra.guards(st, values, extents))
+            cond = cond instanceof IntImm t && t.value() == 1 ? g : cond.and(g);
+        List<Expr> sources =
+                red.sources().stream().map(e -> Exprs.substitute(e, subst)).toList();
+        ComputeOp rf = ComputeOp.create(
+                c.name() + ".rf", c.tag(), rfAxes, red.reducer().reduce(sources, rfReduce, cond));
 
         // The original stage reduces the partial results over the factor axis.
         List<IterVar> axes = new ArrayList<>();
@@ -102,12 +110,15 @@ public record RfactorStep(int stageId, int iterId, int factorIterId) implements 
         idx.add(factorIterId, kr);
         List<Expr> partials = new ArrayList<>();
         for (Tensor t : rf.outputs()) partials.add(t.at(idx));
-        ComputeOp fin = ComputeOp.create(c.name(), c.tag(), axes, red.reducer().reduce(partials, List.of(kr), IntImm.bool(true)));
+        ComputeOp fin = ComputeOp.create(
+                c.name(), c.tag(), axes, red.reducer().reduce(partials, List.of(kr), IntImm.bool(true)));
 
         LoopState out = s.insertStage(stageId, Stage.initial(rf, false));
         Stage shifted = out.stages().get(stageId + 1);
-        out = out.withStage(stageId + 1, Stage.initial(fin, st.output(), st.scope())
-                .withComputeAt(shifted.computeAt(), shifted.attachStage(), shifted.attachIter()));
+        out = out.withStage(
+                stageId + 1,
+                Stage.initial(fin, st.output(), st.scope())
+                        .withComputeAt(shifted.computeAt(), shifted.attachStage(), shifted.attachIter()));
         Map<Tensor, Tensor> replaced = new IdentityHashMap<>();
         for (int v = 0; v < c.outputs().size(); v++) replaced.put(c.output(v), fin.output(v));
         return out.replaceReads(replaced, stageId + 2, java.util.Set.of());

@@ -19,6 +19,7 @@ import java.util.List;
 public record Schedule(ComputeDAG dag, List<Step> steps) {
     /** The version written into every JSON form. */
     public static final String FORMAT = "kiln-schedule-1";
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public Schedule {
@@ -91,7 +92,8 @@ public record Schedule(ComputeDAG dag, List<Step> steps) {
         }
         String key = o.path("workload_key").asText();
         if (!key.isEmpty() && !key.equals(dag.workloadKey())) {
-            throw new ScheduleException("the schedule was made for workload " + key + ", not for this DAG (" + dag.workloadKey() + ")");
+            throw new ScheduleException(
+                    "the schedule was made for workload " + key + ", not for this DAG (" + dag.workloadKey() + ")");
         }
         Schedule schedule = fromSteps(o.get("steps"), dag);
         schedule.replay();

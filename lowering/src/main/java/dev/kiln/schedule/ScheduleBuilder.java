@@ -49,10 +49,14 @@ public final class ScheduleBuilder {
     }
 
     /** The loop state after the steps so far. */
-    public LoopState state() { return state; }
+    public LoopState state() {
+        return state;
+    }
 
     /** The index of the last step applied (for follow_split). */
-    public int lastStep() { return state.steps().size() - 1; }
+    public int lastStep() {
+        return state.steps().size() - 1;
+    }
 
     public Schedule build() {
         return new Schedule(state.dag(), state.steps());
@@ -65,18 +69,26 @@ public final class ScheduleBuilder {
     /** A loop of a stage, by name. */
     public record Loop(String stage, String name) {
         @Override
-        public String toString() { return name; }
+        public String toString() {
+            return name;
+        }
     }
 
     /** A stage, by the name of its operation. */
     public final class StageRef {
         private final String name;
 
-        private StageRef(String name) { this.name = name; }
+        private StageRef(String name) {
+            this.name = name;
+        }
 
-        public String name() { return name; }
+        public String name() {
+            return name;
+        }
 
-        private int id() { return state.stageIndex(name); }
+        private int id() {
+            return state.stageIndex(name);
+        }
 
         private int loopIndex(String loop) {
             if (loop == null) throw new ScheduleException("stage '" + name + "': the loop name is null");
@@ -86,7 +98,8 @@ public final class ScheduleBuilder {
         private String loopName(Loop loop) {
             if (loop == null) throw new ScheduleException("stage '" + name + "': the loop is null");
             if (!loop.stage().equals(name)) {
-                throw new ScheduleException("stage '" + name + "': loop '" + loop.name() + "' belongs to stage '" + loop.stage() + "'");
+                throw new ScheduleException(
+                        "stage '" + name + "': loop '" + loop.name() + "' belongs to stage '" + loop.stage() + "'");
             }
             return loop.name();
         }
@@ -108,7 +121,9 @@ public final class ScheduleBuilder {
 
         /** The current loops, outermost first. */
         public List<Loop> loops() {
-            return state.stage(id()).iters().stream().map(it -> new Loop(name, it.name())).toList();
+            return state.stage(id()).iters().stream()
+                    .map(it -> new Loop(name, it.name()))
+                    .toList();
         }
 
         public Loop loop(String loop) {
@@ -117,7 +132,8 @@ public final class ScheduleBuilder {
 
         private List<Loop> loopsAt(int first, int count) {
             List<Loop> out = new ArrayList<>();
-            for (int k = 0; k < count; k++) out.add(new Loop(name, state.stage(id()).iter(first + k).name()));
+            for (int k = 0; k < count; k++)
+                out.add(new Loop(name, state.stage(id()).iter(first + k).name()));
             return out;
         }
 
@@ -132,7 +148,9 @@ public final class ScheduleBuilder {
             return loopsAt(at, factors.length + 1);
         }
 
-        public List<Loop> split(Loop loop, Integer... factors) { return split(loopName(loop), factors); }
+        public List<Loop> split(Loop loop, Integer... factors) {
+            return split(loopName(loop), factors);
+        }
 
         /** Splits a loop into the given numbers of parts (outer to inner); returns the new loops. */
         public List<Loop> splitParts(String loop, Integer... nparts) {
@@ -152,8 +170,8 @@ public final class ScheduleBuilder {
         /** Splits a loop in two by the product of the lengths at {@code level} of the given split steps. */
         public List<Loop> followFusedSplit(String loop, List<Integer> srcSteps, int level, boolean factor) {
             if (srcSteps == null || srcSteps.contains(null)) {
-                throw new ScheduleException("stage '" + name + "', follow_fused_split of '" + loop + "': the source steps "
-                        + srcSteps + " are null or hold a null");
+                throw new ScheduleException("stage '" + name + "', follow_fused_split of '" + loop
+                        + "': the source steps " + srcSteps + " are null or hold a null");
             }
             int at = loopIndex(loop);
             apply(new FollowFusedSplitStep(id(), at, srcSteps, level, factor));
@@ -168,25 +186,32 @@ public final class ScheduleBuilder {
             return new Loop(name, state.stage(id()).iter(ids.get(0)).name());
         }
 
-        public Loop fuse(Loop... loops) { return fuse(loopNames(loops)); }
+        public Loop fuse(Loop... loops) {
+            return fuse(loopNames(loops));
+        }
 
         /** Puts the loops in this order; every loop of the stage must be listed. */
         public StageRef reorder(String... loops) {
             requireArray("loops", "reorder", loops);
-            apply(new ReorderStep(id(), Arrays.stream(loops).map(this::loopIndex).toList()));
+            apply(new ReorderStep(
+                    id(), Arrays.stream(loops).map(this::loopIndex).toList()));
             return this;
         }
 
-        public StageRef reorder(Loop... loops) { return reorder(loopNames(loops)); }
+        public StageRef reorder(Loop... loops) {
+            return reorder(loopNames(loops));
+        }
 
         public StageRef computeAt(StageRef target, String loop) {
-            if (target == null) throw new ScheduleException("stage '" + name + "', compute_at: the target stage is null");
+            if (target == null)
+                throw new ScheduleException("stage '" + name + "', compute_at: the target stage is null");
             apply(new ComputeAtStep(id(), target.id(), target.loopIndex(loop)));
             return this;
         }
 
         public StageRef computeAt(StageRef target, Loop loop) {
-            if (target == null) throw new ScheduleException("stage '" + name + "', compute_at: the target stage is null");
+            if (target == null)
+                throw new ScheduleException("stage '" + name + "', compute_at: the target stage is null");
             return computeAt(target, target.loopName(loop));
         }
 
@@ -228,8 +253,11 @@ public final class ScheduleBuilder {
 
         public StageRef cacheRead(String scope, String... readers) {
             requireArray("readers", "cache_read", readers);
-            return cacheRead(scope, Arrays.stream(readers).map(r -> stage(requireText("reader name", "cache_read", r)))
-                    .toArray(StageRef[]::new));
+            return cacheRead(
+                    scope,
+                    Arrays.stream(readers)
+                            .map(r -> stage(requireText("reader name", "cache_read", r)))
+                            .toArray(StageRef[]::new));
         }
 
         /** Factors reduction loop {@code loop} out into a new stage {@code name.rf}; returns it. */
@@ -239,17 +267,35 @@ public final class ScheduleBuilder {
         }
 
         public StageRef annotate(String loop, IterAnnotation a) {
-            if (a == null) throw new ScheduleException("stage '" + name + "', annotate '" + loop + "': the annotation is null");
+            if (a == null)
+                throw new ScheduleException("stage '" + name + "', annotate '" + loop + "': the annotation is null");
             apply(new AnnotationStep(id(), loopIndex(loop), a));
             return this;
         }
 
-        public StageRef parallel(String loop) { return annotate(loop, IterAnnotation.PARALLEL); }
-        public StageRef parallel(Loop loop) { return parallel(loopName(loop)); }
-        public StageRef vectorize(String loop) { return annotate(loop, IterAnnotation.VECTORIZE); }
-        public StageRef vectorize(Loop loop) { return vectorize(loopName(loop)); }
-        public StageRef unroll(String loop) { return annotate(loop, IterAnnotation.UNROLL); }
-        public StageRef unroll(Loop loop) { return unroll(loopName(loop)); }
+        public StageRef parallel(String loop) {
+            return annotate(loop, IterAnnotation.PARALLEL);
+        }
+
+        public StageRef parallel(Loop loop) {
+            return parallel(loopName(loop));
+        }
+
+        public StageRef vectorize(String loop) {
+            return annotate(loop, IterAnnotation.VECTORIZE);
+        }
+
+        public StageRef vectorize(Loop loop) {
+            return vectorize(loopName(loop));
+        }
+
+        public StageRef unroll(String loop) {
+            return annotate(loop, IterAnnotation.UNROLL);
+        }
+
+        public StageRef unroll(Loop loop) {
+            return unroll(loopName(loop));
+        }
 
         /** Binds a loop to a GPU thread axis: "blockIdx.x", "threadIdx.y", "vthread", ... */
         public StageRef bind(String loop, String threadAxis) {
@@ -263,7 +309,9 @@ public final class ScheduleBuilder {
             return annotate(loop, a);
         }
 
-        public StageRef bind(Loop loop, String threadAxis) { return bind(loopName(loop), threadAxis); }
+        public StageRef bind(Loop loop, String threadAxis) {
+            return bind(loopName(loop), threadAxis);
+        }
 
         public StageRef pragma(String loop, String pragma) {
             requireText("pragma", "pragma '" + loop + "'", pragma);
@@ -282,6 +330,8 @@ public final class ScheduleBuilder {
         }
 
         @Override
-        public String toString() { return name; }
+        public String toString() {
+            return name;
+        }
     }
 }

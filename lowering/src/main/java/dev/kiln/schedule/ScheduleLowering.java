@@ -47,6 +47,7 @@ public final class ScheduleLowering {
     private final List<List<Expr>> bodies;
     /** Per stage, what bound inference made of it (null for placeholders, inlined and not yet prepared stages). */
     private final List<StageNest> nests = new ArrayList<>();
+
     private final Map<Var, IntRange> ranges = new LinkedHashMap<>();
     private final Map<Tensor, Buffer> buffers = new IdentityHashMap<>();
     private final Map<Tensor, List<Expr>> bufferMin = new IdentityHashMap<>();
@@ -68,8 +69,12 @@ public final class ScheduleLowering {
      * @param guards     conditions a split that does not divide or a clipped region leaves, by loop uid
      *                   (negative keys: {@code -1 - d} for spatial axis {@code d} clipped to its extent)
      */
-    private record StageNest(InferBounds.Region region, Map<Integer, Long> extents, Map<Integer, Var> vars,
-                             Map<Var, Expr> axisValues, Map<Integer, Expr> guards) {}
+    private record StageNest(
+            InferBounds.Region region,
+            Map<Integer, Long> extents,
+            Map<Integer, Var> vars,
+            Map<Var, Expr> axisValues,
+            Map<Integer, Expr> guards) {}
 
     /** Lowers a state; the parameters are the DAG's inputs, then its outputs. */
     public static PrimFunc lower(String name, LoopState s) {
@@ -120,17 +125,21 @@ public final class ScheduleLowering {
         Set<Tensor> seen = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
         for (Tensor t : args) {
             Tensor actual = resolve(t);
-            if (!seen.add(actual)) throw new KilnException("function '" + name + "': tensor '" + t.name() + "' is listed twice");
+            if (!seen.add(actual))
+                throw new KilnException("function '" + name + "': tensor '" + t.name() + "' is listed twice");
             params.add(bufferFor(actual, MemoryScope.GLOBAL, actual.shape().dims(), null));
         }
         for (int i = 0; i < s.stages().size(); i++) {
             Stage st = s.stages().get(i);
-            if (st.isPlaceholder() && !buffers.containsKey(st.op().output(0)) && !s.consumers(i).isEmpty()) {
+            if (st.isPlaceholder()
+                    && !buffers.containsKey(st.op().output(0))
+                    && !s.consumers(i).isEmpty()) {
                 throw new KilnException("function '" + name + "': placeholder '" + st.name()
                         + "' is read but is not among the arguments " + args);
             }
             if (st.output() && st.op().outputs().stream().noneMatch(buffers::containsKey)) {
-                throw new KilnException("function '" + name + "': output '" + st.name() + "' is not among the arguments " + args);
+                throw new KilnException(
+                        "function '" + name + "': output '" + st.name() + "' is not among the arguments " + args);
             }
         }
         List<Stmt> roots = new ArrayList<>();
@@ -139,7 +148,8 @@ public final class ScheduleLowering {
             Stage st = s.stages().get(i);
             if (st.isPlaceholder() || st.computeAt() != ComputeAtKind.ROOT) continue;
             for (Tensor t : st.op().outputs()) {
-                if (!buffers.containsKey(t)) rootAllocs.add(bufferFor(t, st.scope(), t.shape().dims(), st.storageAlign()));
+                if (!buffers.containsKey(t))
+                    rootAllocs.add(bufferFor(t, st.scope(), t.shape().dims(), st.storageAlign()));
             }
             roots.add(emitStage(i));
         }
@@ -153,7 +163,8 @@ public final class ScheduleLowering {
         for (Stage st : s.stages()) if (st.op() == t.op()) return t;
         if (!(t.op() instanceof PlaceholderOp)) {
             for (Stage st : s.stages()) {
-                if (st.output() && st.name().equals(t.op().name())) return st.op().output(t.valueIndex());
+                if (st.output() && st.name().equals(t.op().name()))
+                    return st.op().output(t.valueIndex());
             }
         }
         throw new KilnException("tensor '" + t.name() + "' is not computed by this schedule");
@@ -166,9 +177,11 @@ public final class ScheduleLowering {
         ComputeOp op = st.computeOp();
         InferBounds.Region region = InferBounds.infer(s, i, consumersView());
         Map<Integer, Long> rootExt = new HashMap<>();
-        for (int d = 0; d < op.axes().size(); d++) rootExt.put(d, region.extent().get(d));
+        for (int d = 0; d < op.axes().size(); d++)
+            rootExt.put(d, region.extent().get(d));
         List<IterVar> red = op.reduceAxes();
-        for (int d = 0; d < red.size(); d++) rootExt.put(op.axes().size() + d, red.get(d).extent());
+        for (int d = 0; d < red.size(); d++)
+            rootExt.put(op.axes().size() + d, red.get(d).extent());
         Map<Integer, Long> ext = IterAlgebra.extents(st, rootExt);
         Map<Integer, Var> vars = new HashMap<>();
         Map<Integer, Expr> leafValues = new HashMap<>();
@@ -212,13 +225,19 @@ public final class ScheduleLowering {
     private InferBounds.Consumers consumersView() {
         return new InferBounds.Consumers() {
             @Override
-            public Map<Var, Expr> axisValues(int k) { return nests.get(k) == null ? null : nests.get(k).axisValues(); }
+            public Map<Var, Expr> axisValues(int k) {
+                return nests.get(k) == null ? null : nests.get(k).axisValues();
+            }
 
             @Override
-            public List<Expr> bodies(int k) { return bodies.get(k); }
+            public List<Expr> bodies(int k) {
+                return bodies.get(k);
+            }
 
             @Override
-            public Map<Var, IntRange> innerRanges(int c, int uid) { return ScheduleLowering.this.innerRanges(c, uid); }
+            public Map<Var, IntRange> innerRanges(int c, int uid) {
+                return ScheduleLowering.this.innerRanges(c, uid);
+            }
 
             @Override
             public Map<Var, IntRange> sharedThreadRanges(int c, int uid, MemoryScope scope) {
@@ -226,7 +245,9 @@ public final class ScheduleLowering {
             }
 
             @Override
-            public Map<Var, IntRange> allRanges() { return ranges; }
+            public Map<Var, IntRange> allRanges() {
+                return ranges;
+            }
         };
     }
 
@@ -246,8 +267,7 @@ public final class ScheduleLowering {
             for (int q = 0; q <= pos && vars != null; q++) {
                 ThreadAxis t = st.all().get(st.leaves().get(q)).annotation().thread();
                 if (t == null) continue;
-                boolean block = t == ThreadAxis.BLOCK_X || t == ThreadAxis.BLOCK_Y
-                        || t == ThreadAxis.BLOCK_Z;
+                boolean block = t == ThreadAxis.BLOCK_X || t == ThreadAxis.BLOCK_Y || t == ThreadAxis.BLOCK_Z;
                 if (block && scope != MemoryScope.GLOBAL) continue;
                 Var v = vars.get(st.leaves().get(q));
                 out.put(v, ranges.get(v));
@@ -356,8 +376,10 @@ public final class ScheduleLowering {
                 fresh.put(old, nv);
                 initVars.add(nv);
             }
-            List<Expr> initIdx = storeIdx.stream().map(e -> Exprs.substitute(e, fresh)).toList();
-            List<Expr> initGuards = spatialGuards.stream().map(e -> Exprs.substitute(e, fresh)).toList();
+            List<Expr> initIdx =
+                    storeIdx.stream().map(e -> Exprs.substitute(e, fresh)).toList();
+            List<Expr> initGuards =
+                    spatialGuards.stream().map(e -> Exprs.substitute(e, fresh)).toList();
             Stmt init = guard(initGuards, ReductionBody.init(r, outs, initIdx), null, av);
             int k = initVars.size() - 1;
             for (int q = n - 1; q > p; q--) {
@@ -436,12 +458,14 @@ public final class ScheduleLowering {
                 }
                 if (x instanceof TensorRead t) {
                     Buffer b = buffers.get(t.tensor());
-                    if (b == null) throw new KilnException("tensor '" + t.tensor().name() + "' has no buffer here");
+                    if (b == null)
+                        throw new KilnException("tensor '" + t.tensor().name() + "' has no buffer here");
                     List<Expr> idx = visitAll(t.indices());
                     List<Expr> min = bufferMin.get(t.tensor());
                     if (min != null) {
                         List<Expr> rel = new ArrayList<>();
-                        for (int d = 0; d < idx.size(); d++) rel.add(isZero(min.get(d)) ? idx.get(d) : idx.get(d).sub(min.get(d)));
+                        for (int d = 0; d < idx.size(); d++)
+                            rel.add(isZero(min.get(d)) ? idx.get(d) : idx.get(d).sub(min.get(d)));
                         idx = rel;
                     }
                     return new BufferLoad(b, idx);

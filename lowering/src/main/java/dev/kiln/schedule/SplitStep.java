@@ -19,7 +19,9 @@ public record SplitStep(int stageId, int iterId, Long extent, List<Integer> leng
         lengths = Collections.unmodifiableList(new ArrayList<>(lengths));
     }
 
-    public boolean isConcrete() { return !lengths.contains(null); }
+    public boolean isConcrete() {
+        return !lengths.contains(null);
+    }
 
     /** The same split with decided lengths (what the search fills in). */
     public SplitStep withLengths(List<Integer> newLengths) {
@@ -35,8 +37,8 @@ public record SplitStep(int stageId, int iterId, Long extent, List<Integer> leng
             if (l != null && l <= 0) throw new ScheduleException("split by " + l + ": lengths must be positive");
         }
         if (it.annotation() != IterAnnotation.NONE) {
-            throw new ScheduleException("loop '" + it.name() + "' is already annotated " + it.annotation().displayName()
-                    + "; split before annotating");
+            throw new ScheduleException("loop '" + it.name() + "' is already annotated "
+                    + it.annotation().displayName() + "; split before annotating");
         }
         int n = lengths.size();
         List<Iter> all = new ArrayList<>(st.all());
@@ -80,7 +82,9 @@ public record SplitStep(int stageId, int iterId, Long extent, List<Integer> leng
             for (int k = 0; k < n; k++) {
                 Integer parts = lengths.get(k);
                 Long factor = curExt != null && parts != null ? StepChecks.ceilDiv(curExt, parts) : null;
-                ext[k] = curExt != null && factor != null ? StepChecks.ceilDiv(curExt, factor) : parts == null ? null : (long) parts;
+                ext[k] = curExt != null && factor != null
+                        ? StepChecks.ceilDiv(curExt, factor)
+                        : parts == null ? null : (long) parts;
                 int inner;
                 if (k == n - 1) {
                     inner = child[n];
@@ -94,7 +98,8 @@ public record SplitStep(int stageId, int iterId, Long extent, List<Integer> leng
             }
             ext[n] = curExt;
         }
-        for (int k = 0; k <= n; k++) all.add(new Iter(child[k], it.name() + "." + k, ext[k], it.kind(), IterAnnotation.NONE));
+        for (int k = 0; k <= n; k++)
+            all.add(new Iter(child[k], it.name() + "." + k, ext[k], it.kind(), IterAnnotation.NONE));
         all.addAll(tmps);
         List<Integer> leaves = new ArrayList<>(st.leaves());
         leaves.remove(iterId);
@@ -106,6 +111,7 @@ public record SplitStep(int stageId, int iterId, Long extent, List<Integer> leng
 
     @Override
     public String describe(LoopState s) {
-        return "split(" + StepChecks.loopName(s, stageId, iterId) + ", " + lengths + (innerToOuter ? "" : " parts") + ")";
+        return "split(" + StepChecks.loopName(s, stageId, iterId) + ", " + lengths + (innerToOuter ? "" : " parts")
+                + ")";
     }
 }

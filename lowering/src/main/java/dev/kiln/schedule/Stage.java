@@ -26,9 +26,19 @@ import java.util.Objects;
  * @param storageAlign  the storage_align of the stage's buffer, or null
  * @param scope     the memory scope of the stage's buffer
  */
-public record Stage(Operation op, boolean output, int numRoots, List<Iter> all, List<Integer> leaves, List<IterRelation> relations,
-                    ComputeAtKind computeAt, int attachStage, int attachIter, int autoUnrollMaxStep,
-                    StorageAlign storageAlign, MemoryScope scope) {
+public record Stage(
+        Operation op,
+        boolean output,
+        int numRoots,
+        List<Iter> all,
+        List<Integer> leaves,
+        List<IterRelation> relations,
+        ComputeAtKind computeAt,
+        int attachStage,
+        int attachIter,
+        int autoUnrollMaxStep,
+        StorageAlign storageAlign,
+        MemoryScope scope) {
 
     /** storage_align(dim, factor, offset): the stride of {@code dim} is padded to {@code factor*k + offset}. */
     public record StorageAlign(int dim, int factor, int offset) {}
@@ -50,16 +60,23 @@ public record Stage(Operation op, boolean output, int numRoots, List<Iter> all, 
     static Stage initial(Operation op, boolean output, MemoryScope scope) {
         List<Iter> iters = new ArrayList<>();
         if (op instanceof ComputeOp c) {
-            for (IterVar a : c.axes()) iters.add(new Iter(iters.size(), a.name(), a.extent(), IterKind.SPATIAL, IterAnnotation.NONE));
-            for (IterVar a : c.reduceAxes()) iters.add(new Iter(iters.size(), a.name(), a.extent(), IterKind.REDUCE, IterAnnotation.NONE));
+            for (IterVar a : c.axes())
+                iters.add(new Iter(iters.size(), a.name(), a.extent(), IterKind.SPATIAL, IterAnnotation.NONE));
+            for (IterVar a : c.reduceAxes())
+                iters.add(new Iter(iters.size(), a.name(), a.extent(), IterKind.REDUCE, IterAnnotation.NONE));
         }
         List<Integer> leaves = iters.stream().map(Iter::uid).toList();
-        return new Stage(op, output, iters.size(), iters, leaves, List.of(), ComputeAtKind.ROOT, -1, -1, 0, null, scope);
+        return new Stage(
+                op, output, iters.size(), iters, leaves, List.of(), ComputeAtKind.ROOT, -1, -1, 0, null, scope);
     }
 
-    public String name() { return op.name(); }
+    public String name() {
+        return op.name();
+    }
 
-    public boolean isPlaceholder() { return op instanceof PlaceholderOp; }
+    public boolean isPlaceholder() {
+        return op instanceof PlaceholderOp;
+    }
 
     public ComputeOp computeOp() {
         if (op instanceof ComputeOp c) return c;
@@ -67,23 +84,28 @@ public record Stage(Operation op, boolean output, int numRoots, List<Iter> all, 
     }
 
     /** The current loops, outermost first. */
-    public List<Iter> iters() { return leaves.stream().map(all::get).toList(); }
+    public List<Iter> iters() {
+        return leaves.stream().map(all::get).toList();
+    }
 
     public Iter iter(int index) {
         if (index < 0 || index >= leaves.size()) {
-            throw new KilnException("stage '" + name() + "' has " + leaves.size() + " loops; there is no loop " + index);
+            throw new KilnException(
+                    "stage '" + name() + "' has " + leaves.size() + " loops; there is no loop " + index);
         }
         return all.get(leaves.get(index));
     }
 
     /** Position of the loop with this uid among the current loops, or -1. */
-    public int indexOfUid(int uid) { return leaves.indexOf(uid); }
+    public int indexOfUid(int uid) {
+        return leaves.indexOf(uid);
+    }
 
     /** Position of the loop called {@code name}; {@code x.outer}/{@code x.inner} also find {@code x.0}/{@code x.1}. */
     public int indexOf(String name) {
         if (isPlaceholder()) {
-            throw new KilnException("stage '" + name() + "' is a placeholder (an input) and has no loops; there is no loop '"
-                    + name + "'");
+            throw new KilnException("stage '" + name()
+                    + "' is a placeholder (an input) and has no loops; there is no loop '" + name + "'");
         }
         int found = -1;
         for (int i = 0; i < leaves.size(); i++) {
@@ -107,17 +129,34 @@ public record Stage(Operation op, boolean output, int numRoots, List<Iter> all, 
     }
 
     /** Whether any loop other than the original axes exists (the stage was split or fused). */
-    public boolean isTiled() { return !relations.isEmpty(); }
-
-    /** Whether every loop has a known extent. */
-    public boolean isConcrete() { return all.stream().allMatch(Iter::hasExtent); }
-
-    Stage with(List<Iter> all, List<Integer> leaves, List<IterRelation> relations) {
-        return new Stage(op, output, numRoots, all, leaves, relations, computeAt, attachStage, attachIter, autoUnrollMaxStep,
-                storageAlign, scope);
+    public boolean isTiled() {
+        return !relations.isEmpty();
     }
 
-    Stage withLeaves(List<Integer> newLeaves) { return with(all, newLeaves, relations); }
+    /** Whether every loop has a known extent. */
+    public boolean isConcrete() {
+        return all.stream().allMatch(Iter::hasExtent);
+    }
+
+    Stage with(List<Iter> all, List<Integer> leaves, List<IterRelation> relations) {
+        return new Stage(
+                op,
+                output,
+                numRoots,
+                all,
+                leaves,
+                relations,
+                computeAt,
+                attachStage,
+                attachIter,
+                autoUnrollMaxStep,
+                storageAlign,
+                scope);
+    }
+
+    Stage withLeaves(List<Integer> newLeaves) {
+        return with(all, newLeaves, relations);
+    }
 
     Stage withIter(Iter it) {
         List<Iter> a = new ArrayList<>(all);
@@ -126,23 +165,72 @@ public record Stage(Operation op, boolean output, int numRoots, List<Iter> all, 
     }
 
     Stage withComputeAt(ComputeAtKind kind, int stage, int iterUid) {
-        return new Stage(op, output, numRoots, all, leaves, relations, kind, stage, iterUid, autoUnrollMaxStep, storageAlign, scope);
+        return new Stage(
+                op,
+                output,
+                numRoots,
+                all,
+                leaves,
+                relations,
+                kind,
+                stage,
+                iterUid,
+                autoUnrollMaxStep,
+                storageAlign,
+                scope);
     }
 
     Stage withAutoUnroll(int steps) {
-        return new Stage(op, output, numRoots, all, leaves, relations, computeAt, attachStage, attachIter, steps, storageAlign, scope);
+        return new Stage(
+                op,
+                output,
+                numRoots,
+                all,
+                leaves,
+                relations,
+                computeAt,
+                attachStage,
+                attachIter,
+                steps,
+                storageAlign,
+                scope);
     }
 
     Stage withStorageAlign(StorageAlign sa) {
-        return new Stage(op, output, numRoots, all, leaves, relations, computeAt, attachStage, attachIter, autoUnrollMaxStep, sa, scope);
+        return new Stage(
+                op,
+                output,
+                numRoots,
+                all,
+                leaves,
+                relations,
+                computeAt,
+                attachStage,
+                attachIter,
+                autoUnrollMaxStep,
+                sa,
+                scope);
     }
 
     /** The same loops over a rebuilt operation (a reader of a cached tensor). */
     Stage withOp(Operation newOp) {
-        return new Stage(newOp, output, numRoots, all, leaves, relations, computeAt, attachStage, attachIter, autoUnrollMaxStep,
-                storageAlign, scope);
+        return new Stage(
+                newOp,
+                output,
+                numRoots,
+                all,
+                leaves,
+                relations,
+                computeAt,
+                attachStage,
+                attachIter,
+                autoUnrollMaxStep,
+                storageAlign,
+                scope);
     }
 
     @Override
-    public String toString() { return name() + " " + iters(); }
+    public String toString() {
+        return name() + " " + iters();
+    }
 }

@@ -12,11 +12,16 @@ public final class StatePrinter {
     private final LoopState s;
     private final StringBuilder sb = new StringBuilder();
 
-    private StatePrinter(LoopState s) { this.s = s; }
+    private StatePrinter(LoopState s) {
+        this.s = s;
+    }
 
     public static String print(LoopState s) {
         StatePrinter p = new StatePrinter(s);
-        List<String> inputs = s.stages().stream().filter(Stage::isPlaceholder).map(Stage::name).toList();
+        List<String> inputs = s.stages().stream()
+                .filter(Stage::isPlaceholder)
+                .map(Stage::name)
+                .toList();
         p.sb.append("Placeholder: ").append(String.join(", ", inputs)).append('\n');
         for (int i = 0; i < s.stages().size(); i++) {
             Stage st = s.stages().get(i);
@@ -28,16 +33,28 @@ public final class StatePrinter {
     private void stage(int id, int depth) {
         Stage st = s.stages().get(id);
         if (st.autoUnrollMaxStep() > 0) {
-            line(depth).append(st.name()).append(" auto_unroll: ").append(st.autoUnrollMaxStep()).append('\n');
+            line(depth)
+                    .append(st.name())
+                    .append(" auto_unroll: ")
+                    .append(st.autoUnrollMaxStep())
+                    .append('\n');
         }
         if (st.storageAlign() != null) {
-            line(depth).append(st.name()).append(" storage_align: ").append(st.storageAlign()).append('\n');
+            line(depth)
+                    .append(st.name())
+                    .append(" storage_align: ")
+                    .append(st.storageAlign())
+                    .append('\n');
         }
         int d = depth;
         for (Iter it : st.iters()) {
             if (!(it.extent() != null && it.extent() == 1)) {
-                line(d).append(it.annotation().displayName()).append(' ').append(it.name()).append(" (0,")
-                        .append(it.extent() == null ? "?" : it.extent()).append(")\n");
+                line(d).append(it.annotation().displayName())
+                        .append(' ')
+                        .append(it.name())
+                        .append(" (0,")
+                        .append(it.extent() == null ? "?" : it.extent())
+                        .append(")\n");
                 d++;
             }
             for (int a : s.attachedTo(id)) {

@@ -7,9 +7,20 @@ package dev.kiln.schedule;
  * the steps. The record prefixes ("SP", "FU", ...) and fields follow Ansor's log format.
  */
 public sealed interface Step
-        permits SplitStep, FollowSplitStep, FollowFusedSplitStep, FuseStep, ReorderStep, ComputeAtStep,
-                ComputeInlineStep, ComputeRootStep, CacheReadStep, CacheWriteStep, RfactorStep, AnnotationStep,
-                PragmaStep, StorageAlignStep {
+        permits SplitStep,
+                FollowSplitStep,
+                FollowFusedSplitStep,
+                FuseStep,
+                ReorderStep,
+                ComputeAtStep,
+                ComputeInlineStep,
+                ComputeRootStep,
+                CacheReadStep,
+                CacheWriteStep,
+                RfactorStep,
+                AnnotationStep,
+                PragmaStep,
+                StorageAlignStep {
 
     /** The index of the stage the step transforms, in the state it is applied to. */
     int stageId();

@@ -21,12 +21,16 @@ public final class StepJson {
         switch (step) {
             case SplitStep s -> {
                 a.add("SP").add(s.stageId()).add(s.iterId());
-                if (s.extent() == null) a.add(0); else a.add(s.extent());
+                if (s.extent() == null) a.add(0);
+                else a.add(s.extent());
                 ArrayNode l = a.addArray();
-                for (Integer x : s.lengths()) if (x == null) l.addNull(); else l.add(x);
+                for (Integer x : s.lengths())
+                    if (x == null) l.addNull();
+                    else l.add(x);
                 a.add(s.innerToOuter() ? 1 : 0);
             }
-            case FollowSplitStep s -> a.add("FSP").add(s.stageId()).add(s.iterId()).add(s.srcStepId()).add(s.nSplit());
+            case FollowSplitStep s ->
+                a.add("FSP").add(s.stageId()).add(s.iterId()).add(s.srcStepId()).add(s.nSplit());
             case FollowFusedSplitStep s -> {
                 a.add("FFSP").add(s.stageId()).add(s.iterId());
                 ArrayNode ids = a.addArray();
@@ -43,7 +47,8 @@ public final class StepJson {
                 ArrayNode ids = a.addArray();
                 s.order().forEach(ids::add);
             }
-            case ComputeAtStep s -> a.add("CA").add(s.stageId()).add(s.targetStageId()).add(s.targetIterId());
+            case ComputeAtStep s ->
+                a.add("CA").add(s.stageId()).add(s.targetStageId()).add(s.targetIterId());
             case ComputeInlineStep s -> a.add("CI").add(s.stageId());
             case ComputeRootStep s -> a.add("CR").add(s.stageId());
             case CacheReadStep s -> {
@@ -53,9 +58,11 @@ public final class StepJson {
             }
             case CacheWriteStep s -> a.add("CHW").add(s.stageId()).add(s.scope());
             case RfactorStep s -> a.add("RF").add(s.stageId()).add(s.iterId()).add(s.factorIterId());
-            case AnnotationStep s -> a.add("AN").add(s.stageId()).add(s.iterId()).add(s.annotation().code());
+            case AnnotationStep s ->
+                a.add("AN").add(s.stageId()).add(s.iterId()).add(s.annotation().code());
             case PragmaStep s -> a.add("PR").add(s.stageId()).add(s.iterId()).add(s.pragma());
-            case StorageAlignStep s -> a.add("SA").add(s.stageId()).add(s.iterId()).add(s.factor()).add(s.offset());
+            case StorageAlignStep s ->
+                a.add("SA").add(s.stageId()).add(s.iterId()).add(s.factor()).add(s.offset());
         }
         return a;
     }
@@ -95,7 +102,8 @@ public final class StepJson {
 
     private static int i(JsonNode a, int k) {
         JsonNode x = a.get(k);
-        if (x == null || !x.isIntegralNumber()) throw new ScheduleException("field " + k + " of step record " + a + " is not an integer");
+        if (x == null || !x.isIntegralNumber())
+            throw new ScheduleException("field " + k + " of step record " + a + " is not an integer");
         return x.intValue();
     }
 

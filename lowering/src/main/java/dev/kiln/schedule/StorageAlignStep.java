@@ -22,6 +22,7 @@ public record StorageAlignStep(int stageId, int iterId, int factor, int offset) 
 
     @Override
     public String describe(LoopState s) {
-        return "storage_align(" + StepChecks.stageName(s, stageId) + ", dim " + iterId + ", " + factor + ", " + offset + ")";
+        return "storage_align(" + StepChecks.stageName(s, stageId) + ", dim " + iterId + ", " + factor + ", " + offset
+                + ")";
     }
 }

@@ -38,7 +38,8 @@ public interface Backend {
         List<Backend> all = available();
         for (Backend b : all) if (b.supports(target)) return b;
         throw new KilnException("no backend supports target '" + target + "'; backends found: "
-                + (all.isEmpty() ? "none (add kiln-jit or kiln-cuda to the class path)"
+                + (all.isEmpty()
+                        ? "none (add kiln-jit or kiln-cuda to the class path)"
                         : all.stream().map(Backend::name).toList()));
     }
 }

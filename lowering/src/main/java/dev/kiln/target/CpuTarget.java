@@ -18,8 +18,9 @@ import java.util.Objects;
  *                        bit for bit; tuned kernels turn it on for speed and are checked with a
  *                        tolerance. Written {@code -fast-math=1} in the target string.
  */
-public record CpuTarget(String triple, String cpu, String features, int cores, int vectorBits, int cacheLineBytes,
-                        boolean fastMath) implements Target {
+public record CpuTarget(
+        String triple, String cpu, String features, int cores, int vectorBits, int cacheLineBytes, boolean fastMath)
+        implements Target {
 
     /** A target with exact floating-point semantics (no contraction). */
     public CpuTarget(String triple, String cpu, String features, int cores, int vectorBits, int cacheLineBytes) {
@@ -46,13 +47,19 @@ public record CpuTarget(String triple, String cpu, String features, int cores, i
     }
 
     @Override
-    public Kind kind() { return Kind.CPU; }
+    public Kind kind() {
+        return Kind.CPU;
+    }
 
     /** How many elements of {@code bytes} bytes one vector register holds. */
-    public int lanes(int bytes) { return Math.max(1, vectorBits / 8 / bytes); }
+    public int lanes(int bytes) {
+        return Math.max(1, vectorBits / 8 / bytes);
+    }
 
     /** The same CPU with another core count (for single-threaded measurements). */
-    public CpuTarget withCores(int n) { return new CpuTarget(triple, cpu, features, n, vectorBits, cacheLineBytes, fastMath); }
+    public CpuTarget withCores(int n) {
+        return new CpuTarget(triple, cpu, features, n, vectorBits, cacheLineBytes, fastMath);
+    }
 
     /** The same CPU with floating-point contraction (FMA) allowed or not. */
     public CpuTarget withFastMath(boolean on) {
@@ -79,8 +86,14 @@ public record CpuTarget(String triple, String cpu, String features, int cores, i
 
     static CpuTarget fromOptions(String s, Map<String, String> opts) {
         TargetOptions o = new TargetOptions(s, opts);
-        CpuTarget t = new CpuTarget(o.string("mtriple"), o.string("mcpu"), o.string("mattr", ""), o.integer("cores"),
-                o.integer("vector-bits"), o.integer("cache-line"), o.integer("fast-math", 0) != 0);
+        CpuTarget t = new CpuTarget(
+                o.string("mtriple"),
+                o.string("mcpu"),
+                o.string("mattr", ""),
+                o.integer("cores"),
+                o.integer("vector-bits"),
+                o.integer("cache-line"),
+                o.integer("fast-math", 0) != 0);
         o.requireAllUsed();
         return t;
     }

@@ -27,7 +27,8 @@ public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBl
 
     public CudaTarget {
         Objects.requireNonNull(arch, "arch");
-        if (!arch.matches("sm_[0-9]+[a-z]?")) throw new KilnException("CUDA arch must look like sm_90, got '" + arch + "'");
+        if (!arch.matches("sm_[0-9]+[a-z]?"))
+            throw new KilnException("CUDA arch must look like sm_90, got '" + arch + "'");
         if (maxThreadsPerBlock < 1 || sharedMemPerBlock < 0 || warpSize < 1) {
             throw new KilnException("CUDA target limits must be positive: threads " + maxThreadsPerBlock
                     + ", shared memory " + sharedMemPerBlock + ", warp " + warpSize);
@@ -35,10 +36,14 @@ public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBl
     }
 
     /** The H200's defaults: sm_90, 1024 threads per block, 48 KiB static shared memory, warp 32. */
-    public static CudaTarget h200() { return new CudaTarget("sm_90", 1024, 48 * 1024, 32); }
+    public static CudaTarget h200() {
+        return new CudaTarget("sm_90", 1024, 48 * 1024, 32);
+    }
 
     @Override
-    public Kind kind() { return Kind.CUDA; }
+    public Kind kind() {
+        return Kind.CUDA;
+    }
 
     /** The same GPU with fast math on or off. */
     public CudaTarget withFastMath(boolean on) {
@@ -58,8 +63,12 @@ public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBl
 
     static CudaTarget fromOptions(String s, Map<String, String> opts) {
         TargetOptions o = new TargetOptions(s, opts);
-        CudaTarget t = new CudaTarget(o.string("arch"), o.integer("max-threads-per-block"),
-                o.integer("shared-memory-per-block"), o.integer("warp-size"), o.integer("fast-math", 0) != 0);
+        CudaTarget t = new CudaTarget(
+                o.string("arch"),
+                o.integer("max-threads-per-block"),
+                o.integer("shared-memory-per-block"),
+                o.integer("warp-size"),
+                o.integer("fast-math", 0) != 0);
         o.requireAllUsed();
         return t;
     }

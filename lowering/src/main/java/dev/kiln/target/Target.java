@@ -18,7 +18,8 @@ public sealed interface Target permits CpuTarget, CudaTarget {
 
     /** The kinds of device Kiln compiles for. */
     enum Kind {
-        CPU("cpu", false), CUDA("cuda", true);
+        CPU("cpu", false),
+        CUDA("cuda", true);
 
         private final String tag;
         private final boolean gpu;
@@ -29,14 +30,18 @@ public sealed interface Target permits CpuTarget, CudaTarget {
         }
 
         /** The first word of the string form. */
-        public String tag() { return tag; }
+        public String tag() {
+            return tag;
+        }
 
         /**
          * Whether programs for this kind are GPU kernels: outer loops bound to blocks and threads,
          * under the device's thread and shared-memory limits (the auto-scheduler's GPU rules,
          * features and checks); otherwise a CPU's loops with parallel, vector and register tiles.
          */
-        public boolean isGpu() { return gpu; }
+        public boolean isGpu() {
+            return gpu;
+        }
     }
 
     Kind kind();
@@ -46,7 +51,9 @@ public sealed interface Target permits CpuTarget, CudaTarget {
     String toString();
 
     /** The host CPU, detected from {@code /proc/cpuinfo} and the JVM without loading LLVM. */
-    static CpuTarget cpu() { return HostCpu.detect(); }
+    static CpuTarget cpu() {
+        return HostCpu.detect();
+    }
 
     /**
      * The pure-JVM backend on this host (module jit, {@code dev.kiln.jit.jvm}): a CPU target whose
@@ -59,7 +66,9 @@ public sealed interface Target permits CpuTarget, CudaTarget {
     }
 
     /** An NVIDIA H200 (sm_90): 1024 threads and 48 KiB static shared memory per block, warps of 32. */
-    static CudaTarget cuda() { return CudaTarget.h200(); }
+    static CudaTarget cuda() {
+        return CudaTarget.h200();
+    }
 
     /** Reads the string form of a target back. */
     static Target parse(String s) {
@@ -79,7 +88,8 @@ public sealed interface Target permits CpuTarget, CudaTarget {
         return switch (words[0]) {
             case "cpu" -> CpuTarget.fromOptions(s, opts);
             case "cuda" -> CudaTarget.fromOptions(s, opts);
-            default -> throw new KilnException("target '" + s + "': unknown kind '" + words[0] + "' (known: cpu, cuda)");
+            default ->
+                throw new KilnException("target '" + s + "': unknown kind '" + words[0] + "' (known: cpu, cuda)");
         };
     }
 }

@@ -10,5 +10,7 @@ public record Allocate(dev.kiln.ir.Buffer buffer, Stmt body) implements Stmt {
     }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

@@ -7,5 +7,7 @@ package dev.kiln.tir;
  */
 public record Barrier() implements Stmt {
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

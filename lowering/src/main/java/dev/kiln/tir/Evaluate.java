@@ -10,5 +10,7 @@ public record Evaluate(Expr value) implements Stmt {
     }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

@@ -35,5 +35,7 @@ public record For(Var var, Expr min, Expr extent, ForKind kind, ThreadAxis threa
     }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

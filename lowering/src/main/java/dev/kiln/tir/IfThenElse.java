@@ -8,11 +8,16 @@ import java.util.Objects;
 public record IfThenElse(Expr cond, Stmt then, Stmt otherwise) implements Stmt {
     public IfThenElse {
         Objects.requireNonNull(then, "then");
-        if (!cond.dtype().isBool()) throw new KilnException("if condition " + cond + " is " + cond.dtype() + ", not bool");
+        if (!cond.dtype().isBool())
+            throw new KilnException("if condition " + cond + " is " + cond.dtype() + ", not bool");
     }
 
-    public static IfThenElse of(Expr cond, Stmt then) { return new IfThenElse(cond, then, null); }
+    public static IfThenElse of(Expr cond, Stmt then) {
+        return new IfThenElse(cond, then, null);
+    }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

@@ -15,5 +15,7 @@ public record Let(Var var, Expr value, Stmt body) implements Stmt {
     }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

@@ -19,5 +19,7 @@ public record Pragma(String key, long value, Stmt body) implements Stmt {
     }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

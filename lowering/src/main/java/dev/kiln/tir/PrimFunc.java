@@ -25,5 +25,7 @@ public record PrimFunc(String name, List<Buffer> params, Stmt body) {
     }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

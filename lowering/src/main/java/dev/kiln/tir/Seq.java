@@ -19,11 +19,17 @@ public record Seq(List<Stmt> stmts) implements Stmt {
         return flat.size() == 1 ? flat.get(0) : new Seq(flat);
     }
 
-    public static Stmt of(Stmt... stmts) { return of(List.of(stmts)); }
+    public static Stmt of(Stmt... stmts) {
+        return of(List.of(stmts));
+    }
 
     /** The empty statement. */
-    public static Seq empty() { return new Seq(List.of()); }
+    public static Seq empty() {
+        return new Seq(List.of());
+    }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

@@ -24,7 +24,9 @@ public final class StmtPrinter {
 
     public static String print(PrimFunc f) {
         StmtPrinter p = new StmtPrinter();
-        p.sb.append("func ").append(f.name()).append('(')
+        p.sb.append("func ")
+                .append(f.name())
+                .append('(')
                 .append(f.params().stream().map(StmtPrinter::describe).collect(Collectors.joining(", ")))
                 .append(") {\n");
         p.stmt(f.body(), 1);
@@ -40,8 +42,8 @@ public final class StmtPrinter {
 
     /** {@code name: dtype[shape]}, with scope and strides when they are not the defaults. */
     public static String describe(Buffer b) {
-        String s = b.name() + ": " + b.dtype() + b.shape().stream().map(ExprPrinter::print)
-                .collect(Collectors.joining(", ", "[", "]"));
+        String s = b.name() + ": " + b.dtype()
+                + b.shape().stream().map(ExprPrinter::print).collect(Collectors.joining(", ", "[", "]"));
         if (b.scope() != dev.kiln.ir.MemoryScope.GLOBAL) s += " " + b.scope().displayName();
         return s;
     }
@@ -54,19 +56,23 @@ public final class StmtPrinter {
         switch (s) {
             case For f -> {
                 indent(d);
-                String kind = switch (f.kind()) {
-                    case SERIAL -> "for";
-                    case PARALLEL -> "parallel for";
-                    case VECTORIZED -> "vectorized for";
-                    case UNROLLED -> "unrolled for";
-                    case THREAD_BOUND -> "for[" + f.thread().tag() + "]";
-                };
+                String kind =
+                        switch (f.kind()) {
+                            case SERIAL -> "for";
+                            case PARALLEL -> "parallel for";
+                            case VECTORIZED -> "vectorized for";
+                            case UNROLLED -> "unrolled for";
+                            case THREAD_BOUND -> "for[" + f.thread().tag() + "]";
+                        };
                 sb.append(kind).append(' ').append(f.var().name()).append(" in ");
                 if (f.min() instanceof dev.kiln.ir.IntImm m && m.value() == 0) {
                     sb.append("0..").append(ExprPrinter.print(f.extent()));
                 } else {
-                    sb.append(ExprPrinter.print(f.min())).append("..").append(ExprPrinter.print(f.min()))
-                            .append(" + ").append(ExprPrinter.print(f.extent()));
+                    sb.append(ExprPrinter.print(f.min()))
+                            .append("..")
+                            .append(ExprPrinter.print(f.min()))
+                            .append(" + ")
+                            .append(ExprPrinter.print(f.extent()));
                 }
                 sb.append(" {\n");
                 stmt(f.body(), d + 1);
@@ -75,8 +81,11 @@ public final class StmtPrinter {
             }
             case Store st -> {
                 indent(d);
-                sb.append(st.buffer().name()).append(indices(st.indices())).append(" = ")
-                        .append(ExprPrinter.print(st.value())).append('\n');
+                sb.append(st.buffer().name())
+                        .append(indices(st.indices()))
+                        .append(" = ")
+                        .append(ExprPrinter.print(st.value()))
+                        .append('\n');
             }
             case Allocate a -> {
                 indent(d);
@@ -100,8 +109,13 @@ public final class StmtPrinter {
             }
             case Let l -> {
                 indent(d);
-                sb.append("let ").append(l.var().name()).append(": ").append(l.var().dtype()).append(" = ")
-                        .append(ExprPrinter.print(l.value())).append('\n');
+                sb.append("let ")
+                        .append(l.var().name())
+                        .append(": ")
+                        .append(l.var().dtype())
+                        .append(" = ")
+                        .append(ExprPrinter.print(l.value()))
+                        .append('\n');
                 stmt(l.body(), d);
             }
             case Evaluate e -> {
@@ -110,7 +124,11 @@ public final class StmtPrinter {
             }
             case Pragma p -> {
                 indent(d);
-                sb.append("pragma ").append(p.key()).append(" = ").append(p.value()).append('\n');
+                sb.append("pragma ")
+                        .append(p.key())
+                        .append(" = ")
+                        .append(p.value())
+                        .append('\n');
                 stmt(p.body(), d);
             }
             case Barrier b -> {

@@ -26,7 +26,8 @@ public abstract class StmtRewriter {
             case For f -> {
                 Expr min = visitExpr(f.min()), ext = visitExpr(f.extent());
                 Stmt body = visit(f.body());
-                yield min == f.min() && ext == f.extent() && body == f.body() ? f
+                yield min == f.min() && ext == f.extent() && body == f.body()
+                        ? f
                         : new For(f.var(), min, ext, f.kind(), f.thread(), body);
             }
             case Store st -> {
@@ -86,7 +87,9 @@ public abstract class StmtRewriter {
     public static StmtRewriter ofExprs(ExprRewriter r) {
         return new StmtRewriter() {
             @Override
-            public Expr visitExpr(Expr e) { return r.visit(e); }
+            public Expr visitExpr(Expr e) {
+                return r.visit(e);
+            }
         };
     }
 }

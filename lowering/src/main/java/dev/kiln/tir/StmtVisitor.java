@@ -22,7 +22,7 @@ public abstract class StmtVisitor {
     }
 
     /** Visits an expression held directly by a statement; nothing by default. */
-    public void visitExpr(Expr e) { }
+    public void visitExpr(Expr e) {}
 
     /** Visits the expressions and statements {@code s} holds, in program order. */
     public final void visitChildren(Stmt s) {
@@ -49,7 +49,7 @@ public abstract class StmtVisitor {
             }
             case Evaluate e -> visitExpr(e.value());
             case Pragma p -> visit(p.body());
-            case Barrier b -> { }
+            case Barrier b -> {}
         }
     }
 }

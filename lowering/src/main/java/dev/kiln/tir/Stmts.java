@@ -36,7 +36,9 @@ public final class Stmts {
     public static void forEachExpr(Stmt s, Consumer<Expr> f) {
         new StmtVisitor() {
             @Override
-            public void visitExpr(Expr e) { f.accept(e); }
+            public void visitExpr(Expr e) {
+                f.accept(e);
+            }
         }.visit(s);
     }
 
@@ -53,7 +55,9 @@ public final class Stmts {
     /** Whether {@code s} mentions variable {@code v} in any expression. */
     public static boolean uses(Stmt s, Var v) {
         boolean[] found = {false};
-        forEachExpr(s, e -> { if (!found[0] && Exprs.uses(e, v)) found[0] = true; });
+        forEachExpr(s, e -> {
+            if (!found[0] && Exprs.uses(e, v)) found[0] = true;
+        });
         return found[0];
     }
 
@@ -61,23 +65,31 @@ public final class Stmts {
     public static boolean touches(Stmt s, Buffer b) {
         Buffer base = b.base();
         boolean[] found = {false};
-        forEachStmt(s, st -> { if (st instanceof Store x && x.buffer().base() == base) found[0] = true; });
+        forEachStmt(s, st -> {
+            if (st instanceof Store x && x.buffer().base() == base) found[0] = true;
+        });
         if (found[0]) return true;
-        forEachExprNode(s, x -> { if (x instanceof BufferLoad l && l.buffer().base() == base) found[0] = true; });
+        forEachExprNode(s, x -> {
+            if (x instanceof BufferLoad l && l.buffer().base() == base) found[0] = true;
+        });
         return found[0];
     }
 
     /** Every buffer (the base of a view) stored to in {@code s}, in program order. */
     public static Set<Buffer> stored(Stmt s) {
         Set<Buffer> out = new LinkedHashSet<>(); // Buffer compares by identity
-        forEachStmt(s, st -> { if (st instanceof Store x) out.add(x.buffer().base()); });
+        forEachStmt(s, st -> {
+            if (st instanceof Store x) out.add(x.buffer().base());
+        });
         return out;
     }
 
     /** The number of statement nodes in {@code s} (sequences not counted), saturating at {@code cap + 1}. */
     public static long size(Stmt s, long cap) {
         long[] n = {0};
-        forEachStmt(s, st -> { if (!(st instanceof Seq)) n[0] = Math.min(cap + 1, n[0] + 1); });
+        forEachStmt(s, st -> {
+            if (!(st instanceof Seq)) n[0] = Math.min(cap + 1, n[0] + 1);
+        });
         return n[0];
     }
 
@@ -88,15 +100,16 @@ public final class Stmts {
     public static Stmt substitute(Stmt s, Map<Var, ? extends Expr> map) {
         if (map.isEmpty()) return s;
         return StmtRewriter.ofExprs(new ExprRewriter() {
-            @Override
-            public Expr visit(Expr e) {
-                if (e instanceof Var v) {
-                    Expr r = map.get(v);
-                    return r == null ? v : r;
-                }
-                return rewriteChildren(e);
-            }
-        }).visit(s);
+                    @Override
+                    public Expr visit(Expr e) {
+                        if (e instanceof Var v) {
+                            Expr r = map.get(v);
+                            return r == null ? v : r;
+                        }
+                        return rewriteChildren(e);
+                    }
+                })
+                .visit(s);
     }
 
     /** Replaces one variable by an expression in {@code s}. */

@@ -27,5 +27,7 @@ public record Store(Buffer buffer, List<Expr> indices, Expr value) implements St
     }
 
     @Override
-    public String toString() { return StmtPrinter.print(this); }
+    public String toString() {
+        return StmtPrinter.print(this);
+    }
 }

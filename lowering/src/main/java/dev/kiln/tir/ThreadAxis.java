@@ -2,16 +2,24 @@ package dev.kiln.tir;
 
 /** The GPU thread axes a loop can be bound to. */
 public enum ThreadAxis {
-    BLOCK_X("blockIdx.x"), BLOCK_Y("blockIdx.y"), BLOCK_Z("blockIdx.z"),
-    THREAD_X("threadIdx.x"), THREAD_Y("threadIdx.y"), THREAD_Z("threadIdx.z"),
+    BLOCK_X("blockIdx.x"),
+    BLOCK_Y("blockIdx.y"),
+    BLOCK_Z("blockIdx.z"),
+    THREAD_X("threadIdx.x"),
+    THREAD_Y("threadIdx.y"),
+    THREAD_Z("threadIdx.z"),
     VTHREAD("vthread");
 
     private final String tag;
 
-    ThreadAxis(String tag) { this.tag = tag; }
+    ThreadAxis(String tag) {
+        this.tag = tag;
+    }
 
     /** The CUDA name, as in TVM's bind: "blockIdx.x". */
-    public String tag() { return tag; }
+    public String tag() {
+        return tag;
+    }
 
     public static ThreadAxis parse(String tag) {
         for (ThreadAxis t : values()) if (t.tag.equals(tag)) return t;

@@ -8,7 +8,6 @@ import dev.kiln.ir.Expr;
 import dev.kiln.ir.FloatImm;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.Var;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,9 +18,13 @@ class ArithRulesTest {
     private final Var x = new Var("x"), y = new Var("y");
     private final Var f = new Var("f", DType.FLOAT32);
 
-    private static Expr c(long v) { return IntImm.i32(v); }
+    private static Expr c(long v) {
+        return IntImm.i32(v);
+    }
 
-    private static Expr f32(double v) { return FloatImm.f32(v); }
+    private static Expr f32(double v) {
+        return FloatImm.f32(v);
+    }
 
     @Test
     void addZeroForFloatsIsOnlyTheNegativeZero() {

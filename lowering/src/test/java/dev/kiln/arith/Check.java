@@ -64,8 +64,11 @@ public final class Check {
         boolean[] ok = {true};
         Exprs.forEach(e, x -> {
             DType t = x.dtype();
-            if (t == DType.FLOAT16 || t == DType.BFLOAT16 || x instanceof dev.kiln.ir.Call c && !c.dtype().isInt()
-                    || x instanceof dev.kiln.ir.BufferLoad || x instanceof dev.kiln.ir.Reduce
+            if (t == DType.FLOAT16
+                    || t == DType.BFLOAT16
+                    || x instanceof dev.kiln.ir.Call c && !c.dtype().isInt()
+                    || x instanceof dev.kiln.ir.BufferLoad
+                    || x instanceof dev.kiln.ir.Reduce
                     || x instanceof dev.kiln.ir.TensorRead) {
                 ok[0] = false;
             }
@@ -76,7 +79,10 @@ public final class Check {
     /** The variables of some expressions, in order of first appearance. */
     public static List<Var> vars(Expr... es) {
         Set<Var> out = new LinkedHashSet<>();
-        for (Expr e : es) Exprs.forEach(e, x -> { if (x instanceof Var v) out.add(v); });
+        for (Expr e : es)
+            Exprs.forEach(e, x -> {
+                if (x instanceof Var v) out.add(v);
+            });
         return new ArrayList<>(out);
     }
 
@@ -85,8 +91,8 @@ public final class Check {
      * anywhere in their type, edge values included) and asserts equal values wherever the
      * original evaluates without a runtime error; returns how many points were compared.
      */
-    public static int assertSameValues(Expr original, Expr simplified, Map<Var, IntRange> ranges, int samples,
-                                        long seed) {
+    public static int assertSameValues(
+            Expr original, Expr simplified, Map<Var, IntRange> ranges, int samples, long seed) {
         Random rnd = new Random(seed);
         List<Var> vs = vars(original, simplified);
         int compared = 0;
@@ -121,8 +127,17 @@ public final class Check {
     /** A random value of a variable: in its range when it has one, else in its type, edges often. */
     public static Number sample(DType t, IntRange r, Random rnd) {
         if (t.isFloat()) {
-            double[] special = {0.0, -0.0, 1.0, -1.0, Double.NaN, Double.POSITIVE_INFINITY,
-                    Double.NEGATIVE_INFINITY, Float.MIN_VALUE, Float.MAX_VALUE};
+            double[] special = {
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                Double.NaN,
+                Double.POSITIVE_INFINITY,
+                Double.NEGATIVE_INFINITY,
+                Float.MIN_VALUE,
+                Float.MAX_VALUE
+            };
             double v = rnd.nextInt(3) == 0 ? special[rnd.nextInt(special.length)] : rnd.nextGaussian() * 100;
             return t == DType.FLOAT32 ? (double) (float) v : v;
         }

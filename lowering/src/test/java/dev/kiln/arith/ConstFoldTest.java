@@ -24,7 +24,9 @@ class ConstFoldTest {
         return new Simplifier().simplify(e);
     }
 
-    private static IntImm i(DType t, long v) { return new IntImm(t, v); }
+    private static IntImm i(DType t, long v) {
+        return new IntImm(t, v);
+    }
 
     private static long foldInt(BinaryOp op, DType t, long a, long b) {
         return ((IntImm) fold(new Binary(op, i(t, a), i(t, b)))).value();
@@ -76,8 +78,13 @@ class ConstFoldTest {
     void divisionsRoundAsNamed() {
         // floor toward -inf, remainder with the divisor's sign; trunc toward 0, remainder with the dividend's
         long[][] table = { // a, b, floordiv, floormod, truncdiv, truncmod
-                {7, 2, 3, 1, 3, 1}, {-7, 2, -4, 1, -3, -1}, {7, -2, -4, -1, -3, 1}, {-7, -2, 3, -1, 3, -1},
-                {-8, 4, -2, 0, -2, 0}, {0, -3, 0, 0, 0, 0}};
+            {7, 2, 3, 1, 3, 1},
+            {-7, 2, -4, 1, -3, -1},
+            {7, -2, -4, -1, -3, 1},
+            {-7, -2, 3, -1, 3, -1},
+            {-8, 4, -2, 0, -2, 0},
+            {0, -3, 0, 0, 0, 0}
+        };
         for (long[] r : table) {
             assertEquals(r[2], foldInt(BinaryOp.FLOORDIV, DType.INT32, r[0], r[1]), "floordiv" + r[0] + "," + r[1]);
             assertEquals(r[3], foldInt(BinaryOp.FLOORMOD, DType.INT32, r[0], r[1]), "floormod" + r[0] + "," + r[1]);
@@ -219,8 +226,8 @@ class ConstFoldTest {
         assertEquals(-2.0, foldFloat(call(Intrinsic.CEIL, FloatImm.f32(-2.5))));
         assertEquals(2.5, foldFloat(call(Intrinsic.ABS, FloatImm.f32(-2.5))));
         float a = 1.1f, b = 3.3f, c = -3.63f;
-        assertEquals(Math.fma(a, b, c), (float) foldFloat(call(Intrinsic.FMA, FloatImm.f32(a), FloatImm.f32(b),
-                FloatImm.f32(c))));
+        assertEquals(Math.fma(a, b, c), (float)
+                foldFloat(call(Intrinsic.FMA, FloatImm.f32(a), FloatImm.f32(b), FloatImm.f32(c))));
         assertEquals(i(DType.INT32, 5), fold(call(Intrinsic.ABS, IntImm.i32(-5))));
         assertEquals(i(DType.INT8, -128), fold(call(Intrinsic.ABS, i(DType.INT8, -128)))); // wraps
         assertUnchanged("fold-call", call(Intrinsic.ERF, FloatImm.f32(0.5)));

@@ -22,10 +22,12 @@ import org.junit.jupiter.api.Test;
 /** The constant-integer-bound analysis: exact cases by hand, and soundness on random expressions. */
 class ConstIntBoundTest {
     private final Var i = new Var("i"), j = new Var("j"), n = new Var("n");
-    private final ConstIntBound cb = new ConstIntBound(Map.of(
-            i, IntRange.ofExtent(0, 64), j, IntRange.ofExtent(0, 8), n, IntRange.of(-10, 5)));
+    private final ConstIntBound cb =
+            new ConstIntBound(Map.of(i, IntRange.ofExtent(0, 64), j, IntRange.ofExtent(0, 8), n, IntRange.of(-10, 5)));
 
-    private static IntRange r(long lo, long hi) { return IntRange.of(lo, hi); }
+    private static IntRange r(long lo, long hi) {
+        return IntRange.of(lo, hi);
+    }
 
     @Test
     void constantsAndVariables() {

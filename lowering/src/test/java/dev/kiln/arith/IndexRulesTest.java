@@ -16,7 +16,9 @@ class IndexRulesTest {
     private final Var i = new Var("i"), i0 = new Var("i.0"), i1 = new Var("i.1"), i2 = new Var("i.2");
     private final Var j = new Var("j");
 
-    private static Expr c(long v) { return IntImm.i32(v); }
+    private static Expr c(long v) {
+        return IntImm.i32(v);
+    }
 
     private Map<Var, IntRange> split(long outer, long inner) {
         return Map.of(i0, IntRange.ofExtent(0, outer), i1, IntRange.ofExtent(0, inner));
@@ -70,33 +72,51 @@ class IndexRulesTest {
     void divSplitSum() {
         // the headline case: split of a loop by 8, index of the original loop
         assertRule("div-split-sum", i0.mul(8).add(i1).floordiv(8), i0, split(64, 8));
-        assertRule("div-split-sum", i0.mul(8).add(i1).floordiv(8), i0.add(i1.floordiv(8)), Map.of(
-                i0, IntRange.ofExtent(0, 64), i1, IntRange.of(0, 20)));
-        assertRule("div-split-sum", i1.add(i0.mul(8)).floordiv(8), i0.add(i1.floordiv(8)), Map.of(
-                i0, IntRange.ofExtent(0, 64), i1, IntRange.of(0, 20)));
+        assertRule(
+                "div-split-sum",
+                i0.mul(8).add(i1).floordiv(8),
+                i0.add(i1.floordiv(8)),
+                Map.of(i0, IntRange.ofExtent(0, 64), i1, IntRange.of(0, 20)));
+        assertRule(
+                "div-split-sum",
+                i1.add(i0.mul(8)).floordiv(8),
+                i0.add(i1.floordiv(8)),
+                Map.of(i0, IntRange.ofExtent(0, 64), i1, IntRange.of(0, 20)));
         // three levels of tiling
-        Map<Var, IntRange> r3 = Map.of(i0, IntRange.ofExtent(0, 4), i1, IntRange.ofExtent(0, 8),
-                i2, IntRange.ofExtent(0, 8));
-        assertRule("div-split-sum", i0.mul(64).add(i1.mul(8)).add(i2).floordiv(8), i0.mul(8).add(i1), r3);
+        Map<Var, IntRange> r3 =
+                Map.of(i0, IntRange.ofExtent(0, 4), i1, IntRange.ofExtent(0, 8), i2, IntRange.ofExtent(0, 8));
+        assertRule(
+                "div-split-sum",
+                i0.mul(64).add(i1.mul(8)).add(i2).floordiv(8),
+                i0.mul(8).add(i1),
+                r3);
         // a constant of at least the divisor splits into quotient and remainder
         assertRule("div-split-sum", i.add(17).floordiv(8), i.add(1).floordiv(8).add(2), Map.of(i, IntRange.of(0, 100)));
         // a subtracted multiple
-        assertRule("div-split-sum", i.sub(j.mul(4)).floordiv(4), i.floordiv(4).sub(j), Map.of(
-                i, IntRange.of(-50, 50), j, IntRange.of(-50, 50)));
+        assertRule(
+                "div-split-sum",
+                i.sub(j.mul(4)).floordiv(4),
+                i.floordiv(4).sub(j),
+                Map.of(i, IntRange.of(-50, 50), j, IntRange.of(-50, 50)));
     }
 
     @Test
     void divSplitSumNeedsProofThatNoPartialSumWraps() {
         assertUnchanged("div-split-sum", i0.mul(8).add(i1).floordiv(8));
-        assertUnchanged("div-split-sum", i0.mul(8).add(i1).floordiv(8), Map.of(
-                i0, IntRange.of(0, 1 << 27), i1, IntRange.full(dev.kiln.ir.DType.INT32)));
+        assertUnchanged(
+                "div-split-sum",
+                i0.mul(8).add(i1).floordiv(8),
+                Map.of(i0, IntRange.of(0, 1 << 27), i1, IntRange.full(dev.kiln.ir.DType.INT32)));
     }
 
     @Test
     void modSplitSum() {
         assertRule("mod-split-sum", i0.mul(8).add(i1).floormod(8), i1, split(64, 8));
-        assertRule("mod-split-sum", i0.mul(8).add(i1).floormod(4), i1.floormod(4), Map.of(
-                i0, IntRange.ofExtent(0, 64), i1, IntRange.of(0, 20)));
+        assertRule(
+                "mod-split-sum",
+                i0.mul(8).add(i1).floormod(4),
+                i1.floormod(4),
+                Map.of(i0, IntRange.ofExtent(0, 64), i1, IntRange.of(0, 20)));
         assertRule("mod-split-sum", i0.mul(8).add(16).floormod(8), c(0), split(64, 8));
         assertUnchanged("mod-split-sum", i0.mul(8).add(i1).floormod(8));
     }
@@ -120,7 +140,8 @@ class IndexRulesTest {
         assertRule("mod-mod", i.floormod(32).floormod(8), i.floormod(8));
         assertUnchanged("mod-mod", i.floormod(12).floormod(8));
         // why 12, 8 must stay: 13 mod 12 mod 8 = 1 but 13 mod 8 = 5
-        assertNotEquals(new TestEval(Map.of(i, 13L)).i(i.floormod(12).floormod(8)),
+        assertNotEquals(
+                new TestEval(Map.of(i, 13L)).i(i.floormod(12).floormod(8)),
                 new TestEval(Map.of(i, 13L)).i(i.floormod(8)));
     }
 

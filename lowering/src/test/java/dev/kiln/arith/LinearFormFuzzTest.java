@@ -36,8 +36,12 @@ class LinearFormFuzzTest {
     private static void assertFixedPoint(Simplifier s, Expr e, Object where) {
         Exprs.forEach(e, n -> {
             if (n instanceof Binary b) {
-                assertNull(ArithRules.linearNormalize(b, s), () -> "linear-normalize applies to " + b + " in " + e + ", " + where);
-                assertNull(IndexRules.divModRecombine(b, s), () -> "div-mod-recombine applies to " + b + " in " + e + ", " + where);
+                assertNull(
+                        ArithRules.linearNormalize(b, s),
+                        () -> "linear-normalize applies to " + b + " in " + e + ", " + where);
+                assertNull(
+                        IndexRules.divModRecombine(b, s),
+                        () -> "div-mod-recombine applies to " + b + " in " + e + ", " + where);
             }
         });
         Expr again = s.simplify(e);
@@ -110,7 +114,8 @@ class LinearFormFuzzTest {
                 Expr outer = s.simplify(tl.nested(0, k)), rest = s.simplify(tl.nested(k, levels));
                 Expr lit = IntImm.i64(inner);
                 Expr c = new IntImm(t, inner);
-                String where = t + " " + tl.vars() + " by " + java.util.Arrays.toString(tl.factors()) + " split at " + k;
+                String where =
+                        t + " " + tl.vars() + " by " + java.util.Arrays.toString(tl.factors()) + " split at " + k;
                 List<Expr[]> cases = List.of(
                         new Expr[] {index.floordiv(c), outer},
                         new Expr[] {index.floormod(c), rest},
@@ -137,7 +142,8 @@ class LinearFormFuzzTest {
             ComputeDAG dag = RandomComputations.generate(rng);
             RandomSchedules.Result r = RandomSchedules.generate(dag, rng, rng.nextInt(4) == 0);
             try {
-                sites.addAll(LoweredIndices.of(ScheduleLowering.lower("f", r.schedule().replay())));
+                sites.addAll(LoweredIndices.of(
+                        ScheduleLowering.lower("f", r.schedule().replay())));
             } catch (ScheduleException notLowerable) {
                 // the differential test counts these; here only the lowered ones matter
             }
@@ -151,7 +157,8 @@ class LinearFormFuzzTest {
             for (LoweredIndices.Site site : sites) out.add(new Simplifier(site.ranges()).simplify(site.expr()));
             nanos[round] = System.nanoTime() - t0;
         }
-        System.out.printf("linear forms: simplified %d lowered index expressions in %.1f ms (first round), %.1f ms (third)%n",
+        System.out.printf(
+                "linear forms: simplified %d lowered index expressions in %.1f ms (first round), %.1f ms (third)%n",
                 sites.size(), nanos[0] / 1e6, nanos[2] / 1e6);
         int changed = 0;
         for (int n = 0; n < sites.size(); n++) {

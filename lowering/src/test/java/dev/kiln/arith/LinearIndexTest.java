@@ -21,12 +21,23 @@ class LinearIndexTest {
     private final Var i0 = new Var("i.0"), i1 = new Var("i.1"), i2 = new Var("i.2"), i3 = new Var("i.3");
     private final Var k0 = new Var("k.0"), k1 = new Var("k.1");
 
-    private static Expr c(long v) { return IntImm.i32(v); }
+    private static Expr c(long v) {
+        return IntImm.i32(v);
+    }
 
     /** The tiled matmul of ScheduleDataTest: i split by (4, 2), i.0 fused with j.0 (extent 6) into f. */
     private Map<Var, IntRange> tiledMatmul() {
-        return Map.of(f, IntRange.ofExtent(0, 24), i1, IntRange.ofExtent(0, 4), i2, IntRange.ofExtent(0, 2),
-                i, IntRange.ofExtent(0, 8), j, IntRange.ofExtent(0, 8));
+        return Map.of(
+                f,
+                IntRange.ofExtent(0, 24),
+                i1,
+                IntRange.ofExtent(0, 4),
+                i2,
+                IntRange.ofExtent(0, 2),
+                i,
+                IntRange.ofExtent(0, 8),
+                j,
+                IntRange.ofExtent(0, 8));
     }
 
     @Test
@@ -40,14 +51,17 @@ class LinearIndexTest {
     @Test
     void theGlobalIndexOfATileIsOneLinearForm() {
         Expr tile = f.floordiv(6);
-        assertRule("linear-normalize", tile.mul(4).add(i1).mul(2).add(i2), tile.mul(8).add(i1.mul(2)).add(i2),
+        assertRule(
+                "linear-normalize",
+                tile.mul(4).add(i1).mul(2).add(i2),
+                tile.mul(8).add(i1.mul(2)).add(i2),
                 tiledMatmul());
     }
 
     @Test
     void dividingASplitIndexByItsInnerExtentGivesTheOuterIndex() {
-        Map<Var, IntRange> r = Map.of(i0, IntRange.ofExtent(0, 10), i1, IntRange.ofExtent(0, 4),
-                j, IntRange.ofExtent(0, 8));
+        Map<Var, IntRange> r =
+                Map.of(i0, IntRange.ofExtent(0, 10), i1, IntRange.ofExtent(0, 4), j, IntRange.ofExtent(0, 8));
         Expr flat = i0.mul(4).add(i1).mul(8).add(j);
         assertRule("div-split-sum", flat.floordiv(8), i0.mul(4).add(i1), r);
         assertRule("mod-split-sum", flat.floormod(8), j, r);
@@ -59,8 +73,8 @@ class LinearIndexTest {
 
     @Test
     void aRemainderThatMayLeaveTheBlockKeepsItsDivision() {
-        Map<Var, IntRange> r = Map.of(i0, IntRange.ofExtent(0, 10), i1, IntRange.ofExtent(0, 4),
-                j, IntRange.ofExtent(0, 9));
+        Map<Var, IntRange> r =
+                Map.of(i0, IntRange.ofExtent(0, 10), i1, IntRange.ofExtent(0, 4), j, IntRange.ofExtent(0, 9));
         Expr flat = i0.mul(4).add(i1).mul(8).add(j);
         assertRule("div-split-sum", flat.floordiv(8), i0.mul(4).add(i1).add(j.floordiv(8)), r);
         // j without a range: the dividend may wrap, so only the linear form changes
@@ -72,16 +86,31 @@ class LinearIndexTest {
 
     @Test
     void aLoopSplitInThreeCollapsesLevelByLevel() {
-        Map<Var, IntRange> r = Map.of(i0, IntRange.ofExtent(0, 4), i1, IntRange.ofExtent(0, 4),
-                i2, IntRange.ofExtent(0, 2), i3, IntRange.ofExtent(0, 8));
+        Map<Var, IntRange> r = Map.of(
+                i0,
+                IntRange.ofExtent(0, 4),
+                i1,
+                IntRange.ofExtent(0, 4),
+                i2,
+                IntRange.ofExtent(0, 2),
+                i3,
+                IntRange.ofExtent(0, 8));
         Expr flat = i0.mul(4).add(i1).mul(2).add(i2).mul(8).add(i3);
-        assertRule("linear-normalize", flat, i0.mul(64).add(i1.mul(16)).add(i2.mul(8)).add(i3), r);
+        assertRule(
+                "linear-normalize",
+                flat,
+                i0.mul(64).add(i1.mul(16)).add(i2.mul(8)).add(i3),
+                r);
         assertRule("div-split-sum", flat.floordiv(8), i0.mul(8).add(i1.mul(2)).add(i2), r);
         assertRule("div-split-sum", flat.floordiv(16), i0.mul(4).add(i1), r);
         assertRule("div-split-sum", flat.floordiv(64), i0, r);
         assertRule("mod-split-sum", flat.floormod(16), i2.mul(8).add(i3), r);
         // 24 does not divide the coefficients 64 and 16: nothing leaves the division
-        assertRule("linear-normalize", flat.floordiv(24), i0.mul(64).add(i1.mul(16)).add(i2.mul(8)).add(i3).floordiv(24), r);
+        assertRule(
+                "linear-normalize",
+                flat.floordiv(24),
+                i0.mul(64).add(i1.mul(16)).add(i2.mul(8)).add(i3).floordiv(24),
+                r);
     }
 
     @Test

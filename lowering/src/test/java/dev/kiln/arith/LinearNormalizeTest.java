@@ -25,7 +25,9 @@ class LinearNormalizeTest {
     private final Var u8 = new Var("u", DType.UINT8);
     private final Var w = new Var("w", DType.INT64);
 
-    private static Expr c(long v) { return IntImm.i32(v); }
+    private static Expr c(long v) {
+        return IntImm.i32(v);
+    }
 
     @Test
     void addZeroSubZeroMulOne() {
@@ -133,7 +135,10 @@ class LinearNormalizeTest {
         assertRule(RULE, x.mul(3).add(y).add(x.mul(2)), x.mul(5).add(y));
         assertRule(RULE, y.sub(x.mul(3)).add(x.mul(5)), y.add(x.mul(2)));
         assertRule(RULE, x.mul(3).sub(y).sub(x.mul(3)), c(0).sub(y));
-        assertRule(RULE, x.add(y.add(z.add(x.mul(2)))).sub(y.mul(2)), x.mul(3).sub(y).add(z));
+        assertRule(
+                RULE,
+                x.add(y.add(z.add(x.mul(2)))).sub(y.mul(2)),
+                x.mul(3).sub(y).add(z));
     }
 
     @Test

@@ -21,7 +21,9 @@ class LogicRulesTest {
     private final Var p = new Var("p", DType.BOOL), q = new Var("q", DType.BOOL);
     private static final Expr TRUE = IntImm.bool(true), FALSE = IntImm.bool(false);
 
-    private static Expr c(long v) { return IntImm.i32(v); }
+    private static Expr c(long v) {
+        return IntImm.i32(v);
+    }
 
     @Test
     void compareSelf() {
@@ -60,7 +62,8 @@ class LogicRulesTest {
         assertRule("compare-by-bounds", i.mul(2).add(3).lt(i.add(i).add(4)), TRUE, r);
         // without a range, i + 1 > i is false at the int32 maximum (i + 1 wraps): not folded
         assertUnchanged("compare-by-bounds", i.add(1).gt(i));
-        assertEquals(0, new TestEval(Map.of(i, (long) Integer.MAX_VALUE)).i(i.add(1).gt(i)));
+        assertEquals(
+                0, new TestEval(Map.of(i, (long) Integer.MAX_VALUE)).i(i.add(1).gt(i)));
     }
 
     @Test

@@ -67,7 +67,7 @@ final class LoweredIndices {
             }
             case Evaluate e -> loads(e.value(), ranges, out);
             case Pragma p -> walk(p.body(), ranges, out);
-            case Barrier b -> { }
+            case Barrier b -> {}
         }
     }
 

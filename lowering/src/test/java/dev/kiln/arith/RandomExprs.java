@@ -42,9 +42,12 @@ final class RandomExprs {
             case 10 -> intExpr(depth - 1).min(intExpr(depth - 1));
             case 11 -> intExpr(depth - 1).max(intExpr(depth - 1));
             case 12 -> new Select(boolExpr(depth - 1), intExpr(depth - 1), intExpr(depth - 1));
-            case 13 -> t == DType.INT32 ? new Cast(DType.INT32, new Cast(DType.INT8, intExpr(depth - 1)))
-                    : intExpr(depth - 1).add(smallConst());
-            default -> new Binary(divOp(), intExpr(depth - 1).mul(smallConst()).add(intExpr(depth - 1)), nonZeroConst());
+            case 13 ->
+                t == DType.INT32
+                        ? new Cast(DType.INT32, new Cast(DType.INT8, intExpr(depth - 1)))
+                        : intExpr(depth - 1).add(smallConst());
+            default ->
+                new Binary(divOp(), intExpr(depth - 1).mul(smallConst()).add(intExpr(depth - 1)), nonZeroConst());
         };
     }
 
@@ -64,16 +67,21 @@ final class RandomExprs {
                 Expr x = indexExpr(depth - 1);
                 yield x.mul(smallConst()).add(indexExpr(depth - 1)).sub(x.mul(smallConst())); // terms to cancel
             }
-            case 10 -> new Binary(rnd.nextBoolean() ? BinaryOp.FLOORDIV : BinaryOp.FLOORMOD, indexExpr(depth - 1),
-                    positiveConst());
+            case 10 ->
+                new Binary(
+                        rnd.nextBoolean() ? BinaryOp.FLOORDIV : BinaryOp.FLOORMOD,
+                        indexExpr(depth - 1),
+                        positiveConst());
             case 11 -> {
                 Expr x = indexExpr(depth - 1);
                 Expr k = positiveConst();
                 yield x.floordiv(k).mul(k).add(x.floormod(k)).add(indexExpr(depth - 1)); // fused then split
             }
             case 12 -> indexExpr(depth - 1).mul(indexExpr(depth - 1));
-            default -> rnd.nextBoolean() ? indexExpr(depth - 1).min(indexExpr(depth - 1))
-                    : indexExpr(depth - 1).max(indexExpr(depth - 1));
+            default ->
+                rnd.nextBoolean()
+                        ? indexExpr(depth - 1).min(indexExpr(depth - 1))
+                        : indexExpr(depth - 1).max(indexExpr(depth - 1));
         };
     }
 

@@ -32,8 +32,8 @@ class SimplifierFuzzTest {
         Random rnd = new Random(6);
         List<Var> vs = List.of(new Var("a"), new Var("b"));
         for (int e = 0; e < 300; e++) {
-            Map<Var, IntRange> ranges = Map.of(vs.get(0), RandomExprs.range(rnd, DType.INT32),
-                    vs.get(1), RandomExprs.range(rnd, DType.INT32));
+            Map<Var, IntRange> ranges = Map.of(
+                    vs.get(0), RandomExprs.range(rnd, DType.INT32), vs.get(1), RandomExprs.range(rnd, DType.INT32));
             Simplifier s = new Simplifier(ranges);
             Expr once = s.simplify(new RandomExprs(rnd, vs).intExpr(4));
             Expr twice = s.simplify(once);

@@ -36,13 +36,21 @@ class StmtSimplifierTest {
     private final Var i = new Var("i"), j = new Var("j"), i0 = new Var("i.0"), i1 = new Var("i.1");
     private static final Expr TRUE = IntImm.bool(true), FALSE = IntImm.bool(false);
 
-    private static Expr c(long v) { return IntImm.i32(v); }
+    private static Expr c(long v) {
+        return IntImm.i32(v);
+    }
 
-    private Stmt storeA(Expr idx, Expr v) { return new Store(a, List.of(idx), v); }
+    private Stmt storeA(Expr idx, Expr v) {
+        return new Store(a, List.of(idx), v);
+    }
 
-    private Stmt storeB(Expr r, Expr col, Expr v) { return new Store(b, List.of(r, col), v); }
+    private Stmt storeB(Expr r, Expr col, Expr v) {
+        return new Store(b, List.of(r, col), v);
+    }
 
-    private static Stmt loop(Var v, long extent, Stmt body) { return For.serial(v, c(0), c(extent), body); }
+    private static Stmt loop(Var v, long extent, Stmt body) {
+        return For.serial(v, c(0), c(extent), body);
+    }
 
     /** Simplifies, checks the exact result and the fired rule, and runs both versions on the same inputs. */
     private Stmt check(String rule, Stmt in, Stmt expected) {
@@ -80,7 +88,9 @@ class StmtSimplifierTest {
     void loopExtentZero() {
         Stmt s = storeA(i, i);
         check("loop-extent-zero", loop(i, 0, s), Seq.empty());
-        check("loop-extent-zero", Seq.of(loop(j, 8, For.serial(i, c(0), j.sub(j), s)), storeA(c(3), c(4))),
+        check(
+                "loop-extent-zero",
+                Seq.of(loop(j, 8, For.serial(i, c(0), j.sub(j), s)), storeA(c(3), c(4))),
                 storeA(c(3), c(4)));
     }
 
@@ -100,7 +110,9 @@ class StmtSimplifierTest {
     @Test
     void threadBoundLoopOfExtentOneStaysButItsVariableFolds() {
         Stmt in = new For(i, c(0), c(1), ForKind.THREAD_BOUND, ThreadAxis.THREAD_X, storeA(i.add(3), i));
-        Stmt out = check("var-by-range", in,
+        Stmt out = check(
+                "var-by-range",
+                in,
                 new For(i, c(0), c(1), ForKind.THREAD_BOUND, ThreadAxis.THREAD_X, storeA(c(3), c(0))));
         assertTrue(out instanceof For);
     }
@@ -116,19 +128,31 @@ class StmtSimplifierTest {
     @Test
     void tiledIndicesSimplifyWithTheLoopRanges() {
         Expr flat = i0.mul(8).add(i1);
-        Stmt in = loop(i0, 64, loop(i1, 8, IfThenElse.of(flat.lt(512),
-                storeB(flat.floordiv(8), flat.floormod(8), new BufferLoad(a, List.of(flat)).add(1)))));
+        Stmt in = loop(
+                i0,
+                64,
+                loop(
+                        i1,
+                        8,
+                        IfThenElse.of(
+                                flat.lt(512),
+                                storeB(flat.floordiv(8), flat.floormod(8), new BufferLoad(a, List.of(flat)).add(1)))));
         Stmt want = loop(i0, 64, loop(i1, 8, storeB(i0, i1, new BufferLoad(a, List.of(flat)).add(1))));
         check("div-split-sum", in, want);
     }
 
     @Test
     void ifNarrowsTheRangesOfItsBranches() {
-        Stmt in = loop(i, 100, new IfThenElse(i.lt(10),
-                storeA(i.floordiv(16), i),
-                storeA(i.floordiv(128).add(1), i)));
+        Stmt in = loop(
+                i,
+                100,
+                new IfThenElse(
+                        i.lt(10),
+                        storeA(i.floordiv(16), i),
+                        storeA(i.floordiv(128).add(1), i)));
         check("div-by-bounds", in, loop(i, 100, new IfThenElse(i.lt(10), storeA(c(0), i), storeA(c(1), i))));
-        Stmt both = loop(i, 100, IfThenElse.of(i.ge(10).and(i.lt(20)), storeA(i.sub(10).floordiv(16), i)));
+        Stmt both = loop(
+                i, 100, IfThenElse.of(i.ge(10).and(i.lt(20)), storeA(i.sub(10).floordiv(16), i)));
         check("div-by-bounds", both, loop(i, 100, IfThenElse.of(i.ge(10).and(i.lt(20)), storeA(c(0), i))));
     }
 
@@ -154,13 +178,18 @@ class StmtSimplifierTest {
         Stmt s = storeA(i, j);
         Stmt in = loop(j, 8, loop(i, 8, new IfThenElse(i.lt(j), Seq.empty(), s)));
         check("if-empty-then", in, loop(j, 8, loop(i, 8, IfThenElse.of(i.ge(j), s))));
-        check("if-empty-else", loop(j, 8, loop(i, 8, new IfThenElse(i.lt(j), s, Seq.empty()))),
+        check(
+                "if-empty-else",
+                loop(j, 8, loop(i, 8, new IfThenElse(i.lt(j), s, Seq.empty()))),
                 loop(j, 8, loop(i, 8, IfThenElse.of(i.lt(j), s))));
     }
 
     @Test
     void aStatementWithNothingToSimplifyComesBackAsTheSameObject() {
-        Stmt in = loop(i0, 64, loop(i1, 8, storeB(i0, i1, new BufferLoad(a, List.of(i0.mul(8).add(i1))))));
+        Stmt in = loop(
+                i0,
+                64,
+                loop(i1, 8, storeB(i0, i1, new BufferLoad(a, List.of(i0.mul(8).add(i1))))));
         assertSame(in, new Simplifier().simplify(in));
     }
 

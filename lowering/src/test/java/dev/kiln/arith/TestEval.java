@@ -79,14 +79,15 @@ public final class TestEval {
                 } else {
                     order = Long.compare(i(c.a()), i(c.b()));
                 }
-                boolean r = switch (c.op()) {
-                    case EQ -> !nan && order == 0;
-                    case NE -> nan || order != 0;
-                    case LT -> !nan && order < 0;
-                    case LE -> !nan && order <= 0;
-                    case GT -> !nan && order > 0;
-                    case GE -> !nan && order >= 0;
-                };
+                boolean r =
+                        switch (c.op()) {
+                            case EQ -> !nan && order == 0;
+                            case NE -> nan || order != 0;
+                            case LT -> !nan && order < 0;
+                            case LE -> !nan && order <= 0;
+                            case GT -> !nan && order > 0;
+                            case GE -> !nan && order >= 0;
+                        };
                 yield r ? 1L : 0L;
             }
             case And a -> {
@@ -131,18 +132,19 @@ public final class TestEval {
                 case DIV -> throw new IllegalStateException();
             };
         }
-        long r = switch (b.op()) {
-            case ADD -> x + y;
-            case SUB -> x - y;
-            case MUL -> x * y;
-            case FLOORDIV -> Math.floorDiv(x, y);
-            case FLOORMOD -> Math.floorMod(x, y);
-            case TRUNCDIV -> x / y;
-            case TRUNCMOD -> x % y;
-            case MIN -> Math.min(x, y);
-            case MAX -> Math.max(x, y);
-            case DIV -> throw new IllegalStateException();
-        };
+        long r =
+                switch (b.op()) {
+                    case ADD -> x + y;
+                    case SUB -> x - y;
+                    case MUL -> x * y;
+                    case FLOORDIV -> Math.floorDiv(x, y);
+                    case FLOORMOD -> Math.floorMod(x, y);
+                    case TRUNCDIV -> x / y;
+                    case TRUNCMOD -> x % y;
+                    case MIN -> Math.min(x, y);
+                    case MAX -> Math.max(x, y);
+                    case DIV -> throw new IllegalStateException();
+                };
         return norm(t, r);
     }
 

@@ -37,7 +37,8 @@ public final class TestExec {
         for (Buffer b : f.params()) {
             Number[] data = new Number[size(b)];
             for (int k = 0; k < data.length; k++) {
-                data[k] = b.dtype().isFloat() ? (Number) (double) (float) (rnd.nextGaussian() * 10)
+                data[k] = b.dtype().isFloat()
+                        ? (Number) (double) (float) (rnd.nextGaussian() * 10)
                         : (Number) TestEval.norm(b.dtype(), rnd.nextInt(200) - 100);
             }
             x.memory.put(b, data);
@@ -99,7 +100,7 @@ public final class TestExec {
             }
             case Evaluate e -> eval().eval(e.value());
             case dev.kiln.tir.Pragma p -> exec(p.body());
-            case dev.kiln.tir.Barrier b -> { }
+            case dev.kiln.tir.Barrier b -> {}
         }
     }
 }

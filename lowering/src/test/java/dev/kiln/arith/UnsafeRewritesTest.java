@@ -22,7 +22,9 @@ class UnsafeRewritesTest {
     private final Var f = new Var("f", DType.FLOAT32), g = new Var("g", DType.FLOAT32);
     private final Var x = new Var("x"), y = new Var("y"), z = new Var("z");
 
-    private static FloatImm f32(double v) { return FloatImm.f32(v); }
+    private static FloatImm f32(double v) {
+        return FloatImm.f32(v);
+    }
 
     private double eval(Expr e, double fv) {
         return new TestEval(Map.of(f, fv, g, 1.0)).f(e);

@@ -45,13 +45,15 @@ class DifferentialTest {
             RandomSchedules.Result r = RandomSchedules.generate(dag, rng, rng.nextInt(4) == 0);
             rejectedSteps += r.rejected();
             Schedule sch = r.schedule();
-            String where = "case " + c + " seed " + seed + " (replay: -Dkiln.fuzz.seed=" + seed + " -Dkiln.fuzz.cases=1)";
+            String where =
+                    "case " + c + " seed " + seed + " (replay: -Dkiln.fuzz.seed=" + seed + " -Dkiln.fuzz.cases=1)";
             if (VERBOSE) System.out.println(where + ": " + sch.steps().size() + " steps");
             try {
                 checkDataRoundTrip(sch);
                 PrimFunc scheduled;
                 try {
-                    scheduled = Lowering.lower("scheduled", sch, Lowering.Options.defaults().withVerify(true));
+                    scheduled = Lowering.lower(
+                            "scheduled", sch, Lowering.Options.defaults().withVerify(true));
                 } catch (ScheduleException e) {
                     notLowerable++;
                     if (VERBOSE) System.out.println("  not lowerable: " + e.getMessage());
@@ -65,10 +67,14 @@ class DifferentialTest {
                 failures.add(describe(where, dag, sch, null, e.toString()));
             }
         }
-        System.out.printf("differential: %d cases from seed %d, %d lowered, %d not lowerable, %d illegal steps proposed "
-                + "and dropped, %d failures%n", CASES, SEED, lowered, notLowerable, rejectedSteps, failures.size());
+        System.out.printf(
+                "differential: %d cases from seed %d, %d lowered, %d not lowerable, %d illegal steps proposed "
+                        + "and dropped, %d failures%n",
+                CASES, SEED, lowered, notLowerable, rejectedSteps, failures.size());
         assertThat(failures).as("failing cases").isEmpty();
-        assertThat(notLowerable).as("cases whose valid schedule could not be lowered").isZero();
+        assertThat(notLowerable)
+                .as("cases whose valid schedule could not be lowered")
+                .isZero();
     }
 
     private static void checkDataRoundTrip(Schedule sch) {
@@ -81,7 +87,8 @@ class DifferentialTest {
         List<NDArray> inputs = new ArrayList<>();
         List<Tensor> ins = dag.inputs();
         for (int i = 0; i < ins.size(); i++) {
-            inputs.add(NDArray.random(ins.get(i).dtype(), seed * 7 + i, ins.get(i).shape().toArray()));
+            inputs.add(NDArray.random(
+                    ins.get(i).dtype(), seed * 7 + i, ins.get(i).shape().toArray()));
         }
         NDArray expected = run(reference, dag, inputs);
         NDArray actual = run(scheduled, dag, inputs);

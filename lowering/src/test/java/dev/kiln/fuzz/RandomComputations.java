@@ -21,7 +21,9 @@ public final class RandomComputations {
     private final SplittableRandom rng;
     private int counter;
 
-    private RandomComputations(SplittableRandom rng) { this.rng = rng; }
+    private RandomComputations(SplittableRandom rng) {
+        this.rng = rng;
+    }
 
     /** A random DAG: an operator of the library (a third of the time) or a chain of 1 to 4 random stages. */
     public static ComputeDAG generate(SplittableRandom rng) {
@@ -45,7 +47,9 @@ public final class RandomComputations {
         return ComputeDAG.of(last);
     }
 
-    private String name() { return "T" + counter++; }
+    private String name() {
+        return "T" + counter++;
+    }
 
     private Tensor stage(List<Tensor> pool, Tensor prev) {
         int kind = rng.nextInt(7);
@@ -82,8 +86,10 @@ public final class RandomComputations {
         int rank = prev.rank();
         if (rank == 1) {
             IterVar k = Te.reduceAxis(prev.dim(0), "k");
-            return Te.compute(name(), Te.shape(1), i -> rng.nextBoolean() ? Te.sum(k, prev.at(k).mul(0.5))
-                    : Te.max(k, prev.at(k)));
+            return Te.compute(
+                    name(),
+                    Te.shape(1),
+                    i -> rng.nextBoolean() ? Te.sum(k, prev.at(k).mul(0.5)) : Te.max(k, prev.at(k)));
         }
         int axis = rng.nextInt(rank);
         long[] out = new long[rank - 1];
@@ -91,13 +97,14 @@ public final class RandomComputations {
         IterVar k = Te.reduceAxis(prev.dim(axis), "k");
         boolean useMax = rng.nextInt(3) == 0;
         boolean cond = rng.nextInt(4) == 0;
-        return Te.computeN(name(), new Shape(java.util.Arrays.stream(out).boxed().toList()), ax -> {
-            List<Expr> idx = new ArrayList<>();
-            for (int d = 0, o = 0; d < rank; d++) idx.add(d == axis ? k : ax.get(o++));
-            Expr v = prev.at(idx);
-            if (useMax) return Te.max(k, v);
-            return cond ? Te.sum(List.of(k), v, k.lt(Math.max(1, prev.dim(axis) - 1))) : Te.sum(k, v.mul(0.5));
-        });
+        return Te.computeN(
+                name(), new Shape(java.util.Arrays.stream(out).boxed().toList()), ax -> {
+                    List<Expr> idx = new ArrayList<>();
+                    for (int d = 0, o = 0; d < rank; d++) idx.add(d == axis ? k : ax.get(o++));
+                    Expr v = prev.at(idx);
+                    if (useMax) return Te.max(k, v);
+                    return cond ? Te.sum(List.of(k), v, k.lt(Math.max(1, prev.dim(axis) - 1))) : Te.sum(k, v.mul(0.5));
+                });
     }
 
     private Tensor contraction(Tensor prev) {
@@ -105,12 +112,16 @@ public final class RandomComputations {
         long n = 1 + rng.nextInt(9);
         Tensor w = Te.placeholder("W" + counter, FLOAT32, kk, n);
         IterVar k = Te.reduceAxis(kk, "k");
-        return Te.compute(name(), Te.shape(m, n), (i, j) -> Te.sum(k, prev.at(i, k).mul(w.at(k, j))));
+        return Te.compute(
+                name(), Te.shape(m, n), (i, j) -> Te.sum(k, prev.at(i, k).mul(w.at(k, j))));
     }
 
     private Tensor transpose(Tensor prev) {
         int rank = prev.rank();
-        if (rank == 1) return Te.compute(name(), prev.shape(), i -> prev.at(Te.i32(prev.dim(0) - 1).sub(i)).mul(1.5));
+        if (rank == 1)
+            return Te.compute(
+                    name(), prev.shape(), i -> prev.at(Te.i32(prev.dim(0) - 1).sub(i))
+                            .mul(1.5));
         int a = rng.nextInt(rank), b = (a + 1 + rng.nextInt(rank - 1)) % rank;
         long[] dims = prev.shape().toArray();
         long t = dims[a];

@@ -95,20 +95,35 @@ public final class RandomSchedules {
             case 9 -> {
                 List<Integer> producers = s.directProducers(id);
                 if (producers.isEmpty()) yield null;
-                yield new CacheReadStep(producers.get(rng.nextInt(producers.size())), rng.nextBoolean() ? "shared" : "local",
+                yield new CacheReadStep(
+                        producers.get(rng.nextInt(producers.size())),
+                        rng.nextBoolean() ? "shared" : "local",
                         List.of(id));
             }
-            case 10 -> it.kind() == IterKind.REDUCE ? new RfactorStep(id, loop, rng.nextInt(st.computeOp().axes().size() + 1)) : null;
+            case 10 ->
+                it.kind() == IterKind.REDUCE
+                        ? new RfactorStep(
+                                id, loop, rng.nextInt(st.computeOp().axes().size() + 1))
+                        : null;
             case 11 -> new AnnotationStep(id, loop, IterAnnotation.PARALLEL);
-            case 12 -> new AnnotationStep(id, n - 1, rng.nextBoolean() ? IterAnnotation.VECTORIZE : IterAnnotation.UNROLL);
-            case 13 -> gpuBindings ? new AnnotationStep(id, loop, gpuAxis()) : new AnnotationStep(id, loop, IterAnnotation.UNROLL);
-            case 14 -> new PragmaStep(id, 0, PragmaStep.AUTO_UNROLL + "$" + List.of(0, 4, 16, 64).get(rng.nextInt(4)));
+            case 12 ->
+                new AnnotationStep(id, n - 1, rng.nextBoolean() ? IterAnnotation.VECTORIZE : IterAnnotation.UNROLL);
+            case 13 ->
+                gpuBindings
+                        ? new AnnotationStep(id, loop, gpuAxis())
+                        : new AnnotationStep(id, loop, IterAnnotation.UNROLL);
+            case 14 ->
+                new PragmaStep(
+                        id,
+                        0,
+                        PragmaStep.AUTO_UNROLL + "$" + List.of(0, 4, 16, 64).get(rng.nextInt(4)));
             default -> {
                 int lastSplit = -1;
                 for (int k = 0; k < s.steps().size(); k++) if (s.steps().get(k) instanceof SplitStep) lastSplit = k;
                 if (lastSplit >= 0 && rng.nextBoolean()) {
                     SplitStep src = (SplitStep) s.steps().get(lastSplit);
-                    yield new FollowSplitStep(id, loop, lastSplit, 1 + rng.nextInt(src.lengths().size()));
+                    yield new FollowSplitStep(
+                            id, loop, lastSplit, 1 + rng.nextInt(src.lengths().size()));
                 }
                 yield st.computeOp().axes().size() > 1 ? new StorageAlignStep(id, 0, 4, rng.nextInt(4)) : null;
             }
@@ -127,8 +142,13 @@ public final class RandomSchedules {
     }
 
     private IterAnnotation gpuAxis() {
-        IterAnnotation[] axes = {IterAnnotation.BLOCK_X, IterAnnotation.THREAD_X, IterAnnotation.BLOCK_Y,
-                IterAnnotation.THREAD_Y, IterAnnotation.VTHREAD};
+        IterAnnotation[] axes = {
+            IterAnnotation.BLOCK_X,
+            IterAnnotation.THREAD_X,
+            IterAnnotation.BLOCK_Y,
+            IterAnnotation.THREAD_Y,
+            IterAnnotation.VTHREAD
+        };
         return axes[rng.nextInt(axes.length)];
     }
 }

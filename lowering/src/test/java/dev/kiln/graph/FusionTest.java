@@ -34,7 +34,7 @@ class FusionTest {
         Value x = b.input("x", FLOAT32, 4, 8);
         Value d1 = b.relu("r1", b.dense("d1", x, b.weight("w1", 1, 0.3, 8, 8)));
         Value d2 = b.dense("d2", d1, b.weight("w2", 2, 0.3, 8, 8));
-        Value s = b.add("s", d2, d1);                         // d1 read by d2 and s
+        Value s = b.add("s", d2, d1); // d1 read by d2 and s
         Graph g = b.output(b.relu("r2", s)).build();
         assertEquals(List.of("dense+relu", "dense+add+relu"), groups(g));
         checkAgainstNodeByNode(g, 4, 8);
@@ -45,7 +45,8 @@ class FusionTest {
         GraphBuilder b = new GraphBuilder("t");
         Value x = b.input("x", FLOAT32, 4, 16);
         Value y = b.input("y", FLOAT32, 4, 16);
-        Value ln = b.layerNorm("ln", b.add("a", x, y), b.uniform("g", 1, 0.5, 1.5, 16), b.weight("be", 2, 0.1, 16), 1, 1e-5);
+        Value ln = b.layerNorm(
+                "ln", b.add("a", x, y), b.uniform("g", 1, 0.5, 1.5, 16), b.weight("be", 2, 0.1, 16), 1, 1e-5);
         Value sm = b.softmax("sm", b.transpose("t", b.reshape("r", ln, 4, 4, 4), 0, 2, 1), -1);
         Graph g = b.output(sm).build();
         assertEquals(List.of("add+layer_norm", "reshape+transpose+softmax"), groups(g));
@@ -56,7 +57,7 @@ class FusionTest {
     void lightChainsBeforeAnAnchorStayApartAndReductionsStartGroups() {
         GraphBuilder b = new GraphBuilder("t");
         Value x = b.input("x", FLOAT32, 2, 3, 4);
-        Value t = b.transpose("t", x, 0, 2, 1);                                    // [2, 4, 3]
+        Value t = b.transpose("t", x, 0, 2, 1); // [2, 4, 3]
         Value m = b.batchMatmul("bmm", t, b.weight("w", 3, 0.5, 2, 3, 5), false, false);
         Value p = b.mean("mean", m, false, 2);
         Graph g = b.output(b.relu("r", p)).build();
@@ -80,7 +81,8 @@ class FusionTest {
         Partition p = FuseOps.apply(g);
         try (NodeRunner r = NodeRunner.interpreter()) {
             NDArray[] ins = new NDArray[g.inputs().size()];
-            for (int i = 0; i < ins.length; i++) ins[i] = NDArray.random(FLOAT32, 40 + i, g.inputs().get(i).dims());
+            for (int i = 0; i < ins.length; i++)
+                ins[i] = NDArray.random(FLOAT32, 40 + i, g.inputs().get(i).dims());
             List<NDArray> expected = ReferenceExecutor.run(g, r, ins);
             java.util.Map<String, NDArray> env = new java.util.HashMap<>(g.constants());
             for (int i = 0; i < ins.length; i++) env.put(g.inputs().get(i).name(), ins[i]);
@@ -91,7 +93,8 @@ class FusionTest {
                 NDArray[] args = gr.dag().arguments().stream().map(env::get).toArray(NDArray[]::new);
                 r.run(gr.dag().dag(), args);
             }
-            for (int i = 0; i < g.outputs().size(); i++) env.get(g.outputs().get(i)).assertClose(expected.get(i), 1e-6, 1e-6);
+            for (int i = 0; i < g.outputs().size(); i++)
+                env.get(g.outputs().get(i)).assertClose(expected.get(i), 1e-6, 1e-6);
         }
     }
 }

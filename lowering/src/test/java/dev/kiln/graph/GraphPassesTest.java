@@ -16,16 +16,27 @@ import org.junit.jupiter.api.Test;
 /** Each graph pass keeps the result (checked in the interpreter) and does what it says. */
 class GraphPassesTest {
 
-    private static List<String> kinds(Graph g) { return g.nodes().stream().map(n -> n.op().kind()).toList(); }
+    private static List<String> kinds(Graph g) {
+        return g.nodes().stream().map(n -> n.op().kind()).toList();
+    }
 
     private static Value bn(GraphBuilder b, String n, Value x, long c, int axis) {
-        return b.batchNorm(n, x, b.uniform(n + ".m", 1, -0.5, 0.5, c), b.uniform(n + ".v", 2, 0.5, 2, c),
-                b.uniform(n + ".g", 3, 0.5, 1.5, c), b.uniform(n + ".b", 4, -0.5, 0.5, c), axis, 1e-5);
+        return b.batchNorm(
+                n,
+                x,
+                b.uniform(n + ".m", 1, -0.5, 0.5, c),
+                b.uniform(n + ".v", 2, 0.5, 2, c),
+                b.uniform(n + ".g", 3, 0.5, 1.5, c),
+                b.uniform(n + ".b", 4, -0.5, 0.5, c),
+                axis,
+                1e-5);
     }
 
     static void sameResult(Graph a, Graph b) {
         try (NodeRunner r = NodeRunner.interpreter()) {
-            NDArray[] ins = a.inputs().stream().map(v -> NDArray.random(FLOAT32, 9, v.dims())).toArray(NDArray[]::new);
+            NDArray[] ins = a.inputs().stream()
+                    .map(v -> NDArray.random(FLOAT32, 9, v.dims()))
+                    .toArray(NDArray[]::new);
             List<NDArray> x = ReferenceExecutor.run(a, r, ins);
             List<NDArray> y = ReferenceExecutor.run(b, r, ins);
             for (int i = 0; i < x.size(); i++) y.get(i).assertClose(x.get(i), 1e-5, 1e-5);
@@ -38,13 +49,15 @@ class GraphPassesTest {
         Value x = b.input("x", FLOAT32, 1, 5, 5, 3);
         Value c1 = bn(b, "bn1", b.conv2d("c1", x, b.weight("w1", 1, 0.5, 3, 3, 3, 4), "NHWC", 1, 1, 1), 4, 3);
         Value t = b.transpose("nchw", c1, 0, 3, 1, 2);
-        Value c2 = b.conv2d("c2", t, b.weight("w2", 2, 0.5, 6, 2, 1, 1), "NCHW", 1, 0, 2);   // grouped, OIHW
+        Value c2 = b.conv2d("c2", t, b.weight("w2", 2, 0.5, 6, 2, 1, 1), "NCHW", 1, 0, 2); // grouped, OIHW
         Value c2b = bn(b, "bn2", b.biasAdd("c2b", c2, b.weight("b2", 3, 0.5, 6), 1), 6, 1);
         Value f = b.reshape("f", c2b, 1, 150);
         Value d = bn(b, "bn3", b.dense("d", f, b.weight("w3", 4, 0.1, 7, 150)), 7, 1);
         Graph g = b.output(d).build();
         Graph folded = FoldBatchNorm.apply(g);
-        assertEquals(List.of("conv2d", "bias_add", "transpose", "conv2d", "bias_add", "reshape", "dense", "bias_add"), kinds(folded));
+        assertEquals(
+                List.of("conv2d", "bias_add", "transpose", "conv2d", "bias_add", "reshape", "dense", "bias_add"),
+                kinds(folded));
         sameResult(g, folded);
     }
 
@@ -62,7 +75,9 @@ class GraphPassesTest {
         Value y = b2.input("y", FLOAT32, 1, 3, 2, 2);
         Graph g2 = b2.output(bn(b2, "bn", y, 3, 1)).build();
         Graph r2 = SimplifyInference.apply(g2);
-        assertEquals(List.of(3L, 1L, 1L), r2.value(r2.nodes().getFirst().inputs().get(1)).shape());
+        assertEquals(
+                List.of(3L, 1L, 1L),
+                r2.value(r2.nodes().getFirst().inputs().get(1)).shape());
         sameResult(g2, r2);
     }
 
@@ -70,7 +85,7 @@ class GraphPassesTest {
     void constantsFoldAndIdentitiesGo() {
         GraphBuilder b = new GraphBuilder("t");
         Value x = b.input("x", FLOAT32, 2, 6);
-        Value w = b.transpose("wt", b.reshape("wr", b.weight("w", 1, 0.5, 3, 2, 6), 6, 6), 1, 0);   // weight-only chain
+        Value w = b.transpose("wt", b.reshape("wr", b.weight("w", 1, 0.5, 3, 2, 6), 6, 6), 1, 0); // weight-only chain
         Value y = b.dense("d", x, w);
         Value same = b.reshape("same", b.transpose("id", y, 0, 1), 2, 6);
         Value z = b.reshape("z2", b.reshape("z1", same, 3, 4), 4, 3);

@@ -33,7 +33,10 @@ class NewGraphOpsTest {
                 double v = in.getDouble(i, j);
                 assertEquals((float) Erf.erf(v), out.get(0).getDouble(i, j), 1e-6);
                 assertEquals((float) Math.sqrt(v + 2), out.get(1).getDouble(i, j), 1e-6);
-                assertEquals((float) Math.pow((float) (v + 2), exp.getDouble(j)), out.get(2).getDouble(i, j), 1e-5);
+                assertEquals(
+                        (float) Math.pow((float) (v + 2), exp.getDouble(j)),
+                        out.get(2).getDouble(i, j),
+                        1e-5);
             }
         }
         // erf and sqrt are elementwise, power is broadcast: they fuse into one group with their producer
@@ -52,11 +55,14 @@ class NewGraphOpsTest {
         NDArray in = NDArray.random(FLOAT32, 5, 4, 7);
         List<NDArray> out = ReferenceExecutor.run(graph, NodeRunner.interpreter(), in);
         for (int i = 0; i < 2; i++) {
-            for (int j = 0; j < 2; j++) assertEquals(in.getDouble(3 - 2 * i, 1 + 3 * j), out.get(0).getDouble(i, j), 0);
+            for (int j = 0; j < 2; j++)
+                assertEquals(in.getDouble(3 - 2 * i, 1 + 3 * j), out.get(0).getDouble(i, j), 0);
         }
         out.get(1).assertClose(in, 0, 0);
-        // a whole-tensor slice is an identity; as a graph output the passes keep it (the importer's copy for a second output name)
-        assertTrue(GraphPasses.optimize(graph).nodes().stream().anyMatch(n -> n.output().name().equals("copy")));
+        // a whole-tensor slice is an identity; as a graph output the passes keep it (the importer's copy for a second
+        // output name)
+        assertTrue(GraphPasses.optimize(graph).nodes().stream()
+                .anyMatch(n -> n.output().name().equals("copy")));
         assertEquals(2, FuseOps.apply(GraphPasses.optimize(graph)).groups().size());
     }
 
@@ -64,7 +70,8 @@ class NewGraphOpsTest {
     void stridedSliceOutOfRangeNamesTheNode() {
         GraphBuilder g = new GraphBuilder("bad");
         Value x = g.input("x", FLOAT32, 4, 7);
-        KilnException e = assertThrows(KilnException.class,
+        KilnException e = assertThrows(
+                KilnException.class,
                 () -> g.node("s", new Op.StridedSlice(List.of(0L, 5L), List.of(1L, 2L), List.of(4L, 2L)), x));
         assertTrue(e.getMessage().contains("node 's' (strided_slice)"), e.getMessage());
         assertTrue(e.getMessage().contains("axis 1"), e.getMessage());

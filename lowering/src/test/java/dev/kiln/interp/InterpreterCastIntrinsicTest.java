@@ -34,11 +34,13 @@ class InterpreterCastIntrinsicTest {
                             String what = from + " -> " + to + " of element " + i;
                             if (from.isFloat()) {
                                 double x = in.getDoubleFlat(i);
-                                if (to.isFloat()) Ref.assertSame(Ref.round(to, x), out.getDoubleFlat(i), what + " (" + x + ")");
+                                if (to.isFloat())
+                                    Ref.assertSame(Ref.round(to, x), out.getDoubleFlat(i), what + " (" + x + ")");
                                 else assertEquals(floatToIntRef(to, x), out.getLongFlat(i), what + " (" + x + ")");
                             } else {
                                 long v = in.getLongFlat(i);
-                                if (to.isFloat()) Ref.assertSame(Ref.roundLong(to, v), out.getDoubleFlat(i), what + " (" + v + ")");
+                                if (to.isFloat())
+                                    Ref.assertSame(Ref.roundLong(to, v), out.getDoubleFlat(i), what + " (" + v + ")");
                                 else assertEquals(Ref.wrap(to, v), out.getLongFlat(i), what + " (" + v + ")");
                             }
                         }
@@ -76,11 +78,15 @@ class InterpreterCastIntrinsicTest {
                 for (Object[] fn : fns) {
                     Intrinsic op = (Intrinsic) fn[0];
                     DoubleUnaryOperator ref = (DoubleUnaryOperator) fn[1];
-                    PrimFunc f = Ref.elementwise(op.displayName(), t, List.of(t), N, x -> new Call(op, List.of(x.get(0))));
+                    PrimFunc f =
+                            Ref.elementwise(op.displayName(), t, List.of(t), N, x -> new Call(op, List.of(x.get(0))));
                     try (NDArray out = Ref.run(f, t, N, in)) {
                         for (int i = 0; i < N; i++) {
                             double x = in.getDoubleFlat(i);
-                            Ref.assertSame(Ref.round(t, ref.applyAsDouble(x)), out.getDoubleFlat(i), t + " " + op + "(" + x + ")");
+                            Ref.assertSame(
+                                    Ref.round(t, ref.applyAsDouble(x)),
+                                    out.getDoubleFlat(i),
+                                    t + " " + op + "(" + x + ")");
                         }
                     }
                 }
@@ -90,9 +96,10 @@ class InterpreterCastIntrinsicTest {
 
     @Test
     void roundIsHalfToEven() {
-        PrimFunc f = Ref.elementwise("round", DType.FLOAT32, List.of(DType.FLOAT32), 6, x -> new Call(Intrinsic.ROUND, List.of(x.get(0))));
+        PrimFunc f = Ref.elementwise(
+                "round", DType.FLOAT32, List.of(DType.FLOAT32), 6, x -> new Call(Intrinsic.ROUND, List.of(x.get(0))));
         try (NDArray in = NDArray.fromFloats(new float[] {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4999998f}, 6);
-             NDArray out = Ref.run(f, DType.FLOAT32, 6, in)) {
+                NDArray out = Ref.run(f, DType.FLOAT32, 6, in)) {
             float[] r = out.toFloatArray();
             assertEquals(0f, r[0]);
             assertEquals(2f, r[1]);
@@ -106,17 +113,28 @@ class InterpreterCastIntrinsicTest {
     @Test
     void powAndFmaOnEveryFloatType() {
         for (DType t : Ref.FLOATS) {
-            try (NDArray a = Ref.wide(t, 81, N, true); NDArray b = Ref.wide(t, 82, N, false); NDArray c = Ref.wide(t, 83, N, true)) {
-                PrimFunc pow = Ref.elementwise("pow", t, List.of(t, t), N, x -> new Call(Intrinsic.POW, List.of(x.get(0), x.get(1))));
-                PrimFunc fma = Ref.elementwise("fma", t, List.of(t, t, t), N,
+            try (NDArray a = Ref.wide(t, 81, N, true);
+                    NDArray b = Ref.wide(t, 82, N, false);
+                    NDArray c = Ref.wide(t, 83, N, true)) {
+                PrimFunc pow = Ref.elementwise(
+                        "pow", t, List.of(t, t), N, x -> new Call(Intrinsic.POW, List.of(x.get(0), x.get(1))));
+                PrimFunc fma = Ref.elementwise(
+                        "fma",
+                        t,
+                        List.of(t, t, t),
+                        N,
                         x -> new Call(Intrinsic.FMA, List.of(x.get(0), x.get(1), x.get(2))));
-                try (NDArray p = Ref.run(pow, t, N, a, b); NDArray m = Ref.run(fma, t, N, a, b, c)) {
+                try (NDArray p = Ref.run(pow, t, N, a, b);
+                        NDArray m = Ref.run(fma, t, N, a, b, c)) {
                     for (int i = 0; i < N; i++) {
                         double x = a.getDoubleFlat(i);
                         double y = b.getDoubleFlat(i);
                         double z = c.getDoubleFlat(i);
-                        Ref.assertSame(Ref.round(t, Math.pow(x, y)), p.getDoubleFlat(i), t + " pow(" + x + ", " + y + ")");
-                        double fmaRef = t == DType.FLOAT32 ? Math.fma((float) x, (float) y, (float) z) : Ref.round(t, Math.fma(x, y, z));
+                        Ref.assertSame(
+                                Ref.round(t, Math.pow(x, y)), p.getDoubleFlat(i), t + " pow(" + x + ", " + y + ")");
+                        double fmaRef = t == DType.FLOAT32
+                                ? Math.fma((float) x, (float) y, (float) z)
+                                : Ref.round(t, Math.fma(x, y, z));
                         Ref.assertSame(fmaRef, m.getDoubleFlat(i), t + " fma(" + x + ", " + y + ", " + z + ")");
                     }
                 }
@@ -124,10 +142,15 @@ class InterpreterCastIntrinsicTest {
         }
         // fma rounds once: (1 + 2^-23)^2 - (1 + 2^-22) is 2^-46 fused, 0 when rounded twice
         float e = 1 + 0x1p-23f;
-        PrimFunc fma = Ref.elementwise("fma1", DType.FLOAT32, List.of(DType.FLOAT32, DType.FLOAT32, DType.FLOAT32), 1,
+        PrimFunc fma = Ref.elementwise(
+                "fma1",
+                DType.FLOAT32,
+                List.of(DType.FLOAT32, DType.FLOAT32, DType.FLOAT32),
+                1,
                 x -> new Call(Intrinsic.FMA, List.of(x.get(0), x.get(1), x.get(2))));
-        try (NDArray a = NDArray.fromFloats(new float[] {e}, 1); NDArray c = NDArray.fromFloats(new float[] {-(1 + 0x1p-22f)}, 1);
-             NDArray out = Ref.run(fma, DType.FLOAT32, 1, a, a, c)) {
+        try (NDArray a = NDArray.fromFloats(new float[] {e}, 1);
+                NDArray c = NDArray.fromFloats(new float[] {-(1 + 0x1p-22f)}, 1);
+                NDArray out = Ref.run(fma, DType.FLOAT32, 1, a, a, c)) {
             assertEquals(0x1p-46, out.getDouble(0));
         }
     }
@@ -135,17 +158,20 @@ class InterpreterCastIntrinsicTest {
     @Test
     void integerAbsWraps() {
         for (DType t : Ref.INTS) {
-            PrimFunc f = Ref.elementwise("abs", t, List.of(t), N, x -> new Call(Intrinsic.ABS, List.<Expr>of(x.get(0))));
-            try (NDArray in = Ref.wide(t, 91, N, true); NDArray out = Ref.run(f, t, N, in)) {
+            PrimFunc f =
+                    Ref.elementwise("abs", t, List.of(t), N, x -> new Call(Intrinsic.ABS, List.<Expr>of(x.get(0))));
+            try (NDArray in = Ref.wide(t, 91, N, true);
+                    NDArray out = Ref.run(f, t, N, in)) {
                 for (int i = 0; i < N; i++) {
                     long v = in.getLongFlat(i);
-                    long expected = switch (t) {
-                        case INT8 -> (byte) Math.abs((byte) v);
-                        case INT16 -> (short) Math.abs((short) v);
-                        case INT32 -> Math.abs((int) v);
-                        case INT64 -> Math.abs(v);
-                        default -> v;
-                    };
+                    long expected =
+                            switch (t) {
+                                case INT8 -> (byte) Math.abs((byte) v);
+                                case INT16 -> (short) Math.abs((short) v);
+                                case INT32 -> Math.abs((int) v);
+                                case INT64 -> Math.abs(v);
+                                default -> v;
+                            };
                     assertEquals(expected, out.getLongFlat(i), t + " abs(" + v + ")");
                 }
             }

@@ -44,9 +44,11 @@ class InterpreterLoweredTest {
             IterVar r = reduceAxis(k, "k");
             Tensor c = compute("C", shape(m, n), (i, j) -> sum(r, a.at(i, r).mul(b.at(r, j))));
             PrimFunc f = LowerDefault.lower("matmul", List.of(a, b, c));
-            try (NDArray x = NDArray.random(F32, 100 + m, m, k); NDArray y = NDArray.random(F32, 200 + n, k, n);
-                 NDArray z = NDArray.allocate(F32, m, n); NDArray same = NDArray.allocate(F32, m, n);
-                 NDArray precise = NDArray.allocate(DType.FLOAT64, m, n)) {
+            try (NDArray x = NDArray.random(F32, 100 + m, m, k);
+                    NDArray y = NDArray.random(F32, 200 + n, k, n);
+                    NDArray z = NDArray.allocate(F32, m, n);
+                    NDArray same = NDArray.allocate(F32, m, n);
+                    NDArray precise = NDArray.allocate(DType.FLOAT64, m, n)) {
                 Interpreter.run(f, x, y, z);
                 for (int i = 0; i < m; i++) {
                     for (int j = 0; j < n; j++) {
@@ -81,9 +83,11 @@ class InterpreterLoweredTest {
         Tensor c = compute("C", shape(m, n), (i, j) -> sum(r, a.at(i, r).mul(b.at(r, j))));
         Tensor d = compute("D", shape(m, n), (i, j) -> Te.maximum(c.at(i, j).add(bias.at(j)), Te.f32(0)));
         PrimFunc f = LowerDefault.lower("dense_relu", List.of(a, b, bias, d));
-        try (NDArray x = NDArray.random(F32, 1, m, k); NDArray y = NDArray.random(F32, 2, k, n);
-             NDArray z = NDArray.random(F32, 3, n); NDArray out = NDArray.allocate(F32, m, n);
-             NDArray expected = NDArray.allocate(F32, m, n)) {
+        try (NDArray x = NDArray.random(F32, 1, m, k);
+                NDArray y = NDArray.random(F32, 2, k, n);
+                NDArray z = NDArray.random(F32, 3, n);
+                NDArray out = NDArray.allocate(F32, m, n);
+                NDArray expected = NDArray.allocate(F32, m, n)) {
             Interpreter.run(f, x, y, z, out);
             for (int i = 0; i < m; i++) {
                 for (int j = 0; j < n; j++) {
@@ -105,8 +109,9 @@ class InterpreterLoweredTest {
             // lower-triangular row sums: sum of A[i, k] over k <= i
             Tensor s = compute("S", shape(n), i -> sum(List.of(k), a.at(i, k), k.le(i)));
             PrimFunc f = LowerDefault.lower("trisum", List.of(a, s));
-            try (NDArray x = NDArray.random(F32, n, n, n); NDArray y = NDArray.allocate(F32, n);
-                 NDArray expected = NDArray.allocate(F32, n)) {
+            try (NDArray x = NDArray.random(F32, n, n, n);
+                    NDArray y = NDArray.allocate(F32, n);
+                    NDArray expected = NDArray.allocate(F32, n)) {
                 Interpreter.run(f, x, y);
                 for (int i = 0; i < n; i++) {
                     float acc = 0;
@@ -124,9 +129,11 @@ class InterpreterLoweredTest {
         Tensor a = placeholder("A", DType.INT32, m, n);
         IterVar k = reduceAxis(n, "k");
         // sum of the positive entries of each row, in int32
-        Tensor s = compute("P", shape(m), i -> sum(List.of(k), a.at(i, k), a.at(i, k).gt(0)));
+        Tensor s = compute(
+                "P", shape(m), i -> sum(List.of(k), a.at(i, k), a.at(i, k).gt(0)));
         PrimFunc f = LowerDefault.lower("possum", List.of(a, s));
-        try (NDArray x = NDArray.random(DType.INT32, 4, m, n); NDArray y = NDArray.allocate(DType.INT32, m)) {
+        try (NDArray x = NDArray.random(DType.INT32, 4, m, n);
+                NDArray y = NDArray.allocate(DType.INT32, m)) {
             Interpreter.run(f, x, y);
             for (int i = 0; i < m; i++) {
                 long acc = 0;
@@ -139,15 +146,21 @@ class InterpreterLoweredTest {
     @Test
     void argmaxWithATwoValueReducer() {
         int m = 9, n = 17;
-        Reducer argmax = Reducer.of("argmax", List.of(F32, DType.INT32),
-                (x, y) -> List.of(Te.select(y.get(0).gt(x.get(0)), y.get(0), x.get(0)),
+        Reducer argmax = Reducer.of(
+                "argmax",
+                List.of(F32, DType.INT32),
+                (x, y) -> List.of(
+                        Te.select(y.get(0).gt(x.get(0)), y.get(0), x.get(0)),
                         Te.select(y.get(0).gt(x.get(0)), y.get(1), x.get(1))),
                 List.of(Reducer.lowest(F32), IntImm.i32(-1)));
         Tensor a = placeholder("A", F32, m, n);
         IterVar k = reduceAxis(n, "k");
-        List<Tensor> outs = computeMulti("argmax", shape(m), ax -> argmax.reduce(List.of(a.at(ax.get(0), k), k), List.of(k), bool(true)));
+        List<Tensor> outs = computeMulti(
+                "argmax", shape(m), ax -> argmax.reduce(List.of(a.at(ax.get(0), k), k), List.of(k), bool(true)));
         PrimFunc f = LowerDefault.lower("argmax", List.of(a, outs.get(0), outs.get(1)));
-        try (NDArray x = NDArray.random(F32, 5, m, n); NDArray val = NDArray.allocate(F32, m); NDArray idx = NDArray.allocate(DType.INT32, m)) {
+        try (NDArray x = NDArray.random(F32, 5, m, n);
+                NDArray val = NDArray.allocate(F32, m);
+                NDArray idx = NDArray.allocate(DType.INT32, m)) {
             // ties: row 2 has its maximum twice; the first index must win
             x.setDouble(2.0, 2, 3);
             x.setDouble(2.0, 2, 11);
@@ -174,8 +187,9 @@ class InterpreterLoweredTest {
         Tensor a = placeholder("A", DType.INT8, m, n);
         IterVar k = reduceAxis(n, "k");
         Tensor s = compute("S", shape(m), i -> sum(k, a.at(i, k)));
-        try (NDArray x = Ref.wide(DType.INT8, 7, m * n, false); NDArray x2 = NDArray.allocate(DType.INT8, m, n);
-             NDArray y = NDArray.allocate(DType.INT8, m)) {
+        try (NDArray x = Ref.wide(DType.INT8, 7, m * n, false);
+                NDArray x2 = NDArray.allocate(DType.INT8, m, n);
+                NDArray y = NDArray.allocate(DType.INT8, m)) {
             for (int e = 0; e < m * n; e++) x2.setLongFlat(x.getLongFlat(e), e);
             Interpreter.run(LowerDefault.lower("sum8", List.of(a, s)), x2, y);
             boolean wrapped = false;
@@ -194,7 +208,8 @@ class InterpreterLoweredTest {
         Tensor h = placeholder("H", DType.FLOAT16, m, n);
         IterVar kh = reduceAxis(n, "k");
         Tensor hs = compute("HS", shape(m), i -> sum(kh, h.at(i, kh).mul(Te.constant(DType.FLOAT16, 37.3))));
-        try (NDArray x = NDArray.random(DType.FLOAT16, 8, m, n); NDArray y = NDArray.allocate(DType.FLOAT16, m)) {
+        try (NDArray x = NDArray.random(DType.FLOAT16, 8, m, n);
+                NDArray y = NDArray.allocate(DType.FLOAT16, m)) {
             Interpreter.run(LowerDefault.lower("sum16", List.of(h, hs)), x, y);
             float c = Float.float16ToFloat(Float.floatToFloat16(37.3f));
             for (int i = 0; i < m; i++) {
@@ -217,8 +232,9 @@ class InterpreterLoweredTest {
         Tensor mx = compute("MX", shape(m), i -> Te.max(k1, a.at(i, k1)));
         Tensor mn = compute("MN", shape(m), i -> Te.min(k2, a.at(i, k2)));
         PrimFunc f = LowerDefault.lower("minmax", List.of(a, mx, mn));
-        try (NDArray x = NDArray.random(DType.INT16, 9, m, n); NDArray hi = NDArray.allocate(DType.INT16, m);
-             NDArray lo = NDArray.allocate(DType.INT16, m)) {
+        try (NDArray x = NDArray.random(DType.INT16, 9, m, n);
+                NDArray hi = NDArray.allocate(DType.INT16, m);
+                NDArray lo = NDArray.allocate(DType.INT16, m)) {
             Interpreter.run(f, x, hi, lo);
             for (int i = 0; i < m; i++) {
                 long h = Long.MIN_VALUE, l = Long.MAX_VALUE;
@@ -237,16 +253,18 @@ class InterpreterLoweredTest {
         Tensor a = placeholder("A", F32, 4);
         Buffer out = Buffer.rowMajor("out", F32, List.of(4L), MemoryScope.GLOBAL);
         Var i = new Var("i");
-        PrimFunc read = new PrimFunc("raw", List.of(out), For.serial(i, IntImm.i32(0), IntImm.i32(4),
-                new Store(out, List.of(i), a.at(i))));
+        PrimFunc read = new PrimFunc(
+                "raw", List.of(out), For.serial(i, IntImm.i32(0), IntImm.i32(4), new Store(out, List.of(i), a.at(i))));
         KilnException e = assertThrows(KilnException.class, () -> Interpreter.compile(read));
         assertTrue(e.getMessage().contains("function 'raw' still contains a tensor read of 'A': A[i]"), e.getMessage());
         assertTrue(e.getMessage().contains("LowerDefault"), e.getMessage());
         IterVar k = reduceAxis(4, "k");
         Expr red = sum(k, a.at(k));
-        PrimFunc reduce = new PrimFunc("red", List.of(out), For.serial(i, IntImm.i32(0), IntImm.i32(4),
-                new Store(out, List.of(i), red)));
+        PrimFunc reduce = new PrimFunc(
+                "red", List.of(out), For.serial(i, IntImm.i32(0), IntImm.i32(4), new Store(out, List.of(i), red)));
         KilnException e2 = assertThrows(KilnException.class, () -> Interpreter.compile(reduce));
-        assertTrue(e2.getMessage().contains("function 'red' still contains a reduction: sum(A[k], axis=[k])"), e2.getMessage());
+        assertTrue(
+                e2.getMessage().contains("function 'red' still contains a reduction: sum(A[k], axis=[k])"),
+                e2.getMessage());
     }
 }

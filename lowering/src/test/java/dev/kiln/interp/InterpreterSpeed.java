@@ -29,8 +29,9 @@ public final class InterpreterSpeed {
         IterVar k = reduceAxis(n, "k");
         Tensor c = compute("C", shape(n, n), (i, j) -> sum(k, a.at(i, k).mul(b.at(k, j))));
         PrimFunc f = LowerDefault.lower("matmul", List.of(a, b, c));
-        try (NDArray x = NDArray.random(DType.FLOAT32, 1, n, n); NDArray y = NDArray.random(DType.FLOAT32, 2, n, n);
-             NDArray z = NDArray.allocate(DType.FLOAT32, n, n)) {
+        try (NDArray x = NDArray.random(DType.FLOAT32, 1, n, n);
+                NDArray y = NDArray.random(DType.FLOAT32, 2, n, n);
+                NDArray z = NDArray.allocate(DType.FLOAT32, n, n)) {
             Program p = Interpreter.compile(f);
             for (int r = 0; r < repeats; r++) {
                 java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -39,8 +40,9 @@ public final class InterpreterSpeed {
                 p.run(x, y, z);
                 double s = (System.nanoTime() - t0) / 1e9;
                 double cpu = (mx.getCurrentThreadCpuTime() - c0) / 1e9;
-                System.out.printf("matmul %d^3 run %d: %.2f s wall, %.2f s cpu (%.1f ns cpu per multiply-add)%n", n, r, s,
-                        cpu, cpu * 1e9 / ((double) n * n * n));
+                System.out.printf(
+                        "matmul %d^3 run %d: %.2f s wall, %.2f s cpu (%.1f ns cpu per multiply-add)%n",
+                        n, r, s, cpu, cpu * 1e9 / ((double) n * n * n));
             }
         }
     }

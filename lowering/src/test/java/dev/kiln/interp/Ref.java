@@ -31,7 +31,8 @@ final class Ref {
     static final DType[] INTS = {DType.INT8, DType.INT16, DType.INT32, DType.INT64, DType.UINT8};
 
     /** {@code out[i] = body(in0[i], in1[i], ...)} for {@code i} in {@code [0, n)}. */
-    static PrimFunc elementwise(String name, DType outType, List<DType> inTypes, int n, Function<List<Expr>, Expr> body) {
+    static PrimFunc elementwise(
+            String name, DType outType, List<DType> inTypes, int n, Function<List<Expr>, Expr> body) {
         List<Buffer> params = new ArrayList<>();
         List<Expr> loads = new ArrayList<>();
         Var i = new Var("i");
@@ -42,8 +43,10 @@ final class Ref {
         }
         Buffer out = Buffer.rowMajor("out", outType, List.of((long) n), MemoryScope.GLOBAL);
         params.add(out);
-        return new PrimFunc(name, params, For.serial(i, IntImm.i32(0), IntImm.i32(n),
-                new Store(out, List.of(i), body.apply(loads))));
+        return new PrimFunc(
+                name,
+                params,
+                For.serial(i, IntImm.i32(0), IntImm.i32(n), new Store(out, List.of(i), body.apply(loads))));
     }
 
     /** Runs an elementwise function and returns the output. */
@@ -68,19 +71,24 @@ final class Ref {
             if (t.isBool()) {
                 a.setLongFlat(r.nextInt(2), i);
             } else if (t.isInt()) {
-                long v = switch (r.nextInt(3)) {
-                    case 0 -> r.nextLong(-9, 10);
-                    case 1 -> t == DType.INT64 ? r.nextLong() : r.nextLong(t.minInt(), t.maxInt() + 1);
-                    default -> t == DType.INT64 ? r.nextLong(-(1L << 40), 1L << 40) : r.nextLong(t.minInt(), t.maxInt() + 1);
-                };
+                long v =
+                        switch (r.nextInt(3)) {
+                            case 0 -> r.nextLong(-9, 10);
+                            case 1 -> t == DType.INT64 ? r.nextLong() : r.nextLong(t.minInt(), t.maxInt() + 1);
+                            default ->
+                                t == DType.INT64
+                                        ? r.nextLong(-(1L << 40), 1L << 40)
+                                        : r.nextLong(t.minInt(), t.maxInt() + 1);
+                        };
                 a.setLongFlat(Math.max(t.minInt(), Math.min(t.maxInt(), v)), i);
             } else {
                 int maxExp = t == DType.FLOAT16 ? 14 : 60;
-                double v = switch (r.nextInt(3)) {
-                    case 0 -> r.nextDouble(-1, 1);
-                    case 1 -> (r.nextDouble() - 0.5) * Math.scalb(1.0, r.nextInt(-20, maxExp));
-                    default -> r.nextInt(-40, 40) + 0.5;
-                };
+                double v =
+                        switch (r.nextInt(3)) {
+                            case 0 -> r.nextDouble(-1, 1);
+                            case 1 -> (r.nextDouble() - 0.5) * Math.scalb(1.0, r.nextInt(-20, maxExp));
+                            default -> r.nextInt(-40, 40) + 0.5;
+                        };
                 a.setDoubleFlat(v, i);
             }
         }
@@ -110,7 +118,8 @@ final class Ref {
         return switch (t) {
             case FLOAT64 -> x;
             case FLOAT32 -> (float) x;
-            case FLOAT16, BFLOAT16 -> Double.isNaN(x) || Double.isInfinite(x) || x == 0 ? x : nearest16(t, new BigDecimal(x), x < 0);
+            case FLOAT16, BFLOAT16 ->
+                Double.isNaN(x) || Double.isInfinite(x) || x == 0 ? x : nearest16(t, new BigDecimal(x), x < 0);
             default -> throw new IllegalArgumentException(t.toString());
         };
     }
@@ -129,7 +138,8 @@ final class Ref {
     private static double nearest16(DType t, BigDecimal x, boolean negative) {
         BigDecimal mag = x.abs();
         double approx = mag.doubleValue();
-        int guess = t == DType.FLOAT16 ? Float.floatToFloat16((float) approx) & 0x7FFF
+        int guess = t == DType.FLOAT16
+                ? Float.floatToFloat16((float) approx) & 0x7FFF
                 : (Float.floatToRawIntBits((float) approx) >>> 16) & 0x7FFF;
         int inf = t == DType.FLOAT16 ? 0x7C00 : 0x7F80;
         int best = -1;
@@ -142,7 +152,8 @@ final class Ref {
                 bestErr = err;
             }
         }
-        double m = best == inf ? Double.POSITIVE_INFINITY : value16(t, best, inf).doubleValue();
+        double m =
+                best == inf ? Double.POSITIVE_INFINITY : value16(t, best, inf).doubleValue();
         return negative ? -m : m;
     }
 

@@ -29,11 +29,21 @@ class FlattenBuffersTest {
     private static PrimFunc transposeThroughScratch() {
         Buffer a = buffer("A", 3, 5), b = buffer("B", 5, 3), t = buffer("T", 5, 3);
         Var i = new Var("i"), j = new Var("j");
-        var fill = For.serial(i, i32(0), i32(5), For.serial(j, i32(0), i32(3),
-                new Store(t, List.of(i, j), new BufferLoad(a, List.of(j, i)))));
+        var fill = For.serial(
+                i,
+                i32(0),
+                i32(5),
+                For.serial(j, i32(0), i32(3), new Store(t, List.of(i, j), new BufferLoad(a, List.of(j, i)))));
         Var i2 = new Var("i"), j2 = new Var("j");
-        var copy = For.serial(i2, i32(0), i32(5), For.serial(j2, i32(0), i32(3),
-                new Store(b, List.of(i2, j2), new BufferLoad(t, List.of(i2, j2)).mul(2.0))));
+        var copy = For.serial(
+                i2,
+                i32(0),
+                i32(5),
+                For.serial(
+                        j2,
+                        i32(0),
+                        i32(3),
+                        new Store(b, List.of(i2, j2), new BufferLoad(t, List.of(i2, j2)).mul(2.0))));
         return new PrimFunc("tr", List.of(a, b), new Allocate(t, Seq.of(fill, copy)));
     }
 
@@ -69,9 +79,11 @@ class FlattenBuffersTest {
             if (s instanceof Store st) accessed.add(st.buffer());
             if (s instanceof Allocate al) accessed.add(al.buffer());
         });
-        dev.kiln.tir.Stmts.forEachExpr(g.body(), e -> Exprs.forEach(e, x -> {
-            if (x instanceof BufferLoad l) accessed.add(l.buffer());
-        }));
+        dev.kiln.tir.Stmts.forEachExpr(
+                g.body(),
+                e -> Exprs.forEach(e, x -> {
+                    if (x instanceof BufferLoad l) accessed.add(l.buffer());
+                }));
         assertThat(accessed).isNotEmpty().allSatisfy(b -> {
             assertThat(b.isView()).isTrue();
             assertThat(b.rank()).isEqualTo(1);
@@ -79,7 +91,11 @@ class FlattenBuffersTest {
         Buffer a = f.params().get(0);
         assertThat(accessed).filteredOn(b -> b.base() == a).hasSize(1);
         // one view object per buffer
-        assertThat(accessed.stream().filter(b -> b.name().equals("T")).distinct().count()).isEqualTo(1);
+        assertThat(accessed.stream()
+                        .filter(b -> b.name().equals("T"))
+                        .distinct()
+                        .count())
+                .isEqualTo(1);
     }
 
     @Test
@@ -93,7 +109,8 @@ class FlattenBuffersTest {
         // B (5 x 6) computed at D's row loop, its rows padded to a stride of 9 (9 mod 8 = 1).
         var dag = Dags.scale2d(5, 6);
         dev.kiln.te.Tensor b = dag.outputs().get(0);
-        var d = dev.kiln.te.Te.compute("D", dev.kiln.te.Te.shape(5, 6), (i, j) -> b.at(i, j).add(1.0));
+        var d = dev.kiln.te.Te.compute(
+                "D", dev.kiln.te.Te.shape(5, 6), (i, j) -> b.at(i, j).add(1.0));
         var dag2 = dev.kiln.te.ComputeDAG.of(d);
         ScheduleBuilder s = ScheduleBuilder.on(dag2);
         s.stage("B").storageAlign(0, 8, 1);
@@ -123,8 +140,18 @@ class FlattenBuffersTest {
         Buffer a = new Buffer("A", DType.FLOAT32, List.of(i32(4), i32(3)), List.of(i32(5), i32(1)), MemoryScope.GLOBAL);
         Buffer b = buffer("B", 4, 3);
         Var i = new Var("i"), j = new Var("j");
-        PrimFunc f = new PrimFunc("pad", List.of(a, b), For.serial(i, i32(0), i32(4), For.serial(j, i32(0), i32(3),
-                new Store(b, List.of(i, j), new BufferLoad(a, List.of(i, j)).add(1.0)))));
+        PrimFunc f = new PrimFunc(
+                "pad",
+                List.of(a, b),
+                For.serial(
+                        i,
+                        i32(0),
+                        i32(4),
+                        For.serial(
+                                j,
+                                i32(0),
+                                i32(3),
+                                new Store(b, List.of(i, j), new BufferLoad(a, List.of(i, j)).add(1.0)))));
         PrimFunc g = FlattenBuffers.apply(f);
         assertThat(g.toString()).contains("B[((i * 3) + j)] = (A[((i * 5) + j)] + 1.0f)");
         assertSameResults(f, g);
@@ -134,8 +161,18 @@ class FlattenBuffersTest {
     void constantIndicesFoldIntoOneTerm() {
         Buffer a = buffer("A", 3, 5), b = buffer("B", 5);
         Var j = new Var("j");
-        PrimFunc f = new PrimFunc("row", List.of(a, b), For.serial(j, i32(0), i32(5),
-                new Store(b, List.of(j), new BufferLoad(a, List.of(i32(2), j)).add(new BufferLoad(a, List.of(i32(1), i32(4)))))));
+        PrimFunc f = new PrimFunc(
+                "row",
+                List.of(a, b),
+                For.serial(
+                        j,
+                        i32(0),
+                        i32(5),
+                        new Store(
+                                b,
+                                List.of(j),
+                                new BufferLoad(a, List.of(i32(2), j))
+                                        .add(new BufferLoad(a, List.of(i32(1), i32(4)))))));
         PrimFunc g = FlattenBuffers.apply(f);
         assertThat(g.toString()).contains("B[j] = (A[(j + 10)] + A[9])");
         assertSameResults(f, g);
@@ -145,10 +182,25 @@ class FlattenBuffersTest {
     void int64IndicesGiveInt64Offsets() {
         Buffer a = buffer("A", 6), b = buffer("B", 2, 3);
         Var i = new Var("i", DType.INT64), j = new Var("j", DType.INT64);
-        PrimFunc f = new PrimFunc("wide", List.of(a, b), new For(i, i32(0).cast(DType.INT64), dev.kiln.ir.IntImm.i64(2),
-                dev.kiln.tir.ForKind.SERIAL, null, new For(j, dev.kiln.ir.IntImm.i64(0), dev.kiln.ir.IntImm.i64(3),
-                dev.kiln.tir.ForKind.SERIAL, null, new Store(b, List.of(i, j),
-                        new BufferLoad(a, List.of(i.mul(3L).add(j))).mul(3.0)))));
+        PrimFunc f = new PrimFunc(
+                "wide",
+                List.of(a, b),
+                new For(
+                        i,
+                        i32(0).cast(DType.INT64),
+                        dev.kiln.ir.IntImm.i64(2),
+                        dev.kiln.tir.ForKind.SERIAL,
+                        null,
+                        new For(
+                                j,
+                                dev.kiln.ir.IntImm.i64(0),
+                                dev.kiln.ir.IntImm.i64(3),
+                                dev.kiln.tir.ForKind.SERIAL,
+                                null,
+                                new Store(
+                                        b,
+                                        List.of(i, j),
+                                        new BufferLoad(a, List.of(i.mul(3L).add(j))).mul(3.0)))));
         PrimFunc g = FlattenBuffers.apply(f);
         assertThat(g.toString()).contains("B[((i * int64(3)) + j)]");
         assertSameResults(f, g);

@@ -21,9 +21,13 @@ import java.util.List;
 final class GpuIr {
     private GpuIr() {}
 
-    static Var v(String name) { return new Var(name, DType.INT32); }
+    static Var v(String name) {
+        return new Var(name, DType.INT32);
+    }
 
-    static IntImm c(long x) { return IntImm.i32(x); }
+    static IntImm c(long x) {
+        return IntImm.i32(x);
+    }
 
     /** A loop bound to a thread axis ("blockIdx.x", "threadIdx.x", "vthread"). */
     static For bind(String axis, Var var, long extent, Stmt... body) {
@@ -34,15 +38,23 @@ final class GpuIr {
         return new For(var, c(0), c(extent), kind, null, Seq.of(body));
     }
 
-    static For serial(Var var, long extent, Stmt... body) { return loop(ForKind.SERIAL, var, extent, body); }
+    static For serial(Var var, long extent, Stmt... body) {
+        return loop(ForKind.SERIAL, var, extent, body);
+    }
 
     static Buffer buf(String name, MemoryScope scope, long... shape) {
         return Buffer.rowMajor(name, DType.FLOAT32, Arrays.stream(shape).boxed().toList(), scope);
     }
 
-    static Store store(Buffer b, Expr value, Expr... idx) { return new Store(b, List.of(idx), value); }
+    static Store store(Buffer b, Expr value, Expr... idx) {
+        return new Store(b, List.of(idx), value);
+    }
 
-    static BufferLoad load(Buffer b, Expr... idx) { return new BufferLoad(b, List.of(idx)); }
+    static BufferLoad load(Buffer b, Expr... idx) {
+        return new BufferLoad(b, List.of(idx));
+    }
 
-    static PrimFunc func(Stmt body, Buffer... params) { return new PrimFunc("f", List.of(params), body); }
+    static PrimFunc func(Stmt body, Buffer... params) {
+        return new PrimFunc("f", List.of(params), body);
+    }
 }

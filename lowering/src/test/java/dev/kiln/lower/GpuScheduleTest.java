@@ -121,10 +121,11 @@ class GpuScheduleTest {
     @Test
     void conv2dWithPaddingInlinedIntoTheSharedFetch() {
         ComputeDAG dag = GpuSchedules.conv2d(1, 3, 7, 7, 4, 3, 3, 1);
-        GpuSchedules.Tiles t = tiles(new int[][] {{1, 1, 1, 1}, {1, 2, 1, 2}, {1, 7, 1, 1}, {1, 1, 7, 1}},
+        GpuSchedules.Tiles t = tiles(
+                new int[][] {{1, 1, 1, 1}, {1, 2, 1, 2}, {1, 7, 1, 1}, {1, 1, 7, 1}},
                 new int[][] {{1, 1}, {1, 3}, {3, 1}});
-        Schedule s = GpuSchedules.multiLevelTiling(dag, "conv", CONV_SPATIAL, CONV_REDUCE, List.of("pad", "kernel"),
-                List.of("pad"), t);
+        Schedule s = GpuSchedules.multiLevelTiling(
+                dag, "conv", CONV_SPATIAL, CONV_REDUCE, List.of("pad", "kernel"), List.of("pad"), t);
         PrimFunc f = lowerGpu("conv", s);
         assertEquals(1, GpuKernel.find(f.body()).size());
         // Per block: 1 x 1 x 9 x 9 padded inputs of one channel, all 4 x 1 x 3 x 3 weights of it; per thread:
@@ -150,17 +151,19 @@ class GpuScheduleTest {
     void conv2dOddSizesBatchTwoAndAReductionSplitThatDoesNotDivide() {
         ComputeDAG dag = GpuSchedules.conv2d(2, 5, 9, 6, 6, 3, 3, 1);
         // n 2 = 2 blocks; f 6 = 3 threads x 2; y 9 = 3 blocks x 3 threads; x 6 = 2 threads x 3; rc 5 in steps of 2.
-        GpuSchedules.Tiles t = tiles(new int[][] {{1, 1, 1, 1}, {1, 3, 1, 2}, {1, 3, 1, 1}, {1, 2, 3, 1}},
+        GpuSchedules.Tiles t = tiles(
+                new int[][] {{1, 1, 1, 1}, {1, 3, 1, 2}, {1, 3, 1, 1}, {1, 2, 3, 1}},
                 new int[][] {{2, 1}, {1, 3}, {3, 1}});
-        Schedule s = GpuSchedules.multiLevelTiling(dag, "conv", CONV_SPATIAL, CONV_REDUCE, List.of("pad", "kernel"),
-                List.of("pad"), t);
+        Schedule s = GpuSchedules.multiLevelTiling(
+                dag, "conv", CONV_SPATIAL, CONV_REDUCE, List.of("pad", "kernel"), List.of("pad"), t);
         checkConv(lowerGpu("conv", s), 2, 5, 9, 6, 6, 3, 3, 1, 22);
     }
 
     @Test
     void conv2dWithPaddingAsItsOwnKernel() {
         ComputeDAG dag = GpuSchedules.conv2d(1, 4, 5, 5, 2, 3, 3, 1);
-        GpuSchedules.Tiles t = tiles(new int[][] {{1, 1, 1, 1}, {2, 1, 1, 1}, {1, 5, 1, 1}, {1, 5, 1, 1}},
+        GpuSchedules.Tiles t = tiles(
+                new int[][] {{1, 1, 1, 1}, {2, 1, 1, 1}, {1, 5, 1, 1}, {1, 5, 1, 1}},
                 new int[][] {{2, 1}, {1, 3}, {1, 3}});
         ScheduleBuilder b = ScheduleBuilder.on(dag);
         GpuSchedules.tile(b, "conv", CONV_SPATIAL, CONV_REDUCE, List.of("pad", "kernel"), t);
@@ -169,8 +172,12 @@ class GpuScheduleTest {
         List<GpuKernel> kernels = GpuKernel.find(f.body());
         assertEquals(2, kernels.size(), f.toString());
         // pad: 1 x 4 x 7 x 7 = 196 elements in blocks of 32 threads; conv: 25 threads, 1 block.
-        assertEquals(Map.of(ThreadAxis.BLOCK_X, 7L, ThreadAxis.THREAD_X, 32L), kernels.get(0).extents());
-        assertEquals(Map.of(ThreadAxis.BLOCK_X, 1L, ThreadAxis.THREAD_X, 25L), kernels.get(1).extents());
+        assertEquals(
+                Map.of(ThreadAxis.BLOCK_X, 7L, ThreadAxis.THREAD_X, 32L),
+                kernels.get(0).extents());
+        assertEquals(
+                Map.of(ThreadAxis.BLOCK_X, 1L, ThreadAxis.THREAD_X, 25L),
+                kernels.get(1).extents());
         assertEquals(25, kernels.get(1).threadsPerBlock());
         checkConv(f, 1, 4, 5, 5, 2, 3, 3, 1, 23);
     }
@@ -179,16 +186,26 @@ class GpuScheduleTest {
 
     @Test
     void gpuPassesRunAfterTheFirstSimplifyAndTheProgramIsCheckedAgainAtTheEnd() {
-        List<String> names = GpuPasses.pipeline(GpuLimits.h200()).stream().map(Lowering.Pass::name).toList();
+        List<String> names = GpuPasses.pipeline(GpuLimits.h200()).stream()
+                .map(Lowering.Pass::name)
+                .toList();
         List<String> cpu = Lowering.passes().stream().map(Lowering.Pass::name).toList();
         List<String> expected = new java.util.ArrayList<>(cpu);
         expected.addAll(1, List.of("verify-thread-bindings", "plan-memory-scopes", "inject-barriers"));
         expected.add("verify-gpu-program");
         assertEquals(expected, names);
         List<String> dumped = new java.util.ArrayList<>();
-        GpuPasses.lower("matmul", GpuSchedules.multiLevelTiling(GpuSchedules.matmul(8, 8, 4), "C", List.of("i", "j"),
-                List.of("k"), List.of("A", "B"), tiles(new int[][] {{1, 2, 2, 1}, {1, 2, 2, 1}}, new int[][] {{2, 1}})),
-                GpuLimits.h200(), new Lowering.Options((pass, f) -> dumped.add(pass)));
+        GpuPasses.lower(
+                "matmul",
+                GpuSchedules.multiLevelTiling(
+                        GpuSchedules.matmul(8, 8, 4),
+                        "C",
+                        List.of("i", "j"),
+                        List.of("k"),
+                        List.of("A", "B"),
+                        tiles(new int[][] {{1, 2, 2, 1}, {1, 2, 2, 1}}, new int[][] {{2, 1}})),
+                GpuLimits.h200(),
+                new Lowering.Options((pass, f) -> dumped.add(pass)));
         expected.addFirst("schedule-to-loops");
         assertEquals(expected, dumped);
     }
@@ -196,7 +213,12 @@ class GpuScheduleTest {
     @Test
     void matmulProgramHasSharedTilesPerBlockAndTwoBarriersPerReductionStep() {
         ComputeDAG dag = GpuSchedules.matmul(16, 24, 12);
-        Schedule s = GpuSchedules.multiLevelTiling(dag, "C", List.of("i", "j"), List.of("k"), List.of("A", "B"),
+        Schedule s = GpuSchedules.multiLevelTiling(
+                dag,
+                "C",
+                List.of("i", "j"),
+                List.of("k"),
+                List.of("A", "B"),
                 tiles(new int[][] {{1, 2, 2, 1}, {2, 2, 1, 2}}, new int[][] {{2, 2}}));
         PrimFunc f = lowerGpu("matmul", s);
         String expected = """

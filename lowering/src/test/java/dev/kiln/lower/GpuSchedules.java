@@ -49,7 +49,8 @@ public final class GpuSchedules {
         Tensor A = placeholder("A", FLOAT32, m, k);
         Tensor B = placeholder("B", FLOAT32, k, n);
         IterVar r = reduceAxis(k, "k");
-        return ComputeDAG.of(compute("C", shape(m, n), (i, j) -> sum(r, A.at(i, r).mul(B.at(r, j)))));
+        return ComputeDAG.of(
+                compute("C", shape(m, n), (i, j) -> sum(r, A.at(i, r).mul(B.at(r, j)))));
     }
 
     /**
@@ -60,13 +61,25 @@ public final class GpuSchedules {
         Tensor data = placeholder("data", FLOAT32, n, c, h, w);
         Tensor kernel = placeholder("kernel", FLOAT32, f, c, kh, kw);
         int ph = h + 2 * pad, pw = w + 2 * pad;
-        Tensor padded = compute("pad", shape(n, c, ph, pw), (b, ch, y, x) -> Te.select(
-                y.ge(pad).and(y.lt(h + pad)).and(x.ge(pad)).and(x.lt(w + pad)),
-                data.at(b, ch, y.sub(pad).max(0).min(h - 1), x.sub(pad).max(0).min(w - 1)), Te.f32(0)));
+        Tensor padded = compute(
+                "pad",
+                shape(n, c, ph, pw),
+                (b, ch, y, x) -> Te.select(
+                        y.ge(pad).and(y.lt(h + pad)).and(x.ge(pad)).and(x.lt(w + pad)),
+                        data.at(
+                                b,
+                                ch,
+                                y.sub(pad).max(0).min(h - 1),
+                                x.sub(pad).max(0).min(w - 1)),
+                        Te.f32(0)));
         IterVar rc = reduceAxis(c, "rc"), ry = reduceAxis(kh, "ry"), rx = reduceAxis(kw, "rx");
         int oh = ph - kh + 1, ow = pw - kw + 1;
-        Tensor out = compute("conv", shape(n, f, oh, ow), (b, ff, y, x) -> sum(List.of(rc, ry, rx),
-                padded.at(b, rc, y.add(ry), x.add(rx)).mul(kernel.at(ff, rc, ry, rx))));
+        Tensor out = compute(
+                "conv",
+                shape(n, f, oh, ow),
+                (b, ff, y, x) -> sum(
+                        List.of(rc, ry, rx),
+                        padded.at(b, rc, y.add(ry), x.add(rx)).mul(kernel.at(ff, rc, ry, rx))));
         return ComputeDAG.of(out);
     }
 
@@ -74,8 +87,13 @@ public final class GpuSchedules {
      * The Ansor GPU multi-level tiling of output stage {@code out} (spatial axes, then reduce
      * axes, by name), with shared-memory cache reads of {@code sharedInputs}.
      */
-    public static Schedule multiLevelTiling(ComputeDAG dag, String out, List<String> spatialAxes, List<String> reduceAxes,
-                                     List<String> sharedInputs, Tiles tiles) {
+    public static Schedule multiLevelTiling(
+            ComputeDAG dag,
+            String out,
+            List<String> spatialAxes,
+            List<String> reduceAxes,
+            List<String> sharedInputs,
+            Tiles tiles) {
         return multiLevelTiling(dag, out, spatialAxes, reduceAxes, sharedInputs, List.of(), tiles);
     }
 
@@ -83,8 +101,14 @@ public final class GpuSchedules {
      * As above; the stages in {@code inline} (producers of the cached inputs, such as padding)
      * are then computed inline, into their {@code .shared} copies.
      */
-    public static Schedule multiLevelTiling(ComputeDAG dag, String out, List<String> spatialAxes, List<String> reduceAxes,
-                                     List<String> sharedInputs, List<String> inline, Tiles tiles) {
+    public static Schedule multiLevelTiling(
+            ComputeDAG dag,
+            String out,
+            List<String> spatialAxes,
+            List<String> reduceAxes,
+            List<String> sharedInputs,
+            List<String> inline,
+            Tiles tiles) {
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         tile(s, out, spatialAxes, reduceAxes, sharedInputs, tiles);
         for (String st : inline) s.stage(st).computeInline();
@@ -92,8 +116,13 @@ public final class GpuSchedules {
     }
 
     /** Applies the multi-level tiling steps to a builder (which may get more steps afterwards). */
-    public static void tile(ScheduleBuilder s, String out, List<String> spatialAxes, List<String> reduceAxes,
-                     List<String> sharedInputs, Tiles tiles) {
+    public static void tile(
+            ScheduleBuilder s,
+            String out,
+            List<String> spatialAxes,
+            List<String> reduceAxes,
+            List<String> sharedInputs,
+            Tiles tiles) {
         StageRef C = s.stage(out);
         StageRef local = C.cacheWrite("local");
         List<Integer> splitSteps = new ArrayList<>();

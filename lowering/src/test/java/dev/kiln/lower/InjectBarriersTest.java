@@ -82,15 +82,32 @@ class InjectBarriersTest {
     @Test
     void noSharedMemoryNoBarrier() {
         Buffer local = buf("L", MemoryScope.LOCAL, 1);
-        PrimFunc f = func(bind("blockIdx.x", b, 2, bind("threadIdx.x", t, 8, new Allocate(local, serial(k, 2,
-                store(local, load(a, b, k.mul(8).add(t)), c(0)), store(out, load(local, c(0)), b, t))))), a, out);
+        PrimFunc f = func(
+                bind(
+                        "blockIdx.x",
+                        b,
+                        2,
+                        bind(
+                                "threadIdx.x",
+                                t,
+                                8,
+                                new Allocate(
+                                        local,
+                                        serial(
+                                                k,
+                                                2,
+                                                store(local, load(a, b, k.mul(8).add(t)), c(0)),
+                                                store(out, load(local, c(0)), b, t))))),
+                a,
+                out);
         assertSame(f, InjectBarriers.apply(f));
     }
 
     @Test
     void readsOnlyNeedNoBarrier() {
         PrimFunc f = kernel(fetch(u, c(0)), serial(k, 4, use()));
-        assertEquals(1, count(InjectBarriers.apply(f).body()), "one barrier after the fetch, none in the read-only loop");
+        assertEquals(
+                1, count(InjectBarriers.apply(f).body()), "one barrier after the fetch, none in the read-only loop");
     }
 
     @Test
@@ -99,8 +116,8 @@ class InjectBarriersTest {
         Var t2 = v("t2"), t3 = v("t3"), t4 = v("t4");
         Stmt use2 = bind("threadIdx.x", t2, 8, store(out, load(s, c(7).sub(t2)), b, t2));
         Stmt use4 = bind("threadIdx.x", t4, 8, store(out, load(out, b, t4).add(load(s, c(7).sub(t4))), b, t4));
-        PrimFunc f = func(bind("blockIdx.x", b, 2, new Allocate(s, Seq.of(fetch(u, c(0)), use2, fetch(t3, c(8)), use4))),
-                a, out);
+        PrimFunc f = func(
+                bind("blockIdx.x", b, 2, new Allocate(s, Seq.of(fetch(u, c(0)), use2, fetch(t3, c(8)), use4))), a, out);
         assertEquals("""
                 func f(A: float32[2, 16], C: float32[2, 8]) {
                   for[blockIdx.x] b in 0..2 {
@@ -128,8 +145,14 @@ class InjectBarriersTest {
     @Test
     void vthreadLoopCarriesLikeASerialLoop() {
         Var vt = v("vt");
-        PrimFunc f = func(bind("blockIdx.x", b, 2, new Allocate(s, bind("vthread", vt, 2,
-                bind("threadIdx.x", t, 8, fetch(u, vt.mul(8)), use())))), a, out);
+        PrimFunc f = func(
+                bind(
+                        "blockIdx.x",
+                        b,
+                        2,
+                        new Allocate(s, bind("vthread", vt, 2, bind("threadIdx.x", t, 8, fetch(u, vt.mul(8)), use())))),
+                a,
+                out);
         assertEquals("""
                 func f(A: float32[2, 16], C: float32[2, 8]) {
                   for[blockIdx.x] b in 0..2 {
@@ -152,9 +175,11 @@ class InjectBarriersTest {
     @Test
     void fetchAndUseUnderOneConditionAreRefused() {
         PrimFunc f = kernel(serial(k, 2, IfThenElse.of(t.lt(4), Seq.of(fetch(u), use()))));
-        assertEquals("function 'f': in kernel 'b' (blockIdx.x), shared buffer 'S' is written and read by different"
-                + " statements under the condition (t < 4), where not every thread of the block arrives, so " + "no barrier can"
-                + " separate them; compute the shared stage outside that code",
+        assertEquals(
+                "function 'f': in kernel 'b' (blockIdx.x), shared buffer 'S' is written and read by different"
+                        + " statements under the condition (t < 4), where not every thread of the block arrives, so "
+                        + "no barrier can"
+                        + " separate them; compute the shared stage outside that code",
                 assertThrows(KilnException.class, () -> InjectBarriers.apply(f)).getMessage());
     }
 
@@ -167,7 +192,9 @@ class InjectBarriersTest {
 
     private static int count(Stmt st) {
         int[] n = {0};
-        dev.kiln.tir.Stmts.forEachStmt(st, x -> { if (x instanceof Barrier) n[0]++; });
+        dev.kiln.tir.Stmts.forEachStmt(st, x -> {
+            if (x instanceof Barrier) n[0]++;
+        });
         return n[0];
     }
 }

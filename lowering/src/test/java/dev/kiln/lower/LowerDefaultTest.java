@@ -74,16 +74,23 @@ class LowerDefaultTest {
     @Test
     void multiValueReductionUsesLets() {
         Tensor A = placeholder("A", FLOAT32, 3, 9);
-        Reducer argmax = Reducer.of("argmax", List.of(FLOAT32, INT32), (acc, x) -> {
-            Expr better = x.get(0).gt(acc.get(0));
-            return List.of(Te.select(better, x.get(0), acc.get(0)), Te.select(better, x.get(1), acc.get(1)));
-        }, List.of(Reducer.lowest(FLOAT32), Te.i32(-1)));
+        Reducer argmax = Reducer.of(
+                "argmax",
+                List.of(FLOAT32, INT32),
+                (acc, x) -> {
+                    Expr better = x.get(0).gt(acc.get(0));
+                    return List.of(Te.select(better, x.get(0), acc.get(0)), Te.select(better, x.get(1), acc.get(1)));
+                },
+                List.of(Reducer.lowest(FLOAT32), Te.i32(-1)));
         IterVar k = reduceAxis(9, "k");
-        List<Tensor> outs = Te.computeMulti("am", shape(3),
-                ax -> argmax.reduce(List.of(A.at(ax.get(0), k), k), List.of(k), Te.bool(true)));
+        List<Tensor> outs = Te.computeMulti(
+                "am", shape(3), ax -> argmax.reduce(List.of(A.at(ax.get(0), k), k), List.of(k), Te.bool(true)));
         String s = LowerDefault.lower("argmax", new ComputeDAG(outs)).toString();
-        assertThat(s).contains("am.v0[i] = -inff").contains("am.v1[i] = -1")
-                .contains("let x0: float32 = am.v0[i]").contains("let y1: int32 = k")
+        assertThat(s)
+                .contains("am.v0[i] = -inff")
+                .contains("am.v1[i] = -1")
+                .contains("let x0: float32 = am.v0[i]")
+                .contains("let y1: int32 = k")
                 .contains("am.v1[i] = am.v1_new");
     }
 
@@ -92,7 +99,8 @@ class LowerDefaultTest {
         Tensor A = placeholder("A", FLOAT32, 4);
         Tensor B = placeholder("B", FLOAT32, 4);
         Tensor C = compute("C", shape(4), i -> A.at(i).add(B.at(i)));
-        String m = assertThrows(KilnException.class, () -> LowerDefault.lower("f", List.of(A, C))).getMessage();
+        String m = assertThrows(KilnException.class, () -> LowerDefault.lower("f", List.of(A, C)))
+                .getMessage();
         assertThat(m).contains("placeholder 'B'");
         assertThat(LowerDefault.lower("f", List.of(B, A, C)).params().stream().map(Object::toString))
                 .containsExactly("B", "A", "C");

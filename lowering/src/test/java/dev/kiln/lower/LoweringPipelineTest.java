@@ -31,10 +31,21 @@ class LoweringPipelineTest {
             names.add(pass);
             programs.add(fn);
         }));
-        assertThat(names).containsExactly("schedule-to-loops", "simplify", "unswitch-guards", "partition-loops", "simplify",
-                "legalize-vectorize", "unroll-loops", "flatten-buffers", "simplify", "remove-no-ops");
+        assertThat(names)
+                .containsExactly(
+                        "schedule-to-loops",
+                        "simplify",
+                        "unswitch-guards",
+                        "partition-loops",
+                        "simplify",
+                        "legalize-vectorize",
+                        "unroll-loops",
+                        "flatten-buffers",
+                        "simplify",
+                        "remove-no-ops");
         assertThat(programs.getLast()).isSameAs(f);
-        assertThat(Lowering.passes().stream().map(Lowering.Pass::name).toList()).isEqualTo(names.subList(1, names.size()));
+        assertThat(Lowering.passes().stream().map(Lowering.Pass::name).toList())
+                .isEqualTo(names.subList(1, names.size()));
     }
 
     @Test
@@ -77,7 +88,8 @@ class LoweringPipelineTest {
         for (int[] mnk : new int[][] {{15, 10, 7}, {8, 8, 8}, {9, 17, 5}, {1, 1, 1}, {4, 19, 33}}) {
             int m = mnk[0], n = mnk[1], k = mnk[2];
             PrimFunc f = Lowering.lower("f", Dags.tiledMatmulRelu(Dags.matmulRelu(m, n, k)));
-            NDArray a = NDArray.random(dev.kiln.ir.DType.FLOAT32, 11, m, k), b = NDArray.random(dev.kiln.ir.DType.FLOAT32, 12, k, n);
+            NDArray a = NDArray.random(dev.kiln.ir.DType.FLOAT32, 11, m, k),
+                    b = NDArray.random(dev.kiln.ir.DType.FLOAT32, 12, k, n);
             NDArray d = NDArray.random(dev.kiln.ir.DType.FLOAT32, 13, m, n);
             Interpreter.run(f, a, b, d);
             NDArray expect = NDArray.allocate(dev.kiln.ir.DType.FLOAT32, m, n);
@@ -112,9 +124,12 @@ class LoweringPipelineTest {
                 if (st instanceof Store x) assertThat(x.buffer().isView()).isTrue();
                 if (st instanceof Allocate x) assertThat(x.buffer().isView()).isTrue();
             });
-            dev.kiln.tir.Stmts.forEachExpr(f.body(), e -> Exprs.forEach(e, x -> {
-                if (x instanceof BufferLoad l) assertThat(l.buffer().isView()).isTrue();
-            }));
+            dev.kiln.tir.Stmts.forEachExpr(
+                    f.body(),
+                    e -> Exprs.forEach(e, x -> {
+                        if (x instanceof BufferLoad l)
+                            assertThat(l.buffer().isView()).isTrue();
+                    }));
             LegalizeVectorize.Result again = LegalizeVectorize.run(f);
             assertThat(again.demotions()).isEmpty();
             assertThat(again.func()).isSameAs(f);
@@ -134,6 +149,8 @@ class LoweringPipelineTest {
         Schedule sch = s.build();
         PrimFunc before = PassChecks.loops(sch);
         PassChecks.assertSameResults(before, PassChecks.pipeline(before));
-        assertThat(Lowering.lower("f", sch).toString()).contains("for[blockIdx.x] i.0 in 0..5").contains("for[threadIdx.x] i.1 in 0..8");
+        assertThat(Lowering.lower("f", sch).toString())
+                .contains("for[blockIdx.x] i.0 in 0..5")
+                .contains("for[threadIdx.x] i.1 in 0..8");
     }
 }

@@ -28,8 +28,16 @@ class PartitionLoopsTest {
         Buffer a = buffer("A", n), b = buffer("B", n);
         Var i = new Var("i");
         Store st = new Store(b, List.of(i), new BufferLoad(a, List.of(i)).mul(2.0));
-        return new PrimFunc("g", List.of(a, b), new For(i, i32(0), i32(n), kind,
-                kind == ForKind.THREAD_BOUND ? ThreadAxis.THREAD_X : null, IfThenElse.of(cond.apply(i), st)));
+        return new PrimFunc(
+                "g",
+                List.of(a, b),
+                new For(
+                        i,
+                        i32(0),
+                        i32(n),
+                        kind,
+                        kind == ForKind.THREAD_BOUND ? ThreadAxis.THREAD_X : null,
+                        IfThenElse.of(cond.apply(i), st)));
     }
 
     @Test
@@ -100,9 +108,13 @@ class PartitionLoopsTest {
     @Test
     void negativeAndScaledCoefficients() {
         // 20 - 3 * i > 4  <=>  i <= 5 ; 2 * i + 1 <= 17  <=>  i <= 8
-        PrimFunc f = guarded(12, ForKind.SERIAL, i -> i32(20).sub(i.mul(3)).gt(4).and(i.mul(2).add(1).le(17)));
+        PrimFunc f = guarded(12, ForKind.SERIAL, i -> i32(20).sub(i.mul(3))
+                .gt(4)
+                .and(i.mul(2).add(1).le(17)));
         PrimFunc g = PartitionLoops.apply(f);
-        assertThat(g.toString()).contains("for i in 0..6 {\n    B[i] = (A[i] * 2.0f)\n").contains("for i in 6..6 + 6 {");
+        assertThat(g.toString())
+                .contains("for i in 0..6 {\n    B[i] = (A[i] * 2.0f)\n")
+                .contains("for i in 6..6 + 6 {");
         assertSameResults(f, g);
     }
 
@@ -139,8 +151,20 @@ class PartitionLoopsTest {
     void guardsThatMayDivideByZeroAreKept() {
         Buffer a = buffer("A", 8), b = buffer("B", 8);
         Var d = new Var("d"), i = new Var("i");
-        PrimFunc f = new PrimFunc("z", List.of(a, b), For.serial(d, i32(0), i32(3), For.serial(i, i32(0), i32(8),
-                IfThenElse.of(i.add(i32(8).floordiv(d)).lt(5), new Store(b, List.of(i), new BufferLoad(a, List.of(i)))))));
+        PrimFunc f = new PrimFunc(
+                "z",
+                List.of(a, b),
+                For.serial(
+                        d,
+                        i32(0),
+                        i32(3),
+                        For.serial(
+                                i,
+                                i32(0),
+                                i32(8),
+                                IfThenElse.of(
+                                        i.add(i32(8).floordiv(d)).lt(5),
+                                        new Store(b, List.of(i), new BufferLoad(a, List.of(i)))))));
         assertThat(PartitionLoops.apply(f)).isSameAs(f);
     }
 
@@ -222,7 +246,9 @@ class PartitionLoopsTest {
 
     private static long countIfs(PrimFunc f) {
         long[] n = {0};
-        dev.kiln.tir.Stmts.forEachStmt(f.body(), s -> { if (s instanceof IfThenElse) n[0]++; });
+        dev.kiln.tir.Stmts.forEachStmt(f.body(), s -> {
+            if (s instanceof IfThenElse) n[0]++;
+        });
         return n[0];
     }
 }

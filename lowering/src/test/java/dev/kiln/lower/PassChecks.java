@@ -47,7 +47,8 @@ final class PassChecks {
     /** Fresh seeded random arrays for the parameters of {@code f} (with their strides). */
     static List<NDArray> arguments(PrimFunc f, long seed) {
         List<NDArray> out = new ArrayList<>();
-        for (int i = 0; i < f.params().size(); i++) out.add(NDArray.allocate(f.params().get(i)).fillRandom(seed * 31 + i));
+        for (int i = 0; i < f.params().size(); i++)
+            out.add(NDArray.allocate(f.params().get(i)).fillRandom(seed * 31 + i));
         return out;
     }
 

@@ -35,7 +35,8 @@ class PlanMemoryScopesTest {
     private static final GpuLimits H200 = GpuLimits.h200();
 
     private static String error(PrimFunc f, GpuLimits limits) {
-        return assertThrows(KilnException.class, () -> PlanMemoryScopes.apply(f, limits)).getMessage();
+        return assertThrows(KilnException.class, () -> PlanMemoryScopes.apply(f, limits))
+                .getMessage();
     }
 
     private static PrimFunc lower(ScheduleBuilder s) {
@@ -47,11 +48,44 @@ class PlanMemoryScopesTest {
      * C[b, t] += S[7 - t] } } }: the fetch is the same for every thread.
      */
     private static PrimFunc fetchInsideTheThreadLoop() {
-        Buffer a = buf("A", MemoryScope.GLOBAL, 2, 16), s = buf("S", MemoryScope.SHARED, 8), out = buf("C", MemoryScope.GLOBAL, 2, 8);
+        Buffer a = buf("A", MemoryScope.GLOBAL, 2, 16),
+                s = buf("S", MemoryScope.SHARED, 8),
+                out = buf("C", MemoryScope.GLOBAL, 2, 8);
         Var b = v("b"), t = v("t"), k = v("k"), u = v("u");
-        return func(bind("blockIdx.x", b, 2, bind("threadIdx.x", t, 8, serial(k, 2, new Allocate(s,
-                Seq.of(bind("threadIdx.x", u, 8, store(s, load(a, b, k.mul(8).add(u)), u)),
-                        store(out, load(out, b, t).add(load(s, c(7).sub(t))), b, t)))))), a, out);
+        return func(
+                bind(
+                        "blockIdx.x",
+                        b,
+                        2,
+                        bind(
+                                "threadIdx.x",
+                                t,
+                                8,
+                                serial(
+                                        k,
+                                        2,
+                                        new Allocate(
+                                                s,
+                                                Seq.of(
+                                                        bind(
+                                                                "threadIdx.x",
+                                                                u,
+                                                                8,
+                                                                store(
+                                                                        s,
+                                                                        load(
+                                                                                a,
+                                                                                b,
+                                                                                k.mul(8)
+                                                                                        .add(u)),
+                                                                        u)),
+                                                        store(
+                                                                out,
+                                                                load(out, b, t).add(load(s, c(7).sub(t))),
+                                                                b,
+                                                                t)))))),
+                a,
+                out);
     }
 
     @Test
@@ -77,35 +111,86 @@ class PlanMemoryScopesTest {
 
     @Test
     void sharedBufferFilledDifferentlyByEachThreadIsRefused() {
-        Buffer a = buf("A", MemoryScope.GLOBAL, 8), s = buf("S", MemoryScope.SHARED, 1), out = buf("C", MemoryScope.GLOBAL, 8);
+        Buffer a = buf("A", MemoryScope.GLOBAL, 8),
+                s = buf("S", MemoryScope.SHARED, 1),
+                out = buf("C", MemoryScope.GLOBAL, 8);
         Var t = v("t");
-        PrimFunc f = func(bind("blockIdx.x", v("b"), 1, bind("threadIdx.x", t, 8, new Allocate(s, Seq.of(
-                store(s, load(a, t), c(0)), store(out, load(s, c(0)), t))))), a, out);
-        assertEquals("function 'f': shared buffer 'S' would hold different data for each thread: its store depends on loop"
-                + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would " + "overwrite each"
-                + " other's data; compute the stage outside the threadIdx loops or cache it in local memory", error(f, H200));
+        PrimFunc f = func(
+                bind(
+                        "blockIdx.x",
+                        v("b"),
+                        1,
+                        bind(
+                                "threadIdx.x",
+                                t,
+                                8,
+                                new Allocate(s, Seq.of(store(s, load(a, t), c(0)), store(out, load(s, c(0)), t))))),
+                a,
+                out);
+        assertEquals(
+                "function 'f': shared buffer 'S' would hold different data for each thread: its store depends on loop"
+                        + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would "
+                        + "overwrite each"
+                        + " other's data; compute the stage outside the threadIdx loops or cache it in local memory",
+                error(f, H200));
     }
 
     @Test
     void sharedStoreUnderAConditionOnTheThreadIsRefused() {
-        Buffer a = buf("A", MemoryScope.GLOBAL, 8), s = buf("S", MemoryScope.SHARED, 8), out = buf("C", MemoryScope.GLOBAL, 8);
+        Buffer a = buf("A", MemoryScope.GLOBAL, 8),
+                s = buf("S", MemoryScope.SHARED, 8),
+                out = buf("C", MemoryScope.GLOBAL, 8);
         Var t = v("t"), u = v("u");
-        PrimFunc f = func(bind("blockIdx.x", v("b"), 1, bind("threadIdx.x", t, 8, new Allocate(s, Seq.of(
-                bind("threadIdx.x", u, 8, IfThenElse.of(t.lt(4), store(s, load(a, u), u))),
-                store(out, load(s, c(7).sub(t)), t))))), a, out);
-        assertEquals("function 'f': shared buffer 'S' would hold different data for each thread: its store depends on loop"
-                + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would " + "overwrite each"
-                + " other's data; compute the stage outside the threadIdx loops or cache it in local memory", error(f, H200));
+        PrimFunc f = func(
+                bind(
+                        "blockIdx.x",
+                        v("b"),
+                        1,
+                        bind(
+                                "threadIdx.x",
+                                t,
+                                8,
+                                new Allocate(
+                                        s,
+                                        Seq.of(
+                                                bind(
+                                                        "threadIdx.x",
+                                                        u,
+                                                        8,
+                                                        IfThenElse.of(t.lt(4), store(s, load(a, u), u))),
+                                                store(out, load(s, c(7).sub(t)), t))))),
+                a,
+                out);
+        assertEquals(
+                "function 'f': shared buffer 'S' would hold different data for each thread: its store depends on loop"
+                        + " 't' bound to threadIdx.x, which encloses its allocation, so the threads of a block would "
+                        + "overwrite each"
+                        + " other's data; compute the stage outside the threadIdx loops or cache it in local memory",
+                error(f, H200));
     }
 
     @Test
     void sharedBufferInAKernelWithoutBlockLoop() {
-        Buffer a = buf("A", MemoryScope.GLOBAL, 8), s = buf("S", MemoryScope.SHARED, 8), out = buf("C", MemoryScope.GLOBAL, 8);
+        Buffer a = buf("A", MemoryScope.GLOBAL, 8),
+                s = buf("S", MemoryScope.SHARED, 8),
+                out = buf("C", MemoryScope.GLOBAL, 8);
         Var t = v("t"), u = v("u");
-        PrimFunc f = func(bind("threadIdx.x", t, 8, new Allocate(s, Seq.of(
-                bind("threadIdx.x", u, 8, store(s, load(a, u), u)), store(out, load(s, c(7).sub(t)), t)))), a, out);
-        assertEquals("function 'f': shared buffer 'S' is in kernel 't' (threadIdx.x), which has no blockIdx loop around its"
-                + " threadIdx.x loop to allocate it in; bind an outer loop to blockIdx.x (extent 1 is fine)", error(f, H200));
+        PrimFunc f = func(
+                bind(
+                        "threadIdx.x",
+                        t,
+                        8,
+                        new Allocate(
+                                s,
+                                Seq.of(
+                                        bind("threadIdx.x", u, 8, store(s, load(a, u), u)),
+                                        store(out, load(s, c(7).sub(t)), t)))),
+                a,
+                out);
+        assertEquals(
+                "function 'f': shared buffer 'S' is in kernel 't' (threadIdx.x), which has no blockIdx loop around its"
+                        + " threadIdx.x loop to allocate it in; bind an outer loop to blockIdx.x (extent 1 is fine)",
+                error(f, H200));
     }
 
     private static ScheduleBuilder matmulBoundBy4x4() {
@@ -123,8 +208,10 @@ class PlanMemoryScopesTest {
     void sharedBufferOutsideEveryKernel() {
         ScheduleBuilder s = matmulBoundBy4x4();
         s.stage("A").cacheRead("shared", s.stage("C"));
-        assertEquals("function 'f': shared buffer 'A.shared' is allocated outside every kernel; compute it at a loop " + "inside a"
-                + " kernel", error(lower(s), H200));
+        assertEquals(
+                "function 'f': shared buffer 'A.shared' is allocated outside every kernel; compute it at a loop "
+                        + "inside a" + " kernel",
+                error(lower(s), H200));
     }
 
     @Test
@@ -135,8 +222,10 @@ class PlanMemoryScopesTest {
         C.split("i", 4);
         C.bind("i.0", "blockIdx.x").bind("i.1", "threadIdx.x");
         local.computeAt(C, "i.0");
-        assertEquals("function 'f': local buffer 'C.local' is allocated outside the threadIdx loops of kernel 'i.0'"
-                + " (blockIdx.x), but each thread has its own local memory; compute it at a loop inside the " + "threadIdx loop",
+        assertEquals(
+                "function 'f': local buffer 'C.local' is allocated outside the threadIdx loops of kernel 'i.0'"
+                        + " (blockIdx.x), but each thread has its own local memory; compute it at a loop inside the "
+                        + "threadIdx loop",
                 error(lower(s), H200));
     }
 
@@ -144,40 +233,70 @@ class PlanMemoryScopesTest {
     void globalBufferInsideAKernel() {
         Tensor a = Te.placeholder("A", DType.FLOAT32, 16);
         Tensor b = Te.compute("B", Te.shape(16), i -> a.at(i).mul(2.0));
-        ScheduleBuilder s = ScheduleBuilder.on(ComputeDAG.of(Te.compute("C", Te.shape(16), i -> b.at(i).add(1.0))));
+        ScheduleBuilder s = ScheduleBuilder.on(
+                ComputeDAG.of(Te.compute("C", Te.shape(16), i -> b.at(i).add(1.0))));
         StageRef C = s.stage("C");
         C.split("i", 4);
         C.bind("i.0", "blockIdx.x").bind("i.1", "threadIdx.x");
         s.stage("B").computeAt(C, "i.1");
-        assertEquals("function 'f': global buffer 'B' is allocated inside kernel 'i.0' (blockIdx.x); compute it at root"
-                + " (in its own kernel), inline it, or cache it in shared or local memory", error(lower(s), H200));
+        assertEquals(
+                "function 'f': global buffer 'B' is allocated inside kernel 'i.0' (blockIdx.x); compute it at root"
+                        + " (in its own kernel), inline it, or cache it in shared or local memory",
+                error(lower(s), H200));
     }
 
     private static PrimFunc gpuMatmul() {
-        return Lowering.lower("f", GpuSchedules.multiLevelTiling(GpuSchedules.matmul(16, 24, 12), "C", List.of("i", "j"),
-                List.of("k"), List.of("A", "B"), new GpuSchedules.Tiles(new int[][] {{1, 2, 2, 1}, {2, 2, 1, 2}},
-                        new int[][] {{2, 2}})), Lowering.Options.defaults());
+        return Lowering.lower(
+                "f",
+                GpuSchedules.multiLevelTiling(
+                        GpuSchedules.matmul(16, 24, 12),
+                        "C",
+                        List.of("i", "j"),
+                        List.of("k"),
+                        List.of("A", "B"),
+                        new GpuSchedules.Tiles(new int[][] {{1, 2, 2, 1}, {2, 2, 1, 2}}, new int[][] {{2, 2}})),
+                Lowering.Options.defaults());
     }
 
     @Test
     void sharedMemoryLimit() {
         // A.shared is 4 x 4 floats, B.shared 4 x 8.
-        assertEquals("function 'f': kernel 'i.0@j.0@' (blockIdx.x) needs 192 bytes of shared memory per block (A.shared 64,"
-                + " B.shared 128), more than the limit 191", error(gpuMatmul(), new GpuLimits(1024, 191, 32, 8)));
+        assertEquals(
+                "function 'f': kernel 'i.0@j.0@' (blockIdx.x) needs 192 bytes of shared memory per block (A.shared 64,"
+                        + " B.shared 128), more than the limit 191",
+                error(gpuMatmul(), new GpuLimits(1024, 191, 32, 8)));
         PlanMemoryScopes.apply(gpuMatmul(), new GpuLimits(1024, 192, 32, 8));
     }
 
     @Test
     void paddedStridesCountInTheSharedMemorySize() {
         // Rows of 8 floats stored 9 apart: the last element is at 3 * 9 + 7 = 34, so 35 floats.
-        Buffer s = new Buffer("S", DType.FLOAT32, List.of(IntImm.i32(4), IntImm.i32(8)), List.of(IntImm.i32(9), IntImm.i32(1)),
+        Buffer s = new Buffer(
+                "S",
+                DType.FLOAT32,
+                List.of(IntImm.i32(4), IntImm.i32(8)),
+                List.of(IntImm.i32(9), IntImm.i32(1)),
                 MemoryScope.SHARED);
         assertEquals(140, PlanMemoryScopes.bytes(s));
         Buffer out = buf("C", MemoryScope.GLOBAL, 8);
         Var t = v("t");
-        PrimFunc f = func(bind("blockIdx.x", v("b"), 1, new Allocate(s, bind("threadIdx.x", t, 8,
-                store(s, load(out, t), c(0), t), store(out, load(s, c(0), c(7).sub(t)), t)))), out);
-        assertEquals("function 'f': kernel 'b' (blockIdx.x) needs 140 bytes of shared memory per block (S 140), more than"
-                + " the limit 139", error(f, new GpuLimits(1024, 139, 32, 8)));
+        PrimFunc f = func(
+                bind(
+                        "blockIdx.x",
+                        v("b"),
+                        1,
+                        new Allocate(
+                                s,
+                                bind(
+                                        "threadIdx.x",
+                                        t,
+                                        8,
+                                        store(s, load(out, t), c(0), t),
+                                        store(out, load(s, c(0), c(7).sub(t)), t)))),
+                out);
+        assertEquals(
+                "function 'f': kernel 'b' (blockIdx.x) needs 140 bytes of shared memory per block (S 140), more than"
+                        + " the limit 139",
+                error(f, new GpuLimits(1024, 139, 32, 8)));
     }
 }

@@ -42,21 +42,37 @@ class RemoveNoOpsTest {
         Var i = new Var("i"), j = new Var("j"), k = new Var("k"), x = new Var("x"), y = new Var("y");
         Buffer unused = buffer("U", 4), scratch = buffer("T", 6);
         Stmt body = Seq.of(
-                new Allocate(unused, For.serial(i, i32(0), i32(6), Seq.of(
-                        new Store(B, List.of(i), new BufferLoad(B, List.of(i))),          // B[i] = B[i]
-                        new Evaluate(i32(3)),                                               // evaluate a constant
-                        new Evaluate(i),                                                    // evaluate a variable
-                        new Let(x, i.mul(2), real(i)),                                      // x unused
-                        new Let(y, i.add(1), new Store(B, List.of(i), new BufferLoad(A, List.of(y.sub(1))).mul(2.0))),
-                        For.serial(j, i32(0), i32(4), Seq.of(Seq.empty(), Seq.empty())),   // empty loop
-                        IfThenElse.of(i.lt(3), Seq.empty()),                                // empty if
-                        new IfThenElse(i.lt(2), Seq.empty(), real(i)),                      // empty then
-                        new IfThenElse(i.lt(4), real(i), Seq.empty()),                      // empty else
-                        new IfThenElse(IntImm.bool(false), real(i), new Evaluate(i32(0))),  // constant condition
-                        new Pragma("hint", 1, Seq.empty()),                                 // pragma around nothing
-                        For.serial(k, i32(0), i32(0), real(k))))),                         // never runs
-                new Allocate(scratch, Seq.of(new Store(scratch, List.of(i32(0)), Te.f32(2)),
-                        new Store(B, List.of(i32(5)), new BufferLoad(scratch, List.of(i32(0)))))),
+                new Allocate(
+                        unused,
+                        For.serial(
+                                i,
+                                i32(0),
+                                i32(6),
+                                Seq.of(
+                                        new Store(B, List.of(i), new BufferLoad(B, List.of(i))), // B[i] = B[i]
+                                        new Evaluate(i32(3)), // evaluate a constant
+                                        new Evaluate(i), // evaluate a variable
+                                        new Let(x, i.mul(2), real(i)), // x unused
+                                        new Let(
+                                                y,
+                                                i.add(1),
+                                                new Store(
+                                                        B, List.of(i), new BufferLoad(A, List.of(y.sub(1))).mul(2.0))),
+                                        For.serial(j, i32(0), i32(4), Seq.of(Seq.empty(), Seq.empty())), // empty loop
+                                        IfThenElse.of(i.lt(3), Seq.empty()), // empty if
+                                        new IfThenElse(i.lt(2), Seq.empty(), real(i)), // empty then
+                                        new IfThenElse(i.lt(4), real(i), Seq.empty()), // empty else
+                                        new IfThenElse(
+                                                IntImm.bool(false),
+                                                real(i),
+                                                new Evaluate(i32(0))), // constant condition
+                                        new Pragma("hint", 1, Seq.empty()), // pragma around nothing
+                                        For.serial(k, i32(0), i32(0), real(k))))), // never runs
+                new Allocate(
+                        scratch,
+                        Seq.of(
+                                new Store(scratch, List.of(i32(0)), Te.f32(2)),
+                                new Store(B, List.of(i32(5)), new BufferLoad(scratch, List.of(i32(0)))))),
                 new Barrier());
         PrimFunc f = func(body);
         PrimFunc g = RemoveNoOps.apply(f);
@@ -86,7 +102,8 @@ class RemoveNoOpsTest {
     @Test
     void aStoreOfAnotherElementIsKept() {
         Var i = new Var("i");
-        PrimFunc f = func(For.serial(i, i32(0), i32(5), new Store(B, List.of(i), new BufferLoad(B, List.of(i.add(1))))));
+        PrimFunc f =
+                func(For.serial(i, i32(0), i32(5), new Store(B, List.of(i), new BufferLoad(B, List.of(i.add(1))))));
         assertThat(RemoveNoOps.apply(f)).isSameAs(f);
     }
 
@@ -101,9 +118,18 @@ class RemoveNoOpsTest {
     void viewsCountAsUsesOfTheirAllocation() {
         Var i = new Var("i");
         Buffer t = buffer("T", 2, 3);
-        PrimFunc f = FlattenBuffers.apply(func(new Allocate(t, For.serial(i, i32(0), i32(6), Seq.of(
-                new Store(t, List.of(i.floordiv(3), i.floormod(3)), new BufferLoad(A, List.of(i))),
-                new Store(B, List.of(i), new BufferLoad(t, List.of(i.floordiv(3), i.floormod(3))).mul(4.0)))))));
+        PrimFunc f = FlattenBuffers.apply(func(new Allocate(
+                t,
+                For.serial(
+                        i,
+                        i32(0),
+                        i32(6),
+                        Seq.of(
+                                new Store(t, List.of(i.floordiv(3), i.floormod(3)), new BufferLoad(A, List.of(i))),
+                                new Store(
+                                        B,
+                                        List.of(i),
+                                        new BufferLoad(t, List.of(i.floordiv(3), i.floormod(3))).mul(4.0)))))));
         assertThat(RemoveNoOps.apply(f)).isSameAs(f);
         assertSameResults(f, RemoveNoOps.apply(f));
     }

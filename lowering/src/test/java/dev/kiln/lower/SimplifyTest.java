@@ -50,7 +50,8 @@ class SimplifyTest {
     void aReductionConditionTheLoopsProveTrueDisappears() {
         Tensor a = Te.placeholder("A", DType.FLOAT32, 6, 9);
         IterVar k = Te.reduceAxis(9, "k");
-        Tensor c = Te.compute("C", Te.shape(6), i -> Te.sum(List.of(k), a.at(i, k), k.lt(9).and(i.ge(0))));
+        Tensor c = Te.compute(
+                "C", Te.shape(6), i -> Te.sum(List.of(k), a.at(i, k), k.lt(9).and(i.ge(0))));
         PrimFunc before = LowerDefault.lower("rowsum", List.of(a, c));
         assertTrue(before.toString().contains("if "), before.toString());
         PrimFunc after = Simplify.apply(before);

@@ -49,8 +49,16 @@ class UnrollLoopsTest {
     void aLoopWithANonZeroMinSubstitutesItsValues() {
         Buffer a = buffer("A", 6), b = buffer("B", 6);
         Var i = new Var("i");
-        PrimFunc f = new PrimFunc("m", List.of(a, b), new For(i, i32(3), i32(2), ForKind.UNROLLED, null,
-                new Store(b, List.of(i), new BufferLoad(a, List.of(i.sub(1))))));
+        PrimFunc f = new PrimFunc(
+                "m",
+                List.of(a, b),
+                new For(
+                        i,
+                        i32(3),
+                        i32(2),
+                        ForKind.UNROLLED,
+                        null,
+                        new Store(b, List.of(i), new BufferLoad(a, List.of(i.sub(1))))));
         assertThat(UnrollLoops.apply(f).toString()).isEqualTo("""
                 func m(A: float32[6], B: float32[6]) {
                   B[3] = A[(3 - 1)]
@@ -67,7 +75,8 @@ class UnrollLoopsTest {
         Stmt body = Seq.of(
                 new For(j, i32(0), i32(4), jKind, null, new Store(b, List.of(i, j), new BufferLoad(a, List.of(i, j)))),
                 For.serial(k, i32(0), i32(3), new Store(c, List.of(i, k), new BufferLoad(a, List.of(i, k)).add(1.0))));
-        return new PrimFunc("p", List.of(a, b, c), new Pragma(Pragma.AUTO_UNROLL_MAX_STEP, n, For.serial(i, i32(0), i32(2), body)));
+        return new PrimFunc(
+                "p", List.of(a, b, c), new Pragma(Pragma.AUTO_UNROLL_MAX_STEP, n, For.serial(i, i32(0), i32(2), body)));
     }
 
     @Test
@@ -91,7 +100,10 @@ class UnrollLoopsTest {
         assertSameResults(f, g);
         PrimFunc f14 = pragmaNest(14, ForKind.SERIAL);
         PrimFunc whole = UnrollLoops.apply(f14);
-        assertThat(whole.toString()).doesNotContain("for").doesNotContain("pragma").contains("C[1, 2] = (A[1, 2] + 1.0f)");
+        assertThat(whole.toString())
+                .doesNotContain("for")
+                .doesNotContain("pragma")
+                .contains("C[1, 2] = (A[1, 2] + 1.0f)");
         assertSameResults(f14, whole);
     }
 
@@ -110,13 +122,17 @@ class UnrollLoopsTest {
                   }
                 }
                 """);
-        assertThat(UnrollLoops.apply(pragmaNest(512, ForKind.PARALLEL)).toString()).contains("parallel for j in 0..4");
+        assertThat(UnrollLoops.apply(pragmaNest(512, ForKind.PARALLEL)).toString())
+                .contains("parallel for j in 0..4");
     }
 
     @Test
     void aZeroStepPragmaOnlyGoesAway() {
         PrimFunc g = UnrollLoops.apply(pragmaNest(0, ForKind.SERIAL));
-        assertThat(g.toString()).doesNotContain("pragma").contains("for i in 0..2").contains("for j in 0..4")
+        assertThat(g.toString())
+                .doesNotContain("pragma")
+                .contains("for i in 0..2")
+                .contains("for j in 0..4")
                 .contains("for k in 0..3");
     }
 
@@ -124,8 +140,13 @@ class UnrollLoopsTest {
     void otherPragmasStay() {
         Buffer a = buffer("A", 2), b = buffer("B", 2);
         Var i = new Var("i");
-        PrimFunc f = new PrimFunc("o", List.of(a, b), new Pragma("something_else", 3, For.serial(i, i32(0), i32(2),
-                new Store(b, List.of(i), new BufferLoad(a, List.of(i))))));
+        PrimFunc f = new PrimFunc(
+                "o",
+                List.of(a, b),
+                new Pragma(
+                        "something_else",
+                        3,
+                        For.serial(i, i32(0), i32(2), new Store(b, List.of(i), new BufferLoad(a, List.of(i))))));
         assertThat(UnrollLoops.apply(f)).isSameAs(f);
     }
 
@@ -153,8 +174,20 @@ class UnrollLoopsTest {
     void unrolledLoopsOfSymbolicExtentStay() {
         Buffer a = buffer("A", 4, 4), b = buffer("B", 4, 4);
         Var i = new Var("i"), j = new Var("j");
-        PrimFunc f = new PrimFunc("tri", List.of(a, b), For.serial(i, i32(0), i32(4), new For(j, i32(0), i.add(1),
-                ForKind.UNROLLED, null, new Store(b, List.of(i, j), new BufferLoad(a, List.of(j, i))))));
+        PrimFunc f = new PrimFunc(
+                "tri",
+                List.of(a, b),
+                For.serial(
+                        i,
+                        i32(0),
+                        i32(4),
+                        new For(
+                                j,
+                                i32(0),
+                                i.add(1),
+                                ForKind.UNROLLED,
+                                null,
+                                new Store(b, List.of(i, j), new BufferLoad(a, List.of(j, i))))));
         assertThat(UnrollLoops.apply(f)).isSameAs(f);
     }
 

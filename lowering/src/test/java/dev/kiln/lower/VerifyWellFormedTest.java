@@ -51,13 +51,17 @@ class VerifyWellFormedTest {
     }
 
     private static void assertIllFormed(PrimFunc f, Context ctx, String... parts) {
-        assertThatThrownBy(() -> VerifyWellFormed.check(f, ctx)).isInstanceOf(KilnException.class)
-                .satisfies(e -> { for (String p : parts) assertThat(e.getMessage()).contains(p); });
+        assertThatThrownBy(() -> VerifyWellFormed.check(f, ctx))
+                .isInstanceOf(KilnException.class)
+                .satisfies(e -> {
+                    for (String p : parts) assertThat(e.getMessage()).contains(p);
+                });
     }
 
     @Test
     void aWellFormedProgramPasses() {
-        assertThatCode(() -> VerifyWellFormed.check(copy(), with(Target.Kind.CPU, null, Rule.values()))).doesNotThrowAnyException();
+        assertThatCode(() -> VerifyWellFormed.check(copy(), with(Target.Kind.CPU, null, Rule.values())))
+                .doesNotThrowAnyException();
     }
 
     @Test
@@ -82,8 +86,10 @@ class VerifyWellFormedTest {
 
     @Test
     void siblingScopesMayShareAVariable() {
-        PrimFunc f = func(dev.kiln.tir.Seq.of(serial(i, 8, store(out, load(a, i), i)), serial(i, 8, store(out, load(a, i), i))),
-                a, out);
+        PrimFunc f = func(
+                dev.kiln.tir.Seq.of(serial(i, 8, store(out, load(a, i), i)), serial(i, 8, store(out, load(a, i), i))),
+                a,
+                out);
         assertThatCode(() -> VerifyWellFormed.check(f, any())).doesNotThrowAnyException();
     }
 
@@ -91,13 +97,18 @@ class VerifyWellFormedTest {
     void aBufferAccessedOutsideItsAllocationIsRefused() {
         Buffer t = buf("T", MemoryScope.GLOBAL, 8);
         PrimFunc store = func(serial(i, 8, store(t, load(a, i), i)), a, out);
-        assertIllFormed(store, any(), "allocated buffers", "buffer 'T' is accessed outside its allocation", "T[i] = A[i]");
+        assertIllFormed(
+                store, any(), "allocated buffers", "buffer 'T' is accessed outside its allocation", "T[i] = A[i]");
         PrimFunc read = func(serial(i, 8, store(out, load(t, i), i)), a, out);
         assertIllFormed(read, any(), "buffer 'T'", "C[i] = T[i]");
         PrimFunc allocated = func(new Allocate(t, serial(i, 8, store(t, load(a, i), i))), a, out);
         assertThatCode(() -> VerifyWellFormed.check(allocated, any())).doesNotThrowAnyException();
-        PrimFunc afterAllocation = func(dev.kiln.tir.Seq.of(new Allocate(t, serial(i, 8, store(t, load(a, i), i))),
-                serial(j, 8, store(out, load(t, j), j))), a, out);
+        PrimFunc afterAllocation = func(
+                dev.kiln.tir.Seq.of(
+                        new Allocate(t, serial(i, 8, store(t, load(a, i), i))),
+                        serial(j, 8, store(out, load(t, j), j))),
+                a,
+                out);
         assertIllFormed(afterAllocation, any(), "buffer 'T'", "C[j] = T[j]");
     }
 
@@ -118,19 +129,28 @@ class VerifyWellFormedTest {
     void vectorLanesHoldOnlyOnceEstablished() {
         PrimFunc nested = func(loop(ForKind.VECTORIZED, i, 8, serial(j, 2, store(out, load(a, i), i))), a, out);
         assertThatCode(() -> VerifyWellFormed.check(nested, any())).doesNotThrowAnyException();
-        assertIllFormed(nested, with(null, null, Rule.VECTOR_LANES), "vector lanes", "vectorized loop 'i' holds a For",
+        assertIllFormed(
+                nested,
+                with(null, null, Rule.VECTOR_LANES),
+                "vector lanes",
+                "vectorized loop 'i' holds a For",
                 "for j in 0..2 {");
-        PrimFunc symbolic = func(serial(j, 4, new For(i, c(0), j.add(1), ForKind.VECTORIZED, null, store(out, load(a, i), i))),
-                a, out);
-        assertIllFormed(symbolic, with(null, null, Rule.VECTOR_LANES), "vectorized loop 'i' has no constant lane count");
+        PrimFunc symbolic = func(
+                serial(j, 4, new For(i, c(0), j.add(1), ForKind.VECTORIZED, null, store(out, load(a, i), i))), a, out);
+        assertIllFormed(
+                symbolic, with(null, null, Rule.VECTOR_LANES), "vectorized loop 'i' has no constant lane count");
         PrimFunc ok = func(loop(ForKind.VECTORIZED, i, 8, store(out, load(a, i), i)), a, out);
-        assertThatCode(() -> VerifyWellFormed.check(ok, with(null, null, Rule.VECTOR_LANES))).doesNotThrowAnyException();
+        assertThatCode(() -> VerifyWellFormed.check(ok, with(null, null, Rule.VECTOR_LANES)))
+                .doesNotThrowAnyException();
     }
 
     @Test
     void aThreadBoundLoopIsRefusedOnACpu() {
         PrimFunc f = func(bind("threadIdx.x", i, 8, store(out, load(a, i), i)), a, out);
-        assertIllFormed(f, with(Target.Kind.CPU, null, Rule.THREAD_BINDINGS), "thread bindings",
+        assertIllFormed(
+                f,
+                with(Target.Kind.CPU, null, Rule.THREAD_BINDINGS),
+                "thread bindings",
                 "loop 'i' is bound to threadIdx.x on a CPU target");
         assertThatCode(() -> VerifyWellFormed.check(f, any())).doesNotThrowAnyException();
     }
@@ -139,7 +159,8 @@ class VerifyWellFormedTest {
     void gpuBindingsAreCheckedForTheTargetOnceVerified() {
         Var b = v("b");
         // 2048 threads on threadIdx.x: more than CUDA allows
-        PrimFunc f = func(bind("blockIdx.x", b, 1, bind("threadIdx.x", i, 2048, store(out, load(a, c(0)), c(0)))), a, out);
+        PrimFunc f =
+                func(bind("blockIdx.x", b, 1, bind("threadIdx.x", i, 2048, store(out, load(a, c(0)), c(0)))), a, out);
         Context gpu = new Context(Target.Kind.CUDA, GpuLimits.h200(), Rule.always());
         assertThatCode(() -> VerifyWellFormed.check(f, gpu)).doesNotThrowAnyException();
         assertIllFormed(f, gpu.with(Set.of(Rule.THREAD_BINDINGS)), "thread bindings", "launches 2048 on threadIdx.x");

@@ -15,10 +15,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 class Conv1dTest {
 
     record Case(String label, int n, int l, int ci, int co, int k, int stride, int pad, int dil, int groups) {
-        int ol() { return (l + 2 * pad - dil * (k - 1) - 1) / stride + 1; }
+        int ol() {
+            return (l + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+        }
 
         @Override
-        public String toString() { return label; }
+        public String toString() {
+            return label;
+        }
     }
 
     static Stream<Case> cases() {
@@ -35,7 +39,10 @@ class Conv1dTest {
     void nlcMatchesLoops(Case c) {
         Tensor data = placeholder("data", FLOAT32, c.n, c.l, c.ci);
         Tensor weight = placeholder("weight", FLOAT32, c.k, c.ci / c.groups, c.co);
-        Tensor out = Conv.conv1dNlc(data, weight, ConvParams.of(1, c.stride, c.pad).withDilation(c.dil).withGroups(c.groups));
+        Tensor out = Conv.conv1dNlc(
+                data,
+                weight,
+                ConvParams.of(1, c.stride, c.pad).withDilation(c.dil).withGroups(c.groups));
         assertThat(out.name()).isEqualTo("conv1d_nlc");
         assertThat(out.shape().toArray()).containsExactly(c.n, c.ol(), c.co);
         assertThat(ComputeDAG.of(out).flopCount()).isEqualTo(2L * c.n * c.ol() * c.co * (c.ci / c.groups) * c.k);

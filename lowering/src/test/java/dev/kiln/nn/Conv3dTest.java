@@ -14,11 +14,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** conv3d NDHWC (weights DHWIO) against plain loops, float32, rtol 1e-5, atol 1e-5. */
 class Conv3dTest {
 
-    record Case(String label, int n, int d, int h, int w, int ci, int co, int k, int stride, int pad, int dil, int groups) {
-        int o(int in) { return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1; }
+    record Case(
+            String label, int n, int d, int h, int w, int ci, int co, int k, int stride, int pad, int dil, int groups) {
+        int o(int in) {
+            return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+        }
 
         @Override
-        public String toString() { return label; }
+        public String toString() {
+            return label;
+        }
     }
 
     static Stream<Case> cases() {
@@ -27,7 +32,19 @@ class Conv3dTest {
                 new Case("stride 2, pad 1, batch 2", 2, 7, 6, 5, 2, 3, 3, 2, 1, 1, 1),
                 new Case("dilation 2, no padding", 1, 7, 7, 7, 2, 2, 2, 1, 0, 2, 1),
                 new Case("groups 2, pad 1", 1, 4, 5, 3, 4, 6, 3, 1, 1, 1, 2),
-                new Case("C3D #1 reduced (1,16,224,224,3,64,7,2,3) -> (1,7,11,11,3,4,7,2,3)", 1, 7, 11, 11, 3, 4, 7, 2, 3, 1, 1));
+                new Case(
+                        "C3D #1 reduced (1,16,224,224,3,64,7,2,3) -> (1,7,11,11,3,4,7,2,3)",
+                        1,
+                        7,
+                        11,
+                        11,
+                        3,
+                        4,
+                        7,
+                        2,
+                        3,
+                        1,
+                        1));
     }
 
     @ParameterizedTest(name = "{0}")

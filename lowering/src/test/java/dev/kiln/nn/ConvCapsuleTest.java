@@ -19,16 +19,42 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ConvCapsuleTest {
 
     record Case(String label, int n, int h, int w, int cap, int ci, int co, int k, int stride, int pad, int dil) {
-        int o(int in) { return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1; }
+        int o(int in) {
+            return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+        }
 
         @Override
-        public String toString() { return label; }
+        public String toString() {
+            return label;
+        }
     }
 
     static Stream<Case> cases() {
         return Stream.of(
-                new Case("CAP #1 reduced (1,16,16,32,32,3,2,1) -> (1,5,5,3,2,3,2,1), capsule 2", 1, 5, 5, 2, 3, 2, 3, 2, 1, 1),
-                new Case("CAP #2 reduced (1,8,8,32,32,3,1,1) -> (1,4,3,2,3,3,1,1), capsule 4", 1, 4, 3, 4, 2, 3, 3, 1, 1, 1),
+                new Case(
+                        "CAP #1 reduced (1,16,16,32,32,3,2,1) -> (1,5,5,3,2,3,2,1), capsule 2",
+                        1,
+                        5,
+                        5,
+                        2,
+                        3,
+                        2,
+                        3,
+                        2,
+                        1,
+                        1),
+                new Case(
+                        "CAP #2 reduced (1,8,8,32,32,3,1,1) -> (1,4,3,2,3,3,1,1), capsule 4",
+                        1,
+                        4,
+                        3,
+                        4,
+                        2,
+                        3,
+                        3,
+                        1,
+                        1,
+                        1),
                 new Case("capsule 3, 2x2 kernel, no padding, batch 2", 2, 6, 5, 3, 2, 2, 2, 1, 0, 1),
                 new Case("dilation 2, pad 2", 1, 5, 6, 2, 2, 3, 3, 1, 2, 2));
     }
@@ -38,11 +64,13 @@ class ConvCapsuleTest {
     void nhwijcMatchesLoops(Case c) {
         Tensor data = placeholder("data", FLOAT32, c.n, c.h, c.w, c.cap, c.cap, c.ci);
         Tensor weight = placeholder("weight", FLOAT32, c.k, c.k, c.cap, c.cap, c.ci, c.co);
-        Tensor out = CapsuleConv.conv2dCapsuleNhwijc(data, weight, ConvParams.of(2, c.stride, c.pad).withDilation(c.dil));
+        Tensor out = CapsuleConv.conv2dCapsuleNhwijc(
+                data, weight, ConvParams.of(2, c.stride, c.pad).withDilation(c.dil));
         int oh = c.o(c.h), ow = c.o(c.w), cap = c.cap;
         assertThat(out.name()).isEqualTo("conv2d_capsule_nhwijc");
         assertThat(out.shape().toArray()).containsExactly(c.n, oh, ow, cap, cap, c.co);
-        assertThat(ComputeDAG.of(out).flopCount()).isEqualTo(2L * c.n * oh * ow * cap * cap * c.co * c.k * c.k * cap * c.ci);
+        assertThat(ComputeDAG.of(out).flopCount())
+                .isEqualTo(2L * c.n * oh * ow * cap * cap * c.co * c.k * c.k * cap * c.ci);
         ConvTesting.check(out, List.of(data, weight), 61, in -> {
             float[] x = in[0], w = in[1];
             float[] r = new float[c.n * oh * ow * cap * cap * c.co];
@@ -56,12 +84,20 @@ class ConvCapsuleTest {
                                     double acc = 0;
                                     for (int ky = 0; ky < c.k; ky++)
                                         for (int kx = 0; kx < c.k; kx++) {
-                                            int iy = y * c.stride - c.pad + ky * c.dil, ix = xx * c.stride - c.pad + kx * c.dil;
+                                            int iy = y * c.stride - c.pad + ky * c.dil,
+                                                    ix = xx * c.stride - c.pad + kx * c.dil;
                                             if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
                                             for (int kk = 0; kk < cap; kk++)
                                                 for (int rc = 0; rc < c.ci; rc++) {
-                                                    acc += x[((((n * c.h + iy) * c.w + ix) * cap + i) * cap + kk) * c.ci + rc]
-                                                            * w[((((ky * c.k + kx) * cap + kk) * cap + j) * c.ci + rc) * c.co + o];
+                                                    acc += x[
+                                                                    ((((n * c.h + iy) * c.w + ix) * cap + i) * cap + kk)
+                                                                                    * c.ci
+                                                                            + rc]
+                                                            * w[
+                                                                    ((((ky * c.k + kx) * cap + kk) * cap + j) * c.ci
+                                                                                            + rc)
+                                                                                    * c.co
+                                                                            + o];
                                                 }
                                         }
                                     r[at++] = (float) acc;

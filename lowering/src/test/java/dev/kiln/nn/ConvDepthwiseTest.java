@@ -18,18 +18,34 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ConvDepthwiseTest {
 
     record Case(String label, int n, int h, int w, int c, int m, int k, int stride, int pad, int dil) {
-        int o(int in) { return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1; }
+        int o(int in) {
+            return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+        }
 
-        ConvParams params() { return ConvParams.of(2, stride, pad).withDilation(dil); }
+        ConvParams params() {
+            return ConvParams.of(2, stride, pad).withDilation(dil);
+        }
 
         @Override
-        public String toString() { return label; }
+        public String toString() {
+            return label;
+        }
     }
 
     static Stream<Case> cases() {
         return Stream.of(
                 new Case("DEP #1 reduced (1,112,112,32,3,1,1) -> (1,9,7,5,3,1,1)", 1, 9, 7, 5, 1, 3, 1, 1, 1),
-                new Case("DEP #2 reduced (1,112,112,64,3,2,1) -> (1,8,9,4,3,2,1), multiplier 2", 1, 8, 9, 4, 2, 3, 2, 1, 1),
+                new Case(
+                        "DEP #2 reduced (1,112,112,64,3,2,1) -> (1,8,9,4,3,2,1), multiplier 2",
+                        1,
+                        8,
+                        9,
+                        4,
+                        2,
+                        3,
+                        2,
+                        1,
+                        1),
                 new Case("dilation 2, pad 2, batch 2", 2, 7, 6, 3, 1, 3, 1, 2, 2),
                 new Case("multiplier 3, no padding, stride 2", 1, 7, 5, 2, 3, 3, 2, 0, 1));
     }
@@ -54,9 +70,11 @@ class ConvDepthwiseTest {
                                 double acc = 0;
                                 for (int ky = 0; ky < c.k; ky++)
                                     for (int kx = 0; kx < c.k; kx++) {
-                                        int iy = y * c.stride - c.pad + ky * c.dil, ix = xx * c.stride - c.pad + kx * c.dil;
+                                        int iy = y * c.stride - c.pad + ky * c.dil,
+                                                ix = xx * c.stride - c.pad + kx * c.dil;
                                         if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-                                        acc += x[((n * c.h + iy) * c.w + ix) * c.c + ch] * w[((ky * c.k + kx) * c.c + ch) * c.m + mm];
+                                        acc += x[((n * c.h + iy) * c.w + ix) * c.c + ch]
+                                                * w[((ky * c.k + kx) * c.c + ch) * c.m + mm];
                                     }
                                 r[((n * oh + y) * ow + xx) * oc + ch * c.m + mm] = (float) acc;
                             }
@@ -83,9 +101,11 @@ class ConvDepthwiseTest {
                                 double acc = 0;
                                 for (int ky = 0; ky < c.k; ky++)
                                     for (int kx = 0; kx < c.k; kx++) {
-                                        int iy = y * c.stride - c.pad + ky * c.dil, ix = xx * c.stride - c.pad + kx * c.dil;
+                                        int iy = y * c.stride - c.pad + ky * c.dil,
+                                                ix = xx * c.stride - c.pad + kx * c.dil;
                                         if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-                                        acc += x[((n * c.c + ch) * c.h + iy) * c.w + ix] * w[((ch * c.m + mm) * c.k + ky) * c.k + kx];
+                                        acc += x[((n * c.c + ch) * c.h + iy) * c.w + ix]
+                                                * w[((ch * c.m + mm) * c.k + ky) * c.k + kx];
                                     }
                                 r[((n * oc + ch * c.m + mm) * oh + y) * ow + xx] = (float) acc;
                             }

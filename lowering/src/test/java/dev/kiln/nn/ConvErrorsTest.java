@@ -44,11 +44,17 @@ class ConvErrorsTest {
     void channelMismatchNamesBothTensorsAndAxes() {
         Tensor w = placeholder("w", FLOAT32, 3, 3, 3, 6);
         String m = message(() -> Conv.conv2dNhwc(data, w, 1, 0));
-        assertThat(m).contains("conv2d_nhwc").contains("input 'data' axis 3 (C) has 4 channels")
+        assertThat(m)
+                .contains("conv2d_nhwc")
+                .contains("input 'data' axis 3 (C) has 4 channels")
                 .contains("weight 'w' axis 2 (I) has 3");
         Tensor grouped = placeholder("w", FLOAT32, 3, 3, 4, 6);
-        String g = message(() -> Conv.conv2dNhwc(data, grouped, ConvParams.of(2, 1, 0).withGroups(2)));
-        assertThat(g).contains("weight 'w' axis 2 (I) has 4").contains("groups 2").contains("4 / 2 = 2");
+        String g = message(
+                () -> Conv.conv2dNhwc(data, grouped, ConvParams.of(2, 1, 0).withGroups(2)));
+        assertThat(g)
+                .contains("weight 'w' axis 2 (I) has 4")
+                .contains("groups 2")
+                .contains("4 / 2 = 2");
     }
 
     @Test
@@ -57,22 +63,29 @@ class ConvErrorsTest {
         assertThat(message(() -> Conv.conv2dNhwc(data, w, ConvParams.of(2, 1, 0).withGroups(3))))
                 .contains("groups 3 does not divide the 4 input channels of input 'data' axis 3 (C)");
         Tensor w2 = placeholder("w", FLOAT32, 3, 3, 2, 5);
-        assertThat(message(() -> Conv.conv2dNhwc(data, w2, ConvParams.of(2, 1, 0).withGroups(2))))
+        assertThat(message(
+                        () -> Conv.conv2dNhwc(data, w2, ConvParams.of(2, 1, 0).withGroups(2))))
                 .contains("groups 2 does not divide the 5 output channels of weight 'w' axis 3 (O)");
-        assertThat(message(() -> Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withGroups(0))))
+        assertThat(message(() ->
+                        Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withGroups(0))))
                 .contains("groups must be positive, got 0");
     }
 
     @Test
     void nonPositiveStrideOrDilationAndNegativePadding() {
-        assertThat(message(() -> Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withStride(1, 0))))
+        assertThat(message(() ->
+                        Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withStride(1, 0))))
                 .isEqualTo("conv2d_nhwc: stride along W must be positive, got 0");
-        assertThat(message(() -> Conv.conv2dNchw(placeholder("x", FLOAT32, 1, 4, 7, 5), placeholder("w", FLOAT32, 6, 4, 3, 3),
-                ConvParams.of(2, 1, 0).withDilation(-1, 1))))
+        assertThat(message(() -> Conv.conv2dNchw(
+                        placeholder("x", FLOAT32, 1, 4, 7, 5),
+                        placeholder("w", FLOAT32, 6, 4, 3, 3),
+                        ConvParams.of(2, 1, 0).withDilation(-1, 1))))
                 .isEqualTo("conv2d_nchw: dilation along H must be positive, got -1");
-        assertThat(message(() -> Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withPadding2d(0, 0, -1, 0))))
+        assertThat(message(() ->
+                        Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withPadding2d(0, 0, -1, 0))))
                 .isEqualTo("conv2d_nhwc: padding along W must be non-negative, got -1 before and 0 after");
-        assertThat(message(() -> Pool.avgPool2dNhwc(data, PoolParams.of(2, 2, 1, 0).withStride(0), true)))
+        assertThat(message(
+                        () -> Pool.avgPool2dNhwc(data, PoolParams.of(2, 2, 1, 0).withStride(0), true)))
                 .isEqualTo("avg_pool2d_nhwc: stride along H must be positive, got 0");
         assertThat(message(() -> Pool.maxPool2dNhwc(data, PoolParams.of(2, 0, 1, 0))))
                 .isEqualTo("max_pool2d_nhwc: kernel size along H must be positive, got 0");
@@ -82,17 +95,21 @@ class ConvErrorsTest {
     void outputSizeMustBePositive() {
         Tensor big = placeholder("w", FLOAT32, 3, 7, 4, 6);
         assertThat(message(() -> Conv.conv2dNhwc(data, big, 1, 0)))
-                .contains("conv2d_nhwc: output size along W would be").contains("padded input 5 + 0 + 0 = 5")
+                .contains("conv2d_nhwc: output size along W would be")
+                .contains("padded input 5 + 0 + 0 = 5")
                 .contains("dilated kernel extent 7");
-        assertThat(message(() -> Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withDilation(4))))
-                .contains("output size along H would be -1").contains("padded input 7 + 0 + 0 = 7")
+        assertThat(message(() ->
+                        Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withDilation(4))))
+                .contains("output size along H would be -1")
+                .contains("padded input 7 + 0 + 0 = 7")
                 .contains("extent 9 (kernel 3, dilation 4)");
         assertThat(message(() -> Pool.maxPool2dNchw(placeholder("x", FLOAT32, 1, 1, 2, 2), 3, 1, 0)))
                 .contains("max_pool2d_nchw: output size along H would be 0");
-        assertThat(message(() -> ConvTranspose.conv2dTransposeNhwc(placeholder("x", FLOAT32, 1, 2, 2, 4),
-                placeholder("w", FLOAT32, 2, 2, 4, 3), 1, 2)))
+        assertThat(message(() -> ConvTranspose.conv2dTransposeNhwc(
+                        placeholder("x", FLOAT32, 1, 2, 2, 4), placeholder("w", FLOAT32, 2, 2, 4, 3), 1, 2)))
                 .contains("conv2d_transpose_nhwc: output size along H would be -1");
-        assertThat(message(() -> ConvOutput.size("op", "X", 4, 5, 1, 0, 0, 1))).contains("op: output size along X would be 0");
+        assertThat(message(() -> ConvOutput.size("op", "X", 4, 5, 1, 0, 0, 1)))
+                .contains("op: output size along X would be 0");
     }
 
     @Test
@@ -108,9 +125,11 @@ class ConvErrorsTest {
     void depthwiseChannelsAndGroups() {
         Tensor w = placeholder("dw", FLOAT32, 3, 3, 3, 2);
         assertThat(message(() -> Conv.depthwiseConv2dNhwc(data, w, 1, 1)))
-                .contains("depthwise_conv2d_nhwc: input 'data' axis 3 (C) " + "has 4 channels but weight 'dw' axis 2 (C) has 3");
+                .contains("depthwise_conv2d_nhwc: input 'data' axis 3 (C) "
+                        + "has 4 channels but weight 'dw' axis 2 (C) has 3");
         Tensor ok = placeholder("dw", FLOAT32, 3, 3, 4, 1);
-        assertThat(message(() -> Conv.depthwiseConv2dNhwc(data, ok, ConvParams.of(2, 1, 0).withGroups(4))))
+        assertThat(message(() -> Conv.depthwiseConv2dNhwc(
+                        data, ok, ConvParams.of(2, 1, 0).withGroups(4))))
                 .contains("leave groups at 1");
     }
 
@@ -119,12 +138,15 @@ class ConvErrorsTest {
         Tensor x = placeholder("x", FLOAT32, 1, 4, 4, 4);
         Tensor w = placeholder("w", FLOAT32, 3, 3, 4, 2);
         assertThat(message(() -> ConvTranspose.conv2dTransposeNhwc(x, w, ConvParams.of(2, 2, 1), 2)))
-                .contains("output padding along H is 2").contains("smaller than the stride (2)");
+                .contains("output padding along H is 2")
+                .contains("smaller than the stride (2)");
         Tensor w3 = placeholder("w", FLOAT32, 3, 3, 3, 2);
         assertThat(message(() -> ConvTranspose.conv2dTransposeNhwc(x, w3, 2, 1)))
                 .contains("input 'x' axis 3 (C) has 4 channels but weight 'w' axis 2 (I) has 3");
-        assertThat(message(() -> ConvTranspose.conv2dTransposeNchw(placeholder("x", FLOAT32, 1, 3, 4, 4),
-                placeholder("w", FLOAT32, 3, 2, 3, 3), ConvParams.of(2, 1, 0).withGroups(2))))
+        assertThat(message(() -> ConvTranspose.conv2dTransposeNchw(
+                        placeholder("x", FLOAT32, 1, 3, 4, 4),
+                        placeholder("w", FLOAT32, 3, 2, 3, 3),
+                        ConvParams.of(2, 1, 0).withGroups(2))))
                 .contains("groups 2 does not divide the 3 input channels of input 'x' axis 1 (C)");
     }
 

@@ -18,6 +18,7 @@ final class ConvTesting {
 
     /** Tolerances for float32 results: the interpreter and the reference sum in different orders. */
     static final double RTOL = 1e-5;
+
     static final double ATOL = 1e-5;
 
     /**
@@ -30,10 +31,13 @@ final class ConvTesting {
         try (NDArray got = OpHarness.run(out, inputs, in)) {
             float[][] data = in.stream().map(NDArray::toFloatArray).toArray(float[][]::new);
             float[] ref = reference.apply(data);
-            assertThat(ref).as("reference of " + out.name()).hasSize((int) out.shape().numElements());
+            assertThat(ref).as("reference of " + out.name()).hasSize((int)
+                    out.shape().numElements());
             boolean nonZero = false;
             for (float v : ref) nonZero |= v != 0;
-            assertThat(nonZero).as("reference of " + out.name() + " has a non-zero value").isTrue();
+            assertThat(nonZero)
+                    .as("reference of " + out.name() + " has a non-zero value")
+                    .isTrue();
             try (NDArray expected = NDArray.fromFloats(ref, out.shape().toArray())) {
                 got.assertClose(expected, RTOL, ATOL);
             }
@@ -44,6 +48,9 @@ final class ConvTesting {
 
     /** Names of the compute stages of the computation of {@code out}, producers first. */
     static List<String> stages(Tensor out) {
-        return ComputeDAG.of(out).ops().stream().filter(o -> !o.output(0).isPlaceholder()).map(Operation::name).toList();
+        return ComputeDAG.of(out).ops().stream()
+                .filter(o -> !o.output(0).isPlaceholder())
+                .map(Operation::name)
+                .toList();
     }
 }

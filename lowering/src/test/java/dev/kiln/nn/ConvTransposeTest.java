@@ -19,23 +19,61 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class ConvTransposeTest {
 
-    record Case(String label, int n, int h, int w, int ci, int co, int k, int stride,
-                int pt, int pb, int pl, int pr, int dil, int outPad, int groups) {
-        int oh() { return (h - 1) * stride - pt - pb + dil * (k - 1) + outPad + 1; }
+    record Case(
+            String label,
+            int n,
+            int h,
+            int w,
+            int ci,
+            int co,
+            int k,
+            int stride,
+            int pt,
+            int pb,
+            int pl,
+            int pr,
+            int dil,
+            int outPad,
+            int groups) {
+        int oh() {
+            return (h - 1) * stride - pt - pb + dil * (k - 1) + outPad + 1;
+        }
 
-        int ow() { return (w - 1) * stride - pl - pr + dil * (k - 1) + outPad + 1; }
+        int ow() {
+            return (w - 1) * stride - pl - pr + dil * (k - 1) + outPad + 1;
+        }
 
         ConvParams params() {
-            return ConvParams.of(2, stride, 0).withPadding2d(pt, pb, pl, pr).withDilation(dil).withGroups(groups);
+            return ConvParams.of(2, stride, 0)
+                    .withPadding2d(pt, pb, pl, pr)
+                    .withDilation(dil)
+                    .withGroups(groups);
         }
 
         @Override
-        public String toString() { return label; }
+        public String toString() {
+            return label;
+        }
     }
 
     static Stream<Case> cases() {
         return Stream.of(
-                new Case("T2D #1 reduced (1,4,4,512,256,4,2,1) -> (1,4,4,6,5,4,2,1)", 1, 4, 4, 6, 5, 4, 2, 1, 1, 1, 1, 1, 0, 1),
+                new Case(
+                        "T2D #1 reduced (1,4,4,512,256,4,2,1) -> (1,4,4,6,5,4,2,1)",
+                        1,
+                        4,
+                        4,
+                        6,
+                        5,
+                        4,
+                        2,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        1),
                 new Case("odd 5x3, 3x3, stride 1, no padding", 1, 5, 3, 3, 4, 3, 1, 0, 0, 0, 0, 1, 0, 1),
                 new Case("stride 2, pad 1, output padding 1, batch 2", 2, 3, 4, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1),
                 new Case("dilation 2, pad 2", 1, 4, 5, 2, 3, 3, 1, 2, 2, 2, 2, 2, 0, 1),
@@ -95,15 +133,21 @@ class ConvTransposeTest {
             for (int i = 0; i < c.ci; i++)
                 for (int y = 0; y < c.h; y++)
                     for (int xx = 0; xx < c.w; xx++) {
-                        float v = nhwc ? x[((n * c.h + y) * c.w + xx) * c.ci + i] : x[((n * c.ci + i) * c.h + y) * c.w + xx];
+                        float v = nhwc
+                                ? x[((n * c.h + y) * c.w + xx) * c.ci + i]
+                                : x[((n * c.ci + i) * c.h + y) * c.w + xx];
                         for (int ky = 0; ky < c.k; ky++)
                             for (int kx = 0; kx < c.k; kx++) {
                                 int oy = y * c.stride - c.pt + ky * c.dil, ox = xx * c.stride - c.pl + kx * c.dil;
                                 if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
                                 for (int j = 0; j < cog; j++) {
                                     int o = (i / cig) * cog + j;
-                                    float wv = nhwc ? w[((ky * c.k + kx) * c.ci + i) * cog + j] : w[((i * cog + j) * c.k + ky) * c.k + kx];
-                                    int at = nhwc ? ((n * oh + oy) * ow + ox) * c.co + o : ((n * c.co + o) * oh + oy) * ow + ox;
+                                    float wv = nhwc
+                                            ? w[((ky * c.k + kx) * c.ci + i) * cog + j]
+                                            : w[((i * cog + j) * c.k + ky) * c.k + kx];
+                                    int at = nhwc
+                                            ? ((n * oh + oy) * ow + ox) * c.co + o
+                                            : ((n * c.co + o) * oh + oy) * ow + ox;
                                     acc[at] += v * wv;
                                 }
                             }

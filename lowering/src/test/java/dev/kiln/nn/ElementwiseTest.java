@@ -33,8 +33,10 @@ class ElementwiseTest {
             NdRef ar = NdRef.of(in.get(0)), br = NdRef.of(in.get(1));
             long[] shape = c.shape().toArray();
             NdRef want = NdRef.zeros(shape);
-            NdRef.forEach(shape, idx -> want.set(ref.applyAsDouble(ar.get(source(idx, ar.shape)),
-                    br.get(source(idx, br.shape))), idx));
+            NdRef.forEach(
+                    shape,
+                    idx -> want.set(
+                            ref.applyAsDouble(ar.get(source(idx, ar.shape)), br.get(source(idx, br.shape))), idx));
             got.assertClose(want.toNd(t), t.isFloat() ? 1e-5 : 0, t.isFloat() ? 1e-5 : 0);
         }
     }
@@ -54,7 +56,9 @@ class ElementwiseTest {
     }
 
     @Test
-    void subtract() { check(Elementwise::subtract, (x, y) -> x - y, DType.FLOAT32, 20); }
+    void subtract() {
+        check(Elementwise::subtract, (x, y) -> x - y, DType.FLOAT32, 20);
+    }
 
     @Test
     void multiply() {
@@ -63,7 +67,9 @@ class ElementwiseTest {
     }
 
     @Test
-    void divide() { check(Elementwise::divide, (x, y) -> x / y, DType.FLOAT32, 60); }
+    void divide() {
+        check(Elementwise::divide, (x, y) -> x / y, DType.FLOAT32, 60);
+    }
 
     @Test
     void maximumAndMinimum() {

@@ -69,7 +69,8 @@ class LinalgTest {
     @Test
     void batchMatmulTransposesAndBatchBroadcast() {
         long[][] cases = { // bx, by, N, M, K
-            {3, 3, 7, 5, 4}, {1, 1, 6, 9, 5}, {1, 4, 5, 3, 6}, {4, 1, 3, 5, 2}, {2, 2, 1, 1, 7}};
+            {3, 3, 7, 5, 4}, {1, 1, 6, 9, 5}, {1, 4, 5, 3, 6}, {4, 1, 3, 5, 2}, {2, 2, 1, 1, 7}
+        };
         long seed = 100;
         for (long[] s : cases) {
             long bx = s[0], by = s[1], n = s[2], m = s[3], k = s[4];

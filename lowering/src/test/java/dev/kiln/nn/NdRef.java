@@ -17,7 +17,9 @@ final class NdRef {
         this.data = data;
     }
 
-    static NdRef of(NDArray a) { return new NdRef(a.shape(), a.toDoubleArray()); }
+    static NdRef of(NDArray a) {
+        return new NdRef(a.shape(), a.toDoubleArray());
+    }
 
     static NdRef zeros(long... shape) {
         long n = 1;
@@ -25,21 +27,29 @@ final class NdRef {
         return new NdRef(shape, new double[Math.toIntExact(n)]);
     }
 
-    int dim(int d) { return (int) shape[d]; }
+    int dim(int d) {
+        return (int) shape[d];
+    }
 
     int offset(int... idx) {
-        if (idx.length != shape.length) throw new IllegalArgumentException("rank " + shape.length + " indexed with " + idx.length);
+        if (idx.length != shape.length)
+            throw new IllegalArgumentException("rank " + shape.length + " indexed with " + idx.length);
         int off = 0;
         for (int d = 0; d < idx.length; d++) {
-            if (idx[d] < 0 || idx[d] >= shape[d]) throw new IndexOutOfBoundsException("index " + idx[d] + " at axis " + d);
+            if (idx[d] < 0 || idx[d] >= shape[d])
+                throw new IndexOutOfBoundsException("index " + idx[d] + " at axis " + d);
             off = off * (int) shape[d] + idx[d];
         }
         return off;
     }
 
-    double get(int... idx) { return data[offset(idx)]; }
+    double get(int... idx) {
+        return data[offset(idx)];
+    }
 
-    void set(double v, int... idx) { data[offset(idx)] = v; }
+    void set(double v, int... idx) {
+        data[offset(idx)] = v;
+    }
 
     /** The expected array in {@code dtype}: floats rounded to it, integers exact. */
     NDArray toNd(DType dtype) {

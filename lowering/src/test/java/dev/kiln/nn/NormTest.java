@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
 class NormTest {
     private static final double RTOL = 1e-5, ATOL = 1e-5;
 
-    private static Tensor ph(String n, long... s) { return Te.placeholder(n, DType.FLOAT32, s); }
+    private static Tensor ph(String n, long... s) {
+        return Te.placeholder(n, DType.FLOAT32, s);
+    }
 
     /** Runs batch norm on x of {@code shape} with channels on {@code axis} (via the given builder). */
     private static void checkBatchNorm(long[] shape, int axis, int builder, long seed) {
@@ -20,11 +22,12 @@ class NormTest {
         Tensor x = ph("x", shape);
         Tensor mean = ph("mean", ch), var = ph("var", ch), gamma = ph("gamma", ch), beta = ph("beta", ch);
         double eps = 1e-3;
-        Tensor y = switch (builder) {
-            case 0 -> Norm.batchNorm(x, axis, mean, var, gamma, beta, eps);
-            case 1 -> Norm.batchNormNchw(x, mean, var, gamma, beta, eps);
-            default -> Norm.batchNormNhwc(x, mean, var, gamma, beta, eps);
-        };
+        Tensor y =
+                switch (builder) {
+                    case 0 -> Norm.batchNorm(x, axis, mean, var, gamma, beta, eps);
+                    case 1 -> Norm.batchNormNchw(x, mean, var, gamma, beta, eps);
+                    default -> Norm.batchNormNhwc(x, mean, var, gamma, beta, eps);
+                };
         List<Tensor> ins = List.of(x, mean, var, gamma, beta);
         List<NDArray> in = OpHarness.randomInputs(ins, seed);
         NdRef.map(in.get(2), v -> Math.abs(v) + 0.05); // a variance is positive
@@ -33,8 +36,10 @@ class NormTest {
         NdRef want = NdRef.zeros(shape);
         NdRef.forEach(shape, idx -> {
             int k = idx[c];
-            double v = (xr.get(idx) - in.get(1).getDouble(k)) / Math.sqrt(in.get(2).getDouble(k) + eps)
-                    * in.get(3).getDouble(k) + in.get(4).getDouble(k);
+            double v = (xr.get(idx) - in.get(1).getDouble(k))
+                            / Math.sqrt(in.get(2).getDouble(k) + eps)
+                            * in.get(3).getDouble(k)
+                    + in.get(4).getDouble(k);
             want.set(v, idx);
         });
         got.assertClose(want.toNd(DType.FLOAT32), RTOL, ATOL);

@@ -103,12 +103,19 @@ class PadTest {
     @Test
     void badPaddingNamesTheTensorAndAxis() {
         Tensor x = placeholder("img", FLOAT32, 3, 4);
-        String neg = assertThrows(KilnException.class, () -> Pad.pad(x, new long[] {0, -1}, new long[] {0, 0}, 0)).getMessage();
-        assertThat(neg).contains("'img'").contains("axis 1").contains("non-negative").contains("-1");
-        String rank = assertThrows(KilnException.class, () -> Pad.pad(x, new long[] {1}, new long[] {1}, 0)).getMessage();
+        String neg = assertThrows(KilnException.class, () -> Pad.pad(x, new long[] {0, -1}, new long[] {0, 0}, 0))
+                .getMessage();
+        assertThat(neg)
+                .contains("'img'")
+                .contains("axis 1")
+                .contains("non-negative")
+                .contains("-1");
+        String rank = assertThrows(KilnException.class, () -> Pad.pad(x, new long[] {1}, new long[] {1}, 0))
+                .getMessage();
         assertThat(rank).contains("'img'").contains("rank 2");
         Tensor ints = placeholder("idx", INT32, 3);
-        String frac = assertThrows(KilnException.class, () -> Pad.pad(ints, new long[] {1}, new long[] {1}, 0.5)).getMessage();
+        String frac = assertThrows(KilnException.class, () -> Pad.pad(ints, new long[] {1}, new long[] {1}, 0.5))
+                .getMessage();
         assertThat(frac).contains("0.5").contains("int32");
     }
 }

@@ -17,21 +17,47 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class PoolTest {
 
-    enum Kind { MAX, AVG_INCLUDE_PAD, AVG_EXCLUDE_PAD }
+    enum Kind {
+        MAX,
+        AVG_INCLUDE_PAD,
+        AVG_EXCLUDE_PAD
+    }
 
-    record Case(String label, int n, int c, int h, int w, int kh, int kw, int sh, int sw,
-                int pt, int pb, int pl, int pr, int dil) {
-        int oh() { return (h + pt + pb - dil * (kh - 1) - 1) / sh + 1; }
+    record Case(
+            String label,
+            int n,
+            int c,
+            int h,
+            int w,
+            int kh,
+            int kw,
+            int sh,
+            int sw,
+            int pt,
+            int pb,
+            int pl,
+            int pr,
+            int dil) {
+        int oh() {
+            return (h + pt + pb - dil * (kh - 1) - 1) / sh + 1;
+        }
 
-        int ow() { return (w + pl + pr - dil * (kw - 1) - 1) / sw + 1; }
+        int ow() {
+            return (w + pl + pr - dil * (kw - 1) - 1) / sw + 1;
+        }
 
         PoolParams params() {
-            return PoolParams.of(2, 1, 1, 0).withKernel(kh, kw).withStride(sh, sw)
-                    .withPadding(new long[] {pt, pl}, new long[] {pb, pr}).withDilation(dil);
+            return PoolParams.of(2, 1, 1, 0)
+                    .withKernel(kh, kw)
+                    .withStride(sh, sw)
+                    .withPadding(new long[] {pt, pl}, new long[] {pb, pr})
+                    .withDilation(dil);
         }
 
         @Override
-        public String toString() { return label; }
+        public String toString() {
+            return label;
+        }
     }
 
     static Stream<Case> cases() {
@@ -51,11 +77,12 @@ class PoolTest {
     @MethodSource("casesAndKinds")
     void nchwMatchesLoops(Case c, Kind kind) {
         Tensor x = placeholder("x", FLOAT32, c.n, c.c, c.h, c.w);
-        Tensor out = switch (kind) {
-            case MAX -> Pool.maxPool2dNchw(x, c.params());
-            case AVG_INCLUDE_PAD -> Pool.avgPool2dNchw(x, c.params(), true);
-            case AVG_EXCLUDE_PAD -> Pool.avgPool2dNchw(x, c.params(), false);
-        };
+        Tensor out =
+                switch (kind) {
+                    case MAX -> Pool.maxPool2dNchw(x, c.params());
+                    case AVG_INCLUDE_PAD -> Pool.avgPool2dNchw(x, c.params(), true);
+                    case AVG_EXCLUDE_PAD -> Pool.avgPool2dNchw(x, c.params(), false);
+                };
         assertThat(out.shape().toArray()).containsExactly(c.n, c.c, c.oh(), c.ow());
         ConvTesting.check(out, List.of(x), 71, in -> reference(c, kind, in[0], false));
     }
@@ -64,11 +91,12 @@ class PoolTest {
     @MethodSource("casesAndKinds")
     void nhwcMatchesLoops(Case c, Kind kind) {
         Tensor x = placeholder("x", FLOAT32, c.n, c.h, c.w, c.c);
-        Tensor out = switch (kind) {
-            case MAX -> Pool.maxPool2dNhwc(x, c.params());
-            case AVG_INCLUDE_PAD -> Pool.avgPool2dNhwc(x, c.params(), true);
-            case AVG_EXCLUDE_PAD -> Pool.avgPool2dNhwc(x, c.params(), false);
-        };
+        Tensor out =
+                switch (kind) {
+                    case MAX -> Pool.maxPool2dNhwc(x, c.params());
+                    case AVG_INCLUDE_PAD -> Pool.avgPool2dNhwc(x, c.params(), true);
+                    case AVG_EXCLUDE_PAD -> Pool.avgPool2dNhwc(x, c.params(), false);
+                };
         assertThat(out.shape().toArray()).containsExactly(c.n, c.oh(), c.ow(), c.c);
         ConvTesting.check(out, List.of(x), 72, in -> reference(c, kind, in[0], true));
     }
@@ -89,7 +117,10 @@ class PoolTest {
         Case c = new Case("3x3 stride 2 pad 1", 1, 2, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1);
         Tensor x = placeholder("x", FLOAT32, c.n, c.h, c.w, c.c);
         ConvTesting.check(Pool.maxPool2dNhwc(x, 3, 2, 1), List.of(x), 73, in -> reference(c, Kind.MAX, in[0], true));
-        ConvTesting.check(Pool.avgPool2dNhwc(x, 3, 2, 1, false), List.of(x), 74,
+        ConvTesting.check(
+                Pool.avgPool2dNhwc(x, 3, 2, 1, false),
+                List.of(x),
+                74,
                 in -> reference(c, Kind.AVG_EXCLUDE_PAD, in[0], true));
     }
 
@@ -150,16 +181,19 @@ class PoolTest {
                             for (int kx = 0; kx < c.kw; kx++) {
                                 int iy = y * c.sh - c.pt + ky * c.dil, ix = xx * c.sw - c.pl + kx * c.dil;
                                 if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-                                float v = nhwc ? x[((n * c.h + iy) * c.w + ix) * c.c + ch] : x[((n * c.c + ch) * c.h + iy) * c.w + ix];
+                                float v = nhwc
+                                        ? x[((n * c.h + iy) * c.w + ix) * c.c + ch]
+                                        : x[((n * c.c + ch) * c.h + iy) * c.w + ix];
                                 max = Math.max(max, v);
                                 sum += v;
                                 valid++;
                             }
-                        double v = switch (kind) {
-                            case MAX -> max;
-                            case AVG_INCLUDE_PAD -> sum / (c.kh * c.kw);
-                            case AVG_EXCLUDE_PAD -> sum / valid;
-                        };
+                        double v =
+                                switch (kind) {
+                                    case MAX -> max;
+                                    case AVG_INCLUDE_PAD -> sum / (c.kh * c.kw);
+                                    case AVG_EXCLUDE_PAD -> sum / valid;
+                                };
                         int at = nhwc ? ((n * oh + y) * ow + xx) * c.c + ch : ((n * c.c + ch) * oh + y) * ow + xx;
                         r[at] = (float) v;
                     }

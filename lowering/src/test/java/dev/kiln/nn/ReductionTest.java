@@ -16,7 +16,14 @@ import org.junit.jupiter.api.Test;
  * argmax/argmin pick the smallest index.
  */
 class ReductionTest {
-    private enum Kind { SUM, MAX, MIN, MEAN, ARGMAX, ARGMIN }
+    private enum Kind {
+        SUM,
+        MAX,
+        MIN,
+        MEAN,
+        ARGMAX,
+        ARGMIN
+    }
 
     /** Reference: reduce {@code x} over the sorted {@code axes}, keeping them as 1 if keepdims. */
     private static NdRef reference(NdRef x, int[] axes, boolean keepdims, Kind kind) {
@@ -69,14 +76,15 @@ class ReductionTest {
 
     private static void check(DType t, long[] shape, int[] axes, boolean keepdims, Kind kind, long seed) {
         Tensor x = Te.placeholder("x", t, shape);
-        Tensor y = switch (kind) {
-            case SUM -> Reduction.sum(x, keepdims, axes);
-            case MAX -> Reduction.max(x, keepdims, axes);
-            case MIN -> Reduction.min(x, keepdims, axes);
-            case MEAN -> Reduction.mean(x, keepdims, axes);
-            case ARGMAX -> Reduction.argmax(x, axes[0], keepdims);
-            case ARGMIN -> Reduction.argmin(x, axes[0], keepdims);
-        };
+        Tensor y =
+                switch (kind) {
+                    case SUM -> Reduction.sum(x, keepdims, axes);
+                    case MAX -> Reduction.max(x, keepdims, axes);
+                    case MIN -> Reduction.min(x, keepdims, axes);
+                    case MEAN -> Reduction.mean(x, keepdims, axes);
+                    case ARGMAX -> Reduction.argmax(x, axes[0], keepdims);
+                    case ARGMIN -> Reduction.argmin(x, axes[0], keepdims);
+                };
         List<NDArray> in = OpHarness.randomInputs(List.of(x), seed);
         NDArray got = OpHarness.run(y, List.of(x), in);
         int[] sorted = axes.length == 0 ? allAxes(shape.length) : axes.clone();

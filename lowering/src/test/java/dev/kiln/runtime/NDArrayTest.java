@@ -62,7 +62,8 @@ class NDArrayTest {
     @Test
     void byteTypesKeepTheirRange() {
         byte[] raw = {-128, -1, 0, 1, 127};
-        try (NDArray s = NDArray.fromBytes(DType.INT8, raw, 5); NDArray u = NDArray.fromBytes(DType.UINT8, raw, 5)) {
+        try (NDArray s = NDArray.fromBytes(DType.INT8, raw, 5);
+                NDArray u = NDArray.fromBytes(DType.UINT8, raw, 5)) {
             assertArrayEquals(new long[] {-128, -1, 0, 1, 127}, s.toLongArray());
             assertArrayEquals(new long[] {128, 255, 0, 1, 127}, u.toLongArray());
         }
@@ -117,11 +118,12 @@ class NDArrayTest {
     void float16MatchesJavaConversionAndRoundsToNearestEven() {
         SplittableRandom r = new SplittableRandom(2);
         float[] data = new float[1000];
-        for (int i = 0; i < data.length; i++) data[i] = (float) ((r.nextDouble() - 0.5) * Math.scalb(1.0, r.nextInt(-30, 20)));
-        data[0] = 70000f;           // overflows to infinity
-        data[1] = 1e-8f;            // subnormal range of float16
-        data[2] = 2049f;            // tie between 2048 and 2050: even is 2048
-        data[3] = 2051f;            // tie between 2050 and 2052: even is 2052
+        for (int i = 0; i < data.length; i++)
+            data[i] = (float) ((r.nextDouble() - 0.5) * Math.scalb(1.0, r.nextInt(-30, 20)));
+        data[0] = 70000f; // overflows to infinity
+        data[1] = 1e-8f; // subnormal range of float16
+        data[2] = 2049f; // tie between 2048 and 2050: even is 2048
+        data[3] = 2051f; // tie between 2050 and 2052: even is 2052
         data[4] = Float.NaN;
         try (NDArray a = NDArray.fromFloats(DType.FLOAT16, data, 10, 100)) {
             float[] back = a.toFloatArray();
@@ -145,9 +147,9 @@ class NDArrayTest {
         SplittableRandom r = new SplittableRandom(3);
         float[] data = new float[1000];
         for (int i = 0; i < data.length; i++) data[i] = Float.intBitsToFloat(r.nextInt());
-        data[0] = 1.0f + 0x1p-8f;              // tie: 1 + 2^-8 -> 1.0 (even)
-        data[1] = 1.0f + 3 * 0x1p-8f;          // tie: -> 1 + 2^-6 (even)
-        data[2] = 1.0f + 0x1p-8f + 0x1p-20f;   // above the tie -> 1 + 2^-7
+        data[0] = 1.0f + 0x1p-8f; // tie: 1 + 2^-8 -> 1.0 (even)
+        data[1] = 1.0f + 3 * 0x1p-8f; // tie: -> 1 + 2^-6 (even)
+        data[2] = 1.0f + 0x1p-8f + 0x1p-20f; // above the tie -> 1 + 2^-7
         try (NDArray a = NDArray.fromFloats(DType.BFLOAT16, data, data.length)) {
             for (int i = 0; i < data.length; i++) {
                 short bits = a.segment().get(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * i);
@@ -185,8 +187,9 @@ class NDArrayTest {
     @Test
     void randomIsSeededInRangeAndNeverAllZero() {
         for (DType t : DType.values()) {
-            try (NDArray a = NDArray.random(t, 42, 5, 37); NDArray b = NDArray.random(t, 42, 5, 37);
-                 NDArray c = NDArray.random(t, 43, 5, 37)) {
+            try (NDArray a = NDArray.random(t, 42, 5, 37);
+                    NDArray b = NDArray.random(t, 42, 5, 37);
+                    NDArray c = NDArray.random(t, 43, 5, 37)) {
                 assertTrue(a.compareTo(b, 0, 0).ok(), t + ": same seed, same values");
                 assertFalse(a.compareTo(c, 0, 0).ok(), t + ": other seed, other values");
                 double[] v = a.toDoubleArray();
@@ -203,7 +206,8 @@ class NDArrayTest {
         }
         // A one-element bool or int array could draw 0: it is never all zero.
         for (long seed = 0; seed < 64; seed++) {
-            try (NDArray b = NDArray.random(DType.BOOL, seed, 1); NDArray i = NDArray.random(DType.INT8, seed, 1)) {
+            try (NDArray b = NDArray.random(DType.BOOL, seed, 1);
+                    NDArray i = NDArray.random(DType.INT8, seed, 1)) {
                 assertEquals(1, b.getLong(0));
                 assertNotEquals(0, i.getLong(0));
             }
@@ -216,10 +220,11 @@ class NDArrayTest {
         SplittableRandom r = new SplittableRandom(4);
         for (int i = 0; i < e.length; i++) e[i] = (float) r.nextDouble(-1, 1);
         float[] a = e.clone();
-        a[64 + 7] = e[64 + 7] + 0.02f;  // [1, 7]
+        a[64 + 7] = e[64 + 7] + 0.02f; // [1, 7]
         a[100] = e[100] + 0.001f;
         a[4000] = e[4000] - 0.005f;
-        try (NDArray actual = NDArray.fromFloats(a, 64, 64); NDArray expected = NDArray.fromFloats(e, 64, 64)) {
+        try (NDArray actual = NDArray.fromFloats(a, 64, 64);
+                NDArray expected = NDArray.fromFloats(e, 64, 64)) {
             Comparison c = actual.compareTo(expected, 1e-5, 1e-6);
             assertFalse(c.ok());
             assertEquals(3, c.mismatches());
@@ -242,7 +247,7 @@ class NDArrayTest {
     @Test
     void comparisonRelativeToleranceScalesWithExpected() {
         try (NDArray a = NDArray.fromDoubles(new double[] {1000.5, 0.5}, 2);
-             NDArray e = NDArray.fromDoubles(new double[] {1000.0, 0.0}, 2)) {
+                NDArray e = NDArray.fromDoubles(new double[] {1000.0, 0.0}, 2)) {
             Comparison c = a.compareTo(e, 1e-3, 0.6);
             assertTrue(c.ok(), c.report());
             assertEquals(0.5 / 1000, c.maxRelError(), 1e-12);
@@ -255,7 +260,7 @@ class NDArrayTest {
     @Test
     void nanRules() {
         try (NDArray a = NDArray.fromFloats(new float[] {Float.NaN, 1f, Float.NaN, Float.POSITIVE_INFINITY}, 4);
-             NDArray e = NDArray.fromFloats(new float[] {Float.NaN, Float.NaN, 2f, Float.POSITIVE_INFINITY}, 4)) {
+                NDArray e = NDArray.fromFloats(new float[] {Float.NaN, Float.NaN, 2f, Float.POSITIVE_INFINITY}, 4)) {
             Comparison c = a.compareTo(e, 1e-3, 1e-3);
             assertEquals(2, c.mismatches(), c.report());
             assertEquals(Double.POSITIVE_INFINITY, c.maxAbsError());
@@ -263,17 +268,20 @@ class NDArrayTest {
             assertTrue(w == 1 || w == 2, c.report());
         }
         try (NDArray a = NDArray.fromFloats(new float[] {Float.NaN, 3f}, 2);
-             NDArray e = NDArray.fromFloats(new float[] {Float.NaN, 3f}, 2)) {
+                NDArray e = NDArray.fromFloats(new float[] {Float.NaN, 3f}, 2)) {
             assertTrue(a.compareTo(e, 0, 0).ok());
         }
     }
 
     @Test
     void comparisonNeedsSameShapeAndDtype() {
-        try (NDArray a = NDArray.allocate(DType.FLOAT32, 4, 8); NDArray b = NDArray.allocate(DType.FLOAT32, 8, 4);
-             NDArray c = NDArray.allocate(DType.FLOAT64, 4, 8)) {
+        try (NDArray a = NDArray.allocate(DType.FLOAT32, 4, 8);
+                NDArray b = NDArray.allocate(DType.FLOAT32, 8, 4);
+                NDArray c = NDArray.allocate(DType.FLOAT64, 4, 8)) {
             KilnException ex = assertThrows(KilnException.class, () -> a.compareTo(b, 0, 0));
-            assertTrue(ex.getMessage().contains("shapes differ") && ex.getMessage().contains("float32[8, 4]"), ex.getMessage());
+            assertTrue(
+                    ex.getMessage().contains("shapes differ") && ex.getMessage().contains("float32[8, 4]"),
+                    ex.getMessage());
             AssertionError err = assertThrows(AssertionError.class, () -> a.assertClose(c, 0, 0));
             assertTrue(err.getMessage().contains("dtypes differ"), err.getMessage());
         }
@@ -295,8 +303,12 @@ class NDArrayTest {
                 assertTrue(c.compareTo(t, 0, 0).ok());
             }
         }
-        Buffer b = new Buffer("B", DType.INT16, List.of(dev.kiln.ir.IntImm.i32(4), dev.kiln.ir.IntImm.i32(2)),
-                List.of(dev.kiln.ir.IntImm.i32(1), dev.kiln.ir.IntImm.i32(6)), MemoryScope.GLOBAL);
+        Buffer b = new Buffer(
+                "B",
+                DType.INT16,
+                List.of(dev.kiln.ir.IntImm.i32(4), dev.kiln.ir.IntImm.i32(2)),
+                List.of(dev.kiln.ir.IntImm.i32(1), dev.kiln.ir.IntImm.i32(6)),
+                MemoryScope.GLOBAL);
         try (NDArray a = NDArray.allocate(b)) {
             assertArrayEquals(new long[] {1, 6}, a.strides());
             assertEquals(2L * (3 + 6 + 1), a.segment().byteSize());
@@ -329,13 +341,16 @@ class NDArrayTest {
         a.close();
         a.close();
         KilnException closed = assertThrows(KilnException.class, () -> a.getDouble(0));
-        assertTrue(closed.getMessage().contains("float32[3]") && closed.getMessage().contains("closed"), closed.getMessage());
+        assertTrue(
+                closed.getMessage().contains("float32[3]")
+                        && closed.getMessage().contains("closed"),
+                closed.getMessage());
     }
 
     @Test
     void printing() {
         try (NDArray a = NDArray.fromFloats(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
-             NDArray b = NDArray.fromBytes(DType.BOOL, new byte[] {1, 0}, 2)) {
+                NDArray b = NDArray.fromBytes(DType.BOOL, new byte[] {1, 0}, 2)) {
             assertEquals("NDArray(float32[2, 3])", a.toString());
             assertEquals("float32[2, 3] [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]", a.format(100));
             assertEquals("float32[2, 3] [[1.0, 2.0, 3.0], [4.0, ...]]", a.format(4));

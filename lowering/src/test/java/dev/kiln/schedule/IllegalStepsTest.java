@@ -19,20 +19,26 @@ class IllegalStepsTest {
     @Test
     void splitByZero() {
         var s = ScheduleBuilder.on(dag);
-        assertThat(message(() -> s.stage("C").split("i", 0))).contains("step 0 split(C, i, [0])").contains("split by 0");
+        assertThat(message(() -> s.stage("C").split("i", 0)))
+                .contains("step 0 split(C, i, [0])")
+                .contains("split by 0");
     }
 
     @Test
     void vectorizeALoopWithoutConstantExtent() {
         var s = ScheduleBuilder.on(dag);
         s.stage("C").split("i", (Integer) null);
-        assertThat(message(() -> s.stage("C").vectorize("i.1"))).contains("vectorize(C, i.1)").contains("not a constant");
+        assertThat(message(() -> s.stage("C").vectorize("i.1")))
+                .contains("vectorize(C, i.1)")
+                .contains("not a constant");
     }
 
     @Test
     void fuseLoopsThatAreNotAdjacent() {
         var s = ScheduleBuilder.on(dag);
-        assertThat(message(() -> s.stage("C").fuse("i", "k"))).contains("fuse(C, [0, 2])").contains("not adjacent");
+        assertThat(message(() -> s.stage("C").fuse("i", "k")))
+                .contains("fuse(C, [0, 2])")
+                .contains("not adjacent");
     }
 
     @Test
@@ -40,7 +46,8 @@ class IllegalStepsTest {
         ComputeDAG chain = chain();
         var s = ScheduleBuilder.on(chain);
         // B is read by C; computing B inside D does not put it around C.
-        assertThat(message(() -> s.stage("B").computeAt("D", "i"))).contains("compute_at(B -> D, i)")
+        assertThat(message(() -> s.stage("B").computeAt("D", "i")))
+                .contains("compute_at(B -> D, i)")
                 .contains("does not enclose 'C'");
     }
 
@@ -48,7 +55,9 @@ class IllegalStepsTest {
     void rfactorOfANonReductionLoop() {
         var s = ScheduleBuilder.on(dag);
         s.stage("C").split("k", 4);
-        assertThat(message(() -> s.stage("C").rfactor("i", 0))).contains("rfactor(C, i").contains("not a reduction loop");
+        assertThat(message(() -> s.stage("C").rfactor("i", 0)))
+                .contains("rfactor(C, i")
+                .contains("not a reduction loop");
     }
 
     @Test
@@ -60,7 +69,9 @@ class IllegalStepsTest {
     @Test
     void parallelOnAReductionLoopRaces() {
         var s = ScheduleBuilder.on(dag);
-        assertThat(message(() -> s.stage("C").parallel("k"))).contains("parallel(C, k)").contains("race");
+        assertThat(message(() -> s.stage("C").parallel("k")))
+                .contains("parallel(C, k)")
+                .contains("race");
     }
 
     @Test
@@ -73,7 +84,9 @@ class IllegalStepsTest {
     @Test
     void computeAtOfAnOutputAndInlineOfAReduction() {
         var s = ScheduleBuilder.on(dag);
-        assertThat(message(() -> s.stage("D").computeAt("C", "i"))).contains("output").contains("root");
+        assertThat(message(() -> s.stage("D").computeAt("C", "i")))
+                .contains("output")
+                .contains("root");
         assertThat(message(() -> s.stage("C").computeInline())).contains("reduction");
     }
 
@@ -87,7 +100,9 @@ class IllegalStepsTest {
     void cacheWriteAfterSplit() {
         var s = ScheduleBuilder.on(dag);
         s.stage("C").split("i", 4);
-        assertThat(message(() -> s.stage("C").cacheWrite("local"))).contains("cache_write(C").contains("cache_write it first");
+        assertThat(message(() -> s.stage("C").cacheWrite("local")))
+                .contains("cache_write(C")
+                .contains("cache_write it first");
     }
 
     @Test
@@ -111,16 +126,22 @@ class IllegalStepsTest {
     @Test
     void unknownLoopNameListsTheLoops() {
         var s = ScheduleBuilder.on(dag);
-        assertThat(assertThrows(dev.kiln.ir.KilnException.class, () -> s.stage("C").split("x", 2)).getMessage())
-                .contains("no loop named 'x'").contains("[i, j, k]");
+        assertThat(assertThrows(dev.kiln.ir.KilnException.class, () -> s.stage("C")
+                                .split("x", 2))
+                        .getMessage())
+                .contains("no loop named 'x'")
+                .contains("[i, j, k]");
     }
 
     /** A = input, B = A*2, C = B+1, D = C*3. */
     static ComputeDAG chain() {
         var A = dev.kiln.te.Te.placeholder("A", dev.kiln.ir.DType.FLOAT32, 8);
-        var B = dev.kiln.te.Te.compute("B", dev.kiln.te.Te.shape(8), i -> A.at(i).mul(2.0));
-        var C = dev.kiln.te.Te.compute("C", dev.kiln.te.Te.shape(8), i -> B.at(i).add(1.0));
-        var D = dev.kiln.te.Te.compute("D", dev.kiln.te.Te.shape(8), i -> C.at(i).mul(3.0));
+        var B = dev.kiln.te.Te.compute(
+                "B", dev.kiln.te.Te.shape(8), i -> A.at(i).mul(2.0));
+        var C = dev.kiln.te.Te.compute(
+                "C", dev.kiln.te.Te.shape(8), i -> B.at(i).add(1.0));
+        var D = dev.kiln.te.Te.compute(
+                "D", dev.kiln.te.Te.shape(8), i -> C.at(i).mul(3.0));
         return ComputeDAG.of(D);
     }
 }

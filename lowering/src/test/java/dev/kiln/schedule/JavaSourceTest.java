@@ -31,17 +31,28 @@ class JavaSourceTest {
     private static Function<ComputeDAG, Schedule> compileAndRun(String src) throws Exception {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         var out = java.nio.file.Files.createTempDirectory("kiln-src");
-        SimpleJavaFileObject file = new SimpleJavaFileObject(URI.create("string:///gen/Rebuild.java"),
-                javax.tools.JavaFileObject.Kind.SOURCE) {
-            @Override
-            public CharSequence getCharContent(boolean ignore) { return src; }
-        };
+        SimpleJavaFileObject file =
+                new SimpleJavaFileObject(
+                        URI.create("string:///gen/Rebuild.java"), javax.tools.JavaFileObject.Kind.SOURCE) {
+                    @Override
+                    public CharSequence getCharContent(boolean ignore) {
+                        return src;
+                    }
+                };
         var errors = new java.io.StringWriter();
-        boolean ok = javac.getTask(errors, null, null,
-                List.of("-d", out.toString(), "-classpath", System.getProperty("java.class.path")), null, List.of(file)).call();
+        boolean ok = javac.getTask(
+                        errors,
+                        null,
+                        null,
+                        List.of("-d", out.toString(), "-classpath", System.getProperty("java.class.path")),
+                        null,
+                        List.of(file))
+                .call();
         assertThat(ok).as("javac: %s\n%s", errors, src).isTrue();
-        try (var loader = new java.net.URLClassLoader(new java.net.URL[] {out.toUri().toURL()}, JavaSourceTest.class.getClassLoader())) {
-            return (Function<ComputeDAG, Schedule>) loader.loadClass("gen.Rebuild").getDeclaredConstructor().newInstance();
+        try (var loader = new java.net.URLClassLoader(
+                new java.net.URL[] {out.toUri().toURL()}, JavaSourceTest.class.getClassLoader())) {
+            return (Function<ComputeDAG, Schedule>)
+                    loader.loadClass("gen.Rebuild").getDeclaredConstructor().newInstance();
         }
     }
 }

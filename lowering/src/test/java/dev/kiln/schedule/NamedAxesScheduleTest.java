@@ -27,7 +27,10 @@ class NamedAxesScheduleTest {
         Tensor a = placeholder("A", FLOAT32, M, K);
         Tensor b = placeholder("B", FLOAT32, K, N);
         IterVar k = reduceAxis(K, "red");
-        return ComputeDAG.of(compute("C", shape(M, N), names("row", "col"),
+        return ComputeDAG.of(compute(
+                "C",
+                shape(M, N),
+                names("row", "col"),
                 (row, col) -> sum(k, a.at(row, k).mul(b.at(k, col)))));
     }
 
@@ -67,11 +70,17 @@ class NamedAxesScheduleTest {
         double[] ref = reference(a, b);
         for (int i = 0; i < M * N; i++) {
             // float32 accumulation of 12 products of values in [-1, 1): 1e-5 relative plus 1e-5 absolute
-            assertThat(out.getDoubleFlat(i)).isCloseTo(ref[i], org.assertj.core.data.Offset.offset(1e-5 + 1e-5 * Math.abs(ref[i])));
+            assertThat(out.getDoubleFlat(i))
+                    .isCloseTo(ref[i], org.assertj.core.data.Offset.offset(1e-5 + 1e-5 * Math.abs(ref[i])));
         }
         // and a JSON round trip replays onto the same names
-        assertThat(Schedule.fromJson(schedule.toJson(), dag).replay().stage(dag.ops().size() - 1).iters().stream()
-                .map(Iter::name)).contains("row.1", "col.1", "red");
+        assertThat(Schedule.fromJson(schedule.toJson(), dag)
+                        .replay()
+                        .stage(dag.ops().size() - 1)
+                        .iters()
+                        .stream()
+                        .map(Iter::name))
+                .contains("row.1", "col.1", "red");
     }
 
     @Test
@@ -88,7 +97,8 @@ class NamedAxesScheduleTest {
         Tensor a = placeholder("A", FLOAT32, 2, 6, 5);
         Tensor b = placeholder("B", FLOAT32, 2, 5, 8);
         IterVar k = reduceAxis(5, "k");
-        Tensor c = compute("C", shape(2, 6, 8), (x, y, z) -> sum(k, a.at(x, y, k).mul(b.at(x, k, z))));
+        Tensor c =
+                compute("C", shape(2, 6, 8), (x, y, z) -> sum(k, a.at(x, y, k).mul(b.at(x, k, z))));
         ComputeDAG dag = ComputeDAG.of(c);
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         s.stage("C").split("l", 4);

@@ -33,7 +33,10 @@ class ScheduleDataTest {
         ComputeDAG dag = Workloads.matmulRelu(32, 48, 20);
         Schedule sch = tiledMatmulRelu(dag);
         String json = sch.toJson();
-        assertThat(json).doesNotContain("\n").contains("\"format\":\"kiln-schedule-1\"").contains("[\"SP\",");
+        assertThat(json)
+                .doesNotContain("\n")
+                .contains("\"format\":\"kiln-schedule-1\"")
+                .contains("[\"SP\",");
         Schedule back = Schedule.fromJson(json, dag);
         assertThat(back).isEqualTo(sch);
         assertThat(back.toJson()).isEqualTo(json);
@@ -45,13 +48,15 @@ class ScheduleDataTest {
         ComputeDAG fresh = Workloads.matmulRelu(32, 48, 20);
         Schedule again = Schedule.fromJson(sch.toJson(), fresh);
         assertThat(again.replay().toString()).isEqualTo(sch.replay().toString());
-        assertThat(Lowering.lower("f", again).toString()).isEqualTo(Lowering.lower("f", sch).toString());
+        assertThat(Lowering.lower("f", again).toString())
+                .isEqualTo(Lowering.lower("f", sch).toString());
     }
 
     @Test
     void statePrintoutShowsTheLoopStructure() {
         String s = tiledMatmulRelu(Workloads.matmulRelu(32, 48, 20)).replay().toString();
-        assertThat(s).startsWith("Placeholder: A, B\n")
+        assertThat(s)
+                .startsWith("Placeholder: A, B\n")
                 .contains("parallel i.0@j.0@ (0,24)")
                 .contains("C.local auto_unroll: 16")
                 .contains("vectorize j.1 (0,8)");
@@ -60,8 +65,8 @@ class ScheduleDataTest {
     @Test
     void jsonFromAnotherWorkloadIsRefused() {
         Schedule sch = tiledMatmulRelu(Workloads.matmulRelu(32, 48, 20));
-        ScheduleException e = assertThrows(ScheduleException.class,
-                () -> Schedule.fromJson(sch.toJson(), Workloads.matmulRelu(32, 48, 24)));
+        ScheduleException e = assertThrows(
+                ScheduleException.class, () -> Schedule.fromJson(sch.toJson(), Workloads.matmulRelu(32, 48, 24)));
         assertThat(e.getMessage()).contains("made for workload");
     }
 

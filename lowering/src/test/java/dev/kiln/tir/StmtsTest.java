@@ -22,9 +22,13 @@ class StmtsTest {
     private final Buffer t = Buffer.rowMajor("T", DType.INT32, List.of(8L), MemoryScope.LOCAL);
     private final Var i = new Var("i"), x = new Var("x");
 
-    private static Expr c(long v) { return IntImm.i32(v); }
+    private static Expr c(long v) {
+        return IntImm.i32(v);
+    }
 
-    private static Expr load(Buffer buf, Expr idx) { return new BufferLoad(buf, List.of(idx)); }
+    private static Expr load(Buffer buf, Expr idx) {
+        return new BufferLoad(buf, List.of(idx));
+    }
 
     /**
      * for i in 1..1 + 7 { let x = A[i]; if (x < 3) { T[i] = x } else { B[i] = T[i] }; A[0] = 1 }
@@ -67,7 +71,9 @@ class StmtsTest {
         Stmt p = program();
         assertThat(Stmts.uses(p, x)).isTrue();
         assertThat(Stmts.uses(p, new Var("y"))).isFalse();
-        assertThat(Stmts.touches(p, t.flatView())).as("a view is its base's memory").isTrue();
+        assertThat(Stmts.touches(p, t.flatView()))
+                .as("a view is its base's memory")
+                .isTrue();
         Stmt readOnly = new Store(b, List.of(i), load(a, i));
         assertThat(Stmts.touches(readOnly, a)).isTrue();
         assertThat(Stmts.touches(readOnly, t)).isFalse();
@@ -84,10 +90,17 @@ class StmtsTest {
         assertThat(Stmts.substitute(p, new Var("y"), c(2))).isSameAs(p);
         assertThat(Stmts.substitute(p, Map.of())).isSameAs(p);
         Stmt q = Stmts.substitute(p, i, c(5));
-        assertThat(q.toString()).contains("for i in 1..1 + 7").contains("let x: int32 = A[5]").contains("T[5] = x")
+        assertThat(q.toString())
+                .contains("for i in 1..1 + 7")
+                .contains("let x: int32 = A[5]")
+                .contains("T[5] = x")
                 .contains("B[5] = T[5]");
-        Store untouched = (Store) ((Seq) ((For) ((Allocate) p).body()).body()).stmts().get(1);
-        Store after = (Store) ((Seq) ((For) ((Allocate) q).body()).body()).stmts().get(1);
-        assertThat(after).as("a statement without the variable is the same object").isSameAs(untouched);
+        Store untouched =
+                (Store) ((Seq) ((For) ((Allocate) p).body()).body()).stmts().get(1);
+        Store after =
+                (Store) ((Seq) ((For) ((Allocate) q).body()).body()).stmts().get(1);
+        assertThat(after)
+                .as("a statement without the variable is the same object")
+                .isSameAs(untouched);
     }
 }

@@ -28,7 +28,9 @@ public final class MatmulSchedules {
     /** Tile sizes of {@link #tiled}. */
     public record Tiles(int tileRows, int tileCols, int blockRows, int blockCols, int depth) {
         /** A 4 x 64 register block (16 zmm accumulators) in 32 x 256 tiles, k in steps of 256. */
-        public static Tiles avx512() { return new Tiles(32, 256, 4, 64, 256); }
+        public static Tiles avx512() {
+            return new Tiles(32, 256, 4, 64, 256);
+        }
     }
 
     public static Schedule tiled(ComputeDAG dag, Tiles t) {

@@ -20,7 +20,8 @@ public final class OpenBlas {
     public static String coreName() {
         org.bytedeco.javacpp.Loader.load(org.bytedeco.openblas.global.openblas_nolapack.class);
         try {
-            MemorySegment fn = SymbolLookup.loaderLookup().find("openblas_get_corename")
+            MemorySegment fn = SymbolLookup.loaderLookup()
+                    .find("openblas_get_corename")
                     .or(() -> Linker.nativeLinker().defaultLookup().find("openblas_get_corename"))
                     .orElseThrow(() -> new IllegalStateException("openblas_get_corename not found"));
             var h = Linker.nativeLinker().downcallHandle(fn, FunctionDescriptor.of(ValueLayout.ADDRESS));
@@ -37,10 +38,27 @@ public final class OpenBlas {
     }
 
     /** C = A x B for row-major n x n float32 matrices held in native memory. */
-    public static void sgemm(int m, int n, int k, org.bytedeco.javacpp.FloatPointer a, org.bytedeco.javacpp.FloatPointer b,
-                             org.bytedeco.javacpp.FloatPointer c) {
-        org.bytedeco.openblas.global.openblas_nolapack.cblas_sgemm(org.bytedeco.openblas.global.openblas_nolapack.CblasRowMajor,
-                org.bytedeco.openblas.global.openblas_nolapack.CblasNoTrans, org.bytedeco.openblas.global.openblas_nolapack.CblasNoTrans,
-                m, n, k, 1f, a, k, b, n, 0f, c, n);
+    public static void sgemm(
+            int m,
+            int n,
+            int k,
+            org.bytedeco.javacpp.FloatPointer a,
+            org.bytedeco.javacpp.FloatPointer b,
+            org.bytedeco.javacpp.FloatPointer c) {
+        org.bytedeco.openblas.global.openblas_nolapack.cblas_sgemm(
+                org.bytedeco.openblas.global.openblas_nolapack.CblasRowMajor,
+                org.bytedeco.openblas.global.openblas_nolapack.CblasNoTrans,
+                org.bytedeco.openblas.global.openblas_nolapack.CblasNoTrans,
+                m,
+                n,
+                k,
+                1f,
+                a,
+                k,
+                b,
+                n,
+                0f,
+                c,
+                n);
     }
 }

@@ -45,13 +45,24 @@ final class OnnxCheck {
      * [lo, hi) from {@code intRanges} by input name (default: the whole range of 8-bit types, [0, 100)
      * for wider ones). Float outputs must agree within (rtol, atol), integer outputs exactly.
      */
-    static Graph check(ModelWriter m, Map<String, Long> dims, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges) {
+    static Graph check(
+            ModelWriter m,
+            Map<String, Long> dims,
+            double rtol,
+            double atol,
+            boolean interpreter,
+            Map<String, long[]> intRanges) {
         return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, interpreter, intRanges, null);
     }
 
     /** As {@link #check}, the network built by {@code build} (a tuned one) instead of the default lowering. */
-    static Graph checkBuilt(ModelWriter m, Map<String, Long> dims, double rtol, double atol, Map<String, long[]> intRanges,
-                            Function<Graph, CompiledNetwork> build) {
+    static Graph checkBuilt(
+            ModelWriter m,
+            Map<String, Long> dims,
+            double rtol,
+            double atol,
+            Map<String, long[]> intRanges,
+            Function<Graph, CompiledNetwork> build) {
         return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, false, intRanges, build);
     }
 
@@ -61,29 +72,45 @@ final class OnnxCheck {
     }
 
     /** {@code model}: the model's bytes, or the Path of its file. */
-    private static Graph check(Object model, Graph g, double rtol, double atol, boolean interpreter, Map<String, long[]> intRanges,
-                               Function<Graph, CompiledNetwork> build) {
+    private static Graph check(
+            Object model,
+            Graph g,
+            double rtol,
+            double atol,
+            boolean interpreter,
+            Map<String, long[]> intRanges,
+            Function<Graph, CompiledNetwork> build) {
         List<NDArray> inputs = new ArrayList<>();
         long seed = 7;
         for (Value v : g.inputs()) {
             if (v.dtype().isFloat()) {
                 inputs.add(random(seed++, v.dims()));
             } else {
-                long[] range = intRanges.getOrDefault(v.name(), v.dtype().bits() == 8
-                        ? new long[] {v.dtype().minInt(), v.dtype().maxInt() + 1} : new long[] {0, 100});
+                long[] range = intRanges.getOrDefault(
+                        v.name(),
+                        v.dtype().bits() == 8
+                                ? new long[] {v.dtype().minInt(), v.dtype().maxInt() + 1}
+                                : new long[] {0, 100});
                 inputs.add(randomInts(v.dtype(), seed++, range[0], range[1], v.dims()));
             }
         }
         List<NDArray> expected = ort(model, g, inputs, 1);
         if (interpreter) {
             try (NodeRunner r = NodeRunner.interpreter()) {
-                compare("reference executor", g, ReferenceExecutor.run(g, r, inputs.toArray(NDArray[]::new)), expected, rtol, atol);
+                compare(
+                        "reference executor",
+                        g,
+                        ReferenceExecutor.run(g, r, inputs.toArray(NDArray[]::new)),
+                        expected,
+                        rtol,
+                        atol);
             }
         }
         try (CompiledNetwork cn = build != null ? build.apply(g) : Network.buildUntuned(g, Target.cpu())) {
             List<Value> outs = g.outputValues();
             NDArray[] o = new NDArray[outs.size()];
-            for (int i = 0; i < o.length; i++) o[i] = NDArray.allocate(outs.get(i).dtype(), outs.get(i).dims());
+            for (int i = 0; i < o.length; i++)
+                o[i] = NDArray.allocate(outs.get(i).dtype(), outs.get(i).dims());
             cn.run(inputs.toArray(NDArray[]::new), o);
             compare("compiled network", g, List.of(o), expected, rtol, atol);
         }
@@ -97,7 +124,8 @@ final class OnnxCheck {
             try {
                 actual.get(i).assertClose(want, exact ? 0 : rtol, exact ? 0 : atol);
             } catch (AssertionError e) {
-                throw new AssertionError(who + ", output '" + g.outputs().get(i) + "' against ONNX Runtime: " + e.getMessage(), e);
+                throw new AssertionError(
+                        who + ", output '" + g.outputs().get(i) + "' against ONNX Runtime: " + e.getMessage(), e);
             }
         }
     }
@@ -135,13 +163,17 @@ final class OnnxCheck {
         try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
             o.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             o.setIntraOpNumThreads(threads);
-            try (OrtSession s = model instanceof Path p ? env.createSession(p.toString(), o) : env.createSession((byte[]) model, o)) {
+            try (OrtSession s = model instanceof Path p
+                    ? env.createSession(p.toString(), o)
+                    : env.createSession((byte[]) model, o)) {
                 Map<String, OnnxTensor> feed = new HashMap<>();
                 try {
                     for (int i = 0; i < inputs.size(); i++) {
                         NDArray in = inputs.get(i);
                         ByteBuffer data = in.segment().asByteBuffer().order(ByteOrder.nativeOrder());
-                        feed.put(g.inputs().get(i).name(), OnnxTensor.createTensor(env, data, in.shape(), javaType(in.dtype())));
+                        feed.put(
+                                g.inputs().get(i).name(),
+                                OnnxTensor.createTensor(env, data, in.shape(), javaType(in.dtype())));
                     }
                     try (OrtSession.Result r = s.run(feed)) {
                         List<NDArray> out = new ArrayList<>();
@@ -152,7 +184,8 @@ final class OnnxCheck {
                             NDArray a = NDArray.allocate(v.dtype(), t.getInfo().getShape());
                             ByteBuffer bb = t.getByteBuffer();
                             if (bb.remaining() != a.numElements() * v.dtype().bytes()) {
-                                throw new AssertionError("ONNX Runtime's output '" + e.getKey() + "' is " + t.getInfo() + ", Kiln's " + v);
+                                throw new AssertionError("ONNX Runtime's output '" + e.getKey() + "' is " + t.getInfo()
+                                        + ", Kiln's " + v);
                             }
                             MemorySegment.copy(MemorySegment.ofBuffer(bb), 0, a.segment(), 0, bb.remaining());
                             out.add(a);

@@ -17,7 +17,9 @@ import org.junit.jupiter.api.Test;
 class OnnxQuantOpsTest {
     static final double RTOL = 1e-6, ATOL = 0;
 
-    static Graph check(ModelWriter m) { return OnnxCheck.check(m, Map.of("batch", 2L), RTOL, ATOL, true); }
+    static Graph check(ModelWriter m) {
+        return OnnxCheck.check(m, Map.of("batch", 2L), RTOL, ATOL, true);
+    }
 
     /** Values that exercise round-half-to-even and saturation, fed through a computed x (x * 0 + edge). */
     private static String edges(ModelWriter m, float... v) {
@@ -27,26 +29,74 @@ class OnnxQuantOpsTest {
 
     @Test
     void quantizeRoundsHalfToEvenAndSaturates() {
-        float[] v = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 126.5f, 127.5f, 128.5f, -127.5f, -128.5f, -129.5f, 1e6f, -1e6f, 0.49999997f, 3.7f};
+        float[] v = {
+            0.5f,
+            1.5f,
+            2.5f,
+            -0.5f,
+            -1.5f,
+            -2.5f,
+            126.5f,
+            127.5f,
+            128.5f,
+            -127.5f,
+            -128.5f,
+            -129.5f,
+            1e6f,
+            -1e6f,
+            0.49999997f,
+            3.7f
+        };
         ModelWriter m = new ModelWriter("quantize", 21).input("x", "batch", (long) v.length);
         String e = edges(m, v);
         String one = m.floats("one", new float[] {1f});
-        m.output(m.node("QuantizeLinear", new String[] {e, one, m.ints("z8", DType.INT8, new long[] {0})}, "q_int8"), DType.INT8);
-        m.output(m.node("QuantizeLinear", new String[] {e, one, m.ints("zu8", DType.UINT8, new long[] {128})}, "q_uint8"), DType.UINT8);
-        m.output(m.node("QuantizeLinear", new String[] {e, m.floats("half", new float[] {0.5f})}, "q_default"), DType.UINT8);
-        m.output(m.node("QuantizeLinear", new String[] {"x", m.floats("s", new float[] {0.01f}), m.ints("z", DType.INT8, new long[] {-3})}, "q_x"), DType.INT8);
+        m.output(
+                m.node("QuantizeLinear", new String[] {e, one, m.ints("z8", DType.INT8, new long[] {0})}, "q_int8"),
+                DType.INT8);
+        m.output(
+                m.node(
+                        "QuantizeLinear",
+                        new String[] {e, one, m.ints("zu8", DType.UINT8, new long[] {128})},
+                        "q_uint8"),
+                DType.UINT8);
+        m.output(
+                m.node("QuantizeLinear", new String[] {e, m.floats("half", new float[] {0.5f})}, "q_default"),
+                DType.UINT8);
+        m.output(
+                m.node(
+                        "QuantizeLinear",
+                        new String[] {"x", m.floats("s", new float[] {0.01f}), m.ints("z", DType.INT8, new long[] {-3})
+                        },
+                        "q_x"),
+                DType.INT8);
         check(m);
     }
 
     @Test
     void perAxisQuantizeAndDequantize() {
-        ModelWriter m = new ModelWriter("per_axis", 21).input("x", "batch", 4L, 6L).input("q", DType.INT8, "batch", 3L, 5L)
+        ModelWriter m = new ModelWriter("per_axis", 21)
+                .input("x", "batch", 4L, 6L)
+                .input("q", DType.INT8, "batch", 3L, 5L)
                 .input("u", DType.UINT8, "batch", 5L);
         String s4 = m.uniform("s4", 1, 0.005, 0.02, 4);
-        m.output(m.node("QuantizeLinear", new String[] {"x", s4, m.randomInts("z4", DType.INT8, 2, -10, 10, 4)}, "qx", "axis", 1L), DType.INT8);
-        m.output(m.node("DequantizeLinear", new String[] {"q", m.uniform("s5", 3, 0.01, 0.1, 5), m.randomInts("z5", DType.INT8, 4, -5, 5, 5)},
-                "dq", "axis", -1L));
-        m.output(m.node("DequantizeLinear", new String[] {"u", m.floats("su", new float[] {0.25f}), m.ints("zu", DType.UINT8, new long[] {77})}, "du"));
+        m.output(
+                m.node(
+                        "QuantizeLinear",
+                        new String[] {"x", s4, m.randomInts("z4", DType.INT8, 2, -10, 10, 4)},
+                        "qx",
+                        "axis",
+                        1L),
+                DType.INT8);
+        m.output(m.node(
+                "DequantizeLinear",
+                new String[] {"q", m.uniform("s5", 3, 0.01, 0.1, 5), m.randomInts("z5", DType.INT8, 4, -5, 5, 5)},
+                "dq",
+                "axis",
+                -1L));
+        m.output(m.node(
+                "DequantizeLinear",
+                new String[] {"u", m.floats("su", new float[] {0.25f}), m.ints("zu", DType.UINT8, new long[] {77})},
+                "du"));
         m.output(m.node("DequantizeLinear", new String[] {"u", m.floats("su2", new float[] {0.5f})}, "du0"));
         check(m);
     }
@@ -55,10 +105,20 @@ class OnnxQuantOpsTest {
     void constantQuantizeAndDequantizeFoldAtImport() {
         ModelWriter m = new ModelWriter("folded", 21).input("x", "batch", 3L, 4L);
         String wq = m.randomInts("w_q", DType.INT8, 5, -128, 127, 3, 4);
-        String w = m.node("DequantizeLinear", new String[] {wq, m.uniform("ws", 6, 0.01, 0.02, 4), m.randomInts("wz", DType.INT8, 7, -4, 4, 4)},
-                "w", "axis", 1L);
-        String rq = m.node("QuantizeLinear", new String[] {w, m.floats("rs", new float[] {0.003f}), m.ints("rz", DType.INT8, new long[] {1})}, "w_rq");
-        String back = m.node("DequantizeLinear", new String[] {rq, m.floats("rs2", new float[] {0.003f}), m.ints("rz2", DType.INT8, new long[] {1})}, "w_back");
+        String w = m.node(
+                "DequantizeLinear",
+                new String[] {wq, m.uniform("ws", 6, 0.01, 0.02, 4), m.randomInts("wz", DType.INT8, 7, -4, 4, 4)},
+                "w",
+                "axis",
+                1L);
+        String rq = m.node(
+                "QuantizeLinear",
+                new String[] {w, m.floats("rs", new float[] {0.003f}), m.ints("rz", DType.INT8, new long[] {1})},
+                "w_rq");
+        String back = m.node(
+                "DequantizeLinear",
+                new String[] {rq, m.floats("rs2", new float[] {0.003f}), m.ints("rz2", DType.INT8, new long[] {1})},
+                "w_back");
         m.output(m.node("Add", new String[] {"x", back}, "y"));
         Graph g = check(m);
         assertThat(g.nodes()).as("the weight chain folds to a constant").hasSize(1);
@@ -66,32 +126,89 @@ class OnnxQuantOpsTest {
 
     @Test
     void qlinearMatmulAndMatmulInteger() {
-        ModelWriter m = new ModelWriter("qmatmul", 21).input("a", DType.UINT8, "batch", 3L, 8L).input("b", DType.UINT8, 8L, 5L)
+        ModelWriter m = new ModelWriter("qmatmul", 21)
+                .input("a", DType.UINT8, "batch", 3L, 8L)
+                .input("b", DType.UINT8, 8L, 5L)
                 .input("c", DType.INT8, "batch", 8L);
         String az = m.ints("az", DType.UINT8, new long[] {120}), as = m.floats("as", new float[] {0.02f});
         String w = m.randomInts("w", DType.INT8, 1, -63, 63, 8, 5);
-        m.output(m.node("QLinearMatMul", new String[] {"a", as, az, w, m.floats("ws", new float[] {0.01f}), m.ints("wz", DType.INT8, new long[] {3}),
-                m.floats("ys", new float[] {0.05f}), m.ints("yz", DType.UINT8, new long[] {250})}, "y_tensor"), DType.UINT8);
-        m.output(m.node("QLinearMatMul", new String[] {"c", as, m.ints("cz", DType.INT8, new long[] {-5}), w, m.floats("ws3", new float[] {0.01f}),
-                m.ints("wz3", DType.INT8, new long[] {0}), m.floats("ys3", new float[] {0.02f}), m.ints("yz3", DType.INT8, new long[] {-7})}, "y_signed"), DType.INT8);
-        m.output(m.node("QLinearMatMul", new String[] {"a", as, az, w, m.uniform("wsc", 2, 0.005, 0.02, 5), m.ints("wzc", DType.INT8, new long[5], 5),
-                m.floats("ys2", new float[] {0.1f}), m.ints("yz2", DType.UINT8, new long[] {128})}, "y_column"), DType.UINT8);
-        m.output(m.node("MatMulInteger", new String[] {"a", w, az, m.randomInts("wzi", DType.INT8, 3, -3, 3, 5)}, "acc_const"), DType.INT32);
+        m.output(
+                m.node(
+                        "QLinearMatMul",
+                        new String[] {
+                            "a",
+                            as,
+                            az,
+                            w,
+                            m.floats("ws", new float[] {0.01f}),
+                            m.ints("wz", DType.INT8, new long[] {3}),
+                            m.floats("ys", new float[] {0.05f}),
+                            m.ints("yz", DType.UINT8, new long[] {250})
+                        },
+                        "y_tensor"),
+                DType.UINT8);
+        m.output(
+                m.node(
+                        "QLinearMatMul",
+                        new String[] {
+                            "c",
+                            as,
+                            m.ints("cz", DType.INT8, new long[] {-5}),
+                            w,
+                            m.floats("ws3", new float[] {0.01f}),
+                            m.ints("wz3", DType.INT8, new long[] {0}),
+                            m.floats("ys3", new float[] {0.02f}),
+                            m.ints("yz3", DType.INT8, new long[] {-7})
+                        },
+                        "y_signed"),
+                DType.INT8);
+        m.output(
+                m.node(
+                        "QLinearMatMul",
+                        new String[] {
+                            "a",
+                            as,
+                            az,
+                            w,
+                            m.uniform("wsc", 2, 0.005, 0.02, 5),
+                            m.ints("wzc", DType.INT8, new long[5], 5),
+                            m.floats("ys2", new float[] {0.1f}),
+                            m.ints("yz2", DType.UINT8, new long[] {128})
+                        },
+                        "y_column"),
+                DType.UINT8);
+        m.output(
+                m.node(
+                        "MatMulInteger",
+                        new String[] {"a", w, az, m.randomInts("wzi", DType.INT8, 3, -3, 3, 5)},
+                        "acc_const"),
+                DType.INT32);
         m.output(m.node("MatMulInteger", new String[] {"a", "b"}, "acc_computed"), DType.INT32);
         check(m);
     }
 
     @Test
     void castBetweenFloatAndIntegerTypes() {
-        ModelWriter m = new ModelWriter("cast", 21).input("x", "batch", 6L).input("i", DType.INT32, "batch", 6L).input("q", DType.INT8, "batch", 6L);
+        ModelWriter m = new ModelWriter("cast", 21)
+                .input("x", "batch", 6L)
+                .input("i", DType.INT32, "batch", 6L)
+                .input("q", DType.INT8, "batch", 6L);
         String x100 = m.node("Mul", new String[] {"x", m.floats("hundred", new float[] {100f})}, "x100");
-        m.output(m.node("Cast", new String[] {x100}, "to_int32", "to", (long) TensorProto.DataType.INT32_VALUE), DType.INT32);
-        m.output(m.node("Cast", new String[] {x100}, "to_int64", "to", (long) TensorProto.DataType.INT64_VALUE), DType.INT64);
+        m.output(
+                m.node("Cast", new String[] {x100}, "to_int32", "to", (long) TensorProto.DataType.INT32_VALUE),
+                DType.INT32);
+        m.output(
+                m.node("Cast", new String[] {x100}, "to_int64", "to", (long) TensorProto.DataType.INT64_VALUE),
+                DType.INT64);
         m.output(m.node("Cast", new String[] {"q"}, "int8_to_float", "to", (long) TensorProto.DataType.FLOAT_VALUE));
         m.output(m.node("Cast", new String[] {"i"}, "int32_to_float", "to", (long) TensorProto.DataType.FLOAT_VALUE));
         String big = m.node("Mul", new String[] {"i", m.ints("k", DType.INT32, new long[] {3})}, "i3");
-        m.output(m.node("Cast", new String[] {big}, "int32_to_int8", "to", (long) TensorProto.DataType.INT8_VALUE), DType.INT8);
-        m.output(m.node("Cast", new String[] {"x"}, "to_bool", "to", (long) TensorProto.DataType.BOOL_VALUE), DType.BOOL);
+        m.output(
+                m.node("Cast", new String[] {big}, "int32_to_int8", "to", (long) TensorProto.DataType.INT8_VALUE),
+                DType.INT8);
+        m.output(
+                m.node("Cast", new String[] {"x"}, "to_bool", "to", (long) TensorProto.DataType.BOOL_VALUE),
+                DType.BOOL);
         OnnxCheck.check(m, Map.of("batch", 2L), RTOL, ATOL, true, Map.of("i", new long[] {-100, 100}));
     }
 
@@ -104,18 +221,35 @@ class OnnxQuantOpsTest {
     void badQuantisationNodesAreNamed() {
         ModelWriter m = new ModelWriter("bad", 21).input("x", 2L, 4L);
         m.node("QuantizeLinear", new String[] {"x", m.floats("s", new float[] {0.1f})}, "y", "block_size", 2L);
-        assertThatThrownBy(() -> OnnxImporter.fromModel(m.output("y", DType.UINT8).build(), Map.of()))
-                .isInstanceOf(KilnException.class).hasMessageContaining("node 'quantizelinear_1' (QuantizeLinear)").hasMessageContaining("block_size");
+        assertThatThrownBy(
+                        () -> OnnxImporter.fromModel(m.output("y", DType.UINT8).build(), Map.of()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("node 'quantizelinear_1' (QuantizeLinear)")
+                .hasMessageContaining("block_size");
         ModelWriter m2 = new ModelWriter("bad", 21).input("x", 2L, 4L);
         m2.node("QuantizeLinear", new String[] {"x", m2.node("Relu", new String[] {"x"}, "ax")}, "y");
-        assertThatThrownBy(() -> OnnxImporter.fromModel(m2.output("y", DType.UINT8).build(), Map.of())).isInstanceOf(KilnException.class);
+        assertThatThrownBy(
+                        () -> OnnxImporter.fromModel(m2.output("y", DType.UINT8).build(), Map.of()))
+                .isInstanceOf(KilnException.class);
         ModelWriter m3 = new ModelWriter("bad", 21).input("x", 2L, 4L);
-        m3.node("QuantizeLinear", new String[] {"x", m3.weight("s3", 1, 1, 3), m3.ints("z3", DType.INT8, new long[3], 3)}, "y", "axis", 1L);
-        assertThatThrownBy(() -> OnnxImporter.fromModel(m3.output("y", DType.INT8).build(), Map.of()))
-                .hasMessageContaining("node 'quantizelinear_1' (QuantizeLinear)").hasMessageContaining("does not match axis 1");
+        m3.node(
+                "QuantizeLinear",
+                new String[] {"x", m3.weight("s3", 1, 1, 3), m3.ints("z3", DType.INT8, new long[3], 3)},
+                "y",
+                "axis",
+                1L);
+        assertThatThrownBy(
+                        () -> OnnxImporter.fromModel(m3.output("y", DType.INT8).build(), Map.of()))
+                .hasMessageContaining("node 'quantizelinear_1' (QuantizeLinear)")
+                .hasMessageContaining("does not match axis 1");
         ModelWriter m4 = new ModelWriter("bad", 21).input("x", 2L, 4L);
-        m4.node("QuantizeLinear", new String[] {"x", m4.floats("s4", new float[] {0.1f}), m4.floats("z4", new float[] {0f})}, "y");
-        assertThatThrownBy(() -> OnnxImporter.fromModel(m4.output("y", DType.INT8).build(), Map.of()))
-                .hasMessageContaining("node 'quantizelinear_1' (QuantizeLinear)").hasMessageContaining("y_zero_point must be int8");
+        m4.node(
+                "QuantizeLinear",
+                new String[] {"x", m4.floats("s4", new float[] {0.1f}), m4.floats("z4", new float[] {0f})},
+                "y");
+        assertThatThrownBy(
+                        () -> OnnxImporter.fromModel(m4.output("y", DType.INT8).build(), Map.of()))
+                .hasMessageContaining("node 'quantizelinear_1' (QuantizeLinear)")
+                .hasMessageContaining("y_zero_point must be int8");
     }
 }

@@ -24,8 +24,16 @@ class OnnxTuneTest {
 
     private static CompiledNetwork tune(Graph g, LocalMeasurer m, CpuTarget target) {
         int tasks = Network.tasks(g, target).size();
-        CompiledNetwork cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(2 * tasks).measuresPerRound(2).seed(5)
-                .measurer(m).policies(RandomSearchPolicy::forTask).build());
+        CompiledNetwork cn = Network.tune(
+                g,
+                target,
+                NetworkTuneOptions.builder()
+                        .trials(2 * tasks)
+                        .measuresPerRound(2)
+                        .seed(5)
+                        .measurer(m)
+                        .policies(RandomSearchPolicy::forTask)
+                        .build());
         assertThat(cn.tuning().orElseThrow().newTrials()).isEqualTo(2 * tasks);
         assertThat(cn.tuning().orElseThrow().deadTasks()).isEmpty();
         return cn;
@@ -34,15 +42,36 @@ class OnnxTuneTest {
     @Test
     void quantizedMlpAndBertWithEmbeddingsTuneAndMatchOnnxRuntime() {
         CpuTarget target = Target.cpu();
-        MeasureOptions fast = MeasureOptions.defaults().withRepeats(1).withMinRepeatMs(0).withWarmup(0).withWarmupMs(0).withRemeasure(0, 0);
+        MeasureOptions fast = MeasureOptions.defaults()
+                .withRepeats(1)
+                .withMinRepeatMs(0)
+                .withWarmup(0)
+                .withWarmupMs(0)
+                .withRemeasure(0, 0);
         try (LocalMeasurer m = LocalMeasurer.of(target, fast)) {
-            Graph q = OnnxCheck.checkBuilt(OnnxZoo.quantizedMlp("qmlp", 48, 64, 10, 3), Map.of("batch", 4L), 1e-6, 0, Map.of(),
+            Graph q = OnnxCheck.checkBuilt(
+                    OnnxZoo.quantizedMlp("qmlp", 48, 64, 10, 3),
+                    Map.of("batch", 4L),
+                    1e-6,
+                    0,
+                    Map.of(),
                     g -> tune(g, m, target));
-            assertThat(q.nodes().stream().map(n -> n.op().kind())).contains("quantize", "dense_integer", "requantize", "dequantize", "cast");
-            Map<String, long[]> ids = Map.of("input_ids", new long[] {0, 100}, "token_type_ids", new long[] {0, 2},
-                    "attention_mask", new long[] {0, 2});
-            OnnxCheck.checkBuilt(OnnxZoo.bert("bert_small", 100, 16, 8, 32, 2, 64, 1, 20, 9), Map.of("batch", 1L),
-                    OnnxNetworksTest.RTOL, OnnxNetworksTest.ATOL, ids, g -> tune(g, m, target));
+            assertThat(q.nodes().stream().map(n -> n.op().kind()))
+                    .contains("quantize", "dense_integer", "requantize", "dequantize", "cast");
+            Map<String, long[]> ids = Map.of(
+                    "input_ids",
+                    new long[] {0, 100},
+                    "token_type_ids",
+                    new long[] {0, 2},
+                    "attention_mask",
+                    new long[] {0, 2});
+            OnnxCheck.checkBuilt(
+                    OnnxZoo.bert("bert_small", 100, 16, 8, 32, 2, 64, 1, 20, 9),
+                    Map.of("batch", 1L),
+                    OnnxNetworksTest.RTOL,
+                    OnnxNetworksTest.ATOL,
+                    ids,
+                    g -> tune(g, m, target));
         }
     }
 }

@@ -16,7 +16,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class RandomModelsTest {
 
-    static Stream<Long> seeds() { return Stream.iterate(1L, s -> s + 1).limit(24); }
+    static Stream<Long> seeds() {
+        return Stream.iterate(1L, s -> s + 1).limit(24);
+    }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
@@ -25,7 +27,10 @@ class RandomModelsTest {
         try {
             OnnxCheck.check(m, Map.of("batch", 2L), 1e-4, 1e-5, seed % 3 == 0);
         } catch (AssertionError | RuntimeException e) {
-            throw new AssertionError("random model, seed " + seed + ": " + e.getMessage() + "\n" + m.build().getGraph(), e);
+            throw new AssertionError(
+                    "random model, seed " + seed + ": " + e.getMessage() + "\n"
+                            + m.build().getGraph(),
+                    e);
         }
     }
 
@@ -43,15 +48,19 @@ class RandomModelsTest {
             String out = "v" + i;
             int rank = shape.length;
             int pick = r.nextInt(10);
-            if (rank == 4 && pick < 2) {   // conv, 1x1 or 3x3 with padding, keeps H and W
+            if (rank == 4 && pick < 2) { // conv, 1x1 or 3x3 with padding, keeps H and W
                 long k = r.nextBoolean() ? 1 : 3, co = 2 + r.nextInt(3);
-                m.node("Conv", new String[] {cur, m.weight(out + ".w", seed * 100 + i, 0.5, co, shape[1], k, k)}, out,
-                        "pads", new long[] {k / 2, k / 2, k / 2, k / 2});
+                m.node(
+                        "Conv",
+                        new String[] {cur, m.weight(out + ".w", seed * 100 + i, 0.5, co, shape[1], k, k)},
+                        out,
+                        "pads",
+                        new long[] {k / 2, k / 2, k / 2, k / 2});
                 shape = new long[] {shape[0], co, shape[2], shape[3]};
                 sameShape.clear();
             } else if (pick == 2) {
                 m.node(r.nextBoolean() ? "Relu" : "Sigmoid", new String[] {cur}, out);
-            } else if (pick == 3) {   // a constant broadcast along some trailing axes, or a value of the same shape
+            } else if (pick == 3) { // a constant broadcast along some trailing axes, or a value of the same shape
                 String other;
                 if (sameShape.size() > 1 && r.nextBoolean()) {
                     other = sameShape.get(r.nextInt(sameShape.size()));
@@ -61,8 +70,11 @@ class RandomModelsTest {
                     int drop = r.nextInt(cs.length);
                     other = m.weight(out + ".c", seed * 100 + i, 1, Arrays.copyOfRange(cs, drop, cs.length));
                 }
-                m.node(r.nextBoolean() ? "Add" : "Mul", r.nextBoolean() ? new String[] {cur, other} : new String[] {other, cur}, out);
-            } else if (pick == 4 && rank > 1) {   // a random permutation
+                m.node(
+                        r.nextBoolean() ? "Add" : "Mul",
+                        r.nextBoolean() ? new String[] {cur, other} : new String[] {other, cur},
+                        out);
+            } else if (pick == 4 && rank > 1) { // a random permutation
                 List<Long> p = new ArrayList<>();
                 for (long d = 0; d < rank; d++) p.add(d);
                 java.util.Collections.shuffle(p, new java.util.Random(seed * 31 + i));
@@ -72,27 +84,30 @@ class RandomModelsTest {
                 for (int d = 0; d < rank; d++) ns[d] = shape[(int) perm[d]];
                 shape = ns;
                 sameShape.clear();
-            } else if (pick == 5 && rank >= 3) {   // merge the last two axes
+            } else if (pick == 5 && rank >= 3) { // merge the last two axes
                 long[] ns = Arrays.copyOf(shape, rank - 1);
                 ns[rank - 2] = shape[rank - 2] * shape[rank - 1];
                 m.node("Reshape", new String[] {cur, m.longs(out + ".s", ns)}, out);
                 shape = ns;
                 sameShape.clear();
-            } else if (pick == 6) {   // x @ W on the last axis
+            } else if (pick == 6) { // x @ W on the last axis
                 long n = 2 + r.nextInt(4);
-                m.node("MatMul", new String[] {cur, m.weight(out + ".w", seed * 100 + i, 0.5, shape[rank - 1], n)}, out);
+                m.node(
+                        "MatMul",
+                        new String[] {cur, m.weight(out + ".w", seed * 100 + i, 0.5, shape[rank - 1], n)},
+                        out);
                 shape = shape.clone();
                 shape[rank - 1] = n;
                 sameShape.clear();
             } else if (pick == 7) {
                 m.node("Softmax", new String[] {cur}, out, "axis", (long) -1);
-            } else if (pick == 8 && rank >= 2) {   // mean over the last axis or the two last ones, kept
+            } else if (pick == 8 && rank >= 2) { // mean over the last axis or the two last ones, kept
                 long[] axes = rank >= 3 && r.nextBoolean() ? new long[] {rank - 2, rank - 1} : new long[] {rank - 1};
                 m.node("ReduceMean", new String[] {cur}, out, "axes", axes, "keepdims", 1L);
                 shape = shape.clone();
                 for (long a : axes) shape[(int) a] = 1;
                 sameShape.clear();
-            } else {   // concat with itself along a random axis
+            } else { // concat with itself along a random axis
                 int axis = r.nextInt(rank);
                 m.node("Concat", new String[] {cur, cur}, out, "axis", (long) axis);
                 shape = shape.clone();

@@ -31,9 +31,9 @@ class MatmulSchedulesTest {
             Schedule s = MatmulSchedules.tiled(dag, new MatmulSchedules.Tiles(32, 64, 4, 32, 64));
             PrimFunc f = Lowering.lower("tiled", s);
             try (NDArray a = NDArray.random(dev.kiln.ir.DType.FLOAT32, 11, m, k);
-                 NDArray b = NDArray.random(dev.kiln.ir.DType.FLOAT32, 12, k, n);
-                 NDArray c = NDArray.allocate(dev.kiln.ir.DType.FLOAT32, m, n);
-                 NDArray d = NDArray.allocate(dev.kiln.ir.DType.FLOAT32, m, n)) {
+                    NDArray b = NDArray.random(dev.kiln.ir.DType.FLOAT32, 12, k, n);
+                    NDArray c = NDArray.allocate(dev.kiln.ir.DType.FLOAT32, m, n);
+                    NDArray d = NDArray.allocate(dev.kiln.ir.DType.FLOAT32, m, n)) {
                 NDArray expected = w.expected(List.of(a, b));
                 Interpreter.run(f, a, b, c);
                 c.assertClose(expected, 1e-5, 1e-5);

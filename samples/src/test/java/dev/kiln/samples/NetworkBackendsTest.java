@@ -28,13 +28,16 @@ class NetworkBackendsTest {
     }
 
     private static void check(Graph net, Target target, long seed, boolean profile) {
-        try (CompiledNetwork cn = Network.buildUntuned(net, target); NodeRunner r = NodeRunner.interpreter()) {
-            NDArray[] ins = net.inputs().stream().map(v -> NDArray.random(FLOAT32, seed, v.dims())).toArray(NDArray[]::new);
+        try (CompiledNetwork cn = Network.buildUntuned(net, target);
+                NodeRunner r = NodeRunner.interpreter()) {
+            NDArray[] ins = net.inputs().stream()
+                    .map(v -> NDArray.random(FLOAT32, seed, v.dims()))
+                    .toArray(NDArray[]::new);
             List<NDArray> expected = ReferenceExecutor.run(net, r, ins);
             try (NDArray y = cn.run(ins)) {
                 y.assertClose(expected.getFirst(), 1e-4, 1e-4);
             }
-            if (profile) {   // timed as a user runs it, with the spread of the runs
+            if (profile) { // timed as a user runs it, with the spread of the runs
                 NetworkProfile p = cn.profile(1, 9, ins);
                 assertThat(p.calls()).hasSize(cn.kernelCalls());
                 assertThat(p.p10Seconds()).isPositive().isLessThanOrEqualTo(p.seconds());

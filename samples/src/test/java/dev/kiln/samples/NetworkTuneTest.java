@@ -37,15 +37,25 @@ class NetworkTuneTest {
         Graph net = Models.resnet18(1, 64, 8, 10, 12);
         CpuTarget target = Target.cpu();
         Path log = dir.resolve("net.jsonl");
-        MeasureOptions fast = MeasureOptions.defaults().withRepeats(1).withMinRepeatMs(0).withWarmup(0).withWarmupMs(0)
+        MeasureOptions fast = MeasureOptions.defaults()
+                .withRepeats(1)
+                .withMinRepeatMs(0)
+                .withWarmup(0)
+                .withWarmupMs(0)
                 .withRemeasure(0, 0);
         int tasks = Network.tasks(net, target).size();
         try (LocalMeasurer m = LocalMeasurer.of(target, fast);
-             NDArray x = NDArray.random(FLOAT32, 5, 1, 64, 64, 3);
-             NodeRunner ref = NodeRunner.interpreter()) {
+                NDArray x = NDArray.random(FLOAT32, 5, 1, 64, 64, 3);
+                NodeRunner ref = NodeRunner.interpreter()) {
             NDArray expected = ReferenceExecutor.run(net, ref, x).getFirst();
-            NetworkTuneOptions opts = NetworkTuneOptions.builder().trials(4 * tasks).measuresPerRound(2).seed(3)
-                    .logFile(log).measurer(m).policies(RandomSearchPolicy::forTask).build();
+            NetworkTuneOptions opts = NetworkTuneOptions.builder()
+                    .trials(4 * tasks)
+                    .measuresPerRound(2)
+                    .seed(3)
+                    .logFile(log)
+                    .measurer(m)
+                    .policies(RandomSearchPolicy::forTask)
+                    .build();
             NDArray tuned;
             try (CompiledNetwork cn = Network.tune(net, target, opts)) {
                 SchedulerResult r = cn.tuning().orElseThrow();
@@ -55,20 +65,24 @@ class NetworkTuneTest {
                 tuned = cn.run(x);
                 tuned.assertClose(expected, 1e-4, 1e-4);
                 // the conv tasks were tuned, measured and built with their weights packed for their tiles
-                assertThat(cn.tasks()).anySatisfy(t -> assertThat(t.task().layoutFree()).isNotEmpty());
+                assertThat(cn.tasks())
+                        .anySatisfy(t -> assertThat(t.task().layoutFree()).isNotEmpty());
                 assertThat(cn.notes()).anySatisfy(n -> assertThat(n).contains("weights packed"));
             }
             try (CompiledNetwork again = Network.tune(net, target, opts)) {
                 assertThat(again.tuning().orElseThrow().newTrials()).isZero();
             }
-            try (CompiledNetwork built = Network.build(net, target, log); NDArray y = built.run(x)) {
-                y.assertClose(tuned, 1e-6, 1e-6);   // the same programs, the same packed weights
+            try (CompiledNetwork built = Network.build(net, target, log);
+                    NDArray y = built.run(x)) {
+                y.assertClose(tuned, 1e-6, 1e-6); // the same programs, the same packed weights
             }
-            try (CompiledNetwork plain = Network.buildWithoutPacking(net, target, log); NDArray y = plain.run(x)) {
+            try (CompiledNetwork plain = Network.buildWithoutPacking(net, target, log);
+                    NDArray y = plain.run(x)) {
                 y.assertClose(expected, 1e-4, 1e-4);
             }
             // a log tuned with the layout rewrite has no records under the plain tasks' keys
-            assertThatThrownBy(() -> Network.build(net, target, log, false)).isInstanceOf(KilnException.class)
+            assertThatThrownBy(() -> Network.build(net, target, log, false))
+                    .isInstanceOf(KilnException.class)
                     .hasMessageContaining("build(graph, target, log, false)");
             tuned.close();
             expected.close();

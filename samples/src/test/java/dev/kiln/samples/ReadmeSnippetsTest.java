@@ -38,7 +38,9 @@ class ReadmeSnippetsTest {
 
     /** One java block: where it starts, its imports, its body and its context parameters. */
     record Snippet(int line, List<String> imports, List<String> body, String params) {
-        String className() { return "ReadmeSnippet" + line; }
+        String className() {
+            return "ReadmeSnippet" + line;
+        }
 
         String source() {
             StringBuilder sb = new StringBuilder();
@@ -53,8 +55,13 @@ class ReadmeSnippetsTest {
         /** Runs in a moment: no context, no tuning, no network, nothing compiled natively. */
         boolean quick() {
             String all = String.join("\n", body);
-            return params.isEmpty() && !all.contains("tune(") && !all.contains("Models.") && !all.contains("OnnxImporter")
-                    && !all.contains("Interpreter.run") && !all.contains("Backend") && !all.contains("TuneOptions");
+            return params.isEmpty()
+                    && !all.contains("tune(")
+                    && !all.contains("Models.")
+                    && !all.contains("OnnxImporter")
+                    && !all.contains("Interpreter.run")
+                    && !all.contains("Backend")
+                    && !all.contains("TuneOptions");
         }
     }
 
@@ -71,7 +78,8 @@ class ReadmeSnippetsTest {
             String params = "";
             if (n > 0 && lines.get(n - 1).strip().startsWith(CONTEXT)) {
                 String c = lines.get(n - 1).strip();
-                params = c.substring(CONTEXT.length(), c.length() - "-->".length()).strip();
+                params = c.substring(CONTEXT.length(), c.length() - "-->".length())
+                        .strip();
             }
             List<String> imports = new ArrayList<>();
             List<String> body = new ArrayList<>();
@@ -98,24 +106,41 @@ class ReadmeSnippetsTest {
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
         Path dir = Files.createDirectories(out.resolve(s.className()));
         try (StandardJavaFileManager fm = javac.getStandardFileManager(diagnostics, Locale.ROOT, null)) {
-            JavaFileObject src = new SimpleJavaFileObject(URI.create("string:///" + s.className() + ".java"),
-                    JavaFileObject.Kind.SOURCE) {
-                @Override
-                public CharSequence getCharContent(boolean ignoreEncodingErrors) { return s.source(); }
-            };
-            List<String> options = List.of("-classpath", System.getProperty("java.class.path"), "-d", dir.toString(),
-                    "-proc:none", "--add-modules", "jdk.incubator.vector");
-            boolean ok = javac.getTask(null, fm, diagnostics, options, null, List.of(src)).call();
+            JavaFileObject src =
+                    new SimpleJavaFileObject(
+                            URI.create("string:///" + s.className() + ".java"), JavaFileObject.Kind.SOURCE) {
+                        @Override
+                        public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+                            return s.source();
+                        }
+                    };
+            List<String> options = List.of(
+                    "-classpath",
+                    System.getProperty("java.class.path"),
+                    "-d",
+                    dir.toString(),
+                    "-proc:none",
+                    "--add-modules",
+                    "jdk.incubator.vector");
+            boolean ok = javac.getTask(null, fm, diagnostics, options, null, List.of(src))
+                    .call();
             StringBuilder errors = new StringBuilder();
             for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
                 if (d.getKind() == Diagnostic.Kind.ERROR) {
-                    errors.append("snippet line ").append(d.getLineNumber()).append(": ").append(d.getMessage(Locale.ROOT)).append('\n');
+                    errors.append("snippet line ")
+                            .append(d.getLineNumber())
+                            .append(": ")
+                            .append(d.getMessage(Locale.ROOT))
+                            .append('\n');
                 }
             }
-            assertThat(ok).as("README snippet at line %d does not compile:%n%s%n%s", s.line(), errors, s.source()).isTrue();
+            assertThat(ok)
+                    .as("README snippet at line %d does not compile:%n%s%n%s", s.line(), errors, s.source())
+                    .isTrue();
         }
         if (s.quick()) {
-            try (var loader = new java.net.URLClassLoader(new java.net.URL[] {dir.toUri().toURL()}, getClass().getClassLoader())) {
+            try (var loader = new java.net.URLClassLoader(
+                    new java.net.URL[] {dir.toUri().toURL()}, getClass().getClassLoader())) {
                 Method run = loader.loadClass(s.className()).getMethod("run");
                 run.invoke(null);
             }

@@ -78,7 +78,9 @@ public final class AccessAnalyzer {
     }
 
     /** The analysed operations, producers first. */
-    public List<Operation> ops() { return ops; }
+    public List<Operation> ops() {
+        return ops;
+    }
 
     /** The per-operation analysis. */
     public OpAccess access(Operation op) {
@@ -87,11 +89,17 @@ public final class AccessAnalyzer {
         return a;
     }
 
-    public boolean isSimpleAccess(Operation op) { return access(op).simpleAccess(); }
+    public boolean isSimpleAccess(Operation op) {
+        return access(op).simpleAccess();
+    }
 
-    public boolean isStrictlyInlineable(Operation op) { return access(op).strictlyInlineable(); }
+    public boolean isStrictlyInlineable(Operation op) {
+        return access(op).strictlyInlineable();
+    }
 
-    public boolean needsMultiLevelTiling(Operation op) { return access(op).needsMultiLevelTiling(); }
+    public boolean needsMultiLevelTiling(Operation op) {
+        return access(op).needsMultiLevelTiling();
+    }
 
     /** Whether nothing reads the operation's outputs, or it is an output of the computation. */
     public boolean isOutput(Operation op) {
@@ -106,7 +114,9 @@ public final class AccessAnalyzer {
     }
 
     /** The operations {@code op} reads directly, each with the index lists of the reads. */
-    public Map<Operation, List<List<Expr>>> readFrom(Operation op) { return access(op).reads(); }
+    public Map<Operation, List<List<Expr>>> readFrom(Operation op) {
+        return access(op).reads();
+    }
 
     /**
      * The number of leading output dimensions {@code op} and its direct producer or consumer
@@ -163,7 +173,9 @@ public final class AccessAnalyzer {
         return true;
     }
 
-    private static int rank(Operation op) { return op.output(0).shape().rank(); }
+    private static int rank(Operation op) {
+        return op.output(0).shape().rank();
+    }
 
     private static int commonOuterIterators(ComputeOp op, Operation producer, List<List<Expr>> reads) {
         List<Long> out = op.output(0).shape().dims();
@@ -173,7 +185,8 @@ public final class AccessAnalyzer {
             if (!Objects.equals(out.get(n), in.get(n))) break;
             boolean same = true;
             for (List<Expr> idx : reads) {
-                if (n >= idx.size() || IndexAccess.shiftedVar(idx.get(n)) != op.axes().get(n)) {
+                if (n >= idx.size()
+                        || IndexAccess.shiftedVar(idx.get(n)) != op.axes().get(n)) {
                     same = false;
                     break;
                 }

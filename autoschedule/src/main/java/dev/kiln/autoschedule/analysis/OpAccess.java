@@ -34,8 +34,14 @@ import java.util.Set;
  * @param hasBranch     the body contains a select
  * @param hasExp        the body calls {@code exp}
  */
-public record OpAccess(Operation op, Map<Operation, List<List<Expr>>> reads, boolean simpleAccess,
-                       boolean strictlyInlineable, boolean needsMultiLevelTiling, boolean hasBranch, boolean hasExp) {
+public record OpAccess(
+        Operation op,
+        Map<Operation, List<List<Expr>>> reads,
+        boolean simpleAccess,
+        boolean strictlyInlineable,
+        boolean needsMultiLevelTiling,
+        boolean hasBranch,
+        boolean hasExp) {
 
     /** Analyses one operation. */
     public static OpAccess of(Operation op) {
@@ -46,7 +52,9 @@ public record OpAccess(Operation op, Map<Operation, List<List<Expr>>> reads, boo
         boolean[] branch = {false}, exp = {false};
         for (Expr body : c.bodies()) {
             Exprs.forEach(body, e -> {
-                if (e instanceof TensorRead r) reads.computeIfAbsent(Tensor.of(r).op(), k -> new ArrayList<>()).add(r.indices());
+                if (e instanceof TensorRead r)
+                    reads.computeIfAbsent(Tensor.of(r).op(), k -> new ArrayList<>())
+                            .add(r.indices());
                 if (e instanceof Select) branch[0] = true;
                 if (e instanceof Call call && call.fn() == Intrinsic.EXP) exp[0] = true;
             });
@@ -60,7 +68,8 @@ public record OpAccess(Operation op, Map<Operation, List<List<Expr>>> reads, boo
             }
         }
         boolean inlineable = reads.isEmpty() || (simple && ordered && !exp[0] && !branch[0]);
-        return new OpAccess(op, readOnly(reads), simple, inlineable, needsMultiLevelTiling(c, reads), branch[0], exp[0]);
+        return new OpAccess(
+                op, readOnly(reads), simple, inlineable, needsMultiLevelTiling(c, reads), branch[0], exp[0]);
     }
 
     private static boolean needsMultiLevelTiling(ComputeOp c, Map<Operation, List<List<Expr>>> reads) {
@@ -68,7 +77,10 @@ public record OpAccess(Operation op, Map<Operation, List<List<Expr>>> reads, boo
         for (List<List<Expr>> list : reads.values()) {
             Set<Var> used = Collections.newSetFromMap(new IdentityHashMap<>());
             for (List<Expr> idx : list) {
-                for (Expr e : idx) Exprs.forEach(e, x -> { if (x instanceof Var v) used.add(v); });
+                for (Expr e : idx)
+                    Exprs.forEach(e, x -> {
+                        if (x instanceof Var v) used.add(v);
+                    });
             }
             boolean miss = false;
             for (IterVar axis : c.axes()) if (axis.extent() > 1 && !used.contains(axis)) miss = true;

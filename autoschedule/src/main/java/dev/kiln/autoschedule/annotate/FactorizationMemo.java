@@ -20,9 +20,11 @@ public final class FactorizationMemo {
 
     /** The factorisation schemes; never empty (all ones is always one). */
     public List<List<Integer>> schemes(long extent, int n, int maxInnermost) {
-        if (extent <= 0 || extent > Integer.MAX_VALUE) throw new KilnException("cannot tile a loop of extent " + extent);
+        if (extent <= 0 || extent > Integer.MAX_VALUE)
+            throw new KilnException("cannot tile a loop of extent " + extent);
         if (n <= 0) throw new KilnException("a split needs at least one tile size, not " + n);
-        if (maxInnermost <= 0) throw new KilnException("the innermost tile limit must be positive, not " + maxInnermost);
+        if (maxInnermost <= 0)
+            throw new KilnException("the innermost tile limit must be positive, not " + maxInnermost);
         return schemes.computeIfAbsent(new Key(extent, n, maxInnermost), k -> enumerate(k.extent, k.n, k.maxInnermost));
     }
 

@@ -36,7 +36,9 @@ public record InitChangeComputeLocation() implements InitRule {
     public static final String NAME = "InitChangeComputeLocation";
 
     @Override
-    public String name() { return NAME; }
+    public String name() {
+        return NAME;
+    }
 
     @Override
     public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {

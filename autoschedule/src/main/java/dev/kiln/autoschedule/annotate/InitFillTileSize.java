@@ -43,7 +43,8 @@ public final class InitFillTileSize {
     private final FactorizationMemo memo;
     private final double registerTileProbability;
     private final double tailProbability;
-    private final Map<Sketch, List<RegisterTileSizes.Group>> groups = Collections.synchronizedMap(new IdentityHashMap<>());
+    private final Map<Sketch, List<RegisterTileSizes.Group>> groups =
+            Collections.synchronizedMap(new IdentityHashMap<>());
 
     /** Tile filling with {@link #DEFAULT_REGISTER_TILE_PROBABILITY}. */
     public InitFillTileSize(FactorizationMemo memo) {
@@ -85,12 +86,16 @@ public final class InitFillTileSize {
             }
             Integer last = inner.get(i);
             if (last != null && sp.extent() % last != 0) {
-                steps.set(i, sp.withLengths(RegisterTileSizes.withInnermost(memo, sp.extent(), sp.lengths().size(), last, rng)));
+                steps.set(
+                        i,
+                        sp.withLengths(RegisterTileSizes.withInnermost(
+                                memo, sp.extent(), sp.lengths().size(), last, rng)));
                 continue;
             }
-            List<List<Integer>> schemes = memo.schemes(sp.extent(), sp.lengths().size(),
-                    task.hardware().maxInnermostSplitFactor());
-            if (last != null) schemes = schemes.stream().filter(l -> l.getLast().equals(last)).toList();
+            List<List<Integer>> schemes = memo.schemes(
+                    sp.extent(), sp.lengths().size(), task.hardware().maxInnermostSplitFactor());
+            if (last != null)
+                schemes = schemes.stream().filter(l -> l.getLast().equals(last)).toList();
             steps.set(i, sp.withLengths(schemes.get(rng.nextInt(schemes.size()))));
         }
         return steps;
@@ -103,8 +108,10 @@ public final class InitFillTileSize {
         for (RegisterTileSizes.Group g : groups.computeIfAbsent(sketch, k -> RegisterTileSizes.groups(task.dag(), k))) {
             if (rng.nextDouble() >= registerTileProbability) continue;
             List<Long> extents = new ArrayList<>();
-            for (int at : g.splitSteps()) extents.add(((SplitStep) sketch.steps().get(at)).extent());
-            int[] tile = RegisterTileSizes.innermost(task.hardware(), g.elementBytes(), extents, memo, tailProbability, rng);
+            for (int at : g.splitSteps())
+                extents.add(((SplitStep) sketch.steps().get(at)).extent());
+            int[] tile =
+                    RegisterTileSizes.innermost(task.hardware(), g.elementBytes(), extents, memo, tailProbability, rng);
             if (tile == null) continue;
             for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
         }

@@ -27,7 +27,9 @@ public record InitParallel() implements InitRule {
     public static final String NAME = "InitParallel";
 
     @Override
-    public String name() { return NAME; }
+    public String name() {
+        return NAME;
+    }
 
     @Override
     public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {

@@ -61,8 +61,12 @@ public final class InitPopulation {
     }
 
     /** A sampler with these rules (after tile filling), a shared factorisation memo and a give-up limit. */
-    public InitPopulation(SearchTask task, List<Sketch> sketches, List<InitRule> rules, FactorizationMemo memo,
-                          int maxFruitlessDraws) {
+    public InitPopulation(
+            SearchTask task,
+            List<Sketch> sketches,
+            List<InitRule> rules,
+            FactorizationMemo memo,
+            int maxFruitlessDraws) {
         this(task, sketches, rules, new InitFillTileSize(memo), maxFruitlessDraws);
     }
 
@@ -70,10 +74,15 @@ public final class InitPopulation {
      * A sampler with these rules after this tile filling (for instance without register-tile draws), and a give-up
      * limit.
      */
-    public InitPopulation(SearchTask task, List<Sketch> sketches, List<InitRule> rules, InitFillTileSize fill,
-                          int maxFruitlessDraws) {
+    public InitPopulation(
+            SearchTask task,
+            List<Sketch> sketches,
+            List<InitRule> rules,
+            InitFillTileSize fill,
+            int maxFruitlessDraws) {
         if (sketches.isEmpty()) throw new KilnException("sampling needs at least one sketch");
-        if (maxFruitlessDraws <= 0) throw new KilnException("maxFruitlessDraws must be positive, not " + maxFruitlessDraws);
+        if (maxFruitlessDraws <= 0)
+            throw new KilnException("maxFruitlessDraws must be positive, not " + maxFruitlessDraws);
         this.task = task;
         this.sketches = List.copyOf(sketches);
         this.rules = List.copyOf(rules);

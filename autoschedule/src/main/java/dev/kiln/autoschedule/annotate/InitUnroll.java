@@ -27,10 +27,14 @@ public record InitUnroll(List<Integer> choices) implements InitRule {
         if (choices.isEmpty()) throw new KilnException("InitUnroll needs at least one auto_unroll_max_step choice");
     }
 
-    public static InitUnroll cpu() { return new InitUnroll(CPU_STEPS); }
+    public static InitUnroll cpu() {
+        return new InitUnroll(CPU_STEPS);
+    }
 
     @Override
-    public String name() { return NAME; }
+    public String name() {
+        return NAME;
+    }
 
     @Override
     public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {

@@ -45,7 +45,9 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
     }
 
     @Override
-    public String name() { return NAME; }
+    public String name() {
+        return NAME;
+    }
 
     @Override
     public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {
@@ -64,7 +66,10 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
                     if (it.kind() == IterKind.REDUCE || it.annotation() != IterAnnotation.NONE) break;
                     if (StagePredicates.isTiled(st) && fusible != 0) break;
                     prod *= InitParallel.extent(it);
-                    boolean registerTileRow = wideRegisterTileRows && fusible == 0 && !task.target().kind().isGpu() && StagePredicates.isTiled(st)
+                    boolean registerTileRow = wideRegisterTileRows
+                            && fusible == 0
+                            && !task.target().kind().isGpu()
+                            && StagePredicates.isTiled(st)
                             && wholeVectors(task, st, prod);
                     if (prod > max && !registerTileRow) break;
                     fusible++;
@@ -87,7 +92,8 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
 
     /** Whether {@code extent} elements of the stage's type are whole vectors, within the innermost-tile limit. */
     static boolean wholeVectors(SearchTask task, Stage st, long extent) {
-        int lanes = task.hardware().lanes(st.computeOp().outputs().getFirst().dtype().bytes());
+        int lanes = task.hardware()
+                .lanes(st.computeOp().outputs().getFirst().dtype().bytes());
         return extent > 0 && extent % lanes == 0 && extent <= task.hardware().maxInnermostSplitFactor();
     }
 }

@@ -14,5 +14,7 @@ public final class InvalidSample extends RuntimeException {
     }
 
     /** The name of the rule that rejected the sample. */
-    public String rule() { return rule; }
+    public String rule() {
+        return rule;
+    }
 }

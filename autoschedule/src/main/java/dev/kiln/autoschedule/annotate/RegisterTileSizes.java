@@ -54,8 +54,7 @@ public final class RegisterTileSizes {
      */
     public static List<Group> groups(ComputeDAG dag, Sketch sketch) {
         List<Step> undecided = sketch.steps();
-        return groups(dag, sketch.state().steps(),
-                i -> undecided.get(i) instanceof SplitStep sp && !sp.isConcrete());
+        return groups(dag, sketch.state().steps(), i -> undecided.get(i) instanceof SplitStep sp && !sp.isConcrete());
     }
 
     /**
@@ -75,10 +74,13 @@ public final class RegisterTileSizes {
             Step step = history.get(i);
             if (step instanceof SplitStep sp && sp.lengths().size() >= 2 && sp.extent() != null && eligible.test(i)) {
                 Stage st = t.stage(sp.stageId());
-                if (!st.isPlaceholder() && StagePredicates.hasReduceIter(st)
+                if (!st.isPlaceholder()
+                        && StagePredicates.hasReduceIter(st)
                         && st.iter(sp.iterId()).kind() == IterKind.SPATIAL) {
                     splits.computeIfAbsent(st.name(), k -> new ArrayList<>()).add(i);
-                    bytes.put(st.name(), st.computeOp().outputs().getFirst().dtype().bytes());
+                    bytes.put(
+                            st.name(),
+                            st.computeOp().outputs().getFirst().dtype().bytes());
                 }
             }
             t = t.apply(step);
@@ -101,8 +103,8 @@ public final class RegisterTileSizes {
      * {@link HardwareParams#maxInnermostSplitFactor()} and dividing its extent; null when there is
      * none (for example a vector axis whose extent is not a multiple of the lanes).
      */
-    public static int[] innermost(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo,
-                                  SplittableRandom rng) {
+    public static int[] innermost(
+            HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo, SplittableRandom rng) {
         return innermost(hw, elementBytes, extents, memo, 0, rng);
     }
 
@@ -111,10 +113,18 @@ public final class RegisterTileSizes {
      * with probability {@code tailProbability} the tile is drawn among those with a tail
      * ({@link #tailCandidates}) when there are any; only tails when no exact tile fits.
      */
-    public static int[] innermost(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo,
-                                  double tailProbability, SplittableRandom rng) {
-        List<int[]> from = choose(candidates(hw, elementBytes, extents, memo),
-                tailProbability == 0 ? List.of() : tailCandidates(hw, elementBytes, extents, memo), tailProbability, rng);
+    public static int[] innermost(
+            HardwareParams hw,
+            int elementBytes,
+            List<Long> extents,
+            FactorizationMemo memo,
+            double tailProbability,
+            SplittableRandom rng) {
+        List<int[]> from = choose(
+                candidates(hw, elementBytes, extents, memo),
+                tailProbability == 0 ? List.of() : tailCandidates(hw, elementBytes, extents, memo),
+                tailProbability,
+                rng);
         return from.isEmpty() ? null : from.get(rng.nextInt(from.size())).clone();
     }
 
@@ -126,7 +136,8 @@ public final class RegisterTileSizes {
     }
 
     /** Every fitting combination of innermost tiles, each dividing its loop, in a fixed order. */
-    public static List<int[]> candidates(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo) {
+    public static List<int[]> candidates(
+            HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo) {
         return enumerate(hw, elementBytes, extents, memo, false);
     }
 
@@ -138,8 +149,8 @@ public final class RegisterTileSizes {
      * full tiles run without guards. The vector tile still divides its loop (a vector tail would
      * be masked or scalar).
      */
-    public static List<int[]> tailCandidates(HardwareParams hw, int elementBytes, List<Long> extents,
-                                             FactorizationMemo memo) {
+    public static List<int[]> tailCandidates(
+            HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo) {
         return enumerate(hw, elementBytes, extents, memo, true);
     }
 
@@ -149,8 +160,8 @@ public final class RegisterTileSizes {
      * level implicit), so the split covers {@code ceil(extent / inner) * inner} with a tail of
      * less than one innermost tile.
      */
-    public static List<Integer> withInnermost(FactorizationMemo memo, long extent, int levels, int inner,
-                                              SplittableRandom rng) {
+    public static List<Integer> withInnermost(
+            FactorizationMemo memo, long extent, int levels, int inner, SplittableRandom rng) {
         if (inner < 1 || inner > extent) {
             throw new KilnException("innermost tile " + inner + " does not fit a loop of extent " + extent);
         }
@@ -164,8 +175,8 @@ public final class RegisterTileSizes {
         return out;
     }
 
-    private static List<int[]> enumerate(HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo,
-                                         boolean tail) {
+    private static List<int[]> enumerate(
+            HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo, boolean tail) {
         int n = extents.size();
         int lanes = hw.lanes(elementBytes);
         int maxInner = hw.maxInnermostSplitFactor();
@@ -182,8 +193,16 @@ public final class RegisterTileSizes {
     }
 
     /** Row tiles from {@code axis} on; {@code tails} of them (0 or 1) must not divide their loop. */
-    private static void rows(HardwareParams hw, List<Long> extents, FactorizationMemo memo, int[] tile, int axis,
-                             long rows, int vectors, int tails, List<int[]> out) {
+    private static void rows(
+            HardwareParams hw,
+            List<Long> extents,
+            FactorizationMemo memo,
+            int[] tile,
+            int axis,
+            long rows,
+            int vectors,
+            int tails,
+            List<int[]> out) {
         int regs = hw.vectorRegisters();
         if (axis == tile.length - 1) {
             if (tails == 0 && fits(hw, rows, vectors)) out.add(tile.clone());

@@ -73,7 +73,8 @@ final class Crossover {
      */
     public static String signature(Candidate c) {
         StringBuilder s = new StringBuilder();
-        for (Step st : c.schedule().steps()) s.append(st.getClass().getSimpleName()).append(st.stageId()).append(';');
+        for (Step st : c.schedule().steps())
+            s.append(st.getClass().getSimpleName()).append(st.stageId()).append(';');
         return s.toString();
     }
 
@@ -86,7 +87,8 @@ final class Crossover {
      */
     private static boolean sameDecision(Step x, Step y) {
         if (x instanceof SplitStep p && y instanceof SplitStep q) {
-            return p.iterId() == q.iterId() && p.lengths().size() == q.lengths().size()
+            return p.iterId() == q.iterId()
+                    && p.lengths().size() == q.lengths().size()
                     && java.util.Objects.equals(p.extent(), q.extent());
         }
         return x instanceof PragmaStep p && y instanceof PragmaStep q && p.iterId() == q.iterId();

@@ -21,13 +21,21 @@ import dev.kiln.ir.KilnException;
  * @param measuredSeedRatio       at most this share of the population is the best measured programs
  * @param threads                 threads that sample, mutate and score (1: the caller's thread only)
  */
-public record EvolutionOptions(int population, int generations, int randomModelGenerations, int initSamples,
-                               double mutationProbability, double crossoverProbability, double epsGreedy,
-                               double measuredSeedRatio, int threads) {
+public record EvolutionOptions(
+        int population,
+        int generations,
+        int randomModelGenerations,
+        int initSamples,
+        double mutationProbability,
+        double crossoverProbability,
+        double epsGreedy,
+        double measuredSeedRatio,
+        int threads) {
     public EvolutionOptions {
         if (population < 2) throw new KilnException("evolution: population must be at least 2, got " + population);
         if (generations < 0 || randomModelGenerations < 0) {
-            throw new KilnException("evolution: generations must not be negative, got " + generations + ", " + randomModelGenerations);
+            throw new KilnException(
+                    "evolution: generations must not be negative, got " + generations + ", " + randomModelGenerations);
         }
         if (initSamples < 1) throw new KilnException("evolution: initSamples must be at least 1, got " + initSamples);
         probability("mutationProbability", mutationProbability);
@@ -47,35 +55,75 @@ public record EvolutionOptions(int population, int generations, int randomModelG
 
     /** Kiln's CPU defaults (see the class comment), on every core of this machine. */
     public static EvolutionOptions defaults() {
-        return new EvolutionOptions(512, 4, 2, 512, 0.85, 0.10, 0.05, 0.2,
-                Runtime.getRuntime().availableProcessors());
+        return new EvolutionOptions(
+                512, 4, 2, 512, 0.85, 0.10, 0.05, 0.2, Runtime.getRuntime().availableProcessors());
     }
 
     /** These options with another population, and as many fresh random programs per round. */
     public EvolutionOptions withPopulation(int n) {
-        return new EvolutionOptions(n, generations, randomModelGenerations, n, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, threads);
+        return new EvolutionOptions(
+                n,
+                generations,
+                randomModelGenerations,
+                n,
+                mutationProbability,
+                crossoverProbability,
+                epsGreedy,
+                measuredSeedRatio,
+                threads);
     }
 
     public EvolutionOptions withInitSamples(int n) {
-        return new EvolutionOptions(population, generations, randomModelGenerations, n, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, threads);
+        return new EvolutionOptions(
+                population,
+                generations,
+                randomModelGenerations,
+                n,
+                mutationProbability,
+                crossoverProbability,
+                epsGreedy,
+                measuredSeedRatio,
+                threads);
     }
 
     public EvolutionOptions withGenerations(int n) {
-        return new EvolutionOptions(population, n, randomModelGenerations, initSamples, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, threads);
+        return new EvolutionOptions(
+                population,
+                n,
+                randomModelGenerations,
+                initSamples,
+                mutationProbability,
+                crossoverProbability,
+                epsGreedy,
+                measuredSeedRatio,
+                threads);
     }
 
     /** These options with crossover probability {@code p}, mutation taking at most what is left. */
     public EvolutionOptions withCrossoverProbability(double p) {
         probability("crossoverProbability", p);
-        return new EvolutionOptions(population, generations, randomModelGenerations, initSamples,
-                Math.min(mutationProbability, 1 - p), p, epsGreedy, measuredSeedRatio, threads);
+        return new EvolutionOptions(
+                population,
+                generations,
+                randomModelGenerations,
+                initSamples,
+                Math.min(mutationProbability, 1 - p),
+                p,
+                epsGreedy,
+                measuredSeedRatio,
+                threads);
     }
 
     public EvolutionOptions withThreads(int n) {
-        return new EvolutionOptions(population, generations, randomModelGenerations, initSamples, mutationProbability,
-                crossoverProbability, epsGreedy, measuredSeedRatio, n);
+        return new EvolutionOptions(
+                population,
+                generations,
+                randomModelGenerations,
+                initSamples,
+                mutationProbability,
+                crossoverProbability,
+                epsGreedy,
+                measuredSeedRatio,
+                n);
     }
 }

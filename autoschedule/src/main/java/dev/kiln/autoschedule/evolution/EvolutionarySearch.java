@@ -55,8 +55,13 @@ public final class EvolutionarySearch {
     }
 
     /** A search with these mutations (each picked by its weight) that adds its counts to {@code stats}. */
-    public EvolutionarySearch(SearchTask task, List<WeightedMutation> mutations, CostModel model, EvolutionOptions options,
-                              ExecutorService pool, Stats stats) {
+    public EvolutionarySearch(
+            SearchTask task,
+            List<WeightedMutation> mutations,
+            CostModel model,
+            EvolutionOptions options,
+            ExecutorService pool,
+            Stats stats) {
         if (mutations.isEmpty()) throw new dev.kiln.ir.KilnException("evolution needs at least one mutation rule");
         this.stats = stats;
         this.task = task;
@@ -71,7 +76,9 @@ public final class EvolutionarySearch {
         for (int i = 0; i < w.length; i++) ruleCumulative[i] = c += w[i] / total;
     }
 
-    public Stats stats() { return stats; }
+    public Stats stats() {
+        return stats;
+    }
 
     /** The best {@code outSize} programs (by predicted score) bred from {@code start}, none in {@code excluded}. */
     public List<Candidate> run(List<Candidate> start, int outSize, Set<String> excluded, SplittableRandom rng) {
@@ -90,7 +97,9 @@ public final class EvolutionarySearch {
             pop = breed(pop, scores, rng);
         }
         List<Scored> all = new ArrayList<>(best.values());
-        all.sort((a, b) -> a.score != b.score ? Double.compare(b.score, a.score) : a.c.key().compareTo(b.c.key()));
+        all.sort((a, b) -> a.score != b.score
+                ? Double.compare(b.score, a.score)
+                : a.c.key().compareTo(b.c.key()));
         List<Candidate> out = new ArrayList<>();
         for (int i = 0; i < Math.min(outSize, all.size()); i++) out.add(all.get(i).c);
         return out;
@@ -110,7 +119,9 @@ public final class EvolutionarySearch {
         stats.scored += pop.size();
         int t = pool == null ? 1 : o.threads();
         if (t == 1 || pop.size() < 64) return model.predict(task, pop);
-        double[][] parts = parallel(t, c -> model.predict(task, pop.subList(pop.size() * c / t, pop.size() * (c + 1) / t)),
+        double[][] parts = parallel(
+                t,
+                c -> model.predict(task, pop.subList(pop.size() * c / t, pop.size() * (c + 1) / t)),
                 double[][]::new);
         double[] out = new double[pop.size()];
         int at = 0;
@@ -146,7 +157,9 @@ public final class EvolutionarySearch {
             for (int d = 0; d < draws; d++) {
                 int parent = parents.pick(rng);
                 double r = rng.nextDouble();
-                int op = r < o.mutationProbability() ? 0 : r < o.mutationProbability() + o.crossoverProbability() ? 1 : 2;
+                int op = r < o.mutationProbability()
+                        ? 0
+                        : r < o.mutationProbability() + o.crossoverProbability() ? 1 : 2;
                 int rule = op == 0 ? rule(rng.nextDouble()) : -1;
                 int other = op == 1 ? partners.get(sketch[parent]).pick(rng) : -1;
                 plan.add(new Draw(op, rule, parent, other, rng.split()));
@@ -189,10 +202,13 @@ public final class EvolutionarySearch {
             for (int d = 0; d < out.length; d++) out[d] = one.apply(d);
             return out;
         }
-        parallel(t, c -> {
-            for (int d = c; d < out.length; d += t) out[d] = one.apply(d);
-            return null;
-        }, Object[]::new);
+        parallel(
+                t,
+                c -> {
+                    for (int d = c; d < out.length; d += t) out[d] = one.apply(d);
+                    return null;
+                },
+                Object[]::new);
         return out;
     }
 

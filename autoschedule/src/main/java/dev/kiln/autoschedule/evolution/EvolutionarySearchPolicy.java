@@ -50,14 +50,19 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
      * A policy over {@code sketches} guided by {@code model}, under the rules of the task's target
      * ({@link TargetRules#of}: its annotation rules sample the programs, its mutations evolve them).
      */
-    public EvolutionarySearchPolicy(SearchTask task, List<Sketch> sketches, CostModel model, EvolutionOptions options,
-                                    long seed) {
+    public EvolutionarySearchPolicy(
+            SearchTask task, List<Sketch> sketches, CostModel model, EvolutionOptions options, long seed) {
         this(task, TargetRules.of(task), sketches, model, options, seed);
     }
 
     /** A policy over {@code sketches} under {@code rules} (annotation and mutations), guided by {@code model}. */
-    public EvolutionarySearchPolicy(SearchTask task, TargetRules rules, List<Sketch> sketches, CostModel model,
-                                    EvolutionOptions options, long seed) {
+    public EvolutionarySearchPolicy(
+            SearchTask task,
+            TargetRules rules,
+            List<Sketch> sketches,
+            CostModel model,
+            EvolutionOptions options,
+            long seed) {
         this(task, rules.population(task, sketches), rules.mutations(), model, options, seed);
     }
 
@@ -65,8 +70,13 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
      * A policy whose fresh programs come from {@code sampler}, evolved with {@code mutations},
      * guided by {@code model}.
      */
-    public EvolutionarySearchPolicy(SearchTask task, InitPopulation sampler, List<WeightedMutation> mutations,
-                                    CostModel model, EvolutionOptions options, long seed) {
+    public EvolutionarySearchPolicy(
+            SearchTask task,
+            InitPopulation sampler,
+            List<WeightedMutation> mutations,
+            CostModel model,
+            EvolutionOptions options,
+            long seed) {
         this.task = task;
         this.sampler = sampler;
         this.mutations = List.copyOf(mutations);
@@ -82,8 +92,8 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
      */
     public static EvolutionarySearchPolicy cpu(SearchTask task, long seed) {
         TargetRules rules = TargetRules.cpu();
-        return new EvolutionarySearchPolicy(task, rules, rules.sketches(task), GbdtCostModel.defaults(seed),
-                EvolutionOptions.defaults(), seed);
+        return new EvolutionarySearchPolicy(
+                task, rules, rules.sketches(task), GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
     }
 
     /**
@@ -102,11 +112,14 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
      */
     public static EvolutionarySearchPolicy forTask(SearchTask task, CostModel model, long seed) {
         TargetRules rules = TargetRules.of(task);
-        return new EvolutionarySearchPolicy(task, rules, rules.sketches(task), model, EvolutionOptions.defaults(), seed);
+        return new EvolutionarySearchPolicy(
+                task, rules, rules.sketches(task), model, EvolutionOptions.defaults(), seed);
     }
 
     @Override
-    public String name() { return "evolution"; }
+    public String name() {
+        return "evolution";
+    }
 
     @Override
     public List<Candidate> nextBatch(int n, Set<String> measured) {
@@ -122,8 +135,8 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         List<Candidate> population = new ArrayList<>(fresh);
         int seeds = (int) Math.min(measuredValid.size(), Math.floor(o.measuredSeedRatio() * o.population()));
         for (int i = 0; i < seeds; i++) population.add(measuredValid.get(i).candidate());
-        List<Candidate> best = new EvolutionarySearch(task, mutations, model, o, pool, stats).run(population, 2 * n, measured,
-                rng.split());
+        List<Candidate> best = new EvolutionarySearch(task, mutations, model, o, pool, stats)
+                .run(population, 2 * n, measured, rng.split());
 
         int numRandom = (int) Math.floor(options.epsGreedy() * n);
         List<Candidate> randoms = new ArrayList<>();
@@ -132,7 +145,8 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         Set<String> taken = new HashSet<>();
         int i = 0;
         while (out.size() < n - numRandom && i < best.size()) add(best.get(i++), out, taken, measured);
-        while (out.size() < n && !randoms.isEmpty()) add(randoms.remove(rng.nextInt(randoms.size())), out, taken, measured);
+        while (out.size() < n && !randoms.isEmpty())
+            add(randoms.remove(rng.nextInt(randoms.size())), out, taken, measured);
         while (out.size() < n && i < best.size()) add(best.get(i++), out, taken, measured);
         searchNanos += System.nanoTime() - t0;
         rounds++;
@@ -141,8 +155,13 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
 
     /** Daemon workers that end after a few idle seconds, so that a policy nobody closes leaks nothing. */
     private static ExecutorService pool(int threads) {
-        java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(threads, threads, 5,
-                java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+        java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(
+                threads,
+                threads,
+                5,
+                java.util.concurrent.TimeUnit.SECONDS,
+                new java.util.concurrent.LinkedBlockingQueue<>(),
+                r -> {
                     Thread t = new Thread(r, "kiln-evolution");
                     t.setDaemon(true);
                     return t;
@@ -223,16 +242,24 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     }
 
     /** The cost model guiding the search. */
-    public CostModel model() { return model; }
+    public CostModel model() {
+        return model;
+    }
 
     /** Counts of the evolutionary search so far. */
-    public EvolutionarySearch.Stats stats() { return stats; }
+    public EvolutionarySearch.Stats stats() {
+        return stats;
+    }
 
     /** Seconds spent choosing batches so far (sampling, evolution, scoring). */
-    public double searchSeconds() { return searchNanos / 1e9; }
+    public double searchSeconds() {
+        return searchNanos / 1e9;
+    }
 
     /** Rounds searched so far. */
-    public long rounds() { return rounds; }
+    public long rounds() {
+        return rounds;
+    }
 
     /** Stops the worker threads. */
     @Override

@@ -36,7 +36,9 @@ final class Affine {
         this.terms = terms;
     }
 
-    static Affine constant(long c) { return new Affine(c, Map.of()); }
+    static Affine constant(long c) {
+        return new Affine(c, Map.of());
+    }
 
     /** {@code floordiv}, {@code floormod}, {@code truncdiv} or {@code truncmod} of a form by a positive constant. */
     record DivMod(BinaryOp op, Affine arg, long divisor) {}
@@ -52,8 +54,10 @@ final class Affine {
                 Affine bound = lets == null ? null : lets.get(v);
                 yield bound != null ? bound : term(v, 1);
             }
-            case Cast c when c.value().dtype().isInt() && c.dtype().isInt() && c.dtype().bits() >= c.value().dtype().bits() ->
-                    of(c.value(), lets);
+            case Cast c
+            when c.value().dtype().isInt()
+                    && c.dtype().isInt()
+                    && c.dtype().bits() >= c.value().dtype().bits() -> of(c.value(), lets);
             case Binary b -> binary(b, lets);
             default -> term(new Opaque(e), 1);
         };
@@ -103,7 +107,9 @@ final class Affine {
         return new Affine(0, m);
     }
 
-    boolean isConstant() { return terms.isEmpty(); }
+    boolean isConstant() {
+        return terms.isEmpty();
+    }
 
     private Affine plus(Affine o, long sign) {
         if (o.terms.isEmpty()) return new Affine(constant + sign * o.constant, terms);
@@ -207,7 +213,8 @@ final class Affine {
     /** Interval arithmetic on an expression with no linear form; unknown values are unbounded. */
     private static void exprRange(Expr e, Ranges r, long[] out) {
         switch (e) {
-            case Binary b when b.dtype().isInt() -> {
+            case Binary b
+            when b.dtype().isInt() -> {
                 long[] y = new long[2];
                 of(b.a(), null).range(r, out);
                 of(b.b(), null).range(r, y);
@@ -244,7 +251,8 @@ final class Affine {
                     default -> unbounded(out);
                 }
             }
-            case Select s when s.dtype().isInt() -> {
+            case Select s
+            when s.dtype().isInt() -> {
                 long[] y = new long[2];
                 of(s.t(), null).range(r, out);
                 of(s.f(), null).range(r, y);
@@ -292,7 +300,7 @@ final class Affine {
                     s += c * (div ? inner / d.divisor() : inner);
                 }
                 case Opaque o -> s += Exprs.uses(o.expr(), v) ? 2 * c : 0;
-                default -> { }
+                default -> {}
             }
         }
         return s;

@@ -72,7 +72,8 @@ public final class FeatureExtractor {
      */
     public static FeatureExtractor of(SearchTask task) {
         UnaryOperator<LoopState> m = task.layoutFree().isEmpty() ? UnaryOperator.identity() : task::measuredState;
-        return new FeatureExtractor(task.hardware().cacheLineBytes(), task.target().kind().isGpu(), m);
+        return new FeatureExtractor(
+                task.hardware().cacheLineBytes(), task.target().kind().isGpu(), m);
     }
 
     /**
@@ -158,8 +159,8 @@ public final class FeatureExtractor {
                     visit(p.body());
                     autoUnroll = saved;
                 }
-                case Evaluate e -> { }
-                case Barrier b -> { }
+                case Evaluate e -> {}
+                case Barrier b -> {}
             }
         }
 
@@ -171,8 +172,8 @@ public final class FeatureExtractor {
             double outer = nest.product();
             for (int k = 0; k < ops.length; k++) row.ops[k] += ops[k] * outer;
             Alloc a = allocs.get(b);
-            StoreFeatures.Context ctx = new StoreFeatures.Context(autoUnroll, gpu, a == null ? 0 : a.elements(),
-                    a == null ? 1 : a.outerProduct(), a != null);
+            StoreFeatures.Context ctx = new StoreFeatures.Context(
+                    autoUnroll, gpu, a == null ? 0 : a.elements(), a == null ? 1 : a.outerProduct(), a != null);
             float[] v = new float[FeatureLayout.LENGTH];
             StoreFeatures.compute(st, OpCounter.floatOps(ops), nest, lets, cacheLineBytes, ctx, v);
             row.values = v;

@@ -66,11 +66,13 @@ public final class FeatureLayout {
     public static final int PARALLEL = 38;
     /** Entries per annotation block: three numbers and an 8-way one-hot. */
     public static final int ANNOTATION_BLOCK = 11;
+
     public static final int IS_GPU = 49;
     /** blockIdx.x, y, z, threadIdx.x, y, z, vthread extents (1 when unused). */
     public static final int THREAD_EXTENTS = 50;
     /** The first buffer block. */
     public static final int BUFFERS = 57;
+
     public static final int CURVE = BUFFERS + MAX_BUFFERS * PER_BUFFER;
     public static final int ALLOCATION = CURVE + CURVE_SAMPLES;
     public static final int OUTER = ALLOCATION + 4;
@@ -80,26 +82,56 @@ public final class FeatureLayout {
     public static final int INNER_TOTALS = INNER + INNER_LOOPS * PER_INNER_LOOP;
 
     /** Offsets inside an 18-entry buffer block. */
-    public static final int B_ACCESS_TYPE = 0, B_BYTES = 3, B_UNIQUE_BYTES = 4, B_LINES = 5, B_UNIQUE_LINES = 6,
-            B_REUSE_TYPE = 7, B_REUSE_DIS_ITER = 10, B_REUSE_DIS_BYTES = 11, B_REUSE_CT = 12,
-            B_BYTES_PER_REUSE = 13, B_UNIQUE_BYTES_PER_REUSE = 14, B_LINES_PER_REUSE = 15,
-            B_UNIQUE_LINES_PER_REUSE = 16, B_STRIDE = 17;
+    public static final int B_ACCESS_TYPE = 0,
+            B_BYTES = 3,
+            B_UNIQUE_BYTES = 4,
+            B_LINES = 5,
+            B_UNIQUE_LINES = 6,
+            B_REUSE_TYPE = 7,
+            B_REUSE_DIS_ITER = 10,
+            B_REUSE_DIS_BYTES = 11,
+            B_REUSE_CT = 12,
+            B_BYTES_PER_REUSE = 13,
+            B_UNIQUE_BYTES_PER_REUSE = 14,
+            B_LINES_PER_REUSE = 15,
+            B_UNIQUE_LINES_PER_REUSE = 16,
+            B_STRIDE = 17;
 
     /** The arithmetic counts in their order (the float ones, the int ones, then bool and select). */
-    public static final List<String> OP_NAMES = List.of("float_mad", "float_addsub", "float_mul", "float_divmod",
-            "float_cmp", "float_math_func", "float_other_func", "int_mad", "int_addsub", "int_mul", "int_divmod",
-            "int_cmp", "int_math_func", "int_other_func", "bool_op", "select_op");
+    public static final List<String> OP_NAMES = List.of(
+            "float_mad",
+            "float_addsub",
+            "float_mul",
+            "float_divmod",
+            "float_cmp",
+            "float_math_func",
+            "float_other_func",
+            "int_mad",
+            "int_addsub",
+            "int_mul",
+            "int_divmod",
+            "int_cmp",
+            "int_math_func",
+            "int_other_func",
+            "bool_op",
+            "select_op");
 
     private static final List<String> NAMES = build();
 
     /** The name of every entry, in order ({@value #LENGTH} names). */
-    public static List<String> names() { return NAMES; }
+    public static List<String> names() {
+        return NAMES;
+    }
 
     /** The name of entry {@code i}. */
-    public static String name(int i) { return NAMES.get(i); }
+    public static String name(int i) {
+        return NAMES.get(i);
+    }
 
     /** The start of buffer block {@code b} (0 to {@value #MAX_BUFFERS} - 1). */
-    public static int buffer(int b) { return BUFFERS + b * PER_BUFFER; }
+    public static int buffer(int b) {
+        return BUFFERS + b * PER_BUFFER;
+    }
 
     /** Applies Ansor's scaling to a count or size: sign(x) log2(|x| + 1). */
     public static float log2p(double x) {
@@ -116,14 +148,35 @@ public final class FeatureLayout {
             for (Position p : Position.values()) n.add(a + "_type." + p.label());
         }
         n.add("is_gpu");
-        for (String t : List.of("blockIdx_x_len", "blockIdx_y_len", "blockIdx_z_len", "threadIdx_x_len",
-                "threadIdx_y_len", "threadIdx_z_len", "vthread_len")) n.add(t);
+        for (String t : List.of(
+                "blockIdx_x_len",
+                "blockIdx_y_len",
+                "blockIdx_z_len",
+                "threadIdx_x_len",
+                "threadIdx_y_len",
+                "threadIdx_z_len",
+                "vthread_len")) n.add(t);
         for (int b = 0; b < MAX_BUFFERS; b++) {
             String p = "B" + b + ".";
-            for (String s : List.of("acc_type.kRead", "acc_type.kWrite", "acc_type.kReadWrite", "bytes", "unique_bytes",
-                    "lines", "unique_lines", "reuse_type.kLoopMultipleRead", "reuse_type.kSerialMultipleReadWrite",
-                    "reuse_type.kNoReuse", "reuse_dis_iter", "reuse_dis_bytes", "reuse_ct", "bytes_d_reuse_ct",
-                    "unique_bytes_d_reuse_ct", "lines_d_reuse_ct", "unique_lines_d_reuse_ct", "stride")) {
+            for (String s : List.of(
+                    "acc_type.kRead",
+                    "acc_type.kWrite",
+                    "acc_type.kReadWrite",
+                    "bytes",
+                    "unique_bytes",
+                    "lines",
+                    "unique_lines",
+                    "reuse_type.kLoopMultipleRead",
+                    "reuse_type.kSerialMultipleReadWrite",
+                    "reuse_type.kNoReuse",
+                    "reuse_dis_iter",
+                    "reuse_dis_bytes",
+                    "reuse_ct",
+                    "bytes_d_reuse_ct",
+                    "unique_bytes_d_reuse_ct",
+                    "lines_d_reuse_ct",
+                    "unique_lines_d_reuse_ct",
+                    "stride")) {
                 n.add(p + s);
             }
         }
@@ -145,15 +198,24 @@ public final class FeatureLayout {
      * (middle). MIXED: loops of both classes carry the annotation. NONE: no such loop.
      */
     public enum Position {
-        NONE("kPosNone"), INNER_SPATIAL("kPosInnerSpatial"), MIDDLE_SPATIAL("kPosMiddleSpatial"),
-        OUTER_SPATIAL("kPosOuterSpatial"), INNER_REDUCE("kPosInnerReduce"), MIDDLE_REDUCE("kPosMiddleReduce"),
-        OUTER_REDUCE("kPosOuterReduce"), MIXED("kPosMixed");
+        NONE("kPosNone"),
+        INNER_SPATIAL("kPosInnerSpatial"),
+        MIDDLE_SPATIAL("kPosMiddleSpatial"),
+        OUTER_SPATIAL("kPosOuterSpatial"),
+        INNER_REDUCE("kPosInnerReduce"),
+        MIDDLE_REDUCE("kPosMiddleReduce"),
+        OUTER_REDUCE("kPosOuterReduce"),
+        MIXED("kPosMixed");
 
         private final String label;
 
-        Position(String label) { this.label = label; }
+        Position(String label) {
+            this.label = label;
+        }
 
         /** Ansor's name of the position. */
-        public String label() { return label; }
+        public String label() {
+            return label;
+        }
     }
 }

@@ -29,20 +29,34 @@ final class LoopNest {
     private final Map<Var, Integer> level = new IdentityHashMap<>();
     private final Map<Var, Long> constants = new IdentityHashMap<>();
 
-    int depth() { return vars.size(); }
+    int depth() {
+        return vars.size();
+    }
 
-    Var var(int i) { return vars.get(i); }
+    Var var(int i) {
+        return vars.get(i);
+    }
 
-    long extent(int i) { return bounds.get(i)[1]; }
+    long extent(int i) {
+        return bounds.get(i)[1];
+    }
 
-    long min(int i) { return bounds.get(i)[0]; }
+    long min(int i) {
+        return bounds.get(i)[0];
+    }
 
-    ForKind kind(int i) { return kinds.get(i); }
+    ForKind kind(int i) {
+        return kinds.get(i);
+    }
 
     /** The thread axis of a thread-bound loop, else null. */
-    ThreadAxis axis(int i) { return axes.get(i); }
+    ThreadAxis axis(int i) {
+        return axes.get(i);
+    }
 
-    Map<Buffer, List<Touch>> touched(int i) { return touched.get(i); }
+    Map<Buffer, List<Touch>> touched(int i) {
+        return touched.get(i);
+    }
 
     /** Enters a loop; a loop of one iteration only fixes its variable. */
     void push(Var v, long min, long extent, ForKind kind, ThreadAxis axis) {

@@ -65,9 +65,9 @@ final class OpCounter {
 
     private void visit(Expr e) {
         switch (e) {
-            case IntImm i -> { }
-            case FloatImm f -> { }
-            case Var v -> { }
+            case IntImm i -> {}
+            case FloatImm f -> {}
+            case Var v -> {}
             case Binary b -> binary(b);
             case Compare c -> {
                 counts[base(c.a().dtype()) + F_CMP]++;

@@ -26,9 +26,13 @@ public record ProgramFeatures(List<String> statements, float[] values) {
     }
 
     /** The number of rows (statements). */
-    public int rows() { return statements.size(); }
+    public int rows() {
+        return statements.size();
+    }
 
-    public boolean isEmpty() { return statements.isEmpty(); }
+    public boolean isEmpty() {
+        return statements.isEmpty();
+    }
 
     /** Entry {@code feature} of row {@code row}. */
     public float get(int row, int feature) {
@@ -49,7 +53,9 @@ public record ProgramFeatures(List<String> statements, float[] values) {
 
     /** The values are shared, not copied: callers must not change them. */
     @Override
-    public float[] values() { return values; }
+    public float[] values() {
+        return values;
+    }
 
     @Override
     public boolean equals(Object o) {
@@ -57,7 +63,9 @@ public record ProgramFeatures(List<String> statements, float[] values) {
     }
 
     @Override
-    public int hashCode() { return statements.hashCode() * 31 + Arrays.hashCode(values); }
+    public int hashCode() {
+        return statements.hashCode() * 31 + Arrays.hashCode(values);
+    }
 
     @Override
     public String toString() {

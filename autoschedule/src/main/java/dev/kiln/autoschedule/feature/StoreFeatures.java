@@ -38,15 +38,21 @@ final class StoreFeatures {
     }
 
     /** Per-store facts the walker knows: the enclosing auto-unroll step and the stored buffer's allocation. */
-    record Context(long autoUnrollMaxStep, boolean gpu, double allocElements, double allocOuterProduct,
-                   boolean allocated) {}
+    record Context(
+            long autoUnrollMaxStep, boolean gpu, double allocElements, double allocOuterProduct, boolean allocated) {}
 
     /**
      * Writes the features of {@code store} (all but the 16 op counts) into {@code out}, given the
      * per-iteration float operations of its value.
      */
-    static void compute(Store store, double floatOps, LoopNest nest, Map<Var, Affine> lets, int cacheLine,
-                        Context ctx, float[] out) {
+    static void compute(
+            Store store,
+            double floatOps,
+            LoopNest nest,
+            Map<Var, Affine> lets,
+            int cacheLine,
+            Context ctx,
+            float[] out) {
         new StoreFeatures(nest, lets, cacheLine, out).run(store, floatOps, ctx);
     }
 
@@ -82,7 +88,8 @@ final class StoreFeatures {
         // Per-buffer features, then the five buffers with the most lines (then bytes).
         List<double[]> rows = new ArrayList<>();
         for (int b = 0; b < list.size(); b++) rows.add(bufferRow(list.get(b), outer));
-        rows.sort((x, y) -> x[B_SORT_LINES] != y[B_SORT_LINES] ? Double.compare(y[B_SORT_LINES], x[B_SORT_LINES])
+        rows.sort((x, y) -> x[B_SORT_LINES] != y[B_SORT_LINES]
+                ? Double.compare(y[B_SORT_LINES], x[B_SORT_LINES])
                 : Double.compare(y[B_SORT_BYTES], x[B_SORT_BYTES]));
         for (int b = 0; b < Math.min(FeatureLayout.MAX_BUFFERS, rows.size()); b++) {
             double[] row = rows.get(b);
@@ -144,7 +151,8 @@ final class StoreFeatures {
             long extent = nest.extent(i);
             if (!a.uses(nest.var(i))) {
                 if (disBytes == 0) {
-                    for (List<LoopNest.Touch> ts : table.values()) for (LoopNest.Touch t : ts) disBytes += t.elementBytes();
+                    for (List<LoopNest.Touch> ts : table.values())
+                        for (LoopNest.Touch t : ts) disBytes += t.elementBytes();
                 }
                 reuse = LOOP_MULTIPLE_READ;
                 count = extent;
@@ -152,7 +160,8 @@ final class StoreFeatures {
             }
             disIter *= extent;
             disBytes = 0;
-            for (List<LoopNest.Touch> ts : table.values()) for (LoopNest.Touch t : ts) disBytes += t.elements() * t.elementBytes();
+            for (List<LoopNest.Touch> ts : table.values())
+                for (LoopNest.Touch t : ts) disBytes += t.elements() * t.elementBytes();
             List<LoopNest.Touch> mine = table.get(a.buffer);
             if (mine != null && mine.size() > 1) {
                 double least = Double.MAX_VALUE;
@@ -265,7 +274,8 @@ final class StoreFeatures {
     private void innerLoops(BufferAccess stored, double[] memBytes, double[] computeOps) {
         int n = nest.depth();
         int innerReduce = -1;
-        for (int i = n - 1; i >= 0 && innerReduce < 0; i--) if (stored == null || !stored.uses(nest.var(i))) innerReduce = i;
+        for (int i = n - 1; i >= 0 && innerReduce < 0; i--)
+            if (stored == null || !stored.uses(nest.var(i))) innerReduce = i;
         for (int l = 0; l < FeatureLayout.INNER_LOOPS && l < n; l++) {
             int i = n - 1 - l, o = FeatureLayout.INNER + l * FeatureLayout.PER_INNER_LOOP;
             boolean spatial = stored != null && stored.uses(nest.var(i));

@@ -21,7 +21,9 @@ import java.util.List;
  */
 public record AddCacheReadShared() implements SketchRule {
     @Override
-    public String name() { return "AddCacheRead"; }
+    public String name() {
+        return "AddCacheRead";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
@@ -40,7 +42,8 @@ public record AddCacheReadShared() implements SketchRule {
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         LoopState s = state;
         List<Integer> readers = new ArrayList<>();
-        for (int c : StagePredicates.consumers(state, stageId)) if (state.directConsumers(stageId).contains(c)) readers.add(c);
+        for (int c : StagePredicates.consumers(state, stageId))
+            if (state.directConsumers(stageId).contains(c)) readers.add(c);
         // each reader gets its own copy; stage ids after stageId shift by one per copy inserted
         int shift = 0;
         for (int reader : readers) {
@@ -50,7 +53,8 @@ public record AddCacheReadShared() implements SketchRule {
             r++;
             shift++;
             int at = ReduceTiles.outermostTileEnd(s.stage(r));
-            if (at < 0) throw new ScheduleException("reader '" + s.stage(r).name() + "' has no reduction loop to fetch at");
+            if (at < 0)
+                throw new ScheduleException("reader '" + s.stage(r).name() + "' has no reduction loop to fetch at");
             s = s.apply(new ComputeAtStep(added, r, at));
         }
         return List.of(new Derivation(s, stageId));

@@ -21,12 +21,16 @@ import java.util.List;
  */
 public record AddCacheWriteForFusion() implements SketchRule {
     @Override
-    public String name() { return "AddCacheWriteForFusion"; }
+    public String name() {
+        return "AddCacheWriteForFusion";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        if (!task.target().kind().isGpu() || !StagePredicates.needsMultiLevelTiling(access, state, stageId)) return Condition.SKIP;
-        if (StagePredicates.hasCacheWriteStage(state, stageId) || StagePredicates.isOutput(access, state, stageId)) return Condition.SKIP;
+        if (!task.target().kind().isGpu() || !StagePredicates.needsMultiLevelTiling(access, state, stageId))
+            return Condition.SKIP;
+        if (StagePredicates.hasCacheWriteStage(state, stageId) || StagePredicates.isOutput(access, state, stageId))
+            return Condition.SKIP;
         if (state.stage(stageId).op().outputs().size() != 1) return Condition.SKIP;
         int consumer = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);
         return consumer >= 0 ? Condition.APPLY_AND_SKIP_REST : Condition.SKIP;

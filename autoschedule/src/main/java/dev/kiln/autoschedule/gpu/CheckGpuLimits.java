@@ -28,7 +28,9 @@ public record CheckGpuLimits() implements InitRule {
     public static final String NAME = "CheckGpuLimits";
 
     @Override
-    public String name() { return NAME; }
+    public String name() {
+        return NAME;
+    }
 
     @Override
     public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {
@@ -48,30 +50,42 @@ public record CheckGpuLimits() implements InitRule {
             long[] t = threads.computeIfAbsent(root, k -> new long[] {1, 1, 1});
             for (Iter it : st.iters()) {
                 IterAnnotation a = it.annotation();
-                int axis = a == IterAnnotation.THREAD_X ? 0 : a == IterAnnotation.THREAD_Y ? 1 : a == IterAnnotation.THREAD_Z ? 2 : -1;
+                int axis = a == IterAnnotation.THREAD_X
+                        ? 0
+                        : a == IterAnnotation.THREAD_Y ? 1 : a == IterAnnotation.THREAD_Z ? 2 : -1;
                 if (axis >= 0) t[axis] = Math.max(t[axis], it.extent());
                 if (a == IterAnnotation.VTHREAD && hw.maxVthreadExtent() > 0 && it.extent() > hw.maxVthreadExtent()) {
-                    throw new InvalidSample(NAME, "stage '" + st.name() + "': vthread extent " + it.extent() + " is above "
-                            + hw.maxVthreadExtent());
+                    throw new InvalidSample(
+                            NAME,
+                            "stage '" + st.name() + "': vthread extent " + it.extent() + " is above "
+                                    + hw.maxVthreadExtent());
                 }
             }
             if (st.name().endsWith(".shared")) {
                 long elems = 1;
-                for (int uid = 0; uid < st.numRoots(); uid++) elems = Math.multiplyExact(elems, st.all().get(uid).extent());
-                shared.merge(root, Math.multiplyExact(elems, st.op().output(0).dtype().bytes()), Long::sum);
+                for (int uid = 0; uid < st.numRoots(); uid++)
+                    elems = Math.multiplyExact(elems, st.all().get(uid).extent());
+                shared.merge(
+                        root,
+                        Math.multiplyExact(elems, st.op().output(0).dtype().bytes()),
+                        Long::sum);
             }
         }
         for (var e : threads.entrySet()) {
             long n = e.getValue()[0] * e.getValue()[1] * e.getValue()[2];
             if (hw.maxThreadsPerBlock() > 0 && n > hw.maxThreadsPerBlock()) {
-                throw new InvalidSample(NAME, "kernel of stage '" + s.stage(e.getKey()).name() + "' has " + n
-                        + " threads per block, above " + hw.maxThreadsPerBlock());
+                throw new InvalidSample(
+                        NAME,
+                        "kernel of stage '" + s.stage(e.getKey()).name() + "' has " + n + " threads per block, above "
+                                + hw.maxThreadsPerBlock());
             }
         }
         for (var e : shared.entrySet()) {
             if (e.getValue() > hw.maxSharedMemoryPerBlock()) {
-                throw new InvalidSample(NAME, "kernel of stage '" + s.stage(e.getKey()).name() + "' needs " + e.getValue()
-                        + " bytes of shared memory per block, above " + hw.maxSharedMemoryPerBlock());
+                throw new InvalidSample(
+                        NAME,
+                        "kernel of stage '" + s.stage(e.getKey()).name() + "' needs " + e.getValue()
+                                + " bytes of shared memory per block, above " + hw.maxSharedMemoryPerBlock());
             }
         }
         return state;
@@ -79,7 +93,10 @@ public record CheckGpuLimits() implements InitRule {
 
     private static int rootOf(LoopState s, int id) {
         int cur = id;
-        for (int guard = 0; s.stage(cur).computeAt() == ComputeAtKind.ITER && guard < s.stages().size(); guard++) {
+        for (int guard = 0;
+                s.stage(cur).computeAt() == ComputeAtKind.ITER
+                        && guard < s.stages().size();
+                guard++) {
             cur = s.stage(cur).attachStage();
         }
         return cur;

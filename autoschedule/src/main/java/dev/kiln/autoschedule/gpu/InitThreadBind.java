@@ -46,7 +46,9 @@ public record InitThreadBind() implements InitRule {
     public static final String NAME = "InitThreadBind";
 
     @Override
-    public String name() { return NAME; }
+    public String name() {
+        return NAME;
+    }
 
     @Override
     public LoopState apply(SearchTask task, LoopState state, SplittableRandom rng) {
@@ -82,8 +84,10 @@ public record InitThreadBind() implements InitRule {
      * computed at it.
      */
     private static boolean isTilingRoot(AccessAnalyzer access, LoopState s, int id) {
-        if (leading(s.stage(id), 0, ".0") > 0 && access.needsMultiLevelTiling(s.stage(id).op())) return true;
-        for (int a : s.attachedTo(id)) if (access.needsMultiLevelTiling(s.stage(a).op())) return leading(s.stage(id), 0, ".0") > 0;
+        if (leading(s.stage(id), 0, ".0") > 0
+                && access.needsMultiLevelTiling(s.stage(id).op())) return true;
+        for (int a : s.attachedTo(id))
+            if (access.needsMultiLevelTiling(s.stage(a).op())) return leading(s.stage(id), 0, ".0") > 0;
         return false;
     }
 
@@ -91,7 +95,9 @@ public record InitThreadBind() implements InitRule {
     private static int leading(Stage st, int from, String suffix) {
         int n = 0;
         List<Iter> its = st.iters();
-        while (from + n < its.size() && its.get(from + n).kind() == IterKind.SPATIAL && its.get(from + n).name().endsWith(suffix)) n++;
+        while (from + n < its.size()
+                && its.get(from + n).kind() == IterKind.SPATIAL
+                && its.get(from + n).name().endsWith(suffix)) n++;
         return n;
     }
 
@@ -100,20 +106,24 @@ public record InitThreadBind() implements InitRule {
         int blocks = leading(s.stage(id), 0, ".0");
         s = fuseAndBind(s, id, 0, blocks, IterAnnotation.BLOCK_X);
         int vthreads = leading(s.stage(id), 1, ".1");
-        if (vthreads == 0) throw new InvalidSample(NAME, "stage '" + name + "' has no .1 tile level to bind to vthread");
+        if (vthreads == 0)
+            throw new InvalidSample(NAME, "stage '" + name + "' has no .1 tile level to bind to vthread");
         s = fuseAndBind(s, id, 1, vthreads, IterAnnotation.VTHREAD);
         long vext = s.stage(id).iter(1).extent();
         int maxV = task.hardware().maxVthreadExtent() > 0 ? task.hardware().maxVthreadExtent() : 8;
         if (vext > maxV) {
-            throw new InvalidSample(NAME, "stage '" + name + "': vthread extent " + vext + " is above the limit " + maxV);
+            throw new InvalidSample(
+                    NAME, "stage '" + name + "': vthread extent " + vext + " is above the limit " + maxV);
         }
         int threads = leading(s.stage(id), 2, ".2");
-        if (threads == 0) throw new InvalidSample(NAME, "stage '" + name + "' has no .2 tile level to bind to threadIdx.x");
+        if (threads == 0)
+            throw new InvalidSample(NAME, "stage '" + name + "' has no .2 tile level to bind to threadIdx.x");
         s = fuseAndBind(s, id, 2, threads, IterAnnotation.THREAD_X);
         long text = s.stage(id).iter(2).extent();
         int warp = task.hardware().warpSize();
         if (text < warp && spatialPoints(s.stage(id)) > 2L * warp) {
-            throw new InvalidSample(NAME, "stage '" + name + "': " + text + " threads per block, fewer than a warp (" + warp + ")");
+            throw new InvalidSample(
+                    NAME, "stage '" + name + "': " + text + " threads per block, fewer than a warp (" + warp + ")");
         }
         return s;
     }
@@ -128,13 +138,17 @@ public record InitThreadBind() implements InitRule {
         Stage st = s.stage(id);
         int n = 0;
         List<Iter> its = st.iters();
-        while (n < its.size() && its.get(n).kind() == IterKind.SPATIAL && its.get(n).annotation() == IterAnnotation.NONE) {
+        while (n < its.size()
+                && its.get(n).kind() == IterKind.SPATIAL
+                && its.get(n).annotation() == IterAnnotation.NONE) {
             n++;
             if (!s.attachedTo(id).isEmpty() && attachedAt(s, id, its.get(n - 1))) break;
         }
         if (n == 0) {
-            throw new InvalidSample(NAME, "stage '" + st.name() + "' has no spatial loop to bind to GPU threads (a rank-0 result"
-                    + " needs a cross-thread reduction, which Kiln does not lower)");
+            throw new InvalidSample(
+                    NAME,
+                    "stage '" + st.name() + "' has no spatial loop to bind to GPU threads (a rank-0 result"
+                            + " needs a cross-thread reduction, which Kiln does not lower)");
         }
         if (n > 1) s = s.apply(new FuseStep(id, range(0, n)));
         long extent = s.stage(id).iter(0).extent();
@@ -153,7 +167,8 @@ public record InitThreadBind() implements InitRule {
         Stage st = s.stage(id);
         Stage reader = s.stage(st.attachStage());
         List<Integer> splits = SplitHistory.spatialSplits(s, reader.name());
-        if (splits.isEmpty()) throw new InvalidSample(NAME, "fetch '" + st.name() + "': its reader '" + reader.name() + "' is not tiled");
+        if (splits.isEmpty())
+            throw new InvalidSample(NAME, "fetch '" + st.name() + "': its reader '" + reader.name() + "' is not tiled");
         int n = st.iters().size();
         if (n > 1) s = s.apply(new FuseStep(id, range(0, n)));
         long extent = s.stage(id).iter(0).extent();

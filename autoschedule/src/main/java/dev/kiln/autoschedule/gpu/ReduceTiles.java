@@ -20,7 +20,8 @@ final class ReduceTiles {
      */
     static int outermostTileEnd(Stage st) {
         Set<Integer> reduceRoots = new HashSet<>();
-        for (int uid = 0; uid < st.numRoots(); uid++) if (st.all().get(uid).kind() == IterKind.REDUCE) reduceRoots.add(uid);
+        for (int uid = 0; uid < st.numRoots(); uid++)
+            if (st.all().get(uid).kind() == IterKind.REDUCE) reduceRoots.add(uid);
         if (reduceRoots.isEmpty()) return -1;
         Set<Integer> seen = new HashSet<>();
         List<Integer> leaves = st.leaves();

@@ -22,7 +22,8 @@ final class SplitHistory {
         List<Step> steps = s.steps();
         for (int i = 0; i < steps.size(); i++) {
             Step step = steps.get(i);
-            if (step instanceof SplitStep sp && t.stage(sp.stageId()).name().equals(stage)
+            if (step instanceof SplitStep sp
+                    && t.stage(sp.stageId()).name().equals(stage)
                     && t.stage(sp.stageId()).iter(sp.iterId()).kind() == IterKind.SPATIAL) {
                 out.add(i);
             }

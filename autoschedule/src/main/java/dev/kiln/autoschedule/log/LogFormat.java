@@ -75,7 +75,8 @@ public final class LogFormat {
         JsonNode hwNode = array(o, "hardware");
         int[] hardware = new int[hwNode.size()];
         for (int i = 0; i < hardware.length; i++) {
-            if (!hwNode.get(i).canConvertToInt()) throw new KilnException("field 'hardware' holds a non-integer " + hwNode.get(i));
+            if (!hwNode.get(i).canConvertToInt())
+                throw new KilnException("field 'hardware' holds a non-integer " + hwNode.get(i));
             hardware[i] = hwNode.get(i).intValue();
         }
         List<Double> costs = new ArrayList<>();
@@ -89,8 +90,18 @@ public final class LogFormat {
         } catch (DateTimeParseException e) {
             throw new KilnException("field 'timestamp' is not an ISO-8601 instant: " + o.get("timestamp"));
         }
-        return new LogRecord(version, text(o, "workload_key"), text(o, "target"), hardware, (ArrayNode) array(o, "steps"),
-                costs, text(o, "error"), o.path("error_msg").asText(""), number(o, "compile_s"), number(o, "wall_s"), when,
+        return new LogRecord(
+                version,
+                text(o, "workload_key"),
+                text(o, "target"),
+                hardware,
+                (ArrayNode) array(o, "steps"),
+                costs,
+                text(o, "error"),
+                o.path("error_msg").asText(""),
+                number(o, "compile_s"),
+                number(o, "wall_s"),
+                when,
                 kind(o));
     }
 

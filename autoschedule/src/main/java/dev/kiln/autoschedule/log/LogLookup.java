@@ -25,8 +25,16 @@ import java.util.TreeMap;
  * @param errors        the matching records that failed, counted by error kind
  * @param otherTargets  records of this workload on other targets, counted by target string
  */
-public record LogLookup(String source, String workloadKey, String target, Optional<LogRecord> best, double bestSeconds,
-                        int matching, int valid, Map<String, Integer> errors, Map<String, Integer> otherTargets) {
+public record LogLookup(
+        String source,
+        String workloadKey,
+        String target,
+        Optional<LogRecord> best,
+        double bestSeconds,
+        int matching,
+        int valid,
+        Map<String, Integer> errors,
+        Map<String, Integer> otherTargets) {
     public LogLookup {
         errors = Map.copyOf(errors);
         otherTargets = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(otherTargets));
@@ -52,8 +60,16 @@ public record LogLookup(String source, String workloadKey, String target, Option
             valid++;
         }
         Optional<ProgramCosts.Program> best = ProgramCosts.of(mine).best();
-        return new LogLookup(source, workloadKey, target, best.map(ProgramCosts.Program::first),
-                best.map(ProgramCosts.Program::seconds).orElse(Double.POSITIVE_INFINITY), matching, valid, errors, others);
+        return new LogLookup(
+                source,
+                workloadKey,
+                target,
+                best.map(ProgramCosts.Program::first),
+                best.map(ProgramCosts.Program::seconds).orElse(Double.POSITIVE_INFINITY),
+                matching,
+                valid,
+                errors,
+                others);
     }
 
     /** Whether records of this workload on other targets were left out. */
@@ -69,15 +85,34 @@ public record LogLookup(String source, String workloadKey, String target, Option
     public String explanation() {
         StringBuilder sb = new StringBuilder();
         if (best.isPresent()) {
-            sb.append(source).append(" has ").append(valid).append(" valid record(s) of workload ").append(workloadKey)
-                    .append(" on target '").append(target).append("'; the best takes ")
-                    .append(String.format("%.3g", bestSeconds)).append(" s.");
+            sb.append(source)
+                    .append(" has ")
+                    .append(valid)
+                    .append(" valid record(s) of workload ")
+                    .append(workloadKey)
+                    .append(" on target '")
+                    .append(target)
+                    .append("'; the best takes ")
+                    .append(String.format("%.3g", bestSeconds))
+                    .append(" s.");
         } else if (matching > 0) {
-            sb.append(source).append(" has ").append(matching).append(" record(s) of workload ").append(workloadKey)
-                    .append(" on target '").append(target).append("', but none is valid (errors: ").append(errors).append(").");
+            sb.append(source)
+                    .append(" has ")
+                    .append(matching)
+                    .append(" record(s) of workload ")
+                    .append(workloadKey)
+                    .append(" on target '")
+                    .append(target)
+                    .append("', but none is valid (errors: ")
+                    .append(errors)
+                    .append(").");
         } else {
-            sb.append(source).append(" has no record of workload ").append(workloadKey).append(" on target '")
-                    .append(target).append("'.");
+            sb.append(source)
+                    .append(" has no record of workload ")
+                    .append(workloadKey)
+                    .append(" on target '")
+                    .append(target)
+                    .append("'.");
         }
         if (hasOtherTargets()) {
             sb.append(' ').append(otherTargetsNote());
@@ -88,8 +123,9 @@ public record LogLookup(String source, String workloadKey, String target, Option
     /** The note on records of other targets ("" when there are none). */
     public String otherTargetsNote() {
         if (!hasOtherTargets()) return "";
-        StringBuilder sb = new StringBuilder("Records of this workload for other targets are not applied, because a program "
-                + "tuned for one target is not known to be good (or even valid) on another: ");
+        StringBuilder sb =
+                new StringBuilder("Records of this workload for other targets are not applied, because a program "
+                        + "tuned for one target is not known to be good (or even valid) on another: ");
         boolean first = true;
         for (var e : otherTargets.entrySet()) {
             if (!first) sb.append(", ");

@@ -2,8 +2,8 @@ package dev.kiln.autoschedule.log;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.measure.CostStatistic;
+import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.te.ComputeDAG;
@@ -36,9 +36,19 @@ import java.util.Objects;
  *                        (the re-measure of a search's best programs before it reports): not a
  *                        trial; it adds one more cost to that program ({@link ProgramCosts})
  */
-public record LogRecord(String version, String workloadKey, String target, int[] hardware, ArrayNode steps,
-                        List<Double> costs, String errorKind, String errorMessage, double compileSeconds,
-                        double wallSeconds, Instant timestamp, String kind) {
+public record LogRecord(
+        String version,
+        String workloadKey,
+        String target,
+        int[] hardware,
+        ArrayNode steps,
+        List<Double> costs,
+        String errorKind,
+        String errorMessage,
+        double compileSeconds,
+        double wallSeconds,
+        Instant timestamp,
+        String kind) {
     /** The error kind of a valid measurement. */
     public static final String NO_ERROR = "NONE";
     /** The kind of a search's trial (the only kind before issue 13; a line without {@code kind} is one). */
@@ -47,11 +57,31 @@ public record LogRecord(String version, String workloadKey, String target, int[]
     public static final String REMEASURE = "remeasure";
 
     /** A trial record. */
-    public LogRecord(String version, String workloadKey, String target, int[] hardware, ArrayNode steps,
-                     List<Double> costs, String errorKind, String errorMessage, double compileSeconds,
-                     double wallSeconds, Instant timestamp) {
-        this(version, workloadKey, target, hardware, steps, costs, errorKind, errorMessage, compileSeconds, wallSeconds,
-                timestamp, TRIAL);
+    public LogRecord(
+            String version,
+            String workloadKey,
+            String target,
+            int[] hardware,
+            ArrayNode steps,
+            List<Double> costs,
+            String errorKind,
+            String errorMessage,
+            double compileSeconds,
+            double wallSeconds,
+            Instant timestamp) {
+        this(
+                version,
+                workloadKey,
+                target,
+                hardware,
+                steps,
+                costs,
+                errorKind,
+                errorMessage,
+                compileSeconds,
+                wallSeconds,
+                timestamp,
+                TRIAL);
     }
 
     public LogRecord {
@@ -63,7 +93,8 @@ public record LogRecord(String version, String workloadKey, String target, int[]
         Objects.requireNonNull(timestamp, "timestamp");
         Objects.requireNonNull(kind, "kind");
         if (!kind.equals(TRIAL) && !kind.equals(REMEASURE)) {
-            throw new KilnException("log record kind '" + kind + "' is neither '" + TRIAL + "' nor '" + REMEASURE + "'");
+            throw new KilnException(
+                    "log record kind '" + kind + "' is neither '" + TRIAL + "' nor '" + REMEASURE + "'");
         }
         hardware = hardware.clone();
         steps = LogFormat.canonical(steps);
@@ -74,27 +105,47 @@ public record LogRecord(String version, String workloadKey, String target, int[]
         }
         for (double c : costs) {
             if (!(c >= 0) || Double.isInfinite(c)) {
-                throw new KilnException("measured cost " + c + " of workload " + workloadKey + " is not a finite non-negative time");
+                throw new KilnException(
+                        "measured cost " + c + " of workload " + workloadKey + " is not a finite non-negative time");
             }
         }
     }
 
     @Override
-    public int[] hardware() { return hardware.clone(); }
+    public int[] hardware() {
+        return hardware.clone();
+    }
 
     @Override
-    public ArrayNode steps() { return steps.deepCopy(); }
+    public ArrayNode steps() {
+        return steps.deepCopy();
+    }
 
     /** Whether the program ran and gave the right numbers. */
-    public boolean isValid() { return errorKind.equals(NO_ERROR); }
+    public boolean isValid() {
+        return errorKind.equals(NO_ERROR);
+    }
 
     /** Whether this is a re-measurement of a program already in the log (not a trial). */
-    public boolean isRemeasure() { return kind.equals(REMEASURE); }
+    public boolean isRemeasure() {
+        return kind.equals(REMEASURE);
+    }
 
     /** The same record as a re-measurement. */
     public LogRecord asRemeasure() {
-        return new LogRecord(version, workloadKey, target, hardware, steps, costs, errorKind, errorMessage, compileSeconds,
-                wallSeconds, timestamp, REMEASURE);
+        return new LogRecord(
+                version,
+                workloadKey,
+                target,
+                hardware,
+                steps,
+                costs,
+                errorKind,
+                errorMessage,
+                compileSeconds,
+                wallSeconds,
+                timestamp,
+                REMEASURE);
     }
 
     /**
@@ -104,7 +155,8 @@ public record LogRecord(String version, String workloadKey, String target, int[]
      */
     public double seconds() {
         if (!isValid()) return Double.POSITIVE_INFINITY;
-        return CostStatistic.DEFAULT.of(costs.stream().mapToDouble(Double::doubleValue).toArray());
+        return CostStatistic.DEFAULT.of(
+                costs.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
     /** Billions of floating-point operations per second for a computation of {@code flops}; 0 when invalid. */
@@ -116,7 +168,8 @@ public record LogRecord(String version, String workloadKey, String target, int[]
     /** The schedule of this record on {@code dag}, which must have the record's workload key. */
     public Schedule schedule(ComputeDAG dag) {
         if (!dag.workloadKey().equals(workloadKey)) {
-            throw new KilnException("log record of workload " + workloadKey + " cannot be applied to workload " + dag.workloadKey());
+            throw new KilnException(
+                    "log record of workload " + workloadKey + " cannot be applied to workload " + dag.workloadKey());
         }
         return Schedule.fromSteps(steps, dag);
     }
@@ -124,8 +177,17 @@ public record LogRecord(String version, String workloadKey, String target, int[]
     /** The record of one measurement of {@code schedule}, a program of {@code task}. */
     public static LogRecord of(SearchTask task, Schedule schedule, MeasureResult r) {
         List<Double> costs = Arrays.stream(r.costsSeconds()).boxed().toList();
-        return new LogRecord(LogFormat.VERSION, task.workloadKey(), task.targetDescription(), task.hardware().toLogArray(),
-                schedule.stepsJson(), costs, r.error().name(), r.errorMessage(), r.compileSeconds(), r.wallSeconds(),
+        return new LogRecord(
+                LogFormat.VERSION,
+                task.workloadKey(),
+                task.targetDescription(),
+                task.hardware().toLogArray(),
+                schedule.stepsJson(),
+                costs,
+                r.error().name(),
+                r.errorMessage(),
+                r.compileSeconds(),
+                r.wallSeconds(),
                 Instant.ofEpochMilli(r.timestampMillis()));
     }
 
@@ -135,18 +197,27 @@ public record LogRecord(String version, String workloadKey, String target, int[]
      */
     public Schedule schedule(SearchTask task) {
         if (!task.workloadKey().equals(workloadKey)) {
-            throw new KilnException("log record of workload " + workloadKey + " cannot be applied to task " + task.workloadKey());
+            throw new KilnException(
+                    "log record of workload " + workloadKey + " cannot be applied to task " + task.workloadKey());
         }
         return Schedule.fromSteps(steps, task.dag());
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof LogRecord r && version.equals(r.version) && workloadKey.equals(r.workloadKey)
-                && target.equals(r.target) && Arrays.equals(hardware, r.hardware) && steps.equals(r.steps)
-                && costs.equals(r.costs) && errorKind.equals(r.errorKind) && errorMessage.equals(r.errorMessage)
-                && Double.compare(compileSeconds, r.compileSeconds) == 0 && Double.compare(wallSeconds, r.wallSeconds) == 0
-                && timestamp.equals(r.timestamp) && kind.equals(r.kind);
+        return o instanceof LogRecord r
+                && version.equals(r.version)
+                && workloadKey.equals(r.workloadKey)
+                && target.equals(r.target)
+                && Arrays.equals(hardware, r.hardware)
+                && steps.equals(r.steps)
+                && costs.equals(r.costs)
+                && errorKind.equals(r.errorKind)
+                && errorMessage.equals(r.errorMessage)
+                && Double.compare(compileSeconds, r.compileSeconds) == 0
+                && Double.compare(wallSeconds, r.wallSeconds) == 0
+                && timestamp.equals(r.timestamp)
+                && kind.equals(r.kind);
     }
 
     @Override

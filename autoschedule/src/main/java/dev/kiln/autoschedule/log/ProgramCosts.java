@@ -30,10 +30,14 @@ public final class ProgramCosts {
         }
 
         /** The program's cost: {@link #combine} of its measurements. */
-        public double seconds() { return combine(costs); }
+        public double seconds() {
+            return combine(costs);
+        }
 
         /** How many valid measurements it has. */
-        public int measurements() { return costs.size(); }
+        public int measurements() {
+            return costs.size();
+        }
     }
 
     private final Map<String, Program> programs;
@@ -66,7 +70,9 @@ public final class ProgramCosts {
     }
 
     /** The programs, in order of their first valid record. */
-    public List<Program> programs() { return List.copyOf(programs.values()); }
+    public List<Program> programs() {
+        return List.copyOf(programs.values());
+    }
 
     /** The cheapest program (ties go to the one logged first), if any. */
     public Optional<Program> best() {

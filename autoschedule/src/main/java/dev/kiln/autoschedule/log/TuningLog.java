@@ -75,7 +75,9 @@ public final class TuningLog implements AutoCloseable {
 
     /** The records of one workload on one target ({@link #sameTarget}), in file order. */
     public synchronized List<LogRecord> records(String workloadKey, String target) {
-        return records.stream().filter(r -> r.workloadKey().equals(workloadKey) && sameTarget(r.target(), target)).toList();
+        return records.stream()
+                .filter(r -> r.workloadKey().equals(workloadKey) && sameTarget(r.target(), target))
+                .toList();
     }
 
     /** The fastest valid record of a workload on a target, if any. */
@@ -97,8 +99,8 @@ public final class TuningLog implements AutoCloseable {
                 if (out == null) {
                     Path parent = file.toAbsolutePath().getParent();
                     if (parent != null) Files.createDirectories(parent);
-                    out = Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
-                            StandardOpenOption.WRITE);
+                    out = Files.newOutputStream(
+                            file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
                 }
                 if (needsNewline) {
                     line = "\n" + line;

@@ -22,7 +22,9 @@ record ArgumentSpec(String name, DType dtype, long[] shape, boolean input) {
     }
 
     @Override
-    public long[] shape() { return shape.clone(); }
+    public long[] shape() {
+        return shape.clone();
+    }
 
     /** Throws a {@link KilnException} if {@code param} is not this argument's dtype and shape. */
     void check(Buffer param, int index) {
@@ -42,20 +44,28 @@ record ArgumentSpec(String name, DType dtype, long[] shape, boolean input) {
         long[] sh = param.constShape();
         if (param.dtype() != dtype || !Arrays.equals(sh, packedShape)) {
             throw new KilnException("parameter " + index + " '" + param.name() + "' of the measured program is "
-                    + param.dtype() + Arrays.toString(sh) + ", but the task's argument '" + name + "' packed is " + dtype
+                    + param.dtype() + Arrays.toString(sh) + ", but the task's argument '" + name + "' packed is "
+                    + dtype
                     + Arrays.toString(packedShape) + " (from " + Arrays.toString(shape) + ")");
         }
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ArgumentSpec a && name.equals(a.name) && dtype == a.dtype && Arrays.equals(shape, a.shape)
+        return o instanceof ArgumentSpec a
+                && name.equals(a.name)
+                && dtype == a.dtype
+                && Arrays.equals(shape, a.shape)
                 && input == a.input;
     }
 
     @Override
-    public int hashCode() { return Objects.hash(name, dtype, Arrays.hashCode(shape), input); }
+    public int hashCode() {
+        return Objects.hash(name, dtype, Arrays.hashCode(shape), input);
+    }
 
     @Override
-    public String toString() { return (input ? "input " : "output ") + name + ": " + dtype + Arrays.toString(shape); }
+    public String toString() {
+        return (input ? "input " : "output ") + name + ": " + dtype + Arrays.toString(shape);
+    }
 }

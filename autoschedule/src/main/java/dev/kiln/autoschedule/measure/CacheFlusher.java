@@ -26,7 +26,9 @@ final class CacheFlusher {
         buffer = Arena.ofAuto().allocate(bytes, 64);
     }
 
-    long bytes() { return buffer.byteSize(); }
+    long bytes() {
+        return buffer.byteSize();
+    }
 
     /** Writes every cache line of the buffer. */
     void flush() {
@@ -40,7 +42,8 @@ final class CacheFlusher {
         for (int i = 0; i < 8; i++) {
             Path p = Path.of("/sys/devices/system/cpu/cpu0/cache/index" + i + "/size");
             try {
-                if (Files.isReadable(p)) best = Math.max(best, parseSize(Files.readString(p).trim()));
+                if (Files.isReadable(p))
+                    best = Math.max(best, parseSize(Files.readString(p).trim()));
             } catch (java.io.IOException | RuntimeException e) {
                 // an unreadable entry: keep the others
             }

@@ -32,12 +32,15 @@ public final class CallTimer {
             }
             if (minCalls < 1) throw new KilnException("call timer: minCalls must be at least 1, got " + minCalls);
             if (!(minSeconds >= 0) || Double.isInfinite(minSeconds)) {
-                throw new KilnException("call timer: minSeconds must be a finite non-negative number, got " + minSeconds);
+                throw new KilnException(
+                        "call timer: minSeconds must be a finite non-negative number, got " + minSeconds);
             }
             if (maxCalls < minCalls) {
-                throw new KilnException("call timer: maxCalls (" + maxCalls + ") must be at least minCalls (" + minCalls + ")");
+                throw new KilnException(
+                        "call timer: maxCalls (" + maxCalls + ") must be at least minCalls (" + minCalls + ")");
             }
-            if (!(maxSeconds > 0)) throw new KilnException("call timer: maxSeconds must be positive, got " + maxSeconds);
+            if (!(maxSeconds > 0))
+                throw new KilnException("call timer: maxSeconds must be positive, got " + maxSeconds);
         }
 
         /**
@@ -68,19 +71,27 @@ public final class CallTimer {
         }
 
         @Override
-        public double[] seconds() { return seconds.clone(); }
+        public double[] seconds() {
+            return seconds.clone();
+        }
 
         /** Timed calls. */
-        public int calls() { return seconds.length; }
+        public int calls() {
+            return seconds.length;
+        }
 
         public double median() {
             int n = seconds.length;
             return n % 2 == 1 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
         }
 
-        public double min() { return seconds[0]; }
+        public double min() {
+            return seconds[0];
+        }
 
-        public double max() { return seconds[seconds.length - 1]; }
+        public double max() {
+            return seconds[seconds.length - 1];
+        }
 
         /** The {@code q}-quantile by nearest rank (q in [0, 1]). */
         public double quantile(double q) {
@@ -89,13 +100,22 @@ public final class CallTimer {
             return seconds[Math.max(0, Math.min(seconds.length - 1, i))];
         }
 
-        public double p10() { return quantile(0.1); }
+        public double p10() {
+            return quantile(0.1);
+        }
 
-        public double p90() { return quantile(0.9); }
+        public double p90() {
+            return quantile(0.9);
+        }
 
         /** "1.234 ms (p10-p90 1.200-1.310, 812 calls)". */
         public String describe() {
-            return String.format(Locale.ROOT, "%.3f ms (p10-p90 %.3f-%.3f, %d calls)", median() * 1e3, p10() * 1e3, p90() * 1e3,
+            return String.format(
+                    Locale.ROOT,
+                    "%.3f ms (p10-p90 %.3f-%.3f, %d calls)",
+                    median() * 1e3,
+                    p10() * 1e3,
+                    p90() * 1e3,
                     calls());
         }
     }

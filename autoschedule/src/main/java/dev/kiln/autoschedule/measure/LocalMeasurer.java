@@ -60,13 +60,19 @@ public final class LocalMeasurer implements Measurer {
     }
 
     @Override
-    public Target target() { return target; }
+    public Target target() {
+        return target;
+    }
 
     @Override
-    public MeasureOptions options() { return options; }
+    public MeasureOptions options() {
+        return options;
+    }
 
     /** How many reference outputs the interpreter has computed (one per workload measured). */
-    public int referenceComputations() { return references.computations(); }
+    public int referenceComputations() {
+        return references.computations();
+    }
 
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
@@ -97,21 +103,29 @@ public final class LocalMeasurer implements Measurer {
             try {
                 p = Interpreter.compile(func);
             } catch (RuntimeException | StackOverflowError e) {
-                return MeasureResult.failed(MeasureError.COMPILE, "interpreter: " + MeasureLoop.describe(e),
-                        (System.nanoTime() - t0) / 1e9, 0);
+                return MeasureResult.failed(
+                        MeasureError.COMPILE,
+                        "interpreter: " + MeasureLoop.describe(e),
+                        (System.nanoTime() - t0) / 1e9,
+                        0);
             }
-            return ProgramRunner.run(p::run, func.params(), workload, options, flusher).toResult((System.nanoTime() - t0) / 1e9);
+            return ProgramRunner.run(p::run, func.params(), workload, options, flusher)
+                    .toResult((System.nanoTime() - t0) / 1e9);
         }
         CompiledKernel kernel;
         try {
             kernel = backend.compile(func, target);
         } catch (RuntimeException | LinkageError | StackOverflowError e) {
-            return MeasureResult.failed(MeasureError.COMPILE, backend.name() + ": " + MeasureLoop.describe(e),
-                    (System.nanoTime() - t0) / 1e9, 0);
+            return MeasureResult.failed(
+                    MeasureError.COMPILE,
+                    backend.name() + ": " + MeasureLoop.describe(e),
+                    (System.nanoTime() - t0) / 1e9,
+                    0);
         }
         double compileSeconds = (System.nanoTime() - t0) / 1e9;
         try (kernel) {
-            return ProgramRunner.run(kernel::call, func.params(), workload, options, flusher).toResult(compileSeconds);
+            return ProgramRunner.run(kernel::call, func.params(), workload, options, flusher)
+                    .toResult(compileSeconds);
         }
     }
 

@@ -22,11 +22,15 @@ public enum MeasureError {
 
     private final int ansorCode;
 
-    MeasureError(int ansorCode) { this.ansorCode = ansorCode; }
+    MeasureError(int ansorCode) {
+        this.ansorCode = ansorCode;
+    }
 
     /**
      * The nearest of Ansor's {@code MeasureErrorNo} (0 no error, 1 instantiation, 2 compile host,
      * 4 runtime device, 5 wrong answer, 7 run timeout, 8 unknown), for logs read by Ansor's tools.
      */
-    public int ansorCode() { return ansorCode; }
+    public int ansorCode() {
+        return ansorCode;
+    }
 }

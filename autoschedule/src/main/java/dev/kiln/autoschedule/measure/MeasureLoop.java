@@ -78,7 +78,9 @@ public final class MeasureLoop {
         }
 
         @Override
-        public double[] costs() { return costs.clone(); }
+        public double[] costs() {
+            return costs.clone();
+        }
 
         public static Outcome failed(MeasureError error, String message) {
             if (error == MeasureError.NONE) throw new KilnException("a failed outcome needs an error other than NONE");
@@ -87,7 +89,8 @@ public final class MeasureLoop {
 
         /** This outcome as a measurement result of a program that took {@code compileSeconds} to compile. */
         public MeasureResult toResult(double compileSeconds) {
-            return error == MeasureError.NONE ? MeasureResult.ok(costs, compileSeconds, 0)
+            return error == MeasureError.NONE
+                    ? MeasureResult.ok(costs, compileSeconds, 0)
                     : MeasureResult.failed(error, message, compileSeconds, 0);
         }
     }
@@ -107,8 +110,13 @@ public final class MeasureLoop {
             return failure(device, e, "");
         }
         if (limits.timeoutOnFirstRun() && first > o.timeoutSeconds()) {
-            return Outcome.failed(MeasureError.TIMEOUT, String.format(java.util.Locale.ROOT,
-                    "one run took %.3f s, more than the %.1f s allowed", first, o.timeoutSeconds()));
+            return Outcome.failed(
+                    MeasureError.TIMEOUT,
+                    String.format(
+                            java.util.Locale.ROOT,
+                            "one run took %.3f s, more than the %.1f s allowed",
+                            first,
+                            o.timeoutSeconds()));
         }
         try {
             for (int i = 0; i < o.warmup(); i++) device.launch();

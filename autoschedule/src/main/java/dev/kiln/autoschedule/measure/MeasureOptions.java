@@ -41,9 +41,20 @@ import dev.kiln.ir.KilnException;
  *                          reports its best ({@code SearchLoop.remeasure}; 0 disables it)
  * @param remeasureRounds   how many more measurements each of them gets (0 disables the re-measure)
  */
-public record MeasureOptions(int repeats, int number, int warmup, double warmupMs, double minRepeatMs,
-                             boolean flushCache, double timeoutSeconds, boolean checkCorrectness, double rtol, double atol,
-                             long seed, int remeasureTop, int remeasureRounds) {
+public record MeasureOptions(
+        int repeats,
+        int number,
+        int warmup,
+        double warmupMs,
+        double minRepeatMs,
+        boolean flushCache,
+        double timeoutSeconds,
+        boolean checkCorrectness,
+        double rtol,
+        double atol,
+        long seed,
+        int remeasureTop,
+        int remeasureRounds) {
 
     public MeasureOptions {
         if (repeats < 1) throw new KilnException("measure options: repeats must be at least 1, got " + repeats);
@@ -52,18 +63,22 @@ public record MeasureOptions(int repeats, int number, int warmup, double warmupM
         if (!(warmupMs >= 0) || Double.isInfinite(warmupMs)) {
             throw new KilnException("measure options: warmupMs must be a finite non-negative number, got " + warmupMs);
         }
-        if (remeasureTop < 0) throw new KilnException("measure options: remeasureTop must not be negative, got " + remeasureTop);
+        if (remeasureTop < 0)
+            throw new KilnException("measure options: remeasureTop must not be negative, got " + remeasureTop);
         if (remeasureRounds < 0) {
             throw new KilnException("measure options: remeasureRounds must not be negative, got " + remeasureRounds);
         }
         if (!(minRepeatMs >= 0) || Double.isInfinite(minRepeatMs)) {
-            throw new KilnException("measure options: minRepeatMs must be a finite non-negative number, got " + minRepeatMs);
+            throw new KilnException(
+                    "measure options: minRepeatMs must be a finite non-negative number, got " + minRepeatMs);
         }
         if (!(timeoutSeconds > 0) || Double.isInfinite(timeoutSeconds)) {
-            throw new KilnException("measure options: timeoutSeconds must be positive and finite, got " + timeoutSeconds);
+            throw new KilnException(
+                    "measure options: timeoutSeconds must be positive and finite, got " + timeoutSeconds);
         }
         if (!(rtol >= 0) || !(atol >= 0)) {
-            throw new KilnException("measure options: tolerances must be non-negative, got rtol " + rtol + ", atol " + atol);
+            throw new KilnException(
+                    "measure options: tolerances must be non-negative, got rtol " + rtol + ", atol " + atol);
         }
     }
 
@@ -71,9 +86,31 @@ public record MeasureOptions(int repeats, int number, int warmup, double warmupM
      * The policy before issue 13 (no warm-up by time, no re-measure), for the measurement
      * benchmark's comparison and for callers that want it.
      */
-    public MeasureOptions(int repeats, int number, int warmup, double minRepeatMs, boolean flushCache,
-                          double timeoutSeconds, boolean checkCorrectness, double rtol, double atol, long seed) {
-        this(repeats, number, warmup, 0, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, 0, 0);
+    public MeasureOptions(
+            int repeats,
+            int number,
+            int warmup,
+            double minRepeatMs,
+            boolean flushCache,
+            double timeoutSeconds,
+            boolean checkCorrectness,
+            double rtol,
+            double atol,
+            long seed) {
+        this(
+                repeats,
+                number,
+                warmup,
+                0,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                0,
+                0);
     }
 
     /**
@@ -95,44 +132,173 @@ public record MeasureOptions(int repeats, int number, int warmup, double warmupM
     }
 
     public MeasureOptions withRepeats(int n) {
-        return new MeasureOptions(n, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                n,
+                number,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withNumber(int n) {
-        return new MeasureOptions(repeats, n, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                n,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withWarmup(int n) {
-        return new MeasureOptions(repeats, number, n, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                n,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withWarmupMs(double ms) {
-        return new MeasureOptions(repeats, number, warmup, ms, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                ms,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withMinRepeatMs(double ms) {
-        return new MeasureOptions(repeats, number, warmup, warmupMs, ms, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                warmupMs,
+                ms,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withFlushCache(boolean f) {
-        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, f, timeoutSeconds, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                f,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withTimeoutSeconds(double s) {
-        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, s, checkCorrectness, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                s,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withCheckCorrectness(boolean c) {
-        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, c, rtol, atol, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                c,
+                rtol,
+                atol,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withTolerances(double relative, double absolute) {
-        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness,
-                relative, absolute, seed, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                relative,
+                absolute,
+                seed,
+                remeasureTop,
+                remeasureRounds);
     }
 
     public MeasureOptions withSeed(long s) {
-        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, s, remeasureTop, remeasureRounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                s,
+                remeasureTop,
+                remeasureRounds);
     }
 
     /**
@@ -140,9 +306,24 @@ public record MeasureOptions(int repeats, int number, int warmup, double warmupM
      * never).
      */
     public MeasureOptions withRemeasure(int top, int rounds) {
-        return new MeasureOptions(repeats, number, warmup, warmupMs, minRepeatMs, flushCache, timeoutSeconds, checkCorrectness, rtol, atol, seed, top, rounds);
+        return new MeasureOptions(
+                repeats,
+                number,
+                warmup,
+                warmupMs,
+                minRepeatMs,
+                flushCache,
+                timeoutSeconds,
+                checkCorrectness,
+                rtol,
+                atol,
+                seed,
+                top,
+                rounds);
     }
 
     /** Whether a search re-measures its best programs before reporting. */
-    public boolean remeasures() { return remeasureTop > 0 && remeasureRounds > 0; }
+    public boolean remeasures() {
+        return remeasureTop > 0 && remeasureRounds > 0;
+    }
 }

@@ -17,8 +17,13 @@ import java.util.Objects;
  *                        transfer to the worker, compiling, checking and timing
  * @param timestampMillis when the measurement finished, in milliseconds since the epoch
  */
-public record MeasureResult(double[] costsSeconds, MeasureError error, String errorMessage, double compileSeconds,
-                            double wallSeconds, long timestampMillis) {
+public record MeasureResult(
+        double[] costsSeconds,
+        MeasureError error,
+        String errorMessage,
+        double compileSeconds,
+        double wallSeconds,
+        long timestampMillis) {
 
     /** The cost Ansor gives a failed measurement, so that it ranks below every real time. */
     public static final double FAILED_COST = 1e10;
@@ -28,11 +33,15 @@ public record MeasureResult(double[] costsSeconds, MeasureError error, String er
         Objects.requireNonNull(errorMessage, "errorMessage");
         costsSeconds = costsSeconds.clone();
         if ((error == MeasureError.NONE) == (costsSeconds.length == 0)) {
-            throw new KilnException(error == MeasureError.NONE ? "a successful measurement needs at least one time"
-                    : "a failed measurement (" + error + ") has no times, got " + Arrays.toString(costsSeconds));
+            throw new KilnException(
+                    error == MeasureError.NONE
+                            ? "a successful measurement needs at least one time"
+                            : "a failed measurement (" + error + ") has no times, got "
+                                    + Arrays.toString(costsSeconds));
         }
         for (double c : costsSeconds) {
-            if (!(c >= 0) || Double.isInfinite(c)) throw new KilnException("measured time " + c + " s is not a finite time");
+            if (!(c >= 0) || Double.isInfinite(c))
+                throw new KilnException("measured time " + c + " s is not a finite time");
         }
         if (error == MeasureError.NONE && !errorMessage.isEmpty()) {
             throw new KilnException("a successful measurement has no error message, got '" + errorMessage + "'");
@@ -41,21 +50,26 @@ public record MeasureResult(double[] costsSeconds, MeasureError error, String er
 
     /** A successful measurement. */
     public static MeasureResult ok(double[] costsSeconds, double compileSeconds, double wallSeconds) {
-        return new MeasureResult(costsSeconds, MeasureError.NONE, "", compileSeconds, wallSeconds,
-                System.currentTimeMillis());
+        return new MeasureResult(
+                costsSeconds, MeasureError.NONE, "", compileSeconds, wallSeconds, System.currentTimeMillis());
     }
 
     /** A failed measurement. */
     public static MeasureResult failed(MeasureError error, String message, double compileSeconds, double wallSeconds) {
         if (error == MeasureError.NONE) throw new KilnException("a failed measurement needs an error other than NONE");
-        return new MeasureResult(new double[0], error, message, compileSeconds, wallSeconds, System.currentTimeMillis());
+        return new MeasureResult(
+                new double[0], error, message, compileSeconds, wallSeconds, System.currentTimeMillis());
     }
 
     @Override
-    public double[] costsSeconds() { return costsSeconds.clone(); }
+    public double[] costsSeconds() {
+        return costsSeconds.clone();
+    }
 
     /** Whether the program ran and its output matched the reference. */
-    public boolean ok() { return error == MeasureError.NONE; }
+    public boolean ok() {
+        return error == MeasureError.NONE;
+    }
 
     /** The median of the repeats' times in seconds; {@link #FAILED_COST} for a failed measurement. */
     public double median() {
@@ -102,21 +116,29 @@ public record MeasureResult(double[] costsSeconds, MeasureError error, String er
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof MeasureResult r && Arrays.equals(costsSeconds, r.costsSeconds) && error == r.error
-                && errorMessage.equals(r.errorMessage) && Double.compare(compileSeconds, r.compileSeconds) == 0
-                && Double.compare(wallSeconds, r.wallSeconds) == 0 && timestampMillis == r.timestampMillis;
+        return o instanceof MeasureResult r
+                && Arrays.equals(costsSeconds, r.costsSeconds)
+                && error == r.error
+                && errorMessage.equals(r.errorMessage)
+                && Double.compare(compileSeconds, r.compileSeconds) == 0
+                && Double.compare(wallSeconds, r.wallSeconds) == 0
+                && timestampMillis == r.timestampMillis;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(Arrays.hashCode(costsSeconds), error, errorMessage, compileSeconds, wallSeconds,
-                timestampMillis);
+        return Objects.hash(
+                Arrays.hashCode(costsSeconds), error, errorMessage, compileSeconds, wallSeconds, timestampMillis);
     }
 
     @Override
     public String toString() {
         if (!ok()) return "MeasureResult(" + error + ": " + errorMessage + ")";
-        return String.format(java.util.Locale.ROOT, "MeasureResult(cost %.3g s of %s, compile %.3g s)", cost(),
-                Arrays.toString(costsSeconds), compileSeconds);
+        return String.format(
+                java.util.Locale.ROOT,
+                "MeasureResult(cost %.3g s of %s, compile %.3g s)",
+                cost(),
+                Arrays.toString(costsSeconds),
+                compileSeconds);
     }
 }

@@ -40,7 +40,8 @@ public final class MeasureWorker {
     public static void main(String[] args) throws IOException {
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
-        ProcessHandle.current().parent().ifPresent(p -> p.onExit().thenRun(() -> Runtime.getRuntime().halt(2)));
+        ProcessHandle.current().parent().ifPresent(p -> p.onExit()
+                .thenRun(() -> Runtime.getRuntime().halt(2)));
         protocol.println(WorkerProtocol.ready(ProcessHandle.current().pid()));
         MeasureWorker worker = new MeasureWorker();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -52,8 +53,13 @@ public final class MeasureWorker {
             try {
                 request = WorkerProtocol.parse(line);
             } catch (RuntimeException e) {
-                protocol.println(WorkerProtocol.reply(new WorkerProtocol.Reply(-1, MeasureError.RUNTIME,
-                        "the worker could not read the request: " + MeasureLoop.describe(e), new double[0], 0, false)));
+                protocol.println(WorkerProtocol.reply(new WorkerProtocol.Reply(
+                        -1,
+                        MeasureError.RUNTIME,
+                        "the worker could not read the request: " + MeasureLoop.describe(e),
+                        new double[0],
+                        0,
+                        false)));
                 continue;
             }
             if (request.path("op").asText().equals("exit")) break;
@@ -74,7 +80,8 @@ public final class MeasureWorker {
             try {
                 func = PrimFuncJson.fromTree(request.get("func"));
             } catch (RuntimeException | StackOverflowError e) {
-                return failed(id, MeasureError.LOWER, "the worker could not read the program: " + MeasureLoop.describe(e), 0);
+                return failed(
+                        id, MeasureError.LOWER, "the worker could not read the program: " + MeasureLoop.describe(e), 0);
             }
             Workload workload;
             Target target;
@@ -84,14 +91,21 @@ public final class MeasureWorker {
                 target = Target.parse(request.path("target").asText());
                 backend = backend(target);
             } catch (RuntimeException e) {
-                return failed(id, MeasureError.RUNTIME, "the worker cannot set up the measurement: " + MeasureLoop.describe(e), 0);
+                return failed(
+                        id,
+                        MeasureError.RUNTIME,
+                        "the worker cannot set up the measurement: " + MeasureLoop.describe(e),
+                        0);
             }
             CompiledKernel kernel;
             long t0 = System.nanoTime();
             try {
                 kernel = backend.compile(func, target);
             } catch (RuntimeException | LinkageError | StackOverflowError e) {
-                return failed(id, MeasureError.COMPILE, backend.name() + ": " + MeasureLoop.describe(e),
+                return failed(
+                        id,
+                        MeasureError.COMPILE,
+                        backend.name() + ": " + MeasureLoop.describe(e),
                         (System.nanoTime() - t0) / 1e9);
             }
             compileSeconds = (System.nanoTime() - t0) / 1e9;
@@ -101,8 +115,13 @@ public final class MeasureWorker {
                 return new WorkerProtocol.Reply(id, out.error(), out.message(), out.costs(), compileSeconds, false);
             }
         } catch (VirtualMachineError e) {
-            return new WorkerProtocol.Reply(id, MeasureError.CRASH, "the worker JVM failed: " + MeasureLoop.describe(e),
-                    new double[0], compileSeconds, true);
+            return new WorkerProtocol.Reply(
+                    id,
+                    MeasureError.CRASH,
+                    "the worker JVM failed: " + MeasureLoop.describe(e),
+                    new double[0],
+                    compileSeconds,
+                    true);
         } catch (RuntimeException e) {
             return failed(id, MeasureError.RUNTIME, MeasureLoop.describe(e), compileSeconds);
         }

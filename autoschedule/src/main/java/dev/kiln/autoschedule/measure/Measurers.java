@@ -25,8 +25,8 @@ public final class Measurers {
         for (int i = 0; i < schedules.size(); i++) {
             Schedule s = schedules.get(i);
             if (s.dag() != task.dag() && !s.dag().workloadKey().equals(key)) {
-                throw new KilnException("schedule " + i + " of the batch is for workload " + s.dag().workloadKey()
-                        + ", not for the task's " + key);
+                throw new KilnException("schedule " + i + " of the batch is for workload "
+                        + s.dag().workloadKey() + ", not for the task's " + key);
             }
         }
     }
@@ -36,8 +36,8 @@ public final class Measurers {
         try {
             return Lowering.lower("reference", Schedule.empty(task.dag()));
         } catch (RuntimeException e) {
-            throw new KilnException("task " + task.workloadKey() + ": the default lowering fails, so there is nothing to "
-                    + "measure against: " + e.getMessage());
+            throw new KilnException("task " + task.workloadKey()
+                    + ": the default lowering fails, so there is nothing to " + "measure against: " + e.getMessage());
         }
     }
 }

@@ -39,16 +39,20 @@ import java.util.Set;
  */
 public final class ProcessMeasurer implements Measurer {
     /** Measurers not closed yet: a shutdown hook stops their children and deletes their files. */
-    private static final Set<ProcessMeasurer> OPEN = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
+    private static final Set<ProcessMeasurer> OPEN =
+            Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            List<ProcessMeasurer> open;
-            synchronized (OPEN) {
-                open = List.copyOf(OPEN);
-            }
-            for (ProcessMeasurer m : open) m.release(false);
-        }, "kiln-measure-cleanup"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            List<ProcessMeasurer> open;
+                            synchronized (OPEN) {
+                                open = List.copyOf(OPEN);
+                            }
+                            for (ProcessMeasurer m : open) m.release(false);
+                        },
+                        "kiln-measure-cleanup"));
     }
 
     private final Target target;
@@ -131,16 +135,24 @@ public final class ProcessMeasurer implements Measurer {
     }
 
     @Override
-    public Target target() { return target; }
+    public Target target() {
+        return target;
+    }
 
     @Override
-    public MeasureOptions options() { return options; }
+    public MeasureOptions options() {
+        return options;
+    }
 
     /** Where the worker's files live: the argument file, the workload files, crash logs. */
-    public Path tempDir() { return tempDir; }
+    public Path tempDir() {
+        return tempDir;
+    }
 
     /** How many child JVMs have been started (1 after the first measurement, one more after each crash or time-out). */
-    public int workerStarts() { return workerStarts; }
+    public int workerStarts() {
+        return workerStarts;
+    }
 
     /** The process id of the running child, if one runs. */
     public OptionalLong workerPid() {
@@ -148,7 +160,9 @@ public final class ProcessMeasurer implements Measurer {
     }
 
     /** How many reference outputs the interpreter has computed (one per workload measured). */
-    public int referenceComputations() { return references.computations(); }
+    public int referenceComputations() {
+        return references.computations();
+    }
 
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
@@ -174,7 +188,8 @@ public final class ProcessMeasurer implements Measurer {
         try {
             LayoutRewrite.Result program = task.rewriteLayouts(schedule);
             func = lowerer.lower(task, program.schedule());
-            request = WorkerProtocol.measureRequest(id, target.toString(), file.toString(), options, func, program.layouts());
+            request = WorkerProtocol.measureRequest(
+                    id, target.toString(), file.toString(), options, func, program.layouts());
         } catch (RuntimeException | StackOverflowError e) {
             return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
@@ -186,8 +201,11 @@ public final class ProcessMeasurer implements Measurer {
                 WorkerProtocol.Reply reply = WorkerProtocol.parseReply(rep.reply());
                 if (reply.id() != id) {
                     discardWorker(w);
-                    yield MeasureResult.failed(MeasureError.CRASH, "the worker answered request " + reply.id()
-                            + " instead of " + id + ": " + reply.message(), 0, 0);
+                    yield MeasureResult.failed(
+                            MeasureError.CRASH,
+                            "the worker answered request " + reply.id() + " instead of " + id + ": " + reply.message(),
+                            0,
+                            0);
                 }
                 if (reply.exiting()) discardWorker(w);
                 yield reply.error() == MeasureError.NONE
@@ -200,8 +218,12 @@ public final class ProcessMeasurer implements Measurer {
             }
             case WorkerProcess.Answer.TimedOut t -> {
                 discardWorker(w);
-                yield MeasureResult.failed(MeasureError.TIMEOUT, "no result after " + options.timeoutSeconds()
-                        + " s (compiling, checking and timing); the worker was killed", 0, 0);
+                yield MeasureResult.failed(
+                        MeasureError.TIMEOUT,
+                        "no result after " + options.timeoutSeconds()
+                                + " s (compiling, checking and timing); the worker was killed",
+                        0,
+                        0);
             }
         };
     }
@@ -239,7 +261,8 @@ public final class ProcessMeasurer implements Measurer {
         closed = true;
         OPEN.remove(this);
         if (worker != null) {
-            if (gently) worker.close(); else worker.kill();
+            if (gently) worker.close();
+            else worker.kill();
             worker = null;
         }
         references.close();

@@ -22,13 +22,14 @@ final class ProgramRunner {
         void run(NDArray[] args);
     }
 
-    static MeasureLoop.Outcome run(Kernel kernel, List<Buffer> params, Workload workload, MeasureOptions o,
-                                   CacheFlusher flusher) {
+    static MeasureLoop.Outcome run(
+            Kernel kernel, List<Buffer> params, Workload workload, MeasureOptions o, CacheFlusher flusher) {
         NDArray[] args;
         try {
             args = workload.allocate(params);
         } catch (RuntimeException e) {
-            return MeasureLoop.Outcome.failed(MeasureError.RUNTIME, "cannot make the arguments: " + MeasureLoop.describe(e));
+            return MeasureLoop.Outcome.failed(
+                    MeasureError.RUNTIME, "cannot make the arguments: " + MeasureLoop.describe(e));
         }
         try {
             return MeasureLoop.run(new CpuDevice(kernel, args, workload, o, flusher), o, MeasureLoop.Limits.CPU);
@@ -40,7 +41,9 @@ final class ProgramRunner {
     private record CpuDevice(Kernel kernel, NDArray[] args, Workload workload, MeasureOptions o, CacheFlusher flusher)
             implements MeasureLoop.Device {
         @Override
-        public boolean hasReferences() { return workload.hasReferences(); }
+        public boolean hasReferences() {
+            return workload.hasReferences();
+        }
 
         @Override
         public double runChecked() {
@@ -50,10 +53,14 @@ final class ProgramRunner {
         }
 
         @Override
-        public String compareOutputs() { return compare(args, workload, o); }
+        public String compareOutputs() {
+            return compare(args, workload, o);
+        }
 
         @Override
-        public void launch() { kernel.run(args); }
+        public void launch() {
+            kernel.run(args);
+        }
 
         @Override
         public double time(long number) {
@@ -64,7 +71,8 @@ final class ProgramRunner {
 
         @Override
         public void flushCache() {
-            if (flusher == null) throw new KilnException("measure options ask for a cache flush, but no flusher was given");
+            if (flusher == null)
+                throw new KilnException("measure options ask for a cache flush, but no flusher was given");
             flusher.flush();
         }
     }

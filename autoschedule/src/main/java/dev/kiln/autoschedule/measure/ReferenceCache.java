@@ -32,13 +32,16 @@ final class ReferenceCache implements AutoCloseable {
     }
 
     /** How many times a reference was computed (for tests: once per workload). */
-    synchronized int computations() { return computations; }
+    synchronized int computations() {
+        return computations;
+    }
 
     private Workload compute(SearchTask task, long seed, boolean withReference) {
         PrimFunc reference = Measurers.referenceProgram(task);
         int nInputs = task.dag().inputs().size();
         List<ArgumentSpec> args = new ArrayList<>();
-        for (int i = 0; i < reference.params().size(); i++) args.add(ArgumentSpec.of(reference.params().get(i), i < nInputs));
+        for (int i = 0; i < reference.params().size(); i++)
+            args.add(ArgumentSpec.of(reference.params().get(i), i < nInputs));
         if (!withReference) return new Workload(args, seed, List.of());
         computations++;
         Workload noRefs = new Workload(args, seed, List.of());

@@ -31,8 +31,9 @@ public interface ScheduleLowerer {
     static ScheduleLowerer forTarget(Target target) {
         return switch (target) {
             case CpuTarget c -> (task, schedule) -> Lowering.lower(FUNCTION_NAME, schedule);
-            case CudaTarget c -> (task, schedule) -> GpuPasses.lower(FUNCTION_NAME, schedule, gpuLimits(c, task),
-                    Lowering.Options.defaults());
+            case CudaTarget c ->
+                (task, schedule) ->
+                        GpuPasses.lower(FUNCTION_NAME, schedule, gpuLimits(c, task), Lowering.Options.defaults());
         };
     }
 

@@ -24,7 +24,9 @@ final class WorkerCommand {
 
     /** The java binary running this JVM. */
     static String javaBinary() {
-        return ProcessHandle.current().info().command()
+        return ProcessHandle.current()
+                .info()
+                .command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 
@@ -32,8 +34,12 @@ final class WorkerCommand {
     static List<String> inheritedFlags() {
         List<String> out = new ArrayList<>();
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("-agentlib:jdwp") || a.startsWith("-Xrunjdwp") || a.equals("-Xdebug")
-                    || a.startsWith("-XX:ErrorFile=") || a.startsWith("-XX:OnError=") || a.startsWith("-Djava.class.path=")) {
+            if (a.startsWith("-agentlib:jdwp")
+                    || a.startsWith("-Xrunjdwp")
+                    || a.equals("-Xdebug")
+                    || a.startsWith("-XX:ErrorFile=")
+                    || a.startsWith("-XX:OnError=")
+                    || a.startsWith("-Djava.class.path=")) {
                 continue;
             }
             out.add(a);
@@ -49,7 +55,8 @@ final class WorkerCommand {
      */
     static List<String> write(Path dir, List<String> extraFlags) {
         List<String> args = new ArrayList<>(inheritedFlags());
-        if (args.stream().noneMatch(a -> a.startsWith("--enable-native-access"))) args.add("--enable-native-access=ALL-UNNAMED");
+        if (args.stream().noneMatch(a -> a.startsWith("--enable-native-access")))
+            args.add("--enable-native-access=ALL-UNNAMED");
         boolean hasVector = args.stream().anyMatch(a -> a.contains("jdk.incubator.vector"));
         if (!hasVector && ModuleFinder.ofSystem().find("jdk.incubator.vector").isPresent()) {
             args.add("--add-modules=jdk.incubator.vector");

@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 final class WorkerProcess implements AutoCloseable {
     /** Diagnostic lines kept (the last ones the child printed). */
     private static final int DIAGNOSTIC_LINES = 200;
+
     private static final String EOF = "\u0000eof";
 
     /** What waiting for a reply gave. */
@@ -70,22 +71,29 @@ final class WorkerProcess implements AutoCloseable {
         }
         WorkerProcess w = new WorkerProcess(p, crashDir);
         Answer a = w.await(startSeconds);
-        if (a instanceof Answer.Replied r && r.reply().path("ready").asBoolean()
+        if (a instanceof Answer.Replied r
+                && r.reply().path("ready").asBoolean()
                 && WorkerProtocol.VERSION.equals(r.reply().path("protocol").asText())) {
             return w;
         }
-        String why = switch (a) {
-            case Answer.Replied r -> "it answered " + r.reply() + " instead of a " + WorkerProtocol.VERSION + " ready line";
-            case Answer.Died d -> d.reason();
-            case Answer.TimedOut t -> "it was not ready after " + startSeconds + " s";
-        };
+        String why =
+                switch (a) {
+                    case Answer.Replied r ->
+                        "it answered " + r.reply() + " instead of a " + WorkerProtocol.VERSION + " ready line";
+                    case Answer.Died d -> d.reason();
+                    case Answer.TimedOut t -> "it was not ready after " + startSeconds + " s";
+                };
         w.kill();
         throw new KilnException("the measure worker did not start: " + why + w.diagnosticTail(20));
     }
 
-    long pid() { return process.pid(); }
+    long pid() {
+        return process.pid();
+    }
 
-    boolean isAlive() { return process.isAlive(); }
+    boolean isAlive() {
+        return process.isAlive();
+    }
 
     /** Sends one request line and waits for its answer. */
     Answer request(String line, double timeoutSeconds) {
@@ -168,11 +176,17 @@ final class WorkerProcess implements AutoCloseable {
         if (fatal >= 0) {
             for (int i = fatal + 1; i < lines.size() && i <= fatal + 20; i++) {
                 String l = lines.get(i).replaceFirst("^#\\s*", "").trim();
-                if (l.startsWith("SIGSEGV") || l.startsWith("SIGBUS") || l.startsWith("SIGILL") || l.startsWith("SIGFPE")
-                        || l.startsWith("Internal Error") || l.startsWith("Out of Memory") || l.contains("outside the Java")) {
+                if (l.startsWith("SIGSEGV")
+                        || l.startsWith("SIGBUS")
+                        || l.startsWith("SIGILL")
+                        || l.startsWith("SIGFPE")
+                        || l.startsWith("Internal Error")
+                        || l.startsWith("Out of Memory")
+                        || l.contains("outside the Java")) {
                     sb.append("; ").append(l);
                 } else if (l.startsWith("Problematic frame") && i + 1 < lines.size()) {
-                    sb.append("; problematic frame ").append(lines.get(i + 1).replaceFirst("^#\\s*", "").trim());
+                    sb.append("; problematic frame ")
+                            .append(lines.get(i + 1).replaceFirst("^#\\s*", "").trim());
                 }
             }
             crashLog().ifPresent(f -> sb.append("; crash log ").append(f));
@@ -190,16 +204,17 @@ final class WorkerProcess implements AutoCloseable {
     private static String status(int s) {
         if (s > 128 && s < 128 + 65) {
             int sig = s - 128;
-            String name = switch (sig) {
-                case 4 -> "SIGILL";
-                case 6 -> "SIGABRT";
-                case 7 -> "SIGBUS";
-                case 8 -> "SIGFPE";
-                case 9 -> "SIGKILL";
-                case 11 -> "SIGSEGV";
-                case 15 -> "SIGTERM";
-                default -> "signal " + sig;
-            };
+            String name =
+                    switch (sig) {
+                        case 4 -> "SIGILL";
+                        case 6 -> "SIGABRT";
+                        case 7 -> "SIGBUS";
+                        case 8 -> "SIGFPE";
+                        case 9 -> "SIGKILL";
+                        case 11 -> "SIGSEGV";
+                        case 15 -> "SIGTERM";
+                        default -> "signal " + sig;
+                    };
             return "status " + s + " (" + name + ")";
         }
         return "exit status " + s;
@@ -218,31 +233,34 @@ final class WorkerProcess implements AutoCloseable {
 
     /** The last {@code n} non-blank lines the child printed, as "; output: a | b | c" (empty if none). */
     String diagnosticTail(int n) {
-        List<String> lines = diagnosticLines().stream().filter(l -> !l.isBlank()).toList();
+        List<String> lines =
+                diagnosticLines().stream().filter(l -> !l.isBlank()).toList();
         if (lines.isEmpty()) return "";
         return "; output: " + String.join(" | ", lines.subList(Math.max(0, lines.size() - n), lines.size()));
     }
 
     private Thread drain(InputStream s, boolean protocol, String name) {
-        Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(s, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    if (protocol && line.startsWith(WorkerProtocol.PREFIX)) {
-                        replies.add(line.substring(WorkerProtocol.PREFIX.length()));
-                    } else {
-                        synchronized (diagnostics) {
-                            diagnostics.addLast(line);
-                            if (diagnostics.size() > DIAGNOSTIC_LINES) diagnostics.removeFirst();
+        Thread t = new Thread(
+                () -> {
+                    try (BufferedReader r = new BufferedReader(new InputStreamReader(s, StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = r.readLine()) != null) {
+                            if (protocol && line.startsWith(WorkerProtocol.PREFIX)) {
+                                replies.add(line.substring(WorkerProtocol.PREFIX.length()));
+                            } else {
+                                synchronized (diagnostics) {
+                                    diagnostics.addLast(line);
+                                    if (diagnostics.size() > DIAGNOSTIC_LINES) diagnostics.removeFirst();
+                                }
+                            }
                         }
+                    } catch (IOException e) {
+                        // the stream closed with the process
+                    } finally {
+                        if (protocol) replies.add(EOF);
                     }
-                }
-            } catch (IOException e) {
-                // the stream closed with the process
-            } finally {
-                if (protocol) replies.add(EOF);
-            }
-        }, name);
+                },
+                name);
         t.setDaemon(true);
         t.start();
         return t;

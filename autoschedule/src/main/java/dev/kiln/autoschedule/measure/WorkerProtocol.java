@@ -40,9 +40,12 @@ final class WorkerProtocol {
 
     /** Programs nest deeply; a request carries one, so the limits are PrimFuncJson's. */
     private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(100_000).build())
-            .streamWriteConstraints(StreamWriteConstraints.builder().maxNestingDepth(100_000).build())
+            .streamReadConstraints(
+                    StreamReadConstraints.builder().maxNestingDepth(100_000).build())
+            .streamWriteConstraints(
+                    StreamWriteConstraints.builder().maxNestingDepth(100_000).build())
             .build());
+
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
     private WorkerProtocol() {}
@@ -59,8 +62,13 @@ final class WorkerProtocol {
      * {@code "layouts": [{"arg": 1, "shape": [768, 3072], "names": ["j", "k"], "dims": [[0, 16, 48], ...]}]},
      * each dim {@code [axis, stride, extent]} of {@link PackedLayout.Dim}.
      */
-    static String measureRequest(long id, String target, String workloadFile, MeasureOptions o, PrimFunc f,
-                                 Map<Integer, PackedLayout> layouts) {
+    static String measureRequest(
+            long id,
+            String target,
+            String workloadFile,
+            MeasureOptions o,
+            PrimFunc f,
+            Map<Integer, PackedLayout> layouts) {
         ObjectNode r = F.objectNode();
         r.put("op", "measure").put("id", id).put("target", target).put("workload", workloadFile);
         r.set("options", options(o));
@@ -73,7 +81,8 @@ final class WorkerProtocol {
                 ArrayNode names = l.putArray("names");
                 e.getValue().axisNames().forEach(names::add);
                 ArrayNode dims = l.putArray("dims");
-                for (PackedLayout.Dim d : e.getValue().dims()) dims.addArray().add(d.axis()).add(d.stride()).add(d.extent());
+                for (PackedLayout.Dim d : e.getValue().dims())
+                    dims.addArray().add(d.axis()).add(d.stride()).add(d.extent());
             }
         }
         r.set("func", PrimFuncJson.toTree(f));
@@ -90,7 +99,9 @@ final class WorkerProtocol {
             List<String> names = new ArrayList<>();
             l.path("names").forEach(n -> names.add(n.asText()));
             List<PackedLayout.Dim> dims = new ArrayList<>();
-            for (JsonNode d : l.path("dims")) dims.add(new PackedLayout.Dim(d.get(0).asInt(), d.get(1).asLong(), d.get(2).asLong()));
+            for (JsonNode d : l.path("dims"))
+                dims.add(new PackedLayout.Dim(
+                        d.get(0).asInt(), d.get(1).asLong(), d.get(2).asLong()));
             out.put(l.path("arg").asInt(), new PackedLayout(shape, dims, names));
         }
         return out;
@@ -101,7 +112,11 @@ final class WorkerProtocol {
     }
 
     static String ready(long pid) {
-        return PREFIX + write(F.objectNode().put("ready", true).put("protocol", VERSION).put("pid", pid));
+        return PREFIX
+                + write(F.objectNode()
+                        .put("ready", true)
+                        .put("protocol", VERSION)
+                        .put("pid", pid));
     }
 
     static String reply(Reply r) {
@@ -117,23 +132,47 @@ final class WorkerProtocol {
         JsonNode costs = o.path("costs");
         double[] c = new double[costs.size()];
         for (int i = 0; i < c.length; i++) c[i] = costs.get(i).asDouble();
-        return new Reply(o.path("id").asLong(-1), MeasureError.valueOf(o.path("error").asText()), o.path("message").asText(),
-                c, o.path("compile_s").asDouble(), o.path("exiting").asBoolean());
+        return new Reply(
+                o.path("id").asLong(-1),
+                MeasureError.valueOf(o.path("error").asText()),
+                o.path("message").asText(),
+                c,
+                o.path("compile_s").asDouble(),
+                o.path("exiting").asBoolean());
     }
 
     static ObjectNode options(MeasureOptions o) {
-        return F.objectNode().put("repeats", o.repeats()).put("number", o.number()).put("warmup", o.warmup())
-                .put("min_repeat_ms", o.minRepeatMs()).put("flush_cache", o.flushCache())
-                .put("timeout_s", o.timeoutSeconds()).put("check", o.checkCorrectness()).put("rtol", o.rtol())
-                .put("atol", o.atol()).put("seed", o.seed())
-                .put("warmup_ms", o.warmupMs()).put("remeasure_top", o.remeasureTop()).put("remeasure_rounds", o.remeasureRounds());
+        return F.objectNode()
+                .put("repeats", o.repeats())
+                .put("number", o.number())
+                .put("warmup", o.warmup())
+                .put("min_repeat_ms", o.minRepeatMs())
+                .put("flush_cache", o.flushCache())
+                .put("timeout_s", o.timeoutSeconds())
+                .put("check", o.checkCorrectness())
+                .put("rtol", o.rtol())
+                .put("atol", o.atol())
+                .put("seed", o.seed())
+                .put("warmup_ms", o.warmupMs())
+                .put("remeasure_top", o.remeasureTop())
+                .put("remeasure_rounds", o.remeasureRounds());
     }
 
     static MeasureOptions options(JsonNode o) {
-        return new MeasureOptions(o.path("repeats").asInt(), o.path("number").asInt(), o.path("warmup").asInt(),
-                o.path("warmup_ms").asDouble(0), o.path("min_repeat_ms").asDouble(), o.path("flush_cache").asBoolean(),
-                o.path("timeout_s").asDouble(), o.path("check").asBoolean(), o.path("rtol").asDouble(), o.path("atol").asDouble(),
-                o.path("seed").asLong(), o.path("remeasure_top").asInt(0), o.path("remeasure_rounds").asInt(0));
+        return new MeasureOptions(
+                o.path("repeats").asInt(),
+                o.path("number").asInt(),
+                o.path("warmup").asInt(),
+                o.path("warmup_ms").asDouble(0),
+                o.path("min_repeat_ms").asDouble(),
+                o.path("flush_cache").asBoolean(),
+                o.path("timeout_s").asDouble(),
+                o.path("check").asBoolean(),
+                o.path("rtol").asDouble(),
+                o.path("atol").asDouble(),
+                o.path("seed").asLong(),
+                o.path("remeasure_top").asInt(0),
+                o.path("remeasure_rounds").asInt(0));
     }
 
     /** Parses one line (without the prefix). */

@@ -37,7 +37,12 @@ final class Workload implements AutoCloseable {
         this(args, seed, references, Map.of(), null);
     }
 
-    private Workload(List<ArgumentSpec> args, long seed, List<NDArray> references, Map<Integer, PackedLayout> layouts, Workload owner) {
+    private Workload(
+            List<ArgumentSpec> args,
+            long seed,
+            List<NDArray> references,
+            Map<Integer, PackedLayout> layouts,
+            Workload owner) {
         this.args = List.copyOf(args);
         this.seed = seed;
         this.references = List.copyOf(references);
@@ -49,14 +54,22 @@ final class Workload implements AutoCloseable {
         }
     }
 
-    List<ArgumentSpec> args() { return args; }
+    List<ArgumentSpec> args() {
+        return args;
+    }
 
-    long seed() { return seed; }
+    long seed() {
+        return seed;
+    }
 
     /** The reference outputs, in argument order; empty when there is nothing to check against. */
-    List<NDArray> references() { return references; }
+    List<NDArray> references() {
+        return references;
+    }
 
-    boolean hasReferences() { return !references.isEmpty(); }
+    boolean hasReferences() {
+        return !references.isEmpty();
+    }
 
     /**
      * This workload as a program reads it whose arguments at the keys of {@code layouts} are packed:
@@ -69,11 +82,14 @@ final class Workload implements AutoCloseable {
         for (var e : layouts.entrySet()) {
             int a = e.getKey();
             if (a < 0 || a >= args.size() || !args.get(a).input()) {
-                throw new KilnException("a packed layout for argument " + a + ", which is not an input of the task: " + args);
+                throw new KilnException(
+                        "a packed layout for argument " + a + ", which is not an input of the task: " + args);
             }
             if (!Arrays.equals(e.getValue().originalShape(), args.get(a).shape())) {
-                throw new KilnException("the packed layout of argument " + a + " '" + args.get(a).name() + "' is for shape "
-                        + Arrays.toString(e.getValue().originalShape()) + ", the argument is " + Arrays.toString(args.get(a).shape()));
+                throw new KilnException("the packed layout of argument " + a + " '"
+                        + args.get(a).name() + "' is for shape "
+                        + Arrays.toString(e.getValue().originalShape()) + ", the argument is "
+                        + Arrays.toString(args.get(a).shape()));
             }
         }
         return new Workload(args, seed, references, layouts, root);

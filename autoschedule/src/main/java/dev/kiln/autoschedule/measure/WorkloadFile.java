@@ -27,7 +27,8 @@ final class WorkloadFile {
     private WorkloadFile() {}
 
     static void write(Workload w, Path file) {
-        try (OutputStream os = Files.newOutputStream(file); DataOutputStream out = new DataOutputStream(os)) {
+        try (OutputStream os = Files.newOutputStream(file);
+                DataOutputStream out = new DataOutputStream(os)) {
             out.writeUTF(MAGIC);
             out.writeLong(w.seed());
             out.writeInt(w.args().size());
@@ -49,7 +50,9 @@ final class WorkloadFile {
                     out.flush();
                     var channel = Channels.newChannel(os);
                     for (long off = 0; off < bytes; off += CHUNK) {
-                        ByteBuffer b = compact.segment().asSlice(off, Math.min(CHUNK, bytes - off)).asByteBuffer();
+                        ByteBuffer b = compact.segment()
+                                .asSlice(off, Math.min(CHUNK, bytes - off))
+                                .asByteBuffer();
                         while (b.hasRemaining()) channel.write(b);
                     }
                 } finally {
@@ -65,7 +68,8 @@ final class WorkloadFile {
 
     static Workload read(Path file) {
         List<NDArray> refs = new ArrayList<>();
-        try (InputStream is = Files.newInputStream(file); DataInputStream in = new DataInputStream(is)) {
+        try (InputStream is = Files.newInputStream(file);
+                DataInputStream in = new DataInputStream(is)) {
             String magic = in.readUTF();
             if (!magic.equals(MAGIC)) throw new KilnException(file + " is not a workload file (" + magic + ")");
             long seed = in.readLong();
@@ -95,9 +99,12 @@ final class WorkloadFile {
                             + arr.numElements() * a.dtype().bytes());
                 }
                 for (long off = 0; off < bytes; off += CHUNK) {
-                    ByteBuffer b = arr.segment().asSlice(off, Math.min(CHUNK, bytes - off)).asByteBuffer();
+                    ByteBuffer b = arr.segment()
+                            .asSlice(off, Math.min(CHUNK, bytes - off))
+                            .asByteBuffer();
                     while (b.hasRemaining()) {
-                        if (channel.read(b) < 0) throw new KilnException(file + " ends inside reference '" + a.name() + "'");
+                        if (channel.read(b) < 0)
+                            throw new KilnException(file + " ends inside reference '" + a.name() + "'");
                     }
                 }
             }

@@ -72,21 +72,29 @@ final class Calibration {
     }
 
     /** Knots of the map (for tests). */
-    int knots() { return knotScore.length; }
+    int knots() {
+        return knotScore.length;
+    }
 
     /** The raw scores of the knots, increasing (a copy, to save the map). */
-    double[] knotScores() { return knotScore.clone(); }
+    double[] knotScores() {
+        return knotScore.clone();
+    }
 
     /** The labels of the knots (a copy, to save the map). */
-    double[] knotLabels() { return knotLabel.clone(); }
+    double[] knotLabels() {
+        return knotLabel.clone();
+    }
 
     /** A saved map; throws unless the scores do not decrease and match the labels in number. */
     static Calibration of(double[] knotScores, double[] knotLabels) {
         if (knotScores.length == 0 || knotScores.length != knotLabels.length) {
-            throw new KilnException("calibration: " + knotScores.length + " knot scores and " + knotLabels.length + " labels");
+            throw new KilnException(
+                    "calibration: " + knotScores.length + " knot scores and " + knotLabels.length + " labels");
         }
         for (int i = 1; i < knotScores.length; i++) {
-            if (!(knotScores[i] >= knotScores[i - 1])) throw new KilnException("calibration: knot scores decrease at knot " + i);
+            if (!(knotScores[i] >= knotScores[i - 1]))
+                throw new KilnException("calibration: knot scores decrease at knot " + i);
         }
         return new Calibration(knotScores.clone(), knotLabels.clone());
     }

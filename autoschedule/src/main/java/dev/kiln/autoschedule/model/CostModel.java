@@ -32,5 +32,7 @@ public interface CostModel {
      * Whether the scores carry no information now (a random model, or a learned one still in its
      * warm-up); the search then does fewer generations, as Ansor does with its random model.
      */
-    default boolean isRandom() { return false; }
+    default boolean isRandom() {
+        return false;
+    }
 }

@@ -60,10 +60,14 @@ final class FeatureBins {
         return Arrays.copyOf(out, m);
     }
 
-    int width() { return active.length; }
+    int width() {
+        return active.length;
+    }
 
     /** The number of bins of active feature {@code j}. */
-    int bins(int j) { return cuts[j].length + 1; }
+    int bins(int j) {
+        return cuts[j].length + 1;
+    }
 
     /** The bin of value {@code v} of active feature {@code j}. */
     int bin(int j, float v) {

@@ -19,7 +19,8 @@ public final class FeatureCache {
 
     /** A cache of at most {@code capacity} programs (0: no caching). */
     public FeatureCache(int capacity) {
-        if (capacity < 0) throw new dev.kiln.ir.KilnException("feature cache capacity must not be negative, got " + capacity);
+        if (capacity < 0)
+            throw new dev.kiln.ir.KilnException("feature cache capacity must not be negative, got " + capacity);
         this.capacity = capacity;
         this.map = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
@@ -49,10 +50,16 @@ public final class FeatureCache {
         return f;
     }
 
-    public synchronized long hits() { return hits; }
+    public synchronized long hits() {
+        return hits;
+    }
 
     /** The most programs it keeps. */
-    public int capacity() { return capacity; }
+    public int capacity() {
+        return capacity;
+    }
 
-    public synchronized long misses() { return misses; }
+    public synchronized long misses() {
+        return misses;
+    }
 }

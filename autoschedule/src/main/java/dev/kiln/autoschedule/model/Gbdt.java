@@ -46,10 +46,12 @@ public final class Gbdt {
                         + group.length + " groups, " + start.length + " program offsets");
             }
             if (start[0] != 0 || x.length != (long) start[programs] * width) {
-                throw new KilnException("training set: offsets do not cover the " + x.length / Math.max(1, width) + " rows");
+                throw new KilnException(
+                        "training set: offsets do not cover the " + x.length / Math.max(1, width) + " rows");
             }
             for (int q = 0; q < programs; q++) {
-                if (start[q + 1] < start[q]) throw new KilnException("training set: program " + q + " has negative rows");
+                if (start[q + 1] < start[q])
+                    throw new KilnException("training set: program " + q + " has negative rows");
                 if (group[q] < 0) throw new KilnException("training set: program " + q + " has group " + group[q]);
             }
         }
@@ -59,9 +61,13 @@ public final class Gbdt {
             this(x, width, start, label, weight, new int[label.length]);
         }
 
-        public int rows() { return start[start.length - 1]; }
+        public int rows() {
+            return start[start.length - 1];
+        }
 
-        public int programs() { return label.length; }
+        public int programs() {
+            return label.length;
+        }
     }
 
     /** The seed of the pairs the ranking loss draws (training is deterministic). */
@@ -82,8 +88,8 @@ public final class Gbdt {
         int rows = d.rows();
         if (rows == 0) throw new KilnException("gbdt: nothing to train on");
         if (base != null && base.width != d.width()) {
-            throw new KilnException("gbdt: the base model reads " + base.width + " features per statement, the training set has "
-                    + d.width());
+            throw new KilnException("gbdt: the base model reads " + base.width
+                    + " features per statement, the training set has " + d.width());
         }
         FeatureBins fb = FeatureBins.of(d.x(), rows, d.width(), p.maxBins());
         byte[] bins = fb.binAll(d.x(), rows, d.width());
@@ -106,11 +112,13 @@ public final class Gbdt {
         int baseTrees = base == null ? 0 : base.roots.length;
         int[] roots = new int[baseTrees + p.rounds()];
         if (base != null) base.copyInto(trees, roots);
-        ExecutorService pool = p.threads() > 1 && fb.width() > 0 ? Executors.newFixedThreadPool(p.threads(), r -> {
-            Thread t = new Thread(r, "kiln-gbdt");
-            t.setDaemon(true);
-            return t;
-        }) : null;
+        ExecutorService pool = p.threads() > 1 && fb.width() > 0
+                ? Executors.newFixedThreadPool(p.threads(), r -> {
+                    Thread t = new Thread(r, "kiln-gbdt");
+                    t.setDaemon(true);
+                    return t;
+                })
+                : null;
         try {
             TreeBuilder tb = new TreeBuilder(bins, rows, fb, p, pool);
             for (int round = 0; round < p.rounds(); round++) {
@@ -149,11 +157,13 @@ public final class Gbdt {
      * {@code threshold[n]} (rows whose feature is at most the threshold go {@code left[n]}), or is a
      * leaf worth {@code value[n]} when {@code feature[n] < 0}; the trees start at {@code roots}.
      */
-    public record Nodes(int width, int[] roots, int[] feature, float[] threshold, int[] left, int[] right, double[] value) {}
+    public record Nodes(
+            int width, int[] roots, int[] feature, float[] threshold, int[] left, int[] right, double[] value) {}
 
     /** The arrays of this model (copies), to save it. */
     public Nodes saved() {
-        return new Nodes(width, roots.clone(), feature.clone(), threshold.clone(), left.clone(), right.clone(), value.clone());
+        return new Nodes(
+                width, roots.clone(), feature.clone(), threshold.clone(), left.clone(), right.clone(), value.clone());
     }
 
     /** A model from saved arrays; throws naming the first node that does not make a forest of trees. */
@@ -164,14 +174,17 @@ public final class Gbdt {
         }
         if (a.width() < 1) throw new KilnException("gbdt: width " + a.width());
         for (int i = 0; i < n; i++) {
-            if (a.feature()[i] >= a.width()) throw new KilnException("gbdt: node " + i + " splits on feature " + a.feature()[i]
-                    + " of " + a.width());
-            if (a.feature()[i] >= 0 && (a.left()[i] <= i || a.right()[i] <= i || a.left()[i] >= n || a.right()[i] >= n)) {
+            if (a.feature()[i] >= a.width())
+                throw new KilnException(
+                        "gbdt: node " + i + " splits on feature " + a.feature()[i] + " of " + a.width());
+            if (a.feature()[i] >= 0
+                    && (a.left()[i] <= i || a.right()[i] <= i || a.left()[i] >= n || a.right()[i] >= n)) {
                 throw new KilnException("gbdt: node " + i + " has children " + a.left()[i] + " and " + a.right()[i]
                         + " (children come after their parent, below " + n + ")");
             }
         }
-        for (int r : a.roots()) if (r < 0 || r >= n) throw new KilnException("gbdt: root " + r + " is not a node (" + n + " nodes)");
+        for (int r : a.roots())
+            if (r < 0 || r >= n) throw new KilnException("gbdt: root " + r + " is not a node (" + n + " nodes)");
         TreeArrays t = new TreeArrays();
         for (int i = 0; i < n; i++) {
             int k = t.add();
@@ -212,13 +225,19 @@ public final class Gbdt {
     }
 
     /** The number of trees. */
-    public int trees() { return roots.length; }
+    public int trees() {
+        return roots.length;
+    }
 
     /** The number of nodes of all trees. */
-    public int nodes() { return feature.length; }
+    public int nodes() {
+        return feature.length;
+    }
 
     /** The features the model was trained on. */
-    public int width() { return width; }
+    public int width() {
+        return width;
+    }
 
     /** Growable arrays of tree nodes. */
     static final class TreeArrays {

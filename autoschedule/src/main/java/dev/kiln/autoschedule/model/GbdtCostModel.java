@@ -74,22 +74,32 @@ public final class GbdtCostModel implements CostModel {
      * A model that looks at the first {@code features} entries of each statement's features only
      * ({@link FeatureLayout#ANSOR_LENGTH} for Ansor's features without Kiln's additions).
      */
-    public GbdtCostModel(GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize, int features) {
+    public GbdtCostModel(
+            GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize, int features) {
         this(params, warmupPrograms, minWeight, seed, cacheSize, features, null);
     }
 
-    private GbdtCostModel(GbdtParams params, int warmupPrograms, double minWeight, long seed, int cacheSize, int features,
-                          PretrainedModel prior) {
+    private GbdtCostModel(
+            GbdtParams params,
+            int warmupPrograms,
+            double minWeight,
+            long seed,
+            int cacheSize,
+            int features,
+            PretrainedModel prior) {
         this.prior = prior;
         if (prior != null && features != FeatureLayout.LENGTH) {
-            throw new KilnException("cost model: a pretrained model reads all " + FeatureLayout.LENGTH + " features, not " + features);
+            throw new KilnException(
+                    "cost model: a pretrained model reads all " + FeatureLayout.LENGTH + " features, not " + features);
         }
         if (features < 1 || features > FeatureLayout.LENGTH) {
             throw new KilnException("cost model: features must be in 1.." + FeatureLayout.LENGTH + ", got " + features);
         }
         this.width = features;
-        if (warmupPrograms < 1) throw new KilnException("cost model: warmupPrograms must be at least 1, got " + warmupPrograms);
-        if (!(minWeight >= 0) || minWeight > 1) throw new KilnException("cost model: minWeight must be in 0..1, got " + minWeight);
+        if (warmupPrograms < 1)
+            throw new KilnException("cost model: warmupPrograms must be at least 1, got " + warmupPrograms);
+        if (!(minWeight >= 0) || minWeight > 1)
+            throw new KilnException("cost model: minWeight must be in 0..1, got " + minWeight);
         this.params = params;
         this.warmupPrograms = warmupPrograms;
         this.minWeight = minWeight;
@@ -121,15 +131,20 @@ public final class GbdtCostModel implements CostModel {
     }
 
     /** The pretrained model this one starts from, if any. */
-    public java.util.Optional<PretrainedModel> pretrained() { return java.util.Optional.ofNullable(prior); }
+    public java.util.Optional<PretrainedModel> pretrained() {
+        return java.util.Optional.ofNullable(prior);
+    }
 
     @Override
-    public String name() { return prior == null ? "gbdt" : "gbdt+pretrained"; }
+    public String name() {
+        return prior == null ? "gbdt" : "gbdt+pretrained";
+    }
 
     @Override
     public synchronized void update(SearchTask task, List<Candidate> candidates, List<MeasureResult> results) {
         if (candidates.size() != results.size()) {
-            throw new KilnException("cost model update: " + candidates.size() + " programs but " + results.size() + " results");
+            throw new KilnException(
+                    "cost model update: " + candidates.size() + " programs but " + results.size() + " results");
         }
         FeatureExtractor fx = FeatureExtractor.of(task);
         String group = task.workloadKey() + '\n' + task.targetDescription();
@@ -180,13 +195,23 @@ public final class GbdtCostModel implements CostModel {
     private void calibrate(Gbdt m, Gbdt.TrainingSet set, Map<String, Integer> groupIds) {
         int n = set.programs();
         double[] raw = new double[n];
-        for (int q = 0; q < n; q++) raw[q] = m.predictProgram(set.x(), set.start()[q], set.start()[q + 1] - set.start()[q], width);
+        for (int q = 0; q < n; q++)
+            raw[q] = m.predictProgram(set.x(), set.start()[q], set.start()[q + 1] - set.start()[q], width);
         Map<String, Calibration> byGroup = new HashMap<>();
         for (Map.Entry<String, Integer> e : groupIds.entrySet()) {
             int g = e.getValue();
-            int[] members = java.util.stream.IntStream.range(0, n).filter(q -> set.group()[q] == g).toArray();
-            byGroup.put(e.getKey(), Calibration.fit(java.util.Arrays.stream(members).mapToDouble(q -> raw[q]).toArray(),
-                    java.util.Arrays.stream(members).mapToDouble(q -> set.label()[q]).toArray()));
+            int[] members = java.util.stream.IntStream.range(0, n)
+                    .filter(q -> set.group()[q] == g)
+                    .toArray();
+            byGroup.put(
+                    e.getKey(),
+                    Calibration.fit(
+                            java.util.Arrays.stream(members)
+                                    .mapToDouble(q -> raw[q])
+                                    .toArray(),
+                            java.util.Arrays.stream(members)
+                                    .mapToDouble(q -> set.label()[q])
+                                    .toArray()));
         }
         pooled = Calibration.fit(raw, set.label());
         calibrations = byGroup;
@@ -197,15 +222,17 @@ public final class GbdtCostModel implements CostModel {
         double[] out = new double[candidates.size()];
         Gbdt m = model;
         if (m == null && prior == null) {
-            for (int i = 0; i < out.length; i++) out[i] = RandomCostModel.score(seed, candidates.get(i).key());
+            for (int i = 0; i < out.length; i++)
+                out[i] = RandomCostModel.score(seed, candidates.get(i).key());
             return out;
         }
         FeatureExtractor fx = FeatureExtractor.of(task);
-        if (m == null) {   // before the warm-up: the pretrained trees, calibrated over their own training tasks
+        if (m == null) { // before the warm-up: the pretrained trees, calibrated over their own training tasks
             for (int i = 0; i < out.length; i++) out[i] = prior.score(cache.get(task, fx, candidates.get(i)));
             return out;
         }
-        Calibration cal = params.objective() == Objective.SQUARED_ERROR ? null
+        Calibration cal = params.objective() == Objective.SQUARED_ERROR
+                ? null
                 : calibrations.getOrDefault(task.workloadKey() + '\n' + task.targetDescription(), pooled);
         for (int i = 0; i < out.length; i++) {
             ProgramFeatures f = cache.get(task, fx, candidates.get(i));
@@ -224,17 +251,27 @@ public final class GbdtCostModel implements CostModel {
     }
 
     @Override
-    public boolean isRandom() { return model == null && prior == null; }
+    public boolean isRandom() {
+        return model == null && prior == null;
+    }
 
     /** Whether the trees have been trained (the warm-up is over). */
-    public boolean trained() { return model != null; }
+    public boolean trained() {
+        return model != null;
+    }
 
     /** Programs learned from so far (failed measurements included). */
-    public synchronized int samples() { return features.size(); }
+    public synchronized int samples() {
+        return features.size();
+    }
 
     /** How long the last retraining took, in seconds (0 before the first). */
-    public synchronized double lastTrainSeconds() { return lastTrainNanos / 1e9; }
+    public synchronized double lastTrainSeconds() {
+        return lastTrainNanos / 1e9;
+    }
 
     /** The feature cache (for its hit counts). */
-    public FeatureCache cache() { return cache; }
+    public FeatureCache cache() {
+        return cache;
+    }
 }

@@ -20,8 +20,17 @@ import dev.kiln.ir.KilnException;
  * @param objective       the loss ({@link Objective})
  * @param pairsPerProgram random partners per program and round under {@link Objective#PAIRWISE_RANK}
  */
-public record GbdtParams(int rounds, int maxDepth, double learningRate, double lambda, double gamma,
-                         double minChildWeight, int maxBins, int threads, Objective objective, int pairsPerProgram) {
+public record GbdtParams(
+        int rounds,
+        int maxDepth,
+        double learningRate,
+        double lambda,
+        double gamma,
+        double minChildWeight,
+        int maxBins,
+        int threads,
+        Objective objective,
+        int pairsPerProgram) {
     public GbdtParams {
         if (rounds < 1) throw new KilnException("gbdt: rounds must be at least 1, got " + rounds);
         if (maxDepth < 1 || maxDepth > 20) throw new KilnException("gbdt: maxDepth must be in 1..20, got " + maxDepth);
@@ -32,7 +41,8 @@ public record GbdtParams(int rounds, int maxDepth, double learningRate, double l
         if (maxBins < 2 || maxBins > 256) throw new KilnException("gbdt: maxBins must be in 2..256, got " + maxBins);
         if (threads < 1) throw new KilnException("gbdt: threads must be at least 1, got " + threads);
         java.util.Objects.requireNonNull(objective, "objective");
-        if (pairsPerProgram < 1) throw new KilnException("gbdt: pairsPerProgram must be at least 1, got " + pairsPerProgram);
+        if (pairsPerProgram < 1)
+            throw new KilnException("gbdt: pairsPerProgram must be at least 1, got " + pairsPerProgram);
     }
 
     /**
@@ -52,30 +62,37 @@ public record GbdtParams(int rounds, int maxDepth, double learningRate, double l
     }
 
     public GbdtParams withRounds(int n) {
-        return new GbdtParams(n, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, threads, objective, pairsPerProgram);
+        return new GbdtParams(
+                n, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, threads, objective, pairsPerProgram);
     }
 
     public GbdtParams withMaxDepth(int d) {
-        return new GbdtParams(rounds, d, learningRate, lambda, gamma, minChildWeight, maxBins, threads, objective, pairsPerProgram);
+        return new GbdtParams(
+                rounds, d, learningRate, lambda, gamma, minChildWeight, maxBins, threads, objective, pairsPerProgram);
     }
 
     public GbdtParams withThreads(int n) {
-        return new GbdtParams(rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, n, objective, pairsPerProgram);
+        return new GbdtParams(
+                rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, n, objective, pairsPerProgram);
     }
 
     public GbdtParams withMaxBins(int n) {
-        return new GbdtParams(rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, n, threads, objective, pairsPerProgram);
+        return new GbdtParams(
+                rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, n, threads, objective, pairsPerProgram);
     }
 
     public GbdtParams withObjective(Objective o) {
-        return new GbdtParams(rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, threads, o, pairsPerProgram);
+        return new GbdtParams(
+                rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, threads, o, pairsPerProgram);
     }
 
     public GbdtParams withPairsPerProgram(int n) {
-        return new GbdtParams(rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, threads, objective, n);
+        return new GbdtParams(
+                rounds, maxDepth, learningRate, lambda, gamma, minChildWeight, maxBins, threads, objective, n);
     }
 
     public GbdtParams withLearningRate(double eta) {
-        return new GbdtParams(rounds, maxDepth, eta, lambda, gamma, minChildWeight, maxBins, threads, objective, pairsPerProgram);
+        return new GbdtParams(
+                rounds, maxDepth, eta, lambda, gamma, minChildWeight, maxBins, threads, objective, pairsPerProgram);
     }
 }

@@ -37,8 +37,15 @@ public enum Objective {
      * {@code score}. {@code groupStart}/{@code groupMembers} list the programs of each group
      * (only read by the ranking loss); {@code rng} draws the pairs.
      */
-    void gradients(double[] score, Gbdt.TrainingSet d, int[] groupStart, int[] groupMembers, int pairsPerProgram,
-                   SplittableRandom rng, double[] grad, double[] hess) {
+    void gradients(
+            double[] score,
+            Gbdt.TrainingSet d,
+            int[] groupStart,
+            int[] groupMembers,
+            int pairsPerProgram,
+            SplittableRandom rng,
+            double[] grad,
+            double[] hess) {
         double[] label = d.label(), weight = d.weight();
         switch (this) {
             case SQUARED_ERROR -> {

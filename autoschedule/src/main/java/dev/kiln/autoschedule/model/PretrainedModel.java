@@ -55,23 +55,36 @@ public final class PretrainedModel {
         Gbdt.TrainingSet d = set.trainingSet(FeatureLayout.LENGTH, 1.0);
         Gbdt g = Gbdt.train(d, params);
         double[] raw = new double[d.programs()];
-        for (int q = 0; q < raw.length; q++) raw[q] = g.predictProgram(d.x(), d.start()[q], d.start()[q + 1] - d.start()[q], d.width());
+        for (int q = 0; q < raw.length; q++)
+            raw[q] = g.predictProgram(d.x(), d.start()[q], d.start()[q + 1] - d.start()[q], d.width());
         Calibration c = Calibration.fit(raw, d.label());
-        List<String> tasks = set.perTask().keySet().stream().map(k -> k.substring(0, k.indexOf('\n'))).distinct().sorted().toList();
+        List<String> tasks = set.perTask().keySet().stream()
+                .map(k -> k.substring(0, k.indexOf('\n')))
+                .distinct()
+                .sorted()
+                .toList();
         return new PretrainedModel(g, c, description, d.programs(), tasks);
     }
 
     /** The trees (to continue boosting from). */
-    Gbdt trees() { return trees; }
+    Gbdt trees() {
+        return trees;
+    }
 
     /** What the model was trained on, in words. */
-    public String description() { return description; }
+    public String description() {
+        return description;
+    }
 
     /** How many measured programs it was trained on. */
-    public int programs() { return programs; }
+    public int programs() {
+        return programs;
+    }
 
     /** The workload keys of its training tasks. */
-    public List<String> tasks() { return tasks; }
+    public List<String> tasks() {
+        return tasks;
+    }
 
     /** The raw (uncalibrated) score of a program. */
     double raw(ProgramFeatures f) {
@@ -84,14 +97,28 @@ public final class PretrainedModel {
     }
 
     /** The JSON form. */
-    record Saved(String format, String description, int programs, List<String> tasks, Gbdt.Nodes trees,
-                 double[] knotScores, double[] knotLabels) {}
+    record Saved(
+            String format,
+            String description,
+            int programs,
+            List<String> tasks,
+            Gbdt.Nodes trees,
+            double[] knotScores,
+            double[] knotLabels) {}
 
     /** Writes the model to {@code file} (gzipped if its name ends in {@code .gz}). */
     public void save(Path file) {
-        Saved s = new Saved(FORMAT, description, programs, tasks, trees.saved(), calibration.knotScores(), calibration.knotLabels());
+        Saved s = new Saved(
+                FORMAT,
+                description,
+                programs,
+                tasks,
+                trees.saved(),
+                calibration.knotScores(),
+                calibration.knotLabels());
         try {
-            if (file.toAbsolutePath().getParent() != null) Files.createDirectories(file.toAbsolutePath().getParent());
+            if (file.toAbsolutePath().getParent() != null)
+                Files.createDirectories(file.toAbsolutePath().getParent());
             try (OutputStream out = gzipIfNamed(file, Files.newOutputStream(file))) {
                 JSON.writeValue(out, s);
             }
@@ -103,7 +130,9 @@ public final class PretrainedModel {
     /** Reads a model written by {@link #save}; a file of another format or a broken model throws naming the file. */
     public static PretrainedModel load(Path file) {
         if (!Files.isRegularFile(file)) throw new KilnException("pretrained model " + file + " does not exist");
-        try (InputStream in = file.toString().endsWith(".gz") ? new GZIPInputStream(Files.newInputStream(file)) : Files.newInputStream(file)) {
+        try (InputStream in = file.toString().endsWith(".gz")
+                ? new GZIPInputStream(Files.newInputStream(file))
+                : Files.newInputStream(file)) {
             return read(in, file.toString());
         } catch (IOException e) {
             throw new KilnException("cannot read the pretrained model " + file + ": " + e.getMessage());
@@ -127,18 +156,25 @@ public final class PretrainedModel {
         try {
             s = JSON.readValue(in, Saved.class);
         } catch (JsonProcessingException e) {
-            throw new KilnException("pretrained model " + source + " is not valid JSON of " + FORMAT + ": " + e.getOriginalMessage());
+            throw new KilnException(
+                    "pretrained model " + source + " is not valid JSON of " + FORMAT + ": " + e.getOriginalMessage());
         }
         if (!FORMAT.equals(s.format())) {
-            throw new KilnException("pretrained model " + source + " has format '" + s.format() + "', this Kiln reads " + FORMAT);
+            throw new KilnException(
+                    "pretrained model " + source + " has format '" + s.format() + "', this Kiln reads " + FORMAT);
         }
         if (s.trees() == null || s.trees().width() != FeatureLayout.LENGTH) {
-            throw new KilnException("pretrained model " + source + " reads " + (s.trees() == null ? 0 : s.trees().width())
-                    + " features per statement, this Kiln extracts " + FeatureLayout.LENGTH + "; retrain it with ./kiln pretrain");
+            throw new KilnException("pretrained model " + source + " reads "
+                    + (s.trees() == null ? 0 : s.trees().width()) + " features per statement, this Kiln extracts "
+                    + FeatureLayout.LENGTH + "; retrain it with ./kiln pretrain");
         }
         try {
-            return new PretrainedModel(Gbdt.of(s.trees()), Calibration.of(s.knotScores(), s.knotLabels()), s.description(),
-                    s.programs(), s.tasks() == null ? List.of() : s.tasks());
+            return new PretrainedModel(
+                    Gbdt.of(s.trees()),
+                    Calibration.of(s.knotScores(), s.knotLabels()),
+                    s.description(),
+                    s.programs(),
+                    s.tasks() == null ? List.of() : s.tasks());
         } catch (KilnException e) {
             throw new KilnException("pretrained model " + source + " is broken: " + e.getMessage());
         }
@@ -150,7 +186,7 @@ public final class PretrainedModel {
 
     @Override
     public String toString() {
-        return "pretrained model (" + description + "; " + programs + " programs of " + tasks.size() + " tasks, " + trees.trees()
-                + " trees)";
+        return "pretrained model (" + description + "; " + programs + " programs of " + tasks.size() + " tasks, "
+                + trees.trees() + " trees)";
     }
 }

@@ -41,7 +41,8 @@ public final class PretrainingSet {
      */
     public void add(SearchTask task, Candidate c, double throughput) {
         if (!(throughput >= 0) || Double.isInfinite(throughput)) {
-            throw new KilnException("pretraining set: throughput of a program of " + task.workloadKey() + " is " + throughput);
+            throw new KilnException(
+                    "pretraining set: throughput of a program of " + task.workloadKey() + " is " + throughput);
         }
         ProgramFeatures f = FeatureExtractor.of(task).extract(c);
         if (f.isEmpty()) {
@@ -61,7 +62,7 @@ public final class PretrainingSet {
         int added = 0;
         try (TuningLog l = TuningLog.open(log)) {
             for (LogRecord r : l.records()) {
-                if (!r.kind().equals(LogRecord.TRIAL)) continue;   // a re-measurement of a program already read
+                if (!r.kind().equals(LogRecord.TRIAL)) continue; // a re-measurement of a program already read
                 SearchTask t = tasks.get(r.workloadKey());
                 if (t == null || !TuningLog.sameTarget(t.targetDescription(), r.target())) {
                     unmatched++;
@@ -96,20 +97,28 @@ public final class PretrainingSet {
      * @param picksTo95         programs taken in the model's order until one reaches 95% of the best throughput
      * @param randomPicksTo95   the same, expected, in a random order: (n + 1) / (k + 1) for k such programs of n
      */
-    public record Ranking(String task, int programs, double pairwiseAccuracy, double firstPick, double randomPick, int picksTo95,
-                          double randomPicksTo95) {}
+    public record Ranking(
+            String task,
+            int programs,
+            double pairwiseAccuracy,
+            double firstPick,
+            double randomPick,
+            int picksTo95,
+            double randomPicksTo95) {}
 
     /**
      * How {@code model} ranks the programs of each task of this set (tasks with fewer than 2 programs are left out).
      */
     public List<Ranking> rank(PretrainedModel model) {
         Map<String, List<Program>> byTask = new LinkedHashMap<>();
-        for (Program p : programs) byTask.computeIfAbsent(p.task(), k -> new ArrayList<>()).add(p);
+        for (Program p : programs)
+            byTask.computeIfAbsent(p.task(), k -> new ArrayList<>()).add(p);
         List<Ranking> out = new ArrayList<>();
         for (var e : byTask.entrySet()) {
             List<Program> ps = e.getValue();
             if (ps.size() < 2) continue;
-            double[] score = ps.stream().mapToDouble(p -> model.raw(p.features())).toArray();
+            double[] score =
+                    ps.stream().mapToDouble(p -> model.raw(p.features())).toArray();
             long right = 0, pairs = 0;
             int first = 0;
             double best = 0, sum = 0;
@@ -136,24 +145,37 @@ public final class PretrainingSet {
                     break;
                 }
             }
-            out.add(new Ranking(e.getKey(), ps.size(), pairs == 0 ? Double.NaN : (double) right / pairs,
-                    best > 0 ? ps.get(first).throughput() / best : Double.NaN, best > 0 ? sum / ps.size() / best : Double.NaN,
-                    picks, (ps.size() + 1.0) / (good + 1.0)));
+            out.add(new Ranking(
+                    e.getKey(),
+                    ps.size(),
+                    pairs == 0 ? Double.NaN : (double) right / pairs,
+                    best > 0 ? ps.get(first).throughput() / best : Double.NaN,
+                    best > 0 ? sum / ps.size() / best : Double.NaN,
+                    picks,
+                    (ps.size() + 1.0) / (good + 1.0)));
         }
         return out;
     }
 
     /** Programs in the set. */
-    public int size() { return programs.size(); }
+    public int size() {
+        return programs.size();
+    }
 
     /** Programs per task (workload key and target, a newline between). */
-    public Map<String, Integer> perTask() { return Map.copyOf(perTask); }
+    public Map<String, Integer> perTask() {
+        return Map.copyOf(perTask);
+    }
 
     /** Log records whose workload or target matched no given task. */
-    public int unmatched() { return unmatched; }
+    public int unmatched() {
+        return unmatched;
+    }
 
     /** Records or programs skipped because they no longer replay or lower. */
-    public int unreplayable() { return unreplayable; }
+    public int unreplayable() {
+        return unreplayable;
+    }
 
     /**
      * The set as trees train on it: labels normalised by each task's best throughput, weights at least
@@ -168,7 +190,9 @@ public final class PretrainingSet {
         return trainingSet(programs.stream().filter(p -> keep.test(p.task())).toList(), width, minWeight);
     }
 
-    List<Program> programs() { return List.copyOf(programs); }
+    List<Program> programs() {
+        return List.copyOf(programs);
+    }
 
     static Gbdt.TrainingSet trainingSet(List<Program> ps, int width, double minWeight) {
         if (ps.isEmpty()) throw new KilnException("pretraining set: no programs");
@@ -183,7 +207,8 @@ public final class PretrainingSet {
         for (int q = 0; q < n; q++) {
             Program p = ps.get(q);
             ProgramFeatures f = p.features();
-            for (int r = 0; r < f.rows(); r++) System.arraycopy(f.values(), r * FeatureLayout.LENGTH, x, (start[q] + r) * width, width);
+            for (int r = 0; r < f.rows(); r++)
+                System.arraycopy(f.values(), r * FeatureLayout.LENGTH, x, (start[q] + r) * width, width);
             start[q + 1] = start[q] + f.rows();
             double b = best.get(p.task());
             label[q] = b > 0 ? p.throughput() / b : 0;

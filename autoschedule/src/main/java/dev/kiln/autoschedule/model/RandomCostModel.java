@@ -30,23 +30,28 @@ public final class RandomCostModel implements CostModel {
     }
 
     @Override
-    public String name() { return "random"; }
+    public String name() {
+        return "random";
+    }
 
     @Override
     public void update(SearchTask task, List<Candidate> candidates, List<MeasureResult> results) {
         if (candidates.size() != results.size()) {
-            throw new dev.kiln.ir.KilnException("cost model update: " + candidates.size() + " programs but "
-                    + results.size() + " results");
+            throw new dev.kiln.ir.KilnException(
+                    "cost model update: " + candidates.size() + " programs but " + results.size() + " results");
         }
     }
 
     @Override
     public double[] predict(SearchTask task, List<Candidate> candidates) {
         double[] out = new double[candidates.size()];
-        for (int i = 0; i < out.length; i++) out[i] = score(seed, candidates.get(i).key());
+        for (int i = 0; i < out.length; i++)
+            out[i] = score(seed, candidates.get(i).key());
         return out;
     }
 
     @Override
-    public boolean isRandom() { return true; }
+    public boolean isRandom() {
+        return true;
+    }
 }

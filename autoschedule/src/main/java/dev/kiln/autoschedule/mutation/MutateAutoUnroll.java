@@ -19,11 +19,14 @@ import java.util.SplittableRandom;
 public record MutateAutoUnroll(List<Integer> choices) implements MutationRule {
     public MutateAutoUnroll {
         choices = List.copyOf(choices);
-        if (choices.isEmpty()) throw new KilnException("MutateAutoUnroll needs at least one auto_unroll_max_step choice");
+        if (choices.isEmpty())
+            throw new KilnException("MutateAutoUnroll needs at least one auto_unroll_max_step choice");
     }
 
     @Override
-    public String name() { return "MutateAutoUnroll"; }
+    public String name() {
+        return "MutateAutoUnroll";
+    }
 
     @Override
     public Candidate apply(SearchTask task, Candidate parent, SplittableRandom rng) {

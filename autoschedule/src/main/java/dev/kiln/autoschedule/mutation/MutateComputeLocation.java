@@ -20,7 +20,9 @@ import java.util.SplittableRandom;
  */
 public record MutateComputeLocation() implements MutationRule {
     @Override
-    public String name() { return "MutateComputeLocation"; }
+    public String name() {
+        return "MutateComputeLocation";
+    }
 
     @Override
     public Candidate apply(SearchTask task, Candidate parent, SplittableRandom rng) {
@@ -40,7 +42,8 @@ public record MutateComputeLocation() implements MutationRule {
         if (cas.isEmpty()) return null;
         int at = cas.get(rng.nextInt(cas.size()));
         ComputeAtStep ca = (ComputeAtStep) steps.get(at);
-        List<StagePredicates.Location> locations = new ArrayList<>(StagePredicates.computeLocationCandidates(s, ca.stageId()));
+        List<StagePredicates.Location> locations =
+                new ArrayList<>(StagePredicates.computeLocationCandidates(s, ca.stageId()));
         locations.removeIf(l -> l.stage() == ca.targetStageId() && l.iter() == ca.targetIterId());
         if (locations.isEmpty()) return null;
         StagePredicates.Location to = locations.get(rng.nextInt(locations.size()));

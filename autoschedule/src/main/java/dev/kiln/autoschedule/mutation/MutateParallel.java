@@ -29,7 +29,9 @@ import java.util.SplittableRandom;
  */
 public record MutateParallel() implements MutationRule {
     @Override
-    public String name() { return "MutateParallel"; }
+    public String name() {
+        return "MutateParallel";
+    }
 
     @Override
     public Candidate apply(SearchTask task, Candidate parent, SplittableRandom rng) {
@@ -42,7 +44,9 @@ public record MutateParallel() implements MutationRule {
         int at = parallel.get(rng.nextInt(parallel.size()));
         AnnotationStep an = (AnnotationStep) steps.get(at);
         int stage = an.stageId(), iter = an.iterId();
-        boolean fused = at > 0 && steps.get(at - 1) instanceof FuseStep fu && fu.stageId() == stage
+        boolean fused = at > 0
+                && steps.get(at - 1) instanceof FuseStep fu
+                && fu.stageId() == stage
                 && fu.iterIds().getFirst() == iter;
         int old = fused ? ((FuseStep) steps.get(at - 1)).iterIds().size() : 1;
         int prefixEnd = fused ? at - 1 : at;
@@ -85,17 +89,22 @@ public record MutateParallel() implements MutationRule {
     /** {@code s} with the loop numbers of {@code stage} after {@code iter} shifted; null if it cannot be. */
     private static Step shifted(Step s, int stage, int iter, int shift) {
         return switch (s) {
-            case AnnotationStep a when a.stageId() == stage ->
-                    new AnnotationStep(stage, a.iterId() > iter ? a.iterId() + shift : a.iterId(), a.annotation());
-            case PragmaStep p when p.stageId() == stage ->
-                    new PragmaStep(stage, p.iterId() > iter ? p.iterId() + shift : p.iterId(), p.pragma());
-            case FuseStep f when f.stageId() == stage -> {
+            case AnnotationStep a
+            when a.stageId() == stage ->
+                new AnnotationStep(stage, a.iterId() > iter ? a.iterId() + shift : a.iterId(), a.annotation());
+            case PragmaStep p
+            when p.stageId() == stage ->
+                new PragmaStep(stage, p.iterId() > iter ? p.iterId() + shift : p.iterId(), p.pragma());
+            case FuseStep f
+            when f.stageId() == stage -> {
                 List<Integer> ids = new ArrayList<>();
                 for (int id : f.iterIds()) ids.add(id > iter ? id + shift : id);
                 yield new FuseStep(stage, ids);
             }
-            case ComputeAtStep c when c.targetStageId() == stage && c.stageId() != stage ->
-                    new ComputeAtStep(c.stageId(), stage, c.targetIterId() > iter ? c.targetIterId() + shift : c.targetIterId());
+            case ComputeAtStep c
+            when c.targetStageId() == stage && c.stageId() != stage ->
+                new ComputeAtStep(
+                        c.stageId(), stage, c.targetIterId() > iter ? c.targetIterId() + shift : c.targetIterId());
             default -> s.stageId() == stage ? null : s;
         };
     }

@@ -45,7 +45,9 @@ public record MutateRegisterTile(FactorizationMemo memo, double tailProbability)
     }
 
     @Override
-    public String name() { return "MutateRegisterTile"; }
+    public String name() {
+        return "MutateRegisterTile";
+    }
 
     @Override
     public Candidate apply(SearchTask task, Candidate parent, SplittableRandom rng) {
@@ -63,8 +65,10 @@ public record MutateRegisterTile(FactorizationMemo memo, double tailProbability)
                 extents.add(sp.extent());
                 now[k] = sp.lengths().getLast();
             }
-            List<int[]> exact = others(RegisterTileSizes.candidates(task.hardware(), group.elementBytes(), extents, memo), now);
-            List<int[]> tails = others(RegisterTileSizes.tailCandidates(task.hardware(), group.elementBytes(), extents, memo), now);
+            List<int[]> exact =
+                    others(RegisterTileSizes.candidates(task.hardware(), group.elementBytes(), extents, memo), now);
+            List<int[]> tails =
+                    others(RegisterTileSizes.tailCandidates(task.hardware(), group.elementBytes(), extents, memo), now);
             List<int[]> others = RegisterTileSizes.choose(exact, tails, tailProbability, rng);
             if (others.isEmpty()) continue;
             int[] tile = others.get(rng.nextInt(others.size()));

@@ -22,7 +22,9 @@ import java.util.SplittableRandom;
  */
 public record MutateTileSize() implements MutationRule {
     @Override
-    public String name() { return "MutateTileSize"; }
+    public String name() {
+        return "MutateTileSize";
+    }
 
     @Override
     public Candidate apply(SearchTask task, Candidate parent, SplittableRandom rng) {
@@ -30,7 +32,10 @@ public record MutateTileSize() implements MutationRule {
         int maxInner = task.hardware().maxInnermostSplitFactor();
         List<Integer> splits = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
-            if (steps.get(i) instanceof SplitStep sp && sp.extent() != null && sp.isConcrete() && sp.innerToOuter()
+            if (steps.get(i) instanceof SplitStep sp
+                    && sp.extent() != null
+                    && sp.isConcrete()
+                    && sp.innerToOuter()
                     && sp.lengths().getLast() <= maxInner) splits.add(i);
         }
         if (splits.isEmpty()) return null;

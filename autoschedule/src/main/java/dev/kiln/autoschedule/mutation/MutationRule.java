@@ -9,8 +9,8 @@ import java.util.SplittableRandom;
  * child, or null when the rule does not apply to this program or the edited steps are not a
  * valid program (Ansor's "Invalid").
  */
-public sealed interface MutationRule permits MutateTileSize, MutateAutoUnroll, MutateComputeLocation, MutateParallel,
-        MutateRegisterTile {
+public sealed interface MutationRule
+        permits MutateTileSize, MutateAutoUnroll, MutateComputeLocation, MutateParallel, MutateRegisterTile {
 
     /** The rule's name, as in Ansor ("MutateTileSize"). */
     String name();

@@ -2,6 +2,7 @@ package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.autoschedule.measure.Warmup;
+import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
@@ -18,7 +19,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import dev.kiln.autoschedule.scheduler.SchedulerResult;
 
 /**
  * A network compiled for a target: one kernel call per fused group, in order, over memory planned
@@ -32,7 +32,13 @@ import dev.kiln.autoschedule.scheduler.SchedulerResult;
  */
 public final class CompiledNetwork implements AutoCloseable {
     /** A kernel call: the kernel, its argument arrays, and which of them are bound per run. */
-    record Call(FusedGroup group, NetworkTask task, CompiledKernel kernel, NDArray[] args, int[] inputIndex, int[] outputIndex) {
+    record Call(
+            FusedGroup group,
+            NetworkTask task,
+            CompiledKernel kernel,
+            NDArray[] args,
+            int[] inputIndex,
+            int[] outputIndex) {
         /** The argument array with this run's inputs and outputs put in their slots. */
         NDArray[] bind(NDArray[] inputs, NDArray[] outputs) {
             for (int i = 0; i < args.length; i++) {
@@ -56,8 +62,17 @@ public final class CompiledNetwork implements AutoCloseable {
     private boolean closed;
     private SchedulerResult tuning;
 
-    CompiledNetwork(Graph graph, Partition partition, List<NetworkTask> tasks, List<CompiledKernel> kernels, List<Call> calls,
-                    MemoryPlan plan, Arena arena, NDArray[] ownOutputs, Target target, List<String> notes) {
+    CompiledNetwork(
+            Graph graph,
+            Partition partition,
+            List<NetworkTask> tasks,
+            List<CompiledKernel> kernels,
+            List<Call> calls,
+            MemoryPlan plan,
+            Arena arena,
+            NDArray[] ownOutputs,
+            Target target,
+            List<String> notes) {
         this.graph = graph;
         this.partition = partition;
         this.tasks = List.copyOf(tasks);
@@ -92,7 +107,8 @@ public final class CompiledNetwork implements AutoCloseable {
      */
     public void run(NDArray[] inputs, NDArray[] outputs) {
         if (outputs.length != ownOutputs.length) {
-            throw new KilnException("network '" + graph.name() + "' has " + ownOutputs.length + " output(s), got " + outputs.length + " array(s)");
+            throw new KilnException("network '" + graph.name() + "' has " + ownOutputs.length + " output(s), got "
+                    + outputs.length + " array(s)");
         }
         for (int i = 0; i < outputs.length; i++) {
             Value v = graph.outputValues().get(i);
@@ -147,44 +163,76 @@ public final class CompiledNetwork implements AutoCloseable {
         List<NetworkProfile.Entry> entries = new ArrayList<>();
         for (int c = 0; c < calls.size(); c++) {
             Call call = calls.get(c);
-            entries.add(new NetworkProfile.Entry(call.group().id(), call.group().description(), call.task().id(),
-                    NetworkProfile.median(perCall[c]), call.task().flops(),
+            entries.add(new NetworkProfile.Entry(
+                    call.group().id(),
+                    call.group().description(),
+                    call.task().id(),
+                    NetworkProfile.median(perCall[c]),
+                    call.task().flops(),
                     call.task().task().dag().hasFloatArithmetic()));
         }
         CallTimer.Stats plainRuns = new CallTimer.Stats(plain, settled);
-        return new NetworkProfile(plainRuns.median(), NetworkProfile.median(inKernels), entries, plainRuns.p10(), plainRuns.p90());
+        return new NetworkProfile(
+                plainRuns.median(), NetworkProfile.median(inKernels), entries, plainRuns.p10(), plainRuns.p90());
     }
 
     /** The graph as compiled (after the graph passes). */
-    public Graph graph() { return graph; }
+    public Graph graph() {
+        return graph;
+    }
 
     /** The fused groups, in execution order. */
-    public Partition partition() { return partition; }
+    public Partition partition() {
+        return partition;
+    }
 
     /** The tuning tasks. */
-    public List<NetworkTask> tasks() { return tasks; }
+    public List<NetworkTask> tasks() {
+        return tasks;
+    }
 
     /** The memory plan of the intermediate values. */
-    public MemoryPlan memoryPlan() { return plan; }
+    public MemoryPlan memoryPlan() {
+        return plan;
+    }
 
     /** The number of kernel calls per run. */
-    public int kernelCalls() { return calls.size(); }
+    public int kernelCalls() {
+        return calls.size();
+    }
 
-    public Target target() { return target; }
+    public Target target() {
+        return target;
+    }
 
     /** The task scheduler's result when the network was made by {@link Network#tune}. */
-    public Optional<SchedulerResult> tuning() { return Optional.ofNullable(tuning); }
+    public Optional<SchedulerResult> tuning() {
+        return Optional.ofNullable(tuning);
+    }
 
-    void setTuning(SchedulerResult r) { tuning = r; }
+    void setTuning(SchedulerResult r) {
+        tuning = r;
+    }
 
     /** What the build decided that the user should know (untuned tasks, rewritten layouts). */
-    public List<String> notes() { return notes; }
+    public List<String> notes() {
+        return notes;
+    }
 
     /** A summary: groups, tasks, kernels, memory. */
     public String summary() {
-        return String.format(Locale.ROOT, "network %s on %s: %d nodes, %d fused groups, %d tasks, %d kernel calls per run, "
-                        + "intermediate memory %.1f MB (%.1f MB without reuse)%s", graph.name(), target, graph.nodes().size(),
-                partition.groups().size(), tasks.size(), calls.size(), plan.totalBytes() / 1e6, plan.unplannedBytes(graph) / 1e6,
+        return String.format(
+                Locale.ROOT,
+                "network %s on %s: %d nodes, %d fused groups, %d tasks, %d kernel calls per run, "
+                        + "intermediate memory %.1f MB (%.1f MB without reuse)%s",
+                graph.name(),
+                target,
+                graph.nodes().size(),
+                partition.groups().size(),
+                tasks.size(),
+                calls.size(),
+                plan.totalBytes() / 1e6,
+                plan.unplannedBytes(graph) / 1e6,
                 notes.isEmpty() ? "" : "\n  " + String.join("\n  ", notes));
     }
 

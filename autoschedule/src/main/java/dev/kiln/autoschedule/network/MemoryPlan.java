@@ -35,7 +35,7 @@ public record MemoryPlan(Map<String, Long> offsets, long totalBytes, Map<String,
     public static MemoryPlan plan(Partition p) {
         Graph g = p.graph();
         List<FusedGroup> groups = p.groups();
-        Map<String, String> root = new HashMap<>();          // view -> the value whose block it shares
+        Map<String, String> root = new HashMap<>(); // view -> the value whose block it shares
         Map<String, Integer> def = new LinkedHashMap<>();
         Map<String, Integer> lastUse = new HashMap<>();
         for (FusedGroup gr : groups) {
@@ -46,17 +46,22 @@ public record MemoryPlan(Map<String, Long> offsets, long totalBytes, Map<String,
             String out = gr.output();
             if (g.isOutput(out)) continue;
             if (isView(p, gr)) {
-                root.put(out, root.getOrDefault(gr.dag().inputs().getFirst(), gr.dag().inputs().getFirst()));
+                root.put(
+                        out,
+                        root.getOrDefault(
+                                gr.dag().inputs().getFirst(), gr.dag().inputs().getFirst()));
                 continue;
             }
             def.put(out, gr.id());
             lastUse.put(out, gr.id());
         }
-        // graph outputs read through a view keep the viewed block: not handled (such outputs are computed into their own buffer)
+        // graph outputs read through a view keep the viewed block: not handled (such outputs are computed into their
+        // own buffer)
         Map<Integer, List<String>> freedAt = new HashMap<>();
-        for (String v : def.keySet()) freedAt.computeIfAbsent(lastUse.get(v), k -> new ArrayList<>()).add(v);
+        for (String v : def.keySet())
+            freedAt.computeIfAbsent(lastUse.get(v), k -> new ArrayList<>()).add(v);
 
-        TreeMap<Long, Long> free = new TreeMap<>();          // offset -> size
+        TreeMap<Long, Long> free = new TreeMap<>(); // offset -> size
         long end = 0;
         Map<String, Long> offsets = new LinkedHashMap<>();
         Map<String, long[]> intervals = new LinkedHashMap<>();
@@ -65,12 +70,15 @@ public record MemoryPlan(Map<String, Long> offsets, long totalBytes, Map<String,
             String out = gr.output();
             if (def.containsKey(out) && def.get(out) == gr.id()) {
                 long size = align(g.value(out).bytes());
-                Map.Entry<Long, Long> best = free.entrySet().stream().filter(e -> e.getValue() >= size)
-                        .min(Comparator.comparingLong(Map.Entry::getValue)).orElse(null);
+                Map.Entry<Long, Long> best = free.entrySet().stream()
+                        .filter(e -> e.getValue() >= size)
+                        .min(Comparator.comparingLong(Map.Entry::getValue))
+                        .orElse(null);
                 long off;
                 if (best != null) {
                     off = best.getKey();
-                    long have = best.getValue();   // read before remove: TreeMap may reuse the removed entry for its successor
+                    long have = best.getValue(); // read before remove: TreeMap may reuse the removed entry for its
+                    // successor
                     free.remove(off);
                     if (have > size) free.put(off + size, have - size);
                 } else {
@@ -125,6 +133,9 @@ public record MemoryPlan(Map<String, Long> offsets, long totalBytes, Map<String,
 
     /** The sum of all planned values' sizes, what a plan without reuse would take. */
     public long unplannedBytes(Graph g) {
-        return offsets.keySet().stream().filter(v -> !views.contains(v)).mapToLong(v -> align(g.value(v).bytes())).sum();
+        return offsets.keySet().stream()
+                .filter(v -> !views.contains(v))
+                .mapToLong(v -> align(g.value(v).bytes()))
+                .sum();
     }
 }

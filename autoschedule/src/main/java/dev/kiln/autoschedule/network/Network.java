@@ -1,10 +1,10 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.TaskResult;
 import dev.kiln.autoschedule.scheduler.TaskScheduler;
 import dev.kiln.autoschedule.scheduler.TuningTask;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.fuse.FuseOps;
 import dev.kiln.graph.fuse.Partition;
@@ -83,7 +83,8 @@ public final class Network {
             throw new KilnException("tuning network '" + g.name() + "' left " + missing.size() + " of " + tasks.size()
                     + " task(s) without a valid program\n  " + String.join("\n  ", missing));
         }
-        CompiledNetwork cn = NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), options.layoutRewrite());
+        CompiledNetwork cn =
+                NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), options.layoutRewrite());
         cn.setTuning(r);
         return cn;
     }
@@ -105,7 +106,8 @@ public final class Network {
     public static CompiledNetwork build(Graph g, Target target, Path log, boolean layoutRewrite) {
         Partition p = partition(g);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, layoutRewrite);
-        return NetworkCompiler.compile(p, tasks, bestSchedules(g, tasks, log), target, new ArrayList<>(), layoutRewrite);
+        return NetworkCompiler.compile(
+                p, tasks, bestSchedules(g, tasks, log), target, new ArrayList<>(), layoutRewrite);
     }
 
     /**
@@ -133,9 +135,11 @@ public final class Network {
             }
         }
         if (!missing.isEmpty()) {
-            throw new KilnException("cannot build network '" + g.name() + "' from " + log + ": " + missing.size() + " of "
-                    + tasks.size() + " task(s) have no valid program in the log; tune it first (a log tuned with the layout "
-                    + "rewrite off needs build(graph, target, log, false))\n  " + String.join("\n  ", missing));
+            throw new KilnException(
+                    "cannot build network '" + g.name() + "' from " + log + ": " + missing.size() + " of "
+                            + tasks.size()
+                            + " task(s) have no valid program in the log; tune it first (a log tuned with the layout "
+                            + "rewrite off needs build(graph, target, log, false))\n  " + String.join("\n  ", missing));
         }
         return schedules;
     }

@@ -25,8 +25,13 @@ import java.util.Map;
 final class NetworkCompiler {
     private NetworkCompiler() {}
 
-    static CompiledNetwork compile(Partition p, List<NetworkTask> tasks, Map<NetworkTask, Schedule> schedules, Target target,
-                                   List<String> notes, boolean packWeights) {
+    static CompiledNetwork compile(
+            Partition p,
+            List<NetworkTask> tasks,
+            Map<NetworkTask, Schedule> schedules,
+            Target target,
+            List<String> notes,
+            boolean packWeights) {
         Graph g = p.graph();
         List<CompiledKernel> kernels = new ArrayList<>();
         Map<FusedGroup, NetworkTask> taskOf = new HashMap<>();
@@ -39,7 +44,8 @@ final class NetworkCompiler {
                 if (s == null) throw new KilnException("no schedule for task " + t.id() + " (" + t.description() + ")");
                 // a task tuned with the layout rewrite was measured with its weights packed: build it the same way
                 WeightLayouts wl = packWeights ? WeightLayouts.of(t, s) : WeightLayouts.unchanged(s);
-                String kernelName = "task" + t.id() + "_" + t.groups().getFirst().output();
+                String kernelName =
+                        "task" + t.id() + "_" + t.groups().getFirst().output();
                 CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, kernelName);
                 if (wl.rewritten()) notes.add("task " + t.id() + " (" + t.description() + "): " + wl.note());
                 layouts.put(t, wl);
@@ -51,7 +57,9 @@ final class NetworkCompiler {
             MemorySegment mem = arena.allocate(Math.max(plan.totalBytes(), MemoryPlan.ALIGNMENT), MemoryPlan.ALIGNMENT);
             List<Value> outs = g.outputValues();
             NDArray[] ownOutputs = new NDArray[outs.size()];
-            for (int i = 0; i < ownOutputs.length; i++) ownOutputs[i] = NDArray.allocate(outs.get(i).dtype(), outs.get(i).dims());
+            for (int i = 0; i < ownOutputs.length; i++)
+                ownOutputs[i] =
+                        NDArray.allocate(outs.get(i).dtype(), outs.get(i).dims());
             Map<String, NDArray> views = new HashMap<>();
             List<CompiledNetwork.Call> calls = new ArrayList<>();
             for (FusedGroup gr : p.groups()) {

@@ -14,7 +14,8 @@ import java.util.Locale;
  * @param p10Seconds       the 10th percentile of the plain runs' times (with p90: their spread)
  * @param p90Seconds       the 90th percentile of the plain runs' times
  */
-public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> calls, double p10Seconds, double p90Seconds) {
+public record NetworkProfile(
+        double seconds, double kernelSeconds, List<Entry> calls, double p10Seconds, double p90Seconds) {
     public NetworkProfile {
         calls = List.copyOf(calls);
     }
@@ -29,7 +30,9 @@ public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> c
         }
 
         /** GFLOP/s, or GOP/s for an integer kernel. */
-        public double gflops() { return flops / seconds / 1e9; }
+        public double gflops() {
+            return flops / seconds / 1e9;
+        }
     }
 
     /** The share of a plain run spent outside the kernels (binding, checks, the loop), at least 0. */
@@ -39,12 +42,28 @@ public record NetworkProfile(double seconds, double kernelSeconds, List<Entry> c
 
     /** A table: the {@code top} slowest calls, then the totals. */
     public String table(int top) {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-6s %-36s %-5s %10s %9s%n", "group", "kernel", "task", "ms", "rate"));
-        calls.stream().sorted(Comparator.comparingDouble(Entry::seconds).reversed()).limit(top).forEach(e ->
-                sb.append(String.format(Locale.ROOT, "%-6d %-36s %-5d %10.4f %9.1f %s%n", e.group(), e.description(), e.task(),
-                        e.seconds() * 1e3, e.gflops(), dev.kiln.te.ComputeDAG.rateUnit(e.floatArithmetic()))));
-        sb.append(String.format(Locale.ROOT, "run %.4f ms (p10-p90 %.4f-%.4f), in kernels %.4f ms, outside %.2f%%%n", seconds * 1e3,
-                p10Seconds * 1e3, p90Seconds * 1e3, kernelSeconds * 1e3, 100 * overheadShare()));
+        StringBuilder sb = new StringBuilder(
+                String.format(Locale.ROOT, "%-6s %-36s %-5s %10s %9s%n", "group", "kernel", "task", "ms", "rate"));
+        calls.stream()
+                .sorted(Comparator.comparingDouble(Entry::seconds).reversed())
+                .limit(top)
+                .forEach(e -> sb.append(String.format(
+                        Locale.ROOT,
+                        "%-6d %-36s %-5d %10.4f %9.1f %s%n",
+                        e.group(),
+                        e.description(),
+                        e.task(),
+                        e.seconds() * 1e3,
+                        e.gflops(),
+                        dev.kiln.te.ComputeDAG.rateUnit(e.floatArithmetic()))));
+        sb.append(String.format(
+                Locale.ROOT,
+                "run %.4f ms (p10-p90 %.4f-%.4f), in kernels %.4f ms, outside %.2f%%%n",
+                seconds * 1e3,
+                p10Seconds * 1e3,
+                p90Seconds * 1e3,
+                kernelSeconds * 1e3,
+                100 * overheadShare()));
         return sb.toString();
     }
 

@@ -20,8 +20,12 @@ public record NetworkTask(int id, SearchTask task, List<FusedGroup> groups, Stri
     }
 
     /** How often the subgraph occurs in the network (Ansor's task weight). */
-    public int weight() { return groups.size(); }
+    public int weight() {
+        return groups.size();
+    }
 
     /** Floating-point operations of one run of the subgraph. */
-    public long flops() { return task.dag().flopCount(); }
+    public long flops() {
+        return task.dag().flopCount();
+    }
 }

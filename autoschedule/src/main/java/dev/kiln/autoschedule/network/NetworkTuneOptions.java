@@ -1,14 +1,14 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.Measurer;
+import dev.kiln.autoschedule.model.GbdtCostModel;
+import dev.kiln.autoschedule.model.PretrainedModel;
 import dev.kiln.autoschedule.scheduler.SchedulerListener;
 import dev.kiln.autoschedule.scheduler.Strategy;
 import dev.kiln.autoschedule.scheduler.TaskSchedulerOptions;
+import dev.kiln.autoschedule.tune.TuneOptions;
 import java.nio.file.Path;
-import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
-import dev.kiln.autoschedule.model.GbdtCostModel;
-import dev.kiln.autoschedule.model.PretrainedModel;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 
@@ -34,9 +34,13 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
         Objects.requireNonNull(scheduler, "scheduler");
     }
 
-    public static Builder builder() { return new Builder(); }
+    public static Builder builder() {
+        return new Builder();
+    }
 
-    public static NetworkTuneOptions defaults() { return builder().build(); }
+    public static NetworkTuneOptions defaults() {
+        return builder().build();
+    }
 
     /** Builds {@link NetworkTuneOptions}. */
     public static final class Builder {
@@ -46,32 +50,68 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
         private Builder() {}
 
         /** The trial budget over all tasks, counting trials already in the log (default 1000). */
-        public Builder trials(int n) { s.trials(n); return this; }
+        public Builder trials(int n) {
+            s.trials(n);
+            return this;
+        }
 
-        public Builder measuresPerRound(int n) { s.measuresPerRound(n); return this; }
+        public Builder measuresPerRound(int n) {
+            s.measuresPerRound(n);
+            return this;
+        }
 
-        public Builder seed(long seed) { s.seed(seed); return this; }
+        public Builder seed(long seed) {
+            s.seed(seed);
+            return this;
+        }
 
         /** The tuning log shared by all tasks; a later run resumes from it and {@link Network#build} reads it. */
-        public Builder logFile(Path p) { s.logFile(p); return this; }
+        public Builder logFile(Path p) {
+            s.logFile(p);
+            return this;
+        }
 
-        public Builder strategy(Strategy st) { s.strategy(st); return this; }
+        public Builder strategy(Strategy st) {
+            s.strategy(st);
+            return this;
+        }
 
-        public Builder policies(TuneOptions.PolicyFactory f) { s.policies(f); return this; }
+        public Builder policies(TuneOptions.PolicyFactory f) {
+            s.policies(f);
+            return this;
+        }
 
-        public Builder measurer(Measurer m) { s.measurer(m); return this; }
+        public Builder measurer(Measurer m) {
+            s.measurer(m);
+            return this;
+        }
 
-        public Builder measurers(TuneOptions.MeasurerFactory f) { s.measurers(f); return this; }
+        public Builder measurers(TuneOptions.MeasurerFactory f) {
+            s.measurers(f);
+            return this;
+        }
 
-        public Builder listener(SchedulerListener l) { s.listener(l); return this; }
+        public Builder listener(SchedulerListener l) {
+            s.listener(l);
+            return this;
+        }
 
         /** Print the per-task progress table after every round. */
-        public Builder verbose(boolean on) { s.verbose(on); return this; }
+        public Builder verbose(boolean on) {
+            s.verbose(on);
+            return this;
+        }
 
         /** Stop starting rounds after this long (the warm-up round of every task always completes). */
-        public Builder timeBudget(java.time.Duration d) { s.timeBudget(d); return this; }
+        public Builder timeBudget(java.time.Duration d) {
+            s.timeBudget(d);
+            return this;
+        }
 
-        public Builder layoutRewrite(boolean on) { layoutRewrite = on; return this; }
+        public Builder layoutRewrite(boolean on) {
+            layoutRewrite = on;
+            return this;
+        }
 
         /**
          * Every task's cost model starts from {@code pretrained} ({@link GbdtCostModel#withPretrained}):
@@ -80,13 +120,19 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
          */
         public Builder pretrained(PretrainedModel pretrained) {
             Objects.requireNonNull(pretrained, "pretrained");
-            s.policies((task, seed) -> EvolutionarySearchPolicy.forTask(task, GbdtCostModel.defaults(seed).withPretrained(pretrained), seed));
+            s.policies((task, seed) -> EvolutionarySearchPolicy.forTask(
+                    task, GbdtCostModel.defaults(seed).withPretrained(pretrained), seed));
             return this;
         }
 
         /** Any other scheduler option. */
-        public Builder scheduler(UnaryOperator<TaskSchedulerOptions.Builder> f) { f.apply(s); return this; }
+        public Builder scheduler(UnaryOperator<TaskSchedulerOptions.Builder> f) {
+            f.apply(s);
+            return this;
+        }
 
-        public NetworkTuneOptions build() { return new NetworkTuneOptions(s.build(), layoutRewrite); }
+        public NetworkTuneOptions build() {
+            return new NetworkTuneOptions(s.build(), layoutRewrite);
+        }
     }
 }

@@ -1,7 +1,7 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.graph.fuse.FusedGroup;
 import dev.kiln.graph.fuse.Partition;
 import dev.kiln.target.CpuTarget;
@@ -36,14 +36,16 @@ final class TaskExtraction {
         Map<String, List<FusedGroup>> byKey = new LinkedHashMap<>();
         for (FusedGroup g : p.groups()) {
             if (MemoryPlan.isView(p, g)) continue;
-            byKey.computeIfAbsent(g.dag().dag().workloadKey(), k -> new ArrayList<>()).add(g);
+            byKey.computeIfAbsent(g.dag().dag().workloadKey(), k -> new ArrayList<>())
+                    .add(g);
         }
         List<NetworkTask> tasks = new ArrayList<>();
         for (List<FusedGroup> gs : byKey.values()) {
             FusedGroup first = gs.getFirst();
             SearchTask t = AutoSchedule.task(first.dag().dag(), target);
             if (layoutRewrite && target instanceof CpuTarget) t = t.withLayoutFree(constantArguments(p, t, gs));
-            String description = first.description() + " " + p.graph().value(first.output()).shape();
+            String description =
+                    first.description() + " " + p.graph().value(first.output()).shape();
             String tag = first.hasReduction() ? first.description() : "";
             tasks.add(new NetworkTask(tasks.size(), t, gs, description, tag));
         }
@@ -57,7 +59,8 @@ final class TaskExtraction {
         for (int a = 0; a < inputs; a++) {
             int pos = a;
             if (!t.dag().arguments().get(a).isPlaceholder()) continue;
-            if (groups.stream().allMatch(g -> p.graph().isConstant(g.dag().arguments().get(pos)))) out.add(a);
+            if (groups.stream()
+                    .allMatch(g -> p.graph().isConstant(g.dag().arguments().get(pos)))) out.add(a);
         }
         return out;
     }

@@ -40,15 +40,21 @@ final class WeightLayouts {
     }
 
     /** The schedule to compile (on the rewritten DAG when a layout changed). */
-    Schedule schedule() { return schedule; }
+    Schedule schedule() {
+        return schedule;
+    }
 
-    boolean rewritten() { return result != null; }
+    boolean rewritten() {
+        return result != null;
+    }
 
     /** Which weights were packed, and how. */
     String note() {
         if (result == null) return "";
-        return "weights packed for the tuned tiles: " + result.transforms().stream()
-                .map(x -> "argument " + x.argument() + " " + x.layout()).collect(Collectors.joining("; "));
+        return "weights packed for the tuned tiles: "
+                + result.transforms().stream()
+                        .map(x -> "argument " + x.argument() + " " + x.layout())
+                        .collect(Collectors.joining("; "));
     }
 
     /**

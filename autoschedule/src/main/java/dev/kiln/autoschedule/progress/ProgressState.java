@@ -27,14 +27,26 @@ public record ProgressState(int done, int total, double bestGflops, int errors, 
 
     /** {@code "best 12.3 GFLOP/s, 2 errors"} ({@code GOP/s} for an integer computation). */
     public String summary() {
-        return String.format(Locale.ROOT, "best %s %s, %d error%s", bestGflops > 0 ? String.format(Locale.ROOT, "%.2f", bestGflops) : "-",
-                unit, errors, errors == 1 ? "" : "s");
+        return String.format(
+                Locale.ROOT,
+                "best %s %s, %d error%s",
+                bestGflops > 0 ? String.format(Locale.ROOT, "%.2f", bestGflops) : "-",
+                unit,
+                errors,
+                errors == 1 ? "" : "s");
     }
 
     /** {@code "64/200 trials, best 12.3 GFLOP/s, 2 errors, 00:00:14 elapsed"}. */
     public String line() {
         long s = elapsed.toSeconds();
-        return String.format(Locale.ROOT, "%d/%d trials, %s, %02d:%02d:%02d elapsed", done, total, summary(), s / 3600,
-                s / 60 % 60, s % 60);
+        return String.format(
+                Locale.ROOT,
+                "%d/%d trials, %s, %02d:%02d:%02d elapsed",
+                done,
+                total,
+                summary(),
+                s / 3600,
+                s / 60 % 60,
+                s % 60);
     }
 }

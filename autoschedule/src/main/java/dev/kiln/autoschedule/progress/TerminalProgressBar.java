@@ -28,8 +28,12 @@ final class TerminalProgressBar implements TuneProgress {
 
     @Override
     public synchronized void start(String taskName, ProgressState state) {
-        ProgressBarBuilder b = new ProgressBarBuilder().setTaskName("tune " + taskName).setInitialMax(state.total())
-                .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(200).setUnit(" trials", 1)
+        ProgressBarBuilder b = new ProgressBarBuilder()
+                .setTaskName("tune " + taskName)
+                .setInitialMax(state.total())
+                .setStyle(ProgressBarStyle.ASCII)
+                .setUpdateIntervalMillis(200)
+                .setUnit(" trials", 1)
                 .startsFrom(state.done(), Duration.ZERO);
         if (sink != null) b.setConsumer(new DelegatingProgressBarConsumer(sink, 160));
         bar = b.build();

@@ -12,11 +12,17 @@ package dev.kiln.autoschedule.scheduler;
 public record ObjectivePoint(int trials, double latencySeconds, double elapsedSeconds, int task) {
 
     /** Whether every task had a valid program, so that the latency is known. */
-    public boolean known() { return !Double.isNaN(latencySeconds); }
+    public boolean known() {
+        return !Double.isNaN(latencySeconds);
+    }
 
     /** The TSV line of this point, in the columns of Ansor's total_latency.tsv (latency in ms). */
     public String tsvLine() {
-        return String.format(java.util.Locale.ROOT, "ElapsedTime(s)\t%.0f\tEstimatedLatency(ms)\t%s\tTrials\t%d",
-                elapsedSeconds, known() ? String.format(java.util.Locale.ROOT, "%.3f", latencySeconds * 1e3) : "N/A", trials);
+        return String.format(
+                java.util.Locale.ROOT,
+                "ElapsedTime(s)\t%.0f\tEstimatedLatency(ms)\t%s\tTrials\t%d",
+                elapsedSeconds,
+                known() ? String.format(java.util.Locale.ROOT, "%.3f", latencySeconds * 1e3) : "N/A",
+                trials);
     }
 }

@@ -12,7 +12,8 @@ import dev.kiln.ir.KilnException;
 public record RoundOutcome(int measured, int errors) {
     public RoundOutcome {
         if (measured < 0 || errors < 0 || errors > measured) {
-            throw new KilnException("a round outcome needs 0 <= errors <= measured, got " + errors + " errors of " + measured);
+            throw new KilnException(
+                    "a round outcome needs 0 <= errors <= measured, got " + errors + " errors of " + measured);
         }
     }
 }

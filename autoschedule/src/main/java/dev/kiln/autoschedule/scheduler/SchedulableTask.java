@@ -19,7 +19,9 @@ public interface SchedulableTask {
     long flops();
 
     /** The unit of its rate: {@code "GFLOP/s"}, or {@code "GOP/s"} for integer arithmetic. */
-    default String rateUnit() { return "GFLOP/s"; }
+    default String rateUnit() {
+        return "GFLOP/s";
+    }
 
     /** The similarity tag; empty for none. */
     String tag();
@@ -29,7 +31,9 @@ public interface SchedulableTask {
      * seconds after each restored trial, in order, {@link Double#POSITIVE_INFINITY} before the
      * first valid one. Empty when nothing was measured before (the default).
      */
-    default double[] restore() { return new double[0]; }
+    default double[] restore() {
+        return new double[0];
+    }
 
     /** Measures up to {@code n} (at least 1) new programs. */
     RoundOutcome runRound(int n);

@@ -110,7 +110,8 @@ final class SchedulerLoop {
             SchedulableTask t = this.tasks.get(i);
             weights[i] = t.weight();
             if (!(weights[i] > 0) || Double.isInfinite(weights[i])) {
-                throw new KilnException("task " + i + " (" + t.name() + "): the weight must be positive and finite, got " + weights[i]);
+                throw new KilnException(
+                        "task " + i + " (" + t.name() + "): the weight must be positive and finite, got " + weights[i]);
             }
             flops[i] = t.flops();
             if (flops[i] < 0) throw new KilnException("task " + i + " (" + t.name() + "): negative FLOPs " + flops[i]);
@@ -136,8 +137,8 @@ final class SchedulerLoop {
         ran = true;
         perRound = Math.min(options.measuresPerRound(), options.trials() / n);
         if (perRound <= 0) {
-            throw new KilnException("task scheduler: a trial budget of " + options.trials() + " is less than one trial per task ("
-                    + n + " tasks); give at least " + n + " trials");
+            throw new KilnException("task scheduler: a trial budget of " + options.trials()
+                    + " is less than one trial per task (" + n + " tasks); give at least " + n + " trials");
         }
         start = nanoTime.getAsLong();
         try {
@@ -171,7 +172,8 @@ final class SchedulerLoop {
         int rr = -1;
         while (true) {
             if (ct >= options.trials()) break;
-            if (!options.timeBudget().isZero() && nanoTime.getAsLong() - start >= options.timeBudget().toNanos()) {
+            if (!options.timeBudget().isZero()
+                    && nanoTime.getAsLong() - start >= options.timeBudget().toNanos()) {
                 stop = SchedulerStop.TIME_BUDGET;
                 break;
             }
@@ -181,7 +183,8 @@ final class SchedulerLoop {
             }
             int i;
             if (options.strategy() == Strategy.ROUND_ROBIN) {
-                do rr = (rr + 1) % n; while (status[rr].dead());
+                do rr = (rr + 1) % n;
+                while (status[rr].dead());
                 i = rr;
             } else {
                 i = chooseByGradient();
@@ -194,13 +197,17 @@ final class SchedulerLoop {
                 bestCt = ct;
             } else if (options.earlyStopping() > 0 && ct - bestCt >= options.earlyStopping() && allHaveLatency()) {
                 stop = SchedulerStop.EARLY_STOPPING;
-                LOG.log(System.Logger.Level.INFO, "task scheduler: stopping early, the objective has not improved in {0} trials",
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "task scheduler: stopping early, the objective has not improved in {0} trials",
                         ct - bestCt);
                 break;
             }
         }
-        if (ct >= options.trials() && stop == SchedulerStop.TRIAL_BUDGET && !anyAlive()) stop = SchedulerStop.ALL_TASKS_DEAD;
-        return new SchedulerTrace(summaries(), order, points, perRound, ct, restoredTrials, objective(), stop, elapsed());
+        if (ct >= options.trials() && stop == SchedulerStop.TRIAL_BUDGET && !anyAlive())
+            stop = SchedulerStop.ALL_TASKS_DEAD;
+        return new SchedulerTrace(
+                summaries(), order, points, perRound, ct, restoredTrials, objective(), stop, elapsed());
     }
 
     /** Restores task i; returns whether it came back with a valid program (and so skips the warm-up). */
@@ -217,7 +224,7 @@ final class SchedulerLoop {
         ct += t;
         if (t == 0) return false;
         double best = curve[t - 1];
-        if (!Double.isFinite(best)) return false;   // only failures so far: the task gets a warm-up round
+        if (!Double.isFinite(best)) return false; // only failures so far: the task gets a warm-up round
         int bestTrial = 1;
         while (curve[bestTrial - 1] != best) bestTrial++;
         cost[i] = best;
@@ -274,8 +281,11 @@ final class SchedulerLoop {
     private void fail(int i, String what, RuntimeException e) {
         status[i] = TaskStatus.FAILED;
         message[i] = e.getClass().getSimpleName() + ": " + e.getMessage();
-        LOG.log(System.Logger.Level.WARNING, "task scheduler: task " + i + " (" + tasks.get(i).name() + ") failed in " + what
-                + " and is no longer tuned", e);
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "task scheduler: task " + i + " (" + tasks.get(i).name() + ") failed in " + what
+                        + " and is no longer tuned",
+                e);
     }
 
     /** The task with the most negative gradient (see the class comment). */
@@ -319,7 +329,8 @@ final class SchedulerLoop {
         double grad = chain * (options.alpha() * backward + (1 - options.alpha()) * forward);
         if (grad > 0) {
             throw new KilnException("task scheduler: the objective decreases when the latency of task " + i + " ("
-                    + tasks.get(i).name() + ") grows (gradient " + grad + ", chain " + chain + "); the gradient strategy "
+                    + tasks.get(i).name() + ") grows (gradient " + grad + ", chain " + chain
+                    + "); the gradient strategy "
                     + "needs an objective that does not decrease in any latency");
         }
         return grad;
@@ -375,8 +386,17 @@ final class SchedulerLoop {
     private List<TaskSummary> summaries() {
         List<TaskSummary> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            out.add(new TaskSummary(i, tasks.get(i).name(), weights[i], flops[i], rounds[i], trials[i],
-                    cost[i] >= NO_LATENCY ? Double.POSITIVE_INFINITY : cost[i], status[i], message[i], tasks.get(i).rateUnit()));
+            out.add(new TaskSummary(
+                    i,
+                    tasks.get(i).name(),
+                    weights[i],
+                    flops[i],
+                    rounds[i],
+                    trials[i],
+                    cost[i] >= NO_LATENCY ? Double.POSITIVE_INFINITY : cost[i],
+                    status[i],
+                    message[i],
+                    tasks.get(i).rateUnit()));
         }
         return out;
     }
@@ -395,7 +415,8 @@ final class SchedulerLoop {
             }
         }
         if (task < 0) return;
-        SchedulerSnapshot s = new SchedulerSnapshot(order.size(), task, summaries(), p.latencySeconds(), ct, p.elapsedSeconds());
+        SchedulerSnapshot s =
+                new SchedulerSnapshot(order.size(), task, summaries(), p.latencySeconds(), ct, p.elapsedSeconds());
         if (options.listener() != null) options.listener().roundDone(s);
         if (options.verbose()) SchedulerListener.table(System.out).roundDone(s);
     }
@@ -414,7 +435,9 @@ final class SchedulerLoop {
         try {
             tsv.close();
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "task scheduler: closing " + options.latencyTsv() + ": " + e.getMessage());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "task scheduler: closing " + options.latencyTsv() + ": " + e.getMessage());
         }
     }
 }

@@ -21,19 +21,29 @@ public record SchedulerResult(List<TaskResult> tasks, SchedulerTrace trace) {
     }
 
     /** The objective at the end, in seconds ({@link Double#NaN} when a task has no valid program). */
-    public double objective() { return trace.objective(); }
+    public double objective() {
+        return trace.objective();
+    }
 
     /** The objective after every round (and after the restore): trials, latency, elapsed seconds. */
-    public List<ObjectivePoint> history() { return trace.history(); }
+    public List<ObjectivePoint> history() {
+        return trace.history();
+    }
 
     /** Trials of all tasks at the end, restored ones included. */
-    public int trials() { return trace.trials(); }
+    public int trials() {
+        return trace.trials();
+    }
 
     /** Trials this run measured. */
-    public int newTrials() { return trace.trials() - trace.restoredTrials(); }
+    public int newTrials() {
+        return trace.trials() - trace.restoredTrials();
+    }
 
     /** Why the run stopped. */
-    public SchedulerStop stop() { return trace.stop(); }
+    public SchedulerStop stop() {
+        return trace.stop();
+    }
 
     /** The tasks that are dead (and why: {@link TaskResult#status()}, {@link TaskSummary#message()}). */
     public List<TaskResult> deadTasks() {
@@ -42,8 +52,14 @@ public record SchedulerResult(List<TaskResult> tasks, SchedulerTrace trace) {
 
     /** The final progress table. */
     public String table() {
-        return new SchedulerSnapshot(trace.order().size(), -1, trace.tasks(), trace.objective(), trace.trials(),
-                trace.elapsedSeconds()).table();
+        return new SchedulerSnapshot(
+                        trace.order().size(),
+                        -1,
+                        trace.tasks(),
+                        trace.objective(),
+                        trace.trials(),
+                        trace.elapsedSeconds())
+                .table();
     }
 
     /** Writes the history as Ansor's total_latency.tsv (one line per point, latency in ms, "N/A" while unknown). */

@@ -14,8 +14,8 @@ import java.util.Locale;
  * @param trials         trials of all tasks so far
  * @param elapsedSeconds seconds since the scheduler started
  */
-record SchedulerSnapshot(int round, int tunedTask, List<TaskSummary> tasks, double objective, int trials,
-                                double elapsedSeconds) {
+record SchedulerSnapshot(
+        int round, int tunedTask, List<TaskSummary> tasks, double objective, int trials, double elapsedSeconds) {
     public SchedulerSnapshot {
         tasks = List.copyOf(tasks);
     }
@@ -28,8 +28,18 @@ record SchedulerSnapshot(int round, int tunedTask, List<TaskSummary> tasks, doub
      */
     public String table() {
         StringBuilder sb = new StringBuilder();
-        String head = String.format(Locale.ROOT, "| %4s | %-28s | %7s | %6s | %12s | %10s | %14s | %6s | %s |",
-                "ID", "Task", "Weight", "Trials", "Latency (ms)", "GFLOP/s", "Weighted (ms)", "Share", "State");
+        String head = String.format(
+                Locale.ROOT,
+                "| %4s | %-28s | %7s | %6s | %12s | %10s | %14s | %6s | %s |",
+                "ID",
+                "Task",
+                "Weight",
+                "Trials",
+                "Latency (ms)",
+                "GFLOP/s",
+                "Weighted (ms)",
+                "Share",
+                "State");
         sb.append(head).append('\n').append("-".repeat(head.length())).append('\n');
         double total = 0;
         boolean all = true;
@@ -39,17 +49,34 @@ record SchedulerSnapshot(int round, int tunedTask, List<TaskSummary> tasks, doub
         }
         for (TaskSummary t : tasks) {
             String name = t.name().length() > 28 ? t.name().substring(0, 25) + "..." : t.name();
-            sb.append(String.format(Locale.ROOT, "| %4d | %-28s | %7s | %6d | %12s | %10s | %14s | %6s | %s |%n", t.index(), name,
-                    trim(t.weight()), t.trials(),
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %4d | %-28s | %7s | %6d | %12s | %10s | %14s | %6s | %s |%n",
+                    t.index(),
+                    name,
+                    trim(t.weight()),
+                    t.trials(),
                     t.hasLatency() ? String.format(Locale.ROOT, "%.4f", t.bestSeconds() * 1e3) : "-",
-                    t.hasLatency() ? String.format(Locale.ROOT, "%.2f", t.gflops()) + (t.rateUnit().equals("GFLOP/s") ? "" : " GOP") : "-",
+                    t.hasLatency()
+                            ? String.format(Locale.ROOT, "%.2f", t.gflops())
+                                    + (t.rateUnit().equals("GFLOP/s") ? "" : " GOP")
+                            : "-",
                     t.hasLatency() ? String.format(Locale.ROOT, "%.4f", t.weightedSeconds() * 1e3) : "-",
-                    t.hasLatency() && all && total > 0 ? String.format(Locale.ROOT, "%.1f%%", 100 * t.weightedSeconds() / total) : "-",
-                    t.status() == TaskStatus.ALIVE ? (t.index() == tunedTask ? "tuned" : "") : t.status().name().toLowerCase(Locale.ROOT)));
+                    t.hasLatency() && all && total > 0
+                            ? String.format(Locale.ROOT, "%.1f%%", 100 * t.weightedSeconds() / total)
+                            : "-",
+                    t.status() == TaskStatus.ALIVE
+                            ? (t.index() == tunedTask ? "tuned" : "")
+                            : t.status().name().toLowerCase(Locale.ROOT)));
         }
         sb.append("-".repeat(head.length())).append('\n');
-        sb.append(String.format(Locale.ROOT, "Estimated total latency: %s ms\tTrials: %d\tUsed time: %.0f s\tRound: %d%n",
-                Double.isNaN(objective) ? "N/A" : String.format(Locale.ROOT, "%.4f", objective * 1e3), trials, elapsedSeconds, round));
+        sb.append(String.format(
+                Locale.ROOT,
+                "Estimated total latency: %s ms\tTrials: %d\tUsed time: %.0f s\tRound: %d%n",
+                Double.isNaN(objective) ? "N/A" : String.format(Locale.ROOT, "%.4f", objective * 1e3),
+                trials,
+                elapsedSeconds,
+                round));
         return sb.toString();
     }
 

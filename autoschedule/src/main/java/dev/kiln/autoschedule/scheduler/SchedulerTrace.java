@@ -15,8 +15,16 @@ import java.util.List;
  * @param stop           why the run stopped
  * @param elapsedSeconds how long the run took
  */
-public record SchedulerTrace(List<TaskSummary> tasks, List<Integer> order, List<ObjectivePoint> history, int perRound,
-                             int trials, int restoredTrials, double objective, SchedulerStop stop, double elapsedSeconds) {
+public record SchedulerTrace(
+        List<TaskSummary> tasks,
+        List<Integer> order,
+        List<ObjectivePoint> history,
+        int perRound,
+        int trials,
+        int restoredTrials,
+        double objective,
+        SchedulerStop stop,
+        double elapsedSeconds) {
     public SchedulerTrace {
         tasks = List.copyOf(tasks);
         order = List.copyOf(order);

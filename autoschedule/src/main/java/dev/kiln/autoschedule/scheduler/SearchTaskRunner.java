@@ -4,10 +4,10 @@ import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.search.BestProgram;
 import dev.kiln.autoschedule.search.SearchLoop;
+import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.autoschedule.search.SearchRound;
 import dev.kiln.autoschedule.search.StopReason;
-import dev.kiln.autoschedule.search.SearchOutcome;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -25,7 +25,8 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
     private SearchPolicy policy;
     private SearchLoop loop;
 
-    SearchTaskRunner(TuningTask task, Supplier<SearchPolicy> policies, Function<TuningTask, Measurer> measurers, TuningLog log) {
+    SearchTaskRunner(
+            TuningTask task, Supplier<SearchPolicy> policies, Function<TuningTask, Measurer> measurers, TuningLog log) {
         this.task = task;
         this.policies = policies;
         this.measurers = measurers;
@@ -33,19 +34,29 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
     }
 
     @Override
-    public String name() { return task.description(); }
+    public String name() {
+        return task.description();
+    }
 
     @Override
-    public double weight() { return task.weight(); }
+    public double weight() {
+        return task.weight();
+    }
 
     @Override
-    public long flops() { return task.flops(); }
+    public long flops() {
+        return task.flops();
+    }
 
     @Override
-    public String rateUnit() { return task.task().dag().rateUnit(); }
+    public String rateUnit() {
+        return task.task().dag().rateUnit();
+    }
 
     @Override
-    public String tag() { return task.tag(); }
+    public String tag() {
+        return task.tag();
+    }
 
     @Override
     public double[] restore() {
@@ -64,7 +75,9 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
 
     @Override
     public double bestLatency() {
-        return loop == null ? Double.POSITIVE_INFINITY : loop.best().map(BestProgram::seconds).orElse(Double.POSITIVE_INFINITY);
+        return loop == null
+                ? Double.POSITIVE_INFINITY
+                : loop.best().map(BestProgram::seconds).orElse(Double.POSITIVE_INFINITY);
     }
 
     /**
@@ -76,14 +89,18 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
         try {
             return loop.remeasure();
         } catch (RuntimeException e) {
-            System.getLogger(SearchTaskRunner.class.getName()).log(System.Logger.Level.WARNING,
-                    "re-measuring the best programs of " + task.description() + " failed: " + e.getMessage());
+            System.getLogger(SearchTaskRunner.class.getName())
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "re-measuring the best programs of " + task.description() + " failed: " + e.getMessage());
             return 0;
         }
     }
 
     /** The best program so far. */
-    Optional<BestProgram> best() { return loop == null ? Optional.empty() : loop.best(); }
+    Optional<BestProgram> best() {
+        return loop == null ? Optional.empty() : loop.best();
+    }
 
     /** The search loop's counts (empty if it was never made). */
     Optional<SearchOutcome> outcome(StopReason reason) {
@@ -96,8 +113,10 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
             try {
                 c.close();
             } catch (Exception e) {
-                System.getLogger(SearchTaskRunner.class.getName()).log(System.Logger.Level.WARNING,
-                        "closing the search policy of " + task.description() + ": " + e.getMessage());
+                System.getLogger(SearchTaskRunner.class.getName())
+                        .log(
+                                System.Logger.Level.WARNING,
+                                "closing the search policy of " + task.description() + ": " + e.getMessage());
             }
         }
     }

@@ -18,8 +18,14 @@ import java.util.Optional;
  * @param errorsByKind   the failed measurements by error kind (LOWER, COMPILE, CRASH, TIMEOUT, ...)
  * @param firstErrors    the first message of each error kind
  */
-public record TaskResult(TuningTask task, TaskSummary summary, Optional<BestProgram> best, int restoredTrials, int errors,
-                         Map<String, Integer> errorsByKind, Map<String, String> firstErrors) {
+public record TaskResult(
+        TuningTask task,
+        TaskSummary summary,
+        Optional<BestProgram> best,
+        int restoredTrials,
+        int errors,
+        Map<String, Integer> errorsByKind,
+        Map<String, String> firstErrors) {
     public TaskResult {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(summary, "summary");
@@ -29,14 +35,22 @@ public record TaskResult(TuningTask task, TaskSummary summary, Optional<BestProg
     }
 
     /** Trials of the task in the log after the run. */
-    public int trials() { return summary.trials(); }
+    public int trials() {
+        return summary.trials();
+    }
 
     /** Trials this run measured. */
-    public int newTrials() { return summary.trials() - restoredTrials; }
+    public int newTrials() {
+        return summary.trials() - restoredTrials;
+    }
 
     /** Its best latency in seconds ({@link Double#POSITIVE_INFINITY} without a valid program). */
-    public double bestSeconds() { return summary.bestSeconds(); }
+    public double bestSeconds() {
+        return summary.bestSeconds();
+    }
 
     /** Alive, or why it is dead. */
-    public TaskStatus status() { return summary.status(); }
+    public TaskStatus status() {
+        return summary.status();
+    }
 }

@@ -64,20 +64,26 @@ public final class TaskScheduler {
         Map<String, Integer> seen = new HashMap<>();
         for (int i = 0; i < this.tasks.size(); i++) {
             TuningTask t = this.tasks.get(i);
-            Integer j = seen.putIfAbsent(t.task().workloadKey() + '\n' + t.task().targetDescription(), i);
+            Integer j =
+                    seen.putIfAbsent(t.task().workloadKey() + '\n' + t.task().targetDescription(), i);
             if (j != null) {
                 throw new KilnException("tasks " + j + " ('" + this.tasks.get(j).description() + "') and " + i + " ('"
-                        + t.description() + "') are the same workload " + t.task().workloadKey() + " on target '"
+                        + t.description() + "') are the same workload "
+                        + t.task().workloadKey() + " on target '"
                         + t.task().targetDescription() + "'; give it once with the sum of their weights");
             }
         }
     }
 
     /** The tasks, in order. */
-    public List<TuningTask> tasks() { return tasks; }
+    public List<TuningTask> tasks() {
+        return tasks;
+    }
 
     /** The options. */
-    public TaskSchedulerOptions options() { return options; }
+    public TaskSchedulerOptions options() {
+        return options;
+    }
 
     /** The seed of task {@code index}'s search policy. */
     public static long taskSeed(long seed, int index) {
@@ -90,9 +96,13 @@ public final class TaskScheduler {
         List<SearchTaskRunner> runners = new ArrayList<>();
         try (TuningLog log = options.log().map(TuningLog::open).orElseGet(TuningLog::inMemory)) {
             if (!log.skippedLines().isEmpty()) {
-                System.getLogger(TaskScheduler.class.getName()).log(System.Logger.Level.WARNING,
-                        "task scheduler: " + log.skippedLines().size() + " line(s) of the log could not be read (first: line "
-                                + log.skippedLines().getFirst().line() + ", " + log.skippedLines().getFirst().reason() + ")");
+                System.getLogger(TaskScheduler.class.getName())
+                        .log(
+                                System.Logger.Level.WARNING,
+                                "task scheduler: " + log.skippedLines().size()
+                                        + " line(s) of the log could not be read (first: line "
+                                        + log.skippedLines().getFirst().line() + ", "
+                                        + log.skippedLines().getFirst().reason() + ")");
             }
             CostModel shared = options.sharedCostModel() ? options.sharedModel().create(options.seed()) : null;
             for (int i = 0; i < tasks.size(); i++) {
@@ -109,8 +119,13 @@ public final class TaskScheduler {
             for (int i = 0; i < tasks.size(); i++) {
                 SearchTaskRunner r = runners.get(i);
                 SearchOutcome o = r.outcome(StopReason.TRIAL_BUDGET).orElse(null);
-                results.add(new TaskResult(tasks.get(i), trace.tasks().get(i), r.best(), o == null ? 0 : o.restoredTrials(),
-                        o == null ? 0 : o.errors(), o == null ? Map.of() : o.errorsByKind(),
+                results.add(new TaskResult(
+                        tasks.get(i),
+                        trace.tasks().get(i),
+                        r.best(),
+                        o == null ? 0 : o.restoredTrials(),
+                        o == null ? 0 : o.errors(),
+                        o == null ? Map.of() : o.errorsByKind(),
                         o == null ? Map.of() : o.firstErrors()));
             }
             return new SchedulerResult(results, trace);
@@ -130,8 +145,9 @@ public final class TaskScheduler {
         try {
             parsed = Target.parse(target);
         } catch (KilnException e) {
-            throw new KilnException("task '" + t.description() + "': its target '" + target + "' is not a target string ("
-                    + e.getMessage() + "), so no measurer can be made for it; give the scheduler a measurer");
+            throw new KilnException(
+                    "task '" + t.description() + "': its target '" + target + "' is not a target string ("
+                            + e.getMessage() + "), so no measurer can be made for it; give the scheduler a measurer");
         }
         m = options.measurers().create(parsed, options.measureOptions());
         made.put(target, m);

@@ -1,13 +1,13 @@
 package dev.kiln.autoschedule.scheduler;
 
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.measure.MeasurerProviders;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.search.SearchPolicy;
+import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.ir.KilnException;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -50,12 +50,30 @@ import java.util.Optional;
  * @param timeBudget           stop starting rounds once this much time has passed ({@link java.time.Duration#ZERO}: no
  *                             limit); checked after the warm-up, which always completes so every task has a program
  */
-public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPerRound, long seed, double alpha, double beta,
-                                   int backwardWindow, int perTaskEarlyStopping, int earlyStopping, double taskEpsGreedy,
-                                   Objective objective, Path logFile, Path latencyTsv, TuneOptions.PolicyFactory policies,
-                                   boolean sharedCostModel, ModelFactory sharedModel, SharedModelPolicyFactory sharedModelPolicies,
-                                   MeasureOptions measureOptions, TuneOptions.MeasurerFactory measurers, Measurer measurer,
-                                   SchedulerListener listener, boolean verbose, java.time.Duration timeBudget) {
+public record TaskSchedulerOptions(
+        Strategy strategy,
+        int trials,
+        int measuresPerRound,
+        long seed,
+        double alpha,
+        double beta,
+        int backwardWindow,
+        int perTaskEarlyStopping,
+        int earlyStopping,
+        double taskEpsGreedy,
+        Objective objective,
+        Path logFile,
+        Path latencyTsv,
+        TuneOptions.PolicyFactory policies,
+        boolean sharedCostModel,
+        ModelFactory sharedModel,
+        SharedModelPolicyFactory sharedModelPolicies,
+        MeasureOptions measureOptions,
+        TuneOptions.MeasurerFactory measurers,
+        Measurer measurer,
+        SchedulerListener listener,
+        boolean verbose,
+        java.time.Duration timeBudget) {
 
     /** Makes the cost model all tasks share. */
     @FunctionalInterface
@@ -78,24 +96,40 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
         Objects.requireNonNull(measureOptions, "measureOptions");
         Objects.requireNonNull(measurers, "measurers");
         Objects.requireNonNull(timeBudget, "timeBudget");
-        if (timeBudget.isNegative()) throw new KilnException("task scheduler: the time budget must not be negative, got " + timeBudget);
+        if (timeBudget.isNegative())
+            throw new KilnException("task scheduler: the time budget must not be negative, got " + timeBudget);
         if (trials < 0) throw new KilnException("task scheduler: trials must not be negative, got " + trials);
-        if (measuresPerRound < 1) throw new KilnException("task scheduler: measuresPerRound must be at least 1, got " + measuresPerRound);
-        if (!(alpha >= 0 && alpha <= 1)) throw new KilnException("task scheduler: alpha must be in [0, 1], got " + alpha);
-        if (!(beta >= 1) || Double.isInfinite(beta)) throw new KilnException("task scheduler: beta must be finite and at least 1, got " + beta);
-        if (backwardWindow < 1) throw new KilnException("task scheduler: backwardWindow must be at least 1, got " + backwardWindow);
-        if (perTaskEarlyStopping < 0) throw new KilnException("task scheduler: perTaskEarlyStopping must not be negative (0 turns it off), got " + perTaskEarlyStopping);
-        if (earlyStopping < 0) throw new KilnException("task scheduler: earlyStopping must not be negative (0 turns it off), got " + earlyStopping);
-        if (!(taskEpsGreedy >= 0 && taskEpsGreedy <= 1)) throw new KilnException("task scheduler: taskEpsGreedy must be in [0, 1], got " + taskEpsGreedy);
+        if (measuresPerRound < 1)
+            throw new KilnException("task scheduler: measuresPerRound must be at least 1, got " + measuresPerRound);
+        if (!(alpha >= 0 && alpha <= 1))
+            throw new KilnException("task scheduler: alpha must be in [0, 1], got " + alpha);
+        if (!(beta >= 1) || Double.isInfinite(beta))
+            throw new KilnException("task scheduler: beta must be finite and at least 1, got " + beta);
+        if (backwardWindow < 1)
+            throw new KilnException("task scheduler: backwardWindow must be at least 1, got " + backwardWindow);
+        if (perTaskEarlyStopping < 0)
+            throw new KilnException("task scheduler: perTaskEarlyStopping must not be negative (0 turns it off), got "
+                    + perTaskEarlyStopping);
+        if (earlyStopping < 0)
+            throw new KilnException(
+                    "task scheduler: earlyStopping must not be negative (0 turns it off), got " + earlyStopping);
+        if (!(taskEpsGreedy >= 0 && taskEpsGreedy <= 1))
+            throw new KilnException("task scheduler: taskEpsGreedy must be in [0, 1], got " + taskEpsGreedy);
     }
 
-    public static Builder builder() { return new Builder(); }
+    public static Builder builder() {
+        return new Builder();
+    }
 
     /** The defaults (see the class comment). */
-    public static TaskSchedulerOptions defaults() { return builder().build(); }
+    public static TaskSchedulerOptions defaults() {
+        return builder().build();
+    }
 
     /** The log file, if any. */
-    public Optional<Path> log() { return Optional.ofNullable(logFile); }
+    public Optional<Path> log() {
+        return Optional.ofNullable(logFile);
+    }
 
     /** Builds {@link TaskSchedulerOptions}; every setter checks its value. */
     public static final class Builder {
@@ -122,52 +156,100 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
 
         private Builder() {}
 
-        public Builder strategy(Strategy s) { strategy = Objects.requireNonNull(s, "strategy"); return this; }
+        public Builder strategy(Strategy s) {
+            strategy = Objects.requireNonNull(s, "strategy");
+            return this;
+        }
 
         /** The trial budget over all tasks, counting trials already in the log. */
-        public Builder trials(int n) { trials = n; return this; }
+        public Builder trials(int n) {
+            trials = n;
+            return this;
+        }
 
-        public Builder measuresPerRound(int n) { measuresPerRound = n; return this; }
+        public Builder measuresPerRound(int n) {
+            measuresPerRound = n;
+            return this;
+        }
 
-        public Builder seed(long s) { seed = s; return this; }
+        public Builder seed(long s) {
+            seed = s;
+            return this;
+        }
 
-        public Builder alpha(double a) { alpha = a; return this; }
+        public Builder alpha(double a) {
+            alpha = a;
+            return this;
+        }
 
-        public Builder beta(double b) { beta = b; return this; }
+        public Builder beta(double b) {
+            beta = b;
+            return this;
+        }
 
-        public Builder backwardWindow(int w) { backwardWindow = w; return this; }
+        public Builder backwardWindow(int w) {
+            backwardWindow = w;
+            return this;
+        }
 
         /**
          * A task is dead once it has gone more than {@code n} trials (rounds x per-round) without a better program; 0:
          * never.
          */
-        public Builder perTaskEarlyStopping(int n) { perTaskEarlyStopping = n; return this; }
+        public Builder perTaskEarlyStopping(int n) {
+            perTaskEarlyStopping = n;
+            return this;
+        }
 
         /** Stop when the objective has not improved in {@code n} trials; 0: never. */
-        public Builder earlyStopping(int n) { earlyStopping = n; return this; }
+        public Builder earlyStopping(int n) {
+            earlyStopping = n;
+            return this;
+        }
 
         /** Probability of a uniformly random live task instead of the gradient's choice (0: off, Ansor's code). */
-        public Builder taskEpsGreedy(double p) { taskEpsGreedy = p; return this; }
+        public Builder taskEpsGreedy(double p) {
+            taskEpsGreedy = p;
+            return this;
+        }
 
-        public Builder objective(Objective o) { objective = Objects.requireNonNull(o, "objective"); return this; }
+        public Builder objective(Objective o) {
+            objective = Objects.requireNonNull(o, "objective");
+            return this;
+        }
 
         /** The tuning log shared by all tasks (created if missing, resumed from if not); null for none. */
-        public Builder logFile(Path p) { logFile = p; return this; }
+        public Builder logFile(Path p) {
+            logFile = p;
+            return this;
+        }
 
         /** Where to write the objective after every round as TSV; null for nowhere. */
-        public Builder latencyTsv(Path p) { latencyTsv = p; return this; }
+        public Builder latencyTsv(Path p) {
+            latencyTsv = p;
+            return this;
+        }
 
         /**
          * The policy of a task with its own cost model (default
          * {@link EvolutionarySearchPolicy#forTask(SearchTask, long)}).
          */
-        public Builder policies(TuneOptions.PolicyFactory f) { policies = Objects.requireNonNull(f, "policies"); return this; }
+        public Builder policies(TuneOptions.PolicyFactory f) {
+            policies = Objects.requireNonNull(f, "policies");
+            return this;
+        }
 
         /** Whether the tasks share one cost model (default false: one model per task). */
-        public Builder sharedCostModel(boolean on) { sharedCostModel = on; return this; }
+        public Builder sharedCostModel(boolean on) {
+            sharedCostModel = on;
+            return this;
+        }
 
         /** Makes the shared cost model (default {@code GbdtCostModel::defaults}). */
-        public Builder sharedModel(ModelFactory f) { sharedModel = Objects.requireNonNull(f, "sharedModel"); return this; }
+        public Builder sharedModel(ModelFactory f) {
+            sharedModel = Objects.requireNonNull(f, "sharedModel");
+            return this;
+        }
 
         /**
          * The policy of a task guided by the shared model (default
@@ -178,26 +260,64 @@ public record TaskSchedulerOptions(Strategy strategy, int trials, int measuresPe
             return this;
         }
 
-        public Builder measureOptions(MeasureOptions o) { measureOptions = Objects.requireNonNull(o, "measureOptions"); return this; }
+        public Builder measureOptions(MeasureOptions o) {
+            measureOptions = Objects.requireNonNull(o, "measureOptions");
+            return this;
+        }
 
         /** Makes the measurer of each target (for instance {@code LocalMeasurer::of}); closed at the end. */
-        public Builder measurers(TuneOptions.MeasurerFactory f) { measurers = Objects.requireNonNull(f, "measurers"); return this; }
+        public Builder measurers(TuneOptions.MeasurerFactory f) {
+            measurers = Objects.requireNonNull(f, "measurers");
+            return this;
+        }
 
         /** One measurer for all tasks, used as it is (not closed); null to make them with the factory. */
-        public Builder measurer(Measurer m) { measurer = m; return this; }
+        public Builder measurer(Measurer m) {
+            measurer = m;
+            return this;
+        }
 
-        public Builder listener(SchedulerListener l) { listener = l; return this; }
+        public Builder listener(SchedulerListener l) {
+            listener = l;
+            return this;
+        }
 
         /** Print the progress table (Ansor's PrintTableInfo) to standard output after every round. */
-        public Builder verbose(boolean on) { verbose = on; return this; }
+        public Builder verbose(boolean on) {
+            verbose = on;
+            return this;
+        }
 
         /** Stop starting rounds after this long (checked after the warm-up; ZERO: no limit). */
-        public Builder timeBudget(java.time.Duration d) { timeBudget = Objects.requireNonNull(d, "timeBudget"); return this; }
+        public Builder timeBudget(java.time.Duration d) {
+            timeBudget = Objects.requireNonNull(d, "timeBudget");
+            return this;
+        }
 
         public TaskSchedulerOptions build() {
-            return new TaskSchedulerOptions(strategy, trials, measuresPerRound, seed, alpha, beta, backwardWindow,
-                    perTaskEarlyStopping, earlyStopping, taskEpsGreedy, objective, logFile, latencyTsv, policies,
-                    sharedCostModel, sharedModel, sharedModelPolicies, measureOptions, measurers, measurer, listener, verbose,
+            return new TaskSchedulerOptions(
+                    strategy,
+                    trials,
+                    measuresPerRound,
+                    seed,
+                    alpha,
+                    beta,
+                    backwardWindow,
+                    perTaskEarlyStopping,
+                    earlyStopping,
+                    taskEpsGreedy,
+                    objective,
+                    logFile,
+                    latencyTsv,
+                    policies,
+                    sharedCostModel,
+                    sharedModel,
+                    sharedModelPolicies,
+                    measureOptions,
+                    measurers,
+                    measurer,
+                    listener,
+                    verbose,
                     timeBudget);
         }
     }

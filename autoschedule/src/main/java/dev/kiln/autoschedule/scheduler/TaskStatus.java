@@ -14,5 +14,7 @@ public enum TaskStatus {
     FAILED;
 
     /** Whether the scheduler no longer gives the task rounds. */
-    public boolean dead() { return this != ALIVE; }
+    public boolean dead() {
+        return this != ALIVE;
+    }
 }

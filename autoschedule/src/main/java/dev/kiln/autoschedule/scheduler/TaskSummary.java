@@ -14,21 +14,44 @@ package dev.kiln.autoschedule.scheduler;
  * @param message     what killed it (the exception of a {@link TaskStatus#FAILED} task), or empty
  * @param rateUnit    {@code "GFLOP/s"}, or {@code "GOP/s"} for an integer computation
  */
-public record TaskSummary(int index, String name, double weight, long flops, int rounds, int trials, double bestSeconds,
-                          TaskStatus status, String message, String rateUnit) {
+public record TaskSummary(
+        int index,
+        String name,
+        double weight,
+        long flops,
+        int rounds,
+        int trials,
+        double bestSeconds,
+        TaskStatus status,
+        String message,
+        String rateUnit) {
 
     /** A floating-point task's row. */
-    public TaskSummary(int index, String name, double weight, long flops, int rounds, int trials, double bestSeconds,
-                       TaskStatus status, String message) {
+    public TaskSummary(
+            int index,
+            String name,
+            double weight,
+            long flops,
+            int rounds,
+            int trials,
+            double bestSeconds,
+            TaskStatus status,
+            String message) {
         this(index, name, weight, flops, rounds, trials, bestSeconds, status, message, "GFLOP/s");
     }
 
     /** Whether the task has a valid program. */
-    public boolean hasLatency() { return Double.isFinite(bestSeconds); }
+    public boolean hasLatency() {
+        return Double.isFinite(bestSeconds);
+    }
 
     /** Its best speed in GFLOP/s, or GOP/s for an integer task (0 without a valid program). */
-    public double gflops() { return hasLatency() && bestSeconds > 0 ? flops / bestSeconds / 1e9 : 0; }
+    public double gflops() {
+        return hasLatency() && bestSeconds > 0 ? flops / bestSeconds / 1e9 : 0;
+    }
 
     /** weight x best latency, in seconds (infinite without a valid program). */
-    public double weightedSeconds() { return weight * bestSeconds; }
+    public double weightedSeconds() {
+        return weight * bestSeconds;
+    }
 }

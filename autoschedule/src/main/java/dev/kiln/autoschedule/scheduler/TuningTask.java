@@ -24,8 +24,8 @@ public record TuningTask(SearchTask task, double weight, String tag, String desc
         Objects.requireNonNull(tag, "tag");
         Objects.requireNonNull(description, "description");
         if (!(weight > 0) || Double.isInfinite(weight)) {
-            throw new KilnException("tuning task '" + description + "' (" + task.workloadKey() + "): the weight must be a "
-                    + "positive finite number, got " + weight);
+            throw new KilnException("tuning task '" + description + "' (" + task.workloadKey()
+                    + "): the weight must be a " + "positive finite number, got " + weight);
         }
     }
 
@@ -40,7 +40,9 @@ public record TuningTask(SearchTask task, double weight, String tag, String desc
     }
 
     /** The FLOPs of one run of the task's computation. */
-    public long flops() { return task.dag().flopCount(); }
+    public long flops() {
+        return task.dag().flopCount();
+    }
 
     private static String outputNames(SearchTask task) {
         return task.dag().outputs().stream().map(Tensor::name).collect(Collectors.joining(","));

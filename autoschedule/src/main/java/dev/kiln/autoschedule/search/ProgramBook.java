@@ -29,7 +29,9 @@ final class ProgramBook {
             this.trial = trial;
         }
 
-        double seconds() { return failed ? Double.POSITIVE_INFINITY : ProgramCosts.combine(costs); }
+        double seconds() {
+            return failed ? Double.POSITIVE_INFINITY : ProgramCosts.combine(costs);
+        }
     }
 
     private final Map<String, Entry> programs = new LinkedHashMap<>();
@@ -64,7 +66,10 @@ final class ProgramBook {
 
     /** The {@code k} cheapest programs that never failed, cheapest first (ties: measured first). */
     List<Entry> top(int k) {
-        return programs.values().stream().filter(e -> !e.failed && !e.costs.isEmpty())
-                .sorted(Comparator.comparingDouble(Entry::seconds)).limit(k).toList();
+        return programs.values().stream()
+                .filter(e -> !e.failed && !e.costs.isEmpty())
+                .sorted(Comparator.comparingDouble(Entry::seconds))
+                .limit(k)
+                .toList();
     }
 }

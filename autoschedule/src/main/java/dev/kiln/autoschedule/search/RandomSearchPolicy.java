@@ -38,7 +38,8 @@ public final class RandomSearchPolicy implements SearchPolicy {
 
     /** Random sampling with {@code population}'s sketches and rules from {@code seed}. */
     public RandomSearchPolicy(InitPopulation population, long seed, int maxFruitlessDraws) {
-        if (maxFruitlessDraws <= 0) throw new KilnException("maxFruitlessDraws must be positive, not " + maxFruitlessDraws);
+        if (maxFruitlessDraws <= 0)
+            throw new KilnException("maxFruitlessDraws must be positive, not " + maxFruitlessDraws);
         this.population = population;
         this.rng = new SplittableRandom(seed);
         this.maxFruitlessDraws = maxFruitlessDraws;
@@ -46,8 +47,8 @@ public final class RandomSearchPolicy implements SearchPolicy {
 
     /** Random sampling of the task's sketches under {@code rules} from {@code seed}. */
     public static RandomSearchPolicy of(SearchTask task, TargetRules rules, long seed) {
-        return new RandomSearchPolicy(rules.population(task, rules.sketches(task)), seed,
-                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        return new RandomSearchPolicy(
+                rules.population(task, rules.sketches(task)), seed, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
     }
 
     /** Random sampling of the task's CPU sketches ({@link TargetRules#cpu()}) from {@code seed}. */
@@ -61,7 +62,9 @@ public final class RandomSearchPolicy implements SearchPolicy {
     }
 
     @Override
-    public String name() { return "random"; }
+    public String name() {
+        return "random";
+    }
 
     @Override
     public List<Candidate> nextBatch(int n, Set<String> measured) {
@@ -94,8 +97,12 @@ public final class RandomSearchPolicy implements SearchPolicy {
     }
 
     /** Draws made so far. */
-    public long draws() { return draws; }
+    public long draws() {
+        return draws;
+    }
 
     /** Draws dropped as invalid so far, by the rule that rejected them. */
-    public Map<String, Integer> invalidDraws() { return Map.copyOf(invalid); }
+    public Map<String, Integer> invalidDraws() {
+        return Map.copyOf(invalid);
+    }
 }

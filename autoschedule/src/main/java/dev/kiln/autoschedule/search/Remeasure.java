@@ -22,7 +22,9 @@ final class Remeasure {
         if (top <= 0 || rounds <= 0) return 0;
         int cap = 3 * top * rounds, done = 0;
         while (done < cap) {
-            List<ProgramBook.Entry> need = book.top(top).stream().filter(e -> e.measurements < 1 + rounds).toList();
+            List<ProgramBook.Entry> need = book.top(top).stream()
+                    .filter(e -> e.measurements < 1 + rounds)
+                    .toList();
             if (need.isEmpty()) break;
             for (ProgramBook.Entry e : need) {
                 if (done >= cap) break;

@@ -17,11 +17,15 @@ public record SearchLimits(int trials, int measuresPerRound, Duration timeBudget
     public SearchLimits {
         Objects.requireNonNull(timeBudget, "timeBudget");
         if (trials < 0) throw new KilnException("the trial budget must not be negative, got " + trials);
-        if (measuresPerRound < 1) throw new KilnException("measuresPerRound must be at least 1, got " + measuresPerRound);
+        if (measuresPerRound < 1)
+            throw new KilnException("measuresPerRound must be at least 1, got " + measuresPerRound);
         if (timeBudget.isNegative()) throw new KilnException("the time budget must not be negative, got " + timeBudget);
-        if (earlyStopping < 0) throw new KilnException("earlyStopping must not be negative (0 turns it off), got " + earlyStopping);
+        if (earlyStopping < 0)
+            throw new KilnException("earlyStopping must not be negative (0 turns it off), got " + earlyStopping);
     }
 
     /** Whether the run has a time budget. */
-    public boolean hasTimeBudget() { return !timeBudget.isZero(); }
+    public boolean hasTimeBudget() {
+        return !timeBudget.isZero();
+    }
 }

@@ -71,14 +71,25 @@ public final class SearchLoop {
     private long start;
 
     /** A loop timed by {@link System#nanoTime()}. */
-    public SearchLoop(SearchTask task, SearchPolicy policy, Measurer measurer, TuningLog log, SearchLimits limits,
-                      TuneProgress progress) {
+    public SearchLoop(
+            SearchTask task,
+            SearchPolicy policy,
+            Measurer measurer,
+            TuningLog log,
+            SearchLimits limits,
+            TuneProgress progress) {
         this(task, policy, measurer, log, limits, progress, System::nanoTime);
     }
 
     /** A loop whose time budget is read from {@code nanoTime} (a fake clock in tests). */
-    public SearchLoop(SearchTask task, SearchPolicy policy, Measurer measurer, TuningLog log, SearchLimits limits,
-                      TuneProgress progress, LongSupplier nanoTime) {
+    public SearchLoop(
+            SearchTask task,
+            SearchPolicy policy,
+            Measurer measurer,
+            TuningLog log,
+            SearchLimits limits,
+            TuneProgress progress,
+            LongSupplier nanoTime) {
         this.task = Objects.requireNonNull(task, "task");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.measurer = Objects.requireNonNull(measurer, "measurer");
@@ -93,7 +104,12 @@ public final class SearchLoop {
      * display.
      */
     public static SearchLoop forRounds(SearchTask task, SearchPolicy policy, Measurer measurer, TuningLog log) {
-        return new SearchLoop(task, policy, measurer, log, new SearchLimits(Integer.MAX_VALUE, 1, Duration.ZERO, 0),
+        return new SearchLoop(
+                task,
+                policy,
+                measurer,
+                log,
+                new SearchLimits(Integer.MAX_VALUE, 1, Duration.ZERO, 0),
                 TuneProgress.none());
     }
 
@@ -104,10 +120,20 @@ public final class SearchLoop {
         start = nanoTime.getAsLong();
         List<Trial> restored = restoreRecords();
         if (restoredTrials > 0) {
-            LOG.log(System.Logger.Level.INFO, "tune {0}: resuming from {1} trials in {2}; best so far {3}", name(),
-                    restoredTrials, log.file().map(Object::toString).orElse("the log"),
-                    best == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms (%.2f %s)", best.seconds() * 1e3,
-                            best.gflops(task.dag().flopCount()), task.dag().rateUnit()));
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "tune {0}: resuming from {1} trials in {2}; best so far {3}",
+                    name(),
+                    restoredTrials,
+                    log.file().map(Object::toString).orElse("the log"),
+                    best == null
+                            ? "none"
+                            : String.format(
+                                    java.util.Locale.ROOT,
+                                    "%.4g ms (%.2f %s)",
+                                    best.seconds() * 1e3,
+                                    best.gflops(task.dag().flopCount()),
+                                    task.dag().rateUnit()));
         }
         progress.start(name(), state(start));
         StopReason reason;
@@ -161,27 +187,38 @@ public final class SearchLoop {
         remeasured += n;
         if (n > 0) {
             best = book.best().orElse(null);
-            LOG.log(System.Logger.Level.INFO, "tune {0}: re-measured the {1} fastest program(s) ({2} measurement(s)); "
-                    + "best {3} (before: {4})", name(), o.remeasureTop(), n, describe(best), describe(before));
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "tune {0}: re-measured the {1} fastest program(s) ({2} measurement(s)); "
+                            + "best {3} (before: {4})",
+                    name(),
+                    o.remeasureTop(),
+                    n,
+                    describe(best),
+                    describe(before));
         }
         return n;
     }
 
     /** Re-measurements made by this loop (not trials). */
-    public int remeasured() { return remeasured; }
+    public int remeasured() {
+        return remeasured;
+    }
 
     private MeasureResult remeasureOne(Candidate c) {
         List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
         if (results.size() != 1) {
-            throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
-                    + results.size() + " results for 1 program");
+            throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned " + results.size()
+                    + " results for 1 program");
         }
         log.append(toRecord(new Trial(c, results.getFirst())).asRemeasure());
         return results.getFirst();
     }
 
     private String describe(BestProgram b) {
-        return b == null ? "none" : String.format(java.util.Locale.ROOT, "%.4g ms, trial %d", b.seconds() * 1e3, b.trial());
+        return b == null
+                ? "none"
+                : String.format(java.util.Locale.ROOT, "%.4g ms, trial %d", b.seconds() * 1e3, b.trial());
     }
 
     /**
@@ -190,7 +227,9 @@ public final class SearchLoop {
      * policy. Call once, before the first {@link #round}; returns the number of trials restored.
      */
     public int restore() {
-        if (started) throw new IllegalStateException("this SearchLoop has already started (restore once, before the first round)");
+        if (started)
+            throw new IllegalStateException(
+                    "this SearchLoop has already started (restore once, before the first round)");
         started = true;
         start = nanoTime.getAsLong();
         List<Trial> restored = restoreRecords();
@@ -206,7 +245,9 @@ public final class SearchLoop {
      * exception. Does not look at the limits' trial budget or early stopping.
      */
     public SearchRound round(int n) {
-        if (n < 1) throw new KilnException("a search round of task " + task.workloadKey() + " must measure at least 1 program, not " + n);
+        if (n < 1)
+            throw new KilnException(
+                    "a search round of task " + task.workloadKey() + " must measure at least 1 program, not " + n);
         if (!started) restore();
         return nextRound(n);
     }
@@ -219,45 +260,74 @@ public final class SearchLoop {
     }
 
     /** The task's fastest valid program so far (restored or measured). */
-    public java.util.Optional<BestProgram> best() { return java.util.Optional.ofNullable(best); }
+    public java.util.Optional<BestProgram> best() {
+        return java.util.Optional.ofNullable(best);
+    }
 
     /** Trials of the task so far: restored from the log and measured. */
-    public int trials() { return trials; }
+    public int trials() {
+        return trials;
+    }
 
     /** Trials that were in the log when the loop started. */
-    public int restoredTrials() { return restoredTrials; }
+    public int restoredTrials() {
+        return restoredTrials;
+    }
 
     /** Failed measurements among all trials so far. */
-    public int errors() { return errors; }
+    public int errors() {
+        return errors;
+    }
 
     /** The failed measurements so far, by error kind. */
-    public Map<String, Integer> errorsByKind() { return Collections.unmodifiableMap(new LinkedHashMap<>(errorsByKind)); }
+    public Map<String, Integer> errorsByKind() {
+        return Collections.unmodifiableMap(new LinkedHashMap<>(errorsByKind));
+    }
 
     /** The first message of each error kind so far. */
-    public Map<String, String> firstErrors() { return Collections.unmodifiableMap(new LinkedHashMap<>(firstErrors)); }
+    public Map<String, String> firstErrors() {
+        return Collections.unmodifiableMap(new LinkedHashMap<>(firstErrors));
+    }
 
     /** Logged records whose schedule no longer replays (counted as trials, never applied). */
-    public int unreplayable() { return unreplayable; }
+    public int unreplayable() {
+        return unreplayable;
+    }
 
     /**
      * The best time (seconds) after each trial so far, in order, {@link Double#POSITIVE_INFINITY}
      * until the first valid one: entry {@code i} is the best of the first {@code i + 1} trials.
      */
-    public double[] bestSecondsByTrial() { return bestByTrial.stream().mapToDouble(Double::doubleValue).toArray(); }
+    public double[] bestSecondsByTrial() {
+        return bestByTrial.stream().mapToDouble(Double::doubleValue).toArray();
+    }
 
     /** The loop's state as an outcome, stopped for {@code reason}; elapsed counts from the start of the run. */
     public SearchOutcome outcome(StopReason reason) {
         Objects.requireNonNull(reason, "reason");
         Duration elapsed = started ? Duration.ofNanos(nanoTime.getAsLong() - start) : Duration.ZERO;
-        return new SearchOutcome(java.util.Optional.ofNullable(best), trials, restoredTrials, trials - restoredTrials,
-                errors, errorsByKind, firstErrors, unreplayable, reason, elapsed);
+        return new SearchOutcome(
+                java.util.Optional.ofNullable(best),
+                trials,
+                restoredTrials,
+                trials - restoredTrials,
+                errors,
+                errorsByKind,
+                firstErrors,
+                unreplayable,
+                reason,
+                elapsed);
     }
 
     /** The task this loop searches. */
-    public SearchTask task() { return task; }
+    public SearchTask task() {
+        return task;
+    }
 
     /** The policy choosing its programs. */
-    public SearchPolicy policy() { return policy; }
+    public SearchPolicy policy() {
+        return policy;
+    }
 
     /**
      * Measures the programs of a round one by one, each logged before the next is measured, and
@@ -278,7 +348,11 @@ public final class SearchLoop {
             }
             Trial t = new Trial(c, results.getFirst());
             log.append(toRecord(t));
-            count(c, t.result().error().name(), t.result().errorMessage(), t.result().cost());
+            count(
+                    c,
+                    t.result().error().name(),
+                    t.result().errorMessage(),
+                    t.result().cost());
             round.add(t);
             progress.update(state(start));
         }
@@ -318,8 +392,13 @@ public final class SearchLoop {
             if (m != null) out.add(new Trial(c, m));
         }
         if (unreplayable > 0) {
-            LOG.log(System.Logger.Level.WARNING, "tune {0}: {1} logged record(s) of this workload no longer replay "
-                    + "and are never applied (first: {2})", name(), unreplayable, firstFailure);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "tune {0}: {1} logged record(s) of this workload no longer replay "
+                            + "and are never applied (first: {2})",
+                    name(),
+                    unreplayable,
+                    firstFailure);
         }
         restoredTrials = trials;
         return out;
@@ -335,7 +414,8 @@ public final class SearchLoop {
         }
         boolean valid = errorKind.equals(LogRecord.NO_ERROR);
         if (!book.add(c, valid, seconds, trials)) best = book.best().orElse(null);
-        else if (valid && (best == null || seconds < best.seconds())) best = new BestProgram(c.schedule(), seconds, trials);
+        else if (valid && (best == null || seconds < best.seconds()))
+            best = new BestProgram(c.schedule(), seconds, trials);
         bestByTrial.add(best == null ? Double.POSITIVE_INFINITY : best.seconds());
     }
 
@@ -347,9 +427,16 @@ public final class SearchLoop {
         } catch (IllegalArgumentException unknown) {
             return null;
         }
-        double[] costs = e == MeasureError.NONE ? r.costs().stream().mapToDouble(Double::doubleValue).toArray() : new double[0];
-        return new MeasureResult(costs, e, e == MeasureError.NONE ? "" : r.errorMessage(), r.compileSeconds(),
-                r.wallSeconds(), r.timestamp().toEpochMilli());
+        double[] costs = e == MeasureError.NONE
+                ? r.costs().stream().mapToDouble(Double::doubleValue).toArray()
+                : new double[0];
+        return new MeasureResult(
+                costs,
+                e,
+                e == MeasureError.NONE ? "" : r.errorMessage(),
+                r.compileSeconds(),
+                r.wallSeconds(),
+                r.timestamp().toEpochMilli());
     }
 
     private void checkBatch(List<Candidate> batch, int n) {
@@ -361,18 +448,25 @@ public final class SearchLoop {
         for (Candidate c : batch) {
             if (measured.contains(c.key()) || !keys.add(c.key())) {
                 throw new KilnException("search policy " + policy.name() + " returned a program that "
-                        + (measured.contains(c.key()) ? "was already measured" : "is twice in its batch") + ":\n" + c.key());
+                        + (measured.contains(c.key()) ? "was already measured" : "is twice in its batch") + ":\n"
+                        + c.key());
             }
         }
     }
 
     private boolean outOfTime(long start) {
-        return limits.hasTimeBudget() && nanoTime.getAsLong() - start >= limits.timeBudget().toNanos();
+        return limits.hasTimeBudget()
+                && nanoTime.getAsLong() - start >= limits.timeBudget().toNanos();
     }
 
     private ProgressState state(long start) {
         double gflops = best == null ? 0 : best.gflops(task.dag().flopCount());
-        return new ProgressState(trials, limits.trials(), gflops, errors, Duration.ofNanos(nanoTime.getAsLong() - start),
+        return new ProgressState(
+                trials,
+                limits.trials(),
+                gflops,
+                errors,
+                Duration.ofNanos(nanoTime.getAsLong() - start),
                 task.dag().rateUnit());
     }
 

@@ -21,9 +21,17 @@ import java.util.Optional;
  * @param stopReason      why the run stopped
  * @param elapsed         how long this run took
  */
-public record SearchOutcome(Optional<BestProgram> best, int trials, int restoredTrials, int newTrials, int errors,
-                            Map<String, Integer> errorsByKind, Map<String, String> firstErrors, int unreplayable,
-                            StopReason stopReason, Duration elapsed) {
+public record SearchOutcome(
+        Optional<BestProgram> best,
+        int trials,
+        int restoredTrials,
+        int newTrials,
+        int errors,
+        Map<String, Integer> errorsByKind,
+        Map<String, String> firstErrors,
+        int unreplayable,
+        StopReason stopReason,
+        Duration elapsed) {
     public SearchOutcome {
         errorsByKind = Collections.unmodifiableMap(new LinkedHashMap<>(errorsByKind));
         firstErrors = Collections.unmodifiableMap(new LinkedHashMap<>(firstErrors));

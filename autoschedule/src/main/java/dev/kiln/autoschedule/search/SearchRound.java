@@ -17,8 +17,12 @@ public record SearchRound(List<Trial> trials, boolean exhausted, boolean timedOu
     }
 
     /** Programs measured in this round. */
-    public int measured() { return trials.size(); }
+    public int measured() {
+        return trials.size();
+    }
 
     /** Programs of this round whose measurement failed. */
-    public int errors() { return (int) trials.stream().filter(t -> !t.result().ok()).count(); }
+    public int errors() {
+        return (int) trials.stream().filter(t -> !t.result().ok()).count();
+    }
 }

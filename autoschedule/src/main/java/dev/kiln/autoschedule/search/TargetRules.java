@@ -85,12 +85,21 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      */
     public static TargetRules cpu() {
         return new TargetRules(
-                List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
-                        new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new AddCacheReadPack(), new SkipStage()),
+                List.of(
+                        new AlwaysInline(),
+                        new AddRfactor(),
+                        new AddCacheWrite(),
+                        MultiLevelTilingWithFusion.cpu(),
+                        new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),
+                        new AddCacheReadPack(),
+                        new SkipStage()),
                 List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization()),
-                List.of(new WeightedMutation(new MutateTileSize(), 0.80), new WeightedMutation(new MutateRegisterTile(), 0.10),
+                List.of(
+                        new WeightedMutation(new MutateTileSize(), 0.80),
+                        new WeightedMutation(new MutateRegisterTile(), 0.10),
                         new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04),
-                        new WeightedMutation(new MutateComputeLocation(), 0.05), new WeightedMutation(new MutateParallel(), 0.01)));
+                        new WeightedMutation(new MutateComputeLocation(), 0.05),
+                        new WeightedMutation(new MutateParallel(), 0.01)));
     }
 
     /**
@@ -100,16 +109,27 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      */
     public static TargetRules ansorCpu() {
         return new TargetRules(
-                List.of(new AlwaysInline(), new AddRfactor(), new AddCacheWrite(), MultiLevelTilingWithFusion.cpu(),
-                        new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE), new SkipStage()),
-                List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), InitVectorization.ansor()),
+                List.of(
+                        new AlwaysInline(),
+                        new AddRfactor(),
+                        new AddCacheWrite(),
+                        MultiLevelTilingWithFusion.cpu(),
+                        new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),
+                        new SkipStage()),
+                List.of(
+                        new InitChangeComputeLocation(),
+                        new InitParallel(),
+                        InitUnroll.cpu(),
+                        InitVectorization.ansor()),
                 cpuMutations());
     }
 
     private static List<WeightedMutation> cpuMutations() {
-        return List.of(new WeightedMutation(new MutateTileSize(), 0.90),
+        return List.of(
+                new WeightedMutation(new MutateTileSize(), 0.90),
                 new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04),
-                new WeightedMutation(new MutateComputeLocation(), 0.05), new WeightedMutation(new MutateParallel(), 0.01));
+                new WeightedMutation(new MutateComputeLocation(), 0.05),
+                new WeightedMutation(new MutateParallel(), 0.01));
     }
 
     /**
@@ -135,11 +155,17 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      */
     public static TargetRules cuda() {
         return new TargetRules(
-                List.of(new AddCacheReadShared(), new AlwaysInline(), new AddCacheWriteForFusion(), new AddCacheWrite(),
+                List.of(
+                        new AddCacheReadShared(),
+                        new AlwaysInline(),
+                        new AddCacheWriteForFusion(),
+                        new AddCacheWrite(),
                         new MultiLevelTilingWithFusion(MultiLevelTiling.GPU_STRUCTURE, List.of(3)),
-                        new MultiLevelTiling(MultiLevelTiling.GPU_STRUCTURE), new SkipStage()),
+                        new MultiLevelTiling(MultiLevelTiling.GPU_STRUCTURE),
+                        new SkipStage()),
                 List.of(new InitThreadBind(), new InitUnroll(InitUnroll.GPU_STEPS), new CheckGpuLimits()),
-                List.of(new WeightedMutation(new MutateTileSize(), 0.90),
+                List.of(
+                        new WeightedMutation(new MutateTileSize(), 0.90),
                         new WeightedMutation(new MutateAutoUnroll(InitUnroll.GPU_STEPS), 0.10)));
     }
 
@@ -158,7 +184,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * limit).
      */
     public InitPopulation population(SearchTask task, List<Sketch> sketches) {
-        return new InitPopulation(task, sketches, initRules, new FactorizationMemo(), InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        return new InitPopulation(
+                task, sketches, initRules, new FactorizationMemo(), InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
     }
 
     /** {@code n} distinct programs of {@code task}'s sketches under these rules, sampled from {@code rng}. */
@@ -168,7 +195,10 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
 
     /** These rules with {@code custom} sketch rules tried before their own (Ansor's custom sketch rules). */
     public TargetRules withCustomSketchRules(List<SketchRule> custom) {
-        return new TargetRules(java.util.stream.Stream.concat(custom.stream(), sketchRules.stream()).toList(), initRules,
+        return new TargetRules(
+                java.util.stream.Stream.concat(custom.stream(), sketchRules.stream())
+                        .toList(),
+                initRules,
                 mutations);
     }
 }

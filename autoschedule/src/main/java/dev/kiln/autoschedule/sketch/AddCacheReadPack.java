@@ -38,7 +38,9 @@ public record AddCacheReadPack() implements SketchRule {
     public static final String SCOPE = "local";
 
     @Override
-    public String name() { return "AddCacheReadPack"; }
+    public String name() {
+        return "AddCacheReadPack";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
@@ -49,8 +51,10 @@ public record AddCacheReadPack() implements SketchRule {
         if (readers.size() != 1) return Condition.SKIP;
         int reader = readers.getFirst();
         Stage r = state.stage(reader);
-        if (r.isPlaceholder() || !StagePredicates.needsMultiLevelTiling(access, state, reader)
-                || !StagePredicates.isTiled(r) || firstReduceLoop(r) < 0) return Condition.SKIP;
+        if (r.isPlaceholder()
+                || !StagePredicates.needsMultiLevelTiling(access, state, reader)
+                || !StagePredicates.isTiled(r)
+                || firstReduceLoop(r) < 0) return Condition.SKIP;
         return packable(access, st, r) ? Condition.APPLY : Condition.SKIP;
     }
 

@@ -15,7 +15,9 @@ import java.util.List;
  */
 public record AddCacheWrite() implements SketchRule {
     @Override
-    public String name() { return "AddCacheWrite"; }
+    public String name() {
+        return "AddCacheWrite";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {

@@ -26,13 +26,18 @@ import java.util.List;
  */
 public record AddRfactor() implements SketchRule {
     @Override
-    public String name() { return "AddRfactor"; }
+    public String name() {
+        return "AddRfactor";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        if (state.stage(stageId).isPlaceholder() || !state.stage(stageId).computeOp().isReduction()) return Condition.SKIP;
+        if (state.stage(stageId).isPlaceholder()
+                || !state.stage(stageId).computeOp().isReduction()) return Condition.SKIP;
         return StagePredicates.needsRfactor(access, task.hardware(), state, stageId)
-                && !StagePredicates.hasCacheWriteStage(state, stageId) ? Condition.APPLY : Condition.SKIP;
+                        && !StagePredicates.hasCacheWriteStage(state, stageId)
+                ? Condition.APPLY
+                : Condition.SKIP;
     }
 
     @Override

@@ -15,18 +15,24 @@ import java.util.List;
  */
 public record AlwaysInline() implements SketchRule {
     @Override
-    public String name() { return "AlwaysInline"; }
+    public String name() {
+        return "AlwaysInline";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         Stage st = state.stage(stageId);
-        if (st.isPlaceholder() || StagePredicates.isOutput(access, state, stageId) || StagePredicates.hasReduceIter(st)) {
+        if (st.isPlaceholder()
+                || StagePredicates.isOutput(access, state, stageId)
+                || StagePredicates.hasReduceIter(st)) {
             return Condition.SKIP;
         }
         // Kiln (like TE) cannot inline an operation with several outputs.
         if (st.op().outputs().size() > 1) return Condition.SKIP;
-        return StagePredicates.isStrictlyInlineable(access, state, stageId) || task.target().kind().isGpu()
-                ? Condition.APPLY_AND_SKIP_REST : Condition.SKIP;
+        return StagePredicates.isStrictlyInlineable(access, state, stageId)
+                        || task.target().kind().isGpu()
+                ? Condition.APPLY_AND_SKIP_REST
+                : Condition.SKIP;
     }
 
     @Override

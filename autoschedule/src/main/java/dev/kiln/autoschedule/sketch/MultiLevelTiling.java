@@ -18,15 +18,22 @@ public record MultiLevelTiling(String structure) implements SketchRule {
     public static final String GPU_STRUCTURE = "SSSRRSRS";
 
     @Override
-    public String name() { return "MultiLevelTiling"; }
+    public String name() {
+        return "MultiLevelTiling";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        return StagePredicates.needsMultiLevelTiling(access, state, stageId) ? Condition.APPLY_AND_SKIP_REST : Condition.SKIP;
+        return StagePredicates.needsMultiLevelTiling(access, state, stageId)
+                ? Condition.APPLY_AND_SKIP_REST
+                : Condition.SKIP;
     }
 
     @Override
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        return List.of(new Derivation(MultiLevelTilingSupport.multiLevelTiling(state, stageId, structure).state(), stageId - 1));
+        return List.of(new Derivation(
+                MultiLevelTilingSupport.multiLevelTiling(state, stageId, structure)
+                        .state(),
+                stageId - 1));
     }
 }

@@ -51,12 +51,14 @@ final class MultiLevelTilingSupport {
                 n = nR;
                 target = reduce;
             } else {
-                throw new KilnException("multi-level tiling of '" + s.stage(stageId).name() + "': loop '" + it.name()
-                        + "' is " + it.kind().name().toLowerCase() + ", neither spatial nor reduction");
+                throw new KilnException(
+                        "multi-level tiling of '" + s.stage(stageId).name() + "': loop '" + it.name() + "' is "
+                                + it.kind().name().toLowerCase() + ", neither spatial nor reduction");
             }
             if (n == 0) {
                 throw new KilnException("multi-level tiling structure '" + structure + "' has no level for "
-                        + it.kind().name().toLowerCase() + " loop '" + it.name() + "' of '" + s.stage(stageId).name() + "'");
+                        + it.kind().name().toLowerCase() + " loop '" + it.name() + "' of '"
+                        + s.stage(stageId).name() + "'");
             }
             if (n == 1) {
                 target.get(0).add(it.uid());
@@ -96,8 +98,8 @@ final class MultiLevelTilingSupport {
         for (int k = 0; k < iters.size(); k++) {
             Iter it = iters.get(k);
             if (it.kind() != IterKind.SPATIAL) {
-                throw new KilnException("follow tiling of '" + s.stage(stageId).name() + "': loop '" + it.name()
-                        + "' is not spatial");
+                throw new KilnException(
+                        "follow tiling of '" + s.stage(stageId).name() + "': loop '" + it.name() + "' is not spatial");
             }
             int at = t.stage(stageId).indexOfUid(it.uid());
             t = t.apply(new FollowSplitStep(stageId, at, splitSteps.get(k), nSplit));

@@ -30,15 +30,19 @@ public record MultiLevelTilingWithFusion(String structure, List<Integer> levels)
     }
 
     @Override
-    public String name() { return "MultiLevelTilingWithFusion"; }
+    public String name() {
+        return "MultiLevelTilingWithFusion";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         if (!StagePredicates.needsMultiLevelTiling(access, state, stageId)) return Condition.SKIP;
         int target = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);
         if (target < 0 || !followable(state, stageId, target)) return Condition.SKIP;
-        return StagePredicates.hasCacheWriteStage(state, stageId) || task.target().kind().isGpu()
-                ? Condition.APPLY_AND_SKIP_REST : Condition.APPLY;
+        return StagePredicates.hasCacheWriteStage(state, stageId)
+                        || task.target().kind().isGpu()
+                ? Condition.APPLY_AND_SKIP_REST
+                : Condition.APPLY;
     }
 
     /**
@@ -48,7 +52,9 @@ public record MultiLevelTilingWithFusion(String structure, List<Integer> levels)
      */
     private static boolean followable(LoopState s, int stageId, int target) {
         Stage t = s.stage(target);
-        long spatial = s.stage(stageId).iters().stream().filter(it -> it.kind() == IterKind.SPATIAL).count();
+        long spatial = s.stage(stageId).iters().stream()
+                .filter(it -> it.kind() == IterKind.SPATIAL)
+                .count();
         if (spatial == 0 || StagePredicates.isTiled(t) || t.iters().size() != spatial) return false;
         for (Iter it : t.iters()) if (it.kind() != IterKind.SPATIAL) return false;
         return true;
@@ -61,7 +67,8 @@ public record MultiLevelTilingWithFusion(String structure, List<Integer> levels)
         int nSplits = base.spatialSplitSteps().size();
         List<Derivation> out = new ArrayList<>();
         for (int level : levels) {
-            if (level < 1 || level > structure.length() || Character.toLowerCase(structure.charAt(level - 1)) != 's') continue;
+            if (level < 1 || level > structure.length() || Character.toLowerCase(structure.charAt(level - 1)) != 's')
+                continue;
             LoopState t = MultiLevelTilingSupport.followTiling(base.state(), target, base.spatialSplitSteps(), level);
             t = t.apply(new ComputeAtStep(stageId, target, level * nSplits - 1));
             out.add(new Derivation(t, stageId - 1));

@@ -34,7 +34,8 @@ public record Sketch(List<Step> steps, LoopState state) {
     public String toString() {
         StringBuilder sb = new StringBuilder(state.toString());
         sb.append("steps:\n");
-        for (int i = 0; i < steps.size(); i++) sb.append("  ").append(i).append(": ").append(steps.get(i)).append('\n');
+        for (int i = 0; i < steps.size(); i++)
+            sb.append("  ").append(i).append(": ").append(steps.get(i)).append('\n');
         return sb.toString();
     }
 }

@@ -41,12 +41,15 @@ public final class SketchGenerator {
         return new SketchGenerator(all);
     }
 
-    public List<SketchRule> rules() { return rules; }
+    public List<SketchRule> rules() {
+        return rules;
+    }
 
     /** The sketches of a task, in the order they are finished. */
     public List<Sketch> generate(SearchTask task) {
         LoopState init = LoopState.initial(task.dag());
-        List<SketchRule.Derivation> now = List.of(new SketchRule.Derivation(init, init.stages().size() - 1));
+        List<SketchRule.Derivation> now =
+                List.of(new SketchRule.Derivation(init, init.stages().size() - 1));
         List<LoopState> done = new ArrayList<>();
         for (int round = 0; !now.isEmpty(); round++) {
             if (round > MAX_ROUNDS) {

@@ -8,7 +8,9 @@ import java.util.List;
 /** Leaves the stage as it is and moves on to the previous one; always applies, and comes last. */
 public record SkipStage() implements SketchRule {
     @Override
-    public String name() { return "SkipStage"; }
+    public String name() {
+        return "SkipStage";
+    }
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {

@@ -17,9 +17,9 @@ import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
-import dev.kiln.tir.PrimFunc;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
+import dev.kiln.tir.PrimFunc;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,7 +71,8 @@ public final class AutoSchedule {
             if (before.hasOtherTargets()) warn(notes, before.otherTargetsNote());
 
             SearchPolicy policy = options.policies().create(task, options.seed());
-            Measurer made = options.measurer() == null ? options.measurers().create(target, options.measureOptions()) : null;
+            Measurer made =
+                    options.measurer() == null ? options.measurers().create(target, options.measureOptions()) : null;
             SearchOutcome outcome;
             try {
                 Measurer measurer = made != null ? made : options.measurer();
@@ -81,8 +82,10 @@ public final class AutoSchedule {
                 if (made != null) made.close();
             }
             if (outcome.unreplayable() > 0) {
-                warn(notes, outcome.unreplayable() + " logged record(s) of this workload no longer replay on its DAG "
-                        + "and were not applied.");
+                warn(
+                        notes,
+                        outcome.unreplayable() + " logged record(s) of this workload no longer replay on its DAG "
+                                + "and were not applied.");
             }
             BestProgram best = outcome.best().orElseThrow(() -> new KilnException(noProgram(task, outcome, before)));
             CompiledKernel kernel = compile(best.schedule(), target);
@@ -118,8 +121,9 @@ public final class AutoSchedule {
         ComputeDAG dag = task.dag();
         try (TuningLog log = TuningLog.open(logFile)) {
             LogLookup l = log.lookup(task.workloadKey(), task.targetDescription());
-            LogRecord best = l.best().orElseThrow(() -> new KilnException("cannot build workload " + task.workloadKey()
-                    + " from the log: " + l.explanation()));
+            LogRecord best = l.best()
+                    .orElseThrow(() -> new KilnException(
+                            "cannot build workload " + task.workloadKey() + " from the log: " + l.explanation()));
             if (l.hasOtherTargets()) LOG.log(System.Logger.Level.WARNING, l.otherTargetsNote());
             try {
                 Schedule s = best.schedule(task);
@@ -164,7 +168,9 @@ public final class AutoSchedule {
                 + task.targetDescription() + "' in " + o.trials() + " trial(s) (stopped: " + o.stopReason() + ")");
         if (o.trials() == 0) sb.append("; the trial budget is 0 and the log has no valid record of the task");
         if (!o.errorsByKind().isEmpty()) sb.append("; errors ").append(o.errorsByKind());
-        o.firstErrors().forEach((kind, msg) -> sb.append("\nfirst ").append(kind).append(": ").append(msg));
+        o.firstErrors()
+                .forEach((kind, msg) ->
+                        sb.append("\nfirst ").append(kind).append(": ").append(msg));
         if (before.hasOtherTargets()) sb.append('\n').append(before.otherTargetsNote());
         return sb.toString();
     }

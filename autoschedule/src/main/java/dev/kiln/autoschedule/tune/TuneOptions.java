@@ -1,9 +1,9 @@
 package dev.kiln.autoschedule.tune;
 
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
-import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.MeasurerProviders;
 import dev.kiln.autoschedule.search.SearchLimits;
 import dev.kiln.autoschedule.search.SearchPolicy;
@@ -44,9 +44,19 @@ import java.util.Optional;
  * @param progressBar       whether to draw a progress bar on the terminal
  * @param verbose           whether to log a line per round (System.Logger, INFO)
  */
-public record TuneOptions(int trials, int measuresPerRound, long seed, Path logFile, Duration timeBudget,
-                          int earlyStopping, MeasureOptions measureOptions, MeasurerFactory measurers, Measurer measurer,
-                          PolicyFactory policies, boolean progressBar, boolean verbose) {
+public record TuneOptions(
+        int trials,
+        int measuresPerRound,
+        long seed,
+        Path logFile,
+        Duration timeBudget,
+        int earlyStopping,
+        MeasureOptions measureOptions,
+        MeasurerFactory measurers,
+        Measurer measurer,
+        PolicyFactory policies,
+        boolean progressBar,
+        boolean verbose) {
 
     /** Makes the measurer of a tuning run; the run closes it at the end. */
     @FunctionalInterface
@@ -158,7 +168,8 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
 
         /** Stop after {@code n} trials without a better program; 0 never stops early. */
         public Builder earlyStopping(int n) {
-            if (n < 0) throw new KilnException("tune options: earlyStopping must not be negative (0 turns it off), got " + n);
+            if (n < 0)
+                throw new KilnException("tune options: earlyStopping must not be negative (0 turns it off), got " + n);
             earlyStopping = n;
             return this;
         }
@@ -202,8 +213,19 @@ public record TuneOptions(int trials, int measuresPerRound, long seed, Path logF
         }
 
         public TuneOptions build() {
-            return new TuneOptions(trials, measuresPerRound, seed, logFile, timeBudget, earlyStopping, measureOptions,
-                    measurers, measurer, policies, progressBar, verbose);
+            return new TuneOptions(
+                    trials,
+                    measuresPerRound,
+                    seed,
+                    logFile,
+                    timeBudget,
+                    earlyStopping,
+                    measureOptions,
+                    measurers,
+                    measurer,
+                    policies,
+                    progressBar,
+                    verbose);
         }
     }
 }

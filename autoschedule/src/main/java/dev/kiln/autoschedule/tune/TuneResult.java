@@ -26,8 +26,15 @@ import java.util.Optional;
  * @param notes     things the user should know, each one sentence
  * @param kernel    the best program, compiled for the target
  */
-public record TuneResult(SearchTask task, Schedule schedule, double seconds, SearchOutcome outcome,
-                         Optional<Path> logFile, List<String> notes, CompiledKernel kernel) implements AutoCloseable {
+public record TuneResult(
+        SearchTask task,
+        Schedule schedule,
+        double seconds,
+        SearchOutcome outcome,
+        Optional<Path> logFile,
+        List<String> notes,
+        CompiledKernel kernel)
+        implements AutoCloseable {
     public TuneResult {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(schedule, "schedule");
@@ -46,31 +53,53 @@ public record TuneResult(SearchTask task, Schedule schedule, double seconds, Sea
     }
 
     /** {@code "GFLOP/s"}, or {@code "GOP/s"} when the computation is integer arithmetic. */
-    public String rateUnit() { return task.dag().rateUnit(); }
+    public String rateUnit() {
+        return task.dag().rateUnit();
+    }
 
     /** Trials of the task, those restored from the log included. */
-    public int trials() { return outcome.trials(); }
+    public int trials() {
+        return outcome.trials();
+    }
 
     /** Trials this run measured. */
-    public int newTrials() { return outcome.newTrials(); }
+    public int newTrials() {
+        return outcome.newTrials();
+    }
 
     /** Failed measurements among all trials. */
-    public int errors() { return outcome.errors(); }
+    public int errors() {
+        return outcome.errors();
+    }
 
     /** Failed measurements by error kind. */
-    public Map<String, Integer> errorsByKind() { return outcome.errorsByKind(); }
+    public Map<String, Integer> errorsByKind() {
+        return outcome.errorsByKind();
+    }
 
-    public StopReason stopReason() { return outcome.stopReason(); }
+    public StopReason stopReason() {
+        return outcome.stopReason();
+    }
 
     /** Which trial found the best program (counting from 1 over the log). */
-    public int bestTrial() { return outcome.best().orElseThrow().trial(); }
+    public int bestTrial() {
+        return outcome.best().orElseThrow().trial();
+    }
 
     /** A few lines for people: the best time and speed, the trials, the errors, why it stopped, the notes. */
     public String summary() {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
+        StringBuilder sb = new StringBuilder(String.format(
+                Locale.ROOT,
                 "best %.4g ms (%.2f %s), found at trial %d of %d (%d measured now, %d errors%s); stopped: %s",
-                seconds * 1e3, gflops(), rateUnit(), bestTrial(), trials(), newTrials(), errors(),
-                errorsByKind().isEmpty() ? "" : " " + errorsByKind(), stopReason()));
+                seconds * 1e3,
+                gflops(),
+                rateUnit(),
+                bestTrial(),
+                trials(),
+                newTrials(),
+                errors(),
+                errorsByKind().isEmpty() ? "" : " " + errorsByKind(),
+                stopReason()));
         for (String n : notes) sb.append('\n').append("note: ").append(n);
         return sb.toString();
     }

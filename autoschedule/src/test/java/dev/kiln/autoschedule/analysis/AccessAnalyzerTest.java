@@ -68,7 +68,9 @@ class AccessAnalyzerTest {
     void softmaxExpIsNotStrictlyInlineableAndHasTwoReaders() {
         ComputeDAG dag = Workloads.softmaxNm(3, 20);
         AccessAnalyzer a = AccessAnalyzer.of(dag);
-        Operation max = op(dag, "softmax_max"), exp = op(dag, "softmax_exp"), sum = op(dag, "softmax_sum"),
+        Operation max = op(dag, "softmax_max"),
+                exp = op(dag, "softmax_exp"),
+                sum = op(dag, "softmax_sum"),
                 norm = op(dag, "softmax");
         assertThat(a.needsMultiLevelTiling(max)).isFalse();
         assertThat(a.isSimpleAccess(max)).isFalse();
@@ -94,13 +96,22 @@ class AccessAnalyzerTest {
 
         Tensor x = Te.placeholder("x", FLOAT32, 1, 3, 4, 4);
         Tensor v = Te.placeholder("v", FLOAT32, 3);
-        ComputeDAG bn = ComputeDAG.of(Norm.batchNormNchw(x, Te.placeholder("mean", FLOAT32, 3), v,
-                Te.placeholder("gamma", FLOAT32, 3), Te.placeholder("beta", FLOAT32, 3), 1e-5));
-        assertThat(AccessAnalyzer.of(bn).needsMultiLevelTiling(op(bn, "batch_norm"))).isTrue();
+        ComputeDAG bn = ComputeDAG.of(Norm.batchNormNchw(
+                x,
+                Te.placeholder("mean", FLOAT32, 3),
+                v,
+                Te.placeholder("gamma", FLOAT32, 3),
+                Te.placeholder("beta", FLOAT32, 3),
+                1e-5));
+        assertThat(AccessAnalyzer.of(bn).needsMultiLevelTiling(op(bn, "batch_norm")))
+                .isTrue();
         // a single broadcast producer and no reduction: no reuse
-        Tensor b = Te.compute("bias_add", x.shape(), (n, c, h, w) -> x.at(n, c, h, w).add(v.at(c)));
-        assertThat(AccessAnalyzer.of(ComputeDAG.of(b)).needsMultiLevelTiling(b.op())).isFalse();
-        assertThat(AccessAnalyzer.of(ComputeDAG.of(b)).isStrictlyInlineable(b.op())).isTrue();
+        Tensor b = Te.compute(
+                "bias_add", x.shape(), (n, c, h, w) -> x.at(n, c, h, w).add(v.at(c)));
+        assertThat(AccessAnalyzer.of(ComputeDAG.of(b)).needsMultiLevelTiling(b.op()))
+                .isFalse();
+        assertThat(AccessAnalyzer.of(ComputeDAG.of(b)).isStrictlyInlineable(b.op()))
+                .isTrue();
     }
 
     @Test
@@ -127,11 +138,16 @@ class AccessAnalyzerTest {
         }
         assertThat(OpAccess.of(t.op()).strictlyInlineable()).as("transpose").isFalse();
         assertThat(OpAccess.of(s.op()).strictlyInlineable()).as("shift").isTrue();
-        assertThat(OpAccess.of(c.op()).strictlyInlineable()).as("constant index").isTrue();
-        assertThat(OpAccess.of(d.op()).strictlyInlineable()).as("duplicate axis").isFalse();
+        assertThat(OpAccess.of(c.op()).strictlyInlineable())
+                .as("constant index")
+                .isTrue();
+        assertThat(OpAccess.of(d.op()).strictlyInlineable())
+                .as("duplicate axis")
+                .isFalse();
         assertThat(OpAccess.of(e.op()).strictlyInlineable()).as("exp").isFalse();
         IterVar i = ((dev.kiln.te.ComputeOp) s.op()).axes().get(0);
-        List<Expr> idx = List.of(i.add(1), ((dev.kiln.te.ComputeOp) s.op()).axes().get(1));
+        List<Expr> idx =
+                List.of(i.add(1), ((dev.kiln.te.ComputeOp) s.op()).axes().get(1));
         assertThat(IndexAccess.of(s.op(), idx).isElementwise()).isTrue();
         assertThat(IndexAccess.of(s.op(), List.of(i.mul(2))).simple()).isFalse();
         // a constant tensor reads nothing and is always strictly inlineable

@@ -23,7 +23,8 @@ class StagePredicatesTest {
         Tensor a0 = Te.compute("A0", a.shape(), (i, j) -> a.at(i, j).add(1.0));
         Tensor b = Te.compute("B", a.shape(), (i, j) -> a0.at(i, j).mul(2.0));
         dev.kiln.ir.IterVar k = Te.reduceAxis(8, "k");
-        Tensor c = Te.compute("C", Te.shape(8, 8), (i, j) -> Te.sum(k, b.at(i, k).mul(w.at(k, j))));
+        Tensor c =
+                Te.compute("C", Te.shape(8, 8), (i, j) -> Te.sum(k, b.at(i, k).mul(w.at(k, j))));
         return ComputeDAG.of(c);
     }
 
@@ -81,7 +82,8 @@ class StagePredicatesTest {
         int exp = st.stageIndex("softmax_exp"), norm = st.stageIndex("softmax");
         assertThat(StagePredicates.consumers(st, exp)).containsExactly(st.stageIndex("softmax_sum"), norm);
         assertThat(StagePredicates.singleConsumerId(st, exp)).isEqualTo(norm);
-        assertThat(StagePredicates.singleConsumerId(LoopState.initial(dag), exp)).isEqualTo(-1);
+        assertThat(StagePredicates.singleConsumerId(LoopState.initial(dag), exp))
+                .isEqualTo(-1);
         // norm's i has softmax_sum attached: the walk stops right after it
         assertThat(StagePredicates.computeLocationCandidates(st, exp)).containsExactly(new Location(norm, 0));
     }
@@ -93,14 +95,21 @@ class StagePredicatesTest {
         LoopState min = LoopState.initial(Workloads.minNm(10, 1024));
         LoopState pool = LoopState.initial(Workloads.maxPool2d(1, 8, 8, 4, 1));
         HardwareParams four = Workloads.FOUR_CORES, many = four.withNumCores(64);
-        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(mm), four, mm, 2)).isTrue();
-        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(mm), many.withNumCores(2), mm, 2)).isFalse(); // S=64 > 16*2
-        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(big), four, big, 2)).isFalse();
-        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(min), four, min, 1)).isTrue();
-        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(min), many.withNumCores(2048), min, 1)).isFalse();
+        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(mm), four, mm, 2))
+                .isTrue();
+        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(mm), many.withNumCores(2), mm, 2))
+                .isFalse(); // S=64 > 16*2
+        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(big), four, big, 2))
+                .isFalse();
+        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(min), four, min, 1))
+                .isTrue();
+        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(min), many.withNumCores(2048), min, 1))
+                .isFalse();
         int p = pool.stages().size() - 1;
-        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(pool), four, pool, p)).isFalse(); // R = 4, not > 4
-        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(pool), four.withNumCores(3), pool, p)).isTrue();
+        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(pool), four, pool, p))
+                .isFalse(); // R = 4, not > 4
+        assertThat(StagePredicates.needsRfactor(AccessAnalyzer.of(pool), four.withNumCores(3), pool, p))
+                .isTrue();
     }
 
     @Test
@@ -111,7 +120,8 @@ class StagePredicatesTest {
         s.stage("D").split("r", 4);
         s.stage("D").rfactor("r.1", 2);
         LoopState st = s.state();
-        assertThat(st.stages().stream().map(x -> x.name()).toList()).containsExactly("A", "B", "D.rf", "D", "C", "E.local", "E");
+        assertThat(st.stages().stream().map(x -> x.name()).toList())
+                .containsExactly("A", "B", "D.rf", "D", "C", "E.local", "E");
         assertThat(StagePredicates.hasRfactorStage(st, 2)).isTrue();
         assertThat(StagePredicates.hasCacheWriteStage(st, 5)).isTrue();
         assertThat(StagePredicates.hasCacheWriteStage(st, 6)).isFalse();
@@ -135,6 +145,7 @@ class StagePredicatesTest {
         // a spatial loop on threadIdx.x is not a cross-thread reduction
         ScheduleBuilder e = ScheduleBuilder.on(Workloads.softmaxNm(4, 64));
         e.stage("softmax").bind("j", "threadIdx.x");
-        assertThat(StagePredicates.hasCrossThreadReduction(e.state(), e.state().stageIndex("softmax"))).isFalse();
+        assertThat(StagePredicates.hasCrossThreadReduction(e.state(), e.state().stageIndex("softmax")))
+                .isFalse();
     }
 }

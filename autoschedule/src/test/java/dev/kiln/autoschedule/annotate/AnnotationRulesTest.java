@@ -7,7 +7,6 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.InferBound;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.annotate.InitUnroll;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.nn.Activation;
@@ -53,7 +52,8 @@ class AnnotationRulesTest {
             List<Step> steps = fill.fill(task, plain, rng);
             SplitStep first = (SplitStep) steps.get(0);
             counts.merge(first.lengths(), 1, Integer::sum);
-            for (Step s : steps) if (s instanceof SplitStep sp) assertThat(sp.isConcrete()).isTrue();
+            for (Step s : steps)
+                if (s instanceof SplitStep sp) assertThat(sp.isConcrete()).isTrue();
         }
         // 8 = 2^3 into three tile sizes: 20 schemes, each drawn about 200 times
         assertThat(counts).hasSize(20);
@@ -68,7 +68,8 @@ class AnnotationRulesTest {
         for (Sketch sk : TargetRules.cpu().sketches(task)) {
             for (int d = 0; d < 50; d++) {
                 for (Step s : fill.fill(task, sk, rng)) {
-                    if (s instanceof SplitStep sp) assertThat(sp.lengths().getLast()).isLessThanOrEqualTo(4);
+                    if (s instanceof SplitStep sp)
+                        assertThat(sp.lengths().getLast()).isLessThanOrEqualTo(4);
                 }
             }
         }
@@ -85,11 +86,15 @@ class AnnotationRulesTest {
         assertThat(st.iter(0).annotation()).isEqualTo(IterAnnotation.PARALLEL);
         // 100 > 64 at once: only the outer loop
         SearchTask wide = Workloads.task(relu(100, 3));
-        st = new InitParallel().apply(wide, initial(wide.dag()), new SplittableRandom(1)).stage(1);
+        st = new InitParallel()
+                .apply(wide, initial(wide.dag()), new SplittableRandom(1))
+                .stage(1);
         assertThat(st.iters().stream().map(Iter::toString).toList()).containsExactly("parallel i (100)", "j (3)");
         // a reduction stops the walk
         SearchTask mm = Workloads.task(Workloads.matmul(2, 3, 50));
-        st = new InitParallel().apply(mm, initial(mm.dag()), new SplittableRandom(1)).stage(2);
+        st = new InitParallel()
+                .apply(mm, initial(mm.dag()), new SplittableRandom(1))
+                .stage(2);
         assertThat(st.iters().stream().map(Iter::toString).toList()).containsExactly("parallel i@j@ (6)", "k (50)");
     }
 
@@ -104,7 +109,8 @@ class AnnotationRulesTest {
         LoopState s = new InitParallel().apply(task, InferBound.apply(sb.state()), new SplittableRandom(1));
         // b's i has extent 1 and a computed inside it: a's loops become parallel, then b's j
         assertThat(s.stage(1).iters().stream().map(Iter::toString).toList()).containsExactly("parallel i@j@ (64)");
-        assertThat(s.stage(2).iters().stream().map(Iter::toString).toList()).containsExactly("i (1)", "parallel j (64)");
+        assertThat(s.stage(2).iters().stream().map(Iter::toString).toList())
+                .containsExactly("i (1)", "parallel j (64)");
         assertThat(NestedParallel.has(s)).isFalse();
     }
 
@@ -153,7 +159,9 @@ class AnnotationRulesTest {
         Map<String, Integer> seen = new HashMap<>();
         SplittableRandom rng = new SplittableRandom(9);
         for (int d = 0; d < 100; d++) {
-            Stage st = new InitVectorization().apply(task, initial(task.dag()), rng).stage(1);
+            Stage st = new InitVectorization()
+                    .apply(task, initial(task.dag()), rng)
+                    .stage(1);
             seen.merge(st.iters().getLast().toString(), 1, Integer::sum);
         }
         assertThat(seen.keySet()).containsExactlyInAnyOrder("vectorize k (2)", "vectorize j@k@ (4)");
@@ -185,8 +193,13 @@ class AnnotationRulesTest {
         Map<String, Long> ext = new HashMap<>();
         for (Iter it : local.iters()) ext.put(it.name(), it.extent());
         // the copy is split [2, 4 x 8] and the local stage sits at its j.1: a 32 x 32 tile
-        assertThat(ext).containsEntry("i.0", 1L).containsEntry("i.1", 1L).containsEntry("i.2", 4L).containsEntry("i.3", 8L)
-                .containsEntry("k.0", 8L).containsEntry("k.1", 8L);
+        assertThat(ext)
+                .containsEntry("i.0", 1L)
+                .containsEntry("i.1", 1L)
+                .containsEntry("i.2", 4L)
+                .containsEntry("i.3", 8L)
+                .containsEntry("k.0", 8L)
+                .containsEntry("k.1", 8L);
         // replayed without inference, the same loops have their root extents
         Stage raw = c.schedule().replay().stage(2);
         assertThat(raw.iter(2).name()).isEqualTo("i.1");
@@ -200,7 +213,9 @@ class AnnotationRulesTest {
         List<Sketch> sketches = TargetRules.cpu().sketches(task);
         InitRule picky = new InitRule() {
             @Override
-            public String name() { return "Picky"; }
+            public String name() {
+                return "Picky";
+            }
 
             @Override
             public LoopState apply(SearchTask t, LoopState s, SplittableRandom rng) {
@@ -223,8 +238,8 @@ class AnnotationRulesTest {
     void aSmallSpaceRunsOutInsteadOfLoopingForever() {
         // a 1 x 1 relu has one loop nest; only the (no-op) compute_root choice is random
         SearchTask task = Workloads.task(relu(1, 1));
-        InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(),
-                new FactorizationMemo(), 50);
+        InitPopulation pop = new InitPopulation(
+                task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(), new FactorizationMemo(), 50);
         InitPopulation.Result r = pop.sample(10, new SplittableRandom(1));
         assertThat(r.candidates()).hasSize(1);
         assertThat(r.stats().draws()).isEqualTo(51);

@@ -16,13 +16,19 @@ class DeterminismTest {
 
     private static List<List<Step>> sample(dev.kiln.te.ComputeDAG dag, long seed) {
         SearchTask task = Workloads.task(dag);
-        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(40, new SplittableRandom(seed))
-                .candidates().stream().map(c -> c.schedule().steps()).toList();
+        return TargetRules.cpu()
+                .population(task, TargetRules.cpu().sketches(task))
+                .sample(40, new SplittableRandom(seed))
+                .candidates()
+                .stream()
+                .map(c -> c.schedule().steps())
+                .toList();
     }
 
     @Test
     void theSameSeedGivesTheSameSchedules() {
-        for (var dag : List.of(Workloads.matmul(6, 8, 48), Workloads.softmaxNm(3, 20), Workloads.conv2dNhwcRelu(1, 5, 5, 4, 4, 3))) {
+        for (var dag : List.of(
+                Workloads.matmul(6, 8, 48), Workloads.softmaxNm(3, 20), Workloads.conv2dNhwcRelu(1, 5, 5, 4, 4, 3))) {
             List<List<Step>> a = sample(dag, 42), b = sample(dag, 42), c = sample(dag, 43);
             assertThat(a).isEqualTo(b);
             assertThat(a).isNotEqualTo(c);
@@ -32,7 +38,8 @@ class DeterminismTest {
     @Test
     void eachDrawDependsOnlyOnItsOwnGenerator() {
         SearchTask task = Workloads.task(Workloads.layerNorm(4, 10));
-        InitPopulation pop = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task));
+        InitPopulation pop =
+                TargetRules.cpu().population(task, TargetRules.cpu().sketches(task));
         Candidate x = pop.draw(new SplittableRandom(7));
         pop.draw(new SplittableRandom(8));
         Candidate y = pop.draw(new SplittableRandom(7));

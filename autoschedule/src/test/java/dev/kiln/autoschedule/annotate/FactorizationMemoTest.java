@@ -42,7 +42,9 @@ class FactorizationMemoTest {
                 assertThat(extent % prod).as("%s divides %d", l, extent).isZero();
                 assertThat(l.getLast()).isLessThanOrEqualTo(max);
             }
-            assertThat(s).as("extent %d, %d lengths, max %d", extent, n, max).hasSize(bruteForce(extent, n, max).size());
+            assertThat(s)
+                    .as("extent %d, %d lengths, max %d", extent, n, max)
+                    .hasSize(bruteForce(extent, n, max).size());
         }
     }
 
@@ -67,7 +69,9 @@ class FactorizationMemoTest {
 
     @Test
     void badArgumentsAreRefused() {
-        assertThatThrownBy(() -> memo.schemes(0, 2, 64)).isInstanceOf(KilnException.class).hasMessageContaining("extent 0");
+        assertThatThrownBy(() -> memo.schemes(0, 2, 64))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("extent 0");
         assertThatThrownBy(() -> memo.schemes(8, 0, 64)).isInstanceOf(KilnException.class);
         assertThatThrownBy(() -> memo.schemes(8, 2, 0)).isInstanceOf(KilnException.class);
     }

@@ -4,11 +4,11 @@ import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.autoschedule.HardwareParams;
+import dev.kiln.autoschedule.InferBound;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.sketch.Sketch;
-import dev.kiln.autoschedule.InferBound;
 import dev.kiln.nn.Conv;
 import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.IterAnnotation;
@@ -64,9 +64,11 @@ class RegisterTileSizesTest {
 
     @Test
     void noCandidateWhenTheVectorAxisIsNotAMultipleOfTheLanes() {
-        assertThat(RegisterTileSizes.candidates(AVX512, 4, List.of(64L, 56L), new FactorizationMemo())).isEmpty();
-        assertThat(RegisterTileSizes.innermost(AVX512, 4, List.of(64L, 56L), new FactorizationMemo(),
-                new SplittableRandom(1))).isNull();
+        assertThat(RegisterTileSizes.candidates(AVX512, 4, List.of(64L, 56L), new FactorizationMemo()))
+                .isEmpty();
+        assertThat(RegisterTileSizes.innermost(
+                        AVX512, 4, List.of(64L, 56L), new FactorizationMemo(), new SplittableRandom(1)))
+                .isNull();
     }
 
     @Test
@@ -88,16 +90,19 @@ class RegisterTileSizesTest {
     void samplerDrawsRegisterTilesAboutHalfTheTime() {
         SearchTask task = SearchTask.cpu(Workloads.matmul(1024, 1024, 1024), AVX512);
         Sketch sk = TargetRules.cpu().sketches(task).getFirst();
-        List<Integer> splits = RegisterTileSizes.groups(task.dag(), sk).getFirst().splitSteps();
+        List<Integer> splits =
+                RegisterTileSizes.groups(task.dag(), sk).getFirst().splitSteps();
         InitFillTileSize uniform = new InitFillTileSize(new FactorizationMemo(), 0);
         InitFillTileSize aware = new InitFillTileSize(new FactorizationMemo());
         int draws = 2000;
-        int inUniform = countFitting(uniform, task, sk, splits, draws), inAware = countFitting(aware, task, sk, splits, draws);
+        int inUniform = countFitting(uniform, task, sk, splits, draws),
+                inAware = countFitting(aware, task, sk, splits, draws);
         assertThat(inUniform).isLessThan(draws / 10);
         assertThat(inAware).isGreaterThan(draws * 4 / 10);
     }
 
-    private static int countFitting(InitFillTileSize fill, SearchTask task, Sketch sk, List<Integer> splits, int draws) {
+    private static int countFitting(
+            InitFillTileSize fill, SearchTask task, Sketch sk, List<Integer> splits, int draws) {
         SplittableRandom rng = new SplittableRandom(11);
         int n = 0;
         for (int d = 0; d < draws; d++) {
@@ -115,7 +120,8 @@ class RegisterTileSizesTest {
         Sketch sk = TargetRules.cpu().sketches(task).getFirst();
         InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo());
         for (int seed = 0; seed < 5; seed++) {
-            assertThat(fill.fill(task, sk, new SplittableRandom(seed))).isEqualTo(fill.fill(task, sk, new SplittableRandom(seed)));
+            assertThat(fill.fill(task, sk, new SplittableRandom(seed)))
+                    .isEqualTo(fill.fill(task, sk, new SplittableRandom(seed)));
         }
     }
 
@@ -127,11 +133,13 @@ class RegisterTileSizesTest {
         FactorizationMemo memo = new FactorizationMemo();
         for (int[] t : RegisterTileSizes.candidates(AVX512, 4, List.of(1L, 14L, 14L, 64L), memo)) {
             assertThat(t[3] % 16).isZero();
-            assertThat(RegisterTileSizes.fits(AVX512, (long) t[0] * t[1] * t[2], t[3] / 16)).isTrue();
+            assertThat(RegisterTileSizes.fits(AVX512, (long) t[0] * t[1] * t[2], t[3] / 16))
+                    .isTrue();
         }
         boolean some = false;
         for (Sketch sk : TargetRules.cpu().sketches(task)) {
-            for (RegisterTileSizes.Group g : RegisterTileSizes.groups(task.dag(), sk)) some |= g.splitSteps().size() == 4;
+            for (RegisterTileSizes.Group g : RegisterTileSizes.groups(task.dag(), sk))
+                some |= g.splitSteps().size() == 4;
         }
         assertThat(some).isTrue();
     }
@@ -145,8 +153,10 @@ class RegisterTileSizesTest {
             assertThat(last.extent()).isEqualTo((long) j3);
         }
         // Ansor's rule alone leaves a 32-wide row to LLVM
-        assertThat(innermostAfterVectorization(SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512), 32,
-                InitVectorization.ansor()).annotation()).isEqualTo(IterAnnotation.NONE);
+        assertThat(innermostAfterVectorization(
+                                SearchTask.cpu(Workloads.matmul(64, 64, 64), AVX512), 32, InitVectorization.ansor())
+                        .annotation())
+                .isEqualTo(IterAnnotation.NONE);
         // AVX2 (8 lanes): 24 is three vectors; 20 is longer than Ansor's 16 and not whole vectors: it stays a loop
         SearchTask avx2 = SearchTask.cpu(Workloads.matmul(48, 48, 48), AVX2);
         assertThat(innermostAfterVectorization(avx2, 24).annotation()).isEqualTo(IterAnnotation.VECTORIZE);
@@ -163,7 +173,8 @@ class RegisterTileSizesTest {
     }
 
     private static Iter innermostAfterVectorization(SearchTask task, int j3, InitVectorization rule) {
-        List<Step> steps = new ArrayList<>(TargetRules.ansorCpu().sketches(task).getFirst().steps());
+        List<Step> steps =
+                new ArrayList<>(TargetRules.ansorCpu().sketches(task).getFirst().steps());
         boolean first = true;
         for (int i = 0; i < steps.size(); i++) {
             if (steps.get(i) instanceof SplitStep sp && !sp.isConcrete()) {

@@ -42,7 +42,8 @@ class RegisterTileTailsTest {
             assertThat(notDividing).isEqualTo(1);
             assertThat(64 % t[3]).isZero();
             assertThat(t[3] % 16).isZero();
-            assertThat(RegisterTileSizes.fits(AVX512, (long) t[0] * t[1] * t[2], t[3] / 16)).isTrue();
+            assertThat(RegisterTileSizes.fits(AVX512, (long) t[0] * t[1] * t[2], t[3] / 16))
+                    .isTrue();
             names.add(t[0] + "x" + t[1] + "x" + t[2] + "x" + t[3]);
         }
         // oneDNN-like tiles a 56-wide image cannot have exactly: 6 rows of four zmm, 12 rows of two
@@ -51,7 +52,8 @@ class RegisterTileTailsTest {
             assertThat(names).doesNotContain(exact[0] + "x" + exact[1] + "x" + exact[2] + "x" + exact[3]);
         }
         // a vector axis that the lanes do not divide gives no tile, with or without a tail
-        assertThat(RegisterTileSizes.tailCandidates(AVX512, 4, List.of(56L, 56L), memo)).isEmpty();
+        assertThat(RegisterTileSizes.tailCandidates(AVX512, 4, List.of(56L, 56L), memo))
+                .isEmpty();
     }
 
     @Test
@@ -92,8 +94,12 @@ class RegisterTileTailsTest {
     private static int checkTails(ComputeDAG dag, int n) {
         SearchTask task = Workloads.task(dag);
         InitFillTileSize fill = new InitFillTileSize(new FactorizationMemo(), 1.0, 1.0);
-        InitPopulation sampler = new InitPopulation(task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(),
-                fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        InitPopulation sampler = new InitPopulation(
+                task,
+                TargetRules.cpu().sketches(task),
+                TargetRules.cpu().initRules(),
+                fill,
+                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
         List<Candidate> cs = sampler.sample(n, new SplittableRandom(21)).candidates();
         List<NDArray> inputs = new ArrayList<>();
         for (int i = 0; i < dag.inputs().size(); i++) {
@@ -105,11 +111,14 @@ class RegisterTileTailsTest {
         for (Candidate c : cs) {
             boolean tail = false;
             for (Step s : c.schedule().steps()) {
-                tail |= s instanceof SplitStep sp && sp.extent() != null && sp.extent() % sp.lengths().getLast() != 0;
+                tail |= s instanceof SplitStep sp
+                        && sp.extent() != null
+                        && sp.extent() % sp.lengths().getLast() != 0;
             }
             if (!tail) continue;
             withTail++;
-            Comparison cmp = run(Lowering.lower("tail", c.schedule()), dag, inputs).compareTo(want, 1e-4, 1e-4);
+            Comparison cmp =
+                    run(Lowering.lower("tail", c.schedule()), dag, inputs).compareTo(want, 1e-4, 1e-4);
             assertThat(cmp.ok()).as(c.key() + "\n" + cmp.report()).isTrue();
             Schedule back = Schedule.fromJson(c.schedule().toJson(), dag);
             assertThat(back.steps()).isEqualTo(c.schedule().steps());

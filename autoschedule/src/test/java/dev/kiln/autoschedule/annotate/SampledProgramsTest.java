@@ -65,10 +65,15 @@ class SampledProgramsTest {
         int parallel = 0, vectorized = 0, unrolled = 0, moved = 0;
         for (Candidate c : res.candidates()) {
             List<Step> steps = c.schedule().steps();
-            if (steps.stream().anyMatch(x -> x instanceof AnnotationStep a && a.annotation() == IterAnnotation.PARALLEL)) parallel++;
-            if (steps.stream().anyMatch(x -> x instanceof AnnotationStep a && a.annotation() == IterAnnotation.VECTORIZE)) vectorized++;
+            if (steps.stream()
+                    .anyMatch(x -> x instanceof AnnotationStep a && a.annotation() == IterAnnotation.PARALLEL))
+                parallel++;
+            if (steps.stream()
+                    .anyMatch(x -> x instanceof AnnotationStep a && a.annotation() == IterAnnotation.VECTORIZE))
+                vectorized++;
             if (c.state().stages().stream().anyMatch(st -> st.autoUnrollMaxStep() > 0)) unrolled++;
-            if (c.state().stages().stream().anyMatch(st -> st.computeAt() == ComputeAtKind.ITER && !StagePredicates.isTiled(st))) moved++;
+            if (c.state().stages().stream()
+                    .anyMatch(st -> st.computeAt() == ComputeAtKind.ITER && !StagePredicates.isTiled(st))) moved++;
             assertThat(keys.add(c.key())).as("keys are distinct").isTrue();
             Schedule s = c.schedule();
             assertThat(s.replay().isConcrete()).isTrue();
@@ -83,13 +88,24 @@ class SampledProgramsTest {
                 failures.add(c.key() + s.toJavaSource() + e);
             }
         }
-        System.out.printf("%s: %d sketches, %d candidates from %d draws (%d duplicates, invalid %s)%n", what,
-                sketches.size(), res.candidates().size(), res.stats().draws(), res.stats().duplicates(), res.stats().invalid());
-        assertThat(failures).as(what + ": samples that do not compute the reference").isEmpty();
+        System.out.printf(
+                "%s: %d sketches, %d candidates from %d draws (%d duplicates, invalid %s)%n",
+                what,
+                sketches.size(),
+                res.candidates().size(),
+                res.stats().draws(),
+                res.stats().duplicates(),
+                res.stats().invalid());
+        assertThat(failures)
+                .as(what + ": samples that do not compute the reference")
+                .isEmpty();
         assertThat(parallel).as(what + ": samples with a parallel loop").isPositive();
         assertThat(vectorized).as(what + ": samples with a vectorised loop").isPositive();
         assertThat(unrolled).as(what + ": samples with auto-unroll").isPositive();
-        if (movesStages) assertThat(moved).as(what + ": samples with a stage computed inside another").isPositive();
+        if (movesStages)
+            assertThat(moved)
+                    .as(what + ": samples with a stage computed inside another")
+                    .isPositive();
         assertThat(sketchesSeen).as(what + ": every sketch is sampled").hasSize(sketches.size());
     }
 
@@ -100,7 +116,9 @@ class SampledProgramsTest {
             var a = sketch.steps().get(i);
             var b = s.steps().get(i);
             if (a instanceof dev.kiln.schedule.SplitStep sa && b instanceof dev.kiln.schedule.SplitStep sb) {
-                if (sa.stageId() != sb.stageId() || sa.iterId() != sb.iterId() || sa.lengths().size() != sb.lengths().size()) return false;
+                if (sa.stageId() != sb.stageId()
+                        || sa.iterId() != sb.iterId()
+                        || sa.lengths().size() != sb.lengths().size()) return false;
             } else if (!a.equals(b)) {
                 return false;
             }
@@ -159,30 +177,41 @@ class SampledProgramsTest {
         dags.add(ComputeDAG.of(Reduction.mean(x, 0)));
         dags.add(ComputeDAG.of(Reduction.sum(Te.placeholder("x", FLOAT32, 3, 4, 10), 1, 2)));
         dags.add(ComputeDAG.of(Reduction.sum(Te.placeholder("x", FLOAT32, 40))));
-        dags.add(ComputeDAG.of(Linalg.batchMatmul(Te.placeholder("X", FLOAT32, 2, 5, 6), Te.placeholder("Y", FLOAT32, 2, 6, 4))));
-        dags.add(ComputeDAG.of(Linalg.dense(Te.placeholder("x", FLOAT32, 3, 8), Te.placeholder("w", FLOAT32, 5, 8),
+        dags.add(ComputeDAG.of(
+                Linalg.batchMatmul(Te.placeholder("X", FLOAT32, 2, 5, 6), Te.placeholder("Y", FLOAT32, 2, 6, 4))));
+        dags.add(ComputeDAG.of(Linalg.dense(
+                Te.placeholder("x", FLOAT32, 3, 8),
+                Te.placeholder("w", FLOAT32, 5, 8),
                 Te.placeholder("b", FLOAT32, 5))));
         dags.add(Workloads.maxPool2d(1, 6, 6, 3, 1));
         dags.add(ComputeDAG.of(Pool.avgPool2dNhwc(Te.placeholder("x", FLOAT32, 1, 6, 6, 3), 3, 2, 1, false)));
-        dags.add(ComputeDAG.of(Conv.depthwiseConv2dNchw(Te.placeholder("d", FLOAT32, 1, 3, 6, 6),
-                Te.placeholder("w", FLOAT32, 3, 1, 3, 3), 1, 1)));
-        dags.add(ComputeDAG.of(ConvTranspose.conv2dTransposeNhwc(Te.placeholder("d", FLOAT32, 1, 3, 3, 2),
-                Te.placeholder("w", FLOAT32, 3, 3, 2, 3), 2, 1)));
+        dags.add(ComputeDAG.of(Conv.depthwiseConv2dNchw(
+                Te.placeholder("d", FLOAT32, 1, 3, 6, 6), Te.placeholder("w", FLOAT32, 3, 1, 3, 3), 1, 1)));
+        dags.add(ComputeDAG.of(ConvTranspose.conv2dTransposeNhwc(
+                Te.placeholder("d", FLOAT32, 1, 3, 3, 2), Te.placeholder("w", FLOAT32, 3, 3, 2, 3), 2, 1)));
         dags.add(ComputeDAG.of(Softmax.logSoftmax(Te.placeholder("x", FLOAT32, 4, 12))));
-        dags.add(ComputeDAG.of(Activation.gelu(Linalg.matmul(Te.placeholder("A", FLOAT32, 6, 10), Te.placeholder("B", FLOAT32, 10, 6)))));
+        dags.add(ComputeDAG.of(Activation.gelu(
+                Linalg.matmul(Te.placeholder("A", FLOAT32, 6, 10), Te.placeholder("B", FLOAT32, 10, 6)))));
         dags.add(ComputeDAG.of(Layout.transpose(Activation.relu(Te.placeholder("x", FLOAT32, 6, 10)))));
         for (int d = 0; d < dags.size(); d++) {
             ComputeDAG dag = dags.get(d);
             SearchTask task = Workloads.task(dag);
-            InitPopulation pop = new InitPopulation(task, TargetRules.cpu().sketches(task), TargetRules.cpu().initRules(),
-                    new FactorizationMemo(), 100);
+            InitPopulation pop = new InitPopulation(
+                    task,
+                    TargetRules.cpu().sketches(task),
+                    TargetRules.cpu().initRules(),
+                    new FactorizationMemo(),
+                    100);
             InitPopulation.Result res = pop.sample(25, new SplittableRandom(100 + d));
             assertThat(res.candidates()).isNotEmpty();
             List<NDArray> inputs = randomInputs(dag, 100 + d);
             NDArray expected = run(LowerDefault.lower("reference", dag), dag, inputs);
             for (Candidate c : res.candidates()) {
-                Comparison cmp = run(Lowering.lower("sampled", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
-                assertThat(cmp.ok()).as("%s\n%s%s", cmp.report(), c.key(), c.schedule().toJavaSource()).isTrue();
+                Comparison cmp = run(Lowering.lower("sampled", c.schedule()), dag, inputs)
+                        .compareTo(expected, 1e-4, 1e-4);
+                assertThat(cmp.ok())
+                        .as("%s\n%s%s", cmp.report(), c.key(), c.schedule().toJavaSource())
+                        .isTrue();
             }
         }
     }

@@ -6,17 +6,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.mutation.MutateTileSize;
+import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.model.RandomCostModel;
+import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.FakeMeasurer;
 import dev.kiln.autoschedule.search.SearchLimits;
 import dev.kiln.autoschedule.search.SearchLoop;
 import dev.kiln.autoschedule.search.SearchOutcome;
-import dev.kiln.autoschedule.log.TuningLog;
-import dev.kiln.autoschedule.progress.TuneProgress;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.SplitStep;
@@ -27,8 +26,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.junit.jupiter.api.Test;
 
 /** The genetic algorithm with a known objective, and the policy inside the tuning loop. */
@@ -37,7 +36,9 @@ class EvolutionarySearchTest {
     /** A model that likes long innermost tiles: the mean log2 of the last length of every split, over 6. */
     static final class InnerTileModel implements CostModel {
         @Override
-        public String name() { return "inner-tile"; }
+        public String name() {
+            return "inner-tile";
+        }
 
         @Override
         public void update(SearchTask task, List<Candidate> candidates, List<MeasureResult> results) {}
@@ -69,7 +70,12 @@ class EvolutionarySearchTest {
     }
 
     static double meanTop(List<Candidate> cs, int k) {
-        return cs.stream().mapToDouble(InnerTileModel::score).sorted().skip(Math.max(0, cs.size() - k)).average().orElseThrow();
+        return cs.stream()
+                .mapToDouble(InnerTileModel::score)
+                .sorted()
+                .skip(Math.max(0, cs.size() - k))
+                .average()
+                .orElseThrow();
     }
 
     @Test
@@ -104,7 +110,8 @@ class EvolutionarySearchTest {
         try {
             List<Candidate> two = new EvolutionarySearch(TASK, new InnerTileModel(), o.withThreads(2), pool)
                     .run(init, 20, Set.of(), new SplittableRandom(8));
-            assertThat(two.stream().map(Candidate::key).toList()).isEqualTo(one.stream().map(Candidate::key).toList());
+            assertThat(two.stream().map(Candidate::key).toList())
+                    .isEqualTo(one.stream().map(Candidate::key).toList());
         } finally {
             pool.shutdownNow();
         }
@@ -118,13 +125,22 @@ class EvolutionarySearchTest {
         List<String> first = null;
         for (int threads : new int[] {1, 2}) {
             FakeMeasurer m = new FakeMeasurer(Target.cpu(), 10, new java.util.concurrent.atomic.AtomicLong(), 0);
-            GbdtCostModel model = new GbdtCostModel(dev.kiln.autoschedule.model.GbdtParams.defaults().withRounds(8), 16,
-                    0.05, 4, 1024);
-            EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withGenerations(2).withThreads(threads);
-            try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(TASK, TargetRules.cpu().sketches(TASK),
-                    model, o, 7)) {
-                SearchOutcome out = new SearchLoop(TASK, p, m, TuningLog.inMemory(),
-                        new SearchLimits(60, 20, Duration.ZERO, 0), TuneProgress.none()).run();
+            GbdtCostModel model = new GbdtCostModel(
+                    dev.kiln.autoschedule.model.GbdtParams.defaults().withRounds(8), 16, 0.05, 4, 1024);
+            EvolutionOptions o = EvolutionOptions.defaults()
+                    .withPopulation(48)
+                    .withGenerations(2)
+                    .withThreads(threads);
+            try (EvolutionarySearchPolicy p =
+                    new EvolutionarySearchPolicy(TASK, TargetRules.cpu().sketches(TASK), model, o, 7)) {
+                SearchOutcome out = new SearchLoop(
+                                TASK,
+                                p,
+                                m,
+                                TuningLog.inMemory(),
+                                new SearchLimits(60, 20, Duration.ZERO, 0),
+                                TuneProgress.none())
+                        .run();
                 assertThat(out.trials()).isEqualTo(60);
                 assertThat(new HashSet<>(m.measured())).hasSize(60);
                 assertThat(model.trained()).isTrue();
@@ -144,10 +160,20 @@ class EvolutionarySearchTest {
     void smallSpaceIsExhausted() {
         SearchTask small = Workloads.task(Workloads.minNm(4, 6));
         FakeMeasurer m = new FakeMeasurer(Target.cpu());
-        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(small, TargetRules.cpu().sketches(small),
-                GbdtCostModel.defaults(1), EvolutionOptions.defaults().withPopulation(64).withThreads(1), 1)) {
-            SearchOutcome out = new SearchLoop(small, p, m, TuningLog.inMemory(),
-                    new SearchLimits(1000, 16, Duration.ZERO, 0), TuneProgress.none()).run();
+        try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(
+                small,
+                TargetRules.cpu().sketches(small),
+                GbdtCostModel.defaults(1),
+                EvolutionOptions.defaults().withPopulation(64).withThreads(1),
+                1)) {
+            SearchOutcome out = new SearchLoop(
+                            small,
+                            p,
+                            m,
+                            TuningLog.inMemory(),
+                            new SearchLimits(1000, 16, Duration.ZERO, 0),
+                            TuneProgress.none())
+                    .run();
             assertThat(out.stopReason()).isEqualTo(dev.kiln.autoschedule.search.StopReason.SEARCH_SPACE_EXHAUSTED);
             assertThat(out.trials()).isBetween(2, 999);
             assertThat(new HashSet<>(m.measured())).hasSize(out.trials());
@@ -162,9 +188,11 @@ class EvolutionarySearchTest {
         // two generations of at most 32 children each
         assertThat(es.stats().children).isLessThanOrEqualTo(2 * 32 * 5 / 2);
         assertThat(es.stats().scored).isLessThanOrEqualTo(3 * 32);
-        assertThatThrownBy(() -> EvolutionOptions.defaults().withPopulation(1)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> EvolutionOptions.defaults().withPopulation(1))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("population");
         assertThatThrownBy(() -> EvolutionOptions.defaults().withCrossoverProbability(1.5))
-                .isInstanceOf(KilnException.class).hasMessageContaining("crossoverProbability");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("crossoverProbability");
     }
 }

@@ -34,11 +34,15 @@ class MutateRegisterTileTest {
 
     /** The parent's and child's register tiles of the changed group differ, and the child's fits. */
     static void checkRedrawn(SearchTask task, Candidate p, Candidate c) {
-        List<RegisterTileSizes.Group> groups = RegisterTileSizes.groups(task.dag(), p.schedule().steps());
+        List<RegisterTileSizes.Group> groups =
+                RegisterTileSizes.groups(task.dag(), p.schedule().steps());
         List<Integer> d = MutationRulesTest.diff(p, c);
         assertThat(d).isNotEmpty();
-        RegisterTileSizes.Group g = groups.stream().filter(x -> x.splitSteps().containsAll(d)).findFirst()
-                .orElseThrow(() -> new AssertionError("changed steps " + d + " are not one register-tile group of " + groups));
+        RegisterTileSizes.Group g = groups.stream()
+                .filter(x -> x.splitSteps().containsAll(d))
+                .findFirst()
+                .orElseThrow(() ->
+                        new AssertionError("changed steps " + d + " are not one register-tile group of " + groups));
         int n = g.splitSteps().size();
         int[] before = new int[n], after = new int[n];
         List<Long> extents = new ArrayList<>();
@@ -51,11 +55,15 @@ class MutateRegisterTileTest {
             // the split covers ceil(extent / inner) innermost tiles exactly: a tail of less than one tile
             long q = (b.extent() + after[k] - 1) / after[k];
             List<Integer> midB = b.lengths().subList(0, b.lengths().size() - 1);
-            assertThat(q % midB.stream().mapToLong(Integer::longValue).reduce(1, (x, y) -> x * y)).as(b.toString()).isZero();
+            assertThat(q % midB.stream().mapToLong(Integer::longValue).reduce(1, (x, y) -> x * y))
+                    .as(b.toString())
+                    .isZero();
             List<Integer> midA = a.lengths().subList(0, a.lengths().size() - 1);
             long midProd = midA.stream().mapToLong(Integer::longValue).reduce(1, (x, y) -> x * y);
             if (q % midProd == 0) {
-                assertThat(b.lengths().subList(0, b.lengths().size() - 1)).as("middle levels kept").isEqualTo(midA);
+                assertThat(b.lengths().subList(0, b.lengths().size() - 1))
+                        .as("middle levels kept")
+                        .isEqualTo(midA);
             }
         }
         assertThat(after).isNotEqualTo(before);
@@ -63,7 +71,9 @@ class MutateRegisterTileTest {
         for (int k = 0; k < n - 1; k++) rows *= after[k];
         int lanes = HW.lanes(g.elementBytes());
         assertThat(after[n - 1] % lanes).isZero();
-        assertThat(RegisterTileSizes.fits(HW, rows, after[n - 1] / lanes)).as(Arrays.toString(after)).isTrue();
+        assertThat(RegisterTileSizes.fits(HW, rows, after[n - 1] / lanes))
+                .as(Arrays.toString(after))
+                .isTrue();
         FactorizationMemo memo = new FactorizationMemo();
         List<int[]> all = new ArrayList<>(RegisterTileSizes.candidates(HW, g.elementBytes(), extents, memo));
         all.addAll(RegisterTileSizes.tailCandidates(HW, g.elementBytes(), extents, memo));
@@ -120,14 +130,16 @@ class MutateRegisterTileTest {
         assertThat(l.getLast()).isEqualTo(8);
         assertThat(l.get(0) * l.get(1)).isEqualTo(7);
         // a tail: 6 rows on 56 cover ceil(56 / 6) = 10 tiles; the middle 2 divides 10 and is kept
-        assertThat(rule.lengths(kept.withLengths(List.of(2, 7)), 6, new SplittableRandom(1))).containsExactly(2, 6);
+        assertThat(rule.lengths(kept.withLengths(List.of(2, 7)), 6, new SplittableRandom(1)))
+                .containsExactly(2, 6);
         // the middle 4 does not divide 10: the nearest factors of 10 are 5 (|log 5/4|) over 2 (|log 2/4|)
         assertThat(rule.lengths(kept, 6, new SplittableRandom(1))).containsExactly(5, 6);
     }
 
     @Test
     void everyTileWithATailIsDrawnSometimes() {
-        // a 10-wide image: tiles with a tail (3, 4, 6, 7, 8 or 9 rows) come out of the rule, and their children are correct
+        // a 10-wide image: tiles with a tail (3, 4, 6, 7, 8 or 9 rows) come out of the rule, and their children are
+        // correct
         // (MutationRulesTest.children runs them in the interpreter)
         ComputeDAG dag = Workloads.conv2dNhwcRelu(1, 10, 10, 4, 16, 3);
         SearchTask task = Workloads.task(dag);
@@ -135,7 +147,9 @@ class MutateRegisterTileTest {
         int made = MutationRulesTest.children(dag, new MutateRegisterTile(new FactorizationMemo(), 1.0), 10, (p, c) -> {
             checkRedrawn(task, p, c);
             for (Step s : c.schedule().steps()) {
-                if (s instanceof SplitStep sp && sp.isConcrete() && sp.extent() != null
+                if (s instanceof SplitStep sp
+                        && sp.isConcrete()
+                        && sp.extent() != null
                         && sp.extent() % sp.lengths().getLast() != 0) {
                     tails[0]++;
                     break;
@@ -152,13 +166,15 @@ class MutateRegisterTileTest {
         SearchTask task = Workloads.task(pool);
         for (Candidate p : MutationRulesTest.parents(task, 6, 3)) {
             if (RegisterTileSizes.groups(pool, p.schedule().steps()).isEmpty()) {
-                assertThat(new MutateRegisterTile().apply(task, p, new SplittableRandom(1))).isNull();
+                assertThat(new MutateRegisterTile().apply(task, p, new SplittableRandom(1)))
+                        .isNull();
             }
         }
         ComputeDAG mm = Workloads.matmul(64, 48, 32);
         SearchTask gpu = GpuEvolutionTest.task(mm);
         Candidate p = MutationRulesTest.parents(Workloads.task(mm), 1, 3).getFirst();
-        assertThat(new MutateRegisterTile().apply(gpu, p, new SplittableRandom(1))).isNull();
+        assertThat(new MutateRegisterTile().apply(gpu, p, new SplittableRandom(1)))
+                .isNull();
     }
 
     @Test
@@ -166,9 +182,15 @@ class MutateRegisterTileTest {
         EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withThreads(1);
         List<WeightedMutation> ansor = TargetRules.ansorCpu().mutations();
         assertThat(ansor).noneMatch(m -> m.rule() instanceof MutateRegisterTile);
-        assertThat(TargetRules.cpu().mutations()).anyMatch(m -> m.rule() instanceof MutateRegisterTile && m.weight() > 0);
-        EvolutionarySearch es = new EvolutionarySearch(EvolutionarySearchTest.TASK, ansor,
-                new EvolutionarySearchTest.InnerTileModel(), o, null, new EvolutionarySearch.Stats());
+        assertThat(TargetRules.cpu().mutations())
+                .anyMatch(m -> m.rule() instanceof MutateRegisterTile && m.weight() > 0);
+        EvolutionarySearch es = new EvolutionarySearch(
+                EvolutionarySearchTest.TASK,
+                ansor,
+                new EvolutionarySearchTest.InnerTileModel(),
+                o,
+                null,
+                new EvolutionarySearch.Stats());
         es.run(EvolutionarySearchTest.start(48), 8, java.util.Set.of(), new SplittableRandom(2));
         assertThat(es.stats().validByRule).doesNotContainKey("MutateRegisterTile");
         assertThat(es.stats().validByRule.get("MutateTileSize")).isPositive();

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.mutation.MutateParallel;
-import dev.kiln.autoschedule.mutation.MutateComputeLocation;
-import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
-import dev.kiln.autoschedule.mutation.MutateTileSize;
-import dev.kiln.autoschedule.mutation.MutationRule;
 import dev.kiln.autoschedule.annotate.InitUnroll;
 import dev.kiln.autoschedule.annotate.NestedParallel;
+import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
+import dev.kiln.autoschedule.mutation.MutateComputeLocation;
+import dev.kiln.autoschedule.mutation.MutateParallel;
+import dev.kiln.autoschedule.mutation.MutateTileSize;
+import dev.kiln.autoschedule.mutation.MutationRule;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
@@ -42,7 +42,10 @@ import org.junit.jupiter.api.Test;
 class MutationRulesTest {
 
     static List<Candidate> parents(SearchTask task, int n, long seed) {
-        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed)).candidates();
+        return TargetRules.cpu()
+                .population(task, TargetRules.cpu().sketches(task))
+                .sample(n, new SplittableRandom(seed))
+                .candidates();
     }
 
     static NDArray run(PrimFunc f, ComputeDAG dag, List<NDArray> inputs) {
@@ -75,8 +78,11 @@ class MutationRulesTest {
             made++;
             assertThat(c.key()).as(rule.name()).isNotEqualTo(p.key());
             assertThat(NestedParallel.has(c.state())).isFalse();
-            Comparison cmp = run(Lowering.lower("child", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
-            assertThat(cmp.ok()).as(rule.name() + " child of\n" + p.key() + "\n" + cmp.report()).isTrue();
+            Comparison cmp =
+                    run(Lowering.lower("child", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+            assertThat(cmp.ok())
+                    .as(rule.name() + " child of\n" + p.key() + "\n" + cmp.report())
+                    .isTrue();
             check.accept(p, c);
         }
         return made;
@@ -135,7 +141,9 @@ class MutationRulesTest {
         List<Step> s = c.schedule().steps();
         for (int i = 0; i < s.size(); i++) {
             if (s.get(i) instanceof AnnotationStep a && a.annotation() == IterAnnotation.PARALLEL) {
-                return i > 0 && s.get(i - 1) instanceof FuseStep f && f.stageId() == a.stageId() ? f.iterIds().size() : 1;
+                return i > 0 && s.get(i - 1) instanceof FuseStep f && f.stageId() == a.stageId()
+                        ? f.iterIds().size()
+                        : 1;
             }
         }
         return 0;
@@ -162,11 +170,14 @@ class MutationRulesTest {
             Candidate c = Crossover.apply(task, a, b, new SplittableRandom(i));
             if (c == null) continue;
             made++;
-            List<Step> sa = a.schedule().steps(), sb = b.schedule().steps(), sc = c.schedule().steps();
+            List<Step> sa = a.schedule().steps(),
+                    sb = b.schedule().steps(),
+                    sc = c.schedule().steps();
             assertThat(sc).hasSameSizeAs(sa);
             boolean fromA = false, fromB = false;
             for (int k = 0; k < sc.size(); k++) {
-                boolean isA = sc.get(k).equals(sa.get(k)), isB = k < sb.size() && sc.get(k).equals(sb.get(k));
+                boolean isA = sc.get(k).equals(sa.get(k)),
+                        isB = k < sb.size() && sc.get(k).equals(sb.get(k));
                 assertThat(isA || isB).isTrue();
                 fromA |= isA && !isB;
                 fromB |= isB && !isA;
@@ -184,11 +195,14 @@ class MutationRulesTest {
         // stay the first parent's; where more differ, whole stages are exchanged.
         ComputeDAG dag = Workloads.matmul(48, 40, 32);
         SearchTask task = Workloads.task(dag);
-        List<NDArray> inputs = List.of(NDArray.random(dag.inputs().get(0).dtype(), 5, 48, 32),
+        List<NDArray> inputs = List.of(
+                NDArray.random(dag.inputs().get(0).dtype(), 5, 48, 32),
                 NDArray.random(dag.inputs().get(1).dtype(), 6, 32, 40));
         NDArray expected = run(LowerDefault.lower("ref", dag), dag, inputs);
         java.util.Map<String, List<Candidate>> bySketch = new java.util.HashMap<>();
-        for (Candidate c : parents(task, 96, 21)) bySketch.computeIfAbsent(Crossover.signature(c), k -> new ArrayList<>()).add(c);
+        for (Candidate c : parents(task, 96, 21))
+            bySketch.computeIfAbsent(Crossover.signature(c), k -> new ArrayList<>())
+                    .add(c);
         int made = 0, tried = 0, fine = 0;
         for (List<Candidate> group : bySketch.values()) {
             for (int i = 0; i + 1 < group.size() && i < 12; i++) {
@@ -197,10 +211,13 @@ class MutationRulesTest {
                 Candidate c = Crossover.apply(task, a, b, new SplittableRandom(i));
                 if (c == null) continue;
                 made++;
-                List<Step> sa = a.schedule().steps(), sb = b.schedule().steps(), sc = c.schedule().steps();
+                List<Step> sa = a.schedule().steps(),
+                        sb = b.schedule().steps(),
+                        sc = c.schedule().steps();
                 assertThat(Crossover.signature(c)).isEqualTo(Crossover.signature(a));
                 java.util.Set<Integer> differing = new java.util.HashSet<>();
-                for (int k = 0; k < sa.size(); k++) if (!sa.get(k).equals(sb.get(k))) differing.add(sa.get(k).stageId());
+                for (int k = 0; k < sa.size(); k++)
+                    if (!sa.get(k).equals(sb.get(k))) differing.add(sa.get(k).stageId());
                 boolean fromB = false;
                 for (int k = 0; k < sc.size(); k++) {
                     Step x = sc.get(k);
@@ -212,7 +229,8 @@ class MutationRulesTest {
                 }
                 if (differing.size() == 1) fine++;
                 assertThat(fromB).isTrue();
-                Comparison cmp = run(Lowering.lower("child", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
+                Comparison cmp =
+                        run(Lowering.lower("child", c.schedule()), dag, inputs).compareTo(expected, 1e-4, 1e-4);
                 assertThat(cmp.ok()).as(cmp.report()).isTrue();
             }
         }

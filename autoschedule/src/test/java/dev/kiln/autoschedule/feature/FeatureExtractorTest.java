@@ -32,26 +32,36 @@ class FeatureExtractorTest {
     private static final FeatureExtractor CPU = new FeatureExtractor(64, false);
 
     static Buffer buf(String name, long... shape) {
-        return Buffer.rowMajor(name, DType.FLOAT32, java.util.Arrays.stream(shape).boxed().toList(), MemoryScope.GLOBAL);
+        return Buffer.rowMajor(
+                name, DType.FLOAT32, java.util.Arrays.stream(shape).boxed().toList(), MemoryScope.GLOBAL);
     }
 
     static For loop(Var v, long extent, ForKind kind, Stmt body) {
         return new For(v, IntImm.i32(0), IntImm.i32(extent), kind, null, body);
     }
 
-    static BufferLoad load(Buffer b, Expr... idx) { return new BufferLoad(b, List.of(idx)); }
+    static BufferLoad load(Buffer b, Expr... idx) {
+        return new BufferLoad(b, List.of(idx));
+    }
 
-    static Store store(Buffer b, Expr value, Expr... idx) { return new Store(b, List.of(idx), value); }
+    static Store store(Buffer b, Expr value, Expr... idx) {
+        return new Store(b, List.of(idx), value);
+    }
 
-    static float f(float[] row, String name) { return row[FeatureLayout.names().indexOf(name)]; }
+    static float f(float[] row, String name) {
+        return row[FeatureLayout.names().indexOf(name)];
+    }
 
     /** parallel i in 0..64 { vectorized j in 0..32 { C[i, j] = A[i, j] + B[j] } } */
     @Test
     void elementwiseAddWithBroadcast() {
         Var i = new Var("i"), j = new Var("j");
         Buffer a = buf("A", 64, 32), b = buf("B", 32), c = buf("C", 64, 32);
-        Stmt body = loop(i, 64, ForKind.PARALLEL, loop(j, 32, ForKind.VECTORIZED,
-                store(c, load(a, i, j).add(load(b, j)), i, j)));
+        Stmt body = loop(
+                i,
+                64,
+                ForKind.PARALLEL,
+                loop(j, 32, ForKind.VECTORIZED, store(c, load(a, i, j).add(load(b, j)), i, j)));
         ProgramFeatures pf = CPU.extract(new PrimFunc("add", List.of(a, b, c), body));
         assertThat(pf.statements()).containsExactly("C");
         float[] r = pf.row("C");
@@ -119,18 +129,45 @@ class FeatureExtractorTest {
      */
     @Test
     void tiledMatmulWithLocalAccumulator() {
-        Var io = new Var("io"), ii = new Var("ii"), j = new Var("j"), k = new Var("k"), ii2 = new Var("ii"),
-                j2 = new Var("j"), ii3 = new Var("ii"), j3 = new Var("j");
+        Var io = new Var("io"),
+                ii = new Var("ii"),
+                j = new Var("j"),
+                k = new Var("k"),
+                ii2 = new Var("ii"),
+                j2 = new Var("j"),
+                ii3 = new Var("ii"),
+                j3 = new Var("j");
         Buffer a = buf("A", 16, 8), b = buf("B", 8, 16), c = buf("C", 16, 16);
         Buffer l = Buffer.rowMajor("L", DType.FLOAT32, List.of(4L, 16L), MemoryScope.LOCAL);
         Expr row = io.mul(4).add(ii2);
         Stmt init = loop(ii, 4, ForKind.SERIAL, loop(j, 16, ForKind.SERIAL, store(l, FloatImm.f32(0), ii, j)));
-        Stmt update = loop(k, 8, ForKind.SERIAL, loop(ii2, 4, ForKind.SERIAL, loop(j2, 16, ForKind.UNROLLED,
-                store(l, load(l, ii2, j2).add(load(a, row, k).mul(load(b, k, j2))), ii2, j2))));
-        Stmt copy = loop(ii3, 4, ForKind.SERIAL, loop(j3, 16, ForKind.SERIAL,
-                store(c, load(l, ii3, j3), io.mul(4).add(ii3), j3)));
-        Stmt body = loop(io, 4, ForKind.PARALLEL, new Allocate(l,
-                Seq.of(new Pragma(Pragma.AUTO_UNROLL_MAX_STEP, 16, Seq.of(init, update)), copy)));
+        Stmt update = loop(
+                k,
+                8,
+                ForKind.SERIAL,
+                loop(
+                        ii2,
+                        4,
+                        ForKind.SERIAL,
+                        loop(
+                                j2,
+                                16,
+                                ForKind.UNROLLED,
+                                store(l, load(l, ii2, j2).add(load(a, row, k).mul(load(b, k, j2))), ii2, j2))));
+        Stmt copy = loop(
+                ii3,
+                4,
+                ForKind.SERIAL,
+                loop(
+                        j3,
+                        16,
+                        ForKind.SERIAL,
+                        store(c, load(l, ii3, j3), io.mul(4).add(ii3), j3)));
+        Stmt body = loop(
+                io,
+                4,
+                ForKind.PARALLEL,
+                new Allocate(l, Seq.of(new Pragma(Pragma.AUTO_UNROLL_MAX_STEP, 16, Seq.of(init, update)), copy)));
         ProgramFeatures pf = CPU.extract(new PrimFunc("mm", List.of(a, b, c), body));
         assertThat(pf.statements()).containsExactly("L", "C");
 
@@ -163,11 +200,15 @@ class FeatureExtractorTest {
 
         // Kiln's inner-loop group, innermost first: j (16, unrolled, spatial), ii (4, spatial), k (8,
         // reduction), io (4, parallel; a reduction loop for L, which it does not index), no fifth.
-        float[][] inner = {{log2p(16), 1, 0, 2}, {log2p(4), 1, 0, 0}, {log2p(8), 0, 1, 0}, {log2p(4), 0, 1, 3}, {0, 0, 0, 0}};
+        float[][] inner = {
+            {log2p(16), 1, 0, 2}, {log2p(4), 1, 0, 0}, {log2p(8), 0, 1, 0}, {log2p(4), 0, 1, 3}, {0, 0, 0, 0}
+        };
         String[] parts = {"len", "is_spatial", "is_reduce", "kind"};
         for (int lvl = 0; lvl < inner.length; lvl++) {
             for (int q = 0; q < parts.length; q++) {
-                assertThat(f(r, "inner" + lvl + "." + parts[q])).as("inner%d.%s", lvl, parts[q]).isCloseTo(inner[lvl][q], within(EPS));
+                assertThat(f(r, "inner" + lvl + "." + parts[q]))
+                        .as("inner%d.%s", lvl, parts[q])
+                        .isCloseTo(inner[lvl][q], within(EPS));
             }
         }
         // The register tile: ii x j inside k; one k iteration touches L 256, A 16 and B 64 bytes.
@@ -221,8 +262,8 @@ class FeatureExtractorTest {
         Stmt s1 = store(y, load(x, i).mul(IntImm.i32(3)).add(load(x, i)), i);
         Expr relu = new Select(load(u, i).gt(FloatImm.f32(0)), load(u, i).div(FloatImm.f32(2)), FloatImm.f32(0));
         Stmt s2 = store(v, relu, i);
-        ProgramFeatures pf = CPU.extract(new PrimFunc("k", List.of(x, y, u, v),
-                loop(i, 10, ForKind.SERIAL, Seq.of(s1, s2))));
+        ProgramFeatures pf =
+                CPU.extract(new PrimFunc("k", List.of(x, y, u, v), loop(i, 10, ForKind.SERIAL, Seq.of(s1, s2))));
         float[] ry = pf.row("Y"), rv = pf.row("V");
         assertThat(f(ry, "int_mad")).isCloseTo(log2p(10), within(EPS));
         assertThat(f(ry, "int_mul")).isZero();
@@ -240,10 +281,22 @@ class FeatureExtractorTest {
         Var bx = new Var("bx"), tx = new Var("tx");
         Buffer a = buf("A", 256), c = buf("C", 256);
         Expr idx = bx.mul(32).add(tx);
-        Stmt body = new For(bx, IntImm.i32(0), IntImm.i32(8), ForKind.THREAD_BOUND, ThreadAxis.BLOCK_X,
-                new For(tx, IntImm.i32(0), IntImm.i32(32), ForKind.THREAD_BOUND, ThreadAxis.THREAD_X,
+        Stmt body = new For(
+                bx,
+                IntImm.i32(0),
+                IntImm.i32(8),
+                ForKind.THREAD_BOUND,
+                ThreadAxis.BLOCK_X,
+                new For(
+                        tx,
+                        IntImm.i32(0),
+                        IntImm.i32(32),
+                        ForKind.THREAD_BOUND,
+                        ThreadAxis.THREAD_X,
                         store(c, load(a, idx).mul(FloatImm.f32(2)), idx)));
-        float[] r = new FeatureExtractor(128, true).extract(new PrimFunc("g", List.of(a, c), body)).row("C");
+        float[] r = new FeatureExtractor(128, true)
+                .extract(new PrimFunc("g", List.of(a, c), body))
+                .row("C");
         assertThat(f(r, "is_gpu")).isEqualTo(1f);
         assertThat(f(r, "blockIdx_x_len")).isCloseTo(log2p(8), within(EPS));
         assertThat(f(r, "threadIdx_x_len")).isCloseTo(log2p(32), within(EPS));
@@ -282,7 +335,9 @@ class FeatureExtractorTest {
         int best = -1;
         for (int b = 0; b < FeatureLayout.MAX_BUFFERS; b++) {
             int o = buffer(b);
-            if (r[o + FeatureLayout.B_ACCESS_TYPE] == 1f && (best < 0 || r[o + FeatureLayout.B_UNIQUE_BYTES] < r[best + FeatureLayout.B_UNIQUE_BYTES])) best = o;
+            if (r[o + FeatureLayout.B_ACCESS_TYPE] == 1f
+                    && (best < 0 || r[o + FeatureLayout.B_UNIQUE_BYTES] < r[best + FeatureLayout.B_UNIQUE_BYTES]))
+                best = o;
         }
         return best;
     }

@@ -17,7 +17,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** Features of sampled programs: what every schedule of a computation must agree on. */
 class SampledFeaturesTest {
 
-    static double unlog(float v) { return Math.pow(2, v) - 1; }
+    static double unlog(float v) {
+        return Math.pow(2, v) - 1;
+    }
 
     /**
      * However a matmul is tiled, parallelised, unrolled or factored, its statements do N*M*K
@@ -30,8 +32,10 @@ class SampledFeaturesTest {
     @CsvSource({"24, 20, 18", "17, 12, 30", "64, 8, 9"})
     void matmulWorkIsScheduleInvariant(int n, int m, int k) {
         SearchTask task = Workloads.task(Workloads.matmul(n, m, k));
-        List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(25,
-                new SplittableRandom(n * 31L + m)).candidates();
+        List<Candidate> cs = TargetRules.cpu()
+                .population(task, TargetRules.cpu().sketches(task))
+                .sample(25, new SplittableRandom(n * 31L + m))
+                .candidates();
         assertThat(cs).hasSizeGreaterThan(5);
         FeatureExtractor fx = FeatureExtractor.of(task);
         int mad = FeatureLayout.names().indexOf("float_mad");
@@ -44,7 +48,8 @@ class SampledFeaturesTest {
             assertThat(total).as(c.key()).isCloseTo(rows * m * k, within(1e-3 * n * m * k));
             float[] out = pf.row("matmul");
             int w = writtenBlock(out);
-            assertThat(unlog(out[w + FeatureLayout.B_UNIQUE_BYTES])).as(c.key())
+            assertThat(unlog(out[w + FeatureLayout.B_UNIQUE_BYTES]))
+                    .as(c.key())
                     .isCloseTo(4.0 * n * m, within(1e-3 * n * m)); // the rows that exist, tail or not
             assertThat(fx.extract(c)).isEqualTo(pf); // deterministic
         }
@@ -53,7 +58,10 @@ class SampledFeaturesTest {
     /** The rows of the matmul's first split of i (with a tail: ceil(n / inner) * inner), or n. */
     static double coveredRows(Candidate c, int n) {
         for (dev.kiln.schedule.Step st : c.schedule().steps()) {
-            if (st instanceof dev.kiln.schedule.SplitStep sp && sp.extent() != null && sp.extent() == n && sp.iterId() == 0) {
+            if (st instanceof dev.kiln.schedule.SplitStep sp
+                    && sp.extent() != null
+                    && sp.extent() == n
+                    && sp.iterId() == 0) {
                 int inner = sp.lengths().getLast();
                 return n % inner == 0 ? n : (double) ((n + inner - 1) / inner) * inner;
             }
@@ -75,7 +83,8 @@ class SampledFeaturesTest {
         assertThat(FeatureLayout.names()).hasSize(FeatureLayout.LENGTH).doesNotHaveDuplicates();
         assertThat(FeatureLayout.name(FeatureLayout.CURVE)).isEqualTo("arith_intensity_curve_0");
         assertThat(FeatureLayout.name(FeatureLayout.OUTER + 2)).isEqualTo("auto_unroll_max_step");
-        assertThat(FeatureLayout.name(FeatureLayout.buffer(4) + FeatureLayout.B_STRIDE)).isEqualTo("B4.stride");
+        assertThat(FeatureLayout.name(FeatureLayout.buffer(4) + FeatureLayout.B_STRIDE))
+                .isEqualTo("B4.stride");
         assertThat(FeatureLayout.log2p(-3)).isEqualTo(-2f);
     }
 
@@ -87,10 +96,20 @@ class SampledFeaturesTest {
         Affine a = Affine.of(e, null);
         long[] out = new long[2];
         // f in 0..15, i in 0..9
-        a.range((v, o) -> { o[0] = 0; o[1] = v == f ? 15 : 9; }, out);
+        a.range(
+                (v, o) -> {
+                    o[0] = 0;
+                    o[1] = v == f ? 15 : 9;
+                },
+                out);
         assertThat(out).containsExactly(0, 3 * 32 + 7 + 6);
         // f fixed at 5: floordiv = 1, floormod = 1; i in 0..5 -> i mod 8 in 0..5
-        a.range((v, o) -> { o[0] = v == f ? 5 : 0; o[1] = v == f ? 5 : 5; }, out);
+        a.range(
+                (v, o) -> {
+                    o[0] = v == f ? 5 : 0;
+                    o[1] = v == f ? 5 : 5;
+                },
+                out);
         assertThat(out).containsExactly(32 + 2, 32 + 2 + 5);
         assertThat(a.uses(i)).isTrue();
         assertThat(a.coefficient(f)).isCloseTo(32.0 / 4 + 2, within(1e-9));

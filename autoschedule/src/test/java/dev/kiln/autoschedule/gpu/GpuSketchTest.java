@@ -29,7 +29,8 @@ class GpuSketchTest {
     static final HardwareParams H200 = HardwareParams.cuda(48 * 1024, Integer.MAX_VALUE, 1024, 8, 32);
 
     static SearchTask task(ComputeDAG dag) {
-        return SearchTask.of(dag, "cuda -arch=sm_90 -max-threads-per-block=1024 -shared-memory-per-block=49152 -warp-size=32", H200);
+        return SearchTask.of(
+                dag, "cuda -arch=sm_90 -max-threads-per-block=1024 -shared-memory-per-block=49152 -warp-size=32", H200);
     }
 
     static List<Sketch> sketches(ComputeDAG dag) {
@@ -44,8 +45,9 @@ class GpuSketchTest {
         assertThat(st.stages().stream().map(Stage::name).toList())
                 .containsExactly("A", "A.shared", "B", "B.shared", "matmul.local", "matmul");
         Stage local = st.stage(4);
-        assertThat(local.iters().stream().map(Iter::name).toList()).containsExactly("i.0", "j.0", "i.1", "j.1", "i.2", "j.2",
-                "k.0", "k.1", "i.3", "j.3", "k.2", "i.4", "j.4");
+        assertThat(local.iters().stream().map(Iter::name).toList())
+                .containsExactly(
+                        "i.0", "j.0", "i.1", "j.1", "i.2", "j.2", "k.0", "k.1", "i.3", "j.3", "k.2", "i.4", "j.4");
         assertThat(local.computeAt()).isEqualTo(ComputeAtKind.ITER);
         assertThat(st.stage(5).iters().stream().map(Iter::name).toList())
                 .containsExactly("i.0", "j.0", "i.1", "j.1", "i.2", "j.2", "i.3", "j.3");
@@ -53,14 +55,18 @@ class GpuSketchTest {
         assertThat(st.stage(5).iter(5).uid()).isEqualTo(local.attachIter());
         for (int fetch : new int[] {1, 3}) {
             assertThat(st.stage(fetch).attachStage()).isEqualTo(4);
-            assertThat(local.iters().get(local.indexOfUid(st.stage(fetch).attachIter())).name()).isEqualTo("k.0");
+            assertThat(local.iters()
+                            .get(local.indexOfUid(st.stage(fetch).attachIter()))
+                            .name())
+                    .isEqualTo("k.0");
         }
         assertThat(s.getFirst().undecidedSplits()).isEqualTo(3);
     }
 
     @Test
     void sketchCountsOfTheNotesWithoutCrossThreadReduction() {
-        assertThat(sketches(Workloads.conv2dBnRelu(1, 56, 56, 512, 512, 3, 1, 1))).hasSize(1);
+        assertThat(sketches(Workloads.conv2dBnRelu(1, 56, 56, 512, 512, 3, 1, 1)))
+                .hasSize(1);
         assertThat(sketches(Workloads.maxPool2d(1, 56, 56, 512, 1))).hasSize(1);
         // Ansor: 2 / 2 / 4, one of them (three for softmax) with cross-thread reduction
         assertThat(sketches(Workloads.matmul(8, 8, 1024))).hasSize(1);
@@ -99,7 +105,10 @@ class GpuSketchTest {
             assertThat(out.iter(1).extent()).isLessThanOrEqualTo(8);
             for (int fetch : new int[] {1, 3}) {
                 Stage f = st.stage(fetch);
-                Iter bound = f.iters().stream().filter(it -> it.annotation() == IterAnnotation.THREAD_X).findFirst().orElseThrow();
+                Iter bound = f.iters().stream()
+                        .filter(it -> it.annotation() == IterAnnotation.THREAD_X)
+                        .findFirst()
+                        .orElseThrow();
                 assertThat(bound.extent()).as("fetch threads of " + c.key()).isEqualTo(threads);
             }
         }

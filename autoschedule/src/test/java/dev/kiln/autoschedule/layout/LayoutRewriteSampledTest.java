@@ -42,13 +42,18 @@ class LayoutRewriteSampledTest {
 
     private static void check(String what, ComputeDAG dag, Set<Tensor> weights, int n, long seed) {
         SearchTask task = Workloads.task(dag);
-        InitPopulation.Result res = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed));
+        InitPopulation.Result res = TargetRules.cpu()
+                .population(task, TargetRules.cpu().sketches(task))
+                .sample(n, new SplittableRandom(seed));
         assertThat(res.candidates()).isNotEmpty();
         List<NDArray> original = new ArrayList<>();
         int i = 0;
         for (Tensor t : dag.arguments()) {
             long[] shape = t.shape().toArray();
-            original.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed * 31 + i++, shape) : NDArray.allocate(t.dtype(), shape));
+            original.add(
+                    t.isPlaceholder()
+                            ? NDArray.random(t.dtype(), seed * 31 + i++, shape)
+                            : NDArray.allocate(t.dtype(), shape));
         }
         int rewritten = 0, packed = 0;
         Map<String, Integer> reasons = new TreeMap<>();
@@ -62,13 +67,18 @@ class LayoutRewriteSampledTest {
             if (r.rewritten()) rewritten++;
             // the search's shortcut (extents read from the candidate's inferred loops) derives the same layouts
             LayoutRewrite.Result fast = LayoutRewrite.rewriteInferred(c.state(), weights);
-            if (!fast.transforms().stream().map(LayoutRewrite.Transform::layout).toList()
-                    .equals(r.transforms().stream().map(LayoutRewrite.Transform::layout).toList())
+            if (!fast.transforms().stream()
+                            .map(LayoutRewrite.Transform::layout)
+                            .toList()
+                            .equals(r.transforms().stream()
+                                    .map(LayoutRewrite.Transform::layout)
+                                    .toList())
                     || fast.skipped().size() != r.skipped().size()) {
-                failures.add("rewriteInferred: " + fast.transforms() + " " + fast.skipped() + " against " + r.transforms() + " "
-                        + r.skipped() + "\n" + s.toJavaSource());
+                failures.add("rewriteInferred: " + fast.transforms() + " " + fast.skipped() + " against "
+                        + r.transforms() + " " + r.skipped() + "\n" + s.toJavaSource());
             }
-            for (LayoutRewrite.Skipped k : r.skipped()) reasons.merge(k.reason().replaceAll("'[^']*'", "'.'"), 1, Integer::sum);
+            for (LayoutRewrite.Skipped k : r.skipped())
+                reasons.merge(k.reason().replaceAll("'[^']*'", "'.'"), 1, Integer::sum);
             List<NDArray> b = r.transformArguments(copies(original));
             Interpreter.run(Lowering.lower("f", r.schedule()), b.toArray(NDArray[]::new));
             for (int o = dag.inputs().size(); o < a.size(); o++) {
@@ -76,11 +86,15 @@ class LayoutRewriteSampledTest {
                 if (!cmp.ok()) failures.add(r.transforms() + "\n" + s.toJavaSource() + cmp.report());
             }
         }
-        System.out.printf("%s: %d samples, %d rewritten; left alone: %s%n", what, res.candidates().size(), rewritten, reasons);
+        System.out.printf(
+                "%s: %d samples, %d rewritten; left alone: %s%n",
+                what, res.candidates().size(), rewritten, reasons);
         assertThat(failures).as(what).isEmpty();
         // Samples of Kiln's packing sketches (AddCacheReadPack) read the weight through a cache_read,
         // which the rewrite leaves alone by design; most of the others must be rewritten.
-        assertThat(rewritten).as(what + ": rewritten samples").isGreaterThan((res.candidates().size() - packed) / 2);
+        assertThat(rewritten)
+                .as(what + ": rewritten samples")
+                .isGreaterThan((res.candidates().size() - packed) / 2);
     }
 
     private static List<NDArray> copies(List<NDArray> in) {
@@ -93,7 +107,8 @@ class LayoutRewriteSampledTest {
             Tensor data = Te.placeholder("data", FLOAT32, 1, 7, 7, 4);
             Tensor w = Te.placeholder("W", FLOAT32, 3, 3, 4, 8);
             Tensor b = Te.placeholder("b", FLOAT32, 8);
-            Tensor out = Activation.relu(Elementwise.biasAdd(Conv.conv2dNhwc(data, w, ConvParams.of(2, stride, 1)), b, 3));
+            Tensor out =
+                    Activation.relu(Elementwise.biasAdd(Conv.conv2dNhwc(data, w, ConvParams.of(2, stride, 1)), b, 3));
             check("conv2d 3x3 stride " + stride, ComputeDAG.of(out), Set.of(w, b), 40, 20 + stride);
         }
     }
@@ -102,7 +117,12 @@ class LayoutRewriteSampledTest {
     void groupedConv1x1AndDense() {
         Tensor data = Te.placeholder("data", FLOAT32, 1, 6, 6, 8);
         Tensor w = Te.placeholder("W", FLOAT32, 1, 1, 4, 8);
-        check("grouped conv2d 1x1", ComputeDAG.of(Conv.conv2dNhwc(data, w, ConvParams.of(2, 1, 0).withGroups(2))), Set.of(w), 30, 31);
+        check(
+                "grouped conv2d 1x1",
+                ComputeDAG.of(Conv.conv2dNhwc(data, w, ConvParams.of(2, 1, 0).withGroups(2))),
+                Set.of(w),
+                30,
+                31);
 
         Tensor x = Te.placeholder("x", FLOAT32, 4, 32);
         Tensor dw = Te.placeholder("w", FLOAT32, 16, 32);

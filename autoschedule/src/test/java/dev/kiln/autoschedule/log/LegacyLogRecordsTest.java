@@ -2,11 +2,11 @@ package dev.kiln.autoschedule.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
@@ -30,14 +30,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LegacyLogRecordsTest {
     /** The target of the real tuning logs under kiln-bench/ (an AMD Zen 5 with AVX-512, 2 cores). */
-    static final String ZNVER5 = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver5 -mattr=+sse3,+ssse3,+sse4.1,+sse4.2,"
-            + "+popcnt,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+movbe,+avx512f,+avx512dq,+avx512cd,+avx512bw," + "+avx512vl,+avx512ifma,"
-            + "+avx512vbmi,+avx512vbmi2,+avx512vnni,+avx512bitalg,+avx512vpopcntdq,+avx512bf16," + "+avxvnni,+gfni,+vaes,+vpclmulqdq"
-            + " -cores=2 -vector-bits=512 -cache-line=64";
+    static final String ZNVER5 =
+            "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver5 -mattr=+sse3,+ssse3,+sse4.1,+sse4.2,"
+                    + "+popcnt,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+movbe,+avx512f,+avx512dq,+avx512cd,+avx512bw,"
+                    + "+avx512vl,+avx512ifma,"
+                    + "+avx512vbmi,+avx512vbmi2,+avx512vnni,+avx512bitalg,+avx512vpopcntdq,+avx512bf16,"
+                    + "+avxvnni,+gfni,+vaes,+vpclmulqdq"
+                    + " -cores=2 -vector-bits=512 -cache-line=64";
 
     /** The measurement every golden record holds. */
-    static final MeasureResult MEASURED = new MeasureResult(new double[] {1.25e-5, 1.5e-5}, MeasureError.NONE, "", 0.25, 0.5,
-            1767225600000L);
+    static final MeasureResult MEASURED =
+            new MeasureResult(new double[] {1.25e-5, 1.5e-5}, MeasureError.NONE, "", 0.25, 0.5, 1767225600000L);
 
     @TempDir
     Path dir;
@@ -66,10 +69,14 @@ class LegacyLogRecordsTest {
             LogRecord old = LogFormat.parse(lines.get(i));
             assertThat(old.target()).as("record %d", i).isEqualTo(task.targetDescription());
             assertThat(old.workloadKey()).as("record %d", i).isEqualTo(task.workloadKey());
-            assertThat(old.hardware()).as("record %d", i).containsExactly(task.hardware().toLogArray());
+            assertThat(old.hardware())
+                    .as("record %d", i)
+                    .containsExactly(task.hardware().toLogArray());
             Schedule s = old.schedule(task);
             s.replay();
-            assertThat(LogFormat.toLine(LogRecord.of(task, s, MEASURED))).as("record %d", i).isEqualTo(lines.get(i));
+            assertThat(LogFormat.toLine(LogRecord.of(task, s, MEASURED)))
+                    .as("record %d", i)
+                    .isEqualTo(lines.get(i));
         }
     }
 
@@ -82,16 +89,20 @@ class LegacyLogRecordsTest {
             for (SearchTask task : tasks(dag)) {
                 LogLookup l = log.lookup(task.workloadKey(), task.targetDescription());
                 assertThat(l.best()).as(task.targetDescription()).isPresent();
-                assertThat(log.records(task.workloadKey(), task.targetDescription())).hasSize(1);
+                assertThat(log.records(task.workloadKey(), task.targetDescription()))
+                        .hasSize(1);
             }
             // the znver5 records are not the H200's, nor those of the same CPU with another core count
             SearchTask otherCores = SearchTask.of(dag, ((dev.kiln.target.CpuTarget) Target.parse(ZNVER5)).withCores(1));
-            assertThat(log.records(otherCores.workloadKey(), otherCores.targetDescription())).isEmpty();
+            assertThat(log.records(otherCores.workloadKey(), otherCores.targetDescription()))
+                    .isEmpty();
         }
         for (SearchTask task : tasks(dag)) {
             Schedule best = AutoSchedule.bestSchedule(task, file);
             assertThat(best.stepsJson().toString())
-                    .isEqualTo(LogFormat.parse(goldenLines().get(tasks(dag).indexOf(task))).steps().toString());
+                    .isEqualTo(LogFormat.parse(goldenLines().get(tasks(dag).indexOf(task)))
+                            .steps()
+                            .toString());
         }
     }
 }

@@ -21,8 +21,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The tuning log: JSON round trip, append-and-flush, damaged lines, best and other-target lookups. */
 class TuningLogTest {
-    static final String CPU_A = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver4 -mattr=+avx2,+fma -cores=2 -vector-bits=256 " + "-cache-line=64";
-    static final String CPU_B = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=skylake -mattr=+avx2 -cores=8 -vector-bits=256 -cache-line=64";
+    static final String CPU_A =
+            "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver4 -mattr=+avx2,+fma -cores=2 -vector-bits=256 "
+                    + "-cache-line=64";
+    static final String CPU_B =
+            "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=skylake -mattr=+avx2 -cores=8 -vector-bits=256 -cache-line=64";
     static final int[] HW = {2, 32, 64, 0, 0, 0, 0, 0};
 
     static ComputeDAG dag;
@@ -35,14 +38,25 @@ class TuningLogTest {
     static void sample() {
         dag = Workloads.matmul(12, 20, 36);
         SearchTask task = Workloads.task(dag);
-        candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(6, new SplittableRandom(3)).candidates();
+        candidates = TargetRules.cpu()
+                .population(task, TargetRules.cpu().sketches(task))
+                .sample(6, new SplittableRandom(3))
+                .candidates();
         assertThat(candidates).hasSize(6);
     }
 
     static LogRecord record(int candidate, String target, String error, double... costs) {
-        return new LogRecord(LogFormat.VERSION, dag.workloadKey(), target, HW,
-                candidates.get(candidate).schedule().stepsJson(), java.util.Arrays.stream(costs).boxed().toList(), error,
-                error.equals(LogRecord.NO_ERROR) ? "" : "it broke: \"quoted\"\nand a second line", 0.125, 0.5,
+        return new LogRecord(
+                LogFormat.VERSION,
+                dag.workloadKey(),
+                target,
+                HW,
+                candidates.get(candidate).schedule().stepsJson(),
+                java.util.Arrays.stream(costs).boxed().toList(),
+                error,
+                error.equals(LogRecord.NO_ERROR) ? "" : "it broke: \"quoted\"\nand a second line",
+                0.125,
+                0.5,
                 Instant.parse("2026-01-02T03:04:05.678Z").plusSeconds(candidate));
     }
 
@@ -57,8 +71,11 @@ class TuningLogTest {
             assertThat(back.schedule(dag)).isEqualTo(candidates.get(i).schedule());
         }
         LogRecord valid = record(2, CPU_A, "NONE", 4e-4, 1e-4, 2e-4, 3e-4);
-        assertThat(valid.seconds()).isEqualTo(dev.kiln.autoschedule.measure.CostStatistic.DEFAULT.of(new double[] {4e-4, 1e-4, 2e-4, 3e-4}));
-        assertThat(valid.gflops(2_000_000)).isCloseTo(2e6 / valid.seconds() / 1e9, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(valid.seconds())
+                .isEqualTo(
+                        dev.kiln.autoschedule.measure.CostStatistic.DEFAULT.of(new double[] {4e-4, 1e-4, 2e-4, 3e-4}));
+        assertThat(valid.gflops(2_000_000))
+                .isCloseTo(2e6 / valid.seconds() / 1e9, org.assertj.core.data.Offset.offset(1e-9));
         assertThat(record(2, CPU_A, "RUNTIME").seconds()).isInfinite();
         assertThat(record(2, CPU_A, "RUNTIME").gflops(1000)).isZero();
     }
@@ -66,11 +83,15 @@ class TuningLogTest {
     @Test
     void badLinesAreRefusedWithTheReason() {
         String good = LogFormat.toLine(record(0, CPU_A, "NONE", 1e-3));
-        assertThatThrownBy(() -> LogFormat.parse(good.replace("kiln-log-1", "kiln-log-0"))).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> LogFormat.parse(good.replace("kiln-log-1", "kiln-log-0")))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("kiln-log-0");
-        assertThatThrownBy(() -> LogFormat.parse(good.replace("\"costs\"", "\"cost\""))).hasMessageContaining("'costs'");
+        assertThatThrownBy(() -> LogFormat.parse(good.replace("\"costs\"", "\"cost\"")))
+                .hasMessageContaining("'costs'");
         assertThatThrownBy(() -> LogFormat.parse("[1,2]")).hasMessageContaining("not a JSON object");
-        assertThatThrownBy(() -> record(0, CPU_A, "NONE")).isInstanceOf(KilnException.class).hasMessageContaining("at least one cost");
+        assertThatThrownBy(() -> record(0, CPU_A, "NONE"))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("at least one cost");
         assertThatThrownBy(() -> record(0, CPU_A, "NONE", Double.NaN)).hasMessageContaining("NaN");
         assertThatThrownBy(() -> record(0, CPU_A, "NONE", 1).schedule(Workloads.matmul(12, 20, 37)))
                 .hasMessageContaining("cannot be applied");
@@ -93,7 +114,9 @@ class TuningLogTest {
             assertThat(again.records()).hasSize(3);
             again.append(record(3, CPU_A, "TIMEOUT"));
         }
-        assertThat(TuningLog.open(file).records()).extracting(LogRecord::errorKind).containsExactly("NONE", "NONE", "NONE", "TIMEOUT");
+        assertThat(TuningLog.open(file).records())
+                .extracting(LogRecord::errorKind)
+                .containsExactly("NONE", "NONE", "NONE", "TIMEOUT");
     }
 
     @Test
@@ -114,8 +137,11 @@ class TuningLogTest {
             log.append(record(3, CPU_A, "NONE", 4e-3));
         }
         try (TuningLog log = TuningLog.open(file)) {
-            assertThat(log.records()).containsExactly(record(0, CPU_A, "NONE", 2e-3), record(1, CPU_A, "NONE", 1e-3),
-                    record(3, CPU_A, "NONE", 4e-3));
+            assertThat(log.records())
+                    .containsExactly(
+                            record(0, CPU_A, "NONE", 2e-3),
+                            record(1, CPU_A, "NONE", 1e-3),
+                            record(3, CPU_A, "NONE", 4e-3));
             assertThat(log.skippedLines()).singleElement().satisfies(s -> {
                 assertThat(s.line()).isEqualTo(3);
                 assertThat(s.reason()).doesNotContain("truncated").contains("not JSON");
@@ -144,8 +170,18 @@ class TuningLogTest {
         log.append(record(2, CPU_B, "NONE", 1e-6));
         log.append(record(3, CPU_A, "NONE", 2e-3, 8e-3, 1e-3));
         log.append(record(4, CPU_A, "COMPILE"));
-        LogRecord other = new LogRecord(LogFormat.VERSION, "kiln-other-workload", CPU_A, HW,
-                candidates.get(5).schedule().stepsJson(), List.of(1e-9), "NONE", "", 0, 0, Instant.EPOCH);
+        LogRecord other = new LogRecord(
+                LogFormat.VERSION,
+                "kiln-other-workload",
+                CPU_A,
+                HW,
+                candidates.get(5).schedule().stepsJson(),
+                List.of(1e-9),
+                "NONE",
+                "",
+                0,
+                0,
+                Instant.EPOCH);
         log.append(other);
 
         // The lowest median wins (record 3, median 2 ms); a faster failed one or another target's never does.
@@ -155,10 +191,14 @@ class TuningLogTest {
         assertThat(l.valid()).isEqualTo(2);
         assertThat(l.errors()).containsEntry("WRONG_RESULT", 1).containsEntry("COMPILE", 1);
         assertThat(l.otherTargets()).containsOnlyKeys(CPU_B);
-        assertThat(l.explanation()).contains("2 valid record(s)").contains("not applied").contains(CPU_B);
+        assertThat(l.explanation())
+                .contains("2 valid record(s)")
+                .contains("not applied")
+                .contains(CPU_B);
         assertThat(log.records(dag.workloadKey(), CPU_A)).hasSize(4);
         // The same target written with different spacing is the same target.
-        assertThat(log.best(dag.workloadKey(), "  " + CPU_A.replace(" -cores", "   -cores"))).isEqualTo(l.best());
+        assertThat(log.best(dag.workloadKey(), "  " + CPU_A.replace(" -cores", "   -cores")))
+                .isEqualTo(l.best());
     }
 
     @Test
@@ -168,13 +208,17 @@ class TuningLogTest {
         log.append(record(1, CPU_B, "NONE", 2e-3));
         LogLookup l = log.lookup(dag.workloadKey(), CPU_A);
         assertThat(l.best()).isEmpty();
-        assertThat(l.explanation()).contains("no record of workload " + dag.workloadKey() + " on target '" + CPU_A + "'")
-                .contains("2 for '" + CPU_B + "'").contains("not applied");
+        assertThat(l.explanation())
+                .contains("no record of workload " + dag.workloadKey() + " on target '" + CPU_A + "'")
+                .contains("2 for '" + CPU_B + "'")
+                .contains("not applied");
         LogLookup none = log.lookup("kiln-nothing", CPU_A);
         assertThat(none.explanation()).contains("no record").doesNotContain("other targets");
 
         TuningLog failed = TuningLog.inMemory();
         failed.append(record(0, CPU_A, "CRASH"));
-        assertThat(failed.lookup(dag.workloadKey(), CPU_A).explanation()).contains("none is valid").contains("CRASH=1");
+        assertThat(failed.lookup(dag.workloadKey(), CPU_A).explanation())
+                .contains("none is valid")
+                .contains("CRASH=1");
     }
 }

@@ -48,10 +48,14 @@ public final class FaultyBackend implements Backend {
     }
 
     @Override
-    public String name() { return "faulty"; }
+    public String name() {
+        return "faulty";
+    }
 
     @Override
-    public boolean supports(Target target) { return TARGET.equals(target); }
+    public boolean supports(Target target) {
+        return TARGET.equals(target);
+    }
 
     /** The program with its fault attached. */
     public static PrimFunc withFault(PrimFunc f, Fault fault) {
@@ -60,11 +64,14 @@ public final class FaultyBackend implements Backend {
 
     @Override
     public CompiledKernel compile(PrimFunc func, Target target) {
-        Fault fault = func.body() instanceof Pragma p && p.key().equals(PRAGMA) ? Fault.values()[(int) p.value()] : Fault.NONE;
+        Fault fault = func.body() instanceof Pragma p && p.key().equals(PRAGMA)
+                ? Fault.values()[(int) p.value()]
+                : Fault.NONE;
         switch (fault) {
-            case COMPILE_ERROR -> throw new KilnException("faulty backend: function '" + func.name() + "' refused on purpose");
+            case COMPILE_ERROR ->
+                throw new KilnException("faulty backend: function '" + func.name() + "' refused on purpose");
             case HALT_IN_COMPILE -> Runtime.getRuntime().halt(21);
-            default -> { }
+            default -> {}
         }
         Program program = Interpreter.compile(func);
         return new CompiledKernel() {
@@ -83,7 +90,7 @@ public final class FaultyBackend implements Backend {
                             }
                         }
                     }
-                    default -> { }
+                    default -> {}
                 }
                 program.run(args);
                 if (fault == Fault.WRONG_AT_RUN) {
@@ -93,23 +100,30 @@ public final class FaultyBackend implements Backend {
             }
 
             @Override
-            public String source() { return func.toString(); }
+            public String source() {
+                return func.toString();
+            }
 
             @Override
-            public PrimFunc func() { return func; }
+            public PrimFunc func() {
+                return func;
+            }
 
             @Override
-            public Target target() { return target; }
+            public Target target() {
+                return target;
+            }
 
             @Override
-            public void close() { }
+            public void close() {}
         };
     }
 
     @SuppressWarnings("restricted")
     private static void raise(int signal) {
         Linker linker = Linker.nativeLinker();
-        MethodHandle raise = linker.downcallHandle(linker.defaultLookup().find("raise").orElseThrow(),
+        MethodHandle raise = linker.downcallHandle(
+                linker.defaultLookup().find("raise").orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
         try {
             int unused = (int) raise.invokeExact(signal);

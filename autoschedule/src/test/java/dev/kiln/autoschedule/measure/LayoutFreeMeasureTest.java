@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  * model's features describe that packed program.
  */
 class LayoutFreeMeasureTest {
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(2).withMinRepeatMs(0).withTimeoutSeconds(120);
+    static final MeasureOptions OPTIONS =
+            MeasureOptions.defaults().withRepeats(2).withMinRepeatMs(0).withTimeoutSeconds(120);
 
     /** dense(x[16, 24], w[32, 24]) + b: the stage "dense_matmul" (i, j, reduce k), w read as w[j, k]. */
     static ComputeDAG dense() {
@@ -86,13 +87,18 @@ class LayoutFreeMeasureTest {
         assertThat(t.workloadKey()).isEqualTo(dag.workloadKey() + " layout_free=[1]");
         assertThat(t.withLayoutFree(List.of())).isSameAs(t);
         SearchTask plain = SearchTask.cpu(dag, HardwareParams.cpu(2, 64, 64));
-        assertThatThrownBy(() -> plain.withLayoutFree(List.of(3))).isInstanceOf(KilnException.class)
-                .hasMessageContaining("argument 3").hasMessageContaining("not an input");
-        assertThatThrownBy(() -> SearchTask.of(dag, Target.cuda(), HardwareParams.cpu(2, 64, 64)).withLayoutFree(List.of(1)))
-                .isInstanceOf(KilnException.class).hasMessageContaining("CPU targets");
+        assertThatThrownBy(() -> plain.withLayoutFree(List.of(3)))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("argument 3")
+                .hasMessageContaining("not an input");
+        assertThatThrownBy(() -> SearchTask.of(dag, Target.cuda(), HardwareParams.cpu(2, 64, 64))
+                        .withLayoutFree(List.of(1)))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("CPU targets");
         // the packed program: w[32, 24] read by the tile loops j/16, k/8, (j/8)%2, k%8, j%8
         LayoutRewrite.Result r = t.rewriteLayouts(tiled(dag));
-        assertThat(r.transform(1).orElseThrow().layout().toString()).isEqualTo("[j/16:2, k/8:3, (j/8)%2:2, k%8:8, j%8:8]");
+        assertThat(r.transform(1).orElseThrow().layout().toString())
+                .isEqualTo("[j/16:2, k/8:3, (j/8)%2:2, k%8:8, j%8:8]");
         assertThat(plain.rewriteLayouts(tiled(dag)).rewritten()).isFalse();
     }
 
@@ -113,7 +119,10 @@ class LayoutFreeMeasureTest {
     void theWorkerProcessRunsThePackedProgramAndChecksIt() throws Exception {
         ComputeDAG dag = dense();
         Recording lowerer = new Recording();
-        ProcessMeasurer m = ProcessMeasurer.builder(Target.cpu()).options(OPTIONS).lowerer(lowerer).start();
+        ProcessMeasurer m = ProcessMeasurer.builder(Target.cpu())
+                .options(OPTIONS)
+                .lowerer(lowerer)
+                .start();
         try {
             List<MeasureResult> rs = m.measure(task(dag), List.of(tiled(dag)));
             assertThat(rs).allSatisfy(r -> assertThat(r.ok()).as(r.toString()).isTrue());
@@ -132,7 +141,8 @@ class LayoutFreeMeasureTest {
         PrimFunc packedProgram = Lowering.lower("f", r.schedule());
         List<ArgumentSpec> specs = new ArrayList<>();
         PrimFunc plain = Lowering.lower("g", Schedule.empty(dag));
-        for (int i = 0; i < plain.params().size(); i++) specs.add(ArgumentSpec.of(plain.params().get(i), i < 3));
+        for (int i = 0; i < plain.params().size(); i++)
+            specs.add(ArgumentSpec.of(plain.params().get(i), i < 3));
         try (Workload w = new Workload(specs, 7, List.of())) {
             var args = w.packed(Map.of(1, layout)).allocate(packedProgram.params());
             try (var expected = layout.apply(w.inputs().get(1))) {
@@ -142,12 +152,17 @@ class LayoutFreeMeasureTest {
             } finally {
                 Arrays.stream(args).forEach(a -> a.close());
             }
-            assertThatThrownBy(() -> w.packed(Map.of(3, layout))).isInstanceOf(KilnException.class)
-                    .hasMessageContaining("argument 3").hasMessageContaining("not an input");
-            assertThatThrownBy(() -> w.packed(Map.of(0, layout))).isInstanceOf(KilnException.class)
-                    .hasMessageContaining("argument 0 'x'").hasMessageContaining("[16, 24]");
+            assertThatThrownBy(() -> w.packed(Map.of(3, layout)))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining("argument 3")
+                    .hasMessageContaining("not an input");
+            assertThatThrownBy(() -> w.packed(Map.of(0, layout)))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining("argument 0 'x'")
+                    .hasMessageContaining("[16, 24]");
             // the unpacked program handed to a packed view: the parameter's shape is named
-            assertThatThrownBy(() -> w.packed(Map.of(1, layout)).allocate(plain.params())).isInstanceOf(KilnException.class)
+            assertThatThrownBy(() -> w.packed(Map.of(1, layout)).allocate(plain.params()))
+                    .isInstanceOf(KilnException.class)
                     .hasMessageContaining("packed is float32[2, 3, 2, 8, 8]");
         }
     }
@@ -157,9 +172,11 @@ class LayoutFreeMeasureTest {
         ComputeDAG dag = dense();
         LayoutRewrite.Result r = task(dag).rewriteLayouts(tiled(dag));
         Map<Integer, PackedLayout> layouts = r.layouts();
-        String line = WorkerProtocol.measureRequest(1, "cpu", "/tmp/w.bin", OPTIONS, Lowering.lower("f", r.schedule()), layouts);
+        String line = WorkerProtocol.measureRequest(
+                1, "cpu", "/tmp/w.bin", OPTIONS, Lowering.lower("f", r.schedule()), layouts);
         assertThat(WorkerProtocol.layouts(WorkerProtocol.parse(line))).isEqualTo(layouts);
-        String none = WorkerProtocol.measureRequest(2, "cpu", "/tmp/w.bin", OPTIONS, Lowering.lower("f", Schedule.empty(dag)));
+        String none = WorkerProtocol.measureRequest(
+                2, "cpu", "/tmp/w.bin", OPTIONS, Lowering.lower("f", Schedule.empty(dag)));
         assertThat(WorkerProtocol.layouts(WorkerProtocol.parse(none))).isEmpty();
     }
 

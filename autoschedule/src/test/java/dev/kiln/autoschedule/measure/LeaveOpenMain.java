@@ -15,9 +15,12 @@ public final class LeaveOpenMain {
     public static void main(String[] args) {
         ComputeDAG dag = Fixtures.matmul(3, 3, 3);
         Fixtures.EditingLowerer lowerer = new Fixtures.EditingLowerer();
-        ProcessMeasurer m = ProcessMeasurer.builder(FaultyBackend.TARGET).lowerer(lowerer)
-                .options(MeasureOptions.defaults().withMinRepeatMs(0).withTimeoutSeconds(300)).start();
-        if (!m.measure(Fixtures.task(dag, FaultyBackend.TARGET), Schedule.empty(dag)).ok()) System.exit(5);
+        ProcessMeasurer m = ProcessMeasurer.builder(FaultyBackend.TARGET)
+                .lowerer(lowerer)
+                .options(MeasureOptions.defaults().withMinRepeatMs(0).withTimeoutSeconds(300))
+                .start();
+        if (!m.measure(Fixtures.task(dag, FaultyBackend.TARGET), Schedule.empty(dag))
+                .ok()) System.exit(5);
         System.out.println("CHILD " + m.workerPid().orElseThrow() + " DIR " + m.tempDir());
         System.out.flush();
         if (args[0].equals("exit")) System.exit(0);

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * interpreter and on the LLVM backend (with and without the cache flush).
  */
 class LocalMeasurerTest {
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(4).withMinRepeatMs(1).withWarmupMs(0);
+    static final MeasureOptions OPTIONS =
+            MeasureOptions.defaults().withRepeats(4).withMinRepeatMs(1).withWarmupMs(0);
 
     @Test
     void schedulesAreTimedOnTheInterpreterAndErrorsRecordedInProcess() {
@@ -33,12 +34,24 @@ class LocalMeasurerTest {
             }
             Fixtures.EditingLowerer l = lowerer;
             try (LocalMeasurer edited = LocalMeasurer.of(Target.cpu(), OPTIONS, l)) {
-                List<MeasureResult> errs = edited.measure(task, List.of(Fixtures.illegal(dag),
-                        l.edited(dag, Fixtures::wrongFirstElement),
-                        l.edited(dag, f -> Lowering.lower(ScheduleLowerer.FUNCTION_NAME, Schedule.empty(smaller))),
-                        Fixtures.threadBound(dag), Schedule.empty(dag)));
-                assertThat(errs).extracting(MeasureResult::error).containsExactly(MeasureError.LOWER,
-                        MeasureError.WRONG_RESULT, MeasureError.RUNTIME, MeasureError.COMPILE, MeasureError.NONE);
+                List<MeasureResult> errs = edited.measure(
+                        task,
+                        List.of(
+                                Fixtures.illegal(dag),
+                                l.edited(dag, Fixtures::wrongFirstElement),
+                                l.edited(
+                                        dag,
+                                        f -> Lowering.lower(ScheduleLowerer.FUNCTION_NAME, Schedule.empty(smaller))),
+                                Fixtures.threadBound(dag),
+                                Schedule.empty(dag)));
+                assertThat(errs)
+                        .extracting(MeasureResult::error)
+                        .containsExactly(
+                                MeasureError.LOWER,
+                                MeasureError.WRONG_RESULT,
+                                MeasureError.RUNTIME,
+                                MeasureError.COMPILE,
+                                MeasureError.NONE);
                 assertThat(errs.get(1).errorMessage()).contains("got 1234.5");
                 assertThat(errs.get(3).errorMessage()).startsWith("llvm: ");
                 assertThat(edited.referenceComputations()).isOne();
@@ -52,7 +65,8 @@ class LocalMeasurerTest {
     void theLlvmBackendInProcessWithTheCacheFlushed() {
         ComputeDAG dag = Fixtures.matmul(33, 17, 40);
         SearchTask task = Fixtures.task(dag, Target.cpu());
-        try (LocalMeasurer m = LocalMeasurer.of(Target.cpu(), OPTIONS.withFlushCache(true).withNumber(2))) {
+        try (LocalMeasurer m =
+                LocalMeasurer.of(Target.cpu(), OPTIONS.withFlushCache(true).withNumber(2))) {
             for (MeasureResult r : m.measure(task, List.of(Schedule.empty(dag), Fixtures.tiled(dag, 11, 17)))) {
                 assertThat(r.ok()).as(r.toString()).isTrue();
                 assertThat(r.costsSeconds()).hasSize(4);

@@ -22,13 +22,19 @@ class MeasureLoopTest {
         RuntimeException failOnTime;
         RuntimeException failedWith;
 
-        FakeDevice(double secondsPerRun) { this.secondsPerRun = secondsPerRun; }
+        FakeDevice(double secondsPerRun) {
+            this.secondsPerRun = secondsPerRun;
+        }
 
         @Override
-        public boolean hasReferences() { return references; }
+        public boolean hasReferences() {
+            return references;
+        }
 
         @Override
-        public void prepareCheck() { calls.add("poison"); }
+        public void prepareCheck() {
+            calls.add("poison");
+        }
 
         @Override
         public double runChecked() {
@@ -43,7 +49,9 @@ class MeasureLoopTest {
         }
 
         @Override
-        public void launch() { calls.add("launch"); }
+        public void launch() {
+            calls.add("launch");
+        }
 
         @Override
         public double time(long number) {
@@ -53,13 +61,19 @@ class MeasureLoopTest {
         }
 
         @Override
-        public void flushCache() { calls.add("flush"); }
+        public void flushCache() {
+            calls.add("flush");
+        }
 
         @Override
-        public void afterTiming() { calls.add("after"); }
+        public void afterTiming() {
+            calls.add("after");
+        }
 
         @Override
-        public void failed(RuntimeException e) { failedWith = e; }
+        public void failed(RuntimeException e) {
+            failedWith = e;
+        }
     }
 
     static final MeasureLoop.Limits GPU = new MeasureLoop.Limits(1 << 20, false, true);
@@ -67,21 +81,40 @@ class MeasureLoopTest {
     @Test
     void checkedRunThenWarmupThenCalibrationThenRepeats() {
         FakeDevice d = new FakeDevice(1e-3);
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(1).withWarmup(2).withMinRepeatMs(10);
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(3)
+                .withNumber(1)
+                .withWarmup(2)
+                .withMinRepeatMs(10);
         MeasureLoop.Outcome out = MeasureLoop.run(d, o, GPU);
         assertThat(out.error()).isEqualTo(MeasureError.NONE);
         assertThat(out.costs()).containsExactly(1e-3, 1e-3, 1e-3);
         // 1 ms per run, 10 ms per repeat: number 1 -> max(2, ceil(10 / 1 * 1.1)) = 11 (or 12 by rounding), then kept
         long n = (long) Math.ceil(10e-3 / 1e-3 * 1.1);
         assertThat(n).isBetween(11L, 12L);
-        assertThat(d.calls).containsExactly("poison", "checked", "compare", "launch", "launch", "time 1", "time " + n,
-                "time " + n, "time " + n, "time " + n, "after");
+        assertThat(d.calls)
+                .containsExactly(
+                        "poison",
+                        "checked",
+                        "compare",
+                        "launch",
+                        "launch",
+                        "time 1",
+                        "time " + n,
+                        "time " + n,
+                        "time " + n,
+                        "time " + n,
+                        "after");
     }
 
     @Test
     void withoutMinRepeatMsThereIsNoCalibrationAndTheCpuWarmsUpByTime() {
         FakeDevice d = new FakeDevice(2e-3);
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withNumber(3).withWarmup(0).withWarmupMs(1)
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(2)
+                .withNumber(3)
+                .withWarmup(0)
+                .withWarmupMs(1)
                 .withMinRepeatMs(0);
         MeasureLoop.Outcome out = MeasureLoop.run(d, o, MeasureLoop.Limits.CPU);
         assertThat(out.error()).isEqualTo(MeasureError.NONE);
@@ -93,7 +126,11 @@ class MeasureLoopTest {
     @Test
     void calibrationStopsAtTheDevicesLimit() {
         FakeDevice d = new FakeDevice(1e-9);
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(1).withNumber(1).withWarmup(0).withMinRepeatMs(1000);
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(1)
+                .withNumber(1)
+                .withWarmup(0)
+                .withMinRepeatMs(1000);
         MeasureLoop.Outcome out = MeasureLoop.run(d, o, new MeasureLoop.Limits(64, false, false));
         assertThat(out.error()).isEqualTo(MeasureError.NONE);
         assertThat(d.calls).endsWith("time 64", "time 64", "after");
@@ -103,18 +140,24 @@ class MeasureLoopTest {
     @Test
     void aFlushedRepeatIsOneRunAfterAFlush() {
         FakeDevice d = new FakeDevice(1e-3);
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withNumber(7).withWarmup(1).withMinRepeatMs(50)
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(2)
+                .withNumber(7)
+                .withWarmup(1)
+                .withMinRepeatMs(50)
                 .withFlushCache(true);
         MeasureLoop.run(d, o, GPU);
-        assertThat(d.calls).containsExactly("poison", "checked", "compare", "launch", "flush", "time 1", "flush", "time 1",
-                "after");
+        assertThat(d.calls)
+                .containsExactly(
+                        "poison", "checked", "compare", "launch", "flush", "time 1", "flush", "time 1", "after");
     }
 
     @Test
     void outputsAreComparedOnlyWhenAskedAndAvailable() {
         FakeDevice none = new FakeDevice(1e-3);
         none.references = false;
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(1).withWarmup(0).withWarmupMs(0);
+        MeasureOptions o =
+                MeasureOptions.defaults().withRepeats(1).withWarmup(0).withWarmupMs(0);
         MeasureLoop.run(none, o, MeasureLoop.Limits.CPU);
         assertThat(none.calls).doesNotContain("poison", "compare");
         FakeDevice off = new FakeDevice(1e-3);
@@ -124,7 +167,11 @@ class MeasureLoopTest {
 
     @Test
     void failuresAreClassifiedOnceForEveryDevice() {
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withWarmup(0).withWarmupMs(0).withTimeoutSeconds(0.5);
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(2)
+                .withWarmup(0)
+                .withWarmupMs(0)
+                .withTimeoutSeconds(0.5);
         FakeDevice wrong = new FakeDevice(1e-3);
         wrong.wrong = "output 'y' differs";
         MeasureLoop.Outcome w = MeasureLoop.run(wrong, o, GPU);
@@ -136,8 +183,10 @@ class MeasureLoopTest {
         MeasureLoop.Outcome t = MeasureLoop.run(slow, o, GPU);
         assertThat(t.error()).isEqualTo(MeasureError.TIMEOUT);
         assertThat(t.message()).isEqualTo("one run took 0.750 s, more than the 0.5 s allowed");
-        assertThat(MeasureLoop.run(new FakeDevice(0.75), o, MeasureLoop.Limits.CPU).error())
-                .as("on a CPU the worker process enforces the time-out").isEqualTo(MeasureError.NONE);
+        assertThat(MeasureLoop.run(new FakeDevice(0.75), o, MeasureLoop.Limits.CPU)
+                        .error())
+                .as("on a CPU the worker process enforces the time-out")
+                .isEqualTo(MeasureError.NONE);
 
         FakeDevice throwing = new FakeDevice(1e-3);
         throwing.failOnTime = new IllegalStateException("launch failed");
@@ -148,7 +197,9 @@ class MeasureLoopTest {
 
         FakeDevice kiln = new FakeDevice(1e-3) {
             @Override
-            public double runChecked() { throw new KilnException("kernel 'f' argument 0 (parameter 'A') is closed"); }
+            public double runChecked() {
+                throw new KilnException("kernel 'f' argument 0 (parameter 'A') is closed");
+            }
         };
         MeasureLoop.Outcome k = MeasureLoop.run(kiln, o, GPU);
         assertThat(k.error()).isEqualTo(MeasureError.RUNTIME);
@@ -159,8 +210,10 @@ class MeasureLoopTest {
 
     @Test
     void limitsAndOutcomesAreValidated() {
-        assertThatThrownBy(() -> new MeasureLoop.Limits(0, true, false)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> new MeasureLoop.Limits(0, true, false))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("maxNumber");
-        assertThatThrownBy(() -> MeasureLoop.Outcome.failed(MeasureError.NONE, "")).isInstanceOf(KilnException.class);
+        assertThatThrownBy(() -> MeasureLoop.Outcome.failed(MeasureError.NONE, ""))
+                .isInstanceOf(KilnException.class);
     }
 }

@@ -42,27 +42,49 @@ class MeasureResultTest {
 
     @Test
     void invariantsAreChecked() {
-        assertThatThrownBy(() -> MeasureResult.ok(new double[0], 0, 0)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> MeasureResult.ok(new double[0], 0, 0))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("at least one time");
         assertThatThrownBy(() -> new MeasureResult(new double[] {1}, MeasureError.CRASH, "x", 0, 0, 0))
-                .isInstanceOf(KilnException.class).hasMessageContaining("has no times");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("has no times");
         assertThatThrownBy(() -> MeasureResult.ok(new double[] {-1}, 0, 0)).isInstanceOf(KilnException.class);
-        assertThatThrownBy(() -> MeasureResult.ok(new double[] {Double.NaN}, 0, 0)).isInstanceOf(KilnException.class);
-        assertThatThrownBy(() -> MeasureResult.failed(MeasureError.NONE, "", 0, 0)).isInstanceOf(KilnException.class);
+        assertThatThrownBy(() -> MeasureResult.ok(new double[] {Double.NaN}, 0, 0))
+                .isInstanceOf(KilnException.class);
+        assertThatThrownBy(() -> MeasureResult.failed(MeasureError.NONE, "", 0, 0))
+                .isInstanceOf(KilnException.class);
     }
 
     @Test
     void optionsAreValidated() {
         MeasureOptions d = MeasureOptions.defaults();
-        assertThat(d.withRepeats(7).withNumber(3).withWarmup(0).withMinRepeatMs(0).withFlushCache(true)
-                .withTimeoutSeconds(1.5).withCheckCorrectness(false).withTolerances(1e-5, 0).withSeed(9)
-                .withWarmupMs(0).withRemeasure(0, 0))
+        assertThat(d.withRepeats(7)
+                        .withNumber(3)
+                        .withWarmup(0)
+                        .withMinRepeatMs(0)
+                        .withFlushCache(true)
+                        .withTimeoutSeconds(1.5)
+                        .withCheckCorrectness(false)
+                        .withTolerances(1e-5, 0)
+                        .withSeed(9)
+                        .withWarmupMs(0)
+                        .withRemeasure(0, 0))
                 .isEqualTo(new MeasureOptions(7, 3, 0, 0, true, 1.5, false, 1e-5, 0, 9));
-        assertThatThrownBy(() -> d.withRepeats(0)).isInstanceOf(KilnException.class).hasMessageContaining("repeats");
-        assertThatThrownBy(() -> d.withNumber(0)).isInstanceOf(KilnException.class).hasMessageContaining("number");
-        assertThatThrownBy(() -> d.withWarmup(-1)).isInstanceOf(KilnException.class).hasMessageContaining("warmup");
+        assertThatThrownBy(() -> d.withRepeats(0))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("repeats");
+        assertThatThrownBy(() -> d.withNumber(0))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("number");
+        assertThatThrownBy(() -> d.withWarmup(-1))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("warmup");
         assertThatThrownBy(() -> d.withMinRepeatMs(Double.NaN)).isInstanceOf(KilnException.class);
-        assertThatThrownBy(() -> d.withTimeoutSeconds(0)).isInstanceOf(KilnException.class).hasMessageContaining("timeout");
-        assertThatThrownBy(() -> d.withTolerances(-1, 0)).isInstanceOf(KilnException.class).hasMessageContaining("tolerances");
+        assertThatThrownBy(() -> d.withTimeoutSeconds(0))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("timeout");
+        assertThatThrownBy(() -> d.withTolerances(-1, 0))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("tolerances");
     }
 }

@@ -30,18 +30,28 @@ class MeasurementPolicyTest {
         assertThat(MeasureOptions.legacy().warmupMs()).isZero();
         assertThat(MeasureOptions.legacy().remeasures()).isFalse();
         assertThat(MeasureOptions.legacy()).isEqualTo(new MeasureOptions(5, 1, 1, 10, false, 20, true, 1e-3, 1e-3, 42));
-        assertThatThrownBy(() -> d.withWarmupMs(-1)).isInstanceOf(KilnException.class).hasMessageContaining("warmupMs");
-        assertThatThrownBy(() -> d.withWarmupMs(Double.NaN)).isInstanceOf(KilnException.class).hasMessageContaining("warmupMs");
-        assertThatThrownBy(() -> d.withWarmupMs(Double.POSITIVE_INFINITY)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> d.withWarmupMs(-1))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("warmupMs");
-        assertThatThrownBy(() -> d.withRemeasure(-1, 2)).isInstanceOf(KilnException.class).hasMessageContaining("remeasureTop");
-        assertThatThrownBy(() -> d.withRemeasure(3, -2)).isInstanceOf(KilnException.class).hasMessageContaining("remeasureRounds");
+        assertThatThrownBy(() -> d.withWarmupMs(Double.NaN))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("warmupMs");
+        assertThatThrownBy(() -> d.withWarmupMs(Double.POSITIVE_INFINITY))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("warmupMs");
+        assertThatThrownBy(() -> d.withRemeasure(-1, 2))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("remeasureTop");
+        assertThatThrownBy(() -> d.withRemeasure(3, -2))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("remeasureRounds");
     }
 
     @Test
     void theWorkerGetsTheNewOptionsAndReadsAnOldRequestAsTheOldPolicy() {
         MeasureOptions o = MeasureOptions.defaults().withWarmupMs(37.5).withRemeasure(4, 1);
-        assertThat(WorkerProtocol.options(WorkerProtocol.parse(WorkerProtocol.write(WorkerProtocol.options(o))))).isEqualTo(o);
+        assertThat(WorkerProtocol.options(WorkerProtocol.parse(WorkerProtocol.write(WorkerProtocol.options(o)))))
+                .isEqualTo(o);
         var old = WorkerProtocol.options(MeasureOptions.legacy());
         old.remove("warmup_ms");
         old.remove("remeasure_top");
@@ -51,7 +61,7 @@ class MeasurementPolicyTest {
 
     @Test
     void costStatisticsOnSyntheticRepeats() {
-        double[] r = {5, 1, 4, 2, 3, 100};           // one slow outlier
+        double[] r = {5, 1, 4, 2, 3, 100}; // one slow outlier
         assertThat(CostStatistic.MIN.of(r)).isEqualTo(1);
         assertThat(CostStatistic.MEDIAN.of(r)).isEqualTo(3.5);
         assertThat(CostStatistic.MEAN.of(r)).isCloseTo(115 / 6.0, within(1e-12));
@@ -64,10 +74,14 @@ class MeasurementPolicyTest {
         double[] copy = r.clone();
         for (CostStatistic s : CostStatistic.values()) s.of(r);
         assertThat(r).containsExactly(copy);
-        assertThatThrownBy(() -> CostStatistic.MIN.of(new double[0])).isInstanceOf(KilnException.class).hasMessageContaining("MIN");
+        assertThatThrownBy(() -> CostStatistic.MIN.of(new double[0]))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("MIN");
         assertThat(CostStatistic.parse("trimmed-mean")).isEqualTo(CostStatistic.TRIMMED_MEAN);
         assertThat(CostStatistic.parse(" Min ")).isEqualTo(CostStatistic.MIN);
-        assertThatThrownBy(() -> CostStatistic.parse("p50")).isInstanceOf(KilnException.class).hasMessageContaining("'p50'");
+        assertThatThrownBy(() -> CostStatistic.parse("p50"))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("'p50'");
     }
 
     @Test
@@ -109,7 +123,9 @@ class MeasurementPolicyTest {
         assertThat(Warmup.run(slow, 100, clock::get).runs()).isEqualTo(1);
         assertThat(Warmup.run(slow, 0, clock::get)).isEqualTo(new Warmup.Outcome(0, 0, false));
         assertThat(runs.get()).isEqualTo(1);
-        assertThatThrownBy(() -> Warmup.run(slow, -1, clock::get)).isInstanceOf(KilnException.class).hasMessageContaining("budgetMs");
+        assertThatThrownBy(() -> Warmup.run(slow, -1, clock::get))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("budgetMs");
         assertThat(Warmup.settled(new double[] {100, 101, 101.5})).isTrue();
         assertThat(Warmup.settled(new double[] {100, 101, 103})).isFalse();
     }

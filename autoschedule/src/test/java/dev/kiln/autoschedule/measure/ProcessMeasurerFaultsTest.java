@@ -18,14 +18,21 @@ import org.junit.jupiter.api.Test;
  * is restarted after each death or time-out, and the rest of the batch is measured.
  */
 class ProcessMeasurerFaultsTest {
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(2).withMinRepeatMs(0).withWarmupMs(0).withTimeoutSeconds(3);
+    static final MeasureOptions OPTIONS = MeasureOptions.defaults()
+            .withRepeats(2)
+            .withMinRepeatMs(0)
+            .withWarmupMs(0)
+            .withTimeoutSeconds(3);
     static Fixtures.EditingLowerer lowerer;
     static ProcessMeasurer measurer;
 
     @BeforeAll
     static void start() {
         lowerer = new Fixtures.EditingLowerer();
-        measurer = ProcessMeasurer.builder(FaultyBackend.TARGET).options(OPTIONS).lowerer(lowerer).start();
+        measurer = ProcessMeasurer.builder(FaultyBackend.TARGET)
+                .options(OPTIONS)
+                .lowerer(lowerer)
+                .start();
     }
 
     @AfterAll
@@ -52,10 +59,22 @@ class ProcessMeasurerFaultsTest {
                 Fixtures.tiled(dag, 2, 2),
                 Fixtures.illegal(dag));
         List<MeasureResult> rs = measurer.measure(task, batch);
-        assertThat(rs).extracting(MeasureResult::error).containsExactly(MeasureError.NONE, MeasureError.COMPILE,
-                MeasureError.RUNTIME, MeasureError.WRONG_RESULT, MeasureError.CRASH, MeasureError.NONE, MeasureError.CRASH,
-                MeasureError.TIMEOUT, MeasureError.CRASH, MeasureError.NONE, MeasureError.LOWER);
-        assertThat(rs.get(1).errorMessage()).isEqualTo("faulty: faulty backend: function 'kiln_measured' refused on purpose");
+        assertThat(rs)
+                .extracting(MeasureResult::error)
+                .containsExactly(
+                        MeasureError.NONE,
+                        MeasureError.COMPILE,
+                        MeasureError.RUNTIME,
+                        MeasureError.WRONG_RESULT,
+                        MeasureError.CRASH,
+                        MeasureError.NONE,
+                        MeasureError.CRASH,
+                        MeasureError.TIMEOUT,
+                        MeasureError.CRASH,
+                        MeasureError.NONE,
+                        MeasureError.LOWER);
+        assertThat(rs.get(1).errorMessage())
+                .isEqualTo("faulty: faulty backend: function 'kiln_measured' refused on purpose");
         assertThat(rs.get(2).errorMessage()).isEqualTo("IllegalStateException: faulty kernel threw on purpose");
         assertThat(rs.get(3).errorMessage()).contains("output 'matmul'").contains("1 of 35 elements differ");
         assertThat(rs.get(4).errorMessage()).contains("exit status 13");
@@ -81,7 +100,8 @@ class ProcessMeasurerFaultsTest {
         assertThat(measurer.workerPid()).isEmpty();
         var h = ProcessHandle.of(pid);
         if (h.isPresent()) h.get().onExit().get(10, TimeUnit.SECONDS);
-        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                .isFalse();
         assertThat(measurer.measure(task, lowerer.fault(dag, Fault.NONE)).ok()).isTrue();
     }
 }

@@ -29,14 +29,21 @@ import org.junit.jupiter.api.Test;
  */
 class ProcessMeasurerTest {
     static final CpuTarget TARGET = Target.cpu();
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(1).withWarmupMs(5).withTimeoutSeconds(120);
+    static final MeasureOptions OPTIONS = MeasureOptions.defaults()
+            .withRepeats(3)
+            .withMinRepeatMs(1)
+            .withWarmupMs(5)
+            .withTimeoutSeconds(120);
     static Fixtures.EditingLowerer lowerer;
     static ProcessMeasurer measurer;
 
     @BeforeAll
     static void start() {
         lowerer = new Fixtures.EditingLowerer();
-        measurer = ProcessMeasurer.builder(TARGET).options(OPTIONS).lowerer(lowerer).start();
+        measurer = ProcessMeasurer.builder(TARGET)
+                .options(OPTIONS)
+                .lowerer(lowerer)
+                .start();
     }
 
     @AfterAll
@@ -65,7 +72,10 @@ class ProcessMeasurerTest {
             double[] c = r.costsSeconds();
             assertThat(c).hasSize(3);
             for (double x : c) assertThat(x).isGreaterThan(0);
-            assertThat(r.median()).isBetween(Arrays.stream(c).min().orElseThrow(), Arrays.stream(c).max().orElseThrow());
+            assertThat(r.median())
+                    .isBetween(
+                            Arrays.stream(c).min().orElseThrow(),
+                            Arrays.stream(c).max().orElseThrow());
             assertThat(r.gflops(dag.flopCount())).isGreaterThan(0);
             assertThat(r.compileSeconds()).isGreaterThanOrEqualTo(0);
             assertThat(r.wallSeconds()).isGreaterThan(r.compileSeconds());
@@ -78,11 +88,15 @@ class ProcessMeasurerTest {
     void sampledCandidatesRunCorrectly() {
         for (ComputeDAG dag : List.of(Workloads.matmul(24, 20, 36), Workloads.conv2dNhwcRelu(1, 7, 7, 4, 8, 3))) {
             SearchTask task = Fixtures.task(dag, TARGET);
-            List<Candidate> candidates = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(6,
-                    new SplittableRandom(5)).candidates();
+            List<Candidate> candidates = TargetRules.cpu()
+                    .population(task, TargetRules.cpu().sketches(task))
+                    .sample(6, new SplittableRandom(5))
+                    .candidates();
             assertThat(candidates).hasSize(6);
             List<MeasureResult> rs = measurer.measureCandidates(task, candidates);
-            assertThat(rs).hasSize(6).allSatisfy(r -> assertThat(r.error()).as(r.toString()).isEqualTo(MeasureError.NONE));
+            assertThat(rs)
+                    .hasSize(6)
+                    .allSatisfy(r -> assertThat(r.error()).as(r.toString()).isEqualTo(MeasureError.NONE));
         }
     }
 
@@ -102,13 +116,23 @@ class ProcessMeasurerTest {
                 lowerer.edited(dag, Fixtures::storeOutOfBounds),
                 Fixtures.tiled(dag, 4, 4));
         List<MeasureResult> rs = measurer.measure(task, batch);
-        assertThat(rs).extracting(MeasureResult::error).containsExactly(MeasureError.LOWER, MeasureError.COMPILE,
-                MeasureError.WRONG_RESULT, MeasureError.RUNTIME, MeasureError.CRASH, MeasureError.NONE);
+        assertThat(rs)
+                .extracting(MeasureResult::error)
+                .containsExactly(
+                        MeasureError.LOWER,
+                        MeasureError.COMPILE,
+                        MeasureError.WRONG_RESULT,
+                        MeasureError.RUNTIME,
+                        MeasureError.CRASH,
+                        MeasureError.NONE);
         assertThat(rs.get(0).errorMessage()).contains("99");
         assertThat(rs.get(1).errorMessage()).startsWith("llvm: ").contains("threadIdx.x");
         assertThat(rs.get(2).errorMessage()).contains("output 'matmul'").contains("1234.5");
         assertThat(rs.get(3).errorMessage()).contains("float32[15, 10]").contains("float32[16, 10]");
-        assertThat(rs.get(4).errorMessage()).contains("SIGSEGV").contains("problematic frame").contains("crash log");
+        assertThat(rs.get(4).errorMessage())
+                .contains("SIGSEGV")
+                .contains("problematic frame")
+                .contains("crash log");
         for (MeasureResult r : rs.subList(0, 5)) {
             assertThat(r.costsSeconds()).isEmpty();
             assertThat(r.median()).isEqualTo(MeasureResult.FAILED_COST);
@@ -117,7 +141,8 @@ class ProcessMeasurerTest {
         assertThat(Arrays.stream(rs.get(5).costsSeconds()).min().orElseThrow()).isGreaterThan(0);
         assertThat(measurer.workerStarts()).as("one restart, after the crash").isEqualTo(starts + 1);
         assertThat(measurer.workerPid().orElseThrow()).isNotEqualTo(pid);
-        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                .isFalse();
     }
 
     @Test
@@ -130,10 +155,14 @@ class ProcessMeasurerTest {
         assertThat(measurer.measure(task, Fixtures.tiled(dag, 5, 9)).ok()).isTrue();
         // the same computation built again is the same workload
         ComputeDAG again = Fixtures.matmul(20, 9, 7);
-        assertThat(measurer.measure(Fixtures.task(again, TARGET), Schedule.empty(again)).ok()).isTrue();
+        assertThat(measurer.measure(Fixtures.task(again, TARGET), Schedule.empty(again))
+                        .ok())
+                .isTrue();
         assertThat(measurer.referenceComputations()).isEqualTo(before + 1);
         ComputeDAG other = Fixtures.matmul(21, 9, 7);
-        assertThat(measurer.measure(Fixtures.task(other, TARGET), Schedule.empty(other)).ok()).isTrue();
+        assertThat(measurer.measure(Fixtures.task(other, TARGET), Schedule.empty(other))
+                        .ok())
+                .isTrue();
         assertThat(measurer.referenceComputations()).isEqualTo(before + 2);
     }
 
@@ -143,13 +172,17 @@ class ProcessMeasurerTest {
         ComputeDAG other = Fixtures.matmul(8, 8, 9);
         SearchTask task = Fixtures.task(dag, TARGET);
         assertThatThrownBy(() -> measurer.measure(task, List.of(Schedule.empty(dag), Schedule.empty(other))))
-                .isInstanceOf(KilnException.class).hasMessageContaining("schedule 1").hasMessageContaining(other.workloadKey());
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("schedule 1")
+                .hasMessageContaining(other.workloadKey());
         SearchTask elsewhere = Fixtures.task(dag, TARGET.withCores(TARGET.cores() + 1));
         assertThatThrownBy(() -> measurer.measure(elsewhere, Schedule.empty(dag)))
-                .isInstanceOf(KilnException.class).hasMessageContaining("this measurer measures on");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("this measurer measures on");
         ProcessMeasurer closed = ProcessMeasurer.start(TARGET, OPTIONS);
         closed.close();
-        assertThatThrownBy(() -> closed.measure(task, Schedule.empty(dag))).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> closed.measure(task, Schedule.empty(dag)))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("closed");
         assertThat(closed.workerStarts()).isZero();
         assertThat(closed.tempDir()).doesNotExist();

@@ -34,9 +34,22 @@ class ProgramRunnerTest {
     @Test
     void aCorrectKernelIsCheckedWarmedAndTimed() {
         AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withWarmupMs(0).withMinRepeatMs(0);
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(3)
+                .withNumber(2)
+                .withWarmup(4)
+                .withWarmupMs(0)
+                .withMinRepeatMs(0);
         try (Workload w = workload()) {
-            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
+            MeasureLoop.Outcome out = ProgramRunner.run(
+                    a -> {
+                        calls.incrementAndGet();
+                        affine(a);
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
+                    null);
             assertThat(out.error()).as(out.message()).isEqualTo(MeasureError.NONE);
             assertThat(out.costs()).hasSize(3);
             assertThat(java.util.Arrays.stream(out.costs()).min().orElseThrow()).isGreaterThan(0);
@@ -47,10 +60,22 @@ class ProgramRunnerTest {
     @Test
     void withTheCacheFlushedEveryRepeatIsOneRun() {
         AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(5).withWarmup(1).withWarmupMs(0).withMinRepeatMs(50)
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(3)
+                .withNumber(5)
+                .withWarmup(1)
+                .withWarmupMs(0)
+                .withMinRepeatMs(50)
                 .withFlushCache(true);
         try (Workload w = workload()) {
-            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
+            MeasureLoop.Outcome out = ProgramRunner.run(
+                    a -> {
+                        calls.incrementAndGet();
+                        affine(a);
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
                     new CacheFlusher());
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             assertThat(out.costs()).hasSize(3);
@@ -61,9 +86,22 @@ class ProgramRunnerTest {
     @Test
     void theWarmupByTimeRunsBetweenTheFixedWarmupAndTheTimedRepeats() {
         AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(3).withNumber(2).withWarmup(4).withWarmupMs(5).withMinRepeatMs(0);
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(3)
+                .withNumber(2)
+                .withWarmup(4)
+                .withWarmupMs(5)
+                .withMinRepeatMs(0);
         try (Workload w = workload()) {
-            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o, null);
+            MeasureLoop.Outcome out = ProgramRunner.run(
+                    a -> {
+                        calls.incrementAndGet();
+                        affine(a);
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
+                    null);
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             // 37 multiply-adds take far less than the 0.5 ms of a warm-up slice: many more runs than the fixed count
             assertThat(calls.get()).isGreaterThan(1 + 4 + 3 * 2 + 100);
@@ -73,9 +111,20 @@ class ProgramRunnerTest {
     @Test
     void shortRunsAreRepeatedUntilARepeatLastsMinRepeatMs() {
         AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults().withRepeats(2).withNumber(1).withWarmup(0).withMinRepeatMs(5);
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(2)
+                .withNumber(1)
+                .withWarmup(0)
+                .withMinRepeatMs(5);
         try (Workload w = workload()) {
-            MeasureLoop.Outcome out = ProgramRunner.run(a -> { calls.incrementAndGet(); affine(a); }, List.of(X, Y), w, o,
+            MeasureLoop.Outcome out = ProgramRunner.run(
+                    a -> {
+                        calls.incrementAndGet();
+                        affine(a);
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
                     new CacheFlusher());
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             // 37 multiply-adds take far less than 5 ms: many runs per repeat
@@ -87,23 +136,36 @@ class ProgramRunnerTest {
     void wrongUntouchedAndThrowingKernelsAreErrors() {
         MeasureOptions o = MeasureOptions.defaults().withMinRepeatMs(0);
         try (Workload w = workload()) {
-            MeasureLoop.Outcome off = ProgramRunner.run(a -> {
-                affine(a);
-                a[1].setDouble(a[1].getDouble(36) + 0.01, 36);
-            }, List.of(X, Y), w, o, null);
+            MeasureLoop.Outcome off = ProgramRunner.run(
+                    a -> {
+                        affine(a);
+                        a[1].setDouble(a[1].getDouble(36) + 0.01, 36);
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
+                    null);
             assertThat(off.error()).isEqualTo(MeasureError.WRONG_RESULT);
             assertThat(off.message()).contains("output 'y'").contains("[36]");
-            assertThat(ProgramRunner.run(a -> { }, List.of(X, Y), w, o, null).error())
-                    .as("outputs are poisoned, so a kernel that writes nothing is wrong").isEqualTo(MeasureError.WRONG_RESULT);
-            MeasureLoop.Outcome thrown = ProgramRunner.run(a -> { throw new ArithmeticException("/ by zero"); },
-                    List.of(X, Y), w, o, null);
+            assertThat(ProgramRunner.run(a -> {}, List.of(X, Y), w, o, null).error())
+                    .as("outputs are poisoned, so a kernel that writes nothing is wrong")
+                    .isEqualTo(MeasureError.WRONG_RESULT);
+            MeasureLoop.Outcome thrown = ProgramRunner.run(
+                    a -> {
+                        throw new ArithmeticException("/ by zero");
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
+                    null);
             assertThat(thrown.error()).isEqualTo(MeasureError.RUNTIME);
             assertThat(thrown.message()).isEqualTo("ArithmeticException: / by zero");
             Buffer wide = Buffer.rowMajor("x", DType.FLOAT64, List.of(37L), MemoryScope.GLOBAL);
             MeasureLoop.Outcome mismatched = ProgramRunner.run(ProgramRunnerTest::affine, List.of(wide, Y), w, o, null);
             assertThat(mismatched.error()).isEqualTo(MeasureError.RUNTIME);
             assertThat(mismatched.message()).contains("float64[37]").contains("float32[37]");
-            assertThat(ProgramRunner.run(ProgramRunnerTest::affine, List.of(X), w, o, null).message())
+            assertThat(ProgramRunner.run(ProgramRunnerTest::affine, List.of(X), w, o, null)
+                            .message())
                     .contains("takes 1 parameters");
         }
     }

@@ -22,9 +22,16 @@ class WorkerLifetimeTest {
     private record Tuner(Process process, long child, Path dir) {}
 
     private static Tuner launch(String mode) throws Exception {
-        List<String> cmd = List.of(WorkerCommand.javaBinary(), "--enable-native-access=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), LeaveOpenMain.class.getName(), mode);
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        List<String> cmd = List.of(
+                WorkerCommand.javaBinary(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-cp",
+                System.getProperty("java.class.path"),
+                LeaveOpenMain.class.getName(),
+                mode);
+        Process p = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = r.readLine()) != null && !line.startsWith("CHILD ")) {
@@ -38,7 +45,9 @@ class WorkerLifetimeTest {
     private static void assertGone(long pid) throws Exception {
         var h = ProcessHandle.of(pid);
         if (h.isPresent()) h.get().onExit().get(20, TimeUnit.SECONDS);
-        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("child " + pid + " alive").isFalse();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                .as("child " + pid + " alive")
+                .isFalse();
     }
 
     @Test

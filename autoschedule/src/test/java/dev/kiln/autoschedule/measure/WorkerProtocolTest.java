@@ -21,13 +21,14 @@ class WorkerProtocolTest {
         assertThat(req.path("workload").asText()).isEqualTo("/tmp/w b.bin");
         assertThat(WorkerProtocol.options(req.path("options"))).isEqualTo(o);
         assertThat(PrimFuncJson.fromTree(req.get("func")).toString()).isEqualTo(f.toString());
-        assertThat(WorkerProtocol.parse(WorkerProtocol.exitRequest()).path("op").asText()).isEqualTo("exit");
+        assertThat(WorkerProtocol.parse(WorkerProtocol.exitRequest()).path("op").asText())
+                .isEqualTo("exit");
     }
 
     @Test
     void repliesRoundTrip() {
-        var r = new WorkerProtocol.Reply(3, MeasureError.WRONG_RESULT, "output 'C' differs\nbadly", new double[] {1e-6, 2.5e-6},
-                0.25, true);
+        var r = new WorkerProtocol.Reply(
+                3, MeasureError.WRONG_RESULT, "output 'C' differs\nbadly", new double[] {1e-6, 2.5e-6}, 0.25, true);
         String line = WorkerProtocol.reply(r);
         assertThat(line).startsWith(WorkerProtocol.PREFIX).doesNotContain("\n");
         var back = WorkerProtocol.parseReply(WorkerProtocol.parse(line.substring(WorkerProtocol.PREFIX.length())));
@@ -38,7 +39,9 @@ class WorkerProtocolTest {
         assertThat(back.compileSeconds()).isEqualTo(0.25);
         assertThat(back.exiting()).isTrue();
         assertThat(WorkerProtocol.parse(WorkerProtocol.ready(17).substring(WorkerProtocol.PREFIX.length()))
-                .path("protocol").asText()).isEqualTo(WorkerProtocol.VERSION);
+                        .path("protocol")
+                        .asText())
+                .isEqualTo(WorkerProtocol.VERSION);
     }
 
     @Test
@@ -51,8 +54,11 @@ class WorkerProtocolTest {
             assertThat(cmd.get(1)).isEqualTo("-Dkiln.measure.worker=true");
             assertThat(cmd.get(2)).isEqualTo("@" + dir.resolve("worker.args"));
             String args = java.nio.file.Files.readString(dir.resolve("worker.args"));
-            assertThat(args).contains("\"--enable-native-access=ALL-UNNAMED\"").contains("\"-Xmx256m\"")
-                    .contains("\"-XX:-CreateCoredumpOnCrash\"").contains(MeasureWorker.class.getName())
+            assertThat(args)
+                    .contains("\"--enable-native-access=ALL-UNNAMED\"")
+                    .contains("\"-Xmx256m\"")
+                    .contains("\"-XX:-CreateCoredumpOnCrash\"")
+                    .contains(MeasureWorker.class.getName())
                     .contains(WorkerCommand.quote(System.getProperty("java.class.path")));
         } finally {
             Fixtures.deleteTree(dir);

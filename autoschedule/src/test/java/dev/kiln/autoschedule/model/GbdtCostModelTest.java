@@ -63,7 +63,10 @@ class GbdtCostModelTest {
     }
 
     static List<Candidate> sample(SearchTask task, int n, long seed) {
-        return TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(n, new SplittableRandom(seed)).candidates();
+        return TargetRules.cpu()
+                .population(task, TargetRules.cpu().sketches(task))
+                .sample(n, new SplittableRandom(seed))
+                .candidates();
     }
 
     @Test
@@ -99,7 +102,8 @@ class GbdtCostModelTest {
         List<Candidate> train = all.subList(0, 150), held = all.subList(150, all.size());
         List<MeasureResult> trainTimes = measure(mm, train, 1, 0), heldTimes = measure(mm, held, 1, 0);
         double best = trainTimes.stream().mapToDouble(r -> 1 / r.median()).max().orElseThrow();
-        double[] label = heldTimes.stream().mapToDouble(r -> 1 / r.median() / best).toArray();
+        double[] label =
+                heldTimes.stream().mapToDouble(r -> 1 / r.median() / best).toArray();
         for (GbdtCostModel model : List.of(GbdtCostModel.defaults(3), GbdtCostModel.ansor(3))) {
             model.update(mm, train, trainTimes);
             double[] p = model.predict(mm, held);
@@ -113,7 +117,8 @@ class GbdtCostModelTest {
             assertThat(pairwiseAccuracy(p, heldTimes)).isGreaterThan(0.8);
         }
         assertThatThrownBy(() -> new GbdtCostModel(GbdtParams.defaults(), 1, 1, 1, 10, FeatureLayout.LENGTH + 1))
-                .isInstanceOf(KilnException.class).hasMessageContaining("features");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("features");
     }
 
     @Test
@@ -126,8 +131,10 @@ class GbdtCostModelTest {
         assertThat(a).containsExactly(b);
         for (double v : a) assertThat(v).isBetween(0.0, 1.0);
         assertThatThrownBy(() -> GbdtCostModel.defaults(1).update(mm, cs, List.of()))
-                .isInstanceOf(KilnException.class).hasMessageContaining("10 programs but 0 results");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("10 programs but 0 results");
         assertThatThrownBy(() -> new GbdtCostModel(GbdtParams.defaults(), 0, 0.05, 1, 10))
-                .isInstanceOf(KilnException.class).hasMessageContaining("warmupPrograms");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("warmupPrograms");
     }
 }

@@ -77,10 +77,10 @@ class GbdtTest {
         // Two programs with identical features but different labels: the heavier label wins.
         float[] x = {1, 2, 3, 1, 2, 3};
         double[] y = {1.0, 0.0};
-        Gbdt heavyFirst = Gbdt.train(new Gbdt.TrainingSet(x, 3, new int[] {0, 1, 2}, y, new double[] {9, 1}),
-                SQUARED.withRounds(200));
-        Gbdt heavySecond = Gbdt.train(new Gbdt.TrainingSet(x, 3, new int[] {0, 1, 2}, y, new double[] {1, 9}),
-                SQUARED.withRounds(200));
+        Gbdt heavyFirst = Gbdt.train(
+                new Gbdt.TrainingSet(x, 3, new int[] {0, 1, 2}, y, new double[] {9, 1}), SQUARED.withRounds(200));
+        Gbdt heavySecond = Gbdt.train(
+                new Gbdt.TrainingSet(x, 3, new int[] {0, 1, 2}, y, new double[] {1, 9}), SQUARED.withRounds(200));
         assertThat(heavyFirst.predictRow(x, 0)).isCloseTo(0.9, org.assertj.core.api.Assertions.within(0.05));
         assertThat(heavySecond.predictRow(x, 0)).isCloseTo(0.1, org.assertj.core.api.Assertions.within(0.05));
     }
@@ -106,8 +106,12 @@ class GbdtTest {
             group[na + q] = 1;
         }
         java.util.Arrays.fill(w, 1);
-        Gbdt m = Gbdt.train(new Gbdt.TrainingSet(x, W, start, y, w, group),
-                GbdtParams.defaults().withObjective(Objective.PAIRWISE_RANK_UNIFORM).withRounds(150).withMaxDepth(4));
+        Gbdt m = Gbdt.train(
+                new Gbdt.TrainingSet(x, W, start, y, w, group),
+                GbdtParams.defaults()
+                        .withObjective(Objective.PAIRWISE_RANK_UNIFORM)
+                        .withRounds(150)
+                        .withMaxDepth(4));
         Gbdt.TrainingSet test = data(400, 13, 0);
         double[] p = predict(m, test);
         long ok = 0, all = 0;
@@ -166,11 +170,17 @@ class GbdtTest {
 
     @Test
     void badInput() {
-        assertThatThrownBy(() -> Gbdt.train(new Gbdt.TrainingSet(new float[0], 3, new int[] {0}, new double[0],
-                new double[0]), GbdtParams.defaults())).isInstanceOf(KilnException.class).hasMessageContaining("nothing");
-        assertThatThrownBy(() -> new Gbdt.TrainingSet(new float[6], 3, new int[] {0, 1}, new double[] {1},
-                new double[] {1})).isInstanceOf(KilnException.class).hasMessageContaining("offsets");
-        assertThatThrownBy(() -> GbdtParams.defaults().withMaxBins(300)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> Gbdt.train(
+                        new Gbdt.TrainingSet(new float[0], 3, new int[] {0}, new double[0], new double[0]),
+                        GbdtParams.defaults()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("nothing");
+        assertThatThrownBy(() ->
+                        new Gbdt.TrainingSet(new float[6], 3, new int[] {0, 1}, new double[] {1}, new double[] {1}))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("offsets");
+        assertThatThrownBy(() -> GbdtParams.defaults().withMaxBins(300))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("maxBins");
     }
 }

@@ -36,13 +36,16 @@ class PretrainedModelTest {
         for (SearchTask t : tasks) {
             List<Candidate> cs = sample(t, perTask, seed + t.workloadKey().hashCode());
             List<MeasureResult> rs = measure(t, cs, 1 + Math.abs(t.workloadKey().hashCode() % 100), 0);
-            for (int i = 0; i < cs.size(); i++) s.add(t, cs.get(i), 1 / rs.get(i).median());
+            for (int i = 0; i < cs.size(); i++)
+                s.add(t, cs.get(i), 1 / rs.get(i).median());
         }
         return s;
     }
 
-    static final List<SearchTask> TRAIN = List.of(Workloads.task(Workloads.matmul(48, 40, 36)),
-            Workloads.task(Workloads.matmul(64, 24, 80)), Workloads.task(Workloads.conv2dNhwcRelu(1, 10, 10, 8, 16, 3)));
+    static final List<SearchTask> TRAIN = List.of(
+            Workloads.task(Workloads.matmul(48, 40, 36)),
+            Workloads.task(Workloads.matmul(64, 24, 80)),
+            Workloads.task(Workloads.conv2dNhwcRelu(1, 10, 10, 8, 16, 3)));
     static final SearchTask HELD_OUT = Workloads.task(Workloads.matmul(56, 72, 32));
 
     @Test
@@ -68,7 +71,8 @@ class PretrainedModelTest {
             assertThat((double) r.picksTo95()).isLessThan(r.randomPicksTo95());
         });
         // the online model starting from it is warm before its warm-up, and random without it
-        GbdtCostModel plain = GbdtCostModel.defaults(5), warm = GbdtCostModel.defaults(5).withPretrained(pm);
+        GbdtCostModel plain = GbdtCostModel.defaults(5),
+                warm = GbdtCostModel.defaults(5).withPretrained(pm);
         assertThat(plain.isRandom()).isTrue();
         assertThat(warm.isRandom()).isFalse();
         assertThat(warm.name()).isEqualTo("gbdt+pretrained");
@@ -95,7 +99,8 @@ class PretrainedModelTest {
             assertThat(restored.predictProgram(d.x(), d.start()[q], rows, d.width()))
                     .isEqualTo(base.predictProgram(d.x(), d.start()[q], rows, d.width()));
         }
-        assertThatThrownBy(() -> new PretrainingSet().trainingSet(4, 1.0)).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> new PretrainingSet().trainingSet(4, 1.0))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("no programs");
         Gbdt.Nodes bad = base.saved();
         bad.left()[bad.roots()[0]] = 0;
@@ -119,12 +124,18 @@ class PretrainedModelTest {
             }
         }
         Path other = dir.resolve("other.json");
-        Files.writeString(other, Files.readString(dir.resolve("m.json")).replace(PretrainedModel.FORMAT, "kiln-pretrained-0"));
-        assertThatThrownBy(() -> PretrainedModel.load(other)).isInstanceOf(KilnException.class)
-                .hasMessageContaining(other.toString()).hasMessageContaining("kiln-pretrained-0");
+        Files.writeString(
+                other, Files.readString(dir.resolve("m.json")).replace(PretrainedModel.FORMAT, "kiln-pretrained-0"));
+        assertThatThrownBy(() -> PretrainedModel.load(other))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining(other.toString())
+                .hasMessageContaining("kiln-pretrained-0");
         Files.writeString(other, "{");
-        assertThatThrownBy(() -> PretrainedModel.load(other)).isInstanceOf(KilnException.class).hasMessageContaining("not valid JSON");
-        assertThatThrownBy(() -> PretrainedModel.load(dir.resolve("none.json"))).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> PretrainedModel.load(other))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("not valid JSON");
+        assertThatThrownBy(() -> PretrainedModel.load(dir.resolve("none.json")))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("does not exist");
     }
 
@@ -134,7 +145,8 @@ class PretrainedModelTest {
         assertThat(pm.programs()).isGreaterThan(1000);
         assertThat(pm.description()).contains("tuning records");
         FeatureExtractor fx = FeatureExtractor.of(HELD_OUT);
-        for (Candidate c : sample(HELD_OUT, 5, 2)) assertThat(pm.score(fx.extract(c))).isFinite();
+        for (Candidate c : sample(HELD_OUT, 5, 2))
+            assertThat(pm.score(fx.extract(c))).isFinite();
     }
 
     @Test
@@ -144,7 +156,8 @@ class PretrainedModelTest {
         List<MeasureResult> rs = measure(mm, cs, 1, 4);
         Path log = dir.resolve("t.jsonl");
         try (TuningLog l = TuningLog.open(log)) {
-            for (int i = 0; i < cs.size(); i++) l.append(LogRecord.of(mm, cs.get(i).schedule(), rs.get(i)));
+            for (int i = 0; i < cs.size(); i++)
+                l.append(LogRecord.of(mm, cs.get(i).schedule(), rs.get(i)));
             l.append(LogRecord.of(HELD_OUT, sample(HELD_OUT, 1, 1).getFirst().schedule(), rs.get(1)));
         }
         PretrainingSet s = new PretrainingSet();

@@ -30,8 +30,8 @@ class CompiledNetworkTest {
     void untunedResnetMatchesTheReferenceRun() {
         Graph net = Models.resnet18(1, 32, 4, 10, 5);
         try (CompiledNetwork cn = Network.buildUntuned(net, FaultyBackend.TARGET);
-             NDArray x = NDArray.random(FLOAT32, 11, 1, 32, 32, 3);
-             NodeRunner r = NodeRunner.interpreter()) {
+                NDArray x = NDArray.random(FLOAT32, 11, 1, 32, 32, 3);
+                NodeRunner r = NodeRunner.interpreter()) {
             NDArray expected = ReferenceExecutor.run(net, r, x).getFirst();
             try (NDArray y = cn.run(x)) {
                 y.assertClose(expected, RTOL, ATOL);
@@ -42,7 +42,7 @@ class CompiledNetworkTest {
                 y2.assertClose(expected, RTOL, ATOL);
             }
             expected.close();
-            assertThat(cn.kernelCalls()).isEqualTo(cn.partition().groups().size() - 1);   // the flatten is a view
+            assertThat(cn.kernelCalls()).isEqualTo(cn.partition().groups().size() - 1); // the flatten is a view
         }
     }
 
@@ -50,8 +50,8 @@ class CompiledNetworkTest {
     void bertLayerMatchesTheReferenceRun() {
         Graph net = Models.bertLayer(16, 32, 4, 64, 2);
         try (CompiledNetwork cn = Network.buildUntuned(net, FaultyBackend.TARGET);
-             NDArray x = NDArray.random(FLOAT32, 3, 16, 32);
-             NodeRunner r = NodeRunner.interpreter()) {
+                NDArray x = NDArray.random(FLOAT32, 3, 16, 32);
+                NodeRunner r = NodeRunner.interpreter()) {
             NDArray expected = ReferenceExecutor.run(net, r, x).getFirst();
             try (NDArray y = cn.run(x)) {
                 y.assertClose(expected, RTOL, ATOL);
@@ -62,7 +62,8 @@ class CompiledNetworkTest {
 
     @Test
     void noTwoLiveValuesShareMemoryAndMemoryIsReused() {
-        for (Graph net : List.of(Models.resnet50(1, 224, 1), Models.mobilenetV2(1, 224, 1), Models.bertLayer(128, 768, 12, 3072, 1))) {
+        for (Graph net : List.of(
+                Models.resnet50(1, 224, 1), Models.mobilenetV2(1, 224, 1), Models.bertLayer(128, 768, 12, 3072, 1))) {
             Partition p = Network.partition(net);
             MemoryPlan plan = MemoryPlan.plan(p);
             List<String> vs = new ArrayList<>(plan.offsets().keySet());
@@ -72,12 +73,14 @@ class CompiledNetworkTest {
                     long[] ia = plan.intervals().get(a), ib = plan.intervals().get(b);
                     boolean liveTogether = ia[0] <= ib[1] && ib[0] <= ia[1];
                     long oa = plan.offsets().get(a), ob = plan.offsets().get(b);
-                    long ea = oa + p.graph().value(a).bytes(), eb = ob + p.graph().value(b).bytes();
+                    long ea = oa + p.graph().value(a).bytes(),
+                            eb = ob + p.graph().value(b).bytes();
                     boolean overlap = oa < eb && ob < ea;
                     if (liveTogether && overlap) {
                         assertThat(plan.views().contains(a) || plan.views().contains(b))
-                                .as("%s %s and %s %s overlap in memory while both live", a, List.of(ia[0], ia[1]), b,
-                                        List.of(ib[0], ib[1]))
+                                .as(
+                                        "%s %s and %s %s overlap in memory while both live",
+                                        a, List.of(ia[0], ia[1]), b, List.of(ib[0], ib[1]))
                                 .isTrue();
                     }
                 }
@@ -89,18 +92,24 @@ class CompiledNetworkTest {
     @Test
     void taskExtractionDeduplicatesAndWeighs() {
         List<NetworkTask> tasks = Network.tasks(Models.resnet50(1, 224, 1), FaultyBackend.TARGET);
-        long convTasks = tasks.stream().filter(t -> t.description().startsWith("conv2d")).count();
-        int convGroups = tasks.stream().filter(t -> t.description().startsWith("conv2d")).mapToInt(NetworkTask::weight).sum();
+        long convTasks =
+                tasks.stream().filter(t -> t.description().startsWith("conv2d")).count();
+        int convGroups = tasks.stream()
+                .filter(t -> t.description().startsWith("conv2d"))
+                .mapToInt(NetworkTask::weight)
+                .sum();
         assertThat(convGroups).isEqualTo(53);
         assertThat(convTasks).isBetween(23L, 28L);
         assertThat(tasks).anySatisfy(t -> assertThat(t.description()).startsWith("max_pool2d"));
         assertThat(tasks).anySatisfy(t -> assertThat(t.description()).startsWith("dense+bias_add"));
-        double gflop = tasks.stream().mapToDouble(t -> t.weight() * (double) t.flops()).sum() / 1e9;
-        assertThat(gflop).isBetween(8.1, 8.3);   // ResNet-50 v1.5: 8.18 GFLOP of conv and dense, plus epilogues
+        double gflop =
+                tasks.stream().mapToDouble(t -> t.weight() * (double) t.flops()).sum() / 1e9;
+        assertThat(gflop).isBetween(8.1, 8.3); // ResNet-50 v1.5: 8.18 GFLOP of conv and dense, plus epilogues
         Map<String, Long> byWeight = new java.util.TreeMap<>();
         tasks.forEach(t -> byWeight.merge(t.description(), (long) t.weight(), Long::sum));
-        assertThat(tasks.stream().mapToInt(NetworkTask::weight).sum()).isEqualTo(Network.partition(Models.resnet50(1, 224, 1))
-                .groups().size() - 1);
+        assertThat(tasks.stream().mapToInt(NetworkTask::weight).sum())
+                .isEqualTo(
+                        Network.partition(Models.resnet50(1, 224, 1)).groups().size() - 1);
     }
 
     @Test
@@ -116,8 +125,10 @@ class CompiledNetworkTest {
     @Test
     void badInputsAreNamed() {
         try (CompiledNetwork cn = Network.buildUntuned(Models.resnet18(1, 32, 4, 10, 5), FaultyBackend.TARGET);
-             NDArray wrong = NDArray.allocate(FLOAT32, 1, 32, 32, 4)) {
-            assertThatThrownBy(() -> cn.run(wrong)).isInstanceOf(KilnException.class).hasMessageContaining("input 0 'data'");
+                NDArray wrong = NDArray.allocate(FLOAT32, 1, 32, 32, 4)) {
+            assertThatThrownBy(() -> cn.run(wrong))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining("input 0 'data'");
             assertThatThrownBy(() -> cn.run()).isInstanceOf(KilnException.class).hasMessageContaining("takes 1 input");
         }
     }

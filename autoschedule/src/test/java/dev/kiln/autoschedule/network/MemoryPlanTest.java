@@ -27,9 +27,13 @@ class MemoryPlanTest {
                 long[] ia = plan.intervals().get(a), ib = plan.intervals().get(b);
                 boolean live = ia[0] <= ib[1] && ib[0] <= ia[1];
                 long oa = plan.offsets().get(a), ob = plan.offsets().get(b);
-                boolean shared = oa < ob + p.graph().value(b).bytes() && ob < oa + p.graph().value(a).bytes();
-                assertThat(live && shared).as("%s @%d %s and %s @%d %s", a, oa, java.util.Arrays.toString(ia), b, ob,
-                        java.util.Arrays.toString(ib)).isFalse();
+                boolean shared = oa < ob + p.graph().value(b).bytes()
+                        && ob < oa + p.graph().value(a).bytes();
+                assertThat(live && shared)
+                        .as(
+                                "%s @%d %s and %s @%d %s",
+                                a, oa, java.util.Arrays.toString(ia), b, ob, java.util.Arrays.toString(ib))
+                        .isFalse();
             }
         }
         assertThat(plan.totalBytes()).isLessThanOrEqualTo(plan.unplannedBytes(p.graph()));
@@ -38,7 +42,8 @@ class MemoryPlanTest {
     @Test
     void bertWithMaskSplitsFreeBlocksCorrectly() {
         // small blocks carved from larger ones, then best fit: once gave a block that ran into a live value
-        assertNoOverlap(OnnxImporter.fromModel(OnnxZoo.bert("bert", 100, 16, 8, 64, 4, 128, 2, 20, 7).build(), Map.of("batch", 2L)));
+        assertNoOverlap(OnnxImporter.fromModel(
+                OnnxZoo.bert("bert", 100, 16, 8, 64, 4, 128, 2, 20, 7).build(), Map.of("batch", 2L)));
     }
 
     @Test

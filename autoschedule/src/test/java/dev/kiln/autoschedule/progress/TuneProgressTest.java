@@ -29,7 +29,8 @@ class TuneProgressTest {
         ProgressState s = new ProgressState(64, 200, 31.25, 1, Duration.ofSeconds(3725));
         assertThat(s.line()).isEqualTo("64/200 trials, best 31.25 GFLOP/s, 1 error, 01:02:05 elapsed");
         assertThat(new ProgressState(0, 10, 0, 0, Duration.ZERO).summary()).isEqualTo("best - GFLOP/s, 0 errors");
-        assertThat(new ProgressState(5, 10, 2.5, 1, Duration.ZERO, "GOP/s").summary()).isEqualTo("best 2.50 GOP/s, 1 error");
+        assertThat(new ProgressState(5, 10, 2.5, 1, Duration.ZERO, "GOP/s").summary())
+                .isEqualTo("best 2.50 GOP/s, 1 error");
     }
 
     @Test

@@ -38,11 +38,28 @@ class CurveTask implements SchedulableTask {
         return new CurveTask(name, weight, f, t, curve);
     }
 
-    @Override public String name() { return name; }
-    @Override public double weight() { return weight; }
-    @Override public long flops() { return flops; }
-    @Override public String tag() { return tag; }
-    @Override public double[] restore() {
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public double weight() {
+        return weight;
+    }
+
+    @Override
+    public long flops() {
+        return flops;
+    }
+
+    @Override
+    public String tag() {
+        return tag;
+    }
+
+    @Override
+    public double[] restore() {
         if (restored.length > 0) best = restored[restored.length - 1];
         return restored.clone();
     }
@@ -58,5 +75,8 @@ class CurveTask implements SchedulableTask {
         return new RoundOutcome(n, 0);
     }
 
-    @Override public double bestLatency() { return best; }
+    @Override
+    public double bestLatency() {
+        return best;
+    }
 }

@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Test;
 class SchedulerLoopTest {
 
     static TaskSchedulerOptions.Builder opts(int trials, int perRound) {
-        return TaskSchedulerOptions.builder().trials(trials).measuresPerRound(perRound).seed(1);
+        return TaskSchedulerOptions.builder()
+                .trials(trials)
+                .measuresPerRound(perRound)
+                .seed(1);
     }
 
     static SchedulerTrace run(List<CurveTask> tasks, TaskSchedulerOptions o) {
@@ -30,8 +33,8 @@ class SchedulerLoopTest {
     @Test
     void warmUpThenGradientPicksWithTheBackwardWindow() {
         // T0 (w 1): 4, 3, 1.5 ms in its first rounds; T1 (w 2): 1.5, 1.4, 1.35, 0.9 ms.
-        List<CurveTask> tasks = List.of(CurveTask.of("t0", 1, 4e-3, 3e-3, 1.5e-3),
-                CurveTask.of("t1", 2, 1.5e-3, 1.4e-3, 1.35e-3, 0.9e-3));
+        List<CurveTask> tasks = List.of(
+                CurveTask.of("t0", 1, 4e-3, 3e-3, 1.5e-3), CurveTask.of("t1", 2, 1.5e-3, 1.4e-3, 1.35e-3, 0.9e-3));
         // per_round = min(10, 80 / 2) = 10; 80 trials = 8 rounds: the warm-up [0, 1] and 6 picks.
         //  1: t = (1, 1), g = (4, 1.5):    grad0 = 0.8 * -4 = -3.2;        grad1 = 2 * 0.8 * -1.5 = -2.4   -> 0
         //  2: t = (2, 1), g = (3, 1.5):    grad0 = 0.8 * -3/2 = -1.2;      grad1 = -2.4                    -> 1
@@ -54,8 +57,8 @@ class SchedulerLoopTest {
 
         // Without the backward term (a window longer than the run), pick 6 is grad1 = 1.6 * -0.225
         // = -0.36 against grad0 = -0.4: T0.
-        List<CurveTask> again = List.of(CurveTask.of("t0", 1, 4e-3, 3e-3, 1.5e-3),
-                CurveTask.of("t1", 2, 1.5e-3, 1.4e-3, 1.35e-3, 0.9e-3));
+        List<CurveTask> again = List.of(
+                CurveTask.of("t0", 1, 4e-3, 3e-3, 1.5e-3), CurveTask.of("t1", 2, 1.5e-3, 1.4e-3, 1.35e-3, 0.9e-3));
         assertThat(run(again, opts(80, 10).backwardWindow(50).build()).order()).containsExactly(0, 1, 0, 1, 0, 1, 1, 0);
     }
 
@@ -70,16 +73,20 @@ class SchedulerLoopTest {
         //     grad0 = 0.8 * -8 = -6.4 < grad2 = -4.8                                                -> 0
         //     (T1: g_next_2 = 2 > g_next_1 = 0, forward = -1, grad1 = -0.8.)
         long f = 1_000_000;
-        List<CurveTask> grouped = List.of(CurveTask.of("t0", 1, 20e-3, 10e-3).tagged("dense", f),
-                CurveTask.of("t1", 1, 1e-3).tagged("dense", f), CurveTask.of("t2", 1, 6e-3));
+        List<CurveTask> grouped = List.of(
+                CurveTask.of("t0", 1, 20e-3, 10e-3).tagged("dense", f),
+                CurveTask.of("t1", 1, 1e-3).tagged("dense", f),
+                CurveTask.of("t2", 1, 6e-3));
         assertThat(run(grouped, opts(50, 10).build()).order()).containsExactly(0, 1, 2, 0, 0);
         // Without tags T0's grad at pick 2 is 0.8 * -5 = -4 > -4.8: T2.
-        List<CurveTask> plain = List.of(CurveTask.of("t0", 1, 20e-3, 10e-3), CurveTask.of("t1", 1, 1e-3),
-                CurveTask.of("t2", 1, 6e-3));
+        List<CurveTask> plain =
+                List.of(CurveTask.of("t0", 1, 20e-3, 10e-3), CurveTask.of("t1", 1, 1e-3), CurveTask.of("t2", 1, 6e-3));
         assertThat(run(plain, opts(50, 10).build()).order()).containsExactly(0, 1, 2, 0, 2);
         // A different FLOP bucket is a different group: 1.5e6 FLOPs is bucket 29, 1e6 is bucket 28.
-        List<CurveTask> apart = List.of(CurveTask.of("t0", 1, 20e-3, 10e-3).tagged("dense", f),
-                CurveTask.of("t1", 1, 1e-3).tagged("dense", 1_500_000), CurveTask.of("t2", 1, 6e-3));
+        List<CurveTask> apart = List.of(
+                CurveTask.of("t0", 1, 20e-3, 10e-3).tagged("dense", f),
+                CurveTask.of("t1", 1, 1e-3).tagged("dense", 1_500_000),
+                CurveTask.of("t2", 1, 6e-3));
         assertThat(run(apart, opts(50, 10).build()).order()).containsExactly(0, 1, 2, 0, 2);
     }
 
@@ -113,8 +120,11 @@ class SchedulerLoopTest {
                 throw new IllegalStateException("policy broke");
             }
         };
-        List<CurveTask> tasks = List.of(CurveTask.of("t0", 1, 4e-3, 2e-3, 1e-3),
-                CurveTask.of("t1", 1, Double.POSITIVE_INFINITY), exhausted, throwing);
+        List<CurveTask> tasks = List.of(
+                CurveTask.of("t0", 1, 4e-3, 2e-3, 1e-3),
+                CurveTask.of("t1", 1, Double.POSITIVE_INFINITY),
+                exhausted,
+                throwing);
         // Warm-up [0, 1, 2, 3]: 30 trials (T3 measured nothing). T1 has no valid program, T3 failed.
         // The objective sees 1e10 s for them, so chain_i is w_i up to rounding (about 2% at that size).
         //  1: grad0 = 0.8 * -4 = -3.2, grad2 = 0.8 * -3 = -2.4                      -> 0 (40 trials)
@@ -155,13 +165,15 @@ class SchedulerLoopTest {
         // the first of them (argmin, as in Ansor); the third task is then the only one at t = 1.
         Set<Integer> firstPicks = new HashSet<>();
         for (long seed = 0; seed < 12; seed++) {
-            List<Integer> order = run(identical(), opts(60, 10).seed(seed).build()).order();
+            List<Integer> order =
+                    run(identical(), opts(60, 10).seed(seed).build()).order();
             int first = new SplittableRandom(seed).nextInt(3);
             List<Integer> rest = new ArrayList<>(List.of(0, 1, 2));
             rest.remove(Integer.valueOf(first));
             assertThat(order.subList(0, 5)).containsExactly(0, 1, 2, first, rest.get(0));
             assertThat(order.get(5)).isEqualTo(rest.get(1));
-            assertThat(run(identical(), opts(60, 10).seed(seed).build()).order()).isEqualTo(order);
+            assertThat(run(identical(), opts(60, 10).seed(seed).build()).order())
+                    .isEqualTo(order);
             firstPicks.add(first);
         }
         assertThat(firstPicks).containsExactlyInAnyOrder(0, 1, 2);
@@ -177,7 +189,8 @@ class SchedulerLoopTest {
         b.exhaustedAt = 2;
         // per_round = min(10, 90 / 3) = 10. Warm-up [0, 1, 2] (30); then 0 (40), 1 finds nothing and dies,
         // 2 (50), 0 (60), 2 (70), 0 (80), 2 (90).
-        SchedulerTrace t = run(List.of(CurveTask.of("a", 1, 1e-3), b, CurveTask.of("c", 1, 1e-3)),
+        SchedulerTrace t = run(
+                List.of(CurveTask.of("a", 1, 1e-3), b, CurveTask.of("c", 1, 1e-3)),
                 opts(90, 10).strategy(Strategy.ROUND_ROBIN).build());
         assertThat(t.order()).containsExactly(0, 1, 2, 0, 1, 2, 0, 2, 0, 2);
     }
@@ -187,22 +200,40 @@ class SchedulerLoopTest {
         // A clock that advances 1 s each time it is read. The budget (2.5 s) has passed by the time the
         // warm-up ends, yet the warm-up gives every task its round; then the scheduler stops.
         long[] now = {0};
-        List<CurveTask> tasks = List.of(CurveTask.of("a", 1, 1e-3), CurveTask.of("b", 1, 1e-3), CurveTask.of("c", 1, 1e-3));
-        SchedulerTrace t = new SchedulerLoop(tasks, opts(300, 10).strategy(Strategy.ROUND_ROBIN)
-                .timeBudget(java.time.Duration.ofMillis(2500)).build(), () -> (now[0]++) * 1_000_000_000L).run();
+        List<CurveTask> tasks =
+                List.of(CurveTask.of("a", 1, 1e-3), CurveTask.of("b", 1, 1e-3), CurveTask.of("c", 1, 1e-3));
+        SchedulerTrace t = new SchedulerLoop(
+                        tasks,
+                        opts(300, 10)
+                                .strategy(Strategy.ROUND_ROBIN)
+                                .timeBudget(java.time.Duration.ofMillis(2500))
+                                .build(),
+                        () -> (now[0]++) * 1_000_000_000L)
+                .run();
         assertThat(t.order()).containsExactly(0, 1, 2);
         assertThat(t.stop()).isEqualTo(SchedulerStop.TIME_BUDGET);
         // no budget: the same tasks run to the trial budget
-        assertThat(run(tasks.stream().map(x -> CurveTask.of(x.name(), 1, 1e-3)).toList(),
-                opts(60, 10).strategy(Strategy.ROUND_ROBIN).build()).order()).hasSize(6);
+        assertThat(run(
+                                tasks.stream()
+                                        .map(x -> CurveTask.of(x.name(), 1, 1e-3))
+                                        .toList(),
+                                opts(60, 10).strategy(Strategy.ROUND_ROBIN).build())
+                        .order())
+                .hasSize(6);
     }
 
     @Test
     void perTaskEarlyStoppingKillsATaskThatStopsImproving() {
         // Round robin; T0 is 1 ms from its first round on, T1 improves every round (1/k ms).
         // perTaskEarlyStopping 25, per_round 10: T0 dies when (t - 1) * 10 > 25, at t = 4.
-        List<CurveTask> tasks = List.of(CurveTask.of("flat", 1, 1e-3), new CurveTask("better", 1, 1_000_000, "", k -> 1e-3 / k));
-        SchedulerTrace t = run(tasks, opts(200, 10).strategy(Strategy.ROUND_ROBIN).perTaskEarlyStopping(25).build());
+        List<CurveTask> tasks =
+                List.of(CurveTask.of("flat", 1, 1e-3), new CurveTask("better", 1, 1_000_000, "", k -> 1e-3 / k));
+        SchedulerTrace t = run(
+                tasks,
+                opts(200, 10)
+                        .strategy(Strategy.ROUND_ROBIN)
+                        .perTaskEarlyStopping(25)
+                        .build());
         assertThat(t.order().subList(0, 10)).containsExactly(0, 1, 0, 1, 0, 1, 0, 1, 1, 1);
         assertThat(t.tasks().get(0).status()).isEqualTo(TaskStatus.EARLY_STOPPED);
         assertThat(t.tasks().get(0).rounds()).isEqualTo(4);
@@ -213,7 +244,8 @@ class SchedulerLoopTest {
     @Test
     void globalEarlyStoppingStopsWhenTheObjectiveStalls() {
         // Both flat: after the warm-up (20 trials) the objective never improves; 30 trials later (at 50) it stops.
-        SchedulerTrace t = run(List.of(CurveTask.of("a", 1, 1e-3), CurveTask.of("b", 1, 2e-3)),
+        SchedulerTrace t = run(
+                List.of(CurveTask.of("a", 1, 1e-3), CurveTask.of("b", 1, 2e-3)),
                 opts(1000, 10).strategy(Strategy.ROUND_ROBIN).earlyStopping(30).build());
         assertThat(t.stop()).isEqualTo(SchedulerStop.EARLY_STOPPING);
         assertThat(t.trials()).isEqualTo(50);
@@ -240,14 +272,17 @@ class SchedulerLoopTest {
 
     @Test
     void aBudgetBelowOneTrialPerTaskOrANonMonotoneObjectiveIsAnError() {
-        assertThatThrownBy(() -> run(identical(), opts(2, 64).build())).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> run(identical(), opts(2, 64).build()))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("3 tasks");
         // per_round = min(64, 200 / 3) = 64; min(64, 100 / 3) = 33.
         assertThat(run(identical(), opts(200, 64).build()).perRound()).isEqualTo(64);
         assertThat(run(identical(), opts(100, 64).build()).perRound()).isEqualTo(33);
         Objective decreasing = (g, w) -> -g[0] - g[1] - g[2];
-        assertThatThrownBy(() -> run(identical(), opts(100, 10).objective(decreasing).build()))
-                .isInstanceOf(KilnException.class).hasMessageContaining("objective decreases");
+        assertThatThrownBy(() ->
+                        run(identical(), opts(100, 10).objective(decreasing).build()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("objective decreases");
     }
 
     @Test
@@ -257,23 +292,35 @@ class SchedulerLoopTest {
         List<CurveTask> a = List.of(CurveTask.of("big", 1, 10e-3), CurveTask.of("small", 1, 0.1e-3));
         List<Integer> off = run(a, opts(200, 10).build()).order();
         assertThat(off.subList(2, off.size())).containsOnly(0);
-        List<Integer> on = run(List.of(CurveTask.of("big", 1, 10e-3), CurveTask.of("small", 1, 0.1e-3)),
-                opts(200, 10).taskEpsGreedy(1).build()).order();
+        List<Integer> on = run(
+                        List.of(CurveTask.of("big", 1, 10e-3), CurveTask.of("small", 1, 0.1e-3)),
+                        opts(200, 10).taskEpsGreedy(1).build())
+                .order();
         assertThat(on.subList(2, on.size())).contains(1);
-        assertThat(run(List.of(CurveTask.of("big", 1, 10e-3), CurveTask.of("small", 1, 0.1e-3)),
-                opts(200, 10).taskEpsGreedy(1).build()).order()).isEqualTo(on);
+        assertThat(run(
+                                List.of(CurveTask.of("big", 1, 10e-3), CurveTask.of("small", 1, 0.1e-3)),
+                                opts(200, 10).taskEpsGreedy(1).build())
+                        .order())
+                .isEqualTo(on);
     }
 
     @Test
     void listenersSeeATableAfterEveryRound() {
         List<SchedulerSnapshot> seen = new ArrayList<>();
-        run(List.of(CurveTask.of("alpha", 2, 1e-3), CurveTask.of("beta", 1, 2e-3)), opts(40, 10).listener(seen::add).build());
+        run(
+                List.of(CurveTask.of("alpha", 2, 1e-3), CurveTask.of("beta", 1, 2e-3)),
+                opts(40, 10).listener(seen::add).build());
         assertThat(seen).hasSize(4);
         SchedulerSnapshot last = seen.getLast();
         // weighted: alpha 2 * 1 = 2 ms (50%), beta 1 * 2 = 2 ms (50%); objective 4 ms; 1e6 FLOPs / 1 ms = 1 GFLOP/s.
         String table = last.table();
-        assertThat(table).contains("alpha").contains("beta").contains("50.0%").contains("1.00")
-                .contains("Estimated total latency: 4.0000 ms").contains("Trials: 40");
+        assertThat(table)
+                .contains("alpha")
+                .contains("beta")
+                .contains("50.0%")
+                .contains("1.00")
+                .contains("Estimated total latency: 4.0000 ms")
+                .contains("Trials: 40");
         assertThat(seen.getFirst().table()).contains("N/A");
     }
 }

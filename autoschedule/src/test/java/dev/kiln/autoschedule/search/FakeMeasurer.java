@@ -57,10 +57,14 @@ public class FakeMeasurer implements Measurer {
     }
 
     @Override
-    public Target target() { return target; }
+    public Target target() {
+        return target;
+    }
 
     @Override
-    public MeasureOptions options() { return options; }
+    public MeasureOptions options() {
+        return options;
+    }
 
     /** This fake with other options (its times have no noise, so by default it re-measures nothing). */
     public FakeMeasurer withOptions(MeasureOptions o) {
@@ -77,7 +81,8 @@ public class FakeMeasurer implements Measurer {
             clock.addAndGet(nanosPerProgram);
             double wall = (System.nanoTime() - t0) / 1e9 + 1e-6;
             if (fails(s)) {
-                out.add(MeasureResult.failed(MeasureError.COMPILE, "fake compile error of program " + hash(s), 0.01, wall));
+                out.add(MeasureResult.failed(
+                        MeasureError.COMPILE, "fake compile error of program " + hash(s), 0.01, wall));
             } else {
                 double t = secondsOf(s);
                 out.add(MeasureResult.ok(new double[] {t * 1.01, t, t}, 0.01, wall));
@@ -87,7 +92,9 @@ public class FakeMeasurer implements Measurer {
     }
 
     /** The steps (as JSON text) of every program measured, in order. */
-    public List<String> measured() { return List.copyOf(measured); }
+    public List<String> measured() {
+        return List.copyOf(measured);
+    }
 
     @Override
     public void close() {}

@@ -38,7 +38,9 @@ class RemeasureTest {
             withOptions(MeasureOptions.defaults().withRemeasure(3, 2));
         }
 
-        static boolean lucky(Schedule s) { return hash(s) % 2 == 0; }
+        static boolean lucky(Schedule s) {
+            return hash(s) % 2 == 0;
+        }
 
         @Override
         public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
@@ -63,7 +65,7 @@ class RemeasureTest {
     void theTopProgramsAreChosenByTheirReMeasuredCost() {
         List<Candidate> c = candidates(6);
         double[] measured = {1.0, 2.0, 2.5, 2.8, 3.5, 4.0};
-        double[] truth = {3.0, 2.0, 2.5, 2.8, 3.5, 4.0};       // c0 was lucky once
+        double[] truth = {3.0, 2.0, 2.5, 2.8, 3.5, 4.0}; // c0 was lucky once
         ProgramBook book = new ProgramBook();
         for (int i = 0; i < 6; i++) book.add(c.get(i), true, measured[i], i + 1);
         assertThat(book.best().orElseThrow().schedule()).isEqualTo(c.get(0).schedule());
@@ -78,11 +80,21 @@ class RemeasureTest {
         assertThat(best.seconds()).isEqualTo(2.0);
         assertThat(best.trial()).isEqualTo(2);
         // c0 fell out of the top 3 after its re-measures, so c3 came in and was re-measured too
-        assertThat(calls).containsEntry(c.get(0), 2).containsEntry(c.get(1), 2).containsEntry(c.get(2), 2)
-                .containsEntry(c.get(3), 2).doesNotContainKeys(c.get(4), c.get(5));
+        assertThat(calls)
+                .containsEntry(c.get(0), 2)
+                .containsEntry(c.get(1), 2)
+                .containsEntry(c.get(2), 2)
+                .containsEntry(c.get(3), 2)
+                .doesNotContainKeys(c.get(4), c.get(5));
         assertThat(made).isEqualTo(8);
-        assertThat(Remeasure.run(book, 3, 2, x -> { throw new AssertionError("nothing left to re-measure"); })).isZero();
-        assertThat(Remeasure.run(book, 0, 2, x -> { throw new AssertionError("off"); })).isZero();
+        assertThat(Remeasure.run(book, 3, 2, x -> {
+                    throw new AssertionError("nothing left to re-measure");
+                }))
+                .isZero();
+        assertThat(Remeasure.run(book, 0, 2, x -> {
+                    throw new AssertionError("off");
+                }))
+                .isZero();
     }
 
     @Test
@@ -90,8 +102,13 @@ class RemeasureTest {
         List<Candidate> c = candidates(3);
         ProgramBook book = new ProgramBook();
         for (int i = 0; i < 3; i++) book.add(c.get(i), true, 1.0 + i, i + 1);
-        Remeasure.run(book, 2, 1, x -> x == c.get(0)
-                ? MeasureResult.failed(MeasureError.WRONG_RESULT, "a race", 0, 0) : MeasureResult.ok(new double[] {2.0}, 0, 0));
+        Remeasure.run(
+                book,
+                2,
+                1,
+                x -> x == c.get(0)
+                        ? MeasureResult.failed(MeasureError.WRONG_RESULT, "a race", 0, 0)
+                        : MeasureResult.ok(new double[] {2.0}, 0, 0));
         assertThat(book.best().orElseThrow().schedule()).isEqualTo(c.get(1).schedule());
     }
 
@@ -107,7 +124,8 @@ class RemeasureTest {
         assertThat(trials).hasSize(24);
         assertThat(again).hasSizeGreaterThanOrEqualTo(6);
         assertThat(m.measured()).hasSize(24 + again.size());
-        Set<String> trialKeys = new java.util.HashSet<>(trials.stream().map(SearchLoopTest::key).toList());
+        Set<String> trialKeys =
+                new java.util.HashSet<>(trials.stream().map(SearchLoopTest::key).toList());
         assertThat(again).allSatisfy(r -> assertThat(trialKeys).contains(SearchLoopTest.key(r)));
         assertThat(LogFormat.toLine(again.getFirst())).endsWith(",\"kind\":\"remeasure\"}");
         assertThat(LogFormat.toLine(trials.getFirst())).doesNotContain("kind");
@@ -115,7 +133,11 @@ class RemeasureTest {
         // The best is reported at its true time (two of its three measurements), never a lucky fifth.
         BestProgram best = o.best().orElseThrow();
         assertThat(best.seconds()).isEqualTo(FakeMeasurer.secondsOf(best.schedule()));
-        double luckiest = trials.stream().filter(LogRecord::isValid).mapToDouble(LogRecord::seconds).min().orElseThrow();
+        double luckiest = trials.stream()
+                .filter(LogRecord::isValid)
+                .mapToDouble(LogRecord::seconds)
+                .min()
+                .orElseThrow();
         assertThat(luckiest).as("some program was lucky below the true best").isLessThan(best.seconds());
 
         // The log's lookup agrees with the search, and a resumed run measures nothing.
@@ -133,20 +155,34 @@ class RemeasureTest {
     @Test
     void oldLinesReadAsTrialsAndAnUnknownKindIsRefused() {
         Schedule s = candidates(1).getFirst().schedule();
-        LogRecord trial = new LogRecord(LogFormat.VERSION, SearchLoopTest.MATMUL.workloadKey(), SearchLoopTest.CPU.toString(),
-                new int[] {2, 32, 64, 0, 0, 0, 0, 0}, s.stepsJson(), List.of(1e-4, 2e-4, 3e-4), "NONE", "", 0.1, 0.2,
+        LogRecord trial = new LogRecord(
+                LogFormat.VERSION,
+                SearchLoopTest.MATMUL.workloadKey(),
+                SearchLoopTest.CPU.toString(),
+                new int[] {2, 32, 64, 0, 0, 0, 0, 0},
+                s.stepsJson(),
+                List.of(1e-4, 2e-4, 3e-4),
+                "NONE",
+                "",
+                0.1,
+                0.2,
                 java.time.Instant.parse("2026-11-01T10:00:00Z"));
         // a line as Kiln wrote it before re-measures existed
-        String old = "{\"v\":\"kiln-log-1\",\"workload_key\":\"" + trial.workloadKey() + "\",\"target\":\"" + trial.target()
-                + "\",\"hardware\":[2,32,64,0,0,0,0,0],\"steps\":" + s.stepsJson() + ",\"costs\":[1.0E-4,2.0E-4,3.0E-4],"
-                + "\"error\":\"NONE\",\"error_msg\":\"\",\"compile_s\":0.1," + "\"wall_s\":0.2,\"timestamp\":\"2026-11-01T10:00:00Z\"}";
+        String old =
+                "{\"v\":\"kiln-log-1\",\"workload_key\":\"" + trial.workloadKey() + "\",\"target\":\"" + trial.target()
+                        + "\",\"hardware\":[2,32,64,0,0,0,0,0],\"steps\":" + s.stepsJson()
+                        + ",\"costs\":[1.0E-4,2.0E-4,3.0E-4],"
+                        + "\"error\":\"NONE\",\"error_msg\":\"\",\"compile_s\":0.1,"
+                        + "\"wall_s\":0.2,\"timestamp\":\"2026-11-01T10:00:00Z\"}";
         assertThat(LogFormat.parse(old)).isEqualTo(trial);
         assertThat(LogFormat.parse(old).kind()).isEqualTo(LogRecord.TRIAL);
         assertThat(LogFormat.toLine(trial)).isEqualTo(old);
         LogRecord again = trial.asRemeasure();
         assertThat(LogFormat.parse(LogFormat.toLine(again))).isEqualTo(again);
         assertThat(LogFormat.parse(LogFormat.toLine(again)).isRemeasure()).isTrue();
-        assertThatThrownBy(() -> LogFormat.parse(old.replace("}", ",\"kind\":\"guess\"}").replace("},", "},")))
-                .isInstanceOf(KilnException.class).hasMessageContaining("guess");
+        assertThatThrownBy(() ->
+                        LogFormat.parse(old.replace("}", ",\"kind\":\"guess\"}").replace("},", "},")))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("guess");
     }
 }

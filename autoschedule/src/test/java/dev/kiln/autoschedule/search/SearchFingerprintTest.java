@@ -38,12 +38,14 @@ class SearchFingerprintTest {
     }
 
     static SearchTask gpuTask(ComputeDAG dag) {
-        return SearchTask.of(dag, "cuda -arch=sm_90 -max-threads-per-block=1024 -shared-memory-per-block=49152 -warp-size=32", H200);
+        return SearchTask.of(
+                dag, "cuda -arch=sm_90 -max-threads-per-block=1024 -shared-memory-per-block=49152 -warp-size=32", H200);
     }
 
     static String fingerprint(List<String> keys) {
         try {
-            byte[] h = MessageDigest.getInstance("SHA-256").digest(String.join("\n", keys).getBytes(StandardCharsets.UTF_8));
+            byte[] h = MessageDigest.getInstance("SHA-256")
+                    .digest(String.join("\n", keys).getBytes(StandardCharsets.UTF_8));
             return keys.size() + ":" + HexFormat.of().formatHex(h, 0, 12);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
@@ -55,14 +57,20 @@ class SearchFingerprintTest {
     }
 
     static String random(SearchTask task) {
-        return fingerprint(RandomSearchPolicy.forTask(task, 11).nextBatch(12, Set.of()).stream().map(Candidate::key).toList());
+        return fingerprint(RandomSearchPolicy.forTask(task, 11).nextBatch(12, Set.of()).stream()
+                .map(Candidate::key)
+                .toList());
     }
 
     static String evolution(SearchTask task, List<Sketch> sketches) {
         EvolutionOptions o = EvolutionOptions.defaults().withPopulation(48).withThreads(1);
         try (EvolutionarySearchPolicy p = new EvolutionarySearchPolicy(task, sketches, new RandomCostModel(5), o, 7)) {
-            List<String> keys = p.nextBatch(10, Set.of()).stream().map(Candidate::key).toList();
-            return fingerprint(keys) + " " + p.stats().validByRule.entrySet().stream().sorted(java.util.Map.Entry.comparingByKey()).toList();
+            List<String> keys =
+                    p.nextBatch(10, Set.of()).stream().map(Candidate::key).toList();
+            return fingerprint(keys) + " "
+                    + p.stats().validByRule.entrySet().stream()
+                            .sorted(java.util.Map.Entry.comparingByKey())
+                            .toList();
         }
     }
 
@@ -76,10 +84,13 @@ class SearchFingerprintTest {
         assertThat(sketches(convSketches)).isEqualTo("6:aa7c439ea3b86d686e09e34a");
         assertThat(random(mm)).isEqualTo("12:56f54290bf37b525c55bcff0");
         assertThat(random(conv)).isEqualTo("12:70ff1922f6abb989f8e80701");
-        assertThat(evolution(mm, mmSketches)).isEqualTo("10:c0fa1b9770678a00a2ce52ef "
-                + "[MutateAutoUnroll=1, MutateParallel=1, MutateRegisterTile=9, MutateTileSize=78]");
-        assertThat(evolution(conv, convSketches)).isEqualTo("10:b1b9f9439c9ab6e64f76aa99 "
-                + "[MutateAutoUnroll=1, MutateComputeLocation=3, MutateParallel=1, " + "MutateRegisterTile=9, MutateTileSize=74]");
+        assertThat(evolution(mm, mmSketches))
+                .isEqualTo("10:c0fa1b9770678a00a2ce52ef "
+                        + "[MutateAutoUnroll=1, MutateParallel=1, MutateRegisterTile=9, MutateTileSize=78]");
+        assertThat(evolution(conv, convSketches))
+                .isEqualTo("10:b1b9f9439c9ab6e64f76aa99 "
+                        + "[MutateAutoUnroll=1, MutateComputeLocation=3, MutateParallel=1, "
+                        + "MutateRegisterTile=9, MutateTileSize=74]");
     }
 
     @Test
@@ -88,6 +99,7 @@ class SearchFingerprintTest {
         List<Sketch> mmSketches = TargetRules.cuda().sketches(mm);
         assertThat(sketches(mmSketches)).isEqualTo("1:2b566b62dd943132198fba96");
         assertThat(random(mm)).isEqualTo("12:893ec407b819dba090f2d301");
-        assertThat(evolution(mm, mmSketches)).isEqualTo("10:29b7a85346f83af20480dc4e [MutateAutoUnroll=11, MutateTileSize=86]");
+        assertThat(evolution(mm, mmSketches))
+                .isEqualTo("10:29b7a85346f83af20480dc4e [MutateAutoUnroll=11, MutateTileSize=86]");
     }
 }

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
@@ -14,6 +13,7 @@ import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.progress.TuneProgress;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
@@ -40,7 +40,8 @@ class SearchLoopTest {
     Path dir;
 
     static SearchOutcome run(TuningLog log, long seed, SearchLimits limits, FakeMeasurer m, AtomicLong clock) {
-        return new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, seed), m, log, limits, TuneProgress.none(), clock::get).run();
+        return new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, seed), m, log, limits, TuneProgress.none(), clock::get)
+                .run();
     }
 
     static SearchOutcome run(Path file, long seed, int trials, int perRound, FakeMeasurer m) {
@@ -83,11 +84,16 @@ class SearchLoopTest {
         assertThat(o.firstErrors().get("COMPILE")).startsWith("fake compile error");
 
         // The best is the fastest valid record, found at the trial where it appears in the log.
-        double fastest = records.stream().filter(LogRecord::isValid).mapToDouble(LogRecord::seconds).min().orElseThrow();
+        double fastest = records.stream()
+                .filter(LogRecord::isValid)
+                .mapToDouble(LogRecord::seconds)
+                .min()
+                .orElseThrow();
         BestProgram best = o.best().orElseThrow();
         assertThat(best.seconds()).isEqualTo(fastest);
         assertThat(records.get(best.trial() - 1).seconds()).isEqualTo(fastest);
-        assertThat(best.schedule().stepsJson()).isEqualTo(records.get(best.trial() - 1).schedule(MATMUL).stepsJson());
+        assertThat(best.schedule().stepsJson())
+                .isEqualTo(records.get(best.trial() - 1).schedule(MATMUL).stepsJson());
         assertThat(FakeMeasurer.secondsOf(best.schedule())).isEqualTo(fastest);
     }
 
@@ -113,9 +119,14 @@ class SearchLoopTest {
         assertThat(all.stream().map(SearchLoopTest::key).distinct()).hasSize(20);
 
         // The best of the resumed run is the best of the whole log, whichever run found it.
-        double fastest = all.stream().filter(LogRecord::isValid).mapToDouble(LogRecord::seconds).min().orElseThrow();
+        double fastest = all.stream()
+                .filter(LogRecord::isValid)
+                .mapToDouble(LogRecord::seconds)
+                .min()
+                .orElseThrow();
         assertThat(b.best().orElseThrow().seconds()).isEqualTo(fastest);
-        assertThat(b.errors()).isEqualTo((int) all.stream().filter(r -> !r.isValid()).count());
+        assertThat(b.errors())
+                .isEqualTo((int) all.stream().filter(r -> !r.isValid()).count());
 
         // Resuming a finished task measures nothing.
         FakeMeasurer third = fake();
@@ -173,15 +184,17 @@ class SearchLoopTest {
     /** The log's lines without the fields that depend on the clock. */
     static List<String> comparable(Path file) throws Exception {
         ObjectMapper json = new ObjectMapper();
-        return Files.readAllLines(file).stream().map(line -> {
-            try {
-                ObjectNode o = (ObjectNode) json.readTree(line);
-                o.remove(List.of("timestamp", "wall_s", "compile_s"));
-                return o.toString();
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        }).toList();
+        return Files.readAllLines(file).stream()
+                .map(line -> {
+                    try {
+                        ObjectNode o = (ObjectNode) json.readTree(line);
+                        o.remove(List.of("timestamp", "wall_s", "compile_s"));
+                        return o.toString();
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                })
+                .toList();
     }
 
     @Test
@@ -198,7 +211,8 @@ class SearchLoopTest {
                 assertThat(r.seconds()).isGreaterThanOrEqualTo(best.seconds());
             }
             // Every earlier record was slower than the best at some point: the best improved at its own trial.
-            for (LogRecord r : records.subList(0, best.trial() - 1)) assertThat(r.seconds()).isGreaterThan(best.seconds());
+            for (LogRecord r : records.subList(0, best.trial() - 1))
+                assertThat(r.seconds()).isGreaterThan(best.seconds());
         }
     }
 
@@ -222,12 +236,20 @@ class SearchLoopTest {
         ComputeDAG dag = ComputeDAG.of(Te.compute("B", Te.shape(4), i -> a.at(i).mul(Te.f32(2))));
         SearchTask task = AutoSchedule.task(dag, CPU);
         try (TuningLog log = TuningLog.inMemory()) {
-            SearchOutcome o = new SearchLoop(task, new RandomSearchPolicy(task,
-                    TargetRules.cpu().sketches(task), 1, 200), new FakeMeasurer(CPU), log,
-                    new SearchLimits(1000, 16, Duration.ZERO, 0), TuneProgress.none()).run();
+            SearchOutcome o = new SearchLoop(
+                            task,
+                            new RandomSearchPolicy(task, TargetRules.cpu().sketches(task), 1, 200),
+                            new FakeMeasurer(CPU),
+                            log,
+                            new SearchLimits(1000, 16, Duration.ZERO, 0),
+                            TuneProgress.none())
+                    .run();
             assertThat(o.stopReason()).isEqualTo(StopReason.SEARCH_SPACE_EXHAUSTED);
             assertThat(o.trials()).isBetween(1, 999).isEqualTo(log.records().size());
-            assertThat(log.records().stream().map(r -> Candidate.of(r.schedule(dag)).key()).distinct()).hasSize(o.trials());
+            assertThat(log.records().stream()
+                            .map(r -> Candidate.of(r.schedule(dag)).key())
+                            .distinct())
+                    .hasSize(o.trials());
         }
     }
 
@@ -236,9 +258,25 @@ class SearchLoopTest {
         TuningLog log = TuningLog.inMemory();
         ObjectMapper json = new ObjectMapper();
         com.fasterxml.jackson.databind.node.ArrayNode steps = json.createArrayNode();
-        steps.add(json.createArrayNode().add("SP").add(9).add(0).add(24).add(json.createArrayNode().add(2)).add(1));
-        log.append(new LogRecord(LogFormat.VERSION, MATMUL.workloadKey(), CPU.toString(), TASK.hardware().toLogArray(),
-                steps, List.of(1e-9), "NONE", "", 0, 0, java.time.Instant.EPOCH));
+        steps.add(json.createArrayNode()
+                .add("SP")
+                .add(9)
+                .add(0)
+                .add(24)
+                .add(json.createArrayNode().add(2))
+                .add(1));
+        log.append(new LogRecord(
+                LogFormat.VERSION,
+                MATMUL.workloadKey(),
+                CPU.toString(),
+                TASK.hardware().toLogArray(),
+                steps,
+                List.of(1e-9),
+                "NONE",
+                "",
+                0,
+                0,
+                java.time.Instant.EPOCH));
         SearchOutcome o = run(log, 1, new SearchLimits(5, 5, Duration.ZERO, 0), fake(), new AtomicLong());
         assertThat(o.unreplayable()).isEqualTo(1);
         assertThat(o.restoredTrials()).isEqualTo(1);
@@ -249,20 +287,29 @@ class SearchLoopTest {
     @Test
     void aPolicyOrMeasurerThatBreaksItsContractIsCaught() {
         SearchPolicy repeating = new SearchPolicy() {
-            final Candidate c = RandomSearchPolicy.cpu(TASK, 1).nextBatch(1, Set.of()).getFirst();
+            final Candidate c =
+                    RandomSearchPolicy.cpu(TASK, 1).nextBatch(1, Set.of()).getFirst();
 
             @Override
-            public String name() { return "repeating"; }
+            public String name() {
+                return "repeating";
+            }
 
             @Override
-            public List<Candidate> nextBatch(int n, Set<String> measured) { return List.of(c); }
+            public List<Candidate> nextBatch(int n, Set<String> measured) {
+                return List.of(c);
+            }
 
             @Override
             public void update(List<Trial> trials) {}
         };
         SearchLimits limits = new SearchLimits(4, 2, Duration.ZERO, 0);
-        assertThatThrownBy(() -> new SearchLoop(TASK, repeating, fake(), TuningLog.inMemory(), limits, TuneProgress.none()).run())
-                .isInstanceOf(KilnException.class).hasMessageContaining("repeating").hasMessageContaining("already measured");
+        assertThatThrownBy(
+                        () -> new SearchLoop(TASK, repeating, fake(), TuningLog.inMemory(), limits, TuneProgress.none())
+                                .run())
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("repeating")
+                .hasMessageContaining("already measured");
 
         FakeMeasurer dropsOne = new FakeMeasurer(CPU) {
             @Override
@@ -270,8 +317,16 @@ class SearchLoopTest {
                 return super.measure(task, schedules).subList(0, schedules.size() - 1);
             }
         };
-        assertThatThrownBy(() -> new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 1), dropsOne, TuningLog.inMemory(), limits,
-                TuneProgress.none()).run()).isInstanceOf(KilnException.class).hasMessageContaining("0 results for 1 program");
+        assertThatThrownBy(() -> new SearchLoop(
+                                TASK,
+                                RandomSearchPolicy.cpu(TASK, 1),
+                                dropsOne,
+                                TuningLog.inMemory(),
+                                limits,
+                                TuneProgress.none())
+                        .run())
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("0 results for 1 program");
     }
 
     @Test
@@ -291,15 +346,27 @@ class SearchLoopTest {
             }
 
             @Override
-            public void roundDone(dev.kiln.autoschedule.progress.ProgressState s) { events.add("round " + s.done()); }
+            public void roundDone(dev.kiln.autoschedule.progress.ProgressState s) {
+                events.add("round " + s.done());
+            }
 
             @Override
-            public void close() { events.add("close"); }
+            public void close() {
+                events.add("close");
+            }
         };
-        new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 2), fake(), log, new SearchLimits(8, 2, Duration.ZERO, 0), recording).run();
+        new SearchLoop(
+                        TASK,
+                        RandomSearchPolicy.cpu(TASK, 2),
+                        fake(),
+                        log,
+                        new SearchLimits(8, 2, Duration.ZERO, 0),
+                        recording)
+                .run();
         assertThat(events.getFirst()).isEqualTo("start matmul 3/8");
         assertThat(events.stream().filter(e -> e.startsWith("trial")).count()).isEqualTo(5);
-        assertThat(events.stream().filter(e -> e.startsWith("round")).toList()).containsExactly("round 5", "round 7", "round 8");
+        assertThat(events.stream().filter(e -> e.startsWith("round")).toList())
+                .containsExactly("round 5", "round 7", "round 8");
         assertThat(events.getLast()).isEqualTo("close");
         assertThat(events.stream().filter(e -> e.startsWith("trial"))).allMatch(e -> e.endsWith(" best"));
         long errors = log.records().stream().filter(r -> !r.isValid()).count();
@@ -315,16 +382,25 @@ class SearchLoopTest {
         RandomSearchPolicy inner = RandomSearchPolicy.cpu(TASK, 9);
         SearchPolicy spy = new SearchPolicy() {
             @Override
-            public String name() { return "spy"; }
+            public String name() {
+                return "spy";
+            }
 
             @Override
             public List<Candidate> nextBatch(int n, Set<String> measured) {
-                assertThat(measured).hasSize(6 + updates.stream().skip(1).mapToInt(Integer::intValue).sum());
+                assertThat(measured)
+                        .hasSize(6
+                                + updates.stream()
+                                        .skip(1)
+                                        .mapToInt(Integer::intValue)
+                                        .sum());
                 return inner.nextBatch(n, measured);
             }
 
             @Override
-            public void update(List<Trial> trials) { updates.add(trials.size()); }
+            public void update(List<Trial> trials) {
+                updates.add(trials.size());
+            }
         };
         new SearchLoop(TASK, spy, fake(), log, new SearchLimits(13, 4, Duration.ZERO, 0), TuneProgress.none()).run();
         assertThat(updates).containsExactly(6, 4, 3);
@@ -336,8 +412,13 @@ class SearchLoopTest {
         Path a = dir.resolve("run.jsonl"), b = dir.resolve("rounds.jsonl");
         run(a, 3, 12, 4, fake());
         try (TuningLog log = TuningLog.open(b)) {
-            SearchLoop loop = new SearchLoop(TASK, RandomSearchPolicy.cpu(TASK, 3), fake(), log,
-                    new SearchLimits(12, 4, Duration.ZERO, 0), TuneProgress.none());
+            SearchLoop loop = new SearchLoop(
+                    TASK,
+                    RandomSearchPolicy.cpu(TASK, 3),
+                    fake(),
+                    log,
+                    new SearchLimits(12, 4, Duration.ZERO, 0),
+                    TuneProgress.none());
             assertThat(loop.restore()).isZero();
             for (int r = 1; r <= 3; r++) {
                 SearchRound round = loop.round(4);
@@ -345,9 +426,14 @@ class SearchLoopTest {
                 assertThat(round.exhausted()).isFalse();
                 assertThat(loop.trials()).isEqualTo(4 * r);
                 assertThat(log.records()).hasSize(4 * r);
-                double fastest = log.records().stream().filter(LogRecord::isValid).mapToDouble(LogRecord::seconds).min().orElseThrow();
+                double fastest = log.records().stream()
+                        .filter(LogRecord::isValid)
+                        .mapToDouble(LogRecord::seconds)
+                        .min()
+                        .orElseThrow();
                 assertThat(loop.best().orElseThrow().seconds()).isEqualTo(fastest);
-                assertThat(loop.errors()).isEqualTo((int) log.records().stream().filter(x -> !x.isValid()).count());
+                assertThat(loop.errors()).isEqualTo((int)
+                        log.records().stream().filter(x -> !x.isValid()).count());
             }
             assertThatThrownBy(loop::run).isInstanceOf(IllegalStateException.class);
             assertThatThrownBy(() -> loop.round(0)).isInstanceOf(KilnException.class);
@@ -363,7 +449,8 @@ class SearchLoopTest {
             loop.round(5);
             assertThat(m.measured()).hasSize(5);
             assertThat(loop.trials()).isEqualTo(17);
-            assertThat(log.records().stream().map(SearchLoopTest::key).distinct()).hasSize(17);
+            assertThat(log.records().stream().map(SearchLoopTest::key).distinct())
+                    .hasSize(17);
             double[] curve = loop.bestSecondsByTrial();
             assertThat(curve).hasSize(17);
             for (int i = 1; i < curve.length; i++) assertThat(curve[i]).isLessThanOrEqualTo(curve[i - 1]);

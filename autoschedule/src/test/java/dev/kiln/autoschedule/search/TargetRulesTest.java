@@ -25,32 +25,63 @@ class TargetRulesTest {
     }
 
     static List<String> mutations(TargetRules r) {
-        return r.mutations().stream().map(m -> m.rule().name() + "=" + m.weight()).toList();
+        return r.mutations().stream()
+                .map(m -> m.rule().name() + "=" + m.weight())
+                .toList();
     }
 
     @Test
     void cpuRulesAreAnsorsWithKilnsAdditions() {
         TargetRules cpu = TargetRules.of(Target.Kind.CPU);
-        assertThat(sketchNames(cpu)).containsExactly("AlwaysInline", "AddRfactor", "AddCacheWrite",
-                "MultiLevelTilingWithFusion", "MultiLevelTiling", "AddCacheReadPack", "SkipStage");
-        assertThat(sketchNames(TargetRules.ansorCpu())).containsExactly("AlwaysInline", "AddRfactor", "AddCacheWrite",
-                "MultiLevelTilingWithFusion", "MultiLevelTiling", "SkipStage");
-        assertThat(cpu.initRules().stream().map(InitRule::name).toList()).containsExactly("InitChangeComputeLocation",
-                "InitParallel", "InitUnroll", "InitVectorization");
-        assertThat(mutations(cpu)).containsExactly("MutateTileSize=0.8", "MutateRegisterTile=0.1", "MutateAutoUnroll=0.04",
-                "MutateComputeLocation=0.05", "MutateParallel=0.01");
-        assertThat(mutations(TargetRules.ansorCpu())).containsExactly("MutateTileSize=0.9", "MutateAutoUnroll=0.04",
-                "MutateComputeLocation=0.05", "MutateParallel=0.01");
+        assertThat(sketchNames(cpu))
+                .containsExactly(
+                        "AlwaysInline",
+                        "AddRfactor",
+                        "AddCacheWrite",
+                        "MultiLevelTilingWithFusion",
+                        "MultiLevelTiling",
+                        "AddCacheReadPack",
+                        "SkipStage");
+        assertThat(sketchNames(TargetRules.ansorCpu()))
+                .containsExactly(
+                        "AlwaysInline",
+                        "AddRfactor",
+                        "AddCacheWrite",
+                        "MultiLevelTilingWithFusion",
+                        "MultiLevelTiling",
+                        "SkipStage");
+        assertThat(cpu.initRules().stream().map(InitRule::name).toList())
+                .containsExactly("InitChangeComputeLocation", "InitParallel", "InitUnroll", "InitVectorization");
+        assertThat(mutations(cpu))
+                .containsExactly(
+                        "MutateTileSize=0.8",
+                        "MutateRegisterTile=0.1",
+                        "MutateAutoUnroll=0.04",
+                        "MutateComputeLocation=0.05",
+                        "MutateParallel=0.01");
+        assertThat(mutations(TargetRules.ansorCpu()))
+                .containsExactly(
+                        "MutateTileSize=0.9",
+                        "MutateAutoUnroll=0.04",
+                        "MutateComputeLocation=0.05",
+                        "MutateParallel=0.01");
         assertThat(((MutateAutoUnroll) cpu.mutations().get(2).rule()).choices()).isEqualTo(InitUnroll.CPU_STEPS);
     }
 
     @Test
     void cudaRulesAreAnsorsGpuLists() {
         TargetRules gpu = TargetRules.of(Target.Kind.CUDA);
-        assertThat(sketchNames(gpu)).containsExactly("AddCacheRead", "AlwaysInline", "AddCacheWriteForFusion",
-                "AddCacheWrite", "MultiLevelTilingWithFusion", "MultiLevelTiling", "SkipStage");
-        assertThat(gpu.initRules().stream().map(InitRule::name).toList()).containsExactly("InitThreadBind", "InitUnroll",
-                "CheckGpuLimits");
+        assertThat(sketchNames(gpu))
+                .containsExactly(
+                        "AddCacheRead",
+                        "AlwaysInline",
+                        "AddCacheWriteForFusion",
+                        "AddCacheWrite",
+                        "MultiLevelTilingWithFusion",
+                        "MultiLevelTiling",
+                        "SkipStage");
+        assertThat(gpu.initRules().stream().map(InitRule::name).toList())
+                .containsExactly("InitThreadBind", "InitUnroll", "CheckGpuLimits");
         assertThat(mutations(gpu)).containsExactly("MutateTileSize=0.9", "MutateAutoUnroll=0.1");
         assertThat(((MutateAutoUnroll) gpu.mutations().get(1).rule()).choices()).isEqualTo(InitUnroll.GPU_STEPS);
     }
@@ -70,14 +101,22 @@ class TargetRulesTest {
     @Test
     void customSketchRulesComeFirstAndBadListsAreRefused() {
         SketchRule custom = TargetRules.cpu().sketchRules().getLast();
-        assertThat(sketchNames(TargetRules.cpu().withCustomSketchRules(List.of(custom))).getFirst()).isEqualTo("SkipStage");
-        assertThatThrownBy(() -> new TargetRules(List.of(), List.of(), TargetRules.cpu().mutations()))
-                .isInstanceOf(KilnException.class).hasMessageContaining("sketch rule");
+        assertThat(sketchNames(TargetRules.cpu().withCustomSketchRules(List.of(custom)))
+                        .getFirst())
+                .isEqualTo("SkipStage");
+        assertThatThrownBy(() ->
+                        new TargetRules(List.of(), List.of(), TargetRules.cpu().mutations()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("sketch rule");
         assertThatThrownBy(() -> new TargetRules(TargetRules.cpu().sketchRules(), List.of(), List.of()))
-                .isInstanceOf(KilnException.class).hasMessageContaining("mutation rule");
-        assertThatThrownBy(() -> new WeightedMutation(new MutateTileSize(), 0)).isInstanceOf(KilnException.class)
-                .hasMessageContaining("MutateTileSize").hasMessageContaining("weight");
-        assertThatThrownBy(() -> new MutateAutoUnroll(List.of())).isInstanceOf(KilnException.class)
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("mutation rule");
+        assertThatThrownBy(() -> new WeightedMutation(new MutateTileSize(), 0))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("MutateTileSize")
+                .hasMessageContaining("weight");
+        assertThatThrownBy(() -> new MutateAutoUnroll(List.of()))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("auto_unroll_max_step");
     }
 }

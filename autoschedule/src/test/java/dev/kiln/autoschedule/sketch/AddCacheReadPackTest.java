@@ -31,7 +31,9 @@ import org.junit.jupiter.api.Test;
 class AddCacheReadPackTest {
 
     private static long packed(List<Sketch> s) {
-        return s.stream().filter(k -> k.steps().stream().anyMatch(x -> x instanceof CacheReadStep)).count();
+        return s.stream()
+                .filter(k -> k.steps().stream().anyMatch(x -> x instanceof CacheReadStep))
+                .count();
     }
 
     @Test
@@ -65,7 +67,8 @@ class AddCacheReadPackTest {
         // dense with weights W[N, K]: the vector axis j indexes W's first dimension, k its last
         Tensor x = Te.placeholder("X", FLOAT32, 32, 64);
         Tensor w = Te.placeholder("W", FLOAT32, 48, 64);
-        ComputeDAG dense = ComputeDAG.of(Te.compute("Y", Te.shape(32, 48), (i, j) -> Te.sum(64, k -> x.at(i, k).mul(w.at(j, k)))));
+        ComputeDAG dense = ComputeDAG.of(Te.compute(
+                "Y", Te.shape(32, 48), (i, j) -> Te.sum(64, k -> x.at(i, k).mul(w.at(j, k)))));
         assertThat(packed(TargetRules.cpu().sketches(Workloads.task(dense)))).isZero();
     }
 
@@ -77,7 +80,9 @@ class AddCacheReadPackTest {
         List<Sketch> kiln = TargetRules.cpu().sketches(Workloads.task(dag));
         assertThat(packed(kiln)).isPositive();
         for (Sketch k : kiln) {
-            for (var st : k.steps()) if (st instanceof CacheReadStep cr) assertThat(k.state().stage(cr.stageId()).name()).isEqualTo("Y");
+            for (var st : k.steps())
+                if (st instanceof CacheReadStep cr)
+                    assertThat(k.state().stage(cr.stageId()).name()).isEqualTo("Y");
         }
     }
 
@@ -86,14 +91,19 @@ class AddCacheReadPackTest {
         ComputeDAG dag = Workloads.matmul(32, 48, 64);
         SearchTask task = Workloads.task(dag);
         List<Sketch> packed = TargetRules.cpu().sketches(task).stream()
-                .filter(k -> k.steps().stream().anyMatch(x -> x instanceof CacheReadStep)).toList();
+                .filter(k -> k.steps().stream().anyMatch(x -> x instanceof CacheReadStep))
+                .toList();
         InitPopulation.Result res = TargetRules.cpu().population(task, packed).sample(30, new SplittableRandom(3));
         assertThat(res.candidates()).hasSize(30);
         List<NDArray> in = List.of(NDArray.random(FLOAT32, 1, 32, 64), NDArray.random(FLOAT32, 2, 64, 48));
         NDArray expected = run(LowerDefault.lower("ref", dag), in);
         int kept = 0;
         for (Candidate c : res.candidates()) {
-            assertThat(run(Lowering.lower("packed", c.schedule()), in).compareTo(expected, 1e-4, 1e-4).ok()).as(c.key()).isTrue();
+            assertThat(run(Lowering.lower("packed", c.schedule()), in)
+                            .compareTo(expected, 1e-4, 1e-4)
+                            .ok())
+                    .as(c.key())
+                    .isTrue();
             int copy = c.state().stages().stream().map(Stage::name).toList().indexOf("B.local");
             if (c.state().stage(copy).computeAt() == ComputeAtKind.ITER) kept++;
         }
@@ -106,8 +116,14 @@ class AddCacheReadPackTest {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
         List<Sketch> sk = TargetRules.cpu().sketches(task);
         List<String> a = new ArrayList<>(), b = new ArrayList<>();
-        for (Candidate c : TargetRules.cpu().population(task, sk).sample(20, new SplittableRandom(9)).candidates()) a.add(c.key());
-        for (Candidate c : TargetRules.cpu().population(task, sk).sample(20, new SplittableRandom(9)).candidates()) b.add(c.key());
+        for (Candidate c : TargetRules.cpu()
+                .population(task, sk)
+                .sample(20, new SplittableRandom(9))
+                .candidates()) a.add(c.key());
+        for (Candidate c : TargetRules.cpu()
+                .population(task, sk)
+                .sample(20, new SplittableRandom(9))
+                .candidates()) b.add(c.key());
         assertThat(a).isEqualTo(b);
     }
 

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 class SketchGenerationTest {
 
     private static List<Sketch> sketches(dev.kiln.te.ComputeDAG dag) {
-        // Ansor's rules alone: the counts below are its (notes §4.5); Kiln's packing sketches are AddCacheReadPackTest's
+        // Ansor's rules alone: the counts below are its (notes §4.5); Kiln's packing sketches are
+        // AddCacheReadPackTest's
         return TargetRules.ansorCpu().sketches(task(dag));
     }
 
@@ -43,7 +44,9 @@ class SketchGenerationTest {
         assertThat(s.get(1).state().stage(3).iter(1).name()).isEqualTo("j.0");
         assertThat(s.get(2).state().stage(3).iter(3).name()).isEqualTo("j.1");
         // SSRSRS order of the tiled matmul
-        assertThat(s.get(0).state().stage(2).iters().stream().map(it -> it.name()).toList())
+        assertThat(s.get(0).state().stage(2).iters().stream()
+                        .map(it -> it.name())
+                        .toList())
                 .containsExactly("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3");
         for (Sketch k : s) assertThat(k.undecidedSplits()).isEqualTo(3);
     }
@@ -81,14 +84,16 @@ class SketchGenerationTest {
     void conv2dBnReluFusesAtTwoLevelsOrTilesAlone() {
         List<Sketch> s = sketches(Workloads.conv2dBnRelu(1, 56, 56, 512, 512, 3, 1, 1));
         assertThat(s).hasSize(3);
-        // stages: 0 Data, 1 pad, 2 Kernel, 3 conv, 4 Bias, 5 Bias_add, 6 Bn_scale, 7 Bn_mul, 8 Bn_offset, 9 Bn_add, 10 relu
+        // stages: 0 Data, 1 pad, 2 Kernel, 3 conv, 4 Bias, 5 Bias_add, 6 Bn_scale, 7 Bn_mul, 8 Bn_offset, 9 Bn_add, 10
+        // relu
         for (int k = 0; k < 3; k++) {
             LoopState st = s.get(k).state();
             assertThat(st.stage(1).name()).isEqualTo("pad");
             assertThat(StagePredicates.isTiled(st.stage(1))).isFalse();
             assertThat(StagePredicates.isTiled(st.stage(3))).isTrue();
             assertThat(st.stage(3).computeAt()).isEqualTo(k < 2 ? ComputeAtKind.ITER : ComputeAtKind.ROOT);
-            for (int inl : new int[] {5, 7, 9}) assertThat(st.stage(inl).computeAt()).isEqualTo(ComputeAtKind.INLINED);
+            for (int inl : new int[] {5, 7, 9})
+                assertThat(st.stage(inl).computeAt()).isEqualTo(ComputeAtKind.INLINED);
             assertThat(StagePredicates.isTiled(st.stage(10))).isEqualTo(k < 2);
         }
     }
@@ -118,8 +123,11 @@ class SketchGenerationTest {
             for (int i = 0; i < 3; i++) {
                 for (int j = 0; j < 3; j++) {
                     LoopState st = s.get(i * 3 + j).state();
-                    if (j < 2) assertThat(StagePredicates.hasRfactorStage(st, 1)).isTrue();
-                    if (i < 2) assertThat(StagePredicates.hasRfactorStage(st, j < 2 ? 4 : 3)).isTrue();
+                    if (j < 2)
+                        assertThat(StagePredicates.hasRfactorStage(st, 1)).isTrue();
+                    if (i < 2)
+                        assertThat(StagePredicates.hasRfactorStage(st, j < 2 ? 4 : 3))
+                                .isTrue();
                 }
             }
             assertThat(s.get(8).steps()).isEmpty();
@@ -131,7 +139,8 @@ class SketchGenerationTest {
         var dag = Workloads.conv2dBnRelu(1, 14, 14, 16, 32, 3, 1, 1);
         List<Sketch> a = sketches(dag), b = sketches(dag);
         assertThat(a).hasSameSizeAs(b);
-        for (int i = 0; i < a.size(); i++) assertThat(a.get(i).steps()).isEqualTo(b.get(i).steps());
+        for (int i = 0; i < a.size(); i++)
+            assertThat(a.get(i).steps()).isEqualTo(b.get(i).steps());
     }
 
     @Test
@@ -140,25 +149,40 @@ class SketchGenerationTest {
         // and with C's i split by [8, 2]
         SketchRule custom = new SketchRule() {
             @Override
-            public String name() { return "Custom"; }
+            public String name() {
+                return "Custom";
+            }
 
             @Override
-            public Condition condition(dev.kiln.autoschedule.SearchTask t, dev.kiln.autoschedule.analysis.AccessAnalyzer a,
-                                       LoopState s, int stageId) {
+            public Condition condition(
+                    dev.kiln.autoschedule.SearchTask t,
+                    dev.kiln.autoschedule.analysis.AccessAnalyzer a,
+                    LoopState s,
+                    int stageId) {
                 return Condition.APPLY_AND_SKIP_REST;
             }
 
             @Override
-            public List<Derivation> apply(dev.kiln.autoschedule.SearchTask t, dev.kiln.autoschedule.analysis.AccessAnalyzer a,
-                                          LoopState s, int stageId) {
+            public List<Derivation> apply(
+                    dev.kiln.autoschedule.SearchTask t,
+                    dev.kiln.autoschedule.analysis.AccessAnalyzer a,
+                    LoopState s,
+                    int stageId) {
                 LoopState split = s.apply(new dev.kiln.schedule.SplitStep(2, 0, 512L, List.of(8, 2), true));
                 return List.of(new Derivation(s, -1), new Derivation(split, -1));
             }
         };
-        List<Sketch> s = TargetRules.cpu().withCustomSketchRules(List.of(custom)).sketches(task(Workloads.matmul(512, 512, 512)));
+        List<Sketch> s = TargetRules.cpu()
+                .withCustomSketchRules(List.of(custom))
+                .sketches(task(Workloads.matmul(512, 512, 512)));
         assertThat(s).hasSize(2);
-        assertThat(s.get(0).state().stage(2).iters().stream().map(it -> it.extent()).toList()).containsExactly(512L, 512L, 512L);
-        assertThat(s.get(1).state().stage(2).iters().stream().map(it -> it.extent()).toList())
+        assertThat(s.get(0).state().stage(2).iters().stream()
+                        .map(it -> it.extent())
+                        .toList())
+                .containsExactly(512L, 512L, 512L);
+        assertThat(s.get(1).state().stage(2).iters().stream()
+                        .map(it -> it.extent())
+                        .toList())
                 .containsExactly(32L, 8L, 2L, 512L, 512L);
     }
 }

@@ -25,7 +25,11 @@ import org.junit.jupiter.api.io.TempDir;
 class EndToEndTuneTest {
     static final CpuTarget HOST = Target.cpu();
     /** Short timing: each program is checked against the interpreter, then timed 3 times for at least 1 ms. */
-    static final MeasureOptions QUICK = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(1).withWarmup(0).withWarmupMs(0)
+    static final MeasureOptions QUICK = MeasureOptions.defaults()
+            .withRepeats(3)
+            .withMinRepeatMs(1)
+            .withWarmup(0)
+            .withWarmupMs(0)
             .withRemeasure(1, 1);
 
     @TempDir
@@ -35,8 +39,14 @@ class EndToEndTuneTest {
     void tuneInAChildJvmThenBuildFromTheLog() {
         Path file = dir.resolve("matmul.jsonl");
         ComputeDAG dag = Workloads.matmul(32, 24, 40);
-        TuneOptions o = TuneOptions.builder().trials(8).measuresPerRound(4).seed(3).logFile(file).measureOptions(QUICK)
-                .progressBar(false).build();
+        TuneOptions o = TuneOptions.builder()
+                .trials(8)
+                .measuresPerRound(4)
+                .seed(3)
+                .logFile(file)
+                .measureOptions(QUICK)
+                .progressBar(false)
+                .build();
         try (TuneResult r = AutoSchedule.tune(dag, HOST, o)) {
             check(r, dag, file, 8);
             try (CompiledKernel k = AutoSchedule.build(Workloads.matmul(32, 24, 40), HOST, file)) {
@@ -49,8 +59,15 @@ class EndToEndTuneTest {
     void tuneInThisProcess() {
         Path file = dir.resolve("local.jsonl");
         ComputeDAG dag = Workloads.matmul(20, 36, 28);
-        TuneOptions o = TuneOptions.builder().trials(6).measuresPerRound(3).seed(4).logFile(file).measureOptions(QUICK)
-                .measurers(LocalMeasurer::of).progressBar(false).build();
+        TuneOptions o = TuneOptions.builder()
+                .trials(6)
+                .measuresPerRound(3)
+                .seed(4)
+                .logFile(file)
+                .measureOptions(QUICK)
+                .measurers(LocalMeasurer::of)
+                .progressBar(false)
+                .build();
         try (TuneResult r = AutoSchedule.tune(dag, HOST, o)) {
             check(r, dag, file, 6);
         }
@@ -62,8 +79,14 @@ class EndToEndTuneTest {
         Path file = dir.resolve("jvm.jsonl");
         CpuTarget jvm = Target.jvm();
         ComputeDAG dag = Workloads.matmul(24, 32, 16);
-        TuneOptions o = TuneOptions.builder().trials(6).measuresPerRound(3).seed(5).logFile(file).measureOptions(QUICK)
-                .progressBar(false).build();
+        TuneOptions o = TuneOptions.builder()
+                .trials(6)
+                .measuresPerRound(3)
+                .seed(5)
+                .logFile(file)
+                .measureOptions(QUICK)
+                .progressBar(false)
+                .build();
         try (TuneResult r = AutoSchedule.tune(dag, jvm, o)) {
             assertThat(r.trials()).isEqualTo(6);
             List<LogRecord> records = TuningLog.open(file).records();
@@ -81,12 +104,15 @@ class EndToEndTuneTest {
         List<LogRecord> all = TuningLog.open(file).records();
         List<LogRecord> records = all.stream().filter(rec -> !rec.isRemeasure()).toList();
         assertThat(records).hasSize(trials);
-        // QUICK re-measures the fastest program once before the result is reported (at most 3 times if the best changes)
+        // QUICK re-measures the fastest program once before the result is reported (at most 3 times if the best
+        // changes)
         assertThat(all.size() - trials).isBetween(1, 3);
         assertThat(all).allSatisfy(rec -> {
             assertThat(rec.target()).isEqualTo(HOST.toString());
             if (rec.isValid()) {
-                assertThat(rec.costs()).hasSize(3).allSatisfy(c -> assertThat(c).isPositive().isLessThan(1.0));
+                assertThat(rec.costs())
+                        .hasSize(3)
+                        .allSatisfy(c -> assertThat(c).isPositive().isLessThan(1.0));
                 assertThat(rec.compileSeconds()).isPositive();
             } else {
                 assertThat(rec.errorMessage()).isNotEmpty();
@@ -96,10 +122,18 @@ class EndToEndTuneTest {
         var best = TuningLog.open(file).lookup(dag.workloadKey(), HOST.toString());
         assertThat(r.seconds()).isEqualTo(best.bestSeconds());
         assertThat(r.schedule()).isEqualTo(best.best().orElseThrow().schedule(dag));
-        assertThat(all.stream().filter(rec -> rec.steps().equals(best.best().orElseThrow().steps())).count())
-                .as("the reported best was measured again (unless 3 re-measures each moved the best)").isBetween(1L, 2L);
+        assertThat(all.stream()
+                        .filter(rec ->
+                                rec.steps().equals(best.best().orElseThrow().steps()))
+                        .count())
+                .as("the reported best was measured again (unless 3 re-measures each moved the best)")
+                .isBetween(1L, 2L);
         assertThat(r.gflops()).isPositive();
-        AutoScheduleTest.checkMatmul(r.kernel(), (int) dag.outputs().getFirst().dim(0),
-                (int) dag.outputs().getFirst().dim(1), (int) dag.inputs().getFirst().dim(1), 91);
+        AutoScheduleTest.checkMatmul(
+                r.kernel(),
+                (int) dag.outputs().getFirst().dim(0),
+                (int) dag.outputs().getFirst().dim(1),
+                (int) dag.inputs().getFirst().dim(1),
+                91);
     }
 }

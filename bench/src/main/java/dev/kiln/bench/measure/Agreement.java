@@ -21,7 +21,8 @@ public record Agreement(double pairwise, double spearman, double top5, double sp
         if (costs.length < 2) throw new KilnException("agreement: needs at least 2 runs, got " + costs.length);
         int n = costs[0].length;
         for (double[] run : costs) {
-            if (run.length != n) throw new KilnException("agreement: runs hold " + n + " and " + run.length + " programs");
+            if (run.length != n)
+                throw new KilnException("agreement: runs hold " + n + " and " + run.length + " programs");
         }
         double pw = 0, sp = 0, top = 0;
         int pairs = 0;
@@ -49,7 +50,8 @@ public record Agreement(double pairwise, double spearman, double top5, double sp
     /** Spearman's rank correlation (average ranks for ties). */
     public static double spearman(double[] x, double[] y) {
         double[] rx = ranks(x), ry = ranks(y);
-        double mx = Arrays.stream(rx).average().orElse(0), my = Arrays.stream(ry).average().orElse(0);
+        double mx = Arrays.stream(rx).average().orElse(0),
+                my = Arrays.stream(ry).average().orElse(0);
         double sxy = 0, sxx = 0, syy = 0;
         for (int i = 0; i < x.length; i++) {
             sxy += (rx[i] - mx) * (ry[i] - my);

@@ -26,26 +26,37 @@ public record MeasurePolicy(String name, MeasureOptions options) {
     public static MeasurePolicy of(String name, double timeoutSeconds) {
         MeasureOptions d = MeasureOptions.defaults().withRemeasure(0, 0).withTimeoutSeconds(timeoutSeconds);
         MeasureOptions legacy = MeasureOptions.legacy().withTimeoutSeconds(timeoutSeconds);
-        MeasureOptions o = switch (name) {
-            case "legacy" -> legacy;
-            case "warmup" -> legacy.withWarmupMs(d.warmupMs());
-            case "default" -> d;
-            case "flush" -> d.withFlushCache(true);
-            case "long" -> d.withRepeats(20);
-            default -> throw new KilnException("measure policy '" + name + "': expected one of " + NAMES);
-        };
+        MeasureOptions o =
+                switch (name) {
+                    case "legacy" -> legacy;
+                    case "warmup" -> legacy.withWarmupMs(d.warmupMs());
+                    case "default" -> d;
+                    case "flush" -> d.withFlushCache(true);
+                    case "long" -> d.withRepeats(20);
+                    default -> throw new KilnException("measure policy '" + name + "': expected one of " + NAMES);
+                };
         return new MeasurePolicy(name, o);
     }
 
     /** Several policies, comma-separated. */
     public static List<MeasurePolicy> list(String names, double timeoutSeconds) {
-        return Arrays.stream(names.split(",")).map(String::strip).map(n -> of(n, timeoutSeconds)).toList();
+        return Arrays.stream(names.split(","))
+                .map(String::strip)
+                .map(n -> of(n, timeoutSeconds))
+                .toList();
     }
 
     /** The options in a few words, for the report. */
     public String describe() {
-        return String.format(java.util.Locale.ROOT, "%s: %d warm-up run(s), warm-up by time <= %.0f ms, %d repeats of >= %d run(s) and %.0f ms%s",
-                name, options.warmup(), options.warmupMs(), options.repeats(), options.number(), options.minRepeatMs(),
+        return String.format(
+                java.util.Locale.ROOT,
+                "%s: %d warm-up run(s), warm-up by time <= %.0f ms, %d repeats of >= %d run(s) and %.0f ms%s",
+                name,
+                options.warmup(),
+                options.warmupMs(),
+                options.repeats(),
+                options.number(),
+                options.minRepeatMs(),
                 options.flushCache() ? ", cache flushed before every run (1 run per repeat)" : "");
     }
 }

@@ -30,8 +30,13 @@ public final class BenchWorkloads {
      * {@code format} over the given parameters.
      */
     private static Workload suite(String op, int index, String spec, String format, int... nameParams) {
-        SuiteWorkload w = SuiteWorkloads.builtIn().stream().filter(x -> x.op().equals(op)).toList().get(index);
-        Object[] args = java.util.Arrays.stream(nameParams).mapToObj(i -> w.params().get(i)).toArray();
+        SuiteWorkload w = SuiteWorkloads.builtIn().stream()
+                .filter(x -> x.op().equals(op))
+                .toList()
+                .get(index);
+        Object[] args = java.util.Arrays.stream(nameParams)
+                .mapToObj(i -> w.params().get(i))
+                .toArray();
         return new Workload(spec, String.format(format, args), SuiteDags.of(w));
     }
 
@@ -42,26 +47,35 @@ public final class BenchWorkloads {
             return switch (p[0]) {
                 case "gemm" -> {
                     int n = Integer.parseInt(p[1]);
-                    yield new Workload(spec, "GEMM " + n,
-                            ComputeDAG.of(Linalg.matmul(Te.placeholder("A", FLOAT32, n, n), Te.placeholder("B", FLOAT32, n, n))));
+                    yield new Workload(
+                            spec,
+                            "GEMM " + n,
+                            ComputeDAG.of(Linalg.matmul(
+                                    Te.placeholder("A", FLOAT32, n, n), Te.placeholder("B", FLOAT32, n, n))));
                 }
                 case "c2d" -> suite("C2D", Integer.parseInt(p[1]), spec, "C2D %dx%dx%d->%d %dx%d", 1, 2, 3, 4, 5, 5);
                 case "dep" -> suite("DEP", Integer.parseInt(p[1]), spec, "DEP %dx%dx%d %dx%d", 1, 2, 3, 4, 4);
                 case "softmax" -> {
                     String[] nm = p[1].split("x");
-                    yield new Workload(spec, "softmax " + p[1], ComputeDAG.of(Softmax.softmax(
-                            Te.placeholder("A", FLOAT32, Long.parseLong(nm[0]), Long.parseLong(nm[1])), 1)));
+                    yield new Workload(
+                            spec,
+                            "softmax " + p[1],
+                            ComputeDAG.of(Softmax.softmax(
+                                    Te.placeholder("A", FLOAT32, Long.parseLong(nm[0]), Long.parseLong(nm[1])), 1)));
                 }
                 default -> throw new IllegalArgumentException();
             };
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("workload '" + spec
-                    + "': expected gemm:N, c2d:0..3, dep:0..3 or softmax:NxM", e);
+            throw new IllegalArgumentException(
+                    "workload '" + spec + "': expected gemm:N, c2d:0..3, dep:0..3 or softmax:NxM", e);
         }
     }
 
     /** Several specs, comma-separated. */
     public static List<Workload> list(String specs) {
-        return java.util.Arrays.stream(specs.split(",")).map(String::trim).map(BenchWorkloads::of).toList();
+        return java.util.Arrays.stream(specs.split(","))
+                .map(String::trim)
+                .map(BenchWorkloads::of)
+                .toList();
     }
 }

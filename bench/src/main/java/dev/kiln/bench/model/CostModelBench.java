@@ -1,6 +1,5 @@
 package dev.kiln.bench.model;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.feature.FeatureExtractor;
@@ -13,6 +12,7 @@ import dev.kiln.autoschedule.model.GbdtParams;
 import dev.kiln.autoschedule.model.Objective;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.search.Trial;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import java.io.IOException;
@@ -44,13 +44,17 @@ import picocli.CommandLine.Option;
  * </ul>
  * The report is printed and written to {@code --dir}.
  */
-@Command(name = "kiln model-bench", mixinStandardHelpOptions = true,
+@Command(
+        name = "kiln model-bench",
+        mixinStandardHelpOptions = true,
         description = "Measures random programs and cross-validates the cost model variants on them.")
 public final class CostModelBench implements Callable<Integer> {
     static final int FOLDS = 4;
     static final String TRAINING_WORKLOADS = "gemm:512,c2d:2,dep:0,softmax:128x256";
 
-    @Option(names = "--workloads", description = "Comma-separated workloads (gemm:N, c2d:I, dep:I, softmax:NxM; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--workloads",
+            description = "Comma-separated workloads (gemm:N, c2d:I, dep:I, softmax:NxM; default: ${DEFAULT-VALUE}).")
     String workloads = "gemm:512,c2d:1,c2d:2,dep:0";
 
     @Option(names = "--programs", description = "Random programs to measure per workload (default: ${DEFAULT-VALUE}).")
@@ -65,7 +69,9 @@ public final class CostModelBench implements Callable<Integer> {
     @Option(names = "--no-measure", description = "Evaluate the programs already measured, measure nothing.")
     boolean noMeasure;
 
-    @Option(names = "--train-share", description = "Share of each training fold used (for learning curves; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--train-share",
+            description = "Share of each training fold used (for learning curves; default: ${DEFAULT-VALUE}).")
     double trainShare = 1;
 
     @Option(names = "--training-time", description = "Time retraining on 10,000 programs instead.")
@@ -82,13 +88,33 @@ public final class CostModelBench implements Callable<Integer> {
         GbdtParams kiln = GbdtParams.defaults();
         int all = FeatureLayout.LENGTH, ansor = FeatureLayout.ANSOR_LENGTH;
         return List.of(
-                new Variant("Ansor's model: 164 features, squared error weighted by label, depth 10, eta 0.2", GbdtParams.ansor(), 0.0, ansor),
-                new Variant("164 features, squared error, uniform weights, depth 6, eta 0.1", kiln.withObjective(Objective.SQUARED_ERROR), 1.0, ansor),
-                new Variant("189 features, squared error, uniform weights", kiln.withObjective(Objective.SQUARED_ERROR), 1.0, all),
+                new Variant(
+                        "Ansor's model: 164 features, squared error weighted by label, depth 10, eta 0.2",
+                        GbdtParams.ansor(),
+                        0.0,
+                        ansor),
+                new Variant(
+                        "164 features, squared error, uniform weights, depth 6, eta 0.1",
+                        kiln.withObjective(Objective.SQUARED_ERROR),
+                        1.0,
+                        ansor),
+                new Variant(
+                        "189 features, squared error, uniform weights",
+                        kiln.withObjective(Objective.SQUARED_ERROR),
+                        1.0,
+                        all),
                 new Variant("164 features, pairwise rank", kiln, 1.0, ansor),
                 new Variant("Kiln's default: 189 features, pairwise rank", kiln, 1.0, all),
-                new Variant("189 features, pairwise rank, pairs weighted alike", kiln.withObjective(Objective.PAIRWISE_RANK_UNIFORM), 1.0, all),
-                new Variant("189 features, pairwise rank, 256 rounds, 32 pairs", kiln.withRounds(256).withPairsPerProgram(32), 1.0, all));
+                new Variant(
+                        "189 features, pairwise rank, pairs weighted alike",
+                        kiln.withObjective(Objective.PAIRWISE_RANK_UNIFORM),
+                        1.0,
+                        all),
+                new Variant(
+                        "189 features, pairwise rank, 256 rounds, 32 pairs",
+                        kiln.withRounds(256).withPairsPerProgram(32),
+                        1.0,
+                        all));
     }
 
     /** The log of measured programs of a workload. */
@@ -116,10 +142,18 @@ public final class CostModelBench implements Callable<Integer> {
             if (!noMeasure) MeasuredPrograms.ensure(log, task, target, programs, 11);
             List<Trial> trials = Files.exists(log) ? MeasuredPrograms.load(log, task) : List.of();
             long valid = trials.stream().filter(t -> t.result().ok()).count();
-            double best = trials.stream().filter(t -> t.result().ok()).mapToDouble(t -> t.result().gflops(w.dag().flopCount()))
-                    .max().orElse(0);
-            out.append(String.format(Locale.ROOT, "%s: %d programs measured, %d valid, best %.1f GFLOP/s%n", w.name(),
-                    trials.size(), valid, best));
+            double best = trials.stream()
+                    .filter(t -> t.result().ok())
+                    .mapToDouble(t -> t.result().gflops(w.dag().flopCount()))
+                    .max()
+                    .orElse(0);
+            out.append(String.format(
+                    Locale.ROOT,
+                    "%s: %d programs measured, %d valid, best %.1f GFLOP/s%n",
+                    w.name(),
+                    trials.size(),
+                    valid,
+                    best));
             if (trials.isEmpty()) continue;
             tasks.add(task);
             data.add(trials);
@@ -137,18 +171,22 @@ public final class CostModelBench implements Callable<Integer> {
     }
 
     String evaluate(List<Variant> variants, List<String> names, List<SearchTask> tasks, List<List<Trial>> data) {
-        StringBuilder out = new StringBuilder("\n| model | workload | pairwise accuracy | recall@30 | R^2 | train s |\n|---|---|---|---|---|---|\n");
+        StringBuilder out = new StringBuilder(
+                "\n| model | workload | pairwise accuracy | recall@30 | R^2 | train s |\n|---|---|---|---|---|---|\n");
         for (Variant v : variants) {
             double[][] sums = new double[tasks.size()][4];
             for (int fold = 0; fold < FOLDS; fold++) {
                 int validTrain = 0;
                 for (int t = 0; t < tasks.size(); t++) {
                     for (int i = 0; i < data.get(t).size(); i++) {
-                        if (foldOf(i, t) != fold && inTraining(i, t) && data.get(t).get(i).result().ok()) validTrain++;
+                        if (foldOf(i, t) != fold
+                                && inTraining(i, t)
+                                && data.get(t).get(i).result().ok()) validTrain++;
                     }
                 }
                 // Warm-up = all valid training programs: the trees are trained once, after the last task's data.
-                GbdtCostModel model = new GbdtCostModel(v.params(), validTrain, v.minWeight(), 1, 1 << 14, v.features());
+                GbdtCostModel model =
+                        new GbdtCostModel(v.params(), validTrain, v.minWeight(), 1, 1 << 14, v.features());
                 double[] bestTrain = new double[tasks.size()];
                 for (int t = 0; t < tasks.size(); t++) {
                     List<Candidate> cs = new ArrayList<>();
@@ -158,7 +196,9 @@ public final class CostModelBench implements Callable<Integer> {
                         Trial tr = data.get(t).get(i);
                         cs.add(tr.candidate());
                         rs.add(tr.result());
-                        if (tr.result().ok()) bestTrain[t] = Math.max(bestTrain[t], 1 / tr.result().median());
+                        if (tr.result().ok())
+                            bestTrain[t] =
+                                    Math.max(bestTrain[t], 1 / tr.result().median());
                     }
                     model.update(tasks.get(t), cs, rs);
                 }
@@ -172,7 +212,8 @@ public final class CostModelBench implements Callable<Integer> {
                         thr.add(1 / tr.result().median());
                     }
                     double[] score = model.predict(tasks.get(t), cs);
-                    double[] truth = thr.stream().mapToDouble(Double::doubleValue).toArray();
+                    double[] truth =
+                            thr.stream().mapToDouble(Double::doubleValue).toArray();
                     double norm = bestTrain[t];
                     double[] label = Arrays.stream(truth).map(x -> x / norm).toArray();
                     sums[t][0] += Metrics.pairwiseAccuracy(score, truth);
@@ -182,8 +223,14 @@ public final class CostModelBench implements Callable<Integer> {
                 }
             }
             for (int t = 0; t < tasks.size(); t++) {
-                out.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %.3f | %.3f | %.2f |%n", v.name(),
-                        names.get(t), sums[t][0] / FOLDS, sums[t][1] / FOLDS, sums[t][2] / FOLDS,
+                out.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %.3f | %.3f | %.3f | %.2f |%n",
+                        v.name(),
+                        names.get(t),
+                        sums[t][0] / FOLDS,
+                        sums[t][1] / FOLDS,
+                        sums[t][2] / FOLDS,
                         sums[t][3] / FOLDS));
             }
         }
@@ -194,6 +241,7 @@ public final class CostModelBench implements Callable<Integer> {
         long h = (i + 3) * 0xD6E8FEB86659FD93L ^ (t + 1) * 0x9E3779B97F4A7C15L;
         return ((h ^ (h >>> 29)) * 0xBF58476D1CE4E5B9L >>> 40) % 1000 < trainShare * 1000;
     }
+
     public static int foldOf(int i, int t) {
         long h = (i + 1) * 0x9E3779B97F4A7C15L ^ (t + 7) * 0xC2B2AE3D27D4EB4FL;
         h ^= h >>> 31;
@@ -207,8 +255,10 @@ public final class CostModelBench implements Callable<Integer> {
         int extracted = 0;
         for (BenchWorkloads.Workload wl : BenchWorkloads.list(TRAINING_WORKLOADS)) {
             SearchTask task = AutoSchedule.task(wl.dag(), Target.cpu().withCores(1));
-            List<Candidate> cs = TargetRules.cpu().population(task, TargetRules.cpu().sketches(task)).sample(2500,
-                    new SplittableRandom(7)).candidates();
+            List<Candidate> cs = TargetRules.cpu()
+                    .population(task, TargetRules.cpu().sketches(task))
+                    .sample(2500, new SplittableRandom(7))
+                    .candidates();
             FeatureExtractor fx = FeatureExtractor.of(task);
             for (Candidate c : cs) programs.add(fx.extract(c));
             // Extraction speed: the best of 3 more passes (the first pass above warmed the JIT).
@@ -222,7 +272,9 @@ public final class CostModelBench implements Callable<Integer> {
             fx0 += fastest;
             rates.append(String.format(Locale.ROOT, "%s %.0f/s, ", wl.name(), cs.size() / (fastest / 1e9)));
         }
-        int n = programs.size(), rows = programs.stream().mapToInt(ProgramFeatures::rows).sum(), w = FeatureLayout.LENGTH;
+        int n = programs.size(),
+                rows = programs.stream().mapToInt(ProgramFeatures::rows).sum(),
+                w = FeatureLayout.LENGTH;
         float[] x = new float[rows * w];
         int[] start = new int[n + 1];
         double[] y = new double[n], wt = new double[n];
@@ -232,19 +284,33 @@ public final class CostModelBench implements Callable<Integer> {
             System.arraycopy(f.values(), 0, x, start[q] * w, f.rows() * w);
             start[q + 1] = start[q] + f.rows();
             float[] v = f.values();
-            double s = Math.sin(v[0] * 0.3) + 0.1 * v[FeatureLayout.buffer(0) + FeatureLayout.B_LINES] - 0.05 * v[161]
-                    + (v[FeatureLayout.PARALLEL] > 0 ? 0.5 : 0) + 0.2 * v[FeatureLayout.CURVE + 3] + 0.05 * r.nextGaussian();
+            double s = Math.sin(v[0] * 0.3)
+                    + 0.1 * v[FeatureLayout.buffer(0) + FeatureLayout.B_LINES]
+                    - 0.05 * v[161]
+                    + (v[FeatureLayout.PARALLEL] > 0 ? 0.5 : 0)
+                    + 0.2 * v[FeatureLayout.CURVE + 3]
+                    + 0.05 * r.nextGaussian();
             y[q] = 1 / (1 + Math.exp(-s));
             wt[q] = 1;
         }
         Gbdt.TrainingSet d = new Gbdt.TrainingSet(x, w, start, y, wt);
-        StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
-                "%d programs, %d statements; feature extraction %.0f programs/s on one core (CPU time, lowering " + "included,"
+        StringBuilder out = new StringBuilder(String.format(
+                Locale.ROOT,
+                "%d programs, %d statements; feature extraction %.0f programs/s on one core (CPU time, lowering "
+                        + "included,"
                         + " best of 3 warm passes: %s)%n"
-                        + "load average before: %s%n| setting | threads | retrain s (median of 3) | runs " + "|%n|---|---|---|---|%n",
-                n, rows, extracted / (fx0 / 1e9), rates.substring(0, Math.max(0, rates.length() - 2)), load()));
-        for (var s : List.of(new Object[] {"Kiln's default (pairwise rank, 128 rounds, depth 6)", GbdtParams.defaults()},
-                new Object[] {"squared error, 128 rounds, depth 6", GbdtParams.defaults().withObjective(Objective.SQUARED_ERROR)},
+                        + "load average before: %s%n| setting | threads | retrain s (median of 3) | runs "
+                        + "|%n|---|---|---|---|%n",
+                n,
+                rows,
+                extracted / (fx0 / 1e9),
+                rates.substring(0, Math.max(0, rates.length() - 2)),
+                load()));
+        for (var s : List.of(
+                new Object[] {"Kiln's default (pairwise rank, 128 rounds, depth 6)", GbdtParams.defaults()},
+                new Object[] {
+                    "squared error, 128 rounds, depth 6", GbdtParams.defaults().withObjective(Objective.SQUARED_ERROR)
+                },
                 new Object[] {"Ansor's (squared error, 100 rounds, depth 10)", GbdtParams.ansor()})) {
             for (int threads : new int[] {1, 2}) {
                 GbdtParams p = ((GbdtParams) s[1]).withThreads(threads);
@@ -257,8 +323,15 @@ public final class CostModelBench implements Callable<Integer> {
                 }
                 double[] sorted = t.clone();
                 Arrays.sort(sorted);
-                out.append(String.format(Locale.ROOT, "| %s | %d | %.2f | %s |%n", s[0], threads, sorted[1],
-                        Arrays.toString(Arrays.stream(t).map(v -> Math.round(v * 100) / 100.0).toArray())));
+                out.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %d | %.2f | %s |%n",
+                        s[0],
+                        threads,
+                        sorted[1],
+                        Arrays.toString(Arrays.stream(t)
+                                .map(v -> Math.round(v * 100) / 100.0)
+                                .toArray())));
             }
         }
         out.append("load average after: ").append(load()).append('\n');

@@ -33,17 +33,31 @@ public final class MeasuredPrograms {
      * Single-threaded timing, the default warm-up, 3 repeats of at least 2 ms, a 20 s limit per
      * program; no re-measure of the best (these are data sets of random programs, one record each).
      */
-    public static final MeasureOptions OPTIONS = MeasureOptions.defaults().withRepeats(3).withMinRepeatMs(2)
-            .withTimeoutSeconds(20).withRemeasure(0, 0);
+    public static final MeasureOptions OPTIONS = MeasureOptions.defaults()
+            .withRepeats(3)
+            .withMinRepeatMs(2)
+            .withTimeoutSeconds(20)
+            .withRemeasure(0, 0);
 
     /** Makes sure the log at {@code file} holds at least {@code n} records of {@code task}. */
     public static void ensure(Path file, SearchTask task, CpuTarget target, int n, long seed) {
-        try (TuningLog log = TuningLog.open(file); Measurer m = ProcessMeasurer.start(target, OPTIONS)) {
-            int have = (int) log.records(task.workloadKey(), task.targetDescription()).stream().filter(r -> !r.isRemeasure()).count();
+        try (TuningLog log = TuningLog.open(file);
+                Measurer m = ProcessMeasurer.start(target, OPTIONS)) {
+            int have = (int) log.records(task.workloadKey(), task.targetDescription()).stream()
+                    .filter(r -> !r.isRemeasure())
+                    .count();
             if (have >= n) return;
-            System.out.printf("measuring %d more random programs of %s%n", n - have, task.dag().outputs().getFirst().name());
-            new SearchLoop(task, RandomSearchPolicy.cpu(task, seed + have), m, log,
-                    new SearchLimits(n, 64, Duration.ZERO, 0), TuneProgress.none()).run();
+            System.out.printf(
+                    "measuring %d more random programs of %s%n",
+                    n - have, task.dag().outputs().getFirst().name());
+            new SearchLoop(
+                            task,
+                            RandomSearchPolicy.cpu(task, seed + have),
+                            m,
+                            log,
+                            new SearchLimits(n, 64, Duration.ZERO, 0),
+                            TuneProgress.none())
+                    .run();
         }
     }
 
@@ -60,9 +74,19 @@ public final class MeasuredPrograms {
                     continue;
                 }
                 MeasureResult m = r.isValid()
-                        ? new MeasureResult(r.costs().stream().mapToDouble(Double::doubleValue).toArray(), MeasureError.NONE,
-                                "", r.compileSeconds(), r.wallSeconds(), r.timestamp().toEpochMilli())
-                        : MeasureResult.failed(MeasureError.valueOf(r.errorKind()), r.errorMessage(), r.compileSeconds(),
+                        ? new MeasureResult(
+                                r.costs().stream()
+                                        .mapToDouble(Double::doubleValue)
+                                        .toArray(),
+                                MeasureError.NONE,
+                                "",
+                                r.compileSeconds(),
+                                r.wallSeconds(),
+                                r.timestamp().toEpochMilli())
+                        : MeasureResult.failed(
+                                MeasureError.valueOf(r.errorKind()),
+                                r.errorMessage(),
+                                r.compileSeconds(),
                                 r.wallSeconds());
                 out.add(new Trial(c, m));
             }

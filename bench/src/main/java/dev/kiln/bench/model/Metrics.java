@@ -28,7 +28,8 @@ public final class Metrics {
     public static double recallAt(int k, double[] score, double[] throughput) {
         int n = Math.min(k, score.length);
         Integer[] byScore = order(score), byTruth = order(throughput);
-        java.util.Set<Integer> top = new java.util.HashSet<>(Arrays.asList(byTruth).subList(0, n));
+        java.util.Set<Integer> top =
+                new java.util.HashSet<>(Arrays.asList(byTruth).subList(0, n));
         int hit = 0;
         for (int i = 0; i < n; i++) if (top.contains(byScore[i])) hit++;
         return (double) hit / n;
@@ -46,7 +47,9 @@ public final class Metrics {
 
     /** Indices from the largest value down (ties by index). */
     public static Integer[] order(double[] v) {
-        return IntStream.range(0, v.length).boxed()
-                .sorted(Comparator.comparingDouble((Integer i) -> -v[i]).thenComparing(i -> i)).toArray(Integer[]::new);
+        return IntStream.range(0, v.length)
+                .boxed()
+                .sorted(Comparator.comparingDouble((Integer i) -> -v[i]).thenComparing(i -> i))
+                .toArray(Integer[]::new);
     }
 }

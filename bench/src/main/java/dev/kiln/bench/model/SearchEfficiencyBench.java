@@ -1,6 +1,5 @@
 package dev.kiln.bench.model;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.evolution.EvolutionOptions;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
@@ -20,6 +19,7 @@ import dev.kiln.autoschedule.search.SearchLoop;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
@@ -27,6 +27,7 @@ import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -34,7 +35,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -54,7 +54,9 @@ import picocli.CommandLine.Option;
  * measurement. The report and each run's tuning log ({@code search-<workload>-<policy>-seed<N>.jsonl})
  * are written to {@code --dir}.
  */
-@Command(name = "kiln search-bench", mixinStandardHelpOptions = true,
+@Command(
+        name = "kiln search-bench",
+        mixinStandardHelpOptions = true,
         description = "Evolution with the learned cost model against random sampling, same trials and seeds.")
 public final class SearchEfficiencyBench implements Callable<Integer> {
 
@@ -62,7 +64,9 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         SearchPolicy make(SearchTask task, long seed);
     }
 
-    @Option(names = "--workload", description = "gemm:N, c2d:0..3, dep:0..3 or softmax:NxM (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--workload",
+            description = "gemm:N, c2d:0..3, dep:0..3 or softmax:NxM (default: ${DEFAULT-VALUE}).")
     String spec = "gemm:1024";
 
     @Option(names = "--trials", description = "Trials per run (default: ${DEFAULT-VALUE}).")
@@ -71,10 +75,17 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
     @Option(names = "--seeds", split = ",", description = "Seeds, one run per policy each (default: 1,2,3).")
     long[] seeds = {1, 2, 3};
 
-    @Option(names = "--policies", split = ",", description = "learned, pretrained, ansor-model, random-model; random sampling always runs (default: learned).")
+    @Option(
+            names = "--policies",
+            split = ",",
+            description =
+                    "learned, pretrained, ansor-model, random-model; random sampling always runs (default: learned).")
     List<String> wanted = List.of("learned");
 
-    @Option(names = "--pretrained", description = "The model of the 'pretrained' policy: a file written by ./kiln pretrain, or 'bundled' (default).")
+    @Option(
+            names = "--pretrained",
+            description =
+                    "The model of the 'pretrained' policy: a file written by ./kiln pretrain, or 'bundled' (default).")
     String pretrained = "bundled";
 
     @Option(names = "--dir", description = "Where the report goes (default: ${DEFAULT-VALUE}).")
@@ -97,25 +108,37 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
             if (pm.tasks().contains(task.workloadKey())) {
                 System.out.println("note: " + spec + " is in the pretrained model's training set; it is not held out");
             }
-            policies.put("evolution + pretrained model", (t, s) -> EvolutionarySearchPolicy.forTask(t,
-                    GbdtCostModel.defaults(s).withPretrained(pm), s));
+            policies.put(
+                    "evolution + pretrained model",
+                    (t, s) -> EvolutionarySearchPolicy.forTask(
+                            t, GbdtCostModel.defaults(s).withPretrained(pm), s));
         }
         policies.put("random sampling", RandomSearchPolicy::cpu);
         if (wanted.contains("ansor-model")) {
-            policies.put("evolution + Ansor's model", (t, s) -> new EvolutionarySearchPolicy(t,
-                    TargetRules.cpu().sketches(t), GbdtCostModel.ansor(s), EvolutionOptions.defaults(), s));
+            policies.put(
+                    "evolution + Ansor's model",
+                    (t, s) -> new EvolutionarySearchPolicy(
+                            t, TargetRules.cpu().sketches(t), GbdtCostModel.ansor(s), EvolutionOptions.defaults(), s));
         }
         if (wanted.contains("random-model")) {
-            policies.put("evolution + random model", (t, s) -> new EvolutionarySearchPolicy(t,
-                    TargetRules.cpu().sketches(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
+            policies.put(
+                    "evolution + random model",
+                    (t, s) -> new EvolutionarySearchPolicy(
+                            t, TargetRules.cpu().sketches(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
         }
         int[] checkpoints = {64, 128, 192, 256, 384, 512};
         MeasureOptions options = MeasuredPrograms.OPTIONS.withRepeats(5);
         List<String> runs = new ArrayList<>();
         List<Schedule> finals = new ArrayList<>();
-        StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
-                "%s (%.1f MFLOP), %d trials, 64 per round, seeds %s, target %s%nload average before: %s%n", w.name(),
-                dag.flopCount() / 1e6, trials, Arrays.toString(seeds), target, CostModelBench.load()));
+        StringBuilder out = new StringBuilder(String.format(
+                Locale.ROOT,
+                "%s (%.1f MFLOP), %d trials, 64 per round, seeds %s, target %s%nload average before: %s%n",
+                w.name(),
+                dag.flopCount() / 1e6,
+                trials,
+                Arrays.toString(seeds),
+                target,
+                CostModelBench.load()));
         StringBuilder head = new StringBuilder("| policy | seed |");
         StringBuilder rule = new StringBuilder("|---|---|");
         for (int c : checkpoints) {
@@ -123,7 +146,9 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
             head.append(" best @").append(c).append(" |");
             rule.append("---|");
         }
-        out.append(head).append(" re-measured | wall s | measuring s | outside measurement |\n").append(rule)
+        out.append(head)
+                .append(" re-measured | wall s | measuring s | outside measurement |\n")
+                .append(rule)
                 .append("---|---|---|---|\n");
         List<StringBuilder> lines = new ArrayList<>();
         StringBuilder notes = new StringBuilder("\n");
@@ -133,15 +158,25 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                 SearchPolicy policy = p.getValue().make(task, seed);
                 // Each run's measurements stay in the report folder (a fresh log per run, so nothing resumes).
                 Files.createDirectories(dir);
-                Path logFile = dir.resolve(String.format(Locale.ROOT, "search-%s-%s-seed%d.jsonl", spec.replace(':', '-'),
-                        p.getKey().toLowerCase(Locale.ROOT).replaceAll("[^a-z]+", "-"), seed));
+                Path logFile = dir.resolve(String.format(
+                        Locale.ROOT,
+                        "search-%s-%s-seed%d.jsonl",
+                        spec.replace(':', '-'),
+                        p.getKey().toLowerCase(Locale.ROOT).replaceAll("[^a-z]+", "-"),
+                        seed));
                 Files.deleteIfExists(logFile);
                 TuningLog log = TuningLog.open(logFile);
                 long t0 = System.nanoTime();
                 SearchOutcome o;
                 try (Measurer m = ProcessMeasurer.start(target, options)) {
-                    o = new SearchLoop(task, policy, m, log, new SearchLimits(trials, 64, Duration.ZERO, 0),
-                            TuneProgress.none()).run();
+                    o = new SearchLoop(
+                                    task,
+                                    policy,
+                                    m,
+                                    log,
+                                    new SearchLimits(trials, 64, Duration.ZERO, 0),
+                                    TuneProgress.none())
+                            .run();
                 } finally {
                     if (policy instanceof AutoCloseable c) {
                         try {
@@ -153,7 +188,11 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                 }
                 double wall = (System.nanoTime() - t0) / 1e9;
                 String crossovers = policy instanceof EvolutionarySearchPolicy e
-                        ? String.format(Locale.ROOT, ", crossovers valid %d of %d", e.stats().validCrossovers, e.stats().crossovers)
+                        ? String.format(
+                                Locale.ROOT,
+                                ", crossovers valid %d of %d",
+                                e.stats().validCrossovers,
+                                e.stats().crossovers)
                         : "";
                 List<LogRecord> rs = log.records();
                 log.close();
@@ -163,7 +202,12 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                 for (int i = 0; i < rs.size(); i++) {
                     LogRecord r = rs.get(i);
                     if (r.isValid()) {
-                        double g = dag.flopCount() / r.costs().stream().mapToDouble(Double::doubleValue).min().orElseThrow() / 1e9;
+                        double g = dag.flopCount()
+                                / r.costs().stream()
+                                        .mapToDouble(Double::doubleValue)
+                                        .min()
+                                        .orElseThrow()
+                                / 1e9;
                         if (g > b) {
                             b = g;
                             bestRecord = r;
@@ -176,11 +220,23 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                 curves.computeIfAbsent(p.getKey(), k -> new ArrayList<>()).add(best);
                 StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "| %s | %d |", p.getKey(), seed));
                 for (int c : checkpoints) {
-                    if (c <= trials) line.append(String.format(Locale.ROOT, " %.1f |", best[Math.min(c, best.length) - 1]));
+                    if (c <= trials)
+                        line.append(String.format(Locale.ROOT, " %.1f |", best[Math.min(c, best.length) - 1]));
                 }
-                line.append(String.format(Locale.ROOT, " %%s | %.0f | %.0f | %.0f%%%% |", wall, measuring, 100 * (wall - measuring) / wall));
-                System.out.println(line + "   (" + o.trials() + " trials, stopped: " + o.stopReason() + crossovers + ")");
-                if (!crossovers.isEmpty()) notes.append(p.getKey()).append(", seed ").append(seed).append(crossovers).append('\n');
+                line.append(String.format(
+                        Locale.ROOT,
+                        " %%s | %.0f | %.0f | %.0f%%%% |",
+                        wall,
+                        measuring,
+                        100 * (wall - measuring) / wall));
+                System.out.println(
+                        line + "   (" + o.trials() + " trials, stopped: " + o.stopReason() + crossovers + ")");
+                if (!crossovers.isEmpty())
+                    notes.append(p.getKey())
+                            .append(", seed ")
+                            .append(seed)
+                            .append(crossovers)
+                            .append('\n');
                 lines.add(line);
                 runs.add(p.getKey());
             }
@@ -188,22 +244,34 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         double[] again = remeasure(task, target, options, finals, dag.flopCount());
         Map<String, List<Double>> againByPolicy = new LinkedHashMap<>();
         for (int i = 0; i < lines.size(); i++) {
-            out.append(String.format(Locale.ROOT, lines.get(i).toString(), String.format(Locale.ROOT, "%.1f", again[i]))).append('\n');
+            out.append(String.format(
+                            Locale.ROOT, lines.get(i).toString(), String.format(Locale.ROOT, "%.1f", again[i])))
+                    .append('\n');
             againByPolicy.computeIfAbsent(runs.get(i), k -> new ArrayList<>()).add(again[i]);
         }
         out.append("\nMean over seeds of best GFLOP/s, and the ratio to random sampling at the same trial count:\n\n")
-                .append(head).append(" re-measured |\n").append(rule).append("---|\n");
+                .append(head)
+                .append(" re-measured |\n")
+                .append(rule)
+                .append("---|\n");
         double[] random = mean(curves.get("random sampling"));
-        double randomAgain = againByPolicy.get("random sampling").stream().mapToDouble(Double::doubleValue).average().orElse(0);
+        double randomAgain = againByPolicy.get("random sampling").stream()
+                .mapToDouble(Double::doubleValue)
+                .average()
+                .orElse(0);
         for (var e : curves.entrySet()) {
             double[] m = mean(e.getValue());
             StringBuilder line = new StringBuilder("| " + e.getKey() + " | mean |");
             for (int c : checkpoints) {
                 if (c > trials) continue;
                 int i = Math.min(c, m.length) - 1;
-                line.append(String.format(Locale.ROOT, " %.1f (%.2fx) |", m[i], m[i] / random[Math.min(i, random.length - 1)]));
+                line.append(String.format(
+                        Locale.ROOT, " %.1f (%.2fx) |", m[i], m[i] / random[Math.min(i, random.length - 1)]));
             }
-            double a = againByPolicy.get(e.getKey()).stream().mapToDouble(Double::doubleValue).average().orElse(0);
+            double a = againByPolicy.get(e.getKey()).stream()
+                    .mapToDouble(Double::doubleValue)
+                    .average()
+                    .orElse(0);
             line.append(String.format(Locale.ROOT, " %.1f (%.2fx) |", a, a / randomAgain));
             out.append(line).append('\n');
         }
@@ -211,12 +279,20 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         if (reference != null) {
             double[] m = mean(reference);
             double goal = 0.95 * m[m.length - 1];
-            out.append(String.format(Locale.ROOT, "%nTrials to reach 95%% of the default search's mean final result (%.1f GFLOP/s), "
-                    + "mean over seeds (runs that never reach it count as %d):%n%n", goal, trials));
+            out.append(String.format(
+                    Locale.ROOT,
+                    "%nTrials to reach 95%% of the default search's mean final result (%.1f GFLOP/s), "
+                            + "mean over seeds (runs that never reach it count as %d):%n%n",
+                    goal,
+                    trials));
             for (var e : curves.entrySet()) {
                 double sum = 0;
                 for (double[] c : e.getValue()) sum += trialsToReach(c, goal, trials);
-                out.append(String.format(Locale.ROOT, "- %s: %.0f%n", e.getKey(), sum / e.getValue().size()));
+                out.append(String.format(
+                        Locale.ROOT,
+                        "- %s: %.0f%n",
+                        e.getKey(),
+                        sum / e.getValue().size()));
             }
         }
         out.append(notes);
@@ -228,15 +304,17 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
     }
 
     /** GFLOP/s of each schedule (0 for none), the median of three round-robin passes in one measurer. */
-    static double[] remeasure(SearchTask task, CpuTarget target, MeasureOptions options, List<Schedule> schedules,
-                              long flops) {
+    static double[] remeasure(
+            SearchTask task, CpuTarget target, MeasureOptions options, List<Schedule> schedules, long flops) {
         double[][] g = new double[schedules.size()][3];
         try (Measurer m = ProcessMeasurer.start(target, options)) {
             for (int pass = 0; pass < 3; pass++) {
                 for (int i = 0; i < schedules.size(); i++) {
                     if (schedules.get(i) == null) continue;
                     MeasureResult r = m.measure(task, schedules.get(i));
-                    g[i][pass] = r.ok() ? flops / Arrays.stream(r.costsSeconds()).min().orElseThrow() / 1e9 : 0;
+                    g[i][pass] = r.ok()
+                            ? flops / Arrays.stream(r.costsSeconds()).min().orElseThrow() / 1e9
+                            : 0;
                 }
             }
         }

@@ -1,15 +1,14 @@
 package dev.kiln.bench.network;
 
-import dev.kiln.autoschedule.model.PretrainedModel;
 import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.autoschedule.measure.MeasureOptions;
+import dev.kiln.autoschedule.model.PretrainedModel;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.Strategy;
-import java.time.Duration;
 import dev.kiln.bench.network.TorchNetwork.Format;
 import dev.kiln.bench.network.TorchNetwork.Variant;
 import dev.kiln.graph.Graph;
@@ -26,6 +25,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -60,20 +60,31 @@ import picocli.CommandLine.Option;
  * as TSV to {@code --dir}. The tuning log of thread count {@code n} is {@code --log} with
  * {@code -<n>t} before its extension (programs tuned for one thread count are not the best for another).
  */
-@Command(name = "kiln network-bench", mixinStandardHelpOptions = true,
-        description = "Whole networks: PyTorch eager (as built, BN folded) against Kiln's compiled network, 1 and 2 threads.")
+@Command(
+        name = "kiln network-bench",
+        mixinStandardHelpOptions = true,
+        description =
+                "Whole networks: PyTorch eager (as built, BN folded) against Kiln's compiled network, 1 and 2 threads.")
 public final class NetworkBench implements Callable<Integer> {
 
-    @Option(names = "--network", split = ",", description = "resnet50, mobilenetv2, bert, resnet18-small (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--network",
+            split = ",",
+            description = "resnet50, mobilenetv2, bert, resnet18-small (default: ${DEFAULT-VALUE}).")
     List<String> networks = List.of("resnet18-small");
 
     @Option(names = "--threads", split = ",", description = "Thread counts, one child JVM each (default: 1,2).")
     int[] threads = {1, 2};
 
-    @Option(names = "--trials", description = "Kiln tuning trials per network (0: build from the log if it exists, else untuned; default: " + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--trials",
+            description = "Kiln tuning trials per network (0: build from the log if it exists, else untuned; default: "
+                    + "${DEFAULT-VALUE}).")
     int trials = 0;
 
-    @Option(names = "--log", description = "Kiln tuning log; '-<n>t' is added per thread count (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--log",
+            description = "Kiln tuning log; '-<n>t' is added per thread count (default: ${DEFAULT-VALUE}).")
     Path log = Path.of("kiln-bench", "network", "tuning.jsonl");
 
     @Option(names = "--repeats", description = "Timed runs per implementation (default: ${DEFAULT-VALUE}).")
@@ -82,22 +93,39 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--warmup", description = "Untimed runs first (default: ${DEFAULT-VALUE}).")
     int warmup = 10;
 
-    @Option(names = "--warmup-ms", description = "Then a warm-up by time, in ms; it stops earlier once the run times settle (default: " + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--warmup-ms",
+            description = "Then a warm-up by time, in ms; it stops earlier once the run times settle (default: "
+                    + "${DEFAULT-VALUE}).")
     double warmupMs = 500;
 
-    @Option(names = "--remeasure-top", description = "After tuning, each task's fastest programs measured again before the best is chosen (0: none; " + "default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--remeasure-top",
+            description =
+                    "After tuning, each task's fastest programs measured again before the best is chosen (0: none; "
+                            + "default: ${DEFAULT-VALUE}).")
     int remeasureTop = MeasureOptions.defaults().remeasureTop();
 
-    @Option(names = "--remeasure-rounds", description = "How many more measurements each of them gets (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--remeasure-rounds",
+            description = "How many more measurements each of them gets (default: ${DEFAULT-VALUE}).")
     int remeasureRounds = MeasureOptions.defaults().remeasureRounds();
 
-    @Option(names = "--min-seconds", description = "Timed runs go on until there are --repeats of them and this many seconds (default: " + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--min-seconds",
+            description = "Timed runs go on until there are --repeats of them and this many seconds (default: "
+                    + "${DEFAULT-VALUE}).")
     double minSeconds = 2;
 
-    @Option(names = "--torch-formats", split = ",", description = "PyTorch memory formats to time: channels_last, nchw (default: channels_last).")
+    @Option(
+            names = "--torch-formats",
+            split = ",",
+            description = "PyTorch memory formats to time: channels_last, nchw (default: channels_last).")
     List<String> torchFormats = List.of("channels_last");
 
-    @Option(names = "--tolerance", description = "Output check against PyTorch as built, abs and rel (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--tolerance",
+            description = "Output check against PyTorch as built, abs and rel (default: ${DEFAULT-VALUE}).")
     double tolerance = 2e-3;
 
     @Option(names = "--seed", description = "Weights and input seed (default: ${DEFAULT-VALUE}).")
@@ -106,40 +134,65 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(names = "--dir", description = "Where the TSV goes (default: ${DEFAULT-VALUE}).")
     Path dir = Path.of("kiln-bench", "network");
 
-    @Option(names = "--openblas-coretype", description = "OPENBLAS_CORETYPE for the children (default: the environment's, else SkylakeX on AVX-512 hosts).")
+    @Option(
+            names = "--openblas-coretype",
+            description =
+                    "OPENBLAS_CORETYPE for the children (default: the environment's, else SkylakeX on AVX-512 hosts).")
     String openblasCoreType;
 
-    @Option(names = "--time-budget", description = "Kiln tuning time limit per network and thread count, in seconds (0: none; the warm-up round of " + "every task always completes; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--time-budget",
+            description =
+                    "Kiln tuning time limit per network and thread count, in seconds (0: none; the warm-up round of "
+                            + "every task always completes; default: ${DEFAULT-VALUE}).")
     long timeBudget = 0;
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
     int perRound = 64;
 
-    @Option(names = "--strategy", split = ",", description = "Task scheduler strategies to tune with: gradient, round-robin (each its own log and latency " + "curve; default: gradient).")
+    @Option(
+            names = "--strategy",
+            split = ",",
+            description = "Task scheduler strategies to tune with: gradient, round-robin (each its own log and latency "
+                    + "curve; default: gradient).")
     List<String> strategies = List.of("gradient");
 
-    @Option(names = "--pretrained", description = "Start every task's cost model from this pretrained model: a file written by ./kiln pretrain, or " + "'bundled' (default: none, the model starts random).")
+    @Option(
+            names = "--pretrained",
+            description =
+                    "Start every task's cost model from this pretrained model: a file written by ./kiln pretrain, or "
+                            + "'bundled' (default: none, the model starts random).")
     String pretrained;
 
-    @Option(names = "--profile", negatable = true, description = "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
+    @Option(
+            names = "--profile",
+            negatable = true,
+            description =
+                    "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
     boolean profile = true;
 
     @Option(names = "--part", hidden = true, description = "Internal: what the child times: kiln or torch.")
     String part = "kiln";
 
-    @Option(names = "--child-rows", hidden = true, description = "Internal: run one thread count in this JVM and write rows here.")
+    @Option(
+            names = "--child-rows",
+            hidden = true,
+            description = "Internal: run one thread count in this JVM and write rows here.")
     Path childRows;
 
-    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\tp10_ms\tp90_ms\truns" + "\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
+    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\tp10_ms\tp90_ms\truns"
+            + "\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
 
     public static void main(String[] args) {
         // later occurrences win, so `./kiln run` can put its defaults first and the user's options after
-        System.exit(new CommandLine(new NetworkBench()).setOverwrittenOptionsAllowed(true).execute(args));
+        System.exit(new CommandLine(new NetworkBench())
+                .setOverwrittenOptionsAllowed(true)
+                .execute(args));
     }
 
     @Override
     public Integer call() throws Exception {
-        for (String n : networks) graphOf(n, seed);  // fail early on a bad name
+        for (String n : networks) graphOf(n, seed); // fail early on a bad name
         strategies.forEach(NetworkBench::strategyOf);
         return childRows != null ? child() : parent();
     }
@@ -166,43 +219,106 @@ public final class NetworkBench implements Callable<Integer> {
                 String childFormats = child.get(2);
                 Path rowsFile = Files.createTempFile(dir, "rows-" + t + "t-", ".tsv");
                 List<String> cmd = new ArrayList<>();
-                cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+                cmd.add(ProcessHandle.current()
+                        .info()
+                        .command()
+                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
+                                .toString()));
                 cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NetworkBench.class.getName(),
-                        "--network", childNetworks, "--threads", String.valueOf(t), "--trials", String.valueOf(trials),
-                        "--log", log.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
-                        "--warmup-ms", String.valueOf(warmupMs), "--min-seconds", String.valueOf(minSeconds),
-                        "--torch-formats", childFormats, "--tolerance", String.valueOf(tolerance),
-                        "--seed", String.valueOf(seed), "--dir", dir.toString(), "--child-rows", rowsFile.toString(),
-                        "--time-budget", String.valueOf(timeBudget), "--per-round", String.valueOf(perRound),
-                        "--strategy", String.join(",", strategies), "--part", partName,
-                        "--remeasure-top", String.valueOf(remeasureTop), "--remeasure-rounds", String.valueOf(remeasureRounds)));
+                cmd.addAll(List.of(
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        NetworkBench.class.getName(),
+                        "--network",
+                        childNetworks,
+                        "--threads",
+                        String.valueOf(t),
+                        "--trials",
+                        String.valueOf(trials),
+                        "--log",
+                        log.toString(),
+                        "--repeats",
+                        String.valueOf(repeats),
+                        "--warmup",
+                        String.valueOf(warmup),
+                        "--warmup-ms",
+                        String.valueOf(warmupMs),
+                        "--min-seconds",
+                        String.valueOf(minSeconds),
+                        "--torch-formats",
+                        childFormats,
+                        "--tolerance",
+                        String.valueOf(tolerance),
+                        "--seed",
+                        String.valueOf(seed),
+                        "--dir",
+                        dir.toString(),
+                        "--child-rows",
+                        rowsFile.toString(),
+                        "--time-budget",
+                        String.valueOf(timeBudget),
+                        "--per-round",
+                        String.valueOf(perRound),
+                        "--strategy",
+                        String.join(",", strategies),
+                        "--part",
+                        partName,
+                        "--remeasure-top",
+                        String.valueOf(remeasureTop),
+                        "--remeasure-rounds",
+                        String.valueOf(remeasureRounds)));
                 if (!profile) cmd.add("--no-profile");
                 if (pretrained != null) cmd.addAll(List.of("--pretrained", pretrained));
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
                 Map<String, String> env = pb.environment();
                 env.put("OMP_NUM_THREADS", String.valueOf(t));
                 env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
-                // libgomp's default (spinning) wait policy collapses PyTorch on 2 vCPUs shared with the JVM's own threads:
-                // MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms on 1 thread),
+                // libgomp's default (spinning) wait policy collapses PyTorch on 2 vCPUs shared with the JVM's own
+                // threads:
+                // MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms on 1
+                // thread),
                 // measured here; PyTorch gets its best setting.
                 env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
                 env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
                 if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
-                System.out.printf(Locale.ROOT, "== %s, %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d " + "OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
-                        partName, t, t, t, coreType == null ? "(auto)" : coreType, env.get("OMP_WAIT_POLICY"), loadAverage());
+                System.out.printf(
+                        Locale.ROOT,
+                        "== %s, %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d "
+                                + "OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; load %s%n",
+                        partName,
+                        t,
+                        t,
+                        t,
+                        coreType == null ? "(auto)" : coreType,
+                        env.get("OMP_WAIT_POLICY"),
+                        loadAverage());
                 int rc = pb.start().waitFor();
                 List<String> got = Files.readAllLines(rowsFile);
                 rows.addAll(got);
                 if (rc != 0) {
                     ok = false;
-                    System.out.println(partName + " child for " + childNetworks + " (" + childFormats + "), " + t + " thread(s), exited with " + rc);
+                    System.out.println(partName + " child for " + childNetworks + " (" + childFormats + "), " + t
+                            + " thread(s), exited with " + rc);
                     for (String n : childNetworks.split(",")) {
                         boolean has = got.stream().anyMatch(r -> r.startsWith(n + "\t"));
                         if (!has || partName.equals("torch")) {
-                            rows.add(String.join("\t", n, String.valueOf(t), partName.equals("torch") ? "pytorch " + childFormats : "kiln", "-",
-                                    "-", "-", "-", "0", "-", "CRASHED", loadAverage(), loadAverage(), "the child JVM exited with " + rc
-                                            + " (see its output and hs_err_pid*.log); rows measured before " + "the crash were kept"));
+                            rows.add(String.join(
+                                    "\t",
+                                    n,
+                                    String.valueOf(t),
+                                    partName.equals("torch") ? "pytorch " + childFormats : "kiln",
+                                    "-",
+                                    "-",
+                                    "-",
+                                    "-",
+                                    "0",
+                                    "-",
+                                    "CRASHED",
+                                    loadAverage(),
+                                    loadAverage(),
+                                    "the child JVM exited with " + rc
+                                            + " (see its output and hs_err_pid*.log); rows measured before "
+                                            + "the crash were kept"));
                         }
                     }
                 }
@@ -210,7 +326,8 @@ public final class NetworkBench implements Callable<Integer> {
             }
         }
         printTable(rows);
-        Path tsv = dir.resolve("network-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".tsv");
+        Path tsv = dir.resolve(
+                "network-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".tsv");
         List<String> out = new ArrayList<>();
         out.add(HEADER);
         out.addAll(rows);
@@ -221,15 +338,43 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     private static void printTable(List<String> rows) {
-        System.out.printf(Locale.ROOT, "%n%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n", "network", "thr", "impl", "median ms",
-                "min ms", "p10-p90 ms", "runs", "max |err|", "check", "load before", "load after");
+        System.out.printf(
+                Locale.ROOT,
+                "%n%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n",
+                "network",
+                "thr",
+                "impl",
+                "median ms",
+                "min ms",
+                "p10-p90 ms",
+                "runs",
+                "max |err|",
+                "check",
+                "load before",
+                "load after");
         for (String r : rows) {
             String[] f = r.split("\t", -1);
-            System.out.printf(Locale.ROOT, "%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n", f[0], f[1], f[2], f[3], f[4],
-                    f[5] + "-" + f[6], f[7], f[8], f[9], f[10], f[11]);
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n",
+                    f[0],
+                    f[1],
+                    f[2],
+                    f[3],
+                    f[4],
+                    f[5] + "-" + f[6],
+                    f[7],
+                    f[8],
+                    f[9],
+                    f[10],
+                    f[11]);
         }
-        rows.stream().map(r -> r.split("\t", -1)).filter(f -> !f[12].isBlank()).map(f -> f[0] + " " + f[1] + "t " + f[2] + ": " + f[12])
-                .distinct().forEach(System.out::println);
+        rows.stream()
+                .map(r -> r.split("\t", -1))
+                .filter(f -> !f[12].isBlank())
+                .map(f -> f[0] + " " + f[1] + "t " + f[2] + ": " + f[12])
+                .distinct()
+                .forEach(System.out::println);
     }
 
     // ---- the child: one thread count, every network ---------------------------------------------
@@ -249,15 +394,18 @@ public final class NetworkBench implements Callable<Integer> {
         Files.write(childRows, List.of());
         for (String name : networks) {
             Graph g = graphOf(name, seed);
-            NDArray[] inputs = g.inputs().stream().map(v -> NDArray.random(DType.FLOAT32, seed + 17, v.dims())).toArray(NDArray[]::new);
+            NDArray[] inputs = g.inputs().stream()
+                    .map(v -> NDArray.random(DType.FLOAT32, seed + 17, v.dims()))
+                    .toArray(NDArray[]::new);
             NDArray want;
             try (NodeRunner ref = NodeRunner.compiled(Target.cpu())) {
-                want = ReferenceExecutor.run(g, ref, inputs).getFirst();     // the reference run: each node's default lowering
+                want = ReferenceExecutor.run(g, ref, inputs)
+                        .getFirst(); // the reference run: each node's default lowering
             }
             if (torch) {
                 timeTorch(name, t, g, inputs, want);
             } else {
-                System.out.print(Network.partition(g).toString().indent(3));   // the fused groups Kiln tunes and runs
+                System.out.print(Network.partition(g).toString().indent(3)); // the fused groups Kiln tunes and runs
                 timeKiln(name, t, g, target, threadLog, inputs, want);
             }
             want.close();
@@ -269,7 +417,10 @@ public final class NetworkBench implements Callable<Integer> {
     private void timeTorch(String name, int t, Graph g, NDArray[] inputs, NDArray want) throws IOException {
         for (Format f : formats()) {
             for (Variant v : Variant.values()) {
-                String impl = v.label() + (formats().size() > 1 || f != Format.CHANNELS_LAST ? " " + f.name().toLowerCase(Locale.ROOT) : "");
+                String impl = v.label()
+                        + (formats().size() > 1 || f != Format.CHANNELS_LAST
+                                ? " " + f.name().toLowerCase(Locale.ROOT)
+                                : "");
                 try (TorchNetwork pt = TorchNetwork.load(g, v, f)) {
                     NDArray[] out = new NDArray[1];
                     Timing tm = time(() -> {
@@ -298,16 +449,28 @@ public final class NetworkBench implements Callable<Integer> {
             if (trials > 0) {
                 Files.createDirectories(taskLog.toAbsolutePath().getParent());
                 Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
-                NetworkTuneOptions.Builder ob = NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(taskLog)
-                        .measuresPerRound(perRound).strategy(strategy).timeBudget(Duration.ofSeconds(timeBudget))
+                NetworkTuneOptions.Builder ob = NetworkTuneOptions.builder()
+                        .trials(trials)
+                        .seed(seed)
+                        .logFile(taskLog)
+                        .measuresPerRound(perRound)
+                        .strategy(strategy)
+                        .timeBudget(Duration.ofSeconds(timeBudget))
                         .scheduler(b -> b.latencyTsv(curve)
-                                .measureOptions(MeasureOptions.defaults().withRemeasure(remeasureTop, remeasureRounds)));
+                                .measureOptions(
+                                        MeasureOptions.defaults().withRemeasure(remeasureTop, remeasureRounds)));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
                 cn = Network.tune(g, target, ob.build());
                 SchedulerResult r = cn.tuning().orElseThrow();
                 System.out.println(r.table());
-                kilnNote = String.format(Locale.ROOT, "%s, %d trials (%d new, stop %s, %s)", strategyName, r.trials(),
-                        r.newTrials(), r.stop(), taskLog);
+                kilnNote = String.format(
+                        Locale.ROOT,
+                        "%s, %d trials (%d new, stop %s, %s)",
+                        strategyName,
+                        r.trials(),
+                        r.newTrials(),
+                        r.stop(),
+                        taskLog);
                 tuned = true;
             } else if (Files.exists(taskLog)) {
                 cn = Network.build(g, target, taskLog);
@@ -317,22 +480,44 @@ public final class NetworkBench implements Callable<Integer> {
                 cn = Network.buildUntuned(g, target);
                 kilnNote = "UNTUNED (default lowering; no log " + taskLog + ")";
             }
-            kilnNote += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
+            kilnNote += String.format(
+                    Locale.ROOT,
+                    ", %d kernel calls, ready in %.1f s",
+                    cn.kernelCalls(),
+                    (System.nanoTime() - t0) / 1e9);
             String impl = "kiln" + (strategies.size() > 1 ? " " + strategyName : "");
             try (cn) {
                 timeCompiled(name, t, impl, cn, inputs, want, kilnNote, strategyName);
             }
-            if (tuned) {   // the same programs without the layout rewrite of the weights: what the packing is worth
+            if (tuned) { // the same programs without the layout rewrite of the weights: what the packing is worth
                 try (CompiledNetwork plain = Network.buildWithoutPacking(g, target, taskLog)) {
-                    timeCompiled(name, t, impl + " unpacked", plain, inputs, want, "same programs, weights in their original layout", null);
+                    timeCompiled(
+                            name,
+                            t,
+                            impl + " unpacked",
+                            plain,
+                            inputs,
+                            want,
+                            "same programs, weights in their original layout",
+                            null);
                 }
             }
         }
     }
 
-    private void timeCompiled(String name, int t, String impl, CompiledNetwork cn, NDArray[] inputs, NDArray want, String note,
-                              String strategyName) throws IOException {
-        NDArray[] outs = cn.graph().outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
+    private void timeCompiled(
+            String name,
+            int t,
+            String impl,
+            CompiledNetwork cn,
+            NDArray[] inputs,
+            NDArray want,
+            String note,
+            String strategyName)
+            throws IOException {
+        NDArray[] outs = cn.graph().outputValues().stream()
+                .map(v -> NDArray.allocate(v.dtype(), v.dims()))
+                .toArray(NDArray[]::new);
         Timing tm = time(() -> cn.run(inputs, outs));
         if (profile && strategyName != null) {
             NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
@@ -350,11 +535,15 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     private List<Format> formats() {
-        return torchFormats.stream().map(s -> switch (s.toLowerCase(Locale.ROOT).replace('-', '_')) {
-            case "channels_last", "cl", "nhwc" -> Format.CHANNELS_LAST;
-            case "nchw", "contiguous" -> Format.NCHW;
-            default -> throw new KilnException("--torch-formats: unknown format '" + s + "' (channels_last or nchw)");
-        }).distinct().toList();
+        return torchFormats.stream()
+                .map(s -> switch (s.toLowerCase(Locale.ROOT).replace('-', '_')) {
+                    case "channels_last", "cl", "nhwc" -> Format.CHANNELS_LAST;
+                    case "nchw", "contiguous" -> Format.NCHW;
+                    default ->
+                        throw new KilnException("--torch-formats: unknown format '" + s + "' (channels_last or nchw)");
+                })
+                .distinct()
+                .toList();
     }
 
     private Timing time(Runnable run) {
@@ -364,13 +553,25 @@ public final class NetworkBench implements Callable<Integer> {
     private String check(String net, int t, String impl, Timing tm, NDArray got, NDArray want, String note) {
         Comparison c = got.compareTo(want, tolerance, tolerance);
         String n = c.ok() ? note : (note.isBlank() ? "" : note + "; ") + c;
-        return row(net, t, impl, tm, String.format(Locale.ROOT, "%.2e", c.maxAbsError()), c.ok() ? "ok" : "MISMATCH", n);
+        return row(
+                net, t, impl, tm, String.format(Locale.ROOT, "%.2e", c.maxAbsError()), c.ok() ? "ok" : "MISMATCH", n);
     }
 
     private static String row(String net, int t, String impl, Timing tm, String err, String check, String note) {
-        return String.join("\t", net, String.valueOf(t), impl, String.format(Locale.ROOT, "%.3f", tm.medianMs()),
-                String.format(Locale.ROOT, "%.3f", tm.minMs()), String.format(Locale.ROOT, "%.3f", tm.p10Ms()),
-                String.format(Locale.ROOT, "%.3f", tm.p90Ms()), String.valueOf(tm.runs()), err, check, tm.loadBefore(), tm.loadAfter(),
+        return String.join(
+                "\t",
+                net,
+                String.valueOf(t),
+                impl,
+                String.format(Locale.ROOT, "%.3f", tm.medianMs()),
+                String.format(Locale.ROOT, "%.3f", tm.minMs()),
+                String.format(Locale.ROOT, "%.3f", tm.p10Ms()),
+                String.format(Locale.ROOT, "%.3f", tm.p90Ms()),
+                String.valueOf(tm.runs()),
+                err,
+                check,
+                tm.loadBefore(),
+                tm.loadAfter(),
                 note.replace('\t', ' ').replace('\n', ' '));
     }
 
@@ -383,15 +584,18 @@ public final class NetworkBench implements Callable<Integer> {
             case "mobilenetv2" -> Models.mobilenetV2(1, 224, seed);
             case "bert" -> Models.bertLayer(128, 768, 12, 3072, seed);
             case "resnet18-small" -> Models.resnet18(1, 64, 8, 10, seed);
-            default -> throw new KilnException("--network: unknown network '" + name + "' (resnet50, mobilenetv2, bert, resnet18-small)");
+            default ->
+                throw new KilnException(
+                        "--network: unknown network '" + name + "' (resnet50, mobilenetv2, bert, resnet18-small)");
         };
     }
 
     /** The pretrained model named by --pretrained: a file, or the one shipped with Kiln. */
     public static PretrainedModel pretrainedModel(String name) {
         return name.equals("bundled")
-                ? PretrainedModel.bundled().orElseThrow(() -> new KilnException("--pretrained bundled: this build of Kiln ships no "
-                        + "pretrained model (train one with ./kiln pretrain)"))
+                ? PretrainedModel.bundled()
+                        .orElseThrow(() -> new KilnException("--pretrained bundled: this build of Kiln ships no "
+                                + "pretrained model (train one with ./kiln pretrain)"))
                 : PretrainedModel.load(Path.of(name));
     }
 

@@ -7,7 +7,8 @@ import dev.kiln.autoschedule.measure.CallTimer;
  * runs, a warm-up by time that stops once the run times settle, then runs back to back until
  * there are enough of them and enough seconds ({@link CallTimer}); with the load average around it.
  */
-public record Timing(double medianMs, double minMs, double p10Ms, double p90Ms, int runs, String loadBefore, String loadAfter) {
+public record Timing(
+        double medianMs, double minMs, double p10Ms, double p90Ms, int runs, String loadBefore, String loadAfter) {
 
     /**
      * Times {@code run}: {@code warmup} runs, a warm-up by time of at most {@code warmupMs}, then at
@@ -17,8 +18,9 @@ public record Timing(double medianMs, double minMs, double p10Ms, double p90Ms, 
         String before = NetworkBench.loadAverage();
         for (int i = 0; i < warmup; i++) run.run();
         int n = Math.max(1, repeats);
-        CallTimer.Stats st = CallTimer.time(run, new CallTimer.Policy(warmupMs, n, minSeconds, Math.max(n, 1_000_000),
-                Math.max(60, 10 * minSeconds)));
+        CallTimer.Stats st = CallTimer.time(
+                run,
+                new CallTimer.Policy(warmupMs, n, minSeconds, Math.max(n, 1_000_000), Math.max(60, 10 * minSeconds)));
         String after = NetworkBench.loadAverage();
         return new Timing(st.median() * 1e3, st.min() * 1e3, st.p10() * 1e3, st.p90() * 1e3, st.calls(), before, after);
     }

@@ -28,7 +28,7 @@ final class TorchConstants {
     private final Graph graph;
     private final Format format;
     private final List<Tensor> owned = new ArrayList<>();
-    private final Map<String, Tensor> cache = new HashMap<>();   // "value|form" -> tensor
+    private final Map<String, Tensor> cache = new HashMap<>(); // "value|form" -> tensor
     private final List<Pointer> keepAlive = new ArrayList<>();
 
     TorchConstants(Graph graph, Format format) {
@@ -45,7 +45,10 @@ final class TorchConstants {
             Tensor t = asIs(v);
             if (nchw) {
                 Tensor p = t.permute(3, 2, 0, 1);
-                t = hold(format == Format.CHANNELS_LAST ? p.contiguous(torch.MemoryFormat.ChannelsLast) : p.contiguous());
+                t = hold(
+                        format == Format.CHANNELS_LAST
+                                ? p.contiguous(torch.MemoryFormat.ChannelsLast)
+                                : p.contiguous());
             }
             return t;
         });
@@ -58,7 +61,10 @@ final class TorchConstants {
             if (nchw) {
                 int r = graph.value(v).shape().size();
                 Tensor p = (r == 4 ? t : t.reshape(rank4(graph.value(v).dims()))).permute(TO_NCHW);
-                t = hold(format == Format.CHANNELS_LAST && r == 4 ? p.contiguous(torch.MemoryFormat.ChannelsLast) : p.contiguous());
+                t = hold(
+                        format == Format.CHANNELS_LAST && r == 4
+                                ? p.contiguous(torch.MemoryFormat.ChannelsLast)
+                                : p.contiguous());
             }
             return t;
         });
@@ -103,7 +109,9 @@ final class TorchConstants {
 
     /** {@code dims} padded on the left with 1s to rank 4. */
     static long[] rank4(long[] dims) {
-        if (dims.length > 4) throw new KilnException("TorchNetwork: cannot broadcast a rank-" + dims.length + " operand against a 4-D value");
+        if (dims.length > 4)
+            throw new KilnException(
+                    "TorchNetwork: cannot broadcast a rank-" + dims.length + " operand against a 4-D value");
         long[] r = new long[4];
         Arrays.fill(r, 1);
         System.arraycopy(dims, 0, r, 4 - dims.length, dims.length);

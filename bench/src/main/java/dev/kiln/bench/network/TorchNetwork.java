@@ -83,23 +83,34 @@ public final class TorchNetwork implements AutoCloseable {
 
     /** The graph as built (batch norm as PyTorch runs it) or with batch norm folded into the convs first. */
     public enum Variant {
-        AS_BUILT("pytorch"), BN_FOLDED("pytorch-bn-folded");
+        AS_BUILT("pytorch"),
+        BN_FOLDED("pytorch-bn-folded");
 
         private final String label;
 
-        Variant(String label) { this.label = label; }
+        Variant(String label) {
+            this.label = label;
+        }
 
         /** The column name in benchmark tables. */
-        public String label() { return label; }
+        public String label() {
+            return label;
+        }
     }
 
     /** The memory format of 4-D activations and conv weights. */
-    public enum Format { NCHW, CHANNELS_LAST }
+    public enum Format {
+        NCHW,
+        CHANNELS_LAST
+    }
 
     /**
      * How a value's tensor relates to the Kiln value: as it is, or (4-D) NHWC held as NCHW (t = v.permute(0, 3, 1, 2)).
      */
-    private enum Form { LOGICAL, NCHW }
+    private enum Form {
+        LOGICAL,
+        NCHW
+    }
 
     private static final long[] TO_NHWC = {0, 2, 3, 1};
     /** Logical (NHWC) axis a lives on axis NHWC_AXIS[a] of the NCHW tensor. */
@@ -113,8 +124,8 @@ public final class TorchNetwork implements AutoCloseable {
     private final Variant variant;
     private final Format format;
     private final List<Step> steps = new ArrayList<>();
-    private final TorchConstants constants;                     // weights and other constants, freed on close
-    private final Map<String, Integer> slotOf = new HashMap<>();  // "value|FORM" -> slot
+    private final TorchConstants constants; // weights and other constants, freed on close
+    private final Map<String, Integer> slotOf = new HashMap<>(); // "value|FORM" -> slot
     private final Map<String, Form> nativeForm = new HashMap<>();
     private final Set<String> fusedAway = new HashSet<>();
     private final int[] inputSlots;
@@ -139,7 +150,9 @@ public final class TorchNetwork implements AutoCloseable {
             outputSlots = new int[graph.outputs().size()];
             for (int i = 0; i < outputSlots.length; i++) {
                 String o = graph.outputs().get(i);
-                if (graph.isConstant(o)) throw new KilnException("TorchNetwork: graph '" + graph.name() + "' outputs the constant '" + o + "'");
+                if (graph.isConstant(o))
+                    throw new KilnException(
+                            "TorchNetwork: graph '" + graph.name() + "' outputs the constant '" + o + "'");
                 int s = slot(o, Form.LOGICAL);
                 int out = newSlot(o, null);
                 steps.add(t -> t[out] = t[s].contiguous());
@@ -149,7 +162,9 @@ public final class TorchNetwork implements AutoCloseable {
     }
 
     /** {@code g} translated for PyTorch in the default format ({@link Format#CHANNELS_LAST}). */
-    public static TorchNetwork load(Graph g, Variant variant) { return load(g, variant, Format.CHANNELS_LAST); }
+    public static TorchNetwork load(Graph g, Variant variant) {
+        return load(g, variant, Format.CHANNELS_LAST);
+    }
 
     /** {@code g} (or, for {@link Variant#BN_FOLDED}, {@code GraphPasses.optimize(g)}) translated for PyTorch. */
     public static TorchNetwork load(Graph g, Variant variant, Format format) {
@@ -158,11 +173,17 @@ public final class TorchNetwork implements AutoCloseable {
     }
 
     /** The graph PyTorch runs (the optimised one for {@link Variant#BN_FOLDED}). */
-    public Graph graph() { return graph; }
+    public Graph graph() {
+        return graph;
+    }
 
-    public Variant variant() { return variant; }
+    public Variant variant() {
+        return variant;
+    }
 
-    public Format format() { return format; }
+    public Format format() {
+        return format;
+    }
 
     /**
      * Runs the network on {@code inputs} (in the order of {@link Graph#inputs()}, float32, NHWC as
@@ -173,13 +194,15 @@ public final class TorchNetwork implements AutoCloseable {
     public List<NDArray> run(NDArray... inputs) {
         if (closed) throw new KilnException("TorchNetwork for '" + graph.name() + "' is closed");
         ReferenceExecutor.checkInputs(graph, inputs);
-        try (PointerScope scope = new PointerScope(); InferenceMode im = new InferenceMode()) {
+        try (PointerScope scope = new PointerScope();
+                InferenceMode im = new InferenceMode()) {
             Tensor[] slots = new Tensor[slotCount];
             for (int i = 0; i < inputs.length; i++) slots[inputSlots[i]] = TorchTensors.toTorch(inputs[i]);
             for (Step s : steps) s.run(slots);
             List<NDArray> outs = new ArrayList<>();
             for (int i = 0; i < outputSlots.length; i++) {
-                outs.add(TorchTensors.toKiln(slots[outputSlots[i]], graph.outputValues().get(i).dims()));
+                outs.add(TorchTensors.toKiln(
+                        slots[outputSlots[i]], graph.outputValues().get(i).dims()));
             }
             return outs;
         }
@@ -207,7 +230,8 @@ public final class TorchNetwork implements AutoCloseable {
                 if (graph.isConstant(in.get(1))) {
                     String bias = fusibleBias(n, 1);
                     Tensor w = constants.asIs(in.get(1));
-                    TensorOptional b = constants.keep(bias == null ? new TensorOptional() : new TensorOptional(constants.asIs(bias)));
+                    TensorOptional b = constants.keep(
+                            bias == null ? new TensorOptional() : new TensorOptional(constants.asIs(bias)));
                     emit(bias == null ? out : biasNodeOf(n), Form.LOGICAL, t -> torch.linear(t[x], w, b));
                 } else {
                     int ws = slot(in.get(1), Form.LOGICAL);
@@ -218,22 +242,42 @@ public final class TorchNetwork implements AutoCloseable {
                 int a = slot(in.get(0), Form.LOGICAL);
                 int b = slot(in.get(1), Form.LOGICAL);
                 boolean ta = m.transposeA(), tb = m.transposeB();
-                emit(out, Form.LOGICAL, t -> torch.matmul(ta ? t[a].transpose(-2, -1) : t[a], tb ? t[b].transpose(-2, -1) : t[b]));
+                emit(
+                        out,
+                        Form.LOGICAL,
+                        t -> torch.matmul(ta ? t[a].transpose(-2, -1) : t[a], tb ? t[b].transpose(-2, -1) : t[b]));
             }
             case Op.MaxPool2d p -> {
                 Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
                 int x = slot(in.get(0), f);
                 long k = p.kernel(), s = p.stride(), pd = p.pad();
-                emit(out, f, t -> torch.max_pool2d(t[x], new long[] {k, k}, new long[] {s, s}, new long[] {pd, pd},
-                        new long[] {1, 1}, false));
+                emit(
+                        out,
+                        f,
+                        t -> torch.max_pool2d(
+                                t[x],
+                                new long[] {k, k},
+                                new long[] {s, s},
+                                new long[] {pd, pd},
+                                new long[] {1, 1},
+                                false));
             }
             case Op.AvgPool2d p -> {
                 Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
                 int x = slot(in.get(0), f);
                 long k = p.kernel(), s = p.stride(), pd = p.pad();
                 boolean cip = p.countIncludePad();
-                emit(out, f, t -> torch.avg_pool2d(t[x], new long[] {k, k}, new long[] {s, s}, new long[] {pd, pd}, false, cip,
-                        new LongOptional()));
+                emit(
+                        out,
+                        f,
+                        t -> torch.avg_pool2d(
+                                t[x],
+                                new long[] {k, k},
+                                new long[] {s, s},
+                                new long[] {pd, pd},
+                                false,
+                                cip,
+                                new LongOptional()));
             }
             case Op.GlobalAvgPool2d p -> {
                 Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
@@ -244,10 +288,12 @@ public final class TorchNetwork implements AutoCloseable {
                 int inRank = graph.value(in.get(0)).shape().size();
                 boolean nchw = inRank == 4 && m.keepdims() && has(in.get(0), Form.NCHW);
                 Form f = nchw ? Form.NCHW : Form.LOGICAL;
-                long[] axes = m.axes().stream().mapToLong(a -> {
-                    int ax = a < 0 ? a + inRank : a;
-                    return nchw ? NHWC_AXIS[ax] : ax;
-                }).toArray();
+                long[] axes = m.axes().stream()
+                        .mapToLong(a -> {
+                            int ax = a < 0 ? a + inRank : a;
+                            return nchw ? NHWC_AXIS[ax] : ax;
+                        })
+                        .toArray();
                 int x = slot(in.get(0), f);
                 boolean keep = m.keepdims();
                 emit(out, f, t -> torch.mean(t[x], axes, keep, new ScalarTypeOptional()));
@@ -287,22 +333,26 @@ public final class TorchNetwork implements AutoCloseable {
                 Form f = formOf(in.get(0));
                 int x = slot(in.get(0), f);
                 boolean inPlace = u.op() == Op.UnaryKind.RELU && canWriteInPlace(in.get(0), n);
-                emit(out, f, switch (u.op()) {
-                    case RELU -> inPlace ? t -> t[x].relu_() : t -> torch.relu(t[x]);
-                    case SIGMOID -> t -> torch.sigmoid(t[x]);
-                    case TANH -> t -> torch.tanh(t[x]);
-                    case GELU -> t -> torch.gelu(t[x], "none");
-                    case GELU_TANH -> t -> torch.gelu(t[x], "tanh");
-                    case ERF -> t -> torch.erf(t[x]);
-                    case SQRT -> t -> torch.sqrt(t[x]);
-                });
+                emit(
+                        out,
+                        f,
+                        switch (u.op()) {
+                            case RELU -> inPlace ? t -> t[x].relu_() : t -> torch.relu(t[x]);
+                            case SIGMOID -> t -> torch.sigmoid(t[x]);
+                            case TANH -> t -> torch.tanh(t[x]);
+                            case GELU -> t -> torch.gelu(t[x], "none");
+                            case GELU_TANH -> t -> torch.gelu(t[x], "tanh");
+                            case ERF -> t -> torch.erf(t[x]);
+                            case SQRT -> t -> torch.sqrt(t[x]);
+                        });
             }
             case Op.Clip c -> {
                 Form f = formOf(in.get(0));
                 int x = slot(in.get(0), f);
                 Scalar lo = constants.keep(new Scalar(c.lo())), hi = constants.keep(new Scalar(c.hi()));
                 if (canWriteInPlace(in.get(0), n)) {
-                    ScalarOptional l = constants.keep(new ScalarOptional(lo)), h = constants.keep(new ScalarOptional(hi));
+                    ScalarOptional l = constants.keep(new ScalarOptional(lo)),
+                            h = constants.keep(new ScalarOptional(hi));
                     emit(out, f, t -> t[x].clamp_(l, h));
                 } else {
                     emit(out, f, t -> torch.hardtanh(t[x], lo, hi));
@@ -329,13 +379,17 @@ public final class TorchNetwork implements AutoCloseable {
                 LongOptional[] starts = new LongOptional[r], ends = new LongOptional[r];
                 for (int d = 0; d < r; d++) {
                     long b = sl.begin().get(d), st = sl.step().get(d);
-                    if (st < 1) throw new KilnException("node '" + out + "': the PyTorch baseline takes strided slices with positive steps only, got " + sl.step());
+                    if (st < 1)
+                        throw new KilnException("node '" + out
+                                + "': the PyTorch baseline takes strided slices with positive steps only, got "
+                                + sl.step());
                     starts[d] = constants.keep(new LongOptional(b));
                     ends[d] = constants.keep(new LongOptional(b + (sl.size().get(d) - 1) * st + 1));
                 }
                 emit(out, Form.LOGICAL, t -> {
                     Tensor v = t[x];
-                    for (int d = 0; d < r; d++) v = v.slice(d, starts[d], ends[d], sl.step().get(d));
+                    for (int d = 0; d < r; d++)
+                        v = v.slice(d, starts[d], ends[d], sl.step().get(d));
                     return v;
                 });
             }
@@ -344,15 +398,28 @@ public final class TorchNetwork implements AutoCloseable {
                 boolean nchw = rank == 4 && in.stream().allMatch(v -> has(v, Form.NCHW) || graph.isConstant(v));
                 Form f = nchw ? Form.NCHW : Form.LOGICAL;
                 long axis = nchw ? NHWC_AXIS[ax] : ax;
-                int[] xs = in.stream().mapToInt(v -> graph.isConstant(v) ? operandSlot(v, f) : slot(v, f)).toArray();
+                int[] xs = in.stream()
+                        .mapToInt(v -> graph.isConstant(v) ? operandSlot(v, f) : slot(v, f))
+                        .toArray();
                 emit(out, f, t -> {
                     TensorVector tv = new TensorVector();
                     for (int s : xs) tv.push_back(t[s]);
                     return torch.cat(tv, axis);
                 });
             }
-            case Op.Cast _, Op.Quantize _, Op.Dequantize _, Op.Requantize _, Op.DenseInteger _, Op.Take _, Op.Where _, Op.BroadcastTo _, Op.Pool2d _, Op.ConvNd _ ->
-                    throw new KilnException("node '" + out + "' (" + n.op().kind() + "): the PyTorch baseline does not translate this op (integer ops, selections, " + "asymmetric pools, 1-D/3-D and transposed convolutions)");
+            case Op.Cast _,
+                    Op.Quantize _,
+                    Op.Dequantize _,
+                    Op.Requantize _,
+                    Op.DenseInteger _,
+                    Op.Take _,
+                    Op.Where _,
+                    Op.BroadcastTo _,
+                    Op.Pool2d _,
+                    Op.ConvNd _ ->
+                throw new KilnException("node '" + out + "' (" + n.op().kind()
+                        + "): the PyTorch baseline does not translate this op (integer ops, selections, "
+                        + "asymmetric pools, 1-D/3-D and transposed convolutions)");
         }
     }
 
@@ -366,10 +433,11 @@ public final class TorchNetwork implements AutoCloseable {
         long[] stride = {c.strides().get(0), c.strides().get(1)};
         long[] dil = {c.dilations().get(0), c.dilations().get(1)};
         long[] pad = symmetric ? new long[] {p.get(0), p.get(1)} : new long[] {0, 0};
-        long[] padNd = {p.get(1), p.get(3), p.get(0), p.get(2)};  // F.pad order: left, right, top, bottom
+        long[] padNd = {p.get(1), p.get(3), p.get(0), p.get(2)}; // F.pad order: left, right, top, bottom
         long groups = c.groups();
         String bias = fusibleBias(n, nhwc ? 3 : 1);
-        TensorOptional b = bias == null ? new TensorOptional() : constants.keep(new TensorOptional(constants.asIs(bias)));
+        TensorOptional b =
+                bias == null ? new TensorOptional() : constants.keep(new TensorOptional(constants.asIs(bias)));
         String target = bias == null ? n.name() : biasNodeOf(n);
         if (graph.isConstant(wName)) {
             Tensor w = constants.weight(wName, nhwc);
@@ -397,21 +465,32 @@ public final class TorchNetwork implements AutoCloseable {
         if (allConst && tAxis == 1 && rank >= 2) {
             int x = slot(in.get(0), f);
             long c = n.output().shape().get(ax);
-            TensorOptional mean = constants.keep(new TensorOptional(constants.asIs(in.get(1)))), var = constants.keep(new TensorOptional(constants.asIs(in.get(2))));
-            TensorOptional gamma = constants.keep(new TensorOptional(constants.asIs(in.get(3)))), beta = constants.keep(new TensorOptional(constants.asIs(in.get(4))));
+            TensorOptional mean = constants.keep(new TensorOptional(constants.asIs(in.get(1)))),
+                    var = constants.keep(new TensorOptional(constants.asIs(in.get(2))));
+            TensorOptional gamma = constants.keep(new TensorOptional(constants.asIs(in.get(3)))),
+                    beta = constants.keep(new TensorOptional(constants.asIs(in.get(4))));
             requireVector(in.get(1), c);
             double eps = b.epsilon();
             emit(n.name(), f, t -> torch.batch_norm(t[x], gamma, beta, mean, var, false, 0.1, eps, true));
             return;
         }
-        // The general case, as a user would write it: (x - mean) / sqrt(var + eps) * gamma + beta, broadcast along the axis.
+        // The general case, as a user would write it: (x - mean) / sqrt(var + eps) * gamma + beta, broadcast along the
+        // axis.
         int x = slot(in.get(0), f);
         long[] view = new long[rank];
         Arrays.fill(view, 1);
         view[tAxis] = n.output().shape().get(ax);
-        int mean = operand(in.get(1), view), var = operand(in.get(2), view), gamma = operand(in.get(3), view), beta = operand(in.get(4), view);
+        int mean = operand(in.get(1), view),
+                var = operand(in.get(2), view),
+                gamma = operand(in.get(3), view),
+                beta = operand(in.get(4), view);
         Scalar eps = constants.keep(new Scalar(b.epsilon()));
-        emit(n.name(), f, t -> torch.add(torch.mul(torch.div(torch.sub(t[x], t[mean]), torch.sqrt(torch.add(t[var], eps))), t[gamma]), t[beta]));
+        emit(
+                n.name(),
+                f,
+                t -> torch.add(
+                        torch.mul(torch.div(torch.sub(t[x], t[mean]), torch.sqrt(torch.add(t[var], eps))), t[gamma]),
+                        t[beta]));
     }
 
     private void binary(Node n, Op.Binary b) {
@@ -423,20 +502,26 @@ public final class TorchNetwork implements AutoCloseable {
         for (int i = 0; i < 2; i++) xs[i] = operandSlot(in.get(i), f);
         int a = xs[0], c = xs[1];
         boolean sameShapeA = graph.value(in.get(0)).shape().equals(n.output().shape());
-        if (b.op() == Op.BinaryKind.ADD && sameShapeA && formOf(in.get(0)) == f && canWriteInPlace(in.get(0), n)
+        if (b.op() == Op.BinaryKind.ADD
+                && sameShapeA
+                && formOf(in.get(0)) == f
+                && canWriteInPlace(in.get(0), n)
                 && !in.get(0).equals(in.get(1))) {
             emit(n.name(), f, t -> t[a].add_(t[c]));
             return;
         }
-        emit(n.name(), f, switch (b.op()) {
-            case ADD -> t -> torch.add(t[a], t[c]);
-            case SUBTRACT -> t -> torch.sub(t[a], t[c]);
-            case MULTIPLY -> t -> torch.mul(t[a], t[c]);
-            case DIVIDE -> t -> torch.div(t[a], t[c]);
-            case MAXIMUM -> t -> torch.maximum(t[a], t[c]);
-            case MINIMUM -> t -> torch.minimum(t[a], t[c]);
-            case POWER -> t -> torch.pow(t[a], t[c]);
-        });
+        emit(
+                n.name(),
+                f,
+                switch (b.op()) {
+                    case ADD -> t -> torch.add(t[a], t[c]);
+                    case SUBTRACT -> t -> torch.sub(t[a], t[c]);
+                    case MULTIPLY -> t -> torch.mul(t[a], t[c]);
+                    case DIVIDE -> t -> torch.div(t[a], t[c]);
+                    case MAXIMUM -> t -> torch.maximum(t[a], t[c]);
+                    case MINIMUM -> t -> torch.minimum(t[a], t[c]);
+                    case POWER -> t -> torch.pow(t[a], t[c]);
+                });
     }
 
     /**
@@ -450,7 +535,9 @@ public final class TorchNetwork implements AutoCloseable {
         Node bn = cs.getFirst();
         int rank = n.output().shape().size();
         int ax = ba.axis() < 0 ? ba.axis() + rank : ba.axis();
-        if (ax != channelAxis || !bn.inputs().get(0).equals(n.name()) || !graph.isConstant(bn.inputs().get(1))) return null;
+        if (ax != channelAxis
+                || !bn.inputs().get(0).equals(n.name())
+                || !graph.isConstant(bn.inputs().get(1))) return null;
         if (graph.value(bn.inputs().get(1)).shape().size() != 1) return null;
         return bn.inputs().get(1);
     }
@@ -468,7 +555,8 @@ public final class TorchNetwork implements AutoCloseable {
         if (graph.consumers(v).size() != 1 || graph.consumers(v).getFirst() != n) return false;
         Node p = graph.producer(v);
         if (p == null || p.op() instanceof Op.Reshape || p.op() instanceof Op.Transpose) return false;
-        return slotOf.containsKey(v + "|" + nativeForm.get(v)) && slotOf.keySet().stream().filter(k -> k.startsWith(v + "|")).count() == 1;
+        return slotOf.containsKey(v + "|" + nativeForm.get(v))
+                && slotOf.keySet().stream().filter(k -> k.startsWith(v + "|")).count() == 1;
     }
 
     // ---- values, slots and constants ---------------------------------------------------------
@@ -510,7 +598,8 @@ public final class TorchNetwork implements AutoCloseable {
         int dst = newSlot(v, f);
         if (f == Form.NCHW) {
             if (format == Format.CHANNELS_LAST) {
-                steps.add(t -> t[dst] = t[src].permute(TorchConstants.TO_NCHW).contiguous(torch.MemoryFormat.ChannelsLast));
+                steps.add(t ->
+                        t[dst] = t[src].permute(TorchConstants.TO_NCHW).contiguous(torch.MemoryFormat.ChannelsLast));
             } else {
                 steps.add(t -> t[dst] = t[src].permute(TorchConstants.TO_NCHW).contiguous());
             }
@@ -556,7 +645,8 @@ public final class TorchNetwork implements AutoCloseable {
     }
 
     private TensorOptional optionalOperand(String v, long[] shape) {
-        if (!graph.isConstant(v)) throw new KilnException("TorchNetwork: layer_norm's gamma and beta must be constants, '" + v + "' is not");
+        if (!graph.isConstant(v))
+            throw new KilnException("TorchNetwork: layer_norm's gamma and beta must be constants, '" + v + "' is not");
         Tensor c = constants.asIs(v).reshape(shape);
         constants.hold(c);
         return constants.keep(new TensorOptional(c));
@@ -564,12 +654,14 @@ public final class TorchNetwork implements AutoCloseable {
 
     private void requireVector(String v, long c) {
         if (graph.value(v).numElements() != c) {
-            throw new KilnException("TorchNetwork: batch norm statistic '" + v + "' has " + graph.value(v).numElements() + " elements, expected " + c);
+            throw new KilnException("TorchNetwork: batch norm statistic '" + v + "' has "
+                    + graph.value(v).numElements() + " elements, expected " + c);
         }
     }
 
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "TorchNetwork(%s, %s, %s, %d steps)", graph.name(), variant.label(), format, steps.size());
+        return String.format(
+                Locale.ROOT, "TorchNetwork(%s, %s, %s, %d steps)", graph.name(), variant.label(), format, steps.size());
     }
 }

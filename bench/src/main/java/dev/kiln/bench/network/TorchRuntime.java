@@ -29,7 +29,10 @@ public final class TorchRuntime {
     public static String threadReport() {
         ensureAvailable();
         StringBuilder sb = new StringBuilder();
-        sb.append("torch threads ").append(torch.get_num_threads()).append(", openblas core ").append(OpenBlas.coreName());
+        sb.append("torch threads ")
+                .append(torch.get_num_threads())
+                .append(", openblas core ")
+                .append(OpenBlas.coreName());
         for (String v : List.of("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE")) {
             String e = System.getenv(v);
             sb.append(", ").append(v).append('=').append(e == null ? "(unset)" : e);
@@ -52,18 +55,26 @@ public final class TorchRuntime {
                 org.bytedeco.javacpp.Loader.load(torch.class);
                 // NNPACK cannot start on these CPUs ("Unsupported hardware"); left enabled, every conv call tries it
                 // again, fails and warns before taking the path it takes anyway (oneDNN). Off, only the retry goes.
-                if (torch.globalContext().userEnabledNNPACK()) torch.globalContext().setUserEnabledNNPACK(false);
+                if (torch.globalContext().userEnabledNNPACK())
+                    torch.globalContext().setUserEnabledNNPACK(false);
                 String cfg = torch.show_config().getString();
-                String first = cfg.lines().filter(l -> l.contains("CPU capability") || l.toLowerCase(Locale.ROOT).contains("onednn")
-                        || l.contains("MKL-DNN"))
-                        .map(String::strip).reduce((a, b) -> a + "; " + b).orElse("");
+                String first = cfg.lines()
+                        .filter(l -> l.contains("CPU capability")
+                                || l.toLowerCase(Locale.ROOT).contains("onednn")
+                                || l.contains("MKL-DNN"))
+                        .map(String::strip)
+                        .reduce((a, b) -> a + "; " + b)
+                        .orElse("");
                 version = "libtorch (org.bytedeco:pytorch 2.10.0-1.5.13) " + first;
                 return version;
             } catch (Throwable e) {
-                throw new IllegalStateException("PyTorch (org.bytedeco:pytorch 2.10.0-1.5.13, linux-x86_64) cannot be loaded on "
-                        + System.getProperty("os.name") + "/" + System.getProperty("os.arch") + ": " + e
-                        + (e.getCause() == null ? "" : " (cause: " + e.getCause() + ")")
-                        + ". It needs the linux-x86_64 jars of pytorch, openblas 0.3.31-1.5.13 and javacpp " + "1.5.13 on the class path.", e);
+                throw new IllegalStateException(
+                        "PyTorch (org.bytedeco:pytorch 2.10.0-1.5.13, linux-x86_64) cannot be loaded on "
+                                + System.getProperty("os.name") + "/" + System.getProperty("os.arch") + ": " + e
+                                + (e.getCause() == null ? "" : " (cause: " + e.getCause() + ")")
+                                + ". It needs the linux-x86_64 jars of pytorch, openblas 0.3.31-1.5.13 and javacpp "
+                                + "1.5.13 on the class path.",
+                        e);
             }
         }
     }

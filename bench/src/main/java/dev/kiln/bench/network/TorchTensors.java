@@ -32,8 +32,8 @@ public final class TorchTensors {
         long n = t.numel();
         long expect = Arrays.stream(dims).reduce(1, Math::multiplyExact);
         if (n != expect || !t.is_contiguous()) {
-            throw new KilnException("TorchNetwork: result has " + n + " elements (contiguous " + t.is_contiguous() + "), expected "
-                    + Arrays.toString(dims));
+            throw new KilnException("TorchNetwork: result has " + n + " elements (contiguous " + t.is_contiguous()
+                    + "), expected " + Arrays.toString(dims));
         }
         NDArray out = NDArray.allocate(DType.FLOAT32, dims);
         MemorySegment src = MemorySegment.ofAddress(t.data_ptr().address()).reinterpret(n * 4L);

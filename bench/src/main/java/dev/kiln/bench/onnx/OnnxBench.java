@@ -8,7 +8,6 @@ import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Value;
-import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.ModelWriter;
 import dev.kiln.onnx.OnnxImporter;
@@ -39,17 +38,31 @@ import picocli.CommandLine.Parameters;
  * same file and inputs, one child JVM per thread count (load average printed before each), the
  * outputs checked against ONNX Runtime's.
  */
-@Command(name = "kiln onnx", mixinStandardHelpOptions = true,
-        description = "Import an ONNX model, tune it (or apply its tuning log), and time it against ONNX Runtime in the " + "same run.")
+@Command(
+        name = "kiln onnx",
+        mixinStandardHelpOptions = true,
+        description =
+                "Import an ONNX model, tune it (or apply its tuning log), and time it against ONNX Runtime in the "
+                        + "same run.")
 public final class OnnxBench implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "The .onnx file (float32 or integer inputs, opset 13-21).")
+    @Parameters(
+            index = "0",
+            paramLabel = "MODEL",
+            description = "The .onnx file (float32 or integer inputs, opset 13-21).")
     Path model;
 
-    @Option(names = "--zoo", description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (one " + "encoder layer), bert-base (12 layers with embeddings, " + "int64 token ids), qmlp (a quantised MLP) (seeded random weights).")
+    @Option(
+            names = "--zoo",
+            description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (one "
+                    + "encoder layer), bert-base (12 layers with embeddings, "
+                    + "int64 token ids), qmlp (a quantised MLP) (seeded random weights).")
     String zoo;
 
-    @Option(names = "--dim", split = ",", description = "Bind symbolic input extents, NAME=N (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--dim",
+            split = ",",
+            description = "Bind symbolic input extents, NAME=N (default: ${DEFAULT-VALUE}).")
     Map<String, Long> dims = new LinkedHashMap<>(Map.of("batch", 1L));
 
     @Option(names = "--threads", split = ",", description = "Thread counts, one child JVM each (default: 1,2).")
@@ -58,80 +71,142 @@ public final class OnnxBench implements Callable<Integer> {
     @Option(names = "--trials", description = "Tuning trials over all tasks (default: ${DEFAULT-VALUE}).")
     int trials = 2000;
 
-    @Option(names = "--time-budget", description = "Tuning time limit per thread count, in seconds (0: none; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--time-budget",
+            description = "Tuning time limit per thread count, in seconds (0: none; default: ${DEFAULT-VALUE}).")
     long timeBudget = 600;
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
     int perRound = 16;
 
-    @Option(names = "--log", description = "Tuning log; '-<n>t' is added per thread count (default: MODEL with .jsonl).")
+    @Option(
+            names = "--log",
+            description = "Tuning log; '-<n>t' is added per thread count (default: MODEL with .jsonl).")
     Path log;
 
     @Option(names = "--retune", description = "Search even when the log exists (it resumes from the log).")
     boolean retune;
 
-    @Option(names = "--repeats", description = "At least this many timed runs per implementation (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--repeats",
+            description = "At least this many timed runs per implementation (default: ${DEFAULT-VALUE}).")
     int repeats = 20;
 
     @Option(names = "--warmup", description = "Untimed runs first (default: ${DEFAULT-VALUE}).")
     int warmup = 3;
 
-    @Option(names = "--warmup-ms", description = "Then a warm-up by time, until run times settle, of at most this many ms (default: " + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--warmup-ms",
+            description = "Then a warm-up by time, until run times settle, of at most this many ms (default: "
+                    + "${DEFAULT-VALUE}).")
     double warmupMs = 500;
 
-    @Option(names = "--min-seconds", description = "Timed runs go on until at least this many seconds (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--min-seconds",
+            description = "Timed runs go on until at least this many seconds (default: ${DEFAULT-VALUE}).")
     double minSeconds = 2;
 
-    @Option(names = "--tolerance", description = "Output check against ONNX Runtime, abs and rel (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--tolerance",
+            description = "Output check against ONNX Runtime, abs and rel (default: ${DEFAULT-VALUE}).")
     double tolerance = 1e-3;
 
     @Option(names = "--seed", description = "Input (and --zoo weight) seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
 
-    @Option(names = "--int-high", description = "Integer inputs are uniform in [0, N) (default: ${DEFAULT-VALUE}, valid token ids and masks).")
+    @Option(
+            names = "--int-high",
+            description =
+                    "Integer inputs are uniform in [0, N) (default: ${DEFAULT-VALUE}, valid token ids and masks).")
     long intHigh = 2;
 
     @Option(names = "--child", hidden = true, description = "Internal: run one thread count in this JVM.")
     boolean child;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new OnnxBench()).setOverwrittenOptionsAllowed(true)
-                .setExecutionExceptionHandler((e, cl, parsed) -> {   // bad input: its message, not a stack trace
+        System.exit(new CommandLine(new OnnxBench())
+                .setOverwrittenOptionsAllowed(true)
+                .setExecutionExceptionHandler((e, cl, parsed) -> { // bad input: its message, not a stack trace
                     if (!(e instanceof KilnException) && !(e instanceof java.io.UncheckedIOException)) throw e;
-                    cl.getErr().println("kiln onnx: " + e.getMessage() + (e.getCause() != null && e instanceof java.io.UncheckedIOException
-                            ? " (" + e.getCause().getMessage() + ")" : ""));
+                    cl.getErr()
+                            .println("kiln onnx: " + e.getMessage()
+                                    + (e.getCause() != null && e instanceof java.io.UncheckedIOException
+                                            ? " (" + e.getCause().getMessage() + ")"
+                                            : ""));
                     return 2;
-                }).execute(args));
+                })
+                .execute(args));
     }
 
     @Override
     public Integer call() throws Exception {
-        if (log == null) log = model.resolveSibling(model.getFileName().toString().replaceFirst("\\.onnx$", "") + ".jsonl");
+        if (log == null)
+            log = model.resolveSibling(model.getFileName().toString().replaceFirst("\\.onnx$", "") + ".jsonl");
         if (child) return child(threads[0]);
         if (zoo != null && !Files.exists(model)) {
-            ModelWriter w = switch (zoo) {
-                case "resnet50" -> OnnxZoo.resnet50(224, seed);
-                case "mobilenetv2" -> OnnxZoo.mobilenetV2(224, seed);
-                case "bert" -> OnnxZoo.bertLayer(128, seed);
-                case "bert-base" -> OnnxZoo.bertBase(128, seed);
-                case "qmlp" -> OnnxZoo.quantizedMlp("qmlp", 784, 512, 10, seed);
-                default -> throw new KilnException("--zoo: unknown model '" + zoo + "' (resnet50, mobilenetv2, bert, bert-base, qmlp)");
-            };
+            ModelWriter w =
+                    switch (zoo) {
+                        case "resnet50" -> OnnxZoo.resnet50(224, seed);
+                        case "mobilenetv2" -> OnnxZoo.mobilenetV2(224, seed);
+                        case "bert" -> OnnxZoo.bertLayer(128, seed);
+                        case "bert-base" -> OnnxZoo.bertBase(128, seed);
+                        case "qmlp" -> OnnxZoo.quantizedMlp("qmlp", 784, 512, 10, seed);
+                        default ->
+                            throw new KilnException("--zoo: unknown model '" + zoo
+                                    + "' (resnet50, mobilenetv2, bert, bert-base, qmlp)");
+                    };
             w.write(model);
             System.out.println("written " + model + " (" + zoo + ", seeded random weights)");
         }
-        Graph g = OnnxImporter.load(model, dims);   // fail early, in the parent, on a model Kiln cannot read
-        System.out.printf(Locale.ROOT, "%s: %d nodes, %d inputs %s, %d outputs, %.1f MB of weights%n", model, g.nodes().size(),
-                g.inputs().size(), g.inputs(), g.outputs().size(), g.constantBytes() / 1e6);
+        Graph g = OnnxImporter.load(model, dims); // fail early, in the parent, on a model Kiln cannot read
+        System.out.printf(
+                Locale.ROOT,
+                "%s: %d nodes, %d inputs %s, %d outputs, %.1f MB of weights%n",
+                model,
+                g.nodes().size(),
+                g.inputs().size(),
+                g.inputs(),
+                g.outputs().size(),
+                g.constantBytes() / 1e6);
         boolean ok = true;
         for (int t : threads) {
             List<String> cmd = new ArrayList<>();
-            cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            cmd.add(ProcessHandle.current()
+                    .info()
+                    .command()
+                    .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
+                            .toString()));
             cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), OnnxBench.class.getName(), model.toString(), "--child",
-                    "--threads", String.valueOf(t), "--trials", String.valueOf(trials), "--time-budget", String.valueOf(timeBudget),
-                    "--per-round", String.valueOf(perRound), "--log", log.toString(), "--repeats", String.valueOf(repeats),
-                    "--warmup", String.valueOf(warmup), "--warmup-ms", String.valueOf(warmupMs), "--min-seconds", String.valueOf(minSeconds), "--tolerance", String.valueOf(tolerance), "--seed", String.valueOf(seed), "--int-high", String.valueOf(intHigh)));
+            cmd.addAll(List.of(
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    OnnxBench.class.getName(),
+                    model.toString(),
+                    "--child",
+                    "--threads",
+                    String.valueOf(t),
+                    "--trials",
+                    String.valueOf(trials),
+                    "--time-budget",
+                    String.valueOf(timeBudget),
+                    "--per-round",
+                    String.valueOf(perRound),
+                    "--log",
+                    log.toString(),
+                    "--repeats",
+                    String.valueOf(repeats),
+                    "--warmup",
+                    String.valueOf(warmup),
+                    "--warmup-ms",
+                    String.valueOf(warmupMs),
+                    "--min-seconds",
+                    String.valueOf(minSeconds),
+                    "--tolerance",
+                    String.valueOf(tolerance),
+                    "--seed",
+                    String.valueOf(seed),
+                    "--int-high",
+                    String.valueOf(intHigh)));
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             if (retune) cmd.add("--retune");
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
@@ -156,7 +231,13 @@ public final class OnnxBench implements Callable<Integer> {
         try (OrtSessionRunner ort = new OrtSessionRunner(bytes, t, g.inputs(), inputs)) {
             want = ort.run(g.outputValues());
             Timing tm = Timing.of(ort::runOnly, warmup, warmupMs, repeats, minSeconds);
-            rows.add(row(t, "onnxruntime " + ortVersion(), tm, "-", "reference", "default CPU EP, ALL_OPT, intra-op threads " + t));
+            rows.add(row(
+                    t,
+                    "onnxruntime " + ortVersion(),
+                    tm,
+                    "-",
+                    "reference",
+                    "default CPU EP, ALL_OPT, intra-op threads " + t));
         }
         CpuTarget target = Target.cpu().withCores(t);
         Path threadLog = NetworkBench.logFor(log, t);
@@ -164,13 +245,16 @@ public final class OnnxBench implements Callable<Integer> {
         StringBuilder how = new StringBuilder();
         CompiledNetwork cn = compile(g, target, threadLog, how);
         String note = how.toString();
-        note += String.format(Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
+        note += String.format(
+                Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
         try (cn) {
-            NDArray[] outs = g.outputValues().stream().map(v -> NDArray.allocate(v.dtype(), v.dims())).toArray(NDArray[]::new);
+            NDArray[] outs = g.outputValues().stream()
+                    .map(v -> NDArray.allocate(v.dtype(), v.dims()))
+                    .toArray(NDArray[]::new);
             Timing tm = Timing.of(() -> cn.run(inputs, outs), warmup, warmupMs, repeats, minSeconds);
             String err = "-", check = "ok";
             for (int i = 0; i < outs.length; i++) {
-                double tol = outs[i].dtype().isFloat() ? tolerance : 0;   // integer outputs must match exactly
+                double tol = outs[i].dtype().isFloat() ? tolerance : 0; // integer outputs must match exactly
                 Comparison c = outs[i].compareTo(want.get(i), tol, tol);
                 err = String.format(Locale.ROOT, "%.2e", c.maxAbsError());
                 if (!c.ok()) {
@@ -181,20 +265,31 @@ public final class OnnxBench implements Callable<Integer> {
             rows.add(row(t, "kiln", tm, err, check, note));
             System.out.println("   " + cn.summary());
         }
-        System.out.printf(Locale.ROOT, "%n%-3s %-24s %10s %10s %5s %11s %-9s %-15s %-15s%n", "thr", "impl", "median ms", "min ms", "runs",
-                "max |err|", "check", "load before", "load after");
+        System.out.printf(
+                Locale.ROOT,
+                "%n%-3s %-24s %10s %10s %5s %11s %-9s %-15s %-15s%n",
+                "thr",
+                "impl",
+                "median ms",
+                "min ms",
+                "runs",
+                "max |err|",
+                "check",
+                "load before",
+                "load after");
         rows.forEach(r -> System.out.println(r));
         return rows.stream().anyMatch(r -> r.contains("MISMATCH")) ? 1 : 0;
     }
 
     /** Builds from the log when it covers the model (and --retune is off), else tunes; {@code how} says which. */
-    private CompiledNetwork compile(Graph g, CpuTarget target, Path threadLog, StringBuilder how) throws java.io.IOException {
+    private CompiledNetwork compile(Graph g, CpuTarget target, Path threadLog, StringBuilder how)
+            throws java.io.IOException {
         if (Files.exists(threadLog) && !retune) {
             try {
                 CompiledNetwork cn = Network.build(g, target, threadLog);
                 how.append("built from ").append(threadLog).append(" (no search; --retune to search on)");
                 return cn;
-            } catch (KilnException e) {   // a log of another model, or of too short a search: say so, then tune
+            } catch (KilnException e) { // a log of another model, or of too short a search: say so, then tune
                 String why = e.getMessage().lines().findFirst().orElse("");
                 System.out.println("   the log does not cover this model (" + why + "); tuning, resuming from it");
                 how.append("the log did not cover every task, so tuned; ");
@@ -203,11 +298,26 @@ public final class OnnxBench implements Callable<Integer> {
         System.out.print(Network.partition(g).toString().indent(3));
         Path dir = threadLog.toAbsolutePath().getParent();
         if (dir != null) Files.createDirectories(dir);
-        CompiledNetwork cn = Network.tune(g, target, NetworkTuneOptions.builder().trials(trials).seed(seed).logFile(threadLog)
-                .measuresPerRound(perRound).timeBudget(Duration.ofSeconds(timeBudget)).verbose(true).build());
+        CompiledNetwork cn = Network.tune(
+                g,
+                target,
+                NetworkTuneOptions.builder()
+                        .trials(trials)
+                        .seed(seed)
+                        .logFile(threadLog)
+                        .measuresPerRound(perRound)
+                        .timeBudget(Duration.ofSeconds(timeBudget))
+                        .verbose(true)
+                        .build());
         SchedulerResult r = cn.tuning().orElseThrow();
         System.out.println(r.table());
-        how.append(String.format(Locale.ROOT, "tuned: %d trials (%d new, stop %s), log %s", r.trials(), r.newTrials(), r.stop(), threadLog));
+        how.append(String.format(
+                Locale.ROOT,
+                "tuned: %d trials (%d new, stop %s), log %s",
+                r.trials(),
+                r.newTrials(),
+                r.stop(),
+                threadLog));
         return cn;
     }
 
@@ -225,8 +335,19 @@ public final class OnnxBench implements Callable<Integer> {
     }
 
     private static String row(int t, String impl, Timing tm, String err, String check, String note) {
-        return String.format(Locale.ROOT, "%-3d %-24s %10.3f %10.3f %5d %11s %-9s %-15s %-15s%n    %s", t, impl, tm.medianMs(), tm.minMs(),
-                tm.runs(), err, check, tm.loadBefore(), tm.loadAfter(), note);
+        return String.format(
+                Locale.ROOT,
+                "%-3d %-24s %10.3f %10.3f %5d %11s %-9s %-15s %-15s%n    %s",
+                t,
+                impl,
+                tm.medianMs(),
+                tm.minMs(),
+                tm.runs(),
+                err,
+                check,
+                tm.loadBefore(),
+                tm.loadAfter(),
+                note);
     }
 
     private static String ortVersion() {

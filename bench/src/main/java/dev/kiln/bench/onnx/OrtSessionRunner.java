@@ -38,7 +38,9 @@ final class OrtSessionRunner implements AutoCloseable {
             session = env.createSession(model, options);
             for (int i = 0; i < inputs.size(); i++) {
                 ByteBuffer b = data[i].segment().asByteBuffer().order(ByteOrder.nativeOrder());
-                feed.put(inputs.get(i).name(), OnnxTensor.createTensor(env, b, data[i].shape(), javaType(data[i].dtype())));
+                feed.put(
+                        inputs.get(i).name(),
+                        OnnxTensor.createTensor(env, b, data[i].shape(), javaType(data[i].dtype())));
             }
         } catch (OrtException e) {
             throw new KilnException("ONNX Runtime cannot load the model: " + e.getMessage());
@@ -55,7 +57,9 @@ final class OrtSessionRunner implements AutoCloseable {
                 ByteBuffer b = ((OnnxTensor) e.getValue()).getByteBuffer();
                 NDArray a = NDArray.allocate(v.dtype(), v.dims());
                 if (b.remaining() != a.numElements() * v.dtype().bytes()) {
-                    throw new KilnException("ONNX Runtime's output '" + e.getKey() + "' has " + b.remaining() + " bytes, Kiln's " + v + " " + a.numElements() * v.dtype().bytes());
+                    throw new KilnException(
+                            "ONNX Runtime's output '" + e.getKey() + "' has " + b.remaining() + " bytes, Kiln's " + v
+                                    + " " + a.numElements() * v.dtype().bytes());
                 }
                 MemorySegment.copy(MemorySegment.ofBuffer(b), 0, a.segment(), 0, b.remaining());
                 out.add(a);

@@ -1,7 +1,7 @@
 package dev.kiln.bench.space;
 
-
 import dev.kiln.ir.DType;
+import dev.kiln.ir.IterVar;
 import dev.kiln.lower.Lowering;
 import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.schedule.Schedule;
@@ -11,7 +11,6 @@ import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
-import dev.kiln.ir.IterVar;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import java.nio.file.Files;
@@ -36,7 +35,8 @@ public final class GemmStudy {
         Tensor a = Te.placeholder("A", DType.FLOAT32, n, n);
         Tensor b = Te.placeholder("B", DType.FLOAT32, n, n);
         IterVar k = Te.reduceAxis(n, "k");
-        return ComputeDAG.of(Te.compute("C", Te.shape(n, n), (i, j) -> Te.sum(k, a.at(i, k).mul(b.at(k, j)))));
+        return ComputeDAG.of(
+                Te.compute("C", Te.shape(n, n), (i, j) -> Te.sum(k, a.at(i, k).mul(b.at(k, j)))));
     }
 
     /**
@@ -60,7 +60,9 @@ public final class GemmStudy {
         c.vectorize("j.2");
         local.autoUnrollMaxStep("i.0", 16);
         local.vectorize("j.3");
-        for (String t : packA && packB ? new String[] {"A", "B"} : packA ? new String[] {"A"} : packB ? new String[] {"B"} : new String[0]) {
+        for (String t : packA && packB
+                ? new String[] {"A", "B"}
+                : packA ? new String[] {"A"} : packB ? new String[] {"B"} : new String[0]) {
             var packed = s.stage(t).cacheRead("local", local);
             packed.computeAt(local, "k.0");
         }
@@ -78,21 +80,28 @@ public final class GemmStudy {
         ComputeDAG dag = gemm(n);
         double flops = dag.flopCount();
         List<Variant> vs = new ArrayList<>();
-        vs.add(new Variant("hand (MatmulSchedules 4x64, pack B)", MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512())));
+        vs.add(new Variant(
+                "hand (MatmulSchedules 4x64, pack B)", MatmulSchedules.tiled(dag, MatmulSchedules.Tiles.avx512())));
         int[][][] shapes = {
-                {{32, 2, 8}, {32, 1, 16}, {16}},   // the tuned best of a 64-trial run: 16 x 16 accumulated
-                {{32, 2, 8}, {32, 1, 16}, {256}},
-                {{16, 8, 8}, {8, 1, 32}, {256}},   // 8 x 32
-                {{8, 4, 8}, {4, 2, 32}, {128}},
-                {{16, 4, 4}, {4, 1, 64}, {256}},   // 4 x 64
-                {{43, 4, 6}, {4, 1, 64}, {256}},   // 6 x 64 with a tail (1032 rows cover 1024; issue 13)
-                {{43, 2, 12}, {8, 1, 32}, {256}},  // 12 x 32 with a tail
+            {{32, 2, 8}, {32, 1, 16}, {16}}, // the tuned best of a 64-trial run: 16 x 16 accumulated
+            {{32, 2, 8}, {32, 1, 16}, {256}},
+            {{16, 8, 8}, {8, 1, 32}, {256}}, // 8 x 32
+            {{8, 4, 8}, {4, 2, 32}, {128}},
+            {{16, 4, 4}, {4, 1, 64}, {256}}, // 4 x 64
+            {{43, 4, 6}, {4, 1, 64}, {256}}, // 6 x 64 with a tail (1032 rows cover 1024; issue 13)
+            {{43, 2, 12}, {8, 1, 32}, {256}}, // 12 x 32 with a tail
         };
         for (int[][] v : shapes) {
             for (int pack = 0; pack < 4; pack++) {
                 boolean a = (pack & 1) != 0, b = (pack & 2) != 0;
-                String name = String.format(Locale.ROOT, "i=%s j=%s k1=%d%s%s", Arrays.toString(v[0]), Arrays.toString(v[1]),
-                        v[2][0], a ? " packA" : "", b ? " packB" : "");
+                String name = String.format(
+                        Locale.ROOT,
+                        "i=%s j=%s k1=%d%s%s",
+                        Arrays.toString(v[0]),
+                        Arrays.toString(v[1]),
+                        v[2][0],
+                        a ? " packA" : "",
+                        b ? " packB" : "");
                 vs.add(new Variant(name, tunedShape(dag, v[0], v[1], v[2][0], a, b)));
             }
         }
@@ -117,7 +126,8 @@ public final class GemmStudy {
         row("OpenBLAS", best[vs.size()], flops);
         for (int q = 0; q < vs.size(); q++) row(vs.get(q).name(), best[q], flops);
         kernels.forEach(CompiledKernel::close);
-        System.out.println("load after: " + Timing.loadAverage() + " (best of " + passes + " interleaved passes, each a median of 11 calls)");
+        System.out.println("load after: " + Timing.loadAverage() + " (best of " + passes
+                + " interleaved passes, each a median of 11 calls)");
     }
 
     static void row(String name, double sec, double flops) {

@@ -1,9 +1,6 @@
 package dev.kiln.bench.space;
 
-import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.SearchTask;
-import dev.kiln.autoschedule.tune.TuneOptions;
-import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
 import dev.kiln.autoschedule.annotate.InitFillTileSize;
 import dev.kiln.autoschedule.annotate.InitPopulation;
@@ -11,6 +8,9 @@ import dev.kiln.autoschedule.evolution.EvolutionOptions;
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.lower.Lowering;
 import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.schedule.Schedule;
@@ -55,12 +55,17 @@ public final class SpaceBench {
         for (boolean kiln : new boolean[] {false, true}) {
             String space = kiln ? "kiln" : "ansor";
             System.out.println(space + " space: load before " + Timing.loadAverage());
-            TuneOptions opts = TuneOptions.builder().trials(trials).seed(seed).progressBar(false)
+            TuneOptions opts = TuneOptions.builder()
+                    .trials(trials)
+                    .seed(seed)
+                    .progressBar(false)
                     .logFile(dir.resolve("gemm" + n + "-" + space + "-seed" + seed + ".jsonl"))
-                    .policy((task, s) -> policy(task, s, kiln)).build();
+                    .policy((task, s) -> policy(task, s, kiln))
+                    .build();
             long t0 = System.nanoTime();
             try (TuneResult r = AutoSchedule.tune(dag, target, opts)) {
-                System.out.printf(Locale.ROOT, "%s space: %s; %.0f s%n", space, r.summary(), (System.nanoTime() - t0) / 1e9);
+                System.out.printf(
+                        Locale.ROOT, "%s space: %s; %.0f s%n", space, r.summary(), (System.nanoTime() - t0) / 1e9);
                 names.add("tuned, " + space + " space, " + trials + " trials (search: "
                         + String.format(Locale.ROOT, "%.1f", r.gflops()) + " GFLOP/s)");
                 schedules.add(r.schedule());
@@ -85,17 +90,26 @@ public final class SpaceBench {
         double blas = best[schedules.size()];
         for (int q = 0; q <= schedules.size(); q++) {
             String name = q < schedules.size() ? names.get(q) : "OpenBLAS sgemm, " + target.cores() + " threads";
-            System.out.printf(Locale.ROOT, "| %s | %.3f | %.1f | %.2fx |%n", name, best[q] * 1e3, flops / best[q] / 1e9, blas / best[q]);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %.3f | %.1f | %.2fx |%n",
+                    name,
+                    best[q] * 1e3,
+                    flops / best[q] / 1e9,
+                    blas / best[q]);
         }
-        for (int q = 0; q < 2; q++) System.out.println(names.get(q) + ":\n" + schedules.get(q).toJavaSource());
+        for (int q = 0; q < 2; q++)
+            System.out.println(names.get(q) + ":\n" + schedules.get(q).toJavaSource());
     }
 
     /** The default evolutionary policy over Ansor's space or Kiln's. */
     static EvolutionarySearchPolicy policy(SearchTask task, long seed, boolean kiln) {
         TargetRules rules = kiln ? TargetRules.cpu() : TargetRules.ansorCpu();
-        var fill = new InitFillTileSize(new FactorizationMemo(), kiln ? InitFillTileSize.DEFAULT_REGISTER_TILE_PROBABILITY : 0);
-        var sampler = new InitPopulation(task, rules.sketches(task), rules.initRules(), fill,
-                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
-        return new EvolutionarySearchPolicy(task, sampler, rules.mutations(), GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
+        var fill = new InitFillTileSize(
+                new FactorizationMemo(), kiln ? InitFillTileSize.DEFAULT_REGISTER_TILE_PROBABILITY : 0);
+        var sampler = new InitPopulation(
+                task, rules.sketches(task), rules.initRules(), fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+        return new EvolutionarySearchPolicy(
+                task, sampler, rules.mutations(), GbdtCostModel.defaults(seed), EvolutionOptions.defaults(), seed);
     }
 }

@@ -23,8 +23,10 @@ final class Timing {
         List<NDArray> a = new ArrayList<>();
         int seed = 1;
         for (Tensor t : dag.arguments()) {
-            a.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
-                    : NDArray.allocate(t.dtype(), t.shape().toArray()));
+            a.add(
+                    t.isPlaceholder()
+                            ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
+                            : NDArray.allocate(t.dtype(), t.shape().toArray()));
         }
         NDArray[] argv = a.toArray(NDArray[]::new);
         double t = median(() -> k.call(argv));
@@ -35,8 +37,9 @@ final class Timing {
     /** OpenBLAS sgemm of n x n matrices on {@code threads} threads. */
     static double openBlas(int n, int threads) {
         OpenBlas.setThreads(threads);
-        try (FloatPointer x = new FloatPointer((long) n * n); FloatPointer y = new FloatPointer((long) n * n);
-             FloatPointer z = new FloatPointer((long) n * n)) {
+        try (FloatPointer x = new FloatPointer((long) n * n);
+                FloatPointer y = new FloatPointer((long) n * n);
+                FloatPointer z = new FloatPointer((long) n * n)) {
             for (long i = 0; i < (long) n * n; i++) {
                 x.put(i, (float) Math.sin(i));
                 y.put(i, (float) Math.cos(i));

@@ -24,7 +24,12 @@ public final class TuneDump {
         CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
         System.out.println("load before: " + Timing.loadAverage());
         ComputeDAG dag = GemmStudy.gemm(n);
-        TuneOptions opts = TuneOptions.builder().trials(trials).seed(seed).logFile(log).progressBar(false).build();
+        TuneOptions opts = TuneOptions.builder()
+                .trials(trials)
+                .seed(seed)
+                .logFile(log)
+                .progressBar(false)
+                .build();
         try (TuneResult r = AutoSchedule.tune(dag, target, opts)) {
             System.out.println(r.summary());
             double t = GemmStudy.time(r.schedule(), target, dump, "tuned");

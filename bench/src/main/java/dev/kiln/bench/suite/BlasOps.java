@@ -17,17 +17,21 @@ import org.bytedeco.openblas.global.openblas_nolapack;
 final class BlasOps implements Baseline {
 
     @Override
-    public String name() { return "openblas"; }
+    public String name() {
+        return "openblas";
+    }
 
     @Override
     public String describe() {
         return "OpenBLAS (org.bytedeco openblas 0.3.31-1.5.13) core " + OpenBlas.coreName() + ", OPENBLAS_CORETYPE="
-                + System.getenv("OPENBLAS_CORETYPE") + ", OPENBLAS_NUM_THREADS=" + System.getenv("OPENBLAS_NUM_THREADS");
+                + System.getenv("OPENBLAS_CORETYPE") + ", OPENBLAS_NUM_THREADS="
+                + System.getenv("OPENBLAS_NUM_THREADS");
     }
 
     @Override
     public Prepared prepare(SuiteWorkload w, Map<String, NDArray> in, long[] outDims) {
-        if (!w.op().equals("GMM")) throw new Unsupported("OpenBLAS has no " + w.op() + " (a BLAS only has GEMM among these)");
+        if (!w.op().equals("GMM"))
+            throw new Unsupported("OpenBLAS has no " + w.op() + " (a BLAS only has GEMM among these)");
         int b = (int) w.p(0), n = (int) w.p(1), m = (int) w.p(2), k = (int) w.p(3);
         FloatPointer x = pointer(in.get("X")), y = pointer(in.get("Y"));
         NDArray out = NDArray.allocate(DType.FLOAT32, outDims);
@@ -37,24 +41,43 @@ final class BlasOps implements Baseline {
             @Override
             public void run() {
                 for (int i = 0; i < b; i++) {
-                    openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasRowMajor, openblas_nolapack.CblasNoTrans,
-                            openblas_nolapack.CblasNoTrans, n, m, k, 1f, x.getPointer((long) i * n * k), k,
-                            y.getPointer((long) i * k * m), m, 0f, z.getPointer((long) i * n * m), m);
+                    openblas_nolapack.cblas_sgemm(
+                            openblas_nolapack.CblasRowMajor,
+                            openblas_nolapack.CblasNoTrans,
+                            openblas_nolapack.CblasNoTrans,
+                            n,
+                            m,
+                            k,
+                            1f,
+                            x.getPointer((long) i * n * k),
+                            k,
+                            y.getPointer((long) i * k * m),
+                            m,
+                            0f,
+                            z.getPointer((long) i * n * m),
+                            m);
                 }
             }
 
             @Override
-            public NDArray output() { return out.copy(); }
+            public NDArray output() {
+                return out.copy();
+            }
 
             @Override
-            public String kernel() { return "cblas_sgemm x" + b + ", core " + core; }
+            public String kernel() {
+                return "cblas_sgemm x" + b + ", core " + core;
+            }
 
             @Override
-            public void close() { out.close(); }
+            public void close() {
+                out.close();
+            }
         };
     }
 
     private static FloatPointer pointer(NDArray a) {
-        return new FloatPointer(a.segment().asByteBuffer().order(ByteOrder.nativeOrder()).asFloatBuffer());
+        return new FloatPointer(
+                a.segment().asByteBuffer().order(ByteOrder.nativeOrder()).asFloatBuffer());
     }
 }

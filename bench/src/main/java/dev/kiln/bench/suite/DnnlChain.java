@@ -12,6 +12,7 @@ import java.util.Map;
 import org.bytedeco.dnnl.IntMemoryMap;
 import org.bytedeco.dnnl.eltwise_forward;
 import org.bytedeco.dnnl.engine;
+import org.bytedeco.dnnl.global.dnnl;
 import org.bytedeco.dnnl.matmul;
 import org.bytedeco.dnnl.memory;
 import org.bytedeco.dnnl.post_ops;
@@ -21,7 +22,6 @@ import org.bytedeco.dnnl.primitive_desc;
 import org.bytedeco.dnnl.reduction;
 import org.bytedeco.dnnl.softmax_forward;
 import org.bytedeco.dnnl.stream;
-import org.bytedeco.dnnl.global.dnnl;
 
 /**
  * The suite's workloads that take oneDNN more than one primitive, run in order as one call:
@@ -70,12 +70,22 @@ final class DnnlChain implements Baseline.Prepared {
         DnnlChain c = new DnnlChain(eng, strm);
         matmul.primitive_desc mm = new matmul.primitive_desc(eng, q, v, DnnlMemory.any(b, h, l, l));
         memory scores = new memory(mm.dst_desc(), eng);
-        IntMemoryMap mmArgs = map(DNNL_ARG_SRC, DnnlMemory.wrap(q, eng, in.get("query")), DNNL_ARG_WEIGHTS,
+        IntMemoryMap mmArgs = map(
+                DNNL_ARG_SRC,
+                DnnlMemory.wrap(q, eng, in.get("query")),
+                DNNL_ARG_WEIGHTS,
                 DnnlMemory.wrap(v, eng, in.get("value")));
         mmArgs.put(DNNL_ARG_DST, scores);
         c.add(mm, mmArgs);
-        c.add(new softmax_forward.primitive_desc(eng, dnnl.prop_kind.forward_inference, dnnl.algorithm.softmax_accurate, mm.dst_desc(),
-                mm.dst_desc(), 3), map(DNNL_ARG_SRC, scores, DNNL_ARG_DST, scores));
+        c.add(
+                new softmax_forward.primitive_desc(
+                        eng,
+                        dnnl.prop_kind.forward_inference,
+                        dnnl.algorithm.softmax_accurate,
+                        mm.dst_desc(),
+                        mm.dst_desc(),
+                        3),
+                map(DNNL_ARG_SRC, scores, DNNL_ARG_DST, scores));
         return c.result(scores, DnnlMemory.rowMajor(b, h, l, l), outDims);
     }
 
@@ -84,13 +94,16 @@ final class DnnlChain implements Baseline.Prepared {
         memory.desc src = DnnlMemory.rowMajor(b, mn), dst = DnnlMemory.rowMajor(b, 1);
         DnnlChain c = new DnnlChain(eng, strm);
         memory squares = new memory(src, eng), out = new memory(dst, eng);
-        c.add(new eltwise_forward.primitive_desc(eng, dnnl.prop_kind.forward_inference, dnnl.algorithm.eltwise_square, src, src),
+        c.add(
+                new eltwise_forward.primitive_desc(
+                        eng, dnnl.prop_kind.forward_inference, dnnl.algorithm.eltwise_square, src, src),
                 map(DNNL_ARG_SRC, DnnlMemory.wrap(src, eng, in.get("A")), DNNL_ARG_DST, squares));
         post_ops po = new post_ops();
         po.append_eltwise(dnnl.algorithm.eltwise_sqrt, 0f, 0f);
         primitive_attr attr = new primitive_attr();
         attr.set_post_ops(po);
-        c.add(new reduction.primitive_desc(eng, dnnl.algorithm.reduction_sum, src, dst, 0f, 0f, attr, false),
+        c.add(
+                new reduction.primitive_desc(eng, dnnl.algorithm.reduction_sum, src, dst, 0f, 0f, attr, false),
                 map(DNNL_ARG_SRC, squares, DNNL_ARG_DST, out));
         return c.result(out, dst, outDims);
     }
@@ -118,7 +131,8 @@ final class DnnlChain implements Baseline.Prepared {
     @Override
     public String kernel() {
         List<String> parts = new ArrayList<>();
-        for (primitive_desc pd : pds) parts.add(pd.get_kind() + " " + pd.impl_info_str().getString());
+        for (primitive_desc pd : pds)
+            parts.add(pd.get_kind() + " " + pd.impl_info_str().getString());
         return String.join(" + ", parts);
     }
 

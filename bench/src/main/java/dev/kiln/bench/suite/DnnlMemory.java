@@ -52,7 +52,13 @@ final class DnnlMemory {
 
     /** oneDNN memory over a Kiln array (no copy). */
     static memory wrap(memory.desc md, engine eng, NDArray a) {
-        return new memory(md, eng, new FloatPointer(a.segment().asByteBuffer().order(ByteOrder.nativeOrder()).asFloatBuffer()));
+        return new memory(
+                md,
+                eng,
+                new FloatPointer(a.segment()
+                        .asByteBuffer()
+                        .order(ByteOrder.nativeOrder())
+                        .asFloatBuffer()));
     }
 
     /** {@code src} reordered into a fresh memory of {@code md} (the same memory when the layouts agree). */

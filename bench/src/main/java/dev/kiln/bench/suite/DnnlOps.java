@@ -17,6 +17,7 @@ import org.bytedeco.dnnl.convolution_forward;
 import org.bytedeco.dnnl.deconvolution_forward;
 import org.bytedeco.dnnl.dnnl_version_t;
 import org.bytedeco.dnnl.engine;
+import org.bytedeco.dnnl.global.dnnl;
 import org.bytedeco.dnnl.matmul;
 import org.bytedeco.dnnl.memory;
 import org.bytedeco.dnnl.post_ops;
@@ -25,7 +26,6 @@ import org.bytedeco.dnnl.primitive_attr;
 import org.bytedeco.dnnl.primitive_desc;
 import org.bytedeco.dnnl.softmax_forward;
 import org.bytedeco.dnnl.stream;
-import org.bytedeco.dnnl.global.dnnl;
 
 /**
  * oneDNN (org.bytedeco dnnl 3.11, the C++ API) on the suite's operators, as a performance engineer
@@ -48,19 +48,29 @@ final class DnnlOps implements Baseline {
             eng = new engine(engine.kind.cpu, 0);
             strm = new stream(eng);
         } catch (Throwable e) {
-            throw new IllegalStateException("oneDNN (org.bytedeco:dnnl 3.11-1.5.13, linux-x86_64) cannot be loaded: " + e, e);
+            throw new IllegalStateException(
+                    "oneDNN (org.bytedeco:dnnl 3.11-1.5.13, linux-x86_64) cannot be loaded: " + e, e);
         }
     }
 
     @Override
-    public String name() { return "onednn"; }
+    public String name() {
+        return "onednn";
+    }
 
     @Override
     public String describe() {
         dnnl_version_t v = dnnl.dnnl_version();
-        return "oneDNN " + v.major() + "." + v.minor() + "." + v.patch() + " (" + v.hash().getString() + "), CPU runtime "
-                + switch (dnnl.DNNL_CPU_RUNTIME) { case 1 -> "sequential"; case 2 -> "OpenMP"; case 4 -> "TBB"; case 8 -> "threadpool";
-                    default -> String.valueOf(dnnl.DNNL_CPU_RUNTIME); } + ", effective ISA " + dnnl.get_effective_cpu_isa() + ", OMP_NUM_THREADS="
+        return "oneDNN " + v.major() + "." + v.minor() + "." + v.patch() + " ("
+                + v.hash().getString() + "), CPU runtime "
+                + switch (dnnl.DNNL_CPU_RUNTIME) {
+                    case 1 -> "sequential";
+                    case 2 -> "OpenMP";
+                    case 4 -> "TBB";
+                    case 8 -> "threadpool";
+                    default -> String.valueOf(dnnl.DNNL_CPU_RUNTIME);
+                }
+                + ", effective ISA " + dnnl.get_effective_cpu_isa() + ", OMP_NUM_THREADS="
                 + System.getenv("OMP_NUM_THREADS");
     }
 
@@ -78,15 +88,24 @@ final class DnnlOps implements Baseline {
             case "GMM" -> {
                 long b = w.p(0), n = w.p(1), m = w.p(2), k = w.p(3);
                 matmul.primitive_desc pd = new matmul.primitive_desc(eng, any(b, n, k), any(b, k, m), any(b, n, m));
-                yield new Run(pd, new primitive(pd), args(DNNL_ARG_SRC, load(in.get("X"), rowMajor(b, n, k), pd.src_desc()),
-                        DNNL_ARG_WEIGHTS, load(in.get("Y"), rowMajor(b, k, m), pd.weights_desc())), rowMajor(b, n, m), outDims);
+                yield new Run(
+                        pd,
+                        new primitive(pd),
+                        args(
+                                DNNL_ARG_SRC,
+                                load(in.get("X"), rowMajor(b, n, k), pd.src_desc()),
+                                DNNL_ARG_WEIGHTS,
+                                load(in.get("Y"), rowMajor(b, k, m), pd.weights_desc())),
+                        rowMajor(b, n, m),
+                        outDims);
             }
             case "NRM" -> DnnlChain.norm(eng, strm, w, in, outDims);
             case "SFM" -> {
                 memory.desc md = rowMajor(w.p(0), w.p(1));
-                softmax_forward.primitive_desc pd = new softmax_forward.primitive_desc(eng, dnnl.prop_kind.forward_inference,
-                        dnnl.algorithm.softmax_accurate, md, md, 1);
-                yield new Run(pd, new primitive(pd), args(DNNL_ARG_SRC, load(in.get("A"), md, pd.src_desc())), md, outDims);
+                softmax_forward.primitive_desc pd = new softmax_forward.primitive_desc(
+                        eng, dnnl.prop_kind.forward_inference, dnnl.algorithm.softmax_accurate, md, md, 1);
+                yield new Run(
+                        pd, new primitive(pd), args(DNNL_ARG_SRC, load(in.get("A"), md, pd.src_desc())), md, outDims);
             }
             case "TBS" -> DnnlChain.attention(eng, strm, w, in, outDims);
             case "CAP" -> throw new Unsupported("oneDNN has no capsule convolution");
@@ -98,8 +117,16 @@ final class DnnlOps implements Baseline {
      * A convolution of spatial rank {@code r}: Kiln's data [N, S..., CI], weight [K..., CI/groups,
      * CO] (depthwise: [K, K, C, 1]), output [N, OS..., CO].
      */
-    private Prepared conv(SuiteWorkload w, Map<String, NDArray> in, long[] outDims, int r, long groups, long dilation, long stride,
-                          long pad, boolean layer) {
+    private Prepared conv(
+            SuiteWorkload w,
+            Map<String, NDArray> in,
+            long[] outDims,
+            int r,
+            long groups,
+            long dilation,
+            long stride,
+            long pad,
+            boolean layer) {
         long[] dataDims = in.get("data").shape();
         long[] kilnW = in.get("weight").shape();
         boolean depthwise = w.op().equals("DEP");
@@ -109,7 +136,8 @@ final class DnnlOps implements Baseline {
         long[] k = java.util.Arrays.copyOf(kilnW, r);
         long[] wDims;
         long[] wStrides;
-        // Kiln's weight index: ((k0 * K1 + k1) ... ) * I * O + i * O + o, with I = CI/groups (1 for depthwise) and O = CO (depthwise: C * 1)
+        // Kiln's weight index: ((k0 * K1 + k1) ... ) * I * O + i * O + o, with I = CI/groups (1 for depthwise) and O =
+        // CO (depthwise: C * 1)
         long io = (depthwise ? ci : kilnW[r] * co);
         long[] kStrides = new long[r];
         for (int i = r - 1; i >= 0; i--) kStrides[i] = (i == r - 1 ? io : kStrides[i + 1] * k[i + 1]);
@@ -139,16 +167,46 @@ final class DnnlOps implements Baseline {
         }
         memory.desc anyW = any(wDims);
         convolution_forward.primitive_desc pd = layer
-                ? new convolution_forward.primitive_desc(eng, dnnl.prop_kind.forward_inference, dnnl.algorithm.convolution_direct, any(src),
-                        anyW, rowMajor(co), any(dst), strides, dil, padL, padR, attr, false)
-                : new convolution_forward.primitive_desc(eng, dnnl.prop_kind.forward_inference, dnnl.algorithm.convolution_direct, any(src),
-                        anyW, any(dst), strides, dil, padL, padR, attr, false);
-        IntMemoryMap args = args(DNNL_ARG_SRC, load(in.get("data"), channelsLast(src), pd.src_desc()),
-                DNNL_ARG_WEIGHTS, load(in.get("weight"), new memory.desc(wDims, DnnlMemory.F32, wStrides), pd.weights_desc()));
+                ? new convolution_forward.primitive_desc(
+                        eng,
+                        dnnl.prop_kind.forward_inference,
+                        dnnl.algorithm.convolution_direct,
+                        any(src),
+                        anyW,
+                        rowMajor(co),
+                        any(dst),
+                        strides,
+                        dil,
+                        padL,
+                        padR,
+                        attr,
+                        false)
+                : new convolution_forward.primitive_desc(
+                        eng,
+                        dnnl.prop_kind.forward_inference,
+                        dnnl.algorithm.convolution_direct,
+                        any(src),
+                        anyW,
+                        any(dst),
+                        strides,
+                        dil,
+                        padL,
+                        padR,
+                        attr,
+                        false);
+        IntMemoryMap args = args(
+                DNNL_ARG_SRC,
+                load(in.get("data"), channelsLast(src), pd.src_desc()),
+                DNNL_ARG_WEIGHTS,
+                load(in.get("weight"), new memory.desc(wDims, DnnlMemory.F32, wStrides), pd.weights_desc()));
         if (layer) {
             args.put(DNNL_ARG_BIAS, load(in.get("bias"), rowMajor(co), pd.bias_desc()));
-            args.put(DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE | DNNL_ARG_SRC_1, DnnlMemory.wrap(perChannel, eng, in.get("bn_scale")));
-            args.put(DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE * 2 | DNNL_ARG_SRC_1, DnnlMemory.wrap(perChannel, eng, in.get("bn_offset")));
+            args.put(
+                    DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE | DNNL_ARG_SRC_1,
+                    DnnlMemory.wrap(perChannel, eng, in.get("bn_scale")));
+            args.put(
+                    DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE * 2 | DNNL_ARG_SRC_1,
+                    DnnlMemory.wrap(perChannel, eng, in.get("bn_offset")));
         }
         return new Run(pd, new primitive(pd), args, channelsLast(dst), outDims);
     }
@@ -163,11 +221,24 @@ final class DnnlOps implements Baseline {
         long[] wDims = {co, ci, kk, kk};
         long[] wStrides = {1, co, kk * ci * co, ci * co};
         long[] padR = {(src[2] - 1) * s - p + kk - dst[2], (src[3] - 1) * s - p + kk - dst[3]};
-        deconvolution_forward.primitive_desc pd = new deconvolution_forward.primitive_desc(eng, dnnl.prop_kind.forward_inference,
-                dnnl.algorithm.deconvolution_direct, any(src), any(wDims), any(dst), new long[] {s, s}, new long[] {0, 0},
-                new long[] {p, p}, padR, new primitive_attr(), false);
-        IntMemoryMap args = args(DNNL_ARG_SRC, load(in.get("data"), channelsLast(src), pd.src_desc()),
-                DNNL_ARG_WEIGHTS, load(in.get("weight"), new memory.desc(wDims, DnnlMemory.F32, wStrides), pd.weights_desc()));
+        deconvolution_forward.primitive_desc pd = new deconvolution_forward.primitive_desc(
+                eng,
+                dnnl.prop_kind.forward_inference,
+                dnnl.algorithm.deconvolution_direct,
+                any(src),
+                any(wDims),
+                any(dst),
+                new long[] {s, s},
+                new long[] {0, 0},
+                new long[] {p, p},
+                padR,
+                new primitive_attr(),
+                false);
+        IntMemoryMap args = args(
+                DNNL_ARG_SRC,
+                load(in.get("data"), channelsLast(src), pd.src_desc()),
+                DNNL_ARG_WEIGHTS,
+                load(in.get("weight"), new memory.desc(wDims, DnnlMemory.F32, wStrides), pd.weights_desc()));
         return new Run(pd, new primitive(pd), args, channelsLast(dst), outDims);
     }
 
@@ -239,7 +310,9 @@ final class DnnlOps implements Baseline {
         }
 
         @Override
-        public String kernel() { return pd.impl_info_str().getString(); }
+        public String kernel() {
+            return pd.impl_info_str().getString();
+        }
 
         @Override
         public void close() {

@@ -18,15 +18,18 @@ import java.util.Arrays;
 public record KernelTimer(int warmupCalls, double warmupSeconds, int repeats, double minSampleSeconds) {
     public KernelTimer {
         if (warmupCalls < 0 || warmupSeconds < 0 || repeats < 1 || minSampleSeconds < 0) {
-            throw new KilnException("timing: warm-up must be >= 0 and repeats >= 1, got warm-up " + warmupCalls + " calls / "
-                    + warmupSeconds + " s, repeats " + repeats + ", sample " + minSampleSeconds + " s");
+            throw new KilnException("timing: warm-up must be >= 0 and repeats >= 1, got warm-up " + warmupCalls
+                    + " calls / " + warmupSeconds + " s, repeats " + repeats + ", sample " + minSampleSeconds + " s");
         }
     }
 
     /** What a timing gave, in milliseconds per call. */
-    public record Timing(double minMs, double medianMs, double p90Ms, int samples, long calls, String loadBefore, String loadAfter) {
+    public record Timing(
+            double minMs, double medianMs, double p90Ms, int samples, long calls, String loadBefore, String loadAfter) {
         /** (p90 - min) / median: how far apart the samples were. */
-        public double spread() { return (p90Ms - minMs) / medianMs; }
+        public double spread() {
+            return (p90Ms - minMs) / medianMs;
+        }
     }
 
     /** Warms up, then samples {@code run}. */
@@ -41,7 +44,8 @@ public record KernelTimer(int warmupCalls, double warmupSeconds, int repeats, do
             callSeconds = (System.nanoTime() - s) / 1e9;
             n++;
         }
-        int perSample = (int) Math.max(1, Math.min(1_000_000, Math.ceil(minSampleSeconds / Math.max(callSeconds, 1e-9))));
+        int perSample =
+                (int) Math.max(1, Math.min(1_000_000, Math.ceil(minSampleSeconds / Math.max(callSeconds, 1e-9))));
         double[] ms = new double[repeats];
         for (int i = 0; i < repeats; i++) {
             long s = System.nanoTime();
@@ -49,7 +53,13 @@ public record KernelTimer(int warmupCalls, double warmupSeconds, int repeats, do
             ms[i] = (System.nanoTime() - s) / 1e6 / perSample;
         }
         Arrays.sort(ms);
-        return new Timing(ms[0], quantile(ms, 0.5), quantile(ms, 0.9), repeats, (long) repeats * perSample, before,
+        return new Timing(
+                ms[0],
+                quantile(ms, 0.5),
+                quantile(ms, 0.9),
+                repeats,
+                (long) repeats * perSample,
+                before,
                 NetworkBench.loadAverage());
     }
 

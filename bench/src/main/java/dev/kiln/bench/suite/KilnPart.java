@@ -1,10 +1,10 @@
 package dev.kiln.bench.suite;
 
+import dev.kiln.autoschedule.measure.MeasureOptions;
+import dev.kiln.autoschedule.measure.MeasurerProviders;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.tune.TuneResult;
-import dev.kiln.autoschedule.measure.MeasureOptions;
-import dev.kiln.autoschedule.measure.MeasurerProviders;
 import dev.kiln.bench.suite.SuiteRow.Status;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.LowerDefault;
@@ -30,7 +30,15 @@ import java.util.Locale;
  * FLOPs (the interpreter would take minutes on the big convs); every tuned kernel is checked
  * afterwards against the reference anyway.
  */
-record KilnPart(CpuTarget target, Path log, int trials, int perRound, long seed, double checkFlops, KernelTimer timer, double tolerance) {
+record KilnPart(
+        CpuTarget target,
+        Path log,
+        int trials,
+        int perRound,
+        long seed,
+        double checkFlops,
+        KernelTimer timer,
+        double tolerance) {
 
     SuiteRow run(SuiteWorkload w, ComputeDAG dag, NDArray[] args, NDArray reference) {
         double tuneSeconds = Double.NaN, perTrial = Double.NaN, outside = Double.NaN;
@@ -43,8 +51,15 @@ record KilnPart(CpuTarget target, Path log, int trials, int perRound, long seed,
             MeasureOptions mo = MeasureOptions.defaults().withCheckCorrectness(check);
             long t0 = System.nanoTime();
             try (TimedMeasurer m = new TimedMeasurer(MeasurerProviders.start(target, mo))) {
-                TuneOptions opts = TuneOptions.builder().trials(trials).measuresPerRound(Math.min(perRound, trials)).seed(seed)
-                        .logFile(log).measureOptions(mo).measurer(m).progressBar(false).build();
+                TuneOptions opts = TuneOptions.builder()
+                        .trials(trials)
+                        .measuresPerRound(Math.min(perRound, trials))
+                        .seed(seed)
+                        .logFile(log)
+                        .measureOptions(mo)
+                        .measurer(m)
+                        .progressBar(false)
+                        .build();
                 TuneResult r = AutoSchedule.tune(dag, target, opts);
                 double wall = (System.nanoTime() - t0) / 1e9;
                 tuneSeconds = wall;
@@ -54,9 +69,15 @@ record KilnPart(CpuTarget target, Path log, int trials, int perRound, long seed,
                     outside = Math.max(0, wall - m.seconds()) / wall;
                 }
                 kernel = r.kernel();
-                kernelName = String.format(Locale.ROOT, "tuned, best of %d trials (trial %d)", r.trials(), r.bestTrial());
-                notes = String.format(Locale.ROOT, "%d new trials, %d errors%s, stop %s; programs %schecked against the interpreter while tuning",
-                        r.newTrials(), r.errors(), r.errorsByKind().isEmpty() ? "" : " " + r.errorsByKind(), r.stopReason(),
+                kernelName =
+                        String.format(Locale.ROOT, "tuned, best of %d trials (trial %d)", r.trials(), r.bestTrial());
+                notes = String.format(
+                        Locale.ROOT,
+                        "%d new trials, %d errors%s, stop %s; programs %schecked against the interpreter while tuning",
+                        r.newTrials(),
+                        r.errors(),
+                        r.errorsByKind().isEmpty() ? "" : " " + r.errorsByKind(),
+                        r.stopReason(),
                         check ? "" : "not ");
                 for (String n : r.notes()) notes += "; " + n;
             }
@@ -74,9 +95,27 @@ record KilnPart(CpuTarget target, Path log, int trials, int perRound, long seed,
             NDArray out = args[args.length - 1];
             Comparison c = out.compareTo(reference, tolerance, tolerance);
             if (!c.ok()) notes = (notes.isEmpty() ? "" : notes + "; ") + c.report();
-            return new SuiteRow(w.op(), w.config(), target.cores(), "kiln", c.ok() ? Status.OK : Status.MISMATCH, kernelName, t.minMs(),
-                    t.medianMs(), t.p90Ms(), t.calls(), dag.flopCount() / (t.medianMs() / 1e3) / 1e9, c.maxAbsError(), Double.NaN, tuneSeconds,
-                    trialCount, perTrial, outside, t.loadBefore(), t.loadAfter(), notes);
+            return new SuiteRow(
+                    w.op(),
+                    w.config(),
+                    target.cores(),
+                    "kiln",
+                    c.ok() ? Status.OK : Status.MISMATCH,
+                    kernelName,
+                    t.minMs(),
+                    t.medianMs(),
+                    t.p90Ms(),
+                    t.calls(),
+                    dag.flopCount() / (t.medianMs() / 1e3) / 1e9,
+                    c.maxAbsError(),
+                    Double.NaN,
+                    tuneSeconds,
+                    trialCount,
+                    perTrial,
+                    outside,
+                    t.loadBefore(),
+                    t.loadAfter(),
+                    notes);
         }
     }
 

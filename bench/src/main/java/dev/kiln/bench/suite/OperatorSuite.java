@@ -32,35 +32,62 @@ import picocli.CommandLine.Option;
  * {@code --dir}, with a PNG figure per thread count ({@link SuiteChart}); the command exits 1 on
  * a wrong result or a crashed child.
  */
-@Command(name = "kiln suite", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "The Ansor operator suite: Kiln (tuned) against PyTorch, oneDNN and OpenBLAS, 1 and 2 threads, TSV " + "and PNG.")
+@Command(
+        name = "kiln suite",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description =
+                "The Ansor operator suite: Kiln (tuned) against PyTorch, oneDNN and OpenBLAS, 1 and 2 threads, TSV "
+                        + "and PNG.")
 public final class OperatorSuite implements Callable<Integer> {
 
-    @Option(names = "--ops", split = ",", description = "Operators to run (C1D, C2D, C3D, GMM, GRP, DIL, DEP, T2D, CAP, NRM, SFM, ConvLayer, TBS; " + "default: all).")
+    @Option(
+            names = "--ops",
+            split = ",",
+            description = "Operators to run (C1D, C2D, C3D, GMM, GRP, DIL, DEP, T2D, CAP, NRM, SFM, ConvLayer, TBS; "
+                    + "default: all).")
     List<String> ops = List.of();
 
-    @Option(names = "--workloads", description = "Workload list (default: the built-in copy of ../shared/workloads/ansor-ops.tsv).")
+    @Option(
+            names = "--workloads",
+            description = "Workload list (default: the built-in copy of ../shared/workloads/ansor-ops.tsv).")
     Path workloads;
 
-    @Option(names = "--batch", description = "Batch, replacing the first parameter of each workload (SFM has none; default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--batch",
+            description =
+                    "Batch, replacing the first parameter of each workload (SFM has none; default: ${DEFAULT-VALUE}).")
     long batch = 1;
 
-    @Option(names = "--trials", description = "Kiln's trial budget per workload, counting the log's (0: build from the log, no search; " + "default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--trials",
+            description = "Kiln's trial budget per workload, counting the log's (0: build from the log, no search; "
+                    + "default: ${DEFAULT-VALUE}).")
     int trials = 200;
 
     @Option(names = "--per-round", description = "Programs measured per tuning round (default: ${DEFAULT-VALUE}).")
     int perRound = 64;
 
-    @Option(names = "--threads", split = ",", description = "Thread counts, a child JVM per implementation each (default: 1,2).")
+    @Option(
+            names = "--threads",
+            split = ",",
+            description = "Thread counts, a child JVM per implementation each (default: 1,2).")
     int[] threads = {1, 2};
 
-    @Option(names = "--impls", split = ",", description = "Implementations: kiln, pytorch, onednn, openblas (default: all).")
+    @Option(
+            names = "--impls",
+            split = ",",
+            description = "Implementations: kiln, pytorch, onednn, openblas (default: all).")
     List<String> impls = List.of("kiln", "pytorch", "onednn", "openblas");
 
-    @Option(names = "--log", description = "Kiln's tuning log; '-<n>t' is added per thread count (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--log",
+            description = "Kiln's tuning log; '-<n>t' is added per thread count (default: ${DEFAULT-VALUE}).")
     Path log = Path.of("kiln-bench", "suite", "tuning.jsonl");
 
-    @Option(names = "--dir", description = "Where the TSV, the PNGs and the reference outputs go (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--dir",
+            description = "Where the TSV, the PNGs and the reference outputs go (default: ${DEFAULT-VALUE}).")
     Path dir = Path.of("kiln-bench", "suite");
 
     @Option(names = "--repeats", description = "Timed samples per implementation (default: ${DEFAULT-VALUE}).")
@@ -72,43 +99,59 @@ public final class OperatorSuite implements Callable<Integer> {
     @Option(names = "--warmup-seconds", description = "Untimed seconds first, at least (default: ${DEFAULT-VALUE}).")
     double warmupSeconds = 0.5;
 
-    @Option(names = "--sample-ms", description = "Each timed sample lasts at least this long, as back-to-back calls (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--sample-ms",
+            description =
+                    "Each timed sample lasts at least this long, as back-to-back calls (default: ${DEFAULT-VALUE}).")
     double sampleMs = 20;
 
-    @Option(names = "--tolerance", description = "Output check against the reference, absolute and relative (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--tolerance",
+            description = "Output check against the reference, absolute and relative (default: ${DEFAULT-VALUE}).")
     double tolerance = 2e-3;
 
-    @Option(names = "--check-flops", description = "While tuning, check programs against the interpreter only up to this many FLOPs (default: " + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--check-flops",
+            description = "While tuning, check programs against the interpreter only up to this many FLOPs (default: "
+                    + "${DEFAULT-VALUE}).")
     double checkFlops = 2e8;
 
     @Option(names = "--seed", description = "Input and search seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
 
-    @Option(names = "--openblas-coretype", description = "OPENBLAS_CORETYPE for the children only (default: the environment's).")
+    @Option(
+            names = "--openblas-coretype",
+            description = "OPENBLAS_CORETYPE for the children only (default: the environment's).")
     String openblasCoreType;
 
     @Option(names = "--part", hidden = true, description = "Internal: the implementation a child runs.")
     String part;
 
-    @Option(names = "--child-rows", hidden = true, description = "Internal: run one part and thread count here, rows to this file.")
+    @Option(
+            names = "--child-rows",
+            hidden = true,
+            description = "Internal: run one part and thread count here, rows to this file.")
     Path childRows;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new OperatorSuite()).setOverwrittenOptionsAllowed(true)
-                .setExecutionExceptionHandler((e, cl, parsed) -> {   // bad input: its message, not a stack trace
+        System.exit(new CommandLine(new OperatorSuite())
+                .setOverwrittenOptionsAllowed(true)
+                .setExecutionExceptionHandler((e, cl, parsed) -> { // bad input: its message, not a stack trace
                     if (!(e instanceof KilnException)) throw e;
                     cl.getErr().println("kiln suite: " + e.getMessage());
                     return 2;
-                }).execute(args));
+                })
+                .execute(args));
     }
 
     @Override
     public Integer call() throws Exception {
-        List<SuiteWorkload> selected = SuiteWorkloads.select(workloads == null ? SuiteWorkloads.builtIn() : SuiteWorkloads.read(workloads),
-                ops, batch);
+        List<SuiteWorkload> selected = SuiteWorkloads.select(
+                workloads == null ? SuiteWorkloads.builtIn() : SuiteWorkloads.read(workloads), ops, batch);
         for (String i : impls) {
             if (!List.of("kiln", "pytorch", "onednn", "openblas").contains(i)) {
-                throw new KilnException("--impls: unknown implementation '" + i + "' (kiln, pytorch, onednn, openblas)");
+                throw new KilnException(
+                        "--impls: unknown implementation '" + i + "' (kiln, pytorch, onednn, openblas)");
             }
         }
         if (trials < 0) throw new KilnException("--trials must be 0 or more, got " + trials);
@@ -116,7 +159,15 @@ public final class OperatorSuite implements Callable<Integer> {
         KernelTimer timer = new KernelTimer(warmup, warmupSeconds, repeats, sampleMs / 1e3);
         if (childRows != null) {
             int t = threads[0];
-            KilnPart kiln = new KilnPart(SuiteChild.target(t), NetworkBench.logFor(log, t), trials, perRound, seed, checkFlops, timer, tolerance);
+            KilnPart kiln = new KilnPart(
+                    SuiteChild.target(t),
+                    NetworkBench.logFor(log, t),
+                    trials,
+                    perRound,
+                    seed,
+                    checkFlops,
+                    timer,
+                    tolerance);
             new SuiteChild(part, t, selected, seed, dir.resolve("reference"), timer, tolerance, kiln, childRows).run();
             return 0;
         }
@@ -126,9 +177,16 @@ public final class OperatorSuite implements Callable<Integer> {
     private int parent(List<SuiteWorkload> selected) throws IOException, InterruptedException {
         Files.createDirectories(dir);
         String coreType = openblasCoreType != null ? openblasCoreType : System.getenv("OPENBLAS_CORETYPE");
-        System.out.printf(Locale.ROOT, "suite: %d workload(s) (%s), batch %d, %d trial(s) each, threads %s, implementations %s%n",
-                selected.size(), String.join(",", selected.stream().map(SuiteWorkload::op).distinct().toList()), batch, trials,
-                java.util.Arrays.toString(threads), impls);
+        System.out.printf(
+                Locale.ROOT,
+                "suite: %d workload(s) (%s), batch %d, %d trial(s) each, threads %s, implementations %s%n",
+                selected.size(),
+                String.join(
+                        ",", selected.stream().map(SuiteWorkload::op).distinct().toList()),
+                batch,
+                trials,
+                java.util.Arrays.toString(threads),
+                impls);
         List<SuiteRow> rows = new ArrayList<>();
         boolean crashed = false;
         for (int t : threads) {
@@ -141,8 +199,16 @@ public final class OperatorSuite implements Callable<Integer> {
                 env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
                 env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
                 if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
-                System.out.printf(Locale.ROOT, "== %s, %d thread(s): child JVM, OMP_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; " + "load %s%n",
-                        impl, t, t, coreType == null ? "(auto)" : coreType, env.get("OMP_WAIT_POLICY"), NetworkBench.loadAverage());
+                System.out.printf(
+                        Locale.ROOT,
+                        "== %s, %d thread(s): child JVM, OMP_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; "
+                                + "load %s%n",
+                        impl,
+                        t,
+                        t,
+                        coreType == null ? "(auto)" : coreType,
+                        env.get("OMP_WAIT_POLICY"),
+                        NetworkBench.loadAverage());
                 int rc = pb.start().waitFor();
                 List<SuiteRow> got = SuiteRow.parseAll(Files.readAllLines(rowsFile), rowsFile.toString());
                 rows.addAll(got);
@@ -150,8 +216,13 @@ public final class OperatorSuite implements Callable<Integer> {
                     crashed = true;
                     for (SuiteWorkload w : selected) {
                         if (got.stream().noneMatch(r -> r.workload().equals(w.label()))) {
-                            rows.add(SuiteRow.notRun(w, t, impl, Status.CRASHED, "the child JVM exited with " + rc
-                                    + " before this workload (see its output and any hs_err_pid*.log)"));
+                            rows.add(SuiteRow.notRun(
+                                    w,
+                                    t,
+                                    impl,
+                                    Status.CRASHED,
+                                    "the child JVM exited with " + rc
+                                            + " before this workload (see its output and any hs_err_pid*.log)"));
                         }
                     }
                 }
@@ -159,8 +230,11 @@ public final class OperatorSuite implements Callable<Integer> {
             }
         }
         List<String> order = selected.stream().map(SuiteWorkload::label).toList();
-        rows = SuiteReport.withRatios(rows).stream().sorted(java.util.Comparator.comparingInt(SuiteRow::threads)
-                .thenComparingInt(r -> order.indexOf(r.workload())).thenComparingInt(r -> impls.indexOf(r.impl()))).toList();
+        rows = SuiteReport.withRatios(rows).stream()
+                .sorted(java.util.Comparator.comparingInt(SuiteRow::threads)
+                        .thenComparingInt(r -> order.indexOf(r.workload()))
+                        .thenComparingInt(r -> impls.indexOf(r.impl())))
+                .toList();
         System.out.println();
         System.out.print(SuiteReport.table(rows));
         String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
@@ -172,8 +246,18 @@ public final class OperatorSuite implements Callable<Integer> {
         System.out.println("written " + tsv);
         for (int t : threads) {
             Path png = dir.resolve("suite-" + stamp + "-" + t + "t.png");
-            SuiteChart.write(png, rows, t, impls, String.format(Locale.ROOT, "batch %d, Kiln %d trials per workload, %s; load %s",
-                    batch, trials, stamp, NetworkBench.loadAverage()));
+            SuiteChart.write(
+                    png,
+                    rows,
+                    t,
+                    impls,
+                    String.format(
+                            Locale.ROOT,
+                            "batch %d, Kiln %d trials per workload, %s; load %s",
+                            batch,
+                            trials,
+                            stamp,
+                            NetworkBench.loadAverage()));
             System.out.println("written " + png);
         }
         boolean wrong = rows.stream().anyMatch(r -> r.status() == Status.MISMATCH);
@@ -182,14 +266,45 @@ public final class OperatorSuite implements Callable<Integer> {
 
     private List<String> childCommand(String impl, int t, Path rowsFile) {
         List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.add(ProcessHandle.current()
+                .info()
+                .command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), OperatorSuite.class.getName(), "--part", impl,
-                "--threads", String.valueOf(t), "--child-rows", rowsFile.toString(), "--batch", String.valueOf(batch),
-                "--trials", String.valueOf(trials), "--per-round", String.valueOf(perRound), "--log", log.toString(),
-                "--dir", dir.toString(), "--repeats", String.valueOf(repeats), "--warmup", String.valueOf(warmup),
-                "--warmup-seconds", String.valueOf(warmupSeconds), "--sample-ms", String.valueOf(sampleMs),
-                "--tolerance", String.valueOf(tolerance), "--check-flops", String.valueOf(checkFlops), "--seed", String.valueOf(seed)));
+        cmd.addAll(List.of(
+                "-cp",
+                System.getProperty("java.class.path"),
+                OperatorSuite.class.getName(),
+                "--part",
+                impl,
+                "--threads",
+                String.valueOf(t),
+                "--child-rows",
+                rowsFile.toString(),
+                "--batch",
+                String.valueOf(batch),
+                "--trials",
+                String.valueOf(trials),
+                "--per-round",
+                String.valueOf(perRound),
+                "--log",
+                log.toString(),
+                "--dir",
+                dir.toString(),
+                "--repeats",
+                String.valueOf(repeats),
+                "--warmup",
+                String.valueOf(warmup),
+                "--warmup-seconds",
+                String.valueOf(warmupSeconds),
+                "--sample-ms",
+                String.valueOf(sampleMs),
+                "--tolerance",
+                String.valueOf(tolerance),
+                "--check-flops",
+                String.valueOf(checkFlops),
+                "--seed",
+                String.valueOf(seed)));
         if (!ops.isEmpty()) cmd.addAll(List.of("--ops", String.join(",", ops)));
         if (workloads != null) cmd.addAll(List.of("--workloads", workloads.toString()));
         return cmd;

@@ -6,16 +6,16 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.CategoryLabelPositions;
 import org.jfree.chart.plot.CategoryPlot;
+import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.renderer.category.BarRenderer;
 import org.jfree.chart.renderer.category.StandardBarPainter;
 import org.jfree.chart.title.TextTitle;
 import org.jfree.data.category.DefaultCategoryDataset;
-import org.jfree.chart.ChartFactory;
-import org.jfree.chart.plot.PlotOrientation;
 
 /**
  * The suite's figure, drawn with JFreeChart as the Ansor paper's operator figure: one bar group
@@ -27,7 +27,8 @@ import org.jfree.chart.plot.PlotOrientation;
 final class SuiteChart {
     private SuiteChart() {}
 
-    static void write(Path png, List<SuiteRow> rows, int threads, List<String> impls, String subtitle) throws IOException {
+    static void write(Path png, List<SuiteRow> rows, int threads, List<String> impls, String subtitle)
+            throws IOException {
         Map<String, Map<String, Double>> byOp = SuiteReport.byOperator(rows, threads, impls);
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         for (var op : byOp.entrySet()) {
@@ -36,13 +37,21 @@ final class SuiteChart {
                 data.addValue(v == null || v.isNaN() ? null : v, impl, op.getKey());
             }
         }
-        JFreeChart chart = ChartFactory.createBarChart("Kiln operator suite, " + threads + " thread(s)", "operator",
-                "throughput relative to the best (geometric mean over shapes)", data, PlotOrientation.VERTICAL, true, false, false);
+        JFreeChart chart = ChartFactory.createBarChart(
+                "Kiln operator suite, " + threads + " thread(s)",
+                "operator",
+                "throughput relative to the best (geometric mean over shapes)",
+                data,
+                PlotOrientation.VERTICAL,
+                true,
+                false,
+                false);
         chart.setBackgroundPaint(Color.WHITE);
         chart.addSubtitle(new TextTitle(subtitle, new Font(Font.SANS_SERIF, Font.PLAIN, 11)));
         List<String> absent = SuiteReport.absent(rows, threads);
         if (!absent.isEmpty()) {
-            TextTitle missing = new TextTitle("not run: " + String.join("; ", absent), new Font(Font.SANS_SERIF, Font.PLAIN, 10));
+            TextTitle missing =
+                    new TextTitle("not run: " + String.join("; ", absent), new Font(Font.SANS_SERIF, Font.PLAIN, 10));
             missing.setPosition(org.jfree.chart.ui.RectangleEdge.BOTTOM);
             chart.addSubtitle(missing);
         }

@@ -19,15 +19,24 @@ import java.util.function.Supplier;
  * one thread count, over every selected workload. Each row is appended to {@code rowsFile} as soon
  * as it is measured, so a native crash later loses nothing already measured.
  */
-record SuiteChild(String part, int threads, List<SuiteWorkload> workloads, long seed, Path refDir, KernelTimer timer, double tolerance,
-                  KilnPart kiln, Path rowsFile) {
+record SuiteChild(
+        String part,
+        int threads,
+        List<SuiteWorkload> workloads,
+        long seed,
+        Path refDir,
+        KernelTimer timer,
+        double tolerance,
+        KilnPart kiln,
+        Path rowsFile) {
 
     void run() throws IOException {
         Files.write(rowsFile, List.of());
         Baseline baseline = null;
         String loadError = null;
         if (part.equals("kiln")) {
-            System.out.println("   Kiln on " + kiln.target() + ", log " + kiln.log() + ", " + kiln.trials() + " trial(s) per workload");
+            System.out.println("   Kiln on " + kiln.target() + ", log " + kiln.log() + ", " + kiln.trials()
+                    + " trial(s) per workload");
         } else {
             try {
                 baseline = baselineOf(part, threads);
@@ -51,7 +60,8 @@ record SuiteChild(String part, int threads, List<SuiteWorkload> workloads, long 
             } catch (RuntimeException | OutOfMemoryError e) {
                 row = SuiteRow.notRun(w, threads, part, Status.ERROR, e.toString());
             }
-            System.out.printf("     %s %s median %.4f ms %s%n", row.status(), row.kernel(), row.medianMs(), row.notes());
+            System.out.printf(
+                    "     %s %s median %.4f ms %s%n", row.status(), row.kernel(), row.medianMs(), row.notes());
             Files.write(rowsFile, List.of(row.toTsv()), StandardOpenOption.APPEND);
         }
         if (baseline != null) baseline.close();
@@ -69,27 +79,50 @@ record SuiteChild(String part, int threads, List<SuiteWorkload> workloads, long 
             try (NDArray out = p.output()) {
                 Comparison c = out.compareTo(ref.reference(), tolerance, tolerance);
                 double flops = ref.dag().flopCount();
-                return new SuiteRow(w.op(), w.config(), threads, b.name(), c.ok() ? Status.OK : Status.MISMATCH, p.kernel(), t.minMs(),
-                        t.medianMs(), t.p90Ms(), t.calls(), flops / (t.medianMs() / 1e3) / 1e9, c.maxAbsError(), Double.NaN, Double.NaN, 0,
-                        Double.NaN, Double.NaN, t.loadBefore(), t.loadAfter(), c.ok() ? "" : c.report());
+                return new SuiteRow(
+                        w.op(),
+                        w.config(),
+                        threads,
+                        b.name(),
+                        c.ok() ? Status.OK : Status.MISMATCH,
+                        p.kernel(),
+                        t.minMs(),
+                        t.medianMs(),
+                        t.p90Ms(),
+                        t.calls(),
+                        flops / (t.medianMs() / 1e3) / 1e9,
+                        c.maxAbsError(),
+                        Double.NaN,
+                        Double.NaN,
+                        0,
+                        Double.NaN,
+                        Double.NaN,
+                        t.loadBefore(),
+                        t.loadAfter(),
+                        c.ok() ? "" : c.report());
             }
         }
     }
 
     /** The baseline of a part, with its threads set in this process too. */
     static Baseline baselineOf(String part, int threads) {
-        Supplier<Baseline> make = switch (part) {
-            case "pytorch" -> () -> {
-                TorchRuntime.setThreads(threads);
-                return new TorchOps();
-            };
-            case "onednn" -> DnnlOps::new;
-            case "openblas" -> () -> {
-                OpenBlas.setThreads(threads);
-                return new BlasOps();
-            };
-            default -> throw new dev.kiln.ir.KilnException("--impls: unknown implementation '" + part + "' (kiln, pytorch, onednn, openblas)");
-        };
+        Supplier<Baseline> make =
+                switch (part) {
+                    case "pytorch" ->
+                        () -> {
+                            TorchRuntime.setThreads(threads);
+                            return new TorchOps();
+                        };
+                    case "onednn" -> DnnlOps::new;
+                    case "openblas" ->
+                        () -> {
+                            OpenBlas.setThreads(threads);
+                            return new BlasOps();
+                        };
+                    default ->
+                        throw new dev.kiln.ir.KilnException(
+                                "--impls: unknown implementation '" + part + "' (kiln, pytorch, onednn, openblas)");
+                };
         return make.get();
     }
 

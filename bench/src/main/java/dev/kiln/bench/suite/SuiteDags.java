@@ -33,19 +33,37 @@ public final class SuiteDags {
 
     private static Tensor output(SuiteWorkload w) {
         return switch (w.op()) {
-            case "C1D" -> Conv.conv1dNlc(ph("data", w.p(0), w.p(1), w.p(2)), ph("weight", w.p(4), w.p(2), w.p(3)), w.p(5), w.p(6));
+            case "C1D" ->
+                Conv.conv1dNlc(
+                        ph("data", w.p(0), w.p(1), w.p(2)), ph("weight", w.p(4), w.p(2), w.p(3)), w.p(5), w.p(6));
             case "C2D" -> conv2d(w, ConvParams.of(2, w.p(6), w.p(7)), 1);
             case "GRP" -> conv2d(w, ConvParams.of(2, w.p(6), w.p(7)).withGroups(4), 4);
             case "DIL" -> conv2d(w, ConvParams.of(2, w.p(6), w.p(7)).withDilation(2), 1);
-            case "C3D" -> Conv.conv3dNdhwc(ph("data", w.p(0), w.p(1), w.p(2), w.p(3), w.p(4)),
-                    ph("weight", w.p(6), w.p(6), w.p(6), w.p(4), w.p(5)), w.p(7), w.p(8));
+            case "C3D" ->
+                Conv.conv3dNdhwc(
+                        ph("data", w.p(0), w.p(1), w.p(2), w.p(3), w.p(4)),
+                        ph("weight", w.p(6), w.p(6), w.p(6), w.p(4), w.p(5)),
+                        w.p(7),
+                        w.p(8));
             case "GMM" -> Linalg.batchMatmul(ph("X", w.p(0), w.p(1), w.p(3)), ph("Y", w.p(0), w.p(3), w.p(2)));
-            case "DEP" -> Conv.depthwiseConv2dNhwc(ph("data", w.p(0), w.p(1), w.p(2), w.p(3)), ph("weight", w.p(4), w.p(4), w.p(3), 1),
-                    w.p(5), w.p(6));
-            case "T2D" -> ConvTranspose.conv2dTransposeNhwc(ph("data", w.p(0), w.p(1), w.p(2), w.p(3)),
-                    ph("weight", w.p(5), w.p(5), w.p(3), w.p(4)), w.p(6), w.p(7));
-            case "CAP" -> CapsuleConv.conv2dCapsuleNhwijc(ph("data", w.p(0), w.p(1), w.p(2), CAPSULE, CAPSULE, w.p(3)),
-                    ph("weight", w.p(5), w.p(5), CAPSULE, CAPSULE, w.p(3), w.p(4)), w.p(6), w.p(7));
+            case "DEP" ->
+                Conv.depthwiseConv2dNhwc(
+                        ph("data", w.p(0), w.p(1), w.p(2), w.p(3)),
+                        ph("weight", w.p(4), w.p(4), w.p(3), 1),
+                        w.p(5),
+                        w.p(6));
+            case "T2D" ->
+                ConvTranspose.conv2dTransposeNhwc(
+                        ph("data", w.p(0), w.p(1), w.p(2), w.p(3)),
+                        ph("weight", w.p(5), w.p(5), w.p(3), w.p(4)),
+                        w.p(6),
+                        w.p(7));
+            case "CAP" ->
+                CapsuleConv.conv2dCapsuleNhwijc(
+                        ph("data", w.p(0), w.p(1), w.p(2), CAPSULE, CAPSULE, w.p(3)),
+                        ph("weight", w.p(5), w.p(5), CAPSULE, CAPSULE, w.p(3), w.p(4)),
+                        w.p(6),
+                        w.p(7));
             case "NRM" -> Linalg.norm(ph("A", w.p(0), w.p(1), w.p(2)));
             case "SFM" -> Softmax.softmax(ph("A", w.p(0), w.p(1)), 1);
             case "ConvLayer" -> convLayer(w);
@@ -58,13 +76,15 @@ public final class SuiteDags {
     static final long CAPSULE = 4;
 
     private static Tensor conv2d(SuiteWorkload w, ConvParams p, long groups) {
-        return Conv.conv2dNhwc(ph("data", w.p(0), w.p(1), w.p(2), w.p(3)), ph("weight", w.p(5), w.p(5), w.p(3) / groups, w.p(4)), p);
+        return Conv.conv2dNhwc(
+                ph("data", w.p(0), w.p(1), w.p(2), w.p(3)), ph("weight", w.p(5), w.p(5), w.p(3) / groups, w.p(4)), p);
     }
 
     /** Ansor's conv2d_nhwc_bn_relu: conv, + bias, * bn_scale, + bn_offset, relu (per output channel). */
     private static Tensor convLayer(SuiteWorkload w) {
         long co = w.p(4);
-        Tensor conv = Conv.conv2dNhwc(ph("data", w.p(0), w.p(1), w.p(2), w.p(3)), ph("weight", w.p(5), w.p(5), w.p(3), co), w.p(6), w.p(7));
+        Tensor conv = Conv.conv2dNhwc(
+                ph("data", w.p(0), w.p(1), w.p(2), w.p(3)), ph("weight", w.p(5), w.p(5), w.p(3), co), w.p(6), w.p(7));
         Tensor biased = Elementwise.biasAdd(conv, ph("bias", co), 3);
         Tensor scaled = Elementwise.multiply(biased, ph("bn_scale", co));
         return Activation.relu(Elementwise.add(scaled, ph("bn_offset", co)));
@@ -81,7 +101,10 @@ public final class SuiteDags {
         Tensor qt = Te.compute("query_T", Shape.of(b, h, l, d), (bb, hh, ll, dd) -> q.at(bb, ll, hh, dd));
         Tensor vt = Te.compute("value_T", Shape.of(b, h, d, l), (bb, hh, dd, ll) -> v.at(bb, ll, hh, dd));
         IterVar k = Te.reduceAxis(d, "k");
-        Tensor scores = Te.compute("scores", Shape.of(b, h, l, l), (bb, hh, i, j) -> Te.sum(k, qt.at(bb, hh, i, k).mul(vt.at(bb, hh, k, j))));
+        Tensor scores = Te.compute(
+                "scores",
+                Shape.of(b, h, l, l),
+                (bb, hh, i, j) -> Te.sum(k, qt.at(bb, hh, i, k).mul(vt.at(bb, hh, k, j))));
         return Softmax.softmax(scores, 3);
     }
 

@@ -25,7 +25,8 @@ import java.util.Map;
  * under {@code cacheDir} as raw float32, so the children of one run (Kiln, then each baseline)
  * compute each only once.
  */
-record SuiteReference(ComputeDAG dag, NDArray[] args, Map<String, NDArray> inputs, NDArray reference) implements AutoCloseable {
+record SuiteReference(ComputeDAG dag, NDArray[] args, Map<String, NDArray> inputs, NDArray reference)
+        implements AutoCloseable {
 
     static SuiteReference of(SuiteWorkload w, long seed, Path cacheDir) throws IOException {
         ComputeDAG dag = SuiteDags.of(w);
@@ -34,7 +35,8 @@ record SuiteReference(ComputeDAG dag, NDArray[] args, Map<String, NDArray> input
         Map<String, NDArray> inputs = new LinkedHashMap<>();
         for (int i = 0; i < params.size(); i++) {
             Tensor t = params.get(i);
-            args[i] = t.isPlaceholder() ? NDArray.random(DType.FLOAT32, seed + i, t.shape().toArray())
+            args[i] = t.isPlaceholder()
+                    ? NDArray.random(DType.FLOAT32, seed + i, t.shape().toArray())
                     : NDArray.allocate(DType.FLOAT32, t.shape().toArray());
             if (t.isPlaceholder()) inputs.put(t.name(), args[i]);
         }
@@ -48,7 +50,8 @@ record SuiteReference(ComputeDAG dag, NDArray[] args, Map<String, NDArray> input
             NDArray[] refArgs = args.clone();
             refArgs[refArgs.length - 1] = ref;
             Target cpu = Target.cpu();
-            try (CompiledKernel k = Backend.forTarget(cpu).compile(LowerDefault.lower("reference_" + w.op(), dag), cpu)) {
+            try (CompiledKernel k =
+                    Backend.forTarget(cpu).compile(LowerDefault.lower("reference_" + w.op(), dag), cpu)) {
                 k.call(refArgs);
             }
             Files.createDirectories(cacheDir);
@@ -58,9 +61,13 @@ record SuiteReference(ComputeDAG dag, NDArray[] args, Map<String, NDArray> input
     }
 
     /** The output array Kiln writes (the last argument). */
-    NDArray output() { return args[args.length - 1]; }
+    NDArray output() {
+        return args[args.length - 1];
+    }
 
-    long[] outDims() { return reference.shape(); }
+    long[] outDims() {
+        return reference.shape();
+    }
 
     @Override
     public void close() {

@@ -18,19 +18,21 @@ import java.util.stream.Collectors;
 public record SuiteWorkload(String op, List<Long> params, String source) {
 
     /** The operators the suite knows, with the number of parameters each takes. */
-    static final List<String> OPS = List.of("C1D", "C2D", "C3D", "GMM", "GRP", "DIL", "DEP", "T2D", "CAP", "NRM", "SFM",
-            "ConvLayer", "TBS");
+    static final List<String> OPS =
+            List.of("C1D", "C2D", "C3D", "GMM", "GRP", "DIL", "DEP", "T2D", "CAP", "NRM", "SFM", "ConvLayer", "TBS");
 
     public SuiteWorkload {
         params = List.copyOf(params);
         int want = arity(op, source);
         if (params.size() != want) {
-            throw new KilnException(source + ": " + op + " takes " + want + " parameters, got " + params.size() + " " + params);
+            throw new KilnException(
+                    source + ": " + op + " takes " + want + " parameters, got " + params.size() + " " + params);
         }
         for (int i = 0; i < params.size(); i++) {
             long p = params.get(i);
             if (p < 0 || p == 0 && !isPadding(op, i)) {
-                throw new KilnException(source + ": " + op + " parameters must be positive (padding may be 0), got " + params);
+                throw new KilnException(
+                        source + ": " + op + " parameters must be positive (padding may be 0), got " + params);
             }
         }
     }
@@ -40,8 +42,11 @@ public record SuiteWorkload(String op, List<Long> params, String source) {
      * from.
      */
     static String canonicalOp(String name, String where) {
-        return OPS.stream().filter(o -> o.equalsIgnoreCase(name.strip())).findFirst().orElseThrow(() -> new KilnException(
-                where + ": unknown operator '" + name + "' (known: " + String.join(", ", OPS) + ")"));
+        return OPS.stream()
+                .filter(o -> o.equalsIgnoreCase(name.strip()))
+                .findFirst()
+                .orElseThrow(() -> new KilnException(
+                        where + ": unknown operator '" + name + "' (known: " + String.join(", ", OPS) + ")"));
     }
 
     private static int arity(String op, String source) {
@@ -67,13 +72,19 @@ public record SuiteWorkload(String op, List<Long> params, String source) {
     }
 
     /** Parameter {@code i}. */
-    long p(int i) { return params.get(i); }
+    long p(int i) {
+        return params.get(i);
+    }
 
     /** Whether the first parameter is the batch (every operator but SFM). */
-    boolean hasBatch() { return !op.equals("SFM"); }
+    boolean hasBatch() {
+        return !op.equals("SFM");
+    }
 
     /** The batch, 1 where the workload has none. */
-    long batch() { return hasBatch() ? params.getFirst() : 1; }
+    long batch() {
+        return hasBatch() ? params.getFirst() : 1;
+    }
 
     /** This workload with batch {@code b} (SFM, which has no batch, is returned unchanged). */
     SuiteWorkload withBatch(long b) {
@@ -89,11 +100,17 @@ public record SuiteWorkload(String op, List<Long> params, String source) {
     }
 
     /** "C2D 1,56,56,64,64,1,1,0". */
-    public String label() { return op + " " + config(); }
+    public String label() {
+        return op + " " + config();
+    }
 
     /** A file-name-safe key: "c2d-1-56-56-64-64-1-1-0". */
-    public String key() { return (op + "-" + config().replace(',', '-')).toLowerCase(Locale.ROOT); }
+    public String key() {
+        return (op + "-" + config().replace(',', '-')).toLowerCase(Locale.ROOT);
+    }
 
     @Override
-    public String toString() { return label() + " (" + source + ")"; }
+    public String toString() {
+        return label() + " (" + source + ")";
+    }
 }

@@ -26,7 +26,8 @@ public final class SuiteWorkloads {
     /** The shipped list. */
     public static List<SuiteWorkload> builtIn() {
         try (InputStream in = SuiteWorkloads.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) throw new KilnException("the suite's workload list " + RESOURCE + " is not on the class path");
+            if (in == null)
+                throw new KilnException("the suite's workload list " + RESOURCE + " is not on the class path");
             return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), "ansor-ops.tsv (built in)");
         } catch (IOException e) {
             throw new KilnException("cannot read " + RESOURCE + ": " + e.getMessage());
@@ -52,8 +53,8 @@ public final class SuiteWorkloads {
             String where = name + ":" + (i + 1);
             String[] f = line.split("\t");
             if (f.length != 3) {
-                throw new KilnException(where + ": expected 3 tab-separated fields (op, compute, config), got " + f.length + ": '"
-                        + line + "'");
+                throw new KilnException(where + ": expected 3 tab-separated fields (op, compute, config), got "
+                        + f.length + ": '" + line + "'");
             }
             String op = SuiteWorkload.canonicalOp(f[0], where);
             List<Long> params = new ArrayList<>();
@@ -76,10 +77,15 @@ public final class SuiteWorkloads {
      */
     public static List<SuiteWorkload> select(List<SuiteWorkload> all, List<String> ops, long batch) {
         if (batch < 1) throw new KilnException("--batch must be at least 1, got " + batch);
-        Set<String> want = ops.stream().map(o -> SuiteWorkload.canonicalOp(o, "--ops")).collect(Collectors.toSet());
+        Set<String> want =
+                ops.stream().map(o -> SuiteWorkload.canonicalOp(o, "--ops")).collect(Collectors.toSet());
         for (String o : want) {
-            if (all.stream().noneMatch(w -> w.op().equals(o))) throw new KilnException("--ops: no workload of operator " + o + " in the list");
+            if (all.stream().noneMatch(w -> w.op().equals(o)))
+                throw new KilnException("--ops: no workload of operator " + o + " in the list");
         }
-        return all.stream().filter(w -> want.isEmpty() || want.contains(w.op())).map(w -> w.withBatch(batch)).toList();
+        return all.stream()
+                .filter(w -> want.isEmpty() || want.contains(w.op()))
+                .map(w -> w.withBatch(batch))
+                .toList();
     }
 }

@@ -23,16 +23,24 @@ final class TimedMeasurer implements Measurer {
     }
 
     /** Seconds spent inside {@link #measure} so far. */
-    double seconds() { return nanos / 1e9; }
+    double seconds() {
+        return nanos / 1e9;
+    }
 
     /** Programs measured so far. */
-    int programs() { return programs; }
+    int programs() {
+        return programs;
+    }
 
     @Override
-    public Target target() { return inner.target(); }
+    public Target target() {
+        return inner.target();
+    }
 
     @Override
-    public MeasureOptions options() { return inner.options(); }
+    public MeasureOptions options() {
+        return inner.options();
+    }
 
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {

@@ -21,7 +21,8 @@ class MetricsTest {
         assertThat(Metrics.r2(new double[] {2.5, 2.5, 2.5, 2.5}, truth)).isCloseTo(0, within(1e-12));
         assertThat(Metrics.r2(truth, truth)).isEqualTo(1);
         // Ties in the truth are not pairs to order.
-        assertThat(Metrics.pairwiseAccuracy(new double[] {1, 3, 2}, new double[] {5, 5, 6})).isEqualTo(0.5);
+        assertThat(Metrics.pairwiseAccuracy(new double[] {1, 3, 2}, new double[] {5, 5, 6}))
+                .isEqualTo(0.5);
     }
 
     @Test
@@ -47,7 +48,9 @@ class MetricsTest {
         assertThat(BenchWorkloads.of("c2d:1").name()).isEqualTo("C2D 56x56x64->64 1x1");
         assertThat(BenchWorkloads.of("dep:0").name()).isEqualTo("DEP 112x112x32 3x3");
         assertThat(BenchWorkloads.list("gemm:8, softmax:4x8")).hasSize(2);
-        assertThatThrownBy(() -> BenchWorkloads.of("c2d:9")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("c2d:9").hasMessageContaining("gemm:N");
+        assertThatThrownBy(() -> BenchWorkloads.of("c2d:9"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("c2d:9")
+                .hasMessageContaining("gemm:N");
     }
 }

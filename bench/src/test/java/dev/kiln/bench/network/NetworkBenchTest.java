@@ -19,7 +19,9 @@ class NetworkBenchTest {
     @Test
     void networksByName() {
         assertThat(NetworkBench.graphOf("resnet18-small", 1).name()).isEqualTo("resnet18");
-        assertThatThrownBy(() -> NetworkBench.graphOf("vgg", 1)).isInstanceOf(KilnException.class).hasMessageContaining("resnet50, mobilenetv2");
+        assertThatThrownBy(() -> NetworkBench.graphOf("vgg", 1))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("resnet50, mobilenetv2");
     }
 
     @Test

@@ -36,7 +36,7 @@ class TorchNetworkTest {
 
     @BeforeAll
     static void setUp() {
-        TorchRuntime.ensureAvailable();  // throws, failing the class, with the reason when PyTorch cannot load
+        TorchRuntime.ensureAvailable(); // throws, failing the class, with the reason when PyTorch cannot load
         TorchRuntime.setThreads(1);
         runner = NodeRunner.compiled(Target.cpu());
     }
@@ -73,7 +73,11 @@ class TorchNetworkTest {
         x = convBn(g, "last", x, 1, 1, 0, 40, 1, true, 8);
         Value pooled = g.globalAvgPool2d("pool", x, "NHWC");
         Value flat = g.reshape("flatten", pooled, 1, 40);
-        Value logits = g.biasAdd("fc.bias_add", g.dense("fc", flat, g.weight("fc.w", 9, 0.3, 10, 40)), g.weight("fc.b", 10, 0.1, 10), -1);
+        Value logits = g.biasAdd(
+                "fc.bias_add",
+                g.dense("fc", flat, g.weight("fc.w", 9, 0.3, 10, 40)),
+                g.weight("fc.b", 10, 0.1, 10),
+                -1);
         checkAllWays(g.output(logits).build(), NET_TOL);
     }
 
@@ -86,7 +90,10 @@ class TorchNetworkTest {
         a = g.relu("grouped.relu", a);
         Value b = g.conv2d("depthwise", a, g.weight("w2", 3, 0.3, 3, 3, 1, 12), "NHWC", 2, 1, 12);
         b = g.clip("depthwise.relu6", b, 0, 6);
-        Value c = g.node("asym", new Op.Conv2d("NHWC", List.of(2L, 1L), List.of(0L, 1L, 2L, 0L), List.of(2L, 2L), 1), b,
+        Value c = g.node(
+                "asym",
+                new Op.Conv2d("NHWC", List.of(2L, 1L), List.of(0L, 1L, 2L, 0L), List.of(2L, 2L), 1),
+                b,
                 g.weight("w3", 4, 0.3, 3, 3, 12, 5));
         checkOp(g.output(c, b).build());
     }
@@ -119,7 +126,7 @@ class TorchNetworkTest {
     void softmaxLayerNormBroadcastingAndUnaries() {
         GraphBuilder g = new GraphBuilder("misc");
         Value x = g.input("x", FLOAT32, 1, 5, 6, 8);
-        Value c = g.conv2d("c", x, g.weight("w", 1, 0.3, 1, 1, 8, 8), "NHWC", 1, 0, 1);  // held as NCHW in PyTorch
+        Value c = g.conv2d("c", x, g.weight("w", 1, 0.3, 1, 1, 8, 8), "NHWC", 1, 0, 1); // held as NCHW in PyTorch
         Value sm = g.softmax("sm_channels", c, -1);
         Value sm1 = g.softmax("sm_w", c, 2);
         Value ln = g.layerNorm("ln", c, g.uniform("gamma", 2, 0.8, 1.2, 6, 8), g.weight("beta", 3, 0.1, 6, 8), 2, 1e-5);
@@ -130,8 +137,15 @@ class TorchNetworkTest {
         Value u = g.unary("sig", Op.UnaryKind.SIGMOID, d);
         u = g.unary("tanh", Op.UnaryKind.TANH, g.add("u", u, ln));
         u = g.unary("gelu_tanh", Op.UnaryKind.GELU_TANH, u);
-        Value bn = g.batchNorm("bn_general", g.reshape("r3", u, 5, 6, 8), g.uniform("m", 6, -0.1, 0.1, 6),
-                g.uniform("v", 7, 0.8, 1.2, 6), g.uniform("ga", 8, 0.5, 1, 6), g.weight("be", 9, 0.1, 6), 1, 1e-5);
+        Value bn = g.batchNorm(
+                "bn_general",
+                g.reshape("r3", u, 5, 6, 8),
+                g.uniform("m", 6, -0.1, 0.1, 6),
+                g.uniform("v", 7, 0.8, 1.2, 6),
+                g.uniform("ga", 8, 0.5, 1, 6),
+                g.weight("be", 9, 0.1, 6),
+                1,
+                1e-5);
         checkOp(g.output(u, bn).build());
     }
 
@@ -141,14 +155,15 @@ class TorchNetworkTest {
         Value x = g.input("x", FLOAT32, 1, 4, 4, 6);
         Value c1 = g.conv2d("c1", x, g.weight("w1", 1, 0.3, 1, 1, 6, 3), "NHWC", 1, 0, 1);
         Value c2 = g.conv2d("c2", x, g.weight("w2", 2, 0.3, 3, 3, 6, 5), "NHWC", 1, 1, 1);
-        Value cat = g.concat("cat_c", 3, c1, c2, x);                        // [1, 4, 4, 14], channel concat of NCHW-held values
-        Value cat2 = g.concat("cat_h", 1, cat, g.weight("k", 3, 1, 1, 2, 4, 14));  // with a constant, along H
-        Value t = g.transpose("t", cat2, 0, 3, 1, 2);                         // [1, 14, 6, 4]
+        Value cat = g.concat("cat_c", 3, c1, c2, x); // [1, 4, 4, 14], channel concat of NCHW-held values
+        Value cat2 = g.concat("cat_h", 1, cat, g.weight("k", 3, 1, 1, 2, 4, 14)); // with a constant, along H
+        Value t = g.transpose("t", cat2, 0, 3, 1, 2); // [1, 14, 6, 4]
         Value r = g.reshape("r", t, 14, 6, 4);
-        Value rt = g.reshape("rt", cat2, 6, 4, 14);                          // row-major NHWC order
-        Value bm = g.batchMatmul("bm", r, g.weight("bw", 4, 0.5, 1, 4, 7), false, false);      // batch 1 broadcast: [14, 6, 7]
-        Value bt = g.batchMatmul("bt", rt, rt, true, false);                 // [6, 14, 14]
-        Value bb = g.batchMatmul("bb", g.weight("lhs", 5, 0.5, 1, 3, 14), rt, false, true);     // [6, 3, 6]
+        Value rt = g.reshape("rt", cat2, 6, 4, 14); // row-major NHWC order
+        Value bm =
+                g.batchMatmul("bm", r, g.weight("bw", 4, 0.5, 1, 4, 7), false, false); // batch 1 broadcast: [14, 6, 7]
+        Value bt = g.batchMatmul("bt", rt, rt, true, false); // [6, 14, 14]
+        Value bb = g.batchMatmul("bb", g.weight("lhs", 5, 0.5, 1, 3, 14), rt, false, true); // [6, 3, 6]
         checkOp(g.output(bm, bt, bb, t).build());
     }
 
@@ -156,23 +171,40 @@ class TorchNetworkTest {
     void erfSqrtPowerAndStridedSlice() {
         GraphBuilder g = new GraphBuilder("onnx_ops");
         Value x = g.input("x", FLOAT32, 1, 4, 4, 6);
-        Value c = g.conv2d("c", x, g.weight("w", 1, 0.3, 1, 1, 6, 6), "NHWC", 1, 0, 1);  // held as NCHW in PyTorch
+        Value c = g.conv2d("c", x, g.weight("w", 1, 0.3, 1, 1, 6, 6), "NHWC", 1, 0, 1); // held as NCHW in PyTorch
         Value e = g.unary("erf", Op.UnaryKind.ERF, c);
         Value pos = g.binary("pos", Op.BinaryKind.ADD, g.unary("sig", Op.UnaryKind.SIGMOID, e), g.fill("one", 1f, 1));
         Value p = g.binary("pow", Op.BinaryKind.POWER, pos, g.uniform("exp", 2, 0.5, 2, 6));
         Value s = g.unary("sqrt", Op.UnaryKind.SQRT, p);
-        Value sl = g.node("slice", new Op.StridedSlice(List.of(0L, 1L, 0L, 1L), List.of(1L, 2L, 3L, 1L), List.of(1L, 2L, 2L, 4L)), s);
+        Value sl = g.node(
+                "slice",
+                new Op.StridedSlice(List.of(0L, 1L, 0L, 1L), List.of(1L, 2L, 3L, 1L), List.of(1L, 2L, 2L, 4L)),
+                s);
         checkOp(g.output(s, sl).build());
     }
 
     // ---- helpers -------------------------------------------------------------------------------
 
-    private static Value convBn(GraphBuilder g, String p, Value x, int k, int s, int pad, long out, long groups, boolean relu6, long seed) {
+    private static Value convBn(
+            GraphBuilder g, String p, Value x, int k, int s, int pad, long out, long groups, boolean relu6, long seed) {
         long in = x.shape().getLast();
-        Value y = g.conv2d(p, x, g.weight(p + ".w", seed * 10, Math.sqrt(6.0 / (k * k * (in / groups))), k, k, in / groups, out),
-                "NHWC", s, pad, groups);
-        y = g.batchNorm(p + ".bn", y, g.uniform(p + ".mean", seed * 10 + 1, -0.1, 0.1, out), g.uniform(p + ".var", seed * 10 + 2, 0.8, 1.2, out),
-                g.uniform(p + ".gamma", seed * 10 + 3, 0.5, 1, out), g.uniform(p + ".beta", seed * 10 + 4, -0.1, 0.1, out), -1, 1e-5);
+        Value y = g.conv2d(
+                p,
+                x,
+                g.weight(p + ".w", seed * 10, Math.sqrt(6.0 / (k * k * (in / groups))), k, k, in / groups, out),
+                "NHWC",
+                s,
+                pad,
+                groups);
+        y = g.batchNorm(
+                p + ".bn",
+                y,
+                g.uniform(p + ".mean", seed * 10 + 1, -0.1, 0.1, out),
+                g.uniform(p + ".var", seed * 10 + 2, 0.8, 1.2, out),
+                g.uniform(p + ".gamma", seed * 10 + 3, 0.5, 1, out),
+                g.uniform(p + ".beta", seed * 10 + 4, -0.1, 0.1, out),
+                -1,
+                1e-5);
         return relu6 ? g.clip(p + ".relu6", y, 0, 6) : y;
     }
 
@@ -188,15 +220,21 @@ class TorchNetworkTest {
     }
 
     private static void check(Graph g, Variant variant, Format format, double tol) {
-        NDArray[] inputs = g.inputs().stream().map(v -> NDArray.random(FLOAT32, 42 + v.name().hashCode(), v.dims())).toArray(NDArray[]::new);
+        NDArray[] inputs = g.inputs().stream()
+                .map(v -> NDArray.random(FLOAT32, 42 + v.name().hashCode(), v.dims()))
+                .toArray(NDArray[]::new);
         List<NDArray> want = ReferenceExecutor.run(g, runner, inputs);
         try (TorchNetwork pt = TorchNetwork.load(g, variant, format)) {
-            for (int rep = 0; rep < 2; rep++) {  // twice: in-place ops must not change the weights or the inputs
+            for (int rep = 0; rep < 2; rep++) { // twice: in-place ops must not change the weights or the inputs
                 List<NDArray> got = pt.run(inputs);
                 assertThat(got).hasSize(want.size());
                 for (int i = 0; i < got.size(); i++) {
                     Comparison c = got.get(i).compareTo(want.get(i), tol, tol);
-                    assertThat(c.ok()).as("%s %s %s output %s run %d: %s", g.name(), variant, format, g.outputs().get(i), rep, c).isTrue();
+                    assertThat(c.ok())
+                            .as(
+                                    "%s %s %s output %s run %d: %s",
+                                    g.name(), variant, format, g.outputs().get(i), rep, c)
+                            .isTrue();
                     got.get(i).close();
                 }
             }

@@ -39,8 +39,28 @@ class OnnxBenchTest {
     }
 
     private static String[] args(Path model, Path log, String... more) {
-        List<String> a = new ArrayList<>(List.of(model.toString(), "--dim", "batch=2", "--threads", "1", "--trials", "4", "--per-round", "2",
-                "--log", log.toString(), "--repeats", "3", "--warmup", "1", "--warmup-ms", "0", "--min-seconds", "0", "--int-high", "50"));
+        List<String> a = new ArrayList<>(List.of(
+                model.toString(),
+                "--dim",
+                "batch=2",
+                "--threads",
+                "1",
+                "--trials",
+                "4",
+                "--per-round",
+                "2",
+                "--log",
+                log.toString(),
+                "--repeats",
+                "3",
+                "--warmup",
+                "1",
+                "--warmup-ms",
+                "0",
+                "--min-seconds",
+                "0",
+                "--int-high",
+                "50"));
         a.addAll(List.of(more));
         return a.toArray(String[]::new);
     }
@@ -50,9 +70,23 @@ class OnnxBenchTest {
         ModelWriter m = new ModelWriter("mlp", 17).input("ids", DType.INT64, "batch", 3L);
         String emb = m.node("Gather", new String[] {m.weight("table", 1, 0.5, 50, 16), "ids"}, "emb");
         String flat = m.node("Reshape", new String[] {emb, m.longs("shape", 0, 48)}, "flat");
-        String h = m.node("Relu", new String[] {m.node("Gemm", new String[] {flat, m.weight("w1", 2, 0.2, 24, 48), m.weight("b1", 3, 0.1, 24)},
-                "fc1", "transB", 1L)}, "h");
-        m.node("Gemm", new String[] {h, m.weight("w2", 4, 0.2, 10, 24), m.weight("b2", 5, 0.1, 10)}, "logits", "transB", 1L);
+        String h = m.node(
+                "Relu",
+                new String[] {
+                    m.node(
+                            "Gemm",
+                            new String[] {flat, m.weight("w1", 2, 0.2, 24, 48), m.weight("b1", 3, 0.1, 24)},
+                            "fc1",
+                            "transB",
+                            1L)
+                },
+                "h");
+        m.node(
+                "Gemm",
+                new String[] {h, m.weight("w2", 4, 0.2, 10, 24), m.weight("b2", 5, 0.1, 10)},
+                "logits",
+                "transB",
+                1L);
         Path model = m.output("logits").write(dir.resolve("mlp.onnx"));
         Path log = dir.resolve("mlp.jsonl"), threadLog = dir.resolve("mlp-1t.jsonl");
 
@@ -64,12 +98,22 @@ class OnnxBenchTest {
         assertThat(logged).as("one JSON line per measured program").isNotEmpty().allMatch(l -> l.startsWith("{"));
 
         StringBuilder second = new StringBuilder();
-        assertThat(run(second, args(model, log, "--child"))).as(second.toString()).isZero();
-        assertThat(second).contains("built from " + threadLog).contains("no search").doesNotContain("tuned: ").containsPattern("(?m)^1 +kiln .* ok ");
-        assertThat(Files.readAllLines(threadLog)).as("applying the log measures nothing").isEqualTo(logged);
+        assertThat(run(second, args(model, log, "--child")))
+                .as(second.toString())
+                .isZero();
+        assertThat(second)
+                .contains("built from " + threadLog)
+                .contains("no search")
+                .doesNotContain("tuned: ")
+                .containsPattern("(?m)^1 +kiln .* ok ");
+        assertThat(Files.readAllLines(threadLog))
+                .as("applying the log measures nothing")
+                .isEqualTo(logged);
 
         StringBuilder parent = new StringBuilder();
-        assertThat(run(parent, args(model, log))).as("the parent's exit code follows its child JVM's").isZero();
+        assertThat(run(parent, args(model, log)))
+                .as("the parent's exit code follows its child JVM's")
+                .isZero();
         assertThat(parent).contains("1 inputs [ids[2, 3]:int64]").contains("== 1 thread(s): child JVM");
         assertThat(Files.readAllLines(threadLog)).isEqualTo(logged);
     }

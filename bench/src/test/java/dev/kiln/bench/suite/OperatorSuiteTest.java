@@ -24,10 +24,30 @@ class OperatorSuiteTest {
     @Test
     void tunesTimesChecksAndPlotsTwoTinyWorkloads(@TempDir Path tmp) throws Exception {
         Path list = tmp.resolve("tiny.tsv");
-        Files.writeString(list, "# two tiny workloads\nGMM\tbatch_matmul(B,N,M,K)\t1,16,16,16\nC2D\tconv2d_nhwc\t1,6,6,4,8,3,1,1\n");
+        Files.writeString(
+                list,
+                "# two tiny workloads\nGMM\tbatch_matmul(B,N,M,K)\t1,16,16,16\nC2D\tconv2d_nhwc\t1,6,6,4,8,3,1,1\n");
         Path dir = tmp.resolve("out");
-        String[] common = {"--workloads", list.toString(), "--dir", dir.toString(), "--log", dir.resolve("t.jsonl").toString(),
-                "--threads", "1", "--repeats", "3", "--warmup", "2", "--warmup-seconds", "0", "--sample-ms", "1", "--per-round", "4"};
+        String[] common = {
+            "--workloads",
+            list.toString(),
+            "--dir",
+            dir.toString(),
+            "--log",
+            dir.resolve("t.jsonl").toString(),
+            "--threads",
+            "1",
+            "--repeats",
+            "3",
+            "--warmup",
+            "2",
+            "--warmup-seconds",
+            "0",
+            "--sample-ms",
+            "1",
+            "--per-round",
+            "4"
+        };
         int rc = new CommandLine(new OperatorSuite()).execute(concat(common, "--trials", "4"));
         assertThat(rc).isZero();
 
@@ -40,18 +60,21 @@ class OperatorSuiteTest {
             assertThat(r.outsideMeasure()).isBetween(0.0, 1.0);
             assertThat(r.medianMs()).isBetween(r.minMs(), r.p90Ms());
         });
-        assertThat(rows).filteredOn(r -> r.impl().equals("openblas") && r.op().equals("C2D")).singleElement()
+        assertThat(rows)
+                .filteredOn(r -> r.impl().equals("openblas") && r.op().equals("C2D"))
+                .singleElement()
                 .satisfies(r -> assertThat(r.status()).isEqualTo(Status.UNSUPPORTED));
         assertThat(rows).filteredOn(r -> r.impl().equals("onednn")).allSatisfy(r -> {
             assertThat(r.status()).isEqualTo(Status.OK);
-            assertThat(r.kernel()).isNotBlank().isNotEqualTo("-");   // impl_info_str
+            assertThat(r.kernel()).isNotBlank().isNotEqualTo("-"); // impl_info_str
         });
-        assertThat(rows).filteredOn(r -> r.status() == Status.OK).allSatisfy(r -> assertThat(r.relToBest()).isBetween(0.0, 1.0));
+        assertThat(rows).filteredOn(r -> r.status() == Status.OK).allSatisfy(r -> assertThat(r.relToBest())
+                .isBetween(0.0, 1.0));
         BufferedImage png = ImageIO.read(newest(dir, "-1t.png").toFile());
         assertThat(png).isNotNull();
         assertThat(png.getWidth()).isEqualTo(1400);
 
-        Thread.sleep(1100);   // the next run's files get a new time stamp
+        Thread.sleep(1100); // the next run's files get a new time stamp
         rc = new CommandLine(new OperatorSuite()).execute(concat(common, "--trials", "0", "--impls", "kiln"));
         assertThat(rc).isZero();
         assertThat(rowsOf(newest(dir, ".tsv"))).hasSize(2).allSatisfy(r -> {
@@ -66,8 +89,10 @@ class OperatorSuiteTest {
 
     private static Path newest(Path dir, String suffix) throws Exception {
         try (Stream<Path> s = Files.list(dir)) {
-            return s.filter(p -> p.getFileName().toString().startsWith("suite-") && p.getFileName().toString().endsWith(suffix))
-                    .max(Path::compareTo).orElseThrow();
+            return s.filter(p -> p.getFileName().toString().startsWith("suite-")
+                            && p.getFileName().toString().endsWith(suffix))
+                    .max(Path::compareTo)
+                    .orElseThrow();
         }
     }
 

@@ -22,7 +22,8 @@ final class CastGen {
         if (from == to) return x;
         if (to == DType.BOOL) return "(" + (isHalfLike(from) ? toFloat(from, x) : x) + " != 0)";
         if (from == DType.BOOL) {
-            if (isHalfLike(to)) return "(" + x + " ? " + CudaTypes.literal(new FloatImm(to, 1)) + " : " + CudaTypes.zero(to) + ")";
+            if (isHalfLike(to))
+                return "(" + x + " ? " + CudaTypes.literal(new FloatImm(to, 1)) + " : " + CudaTypes.zero(to) + ")";
             return "((" + name(to) + ")(" + x + " ? 1 : 0))";
         }
         if (from.isInt() && to.isInt()) return "((" + name(to) + ")" + x + ")";
@@ -33,14 +34,15 @@ final class CastGen {
         }
         if (to.isInt()) {
             g.use(Helper.FLOAT_TO_INT);
-            String fn = switch (to) {
-                case INT8 -> "kiln_f2i8";
-                case INT16 -> "kiln_f2i16";
-                case INT32 -> "kiln_f2i32";
-                case INT64 -> "kiln_f2i64";
-                case UINT8 -> "kiln_f2u8";
-                case BOOL, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 -> throw new IllegalStateException("to " + to);
-            };
+            String fn =
+                    switch (to) {
+                        case INT8 -> "kiln_f2i8";
+                        case INT16 -> "kiln_f2i16";
+                        case INT32 -> "kiln_f2i32";
+                        case INT64 -> "kiln_f2i64";
+                        case UINT8 -> "kiln_f2u8";
+                        case BOOL, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 -> throw new IllegalStateException("to " + to);
+                    };
             return fn + "(" + ExprGen.toDouble(from, x) + ")";
         }
         // float to float

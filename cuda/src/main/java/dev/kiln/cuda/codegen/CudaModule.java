@@ -17,8 +17,13 @@ import java.util.List;
  *                        which the host must read and reset after the launches
  * @param options         how it was generated; {@link CudaOptions#compileFlags()} must be used to compile it
  */
-public record CudaModule(PrimFunc func, String source, List<Launch> launches, List<Buffer> temporaries,
-                         boolean usesErrorFlag, CudaOptions options) {
+public record CudaModule(
+        PrimFunc func,
+        String source,
+        List<Launch> launches,
+        List<Buffer> temporaries,
+        boolean usesErrorFlag,
+        CudaOptions options) {
     public CudaModule {
         launches = List.copyOf(launches);
         temporaries = List.copyOf(temporaries);

@@ -62,7 +62,8 @@ final class CudaTypes {
             case INT32 -> v == Integer.MIN_VALUE ? "(-2147483647 - 1)" : v < 0 ? "(" + v + ")" : Long.toString(v);
             case INT64 -> v == Long.MIN_VALUE ? "(-9223372036854775807LL - 1)" : v < 0 ? "(" + v + "LL)" : v + "LL";
             case INT8, INT16, UINT8 -> "((" + name(c.dtype()) + ")" + v + ")";
-            case FLOAT16, BFLOAT16, FLOAT32, FLOAT64 -> throw new IllegalStateException("integer constant of type " + c.dtype());
+            case FLOAT16, BFLOAT16, FLOAT32, FLOAT64 ->
+                throw new IllegalStateException("integer constant of type " + c.dtype());
         };
     }
 
@@ -80,16 +81,19 @@ final class CudaTypes {
             case FLOAT64 -> {
                 if (Double.isNaN(v)) yield "__longlong_as_double(0x7ff8000000000000LL)";
                 if (Double.isInfinite(v)) {
-                    yield v > 0 ? "__longlong_as_double(0x7ff0000000000000LL)" : "(-__longlong_as_double(0x7ff0000000000000LL))";
+                    yield v > 0
+                            ? "__longlong_as_double(0x7ff0000000000000LL)"
+                            : "(-__longlong_as_double(0x7ff0000000000000LL))";
                 }
                 String s = Double.toString(v);
                 yield v < 0 || (v == 0 && 1 / v < 0) ? "(" + s + ")" : s;
             }
-            case FLOAT16 -> String.format("__ushort_as_half((unsigned short)0x%04x)",
-                    Numerics.toFloat16Bits(v) & 0xFFFF);
-            case BFLOAT16 -> String.format("__ushort_as_bfloat16((unsigned short)0x%04x)",
-                    Numerics.toBFloat16Bits(v) & 0xFFFF);
-            case INT8, INT16, INT32, INT64, UINT8, BOOL -> throw new IllegalStateException("float constant of type " + c.dtype());
+            case FLOAT16 ->
+                String.format("__ushort_as_half((unsigned short)0x%04x)", Numerics.toFloat16Bits(v) & 0xFFFF);
+            case BFLOAT16 ->
+                String.format("__ushort_as_bfloat16((unsigned short)0x%04x)", Numerics.toBFloat16Bits(v) & 0xFFFF);
+            case INT8, INT16, INT32, INT64, UINT8, BOOL ->
+                throw new IllegalStateException("float constant of type " + c.dtype());
         };
     }
 

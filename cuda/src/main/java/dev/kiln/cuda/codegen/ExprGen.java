@@ -80,12 +80,16 @@ final class ExprGen {
 
     /** The element offset of an access: the index of a flat view, or {@code sum(index[d] * stride[d])}. */
     String offset(Buffer b, List<Expr> indices) {
-        if (indices.size() == 1 && b.strides().getFirst() instanceof IntImm s && s.value() == 1) return index(indices.getFirst());
+        if (indices.size() == 1 && b.strides().getFirst() instanceof IntImm s && s.value() == 1)
+            return index(indices.getFirst());
         long[] strides = b.constStrides();
         List<String> terms = new ArrayList<>();
         for (int d = 0; d < indices.size(); d++) {
             String i = index(indices.get(d));
-            terms.add(strides[d] == 1 ? i : "(" + i + " * " + strides[d] + (indices.get(d).dtype() == DType.INT64 ? "LL" : "") + ")");
+            terms.add(
+                    strides[d] == 1
+                            ? i
+                            : "(" + i + " * " + strides[d] + (indices.get(d).dtype() == DType.INT64 ? "LL" : "") + ")");
         }
         return String.join(" + ", terms);
     }
@@ -105,10 +109,12 @@ final class ExprGen {
             case Cast c -> CastGen.cast(this, c.value().dtype(), c.dtype(), gen(c.value()));
             case Call c -> call(c);
             case BufferLoad l -> names.buffer(l.buffer()) + "[" + offset(l.buffer(), l.indices()) + "]";
-            case TensorRead r -> throw new KilnException("function '" + funcName + "': tensor read " + ExprPrinter.print(r)
-                    + " must be lowered to a buffer load before CUDA code generation");
-            case Reduce r -> throw new KilnException("function '" + funcName + "': reduction " + ExprPrinter.print(r)
-                    + " must be lowered to loops before CUDA code generation");
+            case TensorRead r ->
+                throw new KilnException("function '" + funcName + "': tensor read " + ExprPrinter.print(r)
+                        + " must be lowered to a buffer load before CUDA code generation");
+            case Reduce r ->
+                throw new KilnException("function '" + funcName + "': reduction " + ExprPrinter.print(r)
+                        + " must be lowered to loops before CUDA code generation");
         };
     }
 
@@ -128,7 +134,9 @@ final class ExprGen {
             case MUL -> wrapping(e, a, "*", b);
             case MIN, MAX -> {
                 String f = e.op() == BinaryOp.MIN ? "min" : "max";
-                yield isNarrowInt(t) ? "((" + name(t) + ")" + f + "((int)" + a + ", (int)" + b + "))" : f + "(" + a + ", " + b + ")";
+                yield isNarrowInt(t)
+                        ? "((" + name(t) + ")" + f + "((int)" + a + ", (int)" + b + "))"
+                        : f + "(" + a + ", " + b + ")";
             }
             case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> division(e, a, b);
             case DIV -> throw new IllegalStateException("integer div is rejected by Binary");
@@ -139,7 +147,8 @@ final class ExprGen {
     private String wrapping(Binary e, String a, String op, String b) {
         DType t = e.dtype();
         boolean proven = inIndex || t == DType.BOOL || !bounds.bound(e).equals(IntRange.full(t));
-        if (isNarrowInt(t)) return proven ? "(" + a + " " + op + " " + b + ")" : "((" + name(t) + ")(" + a + " " + op + " " + b + "))";
+        if (isNarrowInt(t))
+            return proven ? "(" + a + " " + op + " " + b + ")" : "((" + name(t) + ")(" + a + " " + op + " " + b + "))";
         if (proven) return "(" + a + " " + op + " " + b + ")";
         String u = t == DType.INT64 ? "unsigned long long" : "unsigned";
         return "((" + name(t) + ")((" + u + ")" + a + " " + op + " (" + u + ")" + b + "))";
@@ -182,13 +191,15 @@ final class ExprGen {
             if (isHalfLike(t)) return fromFloat(t, f + "(" + toFloat(t, a) + ", " + toFloat(t, b) + ")");
             return f + "(" + a + ", " + b + ")";
         }
-        String sym = switch (op) {
-            case ADD -> "+";
-            case SUB -> "-";
-            case MUL -> "*";
-            case DIV -> "/";
-            case MIN, MAX, FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> throw new IllegalStateException(op + " on " + t);
-        };
+        String sym =
+                switch (op) {
+                    case ADD -> "+";
+                    case SUB -> "-";
+                    case MUL -> "*";
+                    case DIV -> "/";
+                    case MIN, MAX, FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD ->
+                        throw new IllegalStateException(op + " on " + t);
+                };
         if (isHalfLike(t)) return fromFloat(t, toFloat(t, a) + " " + sym + " " + toFloat(t, b));
         return "(" + a + " " + sym + " " + b + ")";
     }

@@ -109,7 +109,9 @@ enum Helper {
                   if (b == -1) return 0;
                   return a % b;
                 }
-                """.replace("T ", t + " ").replace("(T)", "(" + t + ")").replace("(U)", "(" + u + ")")
+                """.replace("T ", t + " ")
+                .replace("(T)", "(" + t + ")")
+                .replace("(U)", "(" + u + ")")
                 .replace("_S(", "_" + s + "(");
     }
 }

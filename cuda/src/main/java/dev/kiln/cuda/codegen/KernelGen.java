@@ -45,6 +45,7 @@ final class KernelGen {
     private final StringBuilder out = new StringBuilder();
     /** The names declared in each open C block, innermost last: a let opens a block only to avoid a clash. */
     private final java.util.ArrayDeque<java.util.Set<String>> scopes = new java.util.ArrayDeque<>();
+
     private int depth = 1;
     /** How many threadIdx or vthread loops enclose the current statement. */
     private int threadLoops;
@@ -75,8 +76,9 @@ final class KernelGen {
     private void stmt(Stmt s) {
         switch (s) {
             case For f -> loop(f);
-            case Store st -> line(names.buffer(st.buffer()) + "[" + g.offset(st.buffer(), st.indices()) + "] = "
-                    + g.gen(st.value()) + ";");
+            case Store st ->
+                line(names.buffer(st.buffer()) + "[" + g.offset(st.buffer(), st.indices()) + "] = " + g.gen(st.value())
+                        + ";");
             case Allocate a -> allocate(a);
             case Seq q -> q.stmts().forEach(this::stmt);
             case IfThenElse i -> {
@@ -139,7 +141,7 @@ final class KernelGen {
                 line("#pragma unroll");
             }
             case UNROLLED -> line("#pragma unroll");
-            case SERIAL -> { }
+            case SERIAL -> {}
         }
         String min = g.index(f.min());
         String end;
@@ -188,14 +190,17 @@ final class KernelGen {
         if (clash) open("");
         scopes.peek().add(name);
         switch (b.scope()) {
-            case GLOBAL -> throw fail("global buffer '" + b.name() + "' is allocated inside the kernel; the GPU passes"
-                    + " (plan-memory-scopes) refuse this, so run them before code generation");
+            case GLOBAL ->
+                throw fail("global buffer '" + b.name() + "' is allocated inside the kernel; the GPU passes"
+                        + " (plan-memory-scopes) refuse this, so run them before code generation");
             case LOCAL -> line(type + " " + name + "[" + n + "] = {};");
             case SHARED -> {
                 if (threadLoops > 0) {
-                    throw fail("shared buffer '" + b.name() + "' is allocated inside a thread loop, where every thread would"
+                    throw fail("shared buffer '" + b.name()
+                            + "' is allocated inside a thread loop, where every thread would"
                             + " share it without synchronisation; lower the program with the GPU passes"
-                            + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers " + "synchronises it)");
+                            + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers "
+                            + "synchronises it)");
                 }
                 line("__shared__ __align__(16) " + type + " " + name + "[" + n + "];");
                 if (options.zeroSharedMemory()) {

@@ -24,18 +24,22 @@ public record Launch(String name, GpuKernel kernel, List<Buffer> args, List<Bool
 
     /** Grid dimensions x, y, z. */
     public long[] grid() {
-        return new long[] {kernel.extent(ThreadAxis.BLOCK_X), kernel.extent(ThreadAxis.BLOCK_Y), kernel.extent(ThreadAxis.BLOCK_Z)};
+        return new long[] {
+            kernel.extent(ThreadAxis.BLOCK_X), kernel.extent(ThreadAxis.BLOCK_Y), kernel.extent(ThreadAxis.BLOCK_Z)
+        };
     }
 
     /** Block dimensions x, y, z. */
     public long[] block() {
-        return new long[] {kernel.extent(ThreadAxis.THREAD_X), kernel.extent(ThreadAxis.THREAD_Y), kernel.extent(ThreadAxis.THREAD_Z)};
+        return new long[] {
+            kernel.extent(ThreadAxis.THREAD_X), kernel.extent(ThreadAxis.THREAD_Y), kernel.extent(ThreadAxis.THREAD_Z)
+        };
     }
 
     @Override
     public String toString() {
         long[] gr = grid(), bl = block();
-        return name + "<<<(" + gr[0] + ", " + gr[1] + ", " + gr[2] + "), (" + bl[0] + ", " + bl[1] + ", " + bl[2] + ")>>>("
-                + String.join(", ", args.stream().map(Buffer::name).toList()) + ")";
+        return name + "<<<(" + gr[0] + ", " + gr[1] + ", " + gr[2] + "), (" + bl[0] + ", " + bl[1] + ", " + bl[2]
+                + ")>>>(" + String.join(", ", args.stream().map(Buffer::name).toList()) + ")";
     }
 }

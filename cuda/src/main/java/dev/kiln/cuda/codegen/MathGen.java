@@ -47,7 +47,7 @@ final class MathGen {
             case ROUND -> "rintf(" + x + ")";
             case FMA -> "fmaf(" + x + ", " + a.get(1) + ", " + a.get(2) + ")";
             case EXP, LOG, RSQRT, TANH, SIGMOID, ERF, POW ->
-                    "(float)(" + double_(fn, a.stream().map(s -> "(double)" + s).toList()) + ")";
+                "(float)(" + double_(fn, a.stream().map(s -> "(double)" + s).toList()) + ")";
         };
     }
 
@@ -79,8 +79,16 @@ final class MathGen {
         List<String> f = a.stream().map(s -> toFloat(t, s)).toList();
         return switch (fn) {
             case SQRT, ABS, FLOOR, CEIL, ROUND -> fromFloat(t, exactFloat(fn, f));
-            case EXP, LOG, RSQRT, TANH, SIGMOID, ERF, POW, FMA -> fastMath ? fromFloat(t, fastFloat(fn, f))
-                    : ExprGen.fromDoubleTo(t, double_(fn, a.stream().map(s -> ExprGen.toDouble(t, s)).toList()));
+            case EXP, LOG, RSQRT, TANH, SIGMOID, ERF, POW, FMA ->
+                fastMath
+                        ? fromFloat(t, fastFloat(fn, f))
+                        : ExprGen.fromDoubleTo(
+                                t,
+                                double_(
+                                        fn,
+                                        a.stream()
+                                                .map(s -> ExprGen.toDouble(t, s))
+                                                .toList()));
         };
     }
 }

@@ -50,7 +50,8 @@ final class VarRanges {
                         IntRange full = IntRange.full(f.var().dtype());
                         IntRange r;
                         try {
-                            r = ext.max() < 1 ? IntRange.single(min.min())
+                            r = ext.max() < 1
+                                    ? IntRange.single(min.min())
                                     : IntRange.of(min.min(), Math.addExact(min.max(), ext.max() - 1));
                         } catch (ArithmeticException overflow) {
                             r = full;
@@ -60,7 +61,7 @@ final class VarRanges {
                     case Let l -> {
                         if (!l.var().dtype().isFloat()) put(l.var(), bound(l.value()));
                     }
-                    default -> { }
+                    default -> {}
                 }
                 visitChildren(x);
             }

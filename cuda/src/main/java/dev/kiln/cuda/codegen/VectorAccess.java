@@ -64,7 +64,8 @@ final class VectorAccess {
     static boolean multipleOf(Expr e, long k) {
         return switch (e) {
             case IntImm c -> c.value() % k == 0;
-            case Binary b when b.op() == BinaryOp.ADD || b.op() == BinaryOp.SUB -> multipleOf(b.a(), k) && multipleOf(b.b(), k);
+            case Binary b
+            when b.op() == BinaryOp.ADD || b.op() == BinaryOp.SUB -> multipleOf(b.a(), k) && multipleOf(b.b(), k);
             case Binary b when b.op() == BinaryOp.MUL -> multipleOf(b.a(), k) || multipleOf(b.b(), k);
             default -> false;
         };

@@ -54,7 +54,8 @@ public final class CudaCompiler {
         String compiler;
         if (a.available()) {
             compiler = "nvrtc " + a.version();
-            if (m.source().contains("#include <cuda_")) for (Path inc : includeDirs()) flags.add("--include-path=" + inc);
+            if (m.source().contains("#include <cuda_"))
+                for (Path inc : includeDirs()) flags.add("--include-path=" + inc);
         } else if (Nvcc.find().isPresent()) {
             compiler = "nvcc";
             if (!warnedFallback) {
@@ -68,7 +69,8 @@ public final class CudaCompiler {
         var hit = cache.get(key);
         if (hit.isPresent()) return new Result(hit.get(), compiler, true, 0);
         long t0 = System.nanoTime();
-        String ptx = compiler.equals("nvcc") ? Nvcc.ptx(m.source(), arch, flags)
+        String ptx = compiler.equals("nvcc")
+                ? Nvcc.ptx(m.source(), arch, flags)
                 : Nvrtc.compile(m.source(), m.func().name() + ".cu", computeCapability, flags);
         double s = (System.nanoTime() - t0) / 1e9;
         cache.put(key, ptx);
@@ -83,12 +85,16 @@ public final class CudaCompiler {
         dirs.add(Path.of("/usr/local/cuda/include"));
         dirs.add(Path.of("/usr/local/cuda/targets/x86_64-linux/include"));
         try (var s = Files.list(Path.of("/usr/local"))) {
-            s.filter(p -> p.getFileName().toString().startsWith("cuda-")).sorted(java.util.Comparator.reverseOrder())
+            s.filter(p -> p.getFileName().toString().startsWith("cuda-"))
+                    .sorted(java.util.Comparator.reverseOrder())
                     .forEach(p -> dirs.add(p.resolve("include")));
         } catch (java.io.IOException | RuntimeException e) {
             // nothing under /usr/local
         }
         dirs.add(Path.of("/usr/include"));
-        return dirs.stream().filter(d -> Files.isRegularFile(d.resolve("cuda_fp16.h"))).limit(1).toList();
+        return dirs.stream()
+                .filter(d -> Files.isRegularFile(d.resolve("cuda_fp16.h")))
+                .limit(1)
+                .toList();
     }
 }

@@ -28,7 +28,9 @@ public final class Nvcc {
     public static Optional<Path> find() {
         List<Path> candidates = new ArrayList<>();
         String path = System.getenv("PATH");
-        if (path != null) for (String dir : path.split(java.io.File.pathSeparator)) if (!dir.isEmpty()) candidates.add(Path.of(dir, "nvcc"));
+        if (path != null)
+            for (String dir : path.split(java.io.File.pathSeparator))
+                if (!dir.isEmpty()) candidates.add(Path.of(dir, "nvcc"));
         String home = System.getenv("CUDA_HOME");
         if (home != null) candidates.add(Path.of(home, "bin", "nvcc"));
         candidates.add(Path.of("/usr/local/cuda/bin/nvcc"));
@@ -40,7 +42,8 @@ public final class Nvcc {
      * {@link KilnException} with nvcc's messages when it fails or there is no nvcc.
      */
     public static String ptx(String source, String arch, List<String> flags) {
-        Path nvcc = find().orElseThrow(() -> new KilnException("nvcc not found on PATH, under $CUDA_HOME/bin or /usr/local/cuda/bin"));
+        Path nvcc = find().orElseThrow(
+                        () -> new KilnException("nvcc not found on PATH, under $CUDA_HOME/bin or /usr/local/cuda/bin"));
         Path dir = null;
         try {
             dir = Files.createTempDirectory("kiln-nvcc");
@@ -56,7 +59,8 @@ public final class Nvcc {
                 throw new KilnException("nvcc did not finish within 300 s");
             }
             if (p.exitValue() != 0) {
-                throw new KilnException("nvcc failed (exit " + p.exitValue() + "):\n" + log + "\n" + Sources.numbered(source, log));
+                throw new KilnException(
+                        "nvcc failed (exit " + p.exitValue() + "):\n" + log + "\n" + Sources.numbered(source, log));
             }
             return Files.readString(ptx, StandardCharsets.UTF_8);
         } catch (IOException e) {

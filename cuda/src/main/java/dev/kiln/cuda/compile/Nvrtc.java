@@ -35,9 +35,18 @@ public final class Nvrtc {
         }
     }
 
-    private record Api(MethodHandle version, MethodHandle create, MethodHandle compile, MethodHandle ptxSize,
-                       MethodHandle ptx, MethodHandle logSize, MethodHandle log, MethodHandle destroy,
-                       MethodHandle errorString, MethodHandle numArchs, MethodHandle archs) {}
+    private record Api(
+            MethodHandle version,
+            MethodHandle create,
+            MethodHandle compile,
+            MethodHandle ptxSize,
+            MethodHandle ptx,
+            MethodHandle logSize,
+            MethodHandle log,
+            MethodHandle destroy,
+            MethodHandle errorString,
+            MethodHandle numArchs,
+            MethodHandle archs) {}
 
     private static final class Holder {
         static final Availability AVAILABILITY;
@@ -48,8 +57,13 @@ public final class Nvrtc {
             Api api = null;
             var found = NvrtcLibrary.newest();
             if (found.isEmpty()) {
-                a = new Availability(false, null, null, "no libnvrtc.so.* in " + NvrtcLibrary.searchDirectories()
-                        + " (install the CUDA toolkit, set kiln.nvrtc.path / KILN_NVRTC_PATH, or run " + "scripts/fetch-nvrtc.sh)");
+                a = new Availability(
+                        false,
+                        null,
+                        null,
+                        "no libnvrtc.so.* in " + NvrtcLibrary.searchDirectories()
+                                + " (install the CUDA toolkit, set kiln.nvrtc.path / KILN_NVRTC_PATH, or run "
+                                + "scripts/fetch-nvrtc.sh)");
             } else {
                 Path lib = found.get().path();
                 try {
@@ -83,7 +97,9 @@ public final class Nvrtc {
         FunctionDescriptor ptrPtr = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS);
         return new Api(
                 h.apply("nvrtcVersion", ptrPtr),
-                h.apply("nvrtcCreateProgram", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS)),
+                h.apply(
+                        "nvrtcCreateProgram",
+                        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS)),
                 h.apply("nvrtcCompileProgram", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS)),
                 h.apply("nvrtcGetPTXSize", ptrPtr),
                 h.apply("nvrtcGetPTX", ptrPtr),
@@ -136,8 +152,17 @@ public final class Nvrtc {
         Api api = api();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment progPtr = a.allocate(ADDRESS);
-            check(api, (int) api.create().invokeExact(progPtr, a.allocateFrom(source), a.allocateFrom(name), 0,
-                    MemorySegment.NULL, MemorySegment.NULL), "nvrtcCreateProgram");
+            check(
+                    api,
+                    (int) api.create()
+                            .invokeExact(
+                                    progPtr,
+                                    a.allocateFrom(source),
+                                    a.allocateFrom(name),
+                                    0,
+                                    MemorySegment.NULL,
+                                    MemorySegment.NULL),
+                    "nvrtcCreateProgram");
             MemorySegment prog = progPtr.get(ADDRESS, 0);
             try {
                 List<String> opts = new ArrayList<>(options);
@@ -147,8 +172,9 @@ public final class Nvrtc {
                 int rc = (int) api.compile().invokeExact(prog, opts.size(), optv);
                 String log = log(api, a, prog);
                 if (rc != 0) {
-                    throw new KilnException("NVRTC " + Holder.AVAILABILITY.version() + " failed to compile '" + name + "' ("
-                            + errorString(api, rc) + ") with " + opts + ":\n" + log + "\n" + Sources.numbered(source, log));
+                    throw new KilnException("NVRTC " + Holder.AVAILABILITY.version() + " failed to compile '" + name
+                            + "' (" + errorString(api, rc) + ") with " + opts + ":\n" + log + "\n"
+                            + Sources.numbered(source, log));
                 }
                 MemorySegment size = a.allocate(JAVA_LONG);
                 check(api, (int) api.ptxSize().invokeExact(prog, size), "nvrtcGetPTXSize");

@@ -46,7 +46,8 @@ public final class NvrtcLibrary {
         dirs.add(Path.of("/usr/local/cuda/lib64"));
         dirs.add(Path.of("/usr/local/cuda/targets/x86_64-linux/lib"));
         try (Stream<Path> s = Files.list(Path.of("/usr/local"))) {
-            s.filter(p -> p.getFileName().toString().startsWith("cuda-")).sorted(Comparator.reverseOrder())
+            s.filter(p -> p.getFileName().toString().startsWith("cuda-"))
+                    .sorted(Comparator.reverseOrder())
                     .forEach(p -> {
                         dirs.add(p.resolve("lib64"));
                         dirs.add(p.resolve("targets/x86_64-linux/lib"));
@@ -54,11 +55,13 @@ public final class NvrtcLibrary {
         } catch (IOException | RuntimeException e) {
             // no /usr/local: nothing to add
         }
-        for (String d : List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu")) dirs.add(Path.of(d));
+        for (String d : List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu"))
+            dirs.add(Path.of(d));
         // the NVIDIA wheels pip installs (with PyTorch): site-packages/nvidia/<component>/lib
         for (String root : List.of("/usr/local/lib", "/usr/lib", System.getProperty("user.home") + "/.local/lib")) {
             try (Stream<Path> py = Files.list(Path.of(root))) {
-                for (Path p : py.filter(x -> x.getFileName().toString().startsWith("python3")).toList()) {
+                for (Path p : py.filter(x -> x.getFileName().toString().startsWith("python3"))
+                        .toList()) {
                     for (String pk : List.of("site-packages", "dist-packages")) {
                         Path nv = p.resolve(pk).resolve("nvidia");
                         if (!Files.isDirectory(nv)) continue;
@@ -89,8 +92,10 @@ public final class NvrtcLibrary {
         String pattern = java.util.regex.Pattern.quote(name + ".so.") + "\\d+(\\.\\d+)*";
         for (Path dir : searchDirectories()) {
             try (Stream<Path> s = Files.list(dir)) {
-                s.filter(p -> p.getFileName().toString().matches(pattern)).sorted()
-                        .forEach(p -> out.add(new Candidate(p.toAbsolutePath(), version(p.getFileName().toString()))));
+                s.filter(p -> p.getFileName().toString().matches(pattern))
+                        .sorted()
+                        .forEach(p -> out.add(new Candidate(
+                                p.toAbsolutePath(), version(p.getFileName().toString()))));
             } catch (IOException | RuntimeException e) {
                 // an unreadable directory holds nothing we can use
             }
@@ -130,7 +135,8 @@ public final class NvrtcLibrary {
      */
     static Optional<Path> builtinsBeside(Path nvrtc) {
         try (Stream<Path> s = Files.list(nvrtc.getParent())) {
-            return s.filter(p -> p.getFileName().toString().startsWith("libnvrtc-builtins.so.")).min(Comparator.naturalOrder());
+            return s.filter(p -> p.getFileName().toString().startsWith("libnvrtc-builtins.so."))
+                    .min(Comparator.naturalOrder());
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -36,7 +36,9 @@ public final class PtxCache {
         return new PtxCache(base.resolve("kiln").resolve("ptx"));
     }
 
-    public Path directory() { return dir; }
+    public Path directory() {
+        return dir;
+    }
 
     /** The key of a compilation. */
     public static String key(String source, String arch, List<String> flags, String compiler) {
@@ -68,7 +70,11 @@ public final class PtxCache {
             Path tmp = Files.createTempFile(dir, key, ".tmp");
             Files.writeString(tmp, ptx, StandardCharsets.UTF_8);
             try {
-                Files.move(tmp, dir.resolve(key + ".ptx"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(
+                        tmp,
+                        dir.resolve(key + ".ptx"),
+                        StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, dir.resolve(key + ".ptx"), StandardCopyOption.REPLACE_EXISTING);
             }

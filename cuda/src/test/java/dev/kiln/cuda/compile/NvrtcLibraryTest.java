@@ -30,10 +30,16 @@ class NvrtcLibraryTest {
         System.setProperty("kiln.nvrtc.path", dir.toString());
         try {
             assertEquals(dir, NvrtcLibrary.searchDirectories().getFirst());
-            assertThat(NvrtcLibrary.candidates()).extracting(NvrtcLibrary.Candidate::path).contains(dir.resolve("libnvrtc.so.99.1"))
+            assertThat(NvrtcLibrary.candidates())
+                    .extracting(NvrtcLibrary.Candidate::path)
+                    .contains(dir.resolve("libnvrtc.so.99.1"))
                     .doesNotContain(dir.resolve("libnvrtc.so"));
-            assertEquals(dir.resolve("libnvrtc.so.99.1"), NvrtcLibrary.newest().orElseThrow().path());
-            assertEquals(dir.resolve("libnvrtc-builtins.so.99.1"), NvrtcLibrary.builtinsBeside(dir.resolve("libnvrtc.so.99.1")).orElseThrow());
+            assertEquals(
+                    dir.resolve("libnvrtc.so.99.1"),
+                    NvrtcLibrary.newest().orElseThrow().path());
+            assertEquals(
+                    dir.resolve("libnvrtc-builtins.so.99.1"),
+                    NvrtcLibrary.builtinsBeside(dir.resolve("libnvrtc.so.99.1")).orElseThrow());
         } finally {
             if (old == null) System.clearProperty("kiln.nvrtc.path");
             else System.setProperty("kiln.nvrtc.path", old);
@@ -45,10 +51,14 @@ class NvrtcLibraryTest {
     void ptxCacheKeysSeparateSourceArchFlagsAndCompiler(@TempDir Path dir) {
         String k = PtxCache.key("src", "sm_90", List.of("--fmad=false"), "nvrtc 12.4");
         assertThat(k).hasSize(64);
-        assertThat(PtxCache.key("src ", "sm_90", List.of("--fmad=false"), "nvrtc 12.4")).isNotEqualTo(k);
-        assertThat(PtxCache.key("src", "sm_80", List.of("--fmad=false"), "nvrtc 12.4")).isNotEqualTo(k);
-        assertThat(PtxCache.key("src", "sm_90", List.of("--use_fast_math"), "nvrtc 12.4")).isNotEqualTo(k);
-        assertThat(PtxCache.key("src", "sm_90", List.of("--fmad=false"), "nvrtc 13.0")).isNotEqualTo(k);
+        assertThat(PtxCache.key("src ", "sm_90", List.of("--fmad=false"), "nvrtc 12.4"))
+                .isNotEqualTo(k);
+        assertThat(PtxCache.key("src", "sm_80", List.of("--fmad=false"), "nvrtc 12.4"))
+                .isNotEqualTo(k);
+        assertThat(PtxCache.key("src", "sm_90", List.of("--use_fast_math"), "nvrtc 12.4"))
+                .isNotEqualTo(k);
+        assertThat(PtxCache.key("src", "sm_90", List.of("--fmad=false"), "nvrtc 13.0"))
+                .isNotEqualTo(k);
         PtxCache cache = new PtxCache(dir.resolve("sub"));
         assertThat(cache.get(k)).isEmpty();
         assertThat(cache.put(k, ".version 8.4\n")).isTrue();

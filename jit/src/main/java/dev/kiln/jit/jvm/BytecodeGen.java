@@ -12,14 +12,14 @@ import org.objectweb.asm.tree.AbstractInsnNode;
 import org.objectweb.asm.tree.FieldInsnNode;
 import org.objectweb.asm.tree.IincInsnNode;
 import org.objectweb.asm.tree.InsnList;
+import org.objectweb.asm.tree.InsnNode;
 import org.objectweb.asm.tree.IntInsnNode;
 import org.objectweb.asm.tree.InvokeDynamicInsnNode;
 import org.objectweb.asm.tree.JumpInsnNode;
-import org.objectweb.asm.tree.TypeInsnNode;
-import org.objectweb.asm.tree.InsnNode;
 import org.objectweb.asm.tree.LdcInsnNode;
 import org.objectweb.asm.tree.MethodInsnNode;
 import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.TypeInsnNode;
 import org.objectweb.asm.tree.VarInsnNode;
 
 /**
@@ -50,11 +50,17 @@ final class BytecodeGen {
         this.vectorApi = vectorApi;
     }
 
-    void note(String s) { notes.add(s); }
+    void note(String s) {
+        notes.add(s);
+    }
 
-    List<String> notes() { return List.copyOf(notes); }
+    List<String> notes() {
+        return List.copyOf(notes);
+    }
 
-    String newMethodName(String prefix) { return prefix + "$" + counter++; }
+    String newMethodName(String prefix) {
+        return prefix + "$" + counter++;
+    }
 
     /** Adds a finished method; {@code ownsScratch}: it fetches its scratch context's segment itself. */
     void addMethod(MethodGen g, boolean ownsScratch) {
@@ -63,8 +69,8 @@ final class BytecodeGen {
             if (g.scratch.total > 0) {
                 pro.add(new InsnNode(g.scratch.level == 0 ? ICONST_0 : ICONST_1));
                 pro.add(new LdcInsnNode(g.scratch.total));
-                pro.add(new MethodInsnNode(INVOKESTATIC, "dev/kiln/jit/jvm/JvmScratch", "get",
-                        "(IJ)L" + ScalarGen.SEGMENT + ";", false));
+                pro.add(new MethodInsnNode(
+                        INVOKESTATIC, "dev/kiln/jit/jvm/JvmScratch", "get", "(IJ)L" + ScalarGen.SEGMENT + ";", false));
             } else {
                 pro.add(new InsnNode(ACONST_NULL));
             }
@@ -85,8 +91,9 @@ final class BytecodeGen {
                 }
             }
         };
-        cw.visit(V21, ACC_FINAL | ACC_SUPER | ACC_SYNTHETIC, className, null, "java/lang/Object",
-                new String[] {"dev/kiln/jit/jvm/KernelEntry"});
+        cw.visit(V21, ACC_FINAL | ACC_SUPER | ACC_SYNTHETIC, className, null, "java/lang/Object", new String[] {
+            "dev/kiln/jit/jvm/KernelEntry"
+        });
         cw.visitSource("kiln:" + func.name(), null);
         MethodVisitor init = cw.visitMethod(0, "<init>", "()V", null, null);
         init.visitCode();

@@ -24,8 +24,15 @@ final class CompiledClass {
     final double defineMs;
     private volatile String text;
 
-    CompiledClass(byte[] bytes, KernelEntry entry, List<String> notes, CpuTarget target, String functionName,
-                  boolean[] written, double generateMs, double defineMs) {
+    CompiledClass(
+            byte[] bytes,
+            KernelEntry entry,
+            List<String> notes,
+            CpuTarget target,
+            String functionName,
+            boolean[] written,
+            double generateMs,
+            double defineMs) {
         this.bytes = bytes;
         this.entry = entry;
         this.notes = List.copyOf(notes);
@@ -41,7 +48,11 @@ final class CompiledClass {
         String t = text;
         if (t == null) {
             StringWriter sw = new StringWriter();
-            sw.append("// JVM bytecode of '").append(functionName).append("' for ").append(target.toString()).append('\n');
+            sw.append("// JVM bytecode of '")
+                    .append(functionName)
+                    .append("' for ")
+                    .append(target.toString())
+                    .append('\n');
             for (String n : notes) sw.append("// note: ").append(n).append('\n');
             new ClassReader(bytes).accept(new TraceClassVisitor(null, new Textifier(), new PrintWriter(sw)), 0);
             text = t = sw.toString();

@@ -37,5 +37,7 @@ enum JType {
     }
 
     /** The opcode that pops a value of this type. */
-    int pop() { return size == 2 ? Opcodes.POP2 : Opcodes.POP; }
+    int pop() {
+        return size == 2 ? Opcodes.POP2 : Opcodes.POP;
+    }
 }

@@ -21,15 +21,21 @@ public final class JvmBackend implements Backend {
 
     private static final Map<String, CompiledClass> CACHE = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, CompiledClass> e) { return size() > CACHE_CAPACITY; }
+        protected boolean removeEldestEntry(Map.Entry<String, CompiledClass> e) {
+            return size() > CACHE_CAPACITY;
+        }
     };
     private static long compiles;
 
     @Override
-    public String name() { return "jvm"; }
+    public String name() {
+        return "jvm";
+    }
 
     @Override
-    public boolean supports(Target target) { return JvmTarget.isJvm(target); }
+    public boolean supports(Target target) {
+        return JvmTarget.isJvm(target);
+    }
 
     @Override
     public JvmKernel compile(PrimFunc func, Target target) {

@@ -28,8 +28,10 @@ final class JvmCompiler {
                 p.constShape();
                 p.constStrides();
             } catch (KilnException e) {
-                throw new KilnException("function '" + f.name() + "': parameter " + e.getMessage()
-                        + "; the JVM backend needs constant shapes and strides", e);
+                throw new KilnException(
+                        "function '" + f.name() + "': parameter " + e.getMessage()
+                                + "; the JVM backend needs constant shapes and strides",
+                        e);
             }
         }
         long t0 = System.nanoTime();
@@ -40,14 +42,16 @@ final class JvmCompiler {
         KernelEntry entry;
         try {
             MethodHandles.Lookup l = MethodHandles.lookup().defineHiddenClass(bytes, true);
-            entry = (KernelEntry) l.findConstructor(l.lookupClass(), MethodType.methodType(void.class)).invoke();
+            entry = (KernelEntry) l.findConstructor(l.lookupClass(), MethodType.methodType(void.class))
+                    .invoke();
         } catch (Throwable e) {
-            throw new KilnException("function '" + f.name() + "': the generated class was rejected by the JVM: " + e, e);
+            throw new KilnException(
+                    "function '" + f.name() + "': the generated class was rejected by the JVM: " + e, e);
         }
         long t2 = System.nanoTime();
         for (String n : gen.notes()) LOG.log(System.Logger.Level.DEBUG, "function '" + f.name() + "': " + n);
-        return new CompiledClass(bytes, entry, gen.notes(), target, f.name(), written(f), (t1 - t0) / 1e6,
-                (t2 - t1) / 1e6);
+        return new CompiledClass(
+                bytes, entry, gen.notes(), target, f.name(), written(f), (t1 - t0) / 1e6, (t2 - t1) / 1e6);
     }
 
     /** Which parameters the function stores to. */

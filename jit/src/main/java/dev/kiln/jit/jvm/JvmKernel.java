@@ -37,19 +37,26 @@ public final class JvmKernel implements CompiledKernel {
         try {
             code.entry.run(segs);
         } catch (IndexOutOfBoundsException e) {
-            throw new KilnException("kernel '" + func.name() + "' accessed memory outside a buffer: " + e.getMessage(), e);
+            throw new KilnException(
+                    "kernel '" + func.name() + "' accessed memory outside a buffer: " + e.getMessage(), e);
         }
     }
 
     /** The generated class as ASM's textifier prints it, after the notes of code generation. */
     @Override
-    public String source() { return code.text(); }
+    public String source() {
+        return code.text();
+    }
 
     /** Remarks of code generation: loops generated differently from their annotation, and why. */
-    public List<String> notes() { return code.notes; }
+    public List<String> notes() {
+        return code.notes;
+    }
 
     /** The class file. */
-    public byte[] classFile() { return code.bytes.clone(); }
+    public byte[] classFile() {
+        return code.bytes.clone();
+    }
 
     /** Milliseconds spent generating bytecode and defining the hidden class. */
     public String compileTimes() {
@@ -57,14 +64,22 @@ public final class JvmKernel implements CompiledKernel {
     }
 
     @Override
-    public PrimFunc func() { return func; }
+    public PrimFunc func() {
+        return func;
+    }
 
     @Override
-    public Target target() { return code.target; }
+    public Target target() {
+        return code.target;
+    }
 
     @Override
-    public void close() { closed = true; }
+    public void close() {
+        closed = true;
+    }
 
     @Override
-    public String toString() { return "JvmKernel(" + func.name() + " for " + code.target + ")"; }
+    public String toString() {
+        return "JvmKernel(" + func.name() + " for " + code.target + ")";
+    }
 }

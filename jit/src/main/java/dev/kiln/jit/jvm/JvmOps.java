@@ -59,15 +59,25 @@ final class JvmOps {
         return a % b;
     }
 
-    static double rsqrt(double x) { return 1.0 / Math.sqrt(x); }
+    static double rsqrt(double x) {
+        return 1.0 / Math.sqrt(x);
+    }
 
-    static double sigmoid(double x) { return 1.0 / (1.0 + Math.exp(-x)); }
+    static double sigmoid(double x) {
+        return 1.0 / (1.0 + Math.exp(-x));
+    }
 
-    static double erf(double x) { return Double.isNaN(x) ? x : Erf.erf(x); }
+    static double erf(double x) {
+        return Double.isNaN(x) ? x : Erf.erf(x);
+    }
 
-    static double longToFloat16(long v) { return Numerics.intToFloat(DType.FLOAT16, v); }
+    static double longToFloat16(long v) {
+        return Numerics.intToFloat(DType.FLOAT16, v);
+    }
 
-    static double longToBFloat16(long v) { return Numerics.intToFloat(DType.BFLOAT16, v); }
+    static double longToBFloat16(long v) {
+        return Numerics.intToFloat(DType.BFLOAT16, v);
+    }
 
     /** Float to a narrow integer type: truncate toward zero, saturate at [min, max], NaN gives 0. */
     static int saturate(double x, long min, long max) {

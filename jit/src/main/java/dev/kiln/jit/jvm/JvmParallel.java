@@ -50,19 +50,27 @@ final class JvmParallel {
     }
 
     private static ForkJoinPool pool(int threads) {
-        return POOLS.computeIfAbsent(threads, t -> new ForkJoinPool(t, p -> {
-            ForkJoinWorkerThread w = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p);
-            w.setDaemon(true);
-            w.setName("kiln-jvm-" + w.getPoolIndex());
-            return w;
-        }, null, false));
+        return POOLS.computeIfAbsent(
+                threads,
+                t -> new ForkJoinPool(
+                        t,
+                        p -> {
+                            ForkJoinWorkerThread w = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p);
+                            w.setDaemon(true);
+                            w.setName("kiln-jvm-" + w.getPoolIndex());
+                            return w;
+                        },
+                        null,
+                        false));
     }
 
     /** Forks one task per chunk but the first, runs that one, and waits for the others. */
     private static final class Split extends RecursiveAction {
         private final List<Chunk> tasks;
 
-        Split(List<Chunk> tasks) { this.tasks = tasks; }
+        Split(List<Chunk> tasks) {
+            this.tasks = tasks;
+        }
 
         @Override
         protected void compute() {

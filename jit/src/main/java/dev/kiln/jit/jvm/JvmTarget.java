@@ -25,7 +25,9 @@ public final class JvmTarget {
     }
 
     /** The host with {@code cores} cores for parallel loops. */
-    public static CpuTarget jvm(int cores) { return jvm().withCores(cores); }
+    public static CpuTarget jvm(int cores) {
+        return jvm().withCores(cores);
+    }
 
     /** Whether {@code t} is a JVM target. */
     public static boolean isJvm(Target t) {

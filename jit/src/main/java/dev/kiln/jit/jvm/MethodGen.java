@@ -27,7 +27,9 @@ final class MethodGen {
         final int level;
         long total;
 
-        ScratchContext(int level) { this.level = level; }
+        ScratchContext(int level) {
+            this.level = level;
+        }
 
         /** Reserves {@code bytes} bytes, aligned; returns their offset. */
         long reserve(long bytes) {
@@ -47,10 +49,16 @@ final class MethodGen {
     final int scratchSlot;
     /** Whether this method is (part of) the body of a parallel loop: nested parallel loops run serially. */
     final boolean inParallel;
+
     private int nextLocal;
 
-    MethodGen(BytecodeGen cls, MethodNode node, int firstLocal, ScratchContext scratch, int scratchSlot,
-              boolean inParallel) {
+    MethodGen(
+            BytecodeGen cls,
+            MethodNode node,
+            int firstLocal,
+            ScratchContext scratch,
+            int scratchSlot,
+            boolean inParallel) {
         this.cls = cls;
         this.node = node;
         this.mv = node;
@@ -67,14 +75,22 @@ final class MethodGen {
     }
 
     /** A local for an object reference (a segment, a vector, an array). */
-    int newRefLocal() { return nextLocal++; }
+    int newRefLocal() {
+        return nextLocal++;
+    }
 
-    int mark() { return nextLocal; }
+    int mark() {
+        return nextLocal;
+    }
 
     /** Frees the locals allocated since {@code mark} (their scope has ended). */
-    void release(int mark) { nextLocal = mark; }
+    void release(int mark) {
+        nextLocal = mark;
+    }
 
-    Local bind(Var v, Local l) { return vars.put(v, l); }
+    Local bind(Var v, Local l) {
+        return vars.put(v, l);
+    }
 
     void unbind(Var v, Local prev) {
         if (prev == null) vars.remove(v);
@@ -131,9 +147,13 @@ final class MethodGen {
         else mv.visitLdcInsn(v);
     }
 
-    void load(Local l) { mv.visitVarInsn(l.type().load, l.slot()); }
+    void load(Local l) {
+        mv.visitVarInsn(l.type().load, l.slot());
+    }
 
-    void store(Local l) { mv.visitVarInsn(l.type().store, l.slot()); }
+    void store(Local l) {
+        mv.visitVarInsn(l.type().store, l.slot());
+    }
 
     /** Turns the int on the stack into 1 if it jumps with {@code opcode}, else 0. */
     void boolFromJump(int opcode) {

@@ -84,21 +84,27 @@ final class Outliner {
         List<Buffer> bufList = new ArrayList<>();
         java.util.function.Consumer<Expr> scan = e -> Exprs.forEach(e, x -> {
             if (x instanceof Var v && g.vars.containsKey(v) && vars.add(v)) varList.add(v);
-            if (x instanceof BufferLoad l && g.bufs.containsKey(l.buffer().base()) && bufs.add(l.buffer().base())) {
+            if (x instanceof BufferLoad l
+                    && g.bufs.containsKey(l.buffer().base())
+                    && bufs.add(l.buffer().base())) {
                 bufList.add(l.buffer().base());
             }
         });
         new StmtVisitor() {
             @Override
             public void visit(Stmt st) {
-                if (st instanceof Store w && g.bufs.containsKey(w.buffer().base()) && bufs.add(w.buffer().base())) {
+                if (st instanceof Store w
+                        && g.bufs.containsKey(w.buffer().base())
+                        && bufs.add(w.buffer().base())) {
                     bufList.add(w.buffer().base());
                 }
                 visitChildren(st);
             }
 
             @Override
-            public void visitExpr(Expr e) { scan.accept(e); }
+            public void visitExpr(Expr e) {
+                scan.accept(e);
+            }
         }.visit(s);
         return new Captures(varList, bufList);
     }
@@ -161,12 +167,21 @@ final class Outliner {
         } else {
             c.push(g);
             g.load(min);
-            Handle metafactory = new Handle(H_INVOKESTATIC, "java/lang/invoke/LambdaMetafactory", "metafactory",
+            Handle metafactory = new Handle(
+                    H_INVOKESTATIC,
+                    "java/lang/invoke/LambdaMetafactory",
+                    "metafactory",
                     "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/invoke/MethodType;"
-                            + "Ljava/lang/invoke/MethodType;Ljava/lang/invoke/MethodHandle;" + "Ljava/lang/invoke/MethodType;)"
-                            + "Ljava/lang/invoke/CallSite;", false);
-            mv.visitInvokeDynamicInsn("run", "(" + capDesc + ")L" + BODY + ";", metafactory,
-                    Type.getType("(JJ)V"), new Handle(H_INVOKESTATIC, g.cls.className, name, desc, false),
+                            + "Ljava/lang/invoke/MethodType;Ljava/lang/invoke/MethodHandle;"
+                            + "Ljava/lang/invoke/MethodType;)"
+                            + "Ljava/lang/invoke/CallSite;",
+                    false);
+            mv.visitInvokeDynamicInsn(
+                    "run",
+                    "(" + capDesc + ")L" + BODY + ";",
+                    metafactory,
+                    Type.getType("(JJ)V"),
+                    new Handle(H_INVOKESTATIC, g.cls.className, name, desc, false),
                     Type.getType("(JJ)V"));
             g.load(n);
             g.iconst(g.cls.threads);

@@ -44,7 +44,9 @@ final class ScalarGen {
 
     /** The value layout a buffer element is read and written with. */
     record Layout(String cls, String field, String desc) {
-        String type() { return "Ljava/lang/foreign/ValueLayout$" + cls + ";"; }
+        String type() {
+            return "Ljava/lang/foreign/ValueLayout$" + cls + ";";
+        }
 
         void push(MethodVisitor mv) {
             mv.visitFieldInsn(GETSTATIC, "java/lang/foreign/ValueLayout", field, type());
@@ -180,8 +182,10 @@ final class ScalarGen {
         try {
             return b.constStrides();
         } catch (KilnException e) {
-            throw new KilnException("function '" + g.cls.func.name() + "': " + e.getMessage()
-                    + "; the JVM backend needs constant strides", e);
+            throw new KilnException(
+                    "function '" + g.cls.func.name() + "': " + e.getMessage()
+                            + "; the JVM backend needs constant strides",
+                    e);
         }
     }
 
@@ -207,7 +211,7 @@ final class ScalarGen {
             case BOOL -> g.boolFromJump(IFNE);
             case FLOAT16 -> g.invokeStatic(NUMERICS, "fromFloat16Bits", "(S)D");
             case BFLOAT16 -> g.invokeStatic(NUMERICS, "fromBFloat16Bits", "(S)D");
-            case INT8, INT16, INT32, INT64, FLOAT32, FLOAT64 -> { }
+            case INT8, INT16, INT32, INT64, FLOAT32, FLOAT64 -> {}
         }
     }
 
@@ -219,7 +223,7 @@ final class ScalarGen {
             case INT16 -> mv.visitInsn(I2S);
             case FLOAT16 -> g.invokeStatic(NUMERICS, "toFloat16Bits", "(D)S");
             case BFLOAT16 -> g.invokeStatic(NUMERICS, "toBFloat16Bits", "(D)S");
-            case INT32, INT64, FLOAT32, FLOAT64 -> { }
+            case INT32, INT64, FLOAT32, FLOAT64 -> {}
         }
         Layout lay = layout(t);
         mv.visitMethodInsn(INVOKEINTERFACE, SEGMENT, "set", "(" + lay.type() + "J" + lay.desc() + ")V", true);
@@ -236,7 +240,7 @@ final class ScalarGen {
                 g.iconst(0xFF);
                 g.mv.visitInsn(IAND);
             }
-            default -> { }
+            default -> {}
         }
     }
 
@@ -274,12 +278,13 @@ final class ScalarGen {
             case MAX -> g.invokeStatic("java/lang/Math", "max", "(" + d + d + ")" + d);
             case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> {
                 mv.visitLdcInsn(ExprPrinter.print(site) + " in function '" + g.cls.func.name() + "'");
-                String name = switch (op) {
-                    case FLOORDIV -> "floorDiv";
-                    case FLOORMOD -> "floorMod";
-                    case TRUNCDIV -> "truncDiv";
-                    default -> "truncMod";
-                };
+                String name =
+                        switch (op) {
+                            case FLOORDIV -> "floorDiv";
+                            case FLOORMOD -> "floorMod";
+                            case TRUNCDIV -> "truncDiv";
+                            default -> "truncMod";
+                        };
                 g.invokeStatic(OPS, name, "(" + d + d + "Ljava/lang/String;)" + d);
             }
             case DIV -> throw new KilnException("div on integer type " + t);
@@ -292,32 +297,35 @@ final class ScalarGen {
         MethodVisitor mv = g.mv;
         JType j = JType.of(t);
         if (j == JType.INT) {
-            g.boolFromJump(switch (op) {
-                case EQ -> IF_ICMPEQ;
-                case NE -> IF_ICMPNE;
-                case LT -> IF_ICMPLT;
-                case LE -> IF_ICMPLE;
-                case GT -> IF_ICMPGT;
-                case GE -> IF_ICMPGE;
-            });
+            g.boolFromJump(
+                    switch (op) {
+                        case EQ -> IF_ICMPEQ;
+                        case NE -> IF_ICMPNE;
+                        case LT -> IF_ICMPLT;
+                        case LE -> IF_ICMPLE;
+                        case GT -> IF_ICMPGT;
+                        case GE -> IF_ICMPGE;
+                    });
             return;
         }
         // LCMP; for floats, the variant that makes a NaN fail the test (IEEE: only != holds with NaN)
         boolean lessTest = op == CompareOp.LT || op == CompareOp.LE;
-        mv.visitInsn(switch (j) {
-            case LONG -> LCMP;
-            case FLOAT -> lessTest ? FCMPG : FCMPL;
-            case DOUBLE -> lessTest ? DCMPG : DCMPL;
-            case INT -> throw new IllegalStateException();
-        });
-        g.boolFromJump(switch (op) {
-            case EQ -> IFEQ;
-            case NE -> IFNE;
-            case LT -> IFLT;
-            case LE -> IFLE;
-            case GT -> IFGT;
-            case GE -> IFGE;
-        });
+        mv.visitInsn(
+                switch (j) {
+                    case LONG -> LCMP;
+                    case FLOAT -> lessTest ? FCMPG : FCMPL;
+                    case DOUBLE -> lessTest ? DCMPG : DCMPL;
+                    case INT -> throw new IllegalStateException();
+                });
+        g.boolFromJump(
+                switch (op) {
+                    case EQ -> IFEQ;
+                    case NE -> IFNE;
+                    case LT -> IFLT;
+                    case LE -> IFLE;
+                    case GT -> IFGT;
+                    case GE -> IFGE;
+                });
     }
 
     /** Converts the value on the stack from {@code from} to {@code to}, as {@link dev.kiln.ir.Cast} says. */

@@ -69,7 +69,8 @@ final class StmtEmitter {
             }
             case Let l -> {
                 int mark = g.mark();
-                MethodGen.Local loc = new MethodGen.Local(JType.of(l.var().dtype()), g.newLocal(JType.of(l.var().dtype())));
+                MethodGen.Local loc = new MethodGen.Local(
+                        JType.of(l.var().dtype()), g.newLocal(JType.of(l.var().dtype())));
                 ScalarGen.emit(g, l.value());
                 g.store(loc);
                 MethodGen.Local prev = g.bind(l.var(), loc);
@@ -102,9 +103,11 @@ final class StmtEmitter {
                     Outliner.parallel(g, f);
                 }
             }
-            case THREAD_BOUND -> throw new KilnException("function '" + g.cls.func.name() + "': loop '" + f.var().name()
-                    + "' is bound to " + f.thread().tag() + ", but the JVM target runs CPU code; bind loops to "
-                    + "GPU threads only for CUDA targets");
+            case THREAD_BOUND ->
+                throw new KilnException("function '" + g.cls.func.name() + "': loop '"
+                        + f.var().name()
+                        + "' is bound to " + f.thread().tag() + ", but the JVM target runs CPU code; bind loops to "
+                        + "GPU threads only for CUDA targets");
         }
     }
 
@@ -213,8 +216,10 @@ final class StmtEmitter {
             for (int d = 0; d < sh.length; d++) last = Math.addExact(last, Math.multiplyExact(sh[d] - 1, st[d]));
             bytes = Math.multiplyExact(last + 1, (long) b.dtype().bytes());
         } catch (KilnException e) {
-            throw new KilnException("function '" + g.cls.func.name() + "': allocated " + e.getMessage()
-                    + "; the JVM backend needs constant shapes and strides", e);
+            throw new KilnException(
+                    "function '" + g.cls.func.name() + "': allocated " + e.getMessage()
+                            + "; the JVM backend needs constant shapes and strides",
+                    e);
         }
         long off = g.scratch.reserve(bytes);
         MethodVisitor mv = g.mv;

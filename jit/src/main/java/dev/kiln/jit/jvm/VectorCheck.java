@@ -49,6 +49,7 @@ final class VectorCheck {
     String reason;
     /** The widest lane type, in bits (32 when only 32-bit or no vector values occur). */
     int maxBits = 32;
+
     private final Set<Var> varying = Collections.newSetFromMap(new IdentityHashMap<>());
 
     static boolean vectorType(DType t) {
@@ -69,7 +70,9 @@ final class VectorCheck {
 
     private boolean varies(Expr e) {
         boolean[] hit = {false};
-        Exprs.forEach(e, x -> { if (x instanceof Var v && varying.contains(v)) hit[0] = true; });
+        Exprs.forEach(e, x -> {
+            if (x instanceof Var v && varying.contains(v)) hit[0] = true;
+        });
         return hit[0];
     }
 
@@ -81,7 +84,8 @@ final class VectorCheck {
         switch (s) {
             case For f -> {
                 if (f.kind() == ForKind.PARALLEL || f.kind() == ForKind.THREAD_BOUND) {
-                    reject("it contains " + f.kind().displayName() + " loop '" + f.var().name() + "'");
+                    reject("it contains " + f.kind().displayName() + " loop '"
+                            + f.var().name() + "'");
                 }
                 if (varies(f.min()) || varies(f.extent())) {
                     reject("the bounds of inner loop '" + f.var().name() + "' differ between lanes");
@@ -120,7 +124,7 @@ final class VectorCheck {
                 if (varies(e.value())) value(e.value());
             }
             case Pragma p -> stmt(p.body());
-            case Barrier b -> { }
+            case Barrier b -> {}
         }
     }
 
@@ -137,9 +141,9 @@ final class VectorCheck {
         }
         bits(t);
         switch (e) {
-            case Var v -> { }
-            case IntImm c -> { }
-            case FloatImm c -> { }
+            case Var v -> {}
+            case IntImm c -> {}
+            case FloatImm c -> {}
             case Binary b -> operands(b.a(), b.b());
             case Compare c -> {
                 if (!vectorType(c.a().dtype())) {
@@ -159,14 +163,16 @@ final class VectorCheck {
             case Call c -> operands(c.args().toArray(Expr[]::new));
             case BufferLoad l -> {
                 if (!vectorType(l.buffer().dtype()) && l.buffer().dtype() != DType.BOOL) {
-                    reject("it loads " + l.buffer().dtype() + " values from '" + l.buffer().name()
-                            + "', which have no Vector API lanes");
+                    reject("it loads " + l.buffer().dtype() + " values from '"
+                            + l.buffer().name() + "', which have no Vector API lanes");
                 }
             }
-            case TensorRead r -> throw new KilnException("tensor read " + ExprPrinter.print(r)
-                    + " in a loop program: lower the computation first");
-            case Reduce r -> throw new KilnException("reduction " + ExprPrinter.print(r)
-                    + " in a loop program: lower the computation first");
+            case TensorRead r ->
+                throw new KilnException(
+                        "tensor read " + ExprPrinter.print(r) + " in a loop program: lower the computation first");
+            case Reduce r ->
+                throw new KilnException(
+                        "reduction " + ExprPrinter.print(r) + " in a loop program: lower the computation first");
         }
     }
 

@@ -16,7 +16,6 @@ import dev.kiln.ir.Not;
 import dev.kiln.ir.Or;
 import dev.kiln.ir.Select;
 import dev.kiln.ir.Var;
-import java.nio.ByteOrder;
 import java.util.List;
 import org.objectweb.asm.Label;
 
@@ -42,7 +41,8 @@ abstract class VectorExprs extends VectorLanes {
         if (!varies(e)) {
             species(t);
             uniform(e, () -> ScalarGen.emit(g, e), () -> zero(JType.of(t)));
-            mv.visitMethodInsn(INVOKESTATIC, cls(t), "broadcast", "(" + SPECIES + JType.of(t).desc + ")" + desc(t), false);
+            mv.visitMethodInsn(
+                    INVOKESTATIC, cls(t), "broadcast", "(" + SPECIES + JType.of(t).desc + ")" + desc(t), false);
             return;
         }
         switch (e) {
@@ -50,7 +50,8 @@ abstract class VectorExprs extends VectorLanes {
                 if (x == var) {
                     species(t);
                     g.load(base);
-                    mv.visitMethodInsn(INVOKESTATIC, cls(t), "broadcast", "(" + SPECIES + JType.of(t).desc + ")" + desc(t), false);
+                    mv.visitMethodInsn(
+                            INVOKESTATIC, cls(t), "broadcast", "(" + SPECIES + JType.of(t).desc + ")" + desc(t), false);
                     mv.visitInsn(ICONST_1);
                     mv.visitMethodInsn(INVOKEVIRTUAL, cls(t), "addIndex", "(I)" + desc(t), false);
                 } else {
@@ -68,15 +69,16 @@ abstract class VectorExprs extends VectorLanes {
 
     void binary(Binary b) {
         DType t = b.dtype();
-        String name = switch (b.op()) {
-            case ADD -> "add";
-            case SUB -> "sub";
-            case MUL -> "mul";
-            case DIV -> "div";
-            case MIN -> "min";
-            case MAX -> "max";
-            case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> null;
-        };
+        String name =
+                switch (b.op()) {
+                    case ADD -> "add";
+                    case SUB -> "sub";
+                    case MUL -> "mul";
+                    case DIV -> "div";
+                    case MIN -> "min";
+                    case MAX -> "max";
+                    case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> null;
+                };
         if (name == null) {
             perLaneOp(t, List.of(b.a(), b.b()), false, () -> ScalarGen.binaryOp(g, b.op(), t, b));
             return;
@@ -132,11 +134,19 @@ abstract class VectorExprs extends VectorLanes {
         }
         vec(c.value());
         if (from == to) return;
-        mv.visitFieldInsn(GETSTATIC, V + "VectorOperators", letter(from) + "2" + letter(to), "L" + V + "VectorOperators$Conversion;");
+        mv.visitFieldInsn(
+                GETSTATIC,
+                V + "VectorOperators",
+                letter(from) + "2" + letter(to),
+                "L" + V + "VectorOperators$Conversion;");
         species(to);
         mv.visitInsn(ICONST_0);
-        mv.visitMethodInsn(INVOKEVIRTUAL, V + "Vector", "convertShape",
-                "(L" + V + "VectorOperators$Conversion;" + SPECIES + "I)" + VEC_D, false);
+        mv.visitMethodInsn(
+                INVOKEVIRTUAL,
+                V + "Vector",
+                "convertShape",
+                "(L" + V + "VectorOperators$Conversion;" + SPECIES + "I)" + VEC_D,
+                false);
         mv.visitTypeInsn(CHECKCAST, cls(to));
     }
 
@@ -176,11 +186,19 @@ abstract class VectorExprs extends VectorLanes {
             mv.visitFieldInsn(GETSTATIC, "java/nio/ByteOrder", ORDER, "Ljava/nio/ByteOrder;");
             if (mask >= 0) {
                 loadMask(t);
-                mv.visitMethodInsn(INVOKESTATIC, cls(t), "fromMemorySegment",
-                        "(" + SPECIES + "L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;" + MASK_D + ")" + desc(t), false);
+                mv.visitMethodInsn(
+                        INVOKESTATIC,
+                        cls(t),
+                        "fromMemorySegment",
+                        "(" + SPECIES + "L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;" + MASK_D + ")" + desc(t),
+                        false);
             } else {
-                mv.visitMethodInsn(INVOKESTATIC, cls(t), "fromMemorySegment",
-                        "(" + SPECIES + "L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;)" + desc(t), false);
+                mv.visitMethodInsn(
+                        INVOKESTATIC,
+                        cls(t),
+                        "fromMemorySegment",
+                        "(" + SPECIES + "L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;)" + desc(t),
+                        false);
             }
             return;
         }
@@ -209,10 +227,15 @@ abstract class VectorExprs extends VectorLanes {
             case Compare c -> {
                 DType t = c.a().dtype();
                 vec(c.a());
-                mv.visitFieldInsn(GETSTATIC, V + "VectorOperators", c.op().name(), "L" + V + "VectorOperators$Comparison;");
+                mv.visitFieldInsn(
+                        GETSTATIC, V + "VectorOperators", c.op().name(), "L" + V + "VectorOperators$Comparison;");
                 vec(c.b());
-                mv.visitMethodInsn(INVOKEVIRTUAL, cls(t), "compare",
-                        "(L" + V + "VectorOperators$Comparison;" + VEC_D + ")" + MASK_D, false);
+                mv.visitMethodInsn(
+                        INVOKEVIRTUAL,
+                        cls(t),
+                        "compare",
+                        "(L" + V + "VectorOperators$Comparison;" + VEC_D + ")" + MASK_D,
+                        false);
                 return t;
             }
             case And a -> {
@@ -234,7 +257,8 @@ abstract class VectorExprs extends VectorLanes {
                 perLaneScalar(l);
                 return maskType;
             }
-            case Cast c when !VectorCheck.vectorType(c.value().dtype()) -> {
+            case Cast c
+            when !VectorCheck.vectorType(c.value().dtype()) -> {
                 perLaneScalar(c);
                 return maskType;
             }
@@ -243,8 +267,12 @@ abstract class VectorExprs extends VectorLanes {
                 vec(c.value());
                 mv.visitFieldInsn(GETSTATIC, V + "VectorOperators", "NE", "L" + V + "VectorOperators$Comparison;");
                 mv.visitInsn(LCONST_0);
-                mv.visitMethodInsn(INVOKEVIRTUAL, cls(from), "compare",
-                        "(L" + V + "VectorOperators$Comparison;J)" + MASK_D, false);
+                mv.visitMethodInsn(
+                        INVOKEVIRTUAL,
+                        cls(from),
+                        "compare",
+                        "(L" + V + "VectorOperators$Comparison;J)" + MASK_D,
+                        false);
                 return from;
             }
             case Select s -> {
@@ -298,7 +326,6 @@ abstract class VectorExprs extends VectorLanes {
         g.release(mark);
         return maskType;
     }
-
 
     /**
      * An operator without an exact vector form: the operands are computed as vectors, then the
@@ -357,5 +384,4 @@ abstract class VectorExprs extends VectorLanes {
         }
         g.release(mark);
     }
-
 }

@@ -19,7 +19,6 @@ import dev.kiln.tir.Pragma;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.Store;
-import java.nio.ByteOrder;
 import java.util.List;
 import org.objectweb.asm.Label;
 import org.objectweb.asm.MethodVisitor;
@@ -49,8 +48,11 @@ final class VectorGen extends VectorExprs {
     static void loop(MethodGen g, For f) {
         String name = "vectorized loop '" + f.var().name() + "' of function '" + g.cls.func.name() + "'";
         if (!g.cls.vectorApi) {
-            serial(g, f, name + " runs serially: the Vector API is not available (run the JVM with "
-                    + "--add-modules jdk.incubator.vector)");
+            serial(
+                    g,
+                    f,
+                    name + " runs serially: the Vector API is not available (run the JVM with "
+                            + "--add-modules jdk.incubator.vector)");
             return;
         }
         if (!(f.extent() instanceof IntImm e)) {
@@ -66,8 +68,14 @@ final class VectorGen extends VectorExprs {
         int w = g.cls.vectorBits / check.maxBits;
         w = (int) Math.min(w, Math.max(2, Long.highestOneBit(Math.max(1, extent - 1)) << 1));
         if (w < 2 || extent < 2) {
-            serial(g, f, name + " runs serially: " + (extent < 2 ? "it has " + extent + " iteration(s)"
-                    : "the target's " + g.cls.vectorBits + "-bit vectors hold one " + check.maxBits + "-bit lane"));
+            serial(
+                    g,
+                    f,
+                    name + " runs serially: "
+                            + (extent < 2
+                                    ? "it has " + extent + " iteration(s)"
+                                    : "the target's " + g.cls.vectorBits + "-bit vectors hold one " + check.maxBits
+                                            + "-bit lane"));
             return;
         }
         DType maskType = check.maxBits == 64 ? DType.FLOAT64 : DType.FLOAT32;
@@ -159,7 +167,7 @@ final class VectorGen extends VectorExprs {
                 }
             }
             case Pragma p -> stmt(p.body());
-            case Barrier b -> { }
+            case Barrier b -> {}
         }
     }
 
@@ -236,11 +244,19 @@ final class VectorGen extends VectorExprs {
             mv.visitFieldInsn(GETSTATIC, "java/nio/ByteOrder", ORDER, "Ljava/nio/ByteOrder;");
             if (mask >= 0) {
                 loadMask(t);
-                mv.visitMethodInsn(INVOKEVIRTUAL, cls(t), "intoMemorySegment",
-                        "(L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;" + MASK_D + ")V", false);
+                mv.visitMethodInsn(
+                        INVOKEVIRTUAL,
+                        cls(t),
+                        "intoMemorySegment",
+                        "(L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;" + MASK_D + ")V",
+                        false);
             } else {
-                mv.visitMethodInsn(INVOKEVIRTUAL, cls(t), "intoMemorySegment",
-                        "(L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;)V", false);
+                mv.visitMethodInsn(
+                        INVOKEVIRTUAL,
+                        cls(t),
+                        "intoMemorySegment",
+                        "(L" + ScalarGen.SEGMENT + ";JLjava/nio/ByteOrder;)V",
+                        false);
             }
             return;
         }

@@ -12,7 +12,6 @@ import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Var;
-import dev.kiln.tir.For;
 import java.nio.ByteOrder;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -43,13 +42,16 @@ abstract class VectorLanes {
     final int lanes;
     /** The element type of the current mask (every mask is kept in this species). */
     final DType maskType;
+
     final MethodGen.Local base;
     final Set<Var> varying = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Varying let variables: the local holding the vector (or mask), and the definition, lets substituted. */
     final Map<Var, Integer> letSlots = new IdentityHashMap<>();
+
     final Map<Var, Expr> letDefs = new IdentityHashMap<>();
     /** The local holding the current mask (in {@link #maskType}'s species), or -1: all lanes. */
     int mask = -1;
+
     final Map<Var, DType> maskTypes = new IdentityHashMap<>();
 
     VectorLanes(MethodGen g, Var var, int lanes, DType maskType, MethodGen.Local base) {
@@ -83,12 +85,13 @@ abstract class VectorLanes {
     }
 
     void zero(JType t) {
-        mv.visitInsn(switch (t) {
-            case INT -> ICONST_0;
-            case LONG -> LCONST_0;
-            case FLOAT -> FCONST_0;
-            case DOUBLE -> DCONST_0;
-        });
+        mv.visitInsn(
+                switch (t) {
+                    case INT -> ICONST_0;
+                    case LONG -> LCONST_0;
+                    case FLOAT -> FCONST_0;
+                    case DOUBLE -> DCONST_0;
+                });
     }
 
     /** Whether computing {@code e} can fail (a load out of bounds, a division by zero) where no lane needs it. */
@@ -139,7 +142,9 @@ abstract class VectorLanes {
 
     boolean varies(Expr e) {
         boolean[] hit = {false};
-        Exprs.forEach(e, x -> { if (x instanceof Var v && varying.contains(v)) hit[0] = true; });
+        Exprs.forEach(e, x -> {
+            if (x instanceof Var v && varying.contains(v)) hit[0] = true;
+        });
         return hit[0];
     }
 
@@ -193,13 +198,15 @@ abstract class VectorLanes {
     int newArray(DType t) {
         int slot = g.newRefLocal();
         g.iconst(lanes);
-        mv.visitIntInsn(NEWARRAY, switch (t) {
-            case FLOAT32 -> T_FLOAT;
-            case FLOAT64 -> T_DOUBLE;
-            case INT32 -> T_INT;
-            case BOOL -> T_BOOLEAN;
-            default -> T_LONG;
-        });
+        mv.visitIntInsn(
+                NEWARRAY,
+                switch (t) {
+                    case FLOAT32 -> T_FLOAT;
+                    case FLOAT64 -> T_DOUBLE;
+                    case INT32 -> T_INT;
+                    case BOOL -> T_BOOLEAN;
+                    default -> T_LONG;
+                });
         mv.visitVarInsn(ASTORE, slot);
         return slot;
     }
@@ -208,7 +215,8 @@ abstract class VectorLanes {
         species(t);
         mv.visitVarInsn(ALOAD, slot);
         mv.visitInsn(ICONST_0);
-        mv.visitMethodInsn(INVOKESTATIC, cls(t), "fromArray", "(" + SPECIES + "[" + JType.of(t).desc + "I)" + desc(t), false);
+        mv.visitMethodInsn(
+                INVOKESTATIC, cls(t), "fromArray", "(" + SPECIES + "[" + JType.of(t).desc + "I)" + desc(t), false);
     }
 
     // ---- addresses ---------------------------------------------------------------------------------------
@@ -247,13 +255,17 @@ abstract class VectorLanes {
                 yield switch (b.op()) {
                     case ADD -> ca + cb;
                     case SUB -> ca - cb;
-                    case MUL -> b.a() instanceof IntImm k ? k.value() * cb
-                            : b.b() instanceof IntImm k ? ca * k.value() : null;
+                    case MUL ->
+                        b.a() instanceof IntImm k ? k.value() * cb : b.b() instanceof IntImm k ? ca * k.value() : null;
                     default -> null;
                 };
             }
-            case Cast c -> c.dtype().isInt() && c.value().dtype().isInt() && c.dtype().bits() >= c.value().dtype().bits()
-                    ? coefficient(c.value()) : null;
+            case Cast c ->
+                c.dtype().isInt()
+                                && c.value().dtype().isInt()
+                                && c.dtype().bits() >= c.value().dtype().bits()
+                        ? coefficient(c.value())
+                        : null;
             default -> null;
         };
     }
@@ -261,16 +273,19 @@ abstract class VectorLanes {
     // ---- Vector API names ----------------------------------------------------------------------------------
 
     static String cls(DType t) {
-        return V + switch (t) {
-            case FLOAT32 -> "FloatVector";
-            case FLOAT64 -> "DoubleVector";
-            case INT32 -> "IntVector";
-            case INT64 -> "LongVector";
-            default -> throw new KilnException("no Vector API lanes for " + t);
-        };
+        return V
+                + switch (t) {
+                    case FLOAT32 -> "FloatVector";
+                    case FLOAT64 -> "DoubleVector";
+                    case INT32 -> "IntVector";
+                    case INT64 -> "LongVector";
+                    default -> throw new KilnException("no Vector API lanes for " + t);
+                };
     }
 
-    static String desc(DType t) { return "L" + cls(t) + ";"; }
+    static String desc(DType t) {
+        return "L" + cls(t) + ";";
+    }
 
     static String letter(DType t) {
         return switch (t) {

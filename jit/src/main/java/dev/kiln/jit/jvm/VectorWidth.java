@@ -7,7 +7,8 @@ package dev.kiln.jit.jvm;
 final class VectorWidth {
     private VectorWidth() {}
 
-    static final boolean AVAILABLE = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
+    static final boolean AVAILABLE =
+            ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
 
     /** The preferred vector width in bits, or 64 when the Vector API is not available. */
     static int preferredBits() {

@@ -40,7 +40,8 @@ final class Work {
             case Store st -> 1 + st.indices().stream().mapToLong(Work::nodes).sum() + nodes(st.value());
             case Allocate a -> ops(a.body());
             case Seq q -> q.stmts().stream().mapToLong(Work::ops).reduce(0, Work::add);
-            case IfThenElse i -> add(nodes(i.cond()), Math.max(ops(i.then()), i.otherwise() == null ? 0 : ops(i.otherwise())));
+            case IfThenElse i ->
+                add(nodes(i.cond()), Math.max(ops(i.then()), i.otherwise() == null ? 0 : ops(i.otherwise())));
             case Let l -> add(nodes(l.value()), ops(l.body()));
             case Evaluate e -> nodes(e.value());
             case Pragma p -> ops(p.body());
@@ -58,11 +59,15 @@ final class Work {
                 if (f.kind() == ForKind.VECTORIZED) yield add(head, mul(4, body)); // main and masked tail, vector calls
                 yield add(head, body);
             }
-            case Store st -> BYTES_PER_NODE * (2 + st.indices().stream().mapToLong(Work::nodes).sum() + nodes(st.value()));
+            case Store st ->
+                BYTES_PER_NODE
+                        * (2 + st.indices().stream().mapToLong(Work::nodes).sum() + nodes(st.value()));
             case Allocate a -> add(20, bytes(a.body()));
             case Seq q -> q.stmts().stream().mapToLong(Work::bytes).reduce(0, Work::add);
-            case IfThenElse i -> add(BYTES_PER_NODE * nodes(i.cond()) + 6,
-                    add(bytes(i.then()), i.otherwise() == null ? 0 : bytes(i.otherwise())));
+            case IfThenElse i ->
+                add(
+                        BYTES_PER_NODE * nodes(i.cond()) + 6,
+                        add(bytes(i.then()), i.otherwise() == null ? 0 : bytes(i.otherwise())));
             case Let l -> add(BYTES_PER_NODE * nodes(l.value()) + 2, bytes(l.body()));
             case Evaluate e -> BYTES_PER_NODE * nodes(e.value());
             case Pragma p -> bytes(p.body());

@@ -18,12 +18,68 @@ import org.junit.jupiter.params.provider.EnumSource;
  * to true, and one rounding to nearest even.
  */
 class CastTest {
-    private static final double[] FLOAT_EDGES = {Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 0.0, -0.0,
-        1e10, -1e10, 3e9, -3e9, 300.7, -129.5, 127.5, 255.5, 65504, 65520, 70000, -70000, 1e-8, -1e-8, 2.5, -2.5, 0.5,
-        1 + 0x1p-11, 1 + 0x1p-8, 1 + 3 * 0x1p-9, 9.3e18, -9.3e18, 0x1p-20, 1.0 / 3, 0x1.FFp127, 3.4e38, -32768.9, 40000.2};
-    private static final long[] INT_EDGES = {0, 1, -1, 127, -128, 128, 255, 256, -129, 32767, -32768, 65535, 2047, 2049,
-        4097, 16777217, Integer.MAX_VALUE, Integer.MIN_VALUE, Long.MAX_VALUE, Long.MIN_VALUE, 9007199254740993L,
-        -9007199254740993L, 123456789012L, 33, 7};
+    private static final double[] FLOAT_EDGES = {
+        Double.NaN,
+        Double.POSITIVE_INFINITY,
+        Double.NEGATIVE_INFINITY,
+        0.0,
+        -0.0,
+        1e10,
+        -1e10,
+        3e9,
+        -3e9,
+        300.7,
+        -129.5,
+        127.5,
+        255.5,
+        65504,
+        65520,
+        70000,
+        -70000,
+        1e-8,
+        -1e-8,
+        2.5,
+        -2.5,
+        0.5,
+        1 + 0x1p-11,
+        1 + 0x1p-8,
+        1 + 3 * 0x1p-9,
+        9.3e18,
+        -9.3e18,
+        0x1p-20,
+        1.0 / 3,
+        0x1.FFp127,
+        3.4e38,
+        -32768.9,
+        40000.2
+    };
+    private static final long[] INT_EDGES = {
+        0,
+        1,
+        -1,
+        127,
+        -128,
+        128,
+        255,
+        256,
+        -129,
+        32767,
+        -32768,
+        65535,
+        2047,
+        2049,
+        4097,
+        16777217,
+        Integer.MAX_VALUE,
+        Integer.MIN_VALUE,
+        Long.MAX_VALUE,
+        Long.MIN_VALUE,
+        9007199254740993L,
+        -9007199254740993L,
+        123456789012L,
+        33,
+        7
+    };
 
     @ParameterizedTest
     @EnumSource(DType.class)
@@ -32,7 +88,8 @@ class CastTest {
         List<Function<List<Expr>, Expr>> ops = new ArrayList<>();
         for (DType to : DType.values()) ops.add(x -> x.get(0).cast(to));
         for (ForKind kind : List.of(ForKind.SERIAL, ForKind.VECTORIZED)) {
-            PrimFunc f = dev.kiln.jit.Funcs.elementwise("cast_" + from + "_" + kind.displayName(), kind, n, List.of(from), ops);
+            PrimFunc f = dev.kiln.jit.Funcs.elementwise(
+                    "cast_" + from + "_" + kind.displayName(), kind, n, List.of(from), ops);
             List<NDArray> args = JvmCheck.randomArgs(f, 3);
             for (int i = 0; i < n; i++) {
                 if (from.isFloat()) args.get(0).setDoubleFlat(FLOAT_EDGES[i], i);

@@ -24,7 +24,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 class DTypeOpsTest {
     private static final int N = 37;
 
-    private static Expr call(Intrinsic f, Expr... a) { return new Call(f, List.of(a)); }
+    private static Expr call(Intrinsic f, Expr... a) {
+        return new Call(f, List.of(a));
+    }
 
     static List<Function<List<Expr>, Expr>> ops(DType t) {
         List<Function<List<Expr>, Expr>> ops = new ArrayList<>();
@@ -51,7 +53,10 @@ class DTypeOpsTest {
         ops.add(x -> x.get(0).gt(x.get(1)));
         ops.add(x -> x.get(0).ge(x.get(1)));
         ops.add(x -> x.get(0).lt(x.get(1)).and(x.get(1).gt(Literals.like(x.get(1), 0L))));
-        ops.add(x -> x.get(0).lt(x.get(1)).or(x.get(1).gt(Literals.like(x.get(1), 0L))).not());
+        ops.add(x -> x.get(0)
+                .lt(x.get(1))
+                .or(x.get(1).gt(Literals.like(x.get(1), 0L)))
+                .not());
         ops.add(x -> new Select(x.get(0).lt(x.get(1)), x.get(0), x.get(1).neg()));
         ops.add(x -> call(Intrinsic.ABS, x.get(0)));
         ops.add(x -> x.get(0).mul(x.get(0)).mul(x.get(0)).add(x.get(1).mul(Literals.like(x.get(1), 7L))));
@@ -76,7 +81,8 @@ class DTypeOpsTest {
             ops.add(x -> call(Intrinsic.TANH, x.get(0).mul(Literals.like(x.get(0), 3L))));
             ops.add(x -> call(Intrinsic.SIGMOID, x.get(0).mul(Literals.like(x.get(0), 5L))));
             ops.add(x -> call(Intrinsic.ERF, x.get(0).mul(Literals.like(x.get(0), 2L))));
-            ops.add(x -> call(Intrinsic.POW, call(Intrinsic.ABS, x.get(0)), x.get(1).mul(Literals.like(x.get(1), 3L))));
+            ops.add(x ->
+                    call(Intrinsic.POW, call(Intrinsic.ABS, x.get(0)), x.get(1).mul(Literals.like(x.get(1), 3L))));
         } else {
             Function<Expr, Expr> nonZero = b -> new Select(b.eq(0L), Literals.like(b, 3L), b);
             ops.add(x -> x.get(0).floordiv(nonZero.apply(x.get(1))));
@@ -89,10 +95,14 @@ class DTypeOpsTest {
                 ops.add(x -> x.get(0).floordiv(-3L));
                 ops.add(x -> x.get(0).floormod(-3L));
                 ops.add(x -> x.get(0).truncmod(-1L));
-                ops.add(x -> Literals.like(x.get(0), t.minInt()).truncdiv(new Select(x.get(1).lt(0L),
-                        Literals.like(x.get(1), -1L), Literals.like(x.get(1), 1L)))); // MIN / -1 wraps
-                ops.add(x -> call(Intrinsic.ABS, Literals.like(x.get(0), t.minInt()).add(x.get(1).max(
-                        Literals.like(x.get(1), 0L)))));
+                ops.add(x -> Literals.like(x.get(0), t.minInt())
+                        .truncdiv(new Select(
+                                x.get(1).lt(0L),
+                                Literals.like(x.get(1), -1L),
+                                Literals.like(x.get(1), 1L)))); // MIN / -1 wraps
+                ops.add(x -> call(
+                        Intrinsic.ABS,
+                        Literals.like(x.get(0), t.minInt()).add(x.get(1).max(Literals.like(x.get(1), 0L)))));
             }
         }
         return ops;
@@ -102,7 +112,8 @@ class DTypeOpsTest {
     @EnumSource(DType.class)
     void everyOperatorMatchesTheInterpreterBitForBit(DType t) {
         for (ForKind kind : List.of(ForKind.SERIAL, ForKind.VECTORIZED, ForKind.UNROLLED)) {
-            PrimFunc f = dev.kiln.jit.Funcs.elementwise("ops_" + t + "_" + kind.displayName(), kind, N, List.of(t, t), ops(t));
+            PrimFunc f = dev.kiln.jit.Funcs.elementwise(
+                    "ops_" + t + "_" + kind.displayName(), kind, N, List.of(t, t), ops(t));
             JvmCheck.exact(f, 11 + t.ordinal());
         }
     }

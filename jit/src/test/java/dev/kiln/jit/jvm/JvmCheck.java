@@ -58,8 +58,9 @@ final class JvmCheck {
                 NDArray a = actual.get(i), e = expected.get(i);
                 var c = a.compareTo(e, rtol, atol);
                 if (!c.ok()) {
-                    throw new AssertionError("function '" + f.name() + "' parameter '" + f.params().get(i).name() + "' ("
-                            + a.dtype() + "): " + c.report() + "\n" + f + "\nnotes: " + k.notes());
+                    throw new AssertionError("function '" + f.name() + "' parameter '"
+                            + f.params().get(i).name() + "' (" + a.dtype() + "): " + c.report() + "\n" + f + "\nnotes: "
+                            + k.notes());
                 }
             }
             return k;
@@ -74,5 +75,7 @@ final class JvmCheck {
         return matches(f, seed, 0, 0);
     }
 
-    static Buffer param(PrimFunc f, int i) { return f.params().get(i); }
+    static Buffer param(PrimFunc f, int i) {
+        return f.params().get(i);
+    }
 }

@@ -63,8 +63,10 @@ class JvmDifferentialTest {
                         + "--- lowered\n" + f);
             }
         }
-        System.out.printf("jvm differential: %d cases from seed %d, %d compiled and matched, %d with Vector API code, "
-                + "%d not lowerable, %d failures%n", CASES, SEED, compiled, vectorLoops, notLowerable, failures.size());
+        System.out.printf(
+                "jvm differential: %d cases from seed %d, %d compiled and matched, %d with Vector API code, "
+                        + "%d not lowerable, %d failures%n",
+                CASES, SEED, compiled, vectorLoops, notLowerable, failures.size());
         assertThat(failures).as("failing cases").isEmpty();
         assertThat(vectorLoops).as("cases that exercised vector code").isPositive();
     }
@@ -90,7 +92,8 @@ class JvmDifferentialTest {
                 var t = dag.inputs().get(i);
                 inputs.add(NDArray.random(t.dtype(), seed * 7 + i, t.shape().toArray()));
             }
-            try (NDArray expected = run(reference, dag, inputs); NDArray actual = run(scheduled, dag, inputs)) {
+            try (NDArray expected = run(reference, dag, inputs);
+                    NDArray actual = run(scheduled, dag, inputs)) {
                 Comparison cmp = actual.compareTo(expected, 1e-4, 1e-4);
                 if (!cmp.ok()) {
                     failures.add("case " + c + " seed " + seed + ": " + cmp.report() + "\n--- schedule\n"
@@ -103,7 +106,8 @@ class JvmDifferentialTest {
                 for (NDArray a : inputs) a.close();
             }
         }
-        System.out.printf("jvm differential against the default lowering: %d cases, %d checked, %d failures%n",
+        System.out.printf(
+                "jvm differential against the default lowering: %d cases, %d checked, %d failures%n",
                 LONG_CASES, checked, failures.size());
         assertThat(failures).as("failing cases").isEmpty();
     }

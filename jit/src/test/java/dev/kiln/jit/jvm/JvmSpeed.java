@@ -16,7 +16,6 @@ import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
 import dev.kiln.tir.PrimFunc;
-import java.util.List;
 
 /**
  * Not a unit test: times the JVM backend against the interpreter on a vectorized elementwise add
@@ -28,7 +27,9 @@ public final class JvmSpeed {
 
     public static void main(String[] argv) {
         int n = argv.length > 0 ? Integer.parseInt(argv[0]) : 256;
-        int cores = argv.length > 1 ? Integer.parseInt(argv[1]) : Runtime.getRuntime().availableProcessors();
+        int cores = argv.length > 1
+                ? Integer.parseInt(argv[1])
+                : Runtime.getRuntime().availableProcessors();
         add(1 << 20, cores);
         matmul(n, cores);
     }
@@ -42,8 +43,9 @@ public final class JvmSpeed {
         PrimFunc serial = Lowering.lower("add_vec", s.build());
         s.stage("C").parallel(parts.get(0));
         PrimFunc par = Lowering.lower("add_vec_par", s.build());
-        try (NDArray x = NDArray.random(DType.FLOAT32, 1, n); NDArray y = NDArray.random(DType.FLOAT32, 2, n);
-             NDArray z = NDArray.allocate(DType.FLOAT32, n)) {
+        try (NDArray x = NDArray.random(DType.FLOAT32, 1, n);
+                NDArray y = NDArray.random(DType.FLOAT32, 2, n);
+                NDArray z = NDArray.allocate(DType.FLOAT32, n)) {
             double flops = n;
             Program p = Interpreter.compile(serial);
             report("add 2^20 interpreter", flops, 3, () -> p.run(x, y, z));
@@ -71,8 +73,9 @@ public final class JvmSpeed {
         PrimFunc par = Lowering.lower("matmul_tiled_par", s.build());
         PrimFunc naive = dev.kiln.lower.LowerDefault.lower("matmul", dag);
         double flops = 2.0 * n * n * n;
-        try (NDArray x = NDArray.random(DType.FLOAT32, 1, n, n); NDArray y = NDArray.random(DType.FLOAT32, 2, n, n);
-             NDArray z = NDArray.allocate(DType.FLOAT32, n, n)) {
+        try (NDArray x = NDArray.random(DType.FLOAT32, 1, n, n);
+                NDArray y = NDArray.random(DType.FLOAT32, 2, n, n);
+                NDArray z = NDArray.allocate(DType.FLOAT32, n, n)) {
             Program p = Interpreter.compile(naive);
             report("matmul " + n + " interpreter (default lowering)", flops, 1, () -> p.run(x, y, z));
             Program pt = Interpreter.compile(serial);

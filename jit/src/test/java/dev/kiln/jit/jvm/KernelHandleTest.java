@@ -24,20 +24,32 @@ class KernelHandleTest {
     private static PrimFunc scale(String name) {
         Var i = new Var("i"), j = new Var("j");
         Buffer x = buf("x", DType.FLOAT32, 3, 5), y = buf("y", DType.FLOAT32, 3, 5);
-        return new PrimFunc(name, List.of(x, y), loop(i, 3, ForKind.SERIAL,
-                loop(j, 5, ForKind.VECTORIZED, store(y, load(x, i, j).mul(2.5), i, j))));
+        return new PrimFunc(
+                name,
+                List.of(x, y),
+                loop(
+                        i,
+                        3,
+                        ForKind.SERIAL,
+                        loop(j, 5, ForKind.VECTORIZED, store(y, load(x, i, j).mul(2.5), i, j))));
     }
 
     @Test
     void everyWrongArgumentIsRefusedNamingTheParameter() {
         JvmKernel k = JvmCheck.BACKEND.compile(scale("scale"), JvmCheck.TARGET);
-        try (NDArray x = NDArray.random(DType.FLOAT32, 1, 3, 5); NDArray y = NDArray.allocate(DType.FLOAT32, 3, 5);
-             NDArray wrongType = NDArray.allocate(DType.FLOAT64, 3, 5); NDArray wrongShape = NDArray.allocate(DType.FLOAT32, 5, 3);
-             NDArray strided = NDArray.allocateStrided(DType.FLOAT32, new long[] {3, 5}, new long[] {8, 1})) {
-            assertThatThrownBy(() -> k.call(x)).isInstanceOf(KilnException.class).hasMessageContaining("takes 2 argument(s) [x, y], got 1");
+        try (NDArray x = NDArray.random(DType.FLOAT32, 1, 3, 5);
+                NDArray y = NDArray.allocate(DType.FLOAT32, 3, 5);
+                NDArray wrongType = NDArray.allocate(DType.FLOAT64, 3, 5);
+                NDArray wrongShape = NDArray.allocate(DType.FLOAT32, 5, 3);
+                NDArray strided = NDArray.allocateStrided(DType.FLOAT32, new long[] {3, 5}, new long[] {8, 1})) {
+            assertThatThrownBy(() -> k.call(x))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining("takes 2 argument(s) [x, y], got 1");
             assertThatThrownBy(() -> k.call(x, null)).hasMessageContaining("argument 1 (parameter 'y') is null");
-            assertThatThrownBy(() -> k.call(x, wrongType)).hasMessageContaining("parameter 'y') has dtype float64, expected float32");
-            assertThatThrownBy(() -> k.call(wrongShape, y)).hasMessageContaining("parameter 'x') has shape [5, 3], expected [3, 5]");
+            assertThatThrownBy(() -> k.call(x, wrongType))
+                    .hasMessageContaining("parameter 'y') has dtype float64, expected float32");
+            assertThatThrownBy(() -> k.call(wrongShape, y))
+                    .hasMessageContaining("parameter 'x') has shape [5, 3], expected [3, 5]");
             assertThatThrownBy(() -> k.call(strided, y)).hasMessageContaining("parameter 'x') has strides [8, 1]");
             assertThatThrownBy(() -> k.call(x, x)).hasMessageContaining("overlaps argument 0 (parameter 'x')");
             k.call(x, y);
@@ -64,7 +76,8 @@ class KernelHandleTest {
     @Test
     void theSourceIsTheTextifiedClassWithItsVectorCode() {
         String src = JvmCheck.BACKEND.compile(scale("src"), JvmCheck.TARGET).source();
-        assertThat(src).startsWith("// JVM bytecode of 'src' for cpu -mtriple=jvm")
+        assertThat(src)
+                .startsWith("// JVM bytecode of 'src' for cpu -mtriple=jvm")
                 .contains("implements dev/kiln/jit/jvm/KernelEntry")
                 .contains("INVOKESTATIC jdk/incubator/vector/FloatVector.fromMemorySegment")
                 .contains("intoMemorySegment");
@@ -76,7 +89,8 @@ class KernelHandleTest {
         assertThat(Target.parse(t.toString())).isEqualTo(t);
         assertThat(Backend.forTarget(t)).isInstanceOf(JvmBackend.class);
         assertThat(new JvmBackend().supports(Target.cpu())).isFalse();
-        assertThatThrownBy(() -> new JvmBackend().compile(scale("x"), Target.cpu())).isInstanceOf(KilnException.class)
+        assertThatThrownBy(() -> new JvmBackend().compile(scale("x"), Target.cpu()))
+                .isInstanceOf(KilnException.class)
                 .hasMessageContaining("compiles for JVM targets");
     }
 }

@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Test;
 class NnLibraryTest {
     private static final DType F32 = DType.FLOAT32;
 
-    private static Tensor in(String name, long... shape) { return Te.placeholder(name, F32, shape); }
+    private static Tensor in(String name, long... shape) {
+        return Te.placeholder(name, F32, shape);
+    }
 
     private static JvmKernel check(String name, Tensor out, long seed) {
         ComputeDAG dag = ComputeDAG.of(out);
@@ -83,8 +85,15 @@ class NnLibraryTest {
     void linearAlgebra() {
         check("matmul", Linalg.matmul(in("a", 7, 9), in("b", 9, 5)), 31);
         check("matmul_tt", Linalg.matmul(in("a", 9, 7), in("b", 5, 9), true, true), 32);
-        check("matmul_i8", Linalg.matmul(Te.placeholder("a", DType.INT8, 6, 11), Te.placeholder("b", DType.INT8, 11, 3),
-                false, false, DType.INT32), 33);
+        check(
+                "matmul_i8",
+                Linalg.matmul(
+                        Te.placeholder("a", DType.INT8, 6, 11),
+                        Te.placeholder("b", DType.INT8, 11, 3),
+                        false,
+                        false,
+                        DType.INT32),
+                33);
         check("batch_matmul", Linalg.batchMatmul(in("x", 3, 4, 6), in("y", 3, 6, 5)), 34);
         check("dense", Linalg.dense(in("x", 4, 10), in("w", 3, 10), in("bias", 3)), 36);
         check("norm", Linalg.norm(in("a", 2, 5, 6)), 37);
@@ -92,8 +101,11 @@ class NnLibraryTest {
 
     @Test
     void normalisationReductionsAndSoftmax() {
-        check("batch_norm_nchw", Norm.batchNormNchw(in("x", 2, 3, 4, 5), in("mean", 3), in("var", 3), in("gamma", 3),
-                in("beta", 3), 1e-5), 41);
+        check(
+                "batch_norm_nchw",
+                Norm.batchNormNchw(
+                        in("x", 2, 3, 4, 5), in("mean", 3), in("var", 3), in("gamma", 3), in("beta", 3), 1e-5),
+                41);
         check("layer_norm", Norm.layerNorm(in("z", 3, 4, 7), in("gamma", 4, 7), in("beta", 4, 7), 2, 1e-5), 43);
         Tensor x = in("x", 3, 5, 7);
         check("sum", Reduction.sum(x, 1), 51);
@@ -108,6 +120,9 @@ class NnLibraryTest {
     void convolutionAndPooling() {
         check("conv2d", Conv.conv2dNchw(in("x", 1, 3, 7, 6), in("w", 4, 3, 3, 3), 1, 1), 71);
         check("pool", Pool.maxPool2dNchw(in("x", 1, 2, 7, 7), 3, 2, 1), 72);
-        check("fp16_matmul", Linalg.matmul(Te.placeholder("a", DType.FLOAT16, 5, 6), Te.placeholder("b", DType.FLOAT16, 6, 3)), 73);
+        check(
+                "fp16_matmul",
+                Linalg.matmul(Te.placeholder("a", DType.FLOAT16, 5, 6), Te.placeholder("b", DType.FLOAT16, 6, 3)),
+                73);
     }
 }

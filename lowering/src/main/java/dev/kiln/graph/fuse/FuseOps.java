@@ -76,12 +76,16 @@ public final class FuseOps {
         }
         // collect groups, ordered by their last node
         Map<Integer, List<Node>> members = new HashMap<>();
-        for (int i = 0; i < nodes.size(); i++) members.computeIfAbsent(root(group, i), k -> new ArrayList<>()).add(nodes.get(i));
+        for (int i = 0; i < nodes.size(); i++)
+            members.computeIfAbsent(root(group, i), k -> new ArrayList<>()).add(nodes.get(i));
         List<List<Node>> lists = new ArrayList<>(members.values());
         lists.sort(Comparator.comparingInt(l -> index.get(l.getLast().name())));
         List<FusedGroup> out = new ArrayList<>();
         for (List<Node> l : lists) {
-            OpPattern p = l.stream().map(x -> x.op().pattern()).max(Comparator.naturalOrder()).orElseThrow();
+            OpPattern p = l.stream()
+                    .map(x -> x.op().pattern())
+                    .max(Comparator.naturalOrder())
+                    .orElseThrow();
             out.add(new FusedGroup(out.size(), l, p, GroupDag.of(g, l)));
         }
         return new Partition(g, out);

@@ -22,7 +22,9 @@ public record FusedGroup(int id, List<Node> nodes, OpPattern pattern, GroupDag d
     }
 
     /** The name of the value the group produces. */
-    public String output() { return nodes.getLast().name(); }
+    public String output() {
+        return nodes.getLast().name();
+    }
 
     /** The op kinds joined by '+', e.g. {@code conv2d+bias_add+add+relu}. */
     public String description() {
@@ -36,6 +38,7 @@ public record FusedGroup(int id, List<Node> nodes, OpPattern pattern, GroupDag d
 
     /** Whether the group only reshapes its one input (its output can share the input's memory). */
     public boolean isReshapeOnly() {
-        return nodes.stream().allMatch(n -> n.op() instanceof dev.kiln.graph.Op.Reshape) && dag.inputs().size() == 1;
+        return nodes.stream().allMatch(n -> n.op() instanceof dev.kiln.graph.Op.Reshape)
+                && dag.inputs().size() == 1;
     }
 }

@@ -15,11 +15,22 @@ public record Partition(Graph graph, List<FusedGroup> groups) {
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("partition of graph ").append(graph.name()).append(": ")
-                .append(graph.nodes().size()).append(" nodes in ").append(groups.size()).append(" groups\n");
+        StringBuilder sb = new StringBuilder("partition of graph ")
+                .append(graph.name())
+                .append(": ")
+                .append(graph.nodes().size())
+                .append(" nodes in ")
+                .append(groups.size())
+                .append(" groups\n");
         for (FusedGroup g : groups) {
-            sb.append(String.format(Locale.ROOT, "  #%-3d %-40s -> %s%s  reads %s%n", g.id(), g.description(),
-                    graph.value(g.output()), g.hasReduction() ? "" : " (simple)", g.dag().inputs()));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  #%-3d %-40s -> %s%s  reads %s%n",
+                    g.id(),
+                    g.description(),
+                    graph.value(g.output()),
+                    g.hasReduction() ? "" : " (simple)",
+                    g.dag().inputs()));
         }
         return sb.toString();
     }

@@ -32,12 +32,16 @@ public final class FoldBatchNorm {
             Node prev = g.producer(bn.inputs().get(0));
             Node bias = null;
             Node anchor = prev;
-            if (prev != null && prev.op() instanceof Op.BiasAdd && g.isConstant(prev.inputs().get(1))
+            if (prev != null
+                    && prev.op() instanceof Op.BiasAdd
+                    && g.isConstant(prev.inputs().get(1))
                     && g.consumers(prev.name()).size() == 1) {
                 bias = prev;
                 anchor = g.producer(prev.inputs().get(0));
             }
-            if (anchor == null || g.consumers(anchor.name()).size() != 1 || g.isOutput(anchor.name())
+            if (anchor == null
+                    || g.consumers(anchor.name()).size() != 1
+                    || g.isOutput(anchor.name())
                     || (bias != null && g.isOutput(bias.name()))) continue;
             int outAxis = outputChannelAxisOfWeight(anchor.op());
             if (outAxis < 0 || !g.isConstant(anchor.inputs().get(1))) continue;
@@ -50,7 +54,8 @@ public final class FoldBatchNorm {
             float[] var = g.constant(bn.inputs().get(2)).toFloatArray();
             float[] gamma = g.constant(bn.inputs().get(3)).toFloatArray();
             float[] beta = g.constant(bn.inputs().get(4)).toFloatArray();
-            float[] oldBias = bias == null ? null : g.constant(bias.inputs().get(1)).toFloatArray();
+            float[] oldBias =
+                    bias == null ? null : g.constant(bias.inputs().get(1)).toFloatArray();
             int c = mean.length;
             double[] s = new double[c];
             float[] newBias = new float[c];

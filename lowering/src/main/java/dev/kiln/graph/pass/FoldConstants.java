@@ -23,11 +23,14 @@ public final class FoldConstants {
             for (int i = 0; i < e.nodes.size(); i++) {
                 Node n = e.nodes.get(i);
                 if (!n.inputs().stream().allMatch(e.constants::containsKey)) continue;
-                Graph current = new Graph(g.name(), g.inputs(), e.constants, e.nodes.subList(0, i + 1), java.util.List.of(n.name()));
+                Graph current = new Graph(
+                        g.name(), g.inputs(), e.constants, e.nodes.subList(0, i + 1), java.util.List.of(n.name()));
                 GroupDag gd = GroupDag.of(current, java.util.List.of(n));
-                NDArray out = GraphBuilder.autoArray(n.output().dtype(), n.output().dims());
+                NDArray out =
+                        GraphBuilder.autoArray(n.output().dtype(), n.output().dims());
                 NDArray[] args = new NDArray[gd.arguments().size()];
-                for (int a = 0; a < args.length - 1; a++) args[a] = e.constants.get(gd.arguments().get(a));
+                for (int a = 0; a < args.length - 1; a++)
+                    args[a] = e.constants.get(gd.arguments().get(a));
                 args[args.length - 1] = out;
                 runner.run(gd.dag(), args);
                 e.nodes.remove(i--);

@@ -34,7 +34,8 @@ final class GraphEditor {
         for (int i = 0; i < nodes.size(); i++) {
             Node n = nodes.get(i);
             if (n.inputs().contains(from)) {
-                List<String> ins = n.inputs().stream().map(s -> s.equals(from) ? to : s).toList();
+                List<String> ins =
+                        n.inputs().stream().map(s -> s.equals(from) ? to : s).toList();
                 nodes.set(i, new Node(n.op(), ins, n.output()));
             }
         }
@@ -62,7 +63,9 @@ final class GraphEditor {
             }
         }
         Map<String, NDArray> cs = new LinkedHashMap<>();
-        constants.forEach((k, v) -> { if (live.contains(k)) cs.put(k, v); });
+        constants.forEach((k, v) -> {
+            if (live.contains(k)) cs.put(k, v);
+        });
         return new Graph(source.name(), source.inputs(), cs, kept, outputs);
     }
 }

@@ -23,7 +23,8 @@ public final class SimplifyInference {
         GraphEditor e = new GraphEditor(g);
         List<Node> out = new ArrayList<>();
         for (Node n : e.nodes) {
-            if (!(n.op() instanceof Op.BatchNorm b) || !n.inputs().subList(1, 5).stream().allMatch(g::isConstant)
+            if (!(n.op() instanceof Op.BatchNorm b)
+                    || !n.inputs().subList(1, 5).stream().allMatch(g::isConstant)
                     || n.output().dtype() != DType.FLOAT32) {
                 out.add(n);
                 continue;
@@ -48,8 +49,12 @@ public final class SimplifyInference {
             e.constants.put(sName, scale);
             String tName = e.freshName(n.name() + ".shift_const");
             e.constants.put(tName, shift);
-            Value scaled = new Value(e.freshName(n.name() + ".scaled"), n.output().dtype(), n.output().shape());
-            out.add(new Node(new Op.Binary(Op.BinaryKind.MULTIPLY), List.of(n.inputs().get(0), sName), scaled));
+            Value scaled = new Value(
+                    e.freshName(n.name() + ".scaled"),
+                    n.output().dtype(),
+                    n.output().shape());
+            out.add(new Node(
+                    new Op.Binary(Op.BinaryKind.MULTIPLY), List.of(n.inputs().get(0), sName), scaled));
             out.add(new Node(new Op.Binary(Op.BinaryKind.ADD), List.of(scaled.name(), tName), n.output()));
         }
         e.nodes.clear();

@@ -1,8 +1,8 @@
 package dev.kiln.schedule.layout;
 
 import dev.kiln.ir.Expr;
-import dev.kiln.ir.Exprs;
 import dev.kiln.ir.ExprPrinter;
+import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
@@ -36,20 +36,29 @@ final class LayoutDerivation {
 
     /** Why a weight keeps its layout. */
     static final class NotRewritable extends Exception {
-        NotRewritable(String reason) { super(reason, null, false, false); }
+        NotRewritable(String reason) {
+            super(reason, null, false, false);
+        }
     }
 
     /** Where a loop comes from: one root axis with a stride, several fused loops, or a split of a fused loop. */
     private sealed interface Origin {
         record Single(int root, long stride) implements Origin {}
+
         record Fused(List<Integer> parents) implements Origin {}
+
         record Mixed(Set<Integer> roots) implements Origin {}
     }
 
     /** A loop enclosing the reading stage's body, in terms of the reading stage's root axes. */
     private record Loop(String name, Set<Integer> roots, long stride, long extent) {
-        boolean single() { return roots.size() == 1 && stride > 0; }
-        int root() { return roots.iterator().next(); }
+        boolean single() {
+            return roots.size() == 1 && stride > 0;
+        }
+
+        int root() {
+            return roots.iterator().next();
+        }
     }
 
     private final LoopState state;
@@ -64,11 +73,17 @@ final class LayoutDerivation {
     PackedLayout derive(Tensor p) throws NotRewritable {
         List<Integer> readers = new ArrayList<>();
         for (int i = 0; i < state.stages().size(); i++) {
-            if (state.stages().get(i).op() instanceof ComputeOp c && c.inputTensors().contains(p)) readers.add(i);
+            if (state.stages().get(i).op() instanceof ComputeOp c
+                    && c.inputTensors().contains(p)) readers.add(i);
         }
         if (readers.size() != 1) {
-            throw new NotRewritable(readers.isEmpty() ? "no stage reads it after the schedule"
-                    : "it is read by several stages " + readers.stream().map(i -> state.stages().get(i).name()).toList());
+            throw new NotRewritable(
+                    readers.isEmpty()
+                            ? "no stage reads it after the schedule"
+                            : "it is read by several stages "
+                                    + readers.stream()
+                                            .map(i -> state.stages().get(i).name())
+                                            .toList());
         }
         int r = readers.get(0);
         Stage st = state.stages().get(r);
@@ -82,7 +97,10 @@ final class LayoutDerivation {
         List<Integer> axisRoot = simpleAccess(op, p);
         List<String> names = new ArrayList<>();
         for (int d = 0; d < p.rank(); d++) {
-            names.add(axisRoot.get(d) < 0 ? "_" + d : state.stages().get(r).all().get(axisRoot.get(d)).name());
+            names.add(
+                    axisRoot.get(d) < 0
+                            ? "_" + d
+                            : state.stages().get(r).all().get(axisRoot.get(d)).name());
         }
         List<Loop> loops = new ArrayList<>(outerLoops(r));
         loops.addAll(expand(r, st.leaves()));
@@ -92,7 +110,8 @@ final class LayoutDerivation {
             for (int d = 0; d < p.rank(); d++) if (l.roots().contains(axisRoot.get(d))) mine.add(d);
             if (mine.isEmpty() || l.extent() == 1) continue;
             if (!l.single()) {
-                throw new NotRewritable("loop '" + l.name() + "' of '" + st.name() + "' mixes axes (a split of a fused loop)");
+                throw new NotRewritable(
+                        "loop '" + l.name() + "' of '" + st.name() + "' mixes axes (a split of a fused loop)");
             }
             dims.add(new PackedLayout.Dim(mine.iterator().next(), l.stride(), l.extent()));
         }
@@ -100,8 +119,9 @@ final class LayoutDerivation {
         try {
             layout = new PackedLayout(p.shape().toArray(), dims, names);
         } catch (KilnException e) {
-            throw new NotRewritable("the loops of '" + st.name() + "' do not tile its axes exactly (a split that does not "
-                    + "divide, or a region shrunk by bound inference): " + e.getMessage());
+            throw new NotRewritable(
+                    "the loops of '" + st.name() + "' do not tile its axes exactly (a split that does not "
+                            + "divide, or a region shrunk by bound inference): " + e.getMessage());
         }
         if (layout.isIdentity()) throw new NotRewritable("the loops of '" + st.name() + "' walk it in its own layout");
         return layout;
@@ -133,13 +153,15 @@ final class LayoutDerivation {
             if (e instanceof IterVar v) {
                 int a = op.axes().indexOf(v);
                 root = a >= 0 ? a : red.indexOf(v) >= 0 ? op.axes().size() + red.indexOf(v) : -1;
-                if (root < 0 || !(v.dom().min() instanceof IntImm m && m.value() == 0) || v.extent() != p.dim(d)) root = -2;
+                if (root < 0 || !(v.dom().min() instanceof IntImm m && m.value() == 0) || v.extent() != p.dim(d))
+                    root = -2;
             } else if (!(e instanceof IntImm c && c.value() == 0 && p.dim(d) == 1)) {
                 root = -2;
             }
             if (root == -2 || (root >= 0 && out.contains(root))) {
-                throw new NotRewritable("index " + d + " of '" + p.name() + "' in '" + op.name() + "' is "
-                        + ExprPrinter.print(e) + ", not a loop variable of its own (a strided, padded or repeated access)");
+                throw new NotRewritable(
+                        "index " + d + " of '" + p.name() + "' in '" + op.name() + "' is " + ExprPrinter.print(e)
+                                + ", not a loop variable of its own (a strided, padded or repeated access)");
             }
             out.add(root);
         }
@@ -160,7 +182,8 @@ final class LayoutDerivation {
         for (Loop l : theirs) {
             Set<Integer> roots = new LinkedHashSet<>();
             for (int x : l.roots()) if (map.containsKey(x)) roots.add(map.get(x));
-            if (!roots.isEmpty()) out.add(new Loop(target.name() + "." + l.name(), roots, l.single() ? l.stride() : -1, l.extent()));
+            if (!roots.isEmpty())
+                out.add(new Loop(target.name() + "." + l.name(), roots, l.single() ? l.stride() : -1, l.extent()));
         }
         return out;
     }
@@ -184,8 +207,8 @@ final class LayoutDerivation {
         for (int d = 0; d < idx.size(); d++) {
             int a = idx.get(d) instanceof IterVar v ? consumer.axes().indexOf(v) : -1;
             if (a < 0 || map.containsKey(a)) {
-                throw new NotRewritable(why + ", which reads it at " + ExprPrinter.print(idx.get(d))
-                        + " on axis " + d + ", not at one of its loop variables");
+                throw new NotRewritable(why + ", which reads it at " + ExprPrinter.print(idx.get(d)) + " on axis " + d
+                        + ", not at one of its loop variables");
             }
             map.put(a, d);
         }
@@ -208,8 +231,10 @@ final class LayoutDerivation {
             for (Stage s : state.stages()) {
                 if (s.op() != op || s.computeAt() != ComputeAtKind.INLINED || !(op instanceof ComputeOp inl)) continue;
                 Map<Var, Expr> sub = new IdentityHashMap<>();
-                for (int d = 0; d < inl.axes().size(); d++) sub.put(inl.axes().get(d), t.indices().get(d));
-                for (List<Expr> inner : readsThrough(inl.bodies().get(Tensor.of(t).valueIndex()), target)) {
+                for (int d = 0; d < inl.axes().size(); d++)
+                    sub.put(inl.axes().get(d), t.indices().get(d));
+                for (List<Expr> inner :
+                        readsThrough(inl.bodies().get(Tensor.of(t).valueIndex()), target)) {
                     out.add(inner.stream().map(x -> Exprs.substitute(x, sub)).toList());
                 }
             }
@@ -227,7 +252,8 @@ final class LayoutDerivation {
         return out;
     }
 
-    private static void expand(Stage st, Map<Integer, Origin> origins, Map<Integer, Long> ext, int uid, List<Loop> out) {
+    private static void expand(
+            Stage st, Map<Integer, Origin> origins, Map<Integer, Long> ext, int uid, List<Loop> out) {
         String name = st.all().get(uid).name();
         Long e = ext.get(uid);
         if (e == null) throw new KilnException("stage '" + st.name() + "': loop '" + name + "' has no inferred extent");

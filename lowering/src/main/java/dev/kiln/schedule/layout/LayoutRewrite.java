@@ -64,27 +64,32 @@ public final class LayoutRewrite {
      */
     public record Transform(int argument, Tensor original, Tensor rewritten, String reader, PackedLayout layout) {
         /** The packed shape. */
-        public long[] newShape() { return layout.newShape(); }
+        public long[] newShape() {
+            return layout.newShape();
+        }
 
         /** The weight in the packed layout (a new compact array; {@code original} is not changed). */
         public NDArray apply(NDArray original) {
             if (original.dtype() != this.original.dtype()) {
-                throw new KilnException("layout transform of '" + this.original.name() + "': the array is " + original.dtype()
-                        + ", the placeholder " + this.original.dtype());
+                throw new KilnException("layout transform of '" + this.original.name() + "': the array is "
+                        + original.dtype() + ", the placeholder " + this.original.dtype());
             }
             return layout.apply(original);
         }
 
         @Override
         public String toString() {
-            return original.name() + Arrays.toString(original.shape().toArray()) + " -> " + layout + " (loops of '" + reader + "')";
+            return original.name() + Arrays.toString(original.shape().toArray()) + " -> " + layout + " (loops of '"
+                    + reader + "')";
         }
     }
 
     /** A layout-free placeholder that keeps its layout, and why. */
     public record Skipped(Tensor placeholder, String reason) {
         @Override
-        public String toString() { return placeholder.name() + ": " + reason; }
+        public String toString() {
+            return placeholder.name() + ": " + reason;
+        }
     }
 
     /**
@@ -114,7 +119,9 @@ public final class LayoutRewrite {
         }
 
         /** Whether any weight changed layout. */
-        public boolean rewritten() { return !transforms.isEmpty(); }
+        public boolean rewritten() {
+            return !transforms.isEmpty();
+        }
 
         /** The packed layout of each rewritten weight, by argument position (in argument order). */
         public Map<Integer, PackedLayout> layouts() {
@@ -190,8 +197,9 @@ public final class LayoutRewrite {
         List<Tensor> args = dag.arguments();
         for (Tensor t : layoutFree) {
             if (!(t.op() instanceof PlaceholderOp) || args.stream().noneMatch(a -> a == t)) {
-                throw new KilnException("layout rewrite: tensor '" + t.name() + "' is not a placeholder of the DAG, whose inputs are "
-                        + dag.inputs().stream().map(Tensor::name).toList());
+                throw new KilnException(
+                        "layout rewrite: tensor '" + t.name() + "' is not a placeholder of the DAG, whose inputs are "
+                                + dag.inputs().stream().map(Tensor::name).toList());
             }
         }
         LayoutDerivation derivation = new LayoutDerivation(state, extents);
@@ -201,8 +209,11 @@ public final class LayoutRewrite {
         for (Tensor p : args) {
             if (!layoutFree.contains(p)) continue;
             try {
-                List<ComputeOp> dagReaders = dag.ops().stream().filter(o -> o instanceof ComputeOp c && c.inputTensors().contains(p))
-                        .map(o -> (ComputeOp) o).toList();
+                List<ComputeOp> dagReaders = dag.ops().stream()
+                        .filter(o ->
+                                o instanceof ComputeOp c && c.inputTensors().contains(p))
+                        .map(o -> (ComputeOp) o)
+                        .toList();
                 if (dagReaders.size() != 1) {
                     throw new LayoutDerivation.NotRewritable("it is read by " + dagReaders.size() + " operations "
                             + dagReaders.stream().map(ComputeOp::name).toList());
@@ -252,7 +263,8 @@ public final class LayoutRewrite {
                             Expr x = rewriteChildren(e);
                             if (x instanceof TensorRead t && repl.containsKey(t.tensor())) {
                                 PackedLayout l = layouts.get(t.tensor());
-                                return new TensorRead(repl.get(t.tensor()), l == null ? t.indices() : l.indices(t.indices()));
+                                return new TensorRead(
+                                        repl.get(t.tensor()), l == null ? t.indices() : l.indices(t.indices()));
                             }
                             return x;
                         }
@@ -262,15 +274,19 @@ public final class LayoutRewrite {
                 }
             }
         }
-        List<Tensor> outs = dag.outputs().stream().map(t -> repl.getOrDefault(t, t)).toList();
+        List<Tensor> outs =
+                dag.outputs().stream().map(t -> repl.getOrDefault(t, t)).toList();
         ComputeDAG out = new ComputeDAG(outs);
         List<Tensor> a = dag.arguments(), b = out.arguments();
         boolean same = a.size() == b.size() && dag.ops().size() == out.ops().size();
-        for (int i = 0; same && i < a.size(); i++) same = a.get(i).name().equals(b.get(i).name());
-        for (int i = 0; same && i < dag.ops().size(); i++) same = dag.ops().get(i).name().equals(out.ops().get(i).name());
+        for (int i = 0; same && i < a.size(); i++)
+            same = a.get(i).name().equals(b.get(i).name());
+        for (int i = 0; same && i < dag.ops().size(); i++)
+            same = dag.ops().get(i).name().equals(out.ops().get(i).name());
         if (!same) {
             throw new KilnException("layout rewrite: the rewritten DAG orders its operations differently: "
-                    + dag.ops().stream().map(Operation::name).toList() + " became " + out.ops().stream().map(Operation::name).toList());
+                    + dag.ops().stream().map(Operation::name).toList() + " became "
+                    + out.ops().stream().map(Operation::name).toList());
         }
         return out;
     }

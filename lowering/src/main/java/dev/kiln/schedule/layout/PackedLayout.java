@@ -35,13 +35,15 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
         dims = List.copyOf(dims);
         axisNames = List.copyOf(axisNames);
         if (axisNames.size() != originalShape.length) {
-            throw new KilnException("layout: " + axisNames.size() + " axis names for a rank-" + originalShape.length + " tensor");
+            throw new KilnException(
+                    "layout: " + axisNames.size() + " axis names for a rank-" + originalShape.length + " tensor");
         }
         for (int a = 0; a < originalShape.length; a++) {
             List<Dim> mine = new ArrayList<>();
             for (Dim d : dims) {
                 if (d.axis() < 0 || d.axis() >= originalShape.length) {
-                    throw new KilnException("layout: dimension over axis " + d.axis() + " of a rank-" + originalShape.length + " tensor");
+                    throw new KilnException("layout: dimension over axis " + d.axis() + " of a rank-"
+                            + originalShape.length + " tensor");
                 }
                 if (d.axis() == a) mine.add(d);
             }
@@ -49,8 +51,8 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
             long expect = 1;
             for (Dim d : mine) {
                 if (d.stride() != expect) {
-                    throw new KilnException("layout: the digits of axis " + axisNames.get(a) + " are not an exact mixed radix: "
-                            + mine);
+                    throw new KilnException("layout: the digits of axis " + axisNames.get(a)
+                            + " are not an exact mixed radix: " + mine);
                 }
                 expect *= d.extent();
             }
@@ -63,7 +65,9 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
 
     /** The shape of the original placeholder (a copy). */
     @Override
-    public long[] originalShape() { return originalShape.clone(); }
+    public long[] originalShape() {
+        return originalShape.clone();
+    }
 
     /** The packed shape (a single 1 when every axis has extent 1). */
     public long[] newShape() {
@@ -84,7 +88,8 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
      */
     public List<Expr> indices(List<? extends Expr> axisIndex) {
         if (axisIndex.size() != originalShape.length) {
-            throw new KilnException("layout: " + axisIndex.size() + " indices for a rank-" + originalShape.length + " tensor");
+            throw new KilnException(
+                    "layout: " + axisIndex.size() + " indices for a rank-" + originalShape.length + " tensor");
         }
         List<Expr> out = new ArrayList<>();
         for (Dim d : dims) {
@@ -103,14 +108,16 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
      */
     public NDArray apply(NDArray original) {
         if (!Arrays.equals(original.shape(), originalShape)) {
-            throw new KilnException("layout transform of " + original + ": expected shape " + Arrays.toString(originalShape));
+            throw new KilnException(
+                    "layout transform of " + original + ": expected shape " + Arrays.toString(originalShape));
         }
         long[] shape = newShape();
         NDArray out = NDArray.allocate(original.dtype(), shape);
         long[] srcStrides = original.strides();
         int n = shape.length;
         long[] step = new long[n];
-        for (int j = 0; j < dims.size(); j++) step[j] = dims.get(j).stride() * srcStrides[dims.get(j).axis()];
+        for (int j = 0; j < dims.size(); j++)
+            step[j] = dims.get(j).stride() * srcStrides[dims.get(j).axis()];
         int bytes = original.dtype().bytes();
         MemorySegment src = original.segment(), dst = out.segment();
         long[] idx = new long[n];
@@ -144,7 +151,8 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
         for (Dim d : dims) {
             String name = axisNames.get(d.axis());
             boolean top = d.stride() * d.extent() == originalShape[d.axis()];
-            String digit = d.stride() == 1 ? (top ? name : name + "%" + d.extent())
+            String digit = d.stride() == 1
+                    ? (top ? name : name + "%" + d.extent())
                     : top ? name + "/" + d.stride() : "(" + name + "/" + d.stride() + ")%" + d.extent();
             parts.add(digit + ":" + d.extent());
         }
@@ -157,5 +165,7 @@ public record PackedLayout(long[] originalShape, List<Dim> dims, List<String> ax
     }
 
     @Override
-    public int hashCode() { return Arrays.hashCode(originalShape) * 31 + dims.hashCode(); }
+    public int hashCode() {
+        return Arrays.hashCode(originalShape) * 31 + dims.hashCode();
+    }
 }

@@ -40,8 +40,10 @@ public final class PrimFuncJson {
 
     /** Lowered programs nest deeply (long expression chains after unrolling): allow it. */
     static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(100_000).build())
-            .streamWriteConstraints(StreamWriteConstraints.builder().maxNestingDepth(100_000).build())
+            .streamReadConstraints(
+                    StreamReadConstraints.builder().maxNestingDepth(100_000).build())
+            .streamWriteConstraints(
+                    StreamWriteConstraints.builder().maxNestingDepth(100_000).build())
             .build());
 
     private PrimFuncJson() {}

@@ -55,7 +55,8 @@ final class PrimFuncReader {
 
     static PrimFunc read(JsonNode o) {
         PrimFuncReader r = new PrimFuncReader();
-        if (o == null || !o.isObject()) throw new KilnException("a " + PrimFuncJson.FORMAT + " document is a JSON object");
+        if (o == null || !o.isObject())
+            throw new KilnException("a " + PrimFuncJson.FORMAT + " document is a JSON object");
         String format = o.path("format").asText();
         if (!PrimFuncJson.FORMAT.equals(format)) {
             throw new KilnException("expected format '" + PrimFuncJson.FORMAT + "', got '" + format + "'");
@@ -76,16 +77,25 @@ final class PrimFuncReader {
         String name = text(d.get("name"), "name of symbol " + index);
         return switch (sym) {
             case "var" -> new Var(name, dtype(d.get("dtype")));
-            case "itervar" -> new IterVar(name, new Range(expr(d.get("min")), expr(d.get("extent"))),
-                    enumOf(IterVar.Kind.class, d.get("kind"), "axis kind"));
-            case "buffer" -> new Buffer(name, dtype(d.get("dtype")), exprs(d.get("shape")), exprs(d.get("strides")),
-                    enumOf(MemoryScope.class, d.get("scope"), "memory scope"));
+            case "itervar" ->
+                new IterVar(
+                        name,
+                        new Range(expr(d.get("min")), expr(d.get("extent"))),
+                        enumOf(IterVar.Kind.class, d.get("kind"), "axis kind"));
+            case "buffer" ->
+                new Buffer(
+                        name,
+                        dtype(d.get("dtype")),
+                        exprs(d.get("shape")),
+                        exprs(d.get("strides")),
+                        enumOf(MemoryScope.class, d.get("scope"), "memory scope"));
             case "view" -> {
                 Buffer view = buffer(d.get("of")).flatView();
                 List<Expr> shape = exprs(d.get("shape"));
                 if (!view.name().equals(name) || !view.shape().equals(shape)) {
                     throw new KilnException("function '" + function + "': symbol " + index + " is a view '" + name
-                            + "' of shape " + shape + ", but the flat view of its base is '" + view.name() + "' of shape "
+                            + "' of shape " + shape + ", but the flat view of its base is '" + view.name()
+                            + "' of shape "
                             + view.shape());
                 }
                 yield view;
@@ -96,8 +106,9 @@ final class PrimFuncReader {
                 for (JsonNode v : array(d.get("rhs"), "reducer rhs")) rhs.add(var(v));
                 yield new Reducer(name, lhs, rhs, exprs(d.get("results")), exprs(d.get("identities")));
             }
-            default -> throw new KilnException("function '" + function + "': symbol " + index + " has unknown kind '"
-                    + sym + "' (known: var, itervar, buffer, view, reducer)");
+            default ->
+                throw new KilnException("function '" + function + "': symbol " + index + " has unknown kind '" + sym
+                        + "' (known: var, itervar, buffer, view, reducer)");
         };
     }
 
@@ -110,15 +121,19 @@ final class PrimFuncReader {
         }
         Object o = symbols.get(id);
         if (!type.isInstance(o)) {
-            throw new KilnException("function '" + function + "': symbol " + id + " is a " + o.getClass().getSimpleName()
-                    + ", not a " + what);
+            throw new KilnException("function '" + function + "': symbol " + id + " is a "
+                    + o.getClass().getSimpleName() + ", not a " + what);
         }
         return type.cast(o);
     }
 
-    private Var var(JsonNode n) { return ref(n, Var.class, "variable"); }
+    private Var var(JsonNode n) {
+        return ref(n, Var.class, "variable");
+    }
 
-    private Buffer buffer(JsonNode n) { return ref(n, Buffer.class, "buffer"); }
+    private Buffer buffer(JsonNode n) {
+        return ref(n, Buffer.class, "buffer");
+    }
 
     // ---- expressions --------------------------------------------------------------------------
 
@@ -139,8 +154,10 @@ final class PrimFuncReader {
             }
             case "float" -> new FloatImm(dtype(arg(n, 1)), floatValue(arg(n, 2)));
             case "var" -> var(arg(n, 1));
-            case "bin" -> new Binary(enumOf(BinaryOp.class, arg(n, 1), "binary operator"), expr(arg(n, 2)), expr(arg(n, 3)));
-            case "cmp" -> new Compare(enumOf(CompareOp.class, arg(n, 1), "comparison"), expr(arg(n, 2)), expr(arg(n, 3)));
+            case "bin" ->
+                new Binary(enumOf(BinaryOp.class, arg(n, 1), "binary operator"), expr(arg(n, 2)), expr(arg(n, 3)));
+            case "cmp" ->
+                new Compare(enumOf(CompareOp.class, arg(n, 1), "comparison"), expr(arg(n, 2)), expr(arg(n, 3)));
             case "and" -> new And(expr(arg(n, 1)), expr(arg(n, 2)));
             case "or" -> new Or(expr(arg(n, 1)), expr(arg(n, 2)));
             case "not" -> new Not(expr(arg(n, 1)));
@@ -156,7 +173,8 @@ final class PrimFuncReader {
                 if (!vi.canConvertToInt()) throw bad("value index", vi);
                 yield new Reduce(r, exprs(arg(n, 2)), axes, expr(arg(n, 4)), vi.asInt());
             }
-            default -> throw new KilnException("function '" + function + "': unknown expression node '" + k + "' in " + n);
+            default ->
+                throw new KilnException("function '" + function + "': unknown expression node '" + k + "' in " + n);
         };
     }
 
@@ -164,10 +182,14 @@ final class PrimFuncReader {
         if (v.isNumber()) return v.asDouble();
         if (v.isTextual()) {
             switch (v.asText()) {
-                case "NaN": return Double.NaN;
-                case "Infinity": return Double.POSITIVE_INFINITY;
-                case "-Infinity": return Double.NEGATIVE_INFINITY;
-                default: break;
+                case "NaN":
+                    return Double.NaN;
+                case "Infinity":
+                    return Double.POSITIVE_INFINITY;
+                case "-Infinity":
+                    return Double.NEGATIVE_INFINITY;
+                default:
+                    break;
             }
         }
         throw bad("floating constant", v);
@@ -181,8 +203,13 @@ final class PrimFuncReader {
         return switch (k) {
             case "for" -> {
                 JsonNode thread = arg(n, 5);
-                yield new For(var(arg(n, 1)), expr(arg(n, 2)), expr(arg(n, 3)), enumOf(ForKind.class, arg(n, 4), "loop kind"),
-                        thread.isNull() ? null : ThreadAxis.parse(thread.asText()), stmt(arg(n, 6)));
+                yield new For(
+                        var(arg(n, 1)),
+                        expr(arg(n, 2)),
+                        expr(arg(n, 3)),
+                        enumOf(ForKind.class, arg(n, 4), "loop kind"),
+                        thread.isNull() ? null : ThreadAxis.parse(thread.asText()),
+                        stmt(arg(n, 6)));
             }
             case "store" -> new Store(buffer(arg(n, 1)), exprs(arg(n, 2)), expr(arg(n, 3)));
             case "allocate" -> new Allocate(buffer(arg(n, 1)), stmt(arg(n, 2)));
@@ -212,19 +239,21 @@ final class PrimFuncReader {
     private JsonNode arg(JsonNode n, int i) {
         JsonNode a = n.get(i);
         if (a == null) {
-            throw new KilnException("function '" + function + "': node '" + n.get(0).asText() + "' lacks field " + i
-                    + " in " + abbreviate(n));
+            throw new KilnException("function '" + function + "': node '"
+                    + n.get(0).asText() + "' lacks field " + i + " in " + abbreviate(n));
         }
         return a;
     }
 
     private static Iterable<JsonNode> array(JsonNode n, String what) {
-        if (n == null || !n.isArray()) throw new KilnException("expected a JSON array of " + what + ", got " + abbreviate(n));
+        if (n == null || !n.isArray())
+            throw new KilnException("expected a JSON array of " + what + ", got " + abbreviate(n));
         return n;
     }
 
     private static String text(JsonNode n, String what) {
-        if (n == null || !n.isTextual()) throw new KilnException("expected a string for the " + what + ", got " + abbreviate(n));
+        if (n == null || !n.isTextual())
+            throw new KilnException("expected a string for the " + what + ", got " + abbreviate(n));
         return n.asText();
     }
 
@@ -234,7 +263,8 @@ final class PrimFuncReader {
 
     private static <E extends Enum<E>> E enumOf(Class<E> type, JsonNode n, String what) {
         String s = text(n, what);
-        for (E e : type.getEnumConstants()) if (e.name().toLowerCase(Locale.ROOT).equals(s)) return e;
+        for (E e : type.getEnumConstants())
+            if (e.name().toLowerCase(Locale.ROOT).equals(s)) return e;
         throw new KilnException("unknown " + what + " '" + s + "'");
     }
 

@@ -118,7 +118,9 @@ final class PrimFuncWriter {
             d.set("shape", exprs(b.shape()));
         } else {
             ArrayNode shape = exprs(b.shape()), strides = exprs(b.strides());
-            d.put("sym", "buffer").put("name", b.name()).put("dtype", b.dtype().displayName())
+            d.put("sym", "buffer")
+                    .put("name", b.name())
+                    .put("dtype", b.dtype().displayName())
                     .put("scope", lower(b.scope()));
             d.set("shape", shape);
             d.set("strides", strides);
@@ -157,7 +159,8 @@ final class PrimFuncWriter {
             case FloatImm c -> {
                 a.add("float").add(c.dtype().displayName());
                 double v = c.value();
-                if (Double.isFinite(v)) a.add(v); else a.add(Double.toString(v));
+                if (Double.isFinite(v)) a.add(v);
+                else a.add(Double.toString(v));
             }
             case Var v -> a.add("var").add(var(v));
             case Binary b -> a.add("bin").add(lower(b.op())).add(expr(b.a())).add(expr(b.b()));
@@ -165,7 +168,8 @@ final class PrimFuncWriter {
             case And x -> a.add("and").add(expr(x.a())).add(expr(x.b()));
             case Or x -> a.add("or").add(expr(x.a())).add(expr(x.b()));
             case Not x -> a.add("not").add(expr(x.a()));
-            case Select s -> a.add("select").add(expr(s.cond())).add(expr(s.t())).add(expr(s.f()));
+            case Select s ->
+                a.add("select").add(expr(s.cond())).add(expr(s.t())).add(expr(s.f()));
             case Cast c -> a.add("cast").add(c.dtype().displayName()).add(expr(c.value()));
             case Call c -> a.add("call").add(lower(c.fn())).add(exprs(c.args()));
             case BufferLoad l -> a.add("load").add(buffer(l.buffer())).add(exprs(l.indices()));
@@ -173,10 +177,17 @@ final class PrimFuncWriter {
                 int red = reducer(r.reducer());
                 ArrayNode axes = F.arrayNode();
                 for (IterVar v : r.axes()) axes.add(var(v));
-                a.add("reduce").add(red).add(exprs(r.sources())).add(axes).add(expr(r.condition())).add(r.valueIndex());
+                a.add("reduce")
+                        .add(red)
+                        .add(exprs(r.sources()))
+                        .add(axes)
+                        .add(expr(r.condition()))
+                        .add(r.valueIndex());
             }
-            case TensorRead t -> throw new KilnException("function '" + function + "' reads tensor '" + t.tensor().name()
-                    + "' of the DSL (" + t + "); lower it to buffer loads before writing it as JSON");
+            case TensorRead t ->
+                throw new KilnException("function '" + function + "' reads tensor '"
+                        + t.tensor().name() + "' of the DSL (" + t
+                        + "); lower it to buffer loads before writing it as JSON");
         }
         return a;
     }
@@ -187,11 +198,17 @@ final class PrimFuncWriter {
         ArrayNode a = F.arrayNode();
         switch (s) {
             case For f -> {
-                a.add("for").add(var(f.var())).add(expr(f.min())).add(expr(f.extent())).add(lower(f.kind()));
-                if (f.thread() == null) a.addNull(); else a.add(f.thread().tag());
+                a.add("for")
+                        .add(var(f.var()))
+                        .add(expr(f.min()))
+                        .add(expr(f.extent()))
+                        .add(lower(f.kind()));
+                if (f.thread() == null) a.addNull();
+                else a.add(f.thread().tag());
                 a.add(stmt(f.body()));
             }
-            case Store st -> a.add("store").add(buffer(st.buffer())).add(exprs(st.indices())).add(expr(st.value()));
+            case Store st ->
+                a.add("store").add(buffer(st.buffer())).add(exprs(st.indices())).add(expr(st.value()));
             case Allocate al -> a.add("allocate").add(buffer(al.buffer())).add(stmt(al.body()));
             case Seq q -> {
                 ArrayNode list = F.arrayNode();
@@ -200,7 +217,8 @@ final class PrimFuncWriter {
             }
             case IfThenElse i -> {
                 a.add("if").add(expr(i.cond())).add(stmt(i.then()));
-                if (i.otherwise() == null) a.addNull(); else a.add(stmt(i.otherwise()));
+                if (i.otherwise() == null) a.addNull();
+                else a.add(stmt(i.otherwise()));
             }
             case Let l -> a.add("let").add(var(l.var())).add(expr(l.value())).add(stmt(l.body()));
             case Evaluate e -> a.add("eval").add(expr(e.value()));

@@ -52,9 +52,14 @@ class LayoutRewriteTest {
     static void assertPlainIndices(LayoutRewrite.Result r) {
         String program = Lowering.lower("f", r.schedule()).toString();
         for (LayoutRewrite.Transform t : r.transforms()) {
-            List<String> reads = LayoutRewriteTesting.indexTexts(program, t.rewritten().name());
+            List<String> reads =
+                    LayoutRewriteTesting.indexTexts(program, t.rewritten().name());
             assertThat(reads).as(program).isNotEmpty();
-            for (String idx : reads) assertThat(idx.replaceAll("floor(div|mod)\\([^(),]*@[^(),]*, \\d+\\)", "fused")).as(program).doesNotContain("floordiv").doesNotContain("floormod");
+            for (String idx : reads)
+                assertThat(idx.replaceAll("floor(div|mod)\\([^(),]*@[^(),]*, \\d+\\)", "fused"))
+                        .as(program)
+                        .doesNotContain("floordiv")
+                        .doesNotContain("floormod");
         }
     }
 
@@ -170,7 +175,9 @@ class LayoutRewriteTest {
         LayoutRewrite.Result r2 = check(sb2.build(), Set.of(w2), 7);
         assertThat(r2.rewritten()).isFalse();
         assertThat(r2.schedule().dag()).isSameAs(dag2);
-        assertThat(r2.skipped()).singleElement().satisfies(s -> assertThat(s.reason()).contains("index 2").contains("floordiv"));
+        assertThat(r2.skipped())
+                .singleElement()
+                .satisfies(s -> assertThat(s.reason()).contains("index 2").contains("floordiv"));
     }
 
     @Test
@@ -193,7 +200,8 @@ class LayoutRewriteTest {
         local.reorder("k.0", "i", "j.0", "k.1", "j.1");
         local.vectorize("j.1");
         LayoutRewrite.Result r = check(sb.build(), Set.of(w, b), 8);
-        assertThat(r.transform(w).orElseThrow().layout().toString()).isEqualTo("[j/8:2, k/6:4, (j/4)%2:2, k%6:6, j%4:4]");
+        assertThat(r.transform(w).orElseThrow().layout().toString())
+                .isEqualTo("[j/8:2, k/6:4, (j/4)%2:2, k%6:6, j%4:4]");
         assertPlainIndices(r);
     }
 
@@ -206,14 +214,17 @@ class LayoutRewriteTest {
             ScheduleBuilder sb = ScheduleBuilder.on(dag);
             LoopState st = sb.state();
             int s = st.stageIndex("batch_matmul");
-            // loops i (batch), j, l, k (reduce; the third spatial axis gives way to it): split l (index 2) and k (index 3)
-            Schedule sched = new Schedule(dag, List.of(new SplitStep(s, 3, 12L, List.of(4), true),
-                    new SplitStep(s, 2, 8L, List.of(4), true)));
+            // loops i (batch), j, l, k (reduce; the third spatial axis gives way to it): split l (index 2) and k (index
+            // 3)
+            Schedule sched = new Schedule(
+                    dag,
+                    List.of(new SplitStep(s, 3, 12L, List.of(4), true), new SplitStep(s, 2, 8L, List.of(4), true)));
             // loops now i, j, l.0, l.1, k.0, k.1 (reduce)
             sched = sched.append(new dev.kiln.schedule.ReorderStep(s, List.of(0, 2, 4, 1, 5, 3)));
             LayoutRewrite.Result r = check(sched, Set.of(y), 9);
             String layout = r.transform(y).orElseThrow().layout().toString();
-            assertThat(layout).as("batch %d", batchY)
+            assertThat(layout)
+                    .as("batch %d", batchY)
                     .isEqualTo(batchY == 1 ? "[l/4:2, k/4:3, k%4:4, l%4:4]" : "[i:3, l/4:2, k/4:3, k%4:4, l%4:4]");
             assertPlainIndices(r);
         }
@@ -250,7 +261,8 @@ class LayoutRewriteTest {
 
         // a weight read by an inlined stage
         Tensor w2 = Te.placeholder("W", FLOAT32, 6, 8);
-        Tensor scaled = Te.compute("scaled", Te.shape(6, 8), (i, j) -> w2.at(i, j).mul(2.0));
+        Tensor scaled =
+                Te.compute("scaled", Te.shape(6, 8), (i, j) -> w2.at(i, j).mul(2.0));
         ComputeDAG dag2 = ComputeDAG.of(Linalg.matmul(a, scaled));
         sb = ScheduleBuilder.on(dag2);
         sb.stage("scaled").computeInline();
@@ -272,10 +284,16 @@ class LayoutRewriteTest {
         Tensor stranger = Te.placeholder("stranger", FLOAT32, 3, 3, 4, 8);
         Schedule s = Schedule.empty(c.dag());
         assertThatThrownBy(() -> LayoutRewrite.rewrite(s, Set.of(stranger)))
-                .isInstanceOf(KilnException.class).hasMessageContaining("'stranger'");
-        Tensor conv = c.dag().ops().stream().filter(o -> o.name().equals("conv2d_nhwc")).findFirst().orElseThrow().output(0);
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("'stranger'");
+        Tensor conv = c.dag().ops().stream()
+                .filter(o -> o.name().equals("conv2d_nhwc"))
+                .findFirst()
+                .orElseThrow()
+                .output(0);
         assertThatThrownBy(() -> LayoutRewrite.rewrite(s, Set.of(conv)))
-                .isInstanceOf(KilnException.class).hasMessageContaining("'conv2d_nhwc'");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("'conv2d_nhwc'");
     }
 
     /** It is the DAG that changes: the steps, and their JSON, are the original ones. */
@@ -291,7 +309,8 @@ class LayoutRewriteTest {
         assertThat(Schedule.fromJson(r.schedule().toJson(), rewritten).steps()).isEqualTo(s.steps());
         // the rewritten DAG is another workload: a record of the original is refused by key
         assertThat(rewritten.workloadKey()).isNotEqualTo(c.dag().workloadKey());
-        assertThatThrownBy(() -> Schedule.fromJson(s.toJson(), rewritten)).isInstanceOf(ScheduleException.class)
+        assertThatThrownBy(() -> Schedule.fromJson(s.toJson(), rewritten))
+                .isInstanceOf(ScheduleException.class)
                 .hasMessageContaining(c.dag().workloadKey());
         // and the program read back computes what the rewritten one computes
         check(back, Set.of(), 15);

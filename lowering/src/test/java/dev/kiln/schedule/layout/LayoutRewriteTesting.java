@@ -28,7 +28,10 @@ final class LayoutRewriteTesting {
         int i = 0;
         for (Tensor t : dag.arguments()) {
             long[] shape = t.shape().toArray();
-            args.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed * 31 + i++, shape) : NDArray.allocate(t.dtype(), shape));
+            args.add(
+                    t.isPlaceholder()
+                            ? NDArray.random(t.dtype(), seed * 31 + i++, shape)
+                            : NDArray.allocate(t.dtype(), shape));
         }
         return args;
     }
@@ -46,19 +49,23 @@ final class LayoutRewriteTesting {
         LayoutRewrite.Result r = LayoutRewrite.rewrite(s, layoutFree);
         assertThat(r.schedule().dag().arguments()).hasSameSizeAs(dag.arguments());
         for (int i = 0; i < dag.arguments().size(); i++) {
-            assertThat(r.schedule().dag().arguments().get(i).name()).isEqualTo(dag.arguments().get(i).name());
+            assertThat(r.schedule().dag().arguments().get(i).name())
+                    .isEqualTo(dag.arguments().get(i).name());
         }
         assertThat(r.schedule().steps()).isEqualTo(s.steps());
         List<NDArray> fresh = arguments(dag, seed);
         List<NDArray> newArgs = r.transformArguments(fresh);
         for (LayoutRewrite.Transform t : r.transforms()) {
-            assertThat(newArgs.get(t.argument()).shape()).containsExactly(t.rewritten().shape().toArray());
+            assertThat(newArgs.get(t.argument()).shape())
+                    .containsExactly(t.rewritten().shape().toArray());
         }
         run(r.schedule(), newArgs);
         int nIn = dag.inputs().size();
         for (int o = nIn; o < args.size(); o++) {
             Comparison cmp = newArgs.get(o).compareTo(args.get(o), 0, 0);
-            assertThat(cmp.ok()).as("output %d of the rewritten program (%s)\n%s", o, r.transforms(), cmp.report()).isTrue();
+            assertThat(cmp.ok())
+                    .as("output %d of the rewritten program (%s)\n%s", o, r.transforms(), cmp.report())
+                    .isTrue();
         }
         return r;
     }
@@ -68,7 +75,10 @@ final class LayoutRewriteTesting {
         String body = program.substring(program.indexOf('{'));
         List<String> out = new ArrayList<>();
         for (int at = body.indexOf(name + "["); at >= 0; at = body.indexOf(name + "[", at + 1)) {
-            if (at > 0 && (Character.isLetterOrDigit(body.charAt(at - 1)) || body.charAt(at - 1) == '_' || body.charAt(at - 1) == '.')) continue;
+            if (at > 0
+                    && (Character.isLetterOrDigit(body.charAt(at - 1))
+                            || body.charAt(at - 1) == '_'
+                            || body.charAt(at - 1) == '.')) continue;
             int depth = 0, i = at + name.length();
             for (; i < body.length(); i++) {
                 if (body.charAt(i) == '[') depth++;

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 class PackedLayoutTest {
 
     /** A [4, 6] array packed as [b/3:2, a:4, b%3:3]: packed[x, y, z] = original[y, 3x + z]. */
-    private static final PackedLayout LAYOUT = new PackedLayout(new long[] {4, 6},
+    private static final PackedLayout LAYOUT = new PackedLayout(
+            new long[] {4, 6},
             List.of(new PackedLayout.Dim(1, 3, 2), new PackedLayout.Dim(0, 1, 4), new PackedLayout.Dim(1, 1, 3)),
             List.of("a", "b"));
 
@@ -26,7 +27,9 @@ class PackedLayoutTest {
             for (int x = 0; x < 2; x++) {
                 for (int y = 0; y < 4; y++) {
                     for (int z = 0; z < 3; z++) {
-                        assertThat(p.getDouble(x, y, z)).as("%s [%d,%d,%d]", t, x, y, z).isEqualTo(a.getDouble(y, 3 * x + z));
+                        assertThat(p.getDouble(x, y, z))
+                                .as("%s [%d,%d,%d]", t, x, y, z)
+                                .isEqualTo(a.getDouble(y, 3 * x + z));
                     }
                 }
             }
@@ -47,14 +50,24 @@ class PackedLayoutTest {
     void indicesAndChecks() {
         assertThat(LAYOUT.toString()).isEqualTo("[b/3:2, a:4, b%3:3]");
         assertThat(LAYOUT.isIdentity()).isFalse();
-        assertThat(new PackedLayout(new long[] {4, 6}, List.of(new PackedLayout.Dim(0, 1, 4), new PackedLayout.Dim(1, 1, 6)),
-                List.of("a", "b")).isIdentity()).isTrue();
+        assertThat(new PackedLayout(
+                                new long[] {4, 6},
+                                List.of(new PackedLayout.Dim(0, 1, 4), new PackedLayout.Dim(1, 1, 6)),
+                                List.of("a", "b"))
+                        .isIdentity())
+                .isTrue();
         // digits that skip a stride, or cover more than the axis, are refused
         assertThatThrownBy(() -> new PackedLayout(new long[] {6}, List.of(new PackedLayout.Dim(0, 2, 3)), List.of("a")))
-                .isInstanceOf(KilnException.class).hasMessageContaining("mixed radix");
-        assertThatThrownBy(() -> new PackedLayout(new long[] {6}, List.of(new PackedLayout.Dim(0, 4, 2), new PackedLayout.Dim(0, 1, 4)),
-                List.of("a"))).isInstanceOf(KilnException.class).hasMessageContaining("not its extent 6");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("mixed radix");
+        assertThatThrownBy(() -> new PackedLayout(
+                        new long[] {6},
+                        List.of(new PackedLayout.Dim(0, 4, 2), new PackedLayout.Dim(0, 1, 4)),
+                        List.of("a")))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("not its extent 6");
         assertThatThrownBy(() -> LAYOUT.apply(NDArray.allocate(DType.FLOAT32, 6, 4)))
-                .isInstanceOf(KilnException.class).hasMessageContaining("[4, 6]");
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("[4, 6]");
     }
 }

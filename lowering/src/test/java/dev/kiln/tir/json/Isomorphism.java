@@ -34,7 +34,8 @@ final class Isomorphism {
             if (a != b) fail(path, a, b);
             return;
         }
-        if (a.getClass() != b.getClass()) fail(path, a.getClass().getSimpleName(), b.getClass().getSimpleName());
+        if (a.getClass() != b.getClass())
+            fail(path, a.getClass().getSimpleName(), b.getClass().getSimpleName());
         if (a instanceof Var || a instanceof Buffer || a instanceof Reducer) {
             Object mapped = forward.get(a);
             Object mappedBack = backward.get(b);
