@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
+import dev.kiln.autoschedule.scheduler.TaskStatus;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.graph.Graph;
 import dev.kiln.target.CpuTarget;
@@ -34,8 +35,11 @@ class OnnxTuneTest {
                         .measurer(m)
                         .policies(RandomSearchPolicy::forTask)
                         .build());
-        assertThat(cn.tuning().orElseThrow().newTrials()).isEqualTo(2 * tasks);
-        assertThat(cn.tuning().orElseThrow().deadTasks()).isEmpty();
+        // a tiny task (a cast and a multiply on [4, 10]) may run out of distinct programs before its
+        // share of trials: that ends its search (SEARCH_SPACE_EXHAUSTED), which is not a failure
+        assertThat(cn.tuning().orElseThrow().newTrials()).isBetween(tasks, 2 * tasks);
+        assertThat(cn.tuning().orElseThrow().deadTasks())
+                .allSatisfy(t -> assertThat(t.status()).isEqualTo(TaskStatus.SEARCH_SPACE_EXHAUSTED));
         return cn;
     }
 
