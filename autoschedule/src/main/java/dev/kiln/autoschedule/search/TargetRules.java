@@ -30,6 +30,7 @@ import dev.kiln.autoschedule.sketch.SketchRule;
 import dev.kiln.autoschedule.sketch.SkipStage;
 import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -94,12 +95,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new AddCacheReadPack(),
                         new SkipStage()),
                 List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization()),
-                List.of(
-                        new WeightedMutation(new MutateTileSize(), 0.80),
-                        new WeightedMutation(new MutateRegisterTile(), 0.10),
-                        new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04),
-                        new WeightedMutation(new MutateComputeLocation(), 0.05),
-                        new WeightedMutation(new MutateParallel(), 0.01)));
+                cpuMutations(0.80, 0.10));
     }
 
     /**
@@ -121,15 +117,22 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new InitParallel(),
                         InitUnroll.cpu(),
                         InitVectorization.ansor()),
-                cpuMutations());
+                cpuMutations(0.90, 0));
     }
 
-    private static List<WeightedMutation> cpuMutations() {
-        return List.of(
-                new WeightedMutation(new MutateTileSize(), 0.90),
-                new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04),
-                new WeightedMutation(new MutateComputeLocation(), 0.05),
-                new WeightedMutation(new MutateParallel(), 0.01));
+    /**
+     * Ansor's CPU mutations (auto-unroll 0.04, compute location 0.05, parallel 0.01) with the given
+     * tile-size weight, and Kiln's register-tile mutation right after it when its weight is positive
+     * (the order is part of the seeded search: the roulette draws over the list in order).
+     */
+    private static List<WeightedMutation> cpuMutations(double tileSize, double registerTile) {
+        List<WeightedMutation> out = new ArrayList<>();
+        out.add(new WeightedMutation(new MutateTileSize(), tileSize));
+        if (registerTile > 0) out.add(new WeightedMutation(new MutateRegisterTile(), registerTile));
+        out.add(new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04));
+        out.add(new WeightedMutation(new MutateComputeLocation(), 0.05));
+        out.add(new WeightedMutation(new MutateParallel(), 0.01));
+        return List.copyOf(out);
     }
 
     /**
