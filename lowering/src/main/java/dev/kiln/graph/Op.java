@@ -9,6 +9,7 @@ import dev.kiln.nn.Elementwise;
 import dev.kiln.nn.Indexing;
 import dev.kiln.nn.Layout;
 import dev.kiln.nn.Linalg;
+import dev.kiln.nn.Logic;
 import dev.kiln.nn.Norm;
 import dev.kiln.nn.Pool;
 import dev.kiln.nn.PoolParams;
@@ -462,7 +463,7 @@ public sealed interface Op {
         }
     }
 
-    /** The binary operators, with numpy broadcasting. */
+    /** The binary operators, with numpy broadcasting; comparisons and logical ones give bool. */
     enum BinaryKind {
         ADD,
         SUBTRACT,
@@ -470,7 +471,15 @@ public sealed interface Op {
         DIVIDE,
         MAXIMUM,
         MINIMUM,
-        POWER
+        POWER,
+        EQUAL,
+        LESS,
+        LESS_EQUAL,
+        GREATER,
+        GREATER_EQUAL,
+        AND,
+        OR,
+        XOR
     }
 
     /** A binary elementwise op with numpy broadcasting. */
@@ -497,11 +506,19 @@ public sealed interface Op {
                 case MAXIMUM -> Elementwise.maximum(a, b);
                 case MINIMUM -> Elementwise.minimum(a, b);
                 case POWER -> Elementwise.power(a, b);
+                case EQUAL -> Logic.equal(a, b);
+                case LESS -> Logic.less(a, b);
+                case LESS_EQUAL -> Logic.lessEqual(a, b);
+                case GREATER -> Logic.greater(a, b);
+                case GREATER_EQUAL -> Logic.greaterEqual(a, b);
+                case AND -> Logic.and(a, b);
+                case OR -> Logic.or(a, b);
+                case XOR -> Logic.xor(a, b);
             };
         }
     }
 
-    /** The unary activations. */
+    /** The unary activations, and logical not (on bool). */
     enum UnaryKind {
         RELU,
         SIGMOID,
@@ -509,7 +526,8 @@ public sealed interface Op {
         GELU,
         GELU_TANH,
         ERF,
-        SQRT
+        SQRT,
+        NOT
     }
 
     /** A unary elementwise activation. */
@@ -536,6 +554,7 @@ public sealed interface Op {
                 case GELU_TANH -> Activation.gelu(x, true);
                 case ERF -> Activation.erf(x);
                 case SQRT -> Activation.sqrt(x);
+                case NOT -> Logic.not(x);
             };
         }
     }

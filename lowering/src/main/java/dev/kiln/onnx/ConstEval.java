@@ -1,5 +1,6 @@
 package dev.kiln.onnx;
 
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import java.util.Arrays;
@@ -53,6 +54,27 @@ final class ConstEval {
         long[] out = broadcastShape(a.shape(), b.shape(), op);
         int[] sa = broadcastSource(a.shape(), out), sb = broadcastSource(b.shape(), out);
         int n = sa.length;
+        if (MathOps.LOGIC.containsKey(op)) {
+            if (a.isFloat() != b.isFloat()) throw new KilnException(op + " on constants of different types");
+            long[] l = new long[n];
+            for (int i = 0; i < n; i++) {
+                boolean r;
+                if (a.isFloat()) {
+                    double x = a.get(sa[i]), y = b.get(sb[i]);
+                    r = compare(op, Double.compare(x, y), Double.isNaN(x) || Double.isNaN(y));
+                } else {
+                    long x = a.getLong(sa[i]), y = b.getLong(sb[i]);
+                    r = switch (op) {
+                        case "And" -> x != 0 && y != 0;
+                        case "Or" -> x != 0 || y != 0;
+                        case "Xor" -> (x != 0) != (y != 0);
+                        default -> compare(op, Long.compare(x, y), false);
+                    };
+                }
+                l[i] = r ? 1 : 0;
+            }
+            return Const.ofInts(DType.BOOL, l, out);
+        }
         if (a.isFloat() || b.isFloat()) {
             float[] f = new float[n];
             for (int i = 0; i < n; i++) {
@@ -89,6 +111,19 @@ final class ConstEval {
             };
         }
         return Const.ofLongs(l, out);
+    }
+
+    /** A comparison from the sign of {@code x - y}; false whenever a NaN is involved (IEEE 754). */
+    private static boolean compare(String op, int sign, boolean nan) {
+        if (nan) return false;
+        return switch (op) {
+            case "Equal" -> sign == 0;
+            case "Less" -> sign < 0;
+            case "LessOrEqual" -> sign <= 0;
+            case "Greater" -> sign > 0;
+            case "GreaterOrEqual" -> sign >= 0;
+            default -> throw new KilnException("cannot fold " + op + " on constants");
+        };
     }
 
     /** Strided slice: {@code size[d]} elements of axis d from {@code begin[d]} in steps of {@code step[d]}. */

@@ -59,8 +59,6 @@ final class ConvOps {
             throw new KilnException("only 2-D ConvTranspose is supported (input rank 4), got input "
                     + Arrays.toString(x.shape()) + " and weight " + Arrays.toString(w.shape()));
         }
-        if (a.has("output_shape"))
-            throw new KilnException("attribute 'output_shape' is not supported (give pads and output_padding)");
         long[] k = {w.shape()[2], w.shape()[3]};
         checkKernel(a, k, w.shape());
         long[] strides = ints(a, "strides", 2), dil = ints(a, "dilations", 2), outPad = ints(a, "output_padding", 2);
@@ -70,7 +68,7 @@ final class ConvOps {
                         + " must be smaller than the stride or the dilation");
             }
         }
-        long[] pads = pads(a, x.shape(), k, strides, dil, true);
+        long[] pads = transposePads(a, x.shape(), k, strides, dil, outPad);
         long groups = a.getInt("group", 1);
         ConvParams p = new ConvParams(
                 boxed(strides),
@@ -79,6 +77,36 @@ final class ConvOps {
                 boxed(dil),
                 groups);
         emit(ctx, n, new Op.ConvNd("NCHW", "IOHW", p, true, boxed(outPad)), x, w, b, w.shape()[1] * groups);
+    }
+
+    /**
+     * ConvTranspose's [begin..., end...] padding: explicit pads, or the total padding that gives the requested
+     * {@code output_shape} (or {@code input * stride} under SAME_UPPER/SAME_LOWER) split as ONNX says: under
+     * SAME_UPPER the odd element goes to the end, otherwise to the beginning.
+     */
+    private static long[] transposePads(Attrs a, long[] in, long[] k, long[] st, long[] d, long[] outPad) {
+        int s = k.length;
+        String auto = a.getString("auto_pad", "NOTSET");
+        long[] want = a.getInts("output_shape");
+        if (want == null && !auto.startsWith("SAME_")) return pads(a, in, k, st, d, true);
+        if (want != null && want.length == s + 2) want = Arrays.copyOfRange(want, 2, s + 2);
+        if (want != null && want.length != s)
+            throw new KilnException("attribute 'output_shape' must list " + s + " spatial extents (or " + (s + 2)
+                    + " with batch and channels), got " + Arrays.toString(want));
+        long[] p = new long[2 * s];
+        for (int i = 0; i < s; i++) {
+            long out = want != null ? want[i] : in[2 + i] * st[i];
+            long full = st[i] * (in[2 + i] - 1) + outPad[i] + (k[i] - 1) * d[i] + 1;
+            long total = full - out;
+            if (total < 0)
+                throw new KilnException("output_shape " + Arrays.toString(want != null ? want : new long[] {out})
+                        + " asks for " + out + " elements along spatial axis " + i + ", more than the " + full
+                        + " the transposed convolution makes; raise output_padding instead");
+            boolean upper = auto.equals("SAME_UPPER");
+            p[i] = upper ? total / 2 : total - total / 2;
+            p[i + s] = total - p[i];
+        }
+        return p;
     }
 
     private static void emit(ImportContext ctx, NodeProto n, Op conv, Ref x, Ref w, Ref b, long channels) {

@@ -9,11 +9,23 @@ import dev.kiln.onnx.Ref.ConstRef;
 import dev.kiln.onnx.Ref.ValueRef;
 import dev.kiln.onnx.proto.Onnx.NodeProto;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Set;
 
 /** Elementwise operators: activations, clip, and the broadcasting binary operators. */
 final class MathOps {
     private MathOps() {}
+
+    /** The comparison and logical operators, which give bool. */
+    static final Map<String, BinaryKind> LOGIC = Map.of(
+            "Equal", BinaryKind.EQUAL,
+            "Less", BinaryKind.LESS,
+            "LessOrEqual", BinaryKind.LESS_EQUAL,
+            "Greater", BinaryKind.GREATER,
+            "GreaterOrEqual", BinaryKind.GREATER_EQUAL,
+            "And", BinaryKind.AND,
+            "Or", BinaryKind.OR,
+            "Xor", BinaryKind.XOR);
 
     static void unary(ImportContext ctx, NodeProto n) {
         boolean gelu = n.getOpType().equals("Gelu");
@@ -25,6 +37,7 @@ final class MathOps {
                     case "Tanh" -> UnaryKind.TANH;
                     case "Erf" -> UnaryKind.ERF;
                     case "Sqrt" -> UnaryKind.SQRT;
+                    case "Not" -> UnaryKind.NOT;
                     case "Gelu" ->
                         switch (a.getString("approximate", "none")) {
                             case "none" -> UnaryKind.GELU;
@@ -68,8 +81,9 @@ final class MathOps {
             ctx.fold(n.getOutput(0), ConstEval.binary(n.getOpType(), ca.c(), cb.c()));
             return;
         }
-        BinaryKind k =
-                switch (n.getOpType()) {
+        BinaryKind k = LOGIC.containsKey(n.getOpType())
+                ? LOGIC.get(n.getOpType())
+                : switch (n.getOpType()) {
                     case "Add" -> BinaryKind.ADD;
                     case "Sub" -> BinaryKind.SUBTRACT;
                     case "Mul" -> BinaryKind.MULTIPLY;

@@ -57,7 +57,16 @@ final class OnnxOps {
             "Range",
             "Expand",
             "Where",
-            "ConvTranspose"));
+            "ConvTranspose",
+            "Equal",
+            "Less",
+            "LessOrEqual",
+            "Greater",
+            "GreaterOrEqual",
+            "And",
+            "Or",
+            "Xor",
+            "Not"));
 
     static void convert(ImportContext ctx, NodeProto n) {
         switch (n.getOpType()) {
@@ -70,9 +79,11 @@ final class OnnxOps {
             case "Softmax" -> NnOps.softmax(ctx, n);
             case "ReduceMean" -> NnOps.reduceMean(ctx, n);
             case "LayerNormalization" -> NnOps.layerNorm(ctx, n);
-            case "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Gelu" -> MathOps.unary(ctx, n);
+            case "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Gelu", "Not" -> MathOps.unary(ctx, n);
             case "Clip" -> MathOps.clip(ctx, n);
             case "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min" -> MathOps.binary(ctx, n);
+            case "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor" ->
+                MathOps.binary(ctx, n);
             case "Reshape", "Flatten", "Unsqueeze", "Squeeze" -> ShapeOps.reshape(ctx, n);
             case "Transpose" -> ShapeOps.transpose(ctx, n);
             case "Concat" -> ShapeOps.concat(ctx, n);

@@ -1,8 +1,10 @@
 package dev.kiln.onnx;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.graph.Graph;
+import dev.kiln.ir.KilnException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -280,5 +282,51 @@ class OnnxConvOpsTest {
                 new long[] {2, 2}));
         Graph g = check(m);
         assertThat(g.nodes().stream().map(n -> n.op().kind())).contains("conv2d_transpose");
+    }
+
+    @Test
+    void convTransposeOutputShapeAndSamePadding() {
+        ModelWriter m = new ModelWriter("conv_t_shape", 13).input("x", "batch", 2L, 4L, 5L);
+        // total padding 2*3+2+1-8 = 1 and 2*4+2+1-10 = 1 (odd): ONNX puts the odd element first unless SAME_UPPER
+        m.output(m.node(
+                "ConvTranspose",
+                new String[] {"x", m.weight("w", 1, 0.3, 2, 3, 3, 3)},
+                "shaped",
+                "strides",
+                new long[] {2, 2},
+                "output_shape",
+                new long[] {8, 10}));
+        m.output(m.node(
+                "ConvTranspose",
+                new String[] {"x", m.weight("w2", 2, 0.3, 2, 3, 3, 3)},
+                "shaped_upper",
+                "strides",
+                new long[] {2, 2},
+                "auto_pad",
+                "SAME_UPPER",
+                "output_shape",
+                new long[] {1, 3, 8, 10}));
+        m.output(m.node(
+                "ConvTranspose",
+                new String[] {"x", m.weight("w3", 3, 0.3, 2, 3, 2, 2)},
+                "same_lower",
+                "strides",
+                new long[] {2, 2},
+                "dilations",
+                new long[] {2, 1},
+                "auto_pad",
+                "SAME_LOWER"));
+        check(m);
+        ModelWriter bad = new ModelWriter("conv_t_big", 13).input("x", 1L, 2L, 4L, 5L);
+        bad.output(bad.node(
+                "ConvTranspose",
+                new String[] {"x", bad.weight("w", 1, 0.3, 2, 3, 3, 3)},
+                "y",
+                "output_shape",
+                new long[] {7, 7}));
+        assertThatThrownBy(() -> OnnxImporter.fromModel(bad.build(), Map.of()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("(ConvTranspose)")
+                .hasMessageContaining("raise output_padding");
     }
 }

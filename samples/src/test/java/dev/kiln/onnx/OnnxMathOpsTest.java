@@ -1,5 +1,10 @@
 package dev.kiln.onnx;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.graph.Graph;
+import dev.kiln.ir.DType;
+import dev.kiln.onnx.proto.Onnx.TensorProto;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -99,5 +104,43 @@ class OnnxMathOpsTest {
         m.output(m.node(
                 "LayerNormalization", new String[] {"x", m.uniform("g2", 3, 0.5, 1.5, 4, 6)}, "ln2", "axis", 1L));
         check(m);
+    }
+
+    @Test
+    void comparisonsAndLogicGiveBool() {
+        ModelWriter m = new ModelWriter("logic", 17).input("x", "batch", 6L);
+        String y = m.weight("y", 1, 1, 6);
+        String xi = m.node(
+                "Cast",
+                new String[] {m.node("Mul", new String[] {"x", m.floats("three", new float[] {3f})}, "x3")},
+                "xi",
+                "to",
+                (long) TensorProto.DataType.INT32_VALUE);
+        String k = m.ints("k", DType.INT32, new long[] {-2, -1, 0, 0, 1, 2}, 6);
+        String lt = m.node("Less", new String[] {"x", y}, "lt");
+        String eq = m.node("Equal", new String[] {xi, k}, "eq");
+        String gt = m.node("Greater", new String[] {xi, k}, "gt");
+        m.output(lt, DType.BOOL).output(eq, DType.BOOL).output(gt, DType.BOOL);
+        m.output(m.node("LessOrEqual", new String[] {xi, k}, "le"), DType.BOOL);
+        m.output(m.node("GreaterOrEqual", new String[] {"x", y}, "ge"), DType.BOOL);
+        m.output(m.node("And", new String[] {lt, gt}, "and"), DType.BOOL);
+        m.output(m.node("Or", new String[] {lt, eq}, "or"), DType.BOOL);
+        m.output(m.node("Xor", new String[] {lt, gt}, "xor"), DType.BOOL);
+        m.output(m.node("Not", new String[] {eq}, "not"), DType.BOOL);
+        m.output(m.node("Equal", new String[] {lt, gt}, "same"), DType.BOOL); // Equal on bool
+        m.output(m.node("Where", new String[] {lt, "x", y}, "min")); // a computed condition feeds a select
+        String folded = m.node(
+                "Greater",
+                new String[] {
+                    m.floats("c1", new float[] {1f, 5f, 0f, 3f, -1f, 9f}, 6), m.floats("c2", new float[] {2f}, 1)
+                },
+                "folded");
+        m.output(m.node("Where", new String[] {folded, m.weight("p", 2, 1, 6), "x"}, "picked"));
+        Graph g = OnnxCheck.check(m, Map.of("batch", 3L), 0, 0, true);
+        assertThat(g.nodes().stream().map(n -> n.op().kind()))
+                .contains("less", "equal", "greater", "and", "or", "xor", "not")
+                .filteredOn("greater"::equals)
+                .as("Greater of two constants folds at import")
+                .hasSize(1);
     }
 }

@@ -344,6 +344,7 @@ public final class TorchNetwork implements AutoCloseable {
                             case GELU_TANH -> t -> torch.gelu(t[x], "tanh");
                             case ERF -> t -> torch.erf(t[x]);
                             case SQRT -> t -> torch.sqrt(t[x]);
+                            case NOT -> t -> torch.logical_not(t[x]);
                         });
             }
             case Op.Clip c -> {
@@ -521,6 +522,14 @@ public final class TorchNetwork implements AutoCloseable {
                     case MAXIMUM -> t -> torch.maximum(t[a], t[c]);
                     case MINIMUM -> t -> torch.minimum(t[a], t[c]);
                     case POWER -> t -> torch.pow(t[a], t[c]);
+                    case EQUAL -> t -> torch.eq(t[a], t[c]);
+                    case LESS -> t -> torch.lt(t[a], t[c]);
+                    case LESS_EQUAL -> t -> torch.le(t[a], t[c]);
+                    case GREATER -> t -> torch.gt(t[a], t[c]);
+                    case GREATER_EQUAL -> t -> torch.ge(t[a], t[c]);
+                    case AND -> t -> torch.logical_and(t[a], t[c]);
+                    case OR -> t -> torch.logical_or(t[a], t[c]);
+                    case XOR -> t -> torch.logical_xor(t[a], t[c]);
                 });
     }
 
