@@ -149,6 +149,16 @@ public final class Pool {
         return global("global_avg_pool2d_nhwc", x, "NHWC", false);
     }
 
+    /**
+     * Max or mean over every spatial axis of {@code layout} (any rank: "NCL", "NCDHW", ...), which become
+     * extent 1; named {@code global_max_pool} or {@code global_avg_pool} followed by the layout.
+     */
+    public static Tensor globalPool(Tensor x, String layout, boolean isMax) {
+        Axes.requireNonNull("global_pool", "input", x);
+        String name = (isMax ? "global_max_pool_" : "global_avg_pool_") + layout.toLowerCase(java.util.Locale.ROOT);
+        return global(name, x, layout, isMax);
+    }
+
     private static Tensor global(String name, Tensor x, String layout, boolean isMax) {
         if (!isMax) requireFloat(name, x);
         ConvChecks.requireRank(name, "input", x, layout);

@@ -263,26 +263,34 @@ public sealed interface Op {
     }
 
     /**
-     * A 2-D pooling window of any shape: {@code kernel} and {@code strides} [H, W], {@code pads}
-     * [top, left, bottom, right] (asymmetric, as ONNX's ceil_mode and SAME padding give); max, or
-     * average counting the padding or not. The square, symmetric windows are {@link MaxPool2d} and
-     * {@link AvgPool2d}.
+     * Max or average pooling over the spatial axes of {@code layout} ("NCL", "NHWC", "NCHW", "NCDHW", ...)
+     * with any window: per-axis kernel, stride and dilation, and {@code pads} = [begin..., end...] (which
+     * may differ, e.g. for ceil_mode). The square, symmetric 2-D windows have their own ops above.
      */
-    record Pool2d(
-            String layout, boolean max, List<Long> kernel, List<Long> strides, List<Long> pads, boolean countIncludePad)
+    record PoolNd(
+            String layout,
+            boolean max,
+            List<Long> kernel,
+            List<Long> strides,
+            List<Long> pads,
+            List<Long> dilations,
+            boolean countIncludePad)
             implements Op {
-        public Pool2d {
+        public PoolNd {
             kernel = List.copyOf(kernel);
             strides = List.copyOf(strides);
             pads = List.copyOf(pads);
-            if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4) {
-                throw new KilnException("pool2d: needs 2 kernel extents, 2 strides and 4 pads, got " + kernel + ", "
-                        + strides + ", " + pads);
+            dilations = List.copyOf(dilations);
+            int s = layout.length() - 2;
+            if (s < 1 || kernel.size() != s || strides.size() != s || dilations.size() != s || pads.size() != 2 * s) {
+                throw new KilnException("pool: layout " + layout + " needs " + s + " kernel extents, strides and "
+                        + "dilations and " + 2 * s + " pads, got " + kernel + ", " + strides + ", " + dilations + ", "
+                        + pads);
             }
         }
 
         public String kind() {
-            return max ? "max_pool2d" : "avg_pool2d";
+            return (max ? "max_pool" : "avg_pool") + kernel.size() + "d";
         }
 
         public int arity() {
@@ -294,22 +302,41 @@ public sealed interface Op {
         }
 
         public Tensor build(List<Tensor> in) {
-            PoolParams p = new PoolParams(
-                    kernel,
-                    strides,
-                    List.of(pads.get(0), pads.get(1)),
-                    List.of(pads.get(2), pads.get(3)),
-                    List.of(1L, 1L));
-            boolean nhwc = layout.equals("NHWC");
-            if (max) return nhwc ? Pool.maxPool2dNhwc(in.get(0), p) : Pool.maxPool2dNchw(in.get(0), p);
-            return nhwc
-                    ? Pool.avgPool2dNhwc(in.get(0), p, countIncludePad)
-                    : Pool.avgPool2dNchw(in.get(0), p, countIncludePad);
+            int s = kernel.size();
+            PoolParams p = new PoolParams(kernel, strides, pads.subList(0, s), pads.subList(s, 2 * s), dilations);
+            String name = kind() + "_" + layout.toLowerCase(java.util.Locale.ROOT);
+            return max
+                    ? Pool.maxPool(name, in.get(0), layout, p)
+                    : Pool.avgPool(name, in.get(0), layout, p, countIncludePad);
         }
 
         public String attrs() {
             return layout + " kernel=" + kernel + " strides=" + strides + " pads=" + pads
+                    + (dilations.stream().allMatch(d -> d == 1) ? "" : " dilations=" + dilations)
                     + (!max && countIncludePad ? " count_include_pad" : "");
+        }
+    }
+
+    /** Max or average over every spatial axis of {@code layout}, which keep extent 1 (any rank). */
+    record GlobalPool(String layout, boolean max) implements Op {
+        public String kind() {
+            return max ? "global_max_pool" : "global_avg_pool";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.COMM_REDUCE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Pool.globalPool(in.get(0), layout, max);
+        }
+
+        public String attrs() {
+            return layout;
         }
     }
 

@@ -130,7 +130,7 @@ final class ConvOps {
         }
     }
 
-    private static long[] ints(Attrs a, String name, int s) {
+    static long[] ints(Attrs a, String name, int s) {
         long[] v = a.getInts(name);
         if (v == null) {
             v = new long[s];
@@ -142,8 +142,8 @@ final class ConvOps {
         return v;
     }
 
-    /** [begin..., end...] from pads or auto_pad (SAME only for Conv; ConvTranspose takes explicit pads). */
-    private static long[] pads(Attrs a, long[] in, long[] k, long[] st, long[] d, boolean transposed) {
+    /** [begin..., end...] from pads or auto_pad (SAME for Conv and pooling; ConvTranspose: see transposePads). */
+    static long[] pads(Attrs a, long[] in, long[] k, long[] st, long[] d, boolean transposed) {
         int s = k.length;
         String auto = a.getString("auto_pad", "NOTSET");
         switch (auto) {

@@ -15,6 +15,7 @@ final class OnnxOps {
             "MaxPool",
             "AveragePool",
             "GlobalAveragePool",
+            "GlobalMaxPool",
             "BatchNormalization",
             "Gemm",
             "MatMul",
@@ -71,8 +72,8 @@ final class OnnxOps {
     static void convert(ImportContext ctx, NodeProto n) {
         switch (n.getOpType()) {
             case "Conv" -> NnOps.conv(ctx, n);
-            case "MaxPool", "AveragePool" -> NnOps.pool(ctx, n);
-            case "GlobalAveragePool" -> NnOps.globalAveragePool(ctx, n);
+            case "MaxPool", "AveragePool" -> PoolOps.pool(ctx, n);
+            case "GlobalAveragePool", "GlobalMaxPool" -> PoolOps.global(ctx, n);
             case "BatchNormalization" -> NnOps.batchNorm(ctx, n);
             case "Gemm" -> MatmulOps.gemm(ctx, n);
             case "MatMul" -> MatmulOps.matmul(ctx, n);

@@ -329,4 +329,74 @@ class OnnxConvOpsTest {
                 .hasMessageContaining("(ConvTranspose)")
                 .hasMessageContaining("raise output_padding");
     }
+
+    @Test
+    void pools1dAnd3dDilatedAndGlobalMax() {
+        ModelWriter m = new ModelWriter("pools_nd", 19)
+                .input("s", "batch", 3L, 11L)
+                .input("v", "batch", 2L, 5L, 6L, 7L)
+                .input("x", "batch", 3L, 9L, 10L);
+        m.output(m.node(
+                "MaxPool", new String[] {"s"}, "max1d", "kernel_shape", new long[] {3}, "strides", new long[] {2}));
+        m.output(m.node(
+                "AveragePool",
+                new String[] {"s"},
+                "avg1d_ceil",
+                "kernel_shape",
+                new long[] {4},
+                "strides",
+                new long[] {3},
+                "pads",
+                new long[] {1, 0},
+                "ceil_mode",
+                1L));
+        m.output(m.node(
+                "MaxPool",
+                new String[] {"v"},
+                "max3d",
+                "kernel_shape",
+                new long[] {2, 3, 2},
+                "strides",
+                new long[] {1, 2, 2},
+                "pads",
+                new long[] {0, 1, 0, 1, 1, 1}));
+        m.output(m.node(
+                "AveragePool",
+                new String[] {"v"},
+                "avg3d_same",
+                "kernel_shape",
+                new long[] {3, 3, 3},
+                "strides",
+                new long[] {2, 2, 2},
+                "auto_pad",
+                "SAME_LOWER"));
+        m.output(m.node(
+                "MaxPool",
+                new String[] {"x"},
+                "max_dilated",
+                "kernel_shape",
+                new long[] {3, 2},
+                "dilations",
+                new long[] {2, 3},
+                "pads",
+                new long[] {1, 1, 1, 1}));
+        m.output(m.node(
+                "AveragePool",
+                new String[] {"x"},
+                "avg_dilated",
+                "kernel_shape",
+                new long[] {2, 2},
+                "dilations",
+                new long[] {2, 2},
+                "strides",
+                new long[] {2, 1},
+                "pads",
+                new long[] {1, 0, 0, 1}));
+        m.output(m.node("GlobalMaxPool", new String[] {"x"}, "gmax"));
+        m.output(m.node("GlobalMaxPool", new String[] {"s"}, "gmax1d"));
+        m.output(m.node("GlobalAveragePool", new String[] {"v"}, "gavg3d"));
+        Graph g = check(m);
+        assertThat(g.nodes().stream().map(n -> n.op().kind()))
+                .contains("max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "global_max_pool", "global_avg_pool");
+    }
 }
