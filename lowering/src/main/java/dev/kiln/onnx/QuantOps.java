@@ -12,7 +12,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The int8 family: QuantizeLinear, DequantizeLinear (per-tensor or per-axis scales), QLinearMatMul
+ * The int8 family: QuantizeLinear, DequantizeLinear (per-tensor, per-axis or, on constants, blocked
+ * scales), QLinearMatMul
  * and MatMulInteger. Scales and zero points must be constants known at import (as every exporter
  * writes them). On constants the operators fold at import (an int8 weight behind a
  * DequantizeLinear becomes a float32 weight); on graph values they become {@code quantize},
@@ -24,9 +25,13 @@ final class QuantOps {
 
     static void quantizeLinear(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("axis", "saturate", "block_size", "output_dtype"));
-        if (a.getInt("block_size", 0) != 0)
-            throw new KilnException("blocked quantisation (block_size != 0) is not supported");
         Ref x = ctx.required(n, 0);
+        if (a.getInt("block_size", 0) != 0) {
+            Const scale = Blocked.scale(ctx, n, x, 1, "y_scale");
+            Const zp = zeroPoint(ctx, n, 2, scale, a);
+            ctx.fold(n.getOutput(0), Blocked.quantize(constant(x, n), scale, zp, Blocked.axis(x, scale, zp, a)));
+            return;
+        }
         Const scale = floatConst(ctx, n, 1, "y_scale");
         Const zp = zeroPoint(ctx, n, 2, scale, a);
         int axis = perAxis(x, scale, zp, a, n.getOpType());
@@ -39,18 +44,21 @@ final class QuantOps {
 
     static void dequantizeLinear(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("axis", "block_size"));
-        if (a.getInt("block_size", 0) != 0)
-            throw new KilnException("blocked quantisation (block_size != 0) is not supported");
         Ref x = ctx.required(n, 0);
         DType xt =
                 x instanceof ConstRef c ? c.c().dtype() : ((ValueRef) x).value().dtype();
         if (!xt.isInt() || xt == DType.INT64)
             throw new KilnException("input 0 (x) must be int8, uint8, int16 or int32, got " + xt);
-        Const scale = floatConst(ctx, n, 1, "x_scale");
+        boolean blocked = a.getInt("block_size", 0) != 0;
+        Const scale = blocked ? Blocked.scale(ctx, n, x, 1, "x_scale") : floatConst(ctx, n, 1, "x_scale");
         Const zp = ctx.input(n, 2) == null
                 ? Const.ofInts(xt, new long[scale.size()], scale.shape())
                 : ctx.constant(n, 2, "x_zero_point");
         if (zp.dtype() != xt) throw new KilnException("x_zero_point is " + zp.dtype() + " but x is " + xt);
+        if (blocked) {
+            ctx.fold(n.getOutput(0), Blocked.dequantize(constant(x, n), scale, zp, Blocked.axis(x, scale, zp, a)));
+            return;
+        }
         int axis = perAxis(x, scale, zp, a, n.getOpType());
         if (x instanceof ConstRef c) {
             ctx.fold(n.getOutput(0), foldDequantize(c.c(), scale, zp, axis));
@@ -142,6 +150,13 @@ final class QuantOps {
         long[] s = a.shape();
         s[s.length - 1] = b.shape()[1];
         return s;
+    }
+
+    /** The constant behind {@code x}: blocked quantisation is read for constant weights only. */
+    private static Const constant(Ref x, NodeProto n) {
+        if (x instanceof ConstRef c) return c.c();
+        throw new KilnException("blocked quantisation (block_size) of a computed value ('" + n.getInput(0)
+                + "') is not supported; Kiln folds it for constant weights only");
     }
 
     private static DType typeOf(Ref r) {

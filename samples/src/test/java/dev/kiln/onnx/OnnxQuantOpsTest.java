@@ -125,6 +125,60 @@ class OnnxQuantOpsTest {
     }
 
     @Test
+    void blockedWeightsFoldAtImport() {
+        ModelWriter m = new ModelWriter("blocked", 21).input("x", "batch", 10L);
+        // [10, 6] int8 weights in blocks of 4 rows (the last block holds 2): scales [3, 6]
+        String w = m.node(
+                "DequantizeLinear",
+                new String[] {
+                    m.randomInts("w_q", DType.INT8, 1, -128, 127, 10, 6),
+                    m.uniform("ws", 2, 0.01, 0.03, 3, 6),
+                    m.randomInts("wz", DType.INT8, 3, -5, 5, 3, 6)
+                },
+                "w",
+                "axis",
+                0L,
+                "block_size",
+                4L);
+        String y = m.node("MatMul", new String[] {"x", w}, "y");
+        // a float constant quantised and dequantised in blocks of 3 columns along axis 1 (uint8, no zero point)
+        String c = m.uniform("c", 4, -1, 1, 2, 6);
+        String cs = m.uniform("cs", 5, 0.005, 0.01, 2, 2);
+        String cq = m.node(
+                "QuantizeLinear",
+                new String[] {c, cs, m.ints("cz", DType.UINT8, new long[] {128, 120, 130, 127}, 2, 2)},
+                "cq",
+                "axis",
+                1L,
+                "block_size",
+                3L);
+        String cd = m.node(
+                "DequantizeLinear",
+                new String[] {cq, cs, m.ints("cz2", DType.UINT8, new long[] {128, 120, 130, 127}, 2, 2)},
+                "cd",
+                "axis",
+                1L,
+                "block_size",
+                3L);
+        m.output(m.node("Add", new String[] {y, cd}, "out"));
+        // the folded weights are exact; the float matmul over them sums in another order than ONNX Runtime
+        Graph g = OnnxCheck.check(m, Map.of("batch", 2L), 1e-5, 1e-7, true);
+        assertThat(g.nodes().stream().map(n -> n.op().kind())).doesNotContain("dequantize", "quantize");
+        ModelWriter bad = new ModelWriter("blocked_bad", 21).input("x", 2L, 4L);
+        bad.node(
+                "DequantizeLinear",
+                new String[] {bad.randomInts("q", DType.INT8, 1, -9, 9, 8, 4), bad.weight("s", 2, 1, 3, 4)},
+                "y",
+                "axis",
+                0L,
+                "block_size",
+                4L);
+        assertThatThrownBy(() -> OnnxImporter.fromModel(bad.output("y").build(), Map.of()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("must have shape [2, 4], got [3, 4]");
+    }
+
+    @Test
     void qlinearMatmulAndMatmulInteger() {
         ModelWriter m = new ModelWriter("qmatmul", 21)
                 .input("a", DType.UINT8, "batch", 3L, 8L)
