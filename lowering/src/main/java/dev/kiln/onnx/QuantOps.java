@@ -114,13 +114,13 @@ final class QuantOps {
      * {@code out} when it is not null. Returns the [rows, N] accumulator.
      */
     private static Value integerMatmul(ImportContext ctx, NodeProto n, String out, Ref a, Ref b, Const az, Const bz) {
-        if (a.rank() < 2 || b.rank() != 2) {
-            throw new KilnException("A must have rank 2 or more and B rank 2 (batched B is not supported), got "
-                    + Arrays.toString(a.shape()) + " x " + Arrays.toString(b.shape()));
+        if (a.rank() < 2 || b.rank() < 2) {
+            throw new KilnException("A and B must have rank 2 or more, got " + Arrays.toString(a.shape()) + " x "
+                    + Arrays.toString(b.shape()));
         }
         long[] as = a.shape(), bs = b.shape();
-        long k = as[as.length - 1], nOut = bs[1];
-        if (bs[0] != k)
+        long k = as[as.length - 1], nOut = bs[bs.length - 1];
+        if (bs[bs.length - 2] != k)
             throw new KilnException("inner extents differ: " + Arrays.toString(as) + " x " + Arrays.toString(bs));
         if (az.dtype() != typeOf(a) || bz.dtype() != typeOf(b)) {
             throw new KilnException("zero points must have their operand's type: A " + typeOf(a) + " with " + az.dtype()
@@ -128,6 +128,7 @@ final class QuantOps {
         }
         if (bz.size() != 1 && bz.size() != nOut)
             throw new KilnException("b_zero_point must be a scalar or hold one value per column (" + nOut + ")");
+        if (b.rank() > 2) return batchedIntegerMatmul(ctx, n, out, a, b, az, bz);
         long rows = Const.count(as) / k;
         Value w;
         if (b instanceof ConstRef cb) {
@@ -146,9 +147,41 @@ final class QuantOps {
         return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.DenseInteger(), ins);
     }
 
+    /**
+     * A batched B ({@code [..., K, N]}, batch axes equal to A's): both operands widened to int32 with their
+     * zero points subtracted, then an int32 batch_matmul, so every product and sum is exact as in ONNX.
+     */
+    private static Value batchedIntegerMatmul(
+            ImportContext ctx, NodeProto n, String out, Ref a, Ref b, Const az, Const bz) {
+        long[] as = a.shape(), bs = b.shape();
+        if (as.length != bs.length
+                || !Arrays.equals(Arrays.copyOf(as, as.length - 2), Arrays.copyOf(bs, bs.length - 2)))
+            throw new KilnException("a batched B needs the same batch axes as A (no broadcasting), got "
+                    + Arrays.toString(as) + " x " + Arrays.toString(bs));
+        long m = as[as.length - 2], k = as[as.length - 1], nOut = bs[bs.length - 1];
+        long batch = Const.count(as) / (m * k);
+        Value x = widened(ctx, n, "a", a, az.reshape(1)), y = widened(ctx, n, "b", b, bz.reshape(bz.size()));
+        Value x3 = ctx.asShape(new ValueRef(x, as, null), batch, m, k),
+                y3 = ctx.asShape(new ValueRef(y, bs, null), batch, k, nOut);
+        if (out != null)
+            return ctx.emitView(out, new Op.BatchMatmul(false, false), outShape(a, b), x3, y3)
+                    .value();
+        return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.BatchMatmul(false, false), x3, y3);
+    }
+
+    /** {@code int32(r) - int32(zero)}: an 8-bit operand widened, its zero point (on the last axis) taken off. */
+    private static Value widened(ImportContext ctx, NodeProto n, String role, Ref r, Const zero) {
+        String base = n.getOutput(0) + "/" + role;
+        Value v = ctx.g.node(ctx.fresh(base + "_i32"), new Op.Cast(DType.INT32), ctx.plain(r));
+        long[] z = new long[zero.size()];
+        for (int i = 0; i < z.length; i++) z[i] = zero.getLong(i);
+        Value zv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, z, z.length)));
+        return ctx.g.node(ctx.fresh(base + "_centred"), new Op.Binary(Op.BinaryKind.SUBTRACT), v, zv);
+    }
+
     private static long[] outShape(Ref a, Ref b) {
         long[] s = a.shape();
-        s[s.length - 1] = b.shape()[1];
+        s[s.length - 1] = b.shape()[b.rank() - 1];
         return s;
     }
 

@@ -242,6 +242,39 @@ class OnnxQuantOpsTest {
     }
 
     @Test
+    void batchedIntegerMatmuls() {
+        ModelWriter m = new ModelWriter("qbatched", 21)
+                .input("a", DType.UINT8, "batch", 2L, 3L, 8L)
+                .input("b", DType.INT8, "batch", 2L, 8L, 5L);
+        String az = m.ints("az", DType.UINT8, new long[] {120});
+        m.output(
+                m.node("MatMulInteger", new String[] {"a", "b", az, m.ints("bz", DType.INT8, new long[] {-3})}, "acc"),
+                DType.INT32);
+        m.output(
+                m.node(
+                        "MatMulInteger",
+                        new String[] {"a", m.randomInts("w", DType.INT8, 4, -100, 100, 2, 2, 8, 5)},
+                        "acc_const"),
+                DType.INT32);
+        m.output(
+                m.node(
+                        "QLinearMatMul",
+                        new String[] {
+                            "a",
+                            m.floats("as", new float[] {0.02f}),
+                            az,
+                            "b",
+                            m.floats("bs", new float[] {0.01f}),
+                            m.ints("bz2", DType.INT8, new long[] {2}),
+                            m.floats("ys", new float[] {0.05f}),
+                            m.ints("yz", DType.UINT8, new long[] {128})
+                        },
+                        "y"),
+                DType.UINT8);
+        check(m);
+    }
+
+    @Test
     void castBetweenFloatAndIntegerTypes() {
         ModelWriter m = new ModelWriter("cast", 21)
                 .input("x", "batch", 6L)
