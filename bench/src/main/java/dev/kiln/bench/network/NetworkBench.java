@@ -112,6 +112,12 @@ public final class NetworkBench implements Callable<Integer> {
     int remeasureRounds = MeasureOptions.defaults().remeasureRounds();
 
     @Option(
+            names = "--flush-cache",
+            description = "Tune with the CPU caches flushed before every timed run (TVM's enable_cpu_cache_flush), so "
+                    + "programs are chosen by their speed on cold weights, as they run inside the network.")
+    boolean flushCache;
+
+    @Option(
             names = "--min-seconds",
             description = "Timed runs go on until there are --repeats of them and this many seconds (default: "
                     + "${DEFAULT-VALUE}).")
@@ -457,8 +463,9 @@ public final class NetworkBench implements Callable<Integer> {
                         .strategy(strategy)
                         .timeBudget(Duration.ofSeconds(timeBudget))
                         .scheduler(b -> b.latencyTsv(curve)
-                                .measureOptions(
-                                        MeasureOptions.defaults().withRemeasure(remeasureTop, remeasureRounds)));
+                                .measureOptions(MeasureOptions.defaults()
+                                        .withRemeasure(remeasureTop, remeasureRounds)
+                                        .withFlushCache(flushCache)));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
                 cn = Network.tune(g, target, ob.build());
                 SchedulerResult r = cn.tuning().orElseThrow();

@@ -416,11 +416,12 @@ public final class TorchNetwork implements AutoCloseable {
                     Op.Take _,
                     Op.Where _,
                     Op.BroadcastTo _,
-                    Op.Pool2d _,
+                    Op.PoolNd _,
+                    Op.GlobalPool _,
                     Op.ConvNd _ ->
                 throw new KilnException("node '" + out + "' (" + n.op().kind()
                         + "): the PyTorch baseline does not translate this op (integer ops, selections, "
-                        + "asymmetric pools, 1-D/3-D and transposed convolutions)");
+                        + "asymmetric, dilated, 1-D/3-D and global max pools, 1-D/3-D and transposed convolutions)");
         }
     }
 
