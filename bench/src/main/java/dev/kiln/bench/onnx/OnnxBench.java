@@ -1,5 +1,6 @@
 package dev.kiln.bench.onnx;
 
+import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
@@ -75,6 +76,11 @@ public final class OnnxBench implements Callable<Integer> {
             names = "--time-budget",
             description = "Tuning time limit per thread count, in seconds (0: none; default: ${DEFAULT-VALUE}).")
     long timeBudget = 600;
+
+    @Option(
+            names = "--flush-cache",
+            description = "Tune with the CPU caches flushed before every timed run (TVM's enable_cpu_cache_flush).")
+    boolean flushCache;
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
     int perRound = 16;
@@ -307,6 +313,8 @@ public final class OnnxBench implements Callable<Integer> {
                         .logFile(threadLog)
                         .measuresPerRound(perRound)
                         .timeBudget(Duration.ofSeconds(timeBudget))
+                        .scheduler(
+                                b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache)))
                         .verbose(true)
                         .build());
         SchedulerResult r = cn.tuning().orElseThrow();
