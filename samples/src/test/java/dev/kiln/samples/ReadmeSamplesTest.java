@@ -127,17 +127,17 @@ class ReadmeSamplesTest {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
         try {
-            Samples.main(new String[0]);
+            Samples.run(new String[0]);
         } finally {
             System.setOut(old);
         }
         String listing = buf.toString(StandardCharsets.UTF_8);
         for (Samples.Sample s : Samples.ALL) assertThat(listing).contains(s.name());
-        assertThatThrownBy(() -> Samples.main(new String[] {"nope"}))
+        assertThatThrownBy(() -> Samples.run(new String[] {"nope"}))
                 .isInstanceOf(KilnException.class)
                 .hasMessageContaining("no sample 'nope'")
                 .hasMessageContaining("compile");
-        assertThatThrownBy(() -> Samples.main(new String[] {"compile", "-3"}))
+        assertThatThrownBy(() -> Samples.run(new String[] {"compile", "-3"}))
                 .isInstanceOf(KilnException.class)
                 .hasMessageContaining("argument 1 '-3'");
     }

@@ -64,8 +64,22 @@ public final class Samples {
                     "import, tune and run an ONNX model",
                     OnnxModel::main));
 
-    /** {@code ./kiln sample}: lists the examples; {@code ./kiln sample NAME [args]} runs one. */
+    /**
+     * {@code ./kiln sample}: lists the examples; {@code ./kiln sample NAME [args]} runs one. A
+     * {@link KilnException} (an unknown name, a bad argument, a missing tuning log) is printed as one
+     * message, and the exit status is 1.
+     */
     public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (KilnException e) {
+            System.err.println("kiln sample: " + e.getMessage());
+            System.exit(1);
+        }
+    }
+
+    /** What {@link #main} does, throwing {@link KilnException} instead of exiting. */
+    public static void run(String[] args) {
         if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h")) {
             System.out.println("usage: ./kiln sample NAME [args]   (the README's examples; source: "
                     + "samples/src/main/java/dev/kiln/samples/examples/)");
