@@ -28,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * method. Variables a snippet takes from an earlier one (or, for a block that is a sample's code, the
  * sample method's parameters) are declared in an HTML comment on the line before it
  * ({@code <!-- snippet context: dev.kiln.te.ComputeDAG dag -->}, or
- * {@code <!-- sample: tune; snippet context: int n -->}) and become the method's parameters. Snippets without context that only build computations (no tuning, no big arrays)
- * are also run.
+ * {@code <!-- sample: tune; snippet context: int n -->}) and become the method's parameters.
+ * Snippets without context that only build computations (no tuning, no big arrays) are also run.
  */
 class ReadmeSnippetsTest {
     private static final String CONTEXT_KEY = "snippet context";
