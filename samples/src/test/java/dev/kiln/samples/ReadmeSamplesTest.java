@@ -171,8 +171,8 @@ class ReadmeSamplesTest {
 
     @Test
     void theNetworkAndOnnxSamplesTuneAndMatchTheReferenceExecutor() {
-        NetworkExample.run(2, 6, dir.resolve("mlp.jsonl"));
-        OnnxModel.run(OnnxModel.writeSmallModel(dir.resolve("mlp.onnx")), 6);
+        NetworkExample.run(2, 3, dir.resolve("mlp.jsonl")); // 3 tasks, one trial each
+        OnnxModel.run(OnnxModel.writeSmallModel(dir.resolve("mlp.onnx")), 3);
     }
 
     private static String captured(Runnable r) {
