@@ -11,6 +11,7 @@ module dev.kiln.autoschedule {
     requires java.management;
     requires me.tongfei.progressbar;
 
+    exports dev.kiln; // Kiln.compile: the untuned way from a computation to a kernel
     exports dev.kiln.autoschedule;
     exports dev.kiln.autoschedule.tune;
     exports dev.kiln.autoschedule.network;

@@ -20,6 +20,7 @@ import dev.kiln.nn.Conv;
 import dev.kiln.nn.Linalg;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.SimpleGpuSchedule;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;

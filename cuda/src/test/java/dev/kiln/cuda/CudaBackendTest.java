@@ -11,6 +11,7 @@ import dev.kiln.cuda.compile.Nvrtc;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.SimpleGpuSchedule;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.CudaTarget;

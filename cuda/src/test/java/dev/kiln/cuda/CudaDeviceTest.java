@@ -17,6 +17,7 @@ import dev.kiln.lower.GpuSchedules;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.SimpleGpuSchedule;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;

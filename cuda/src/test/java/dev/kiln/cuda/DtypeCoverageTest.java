@@ -10,6 +10,7 @@ import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.cuda.codegen.CudaOptions;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
+import dev.kiln.schedule.SimpleGpuSchedule;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;

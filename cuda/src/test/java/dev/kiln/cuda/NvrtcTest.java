@@ -12,6 +12,7 @@ import dev.kiln.cuda.compile.Nvcc;
 import dev.kiln.cuda.compile.Nvrtc;
 import dev.kiln.cuda.compile.PtxCache;
 import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.SimpleGpuSchedule;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

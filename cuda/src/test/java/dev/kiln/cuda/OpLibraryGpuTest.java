@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.cuda.codegen.CudaOptions;
+import dev.kiln.schedule.SimpleGpuSchedule;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.List;

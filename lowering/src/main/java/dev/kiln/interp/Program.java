@@ -4,9 +4,14 @@ import dev.kiln.ir.Buffer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Stmts;
+import dev.kiln.tir.Store;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A {@link PrimFunc} compiled for the {@link Interpreter}: reusable, and safe to run from several
@@ -22,6 +27,7 @@ public final class Program {
     private final int scratch;
     private final List<long[]> shapes;
     private final List<long[]> strides;
+    private final boolean[] written;
 
     Program(
             PrimFunc function,
@@ -40,6 +46,22 @@ public final class Program {
         this.scratch = scratch;
         this.shapes = List.copyOf(shapes);
         this.strides = List.copyOf(strides);
+        this.written = written(function);
+    }
+
+    /** Which parameters the function stores to. */
+    private static boolean[] written(PrimFunc f) {
+        Map<Buffer, Integer> index = new IdentityHashMap<>();
+        List<Buffer> ps = f.params();
+        for (int i = 0; i < ps.size(); i++) index.put(ps.get(i).base(), i);
+        boolean[] w = new boolean[ps.size()];
+        Stmts.forEachStmt(f.body(), s -> {
+            if (s instanceof Store st) {
+                Integer i = index.get(st.buffer().base());
+                if (i != null) w[i] = true;
+            }
+        });
+        return w;
     }
 
     /** The function this program runs. */
@@ -51,6 +73,10 @@ public final class Program {
      * Runs the function on {@code args} (one per parameter, inputs then outputs). Every argument is
      * checked first: count, dtype, shape and strides must match the parameter buffers, or a
      * {@link KilnException} names the function, the parameter, and what was expected and given.
+     * An array the function writes must not share memory with any other argument (the same array
+     * passed as input and output, or two views of one): the interpreter reads inputs while it
+     * writes outputs, so the result would depend on the order of the loops; such a call is rejected
+     * naming both arguments.
      */
     public void run(NDArray... args) {
         checkArguments(args);
@@ -91,6 +117,25 @@ public final class Program {
                 throw new KilnException(where + "the array " + a + " has been closed");
             }
         }
+        for (int i = 0; i < args.length; i++) {
+            if (!written[i] || args[i].numElements() == 0) continue;
+            for (int j = 0; j < args.length; j++) {
+                if (j == i || args[j].numElements() == 0 || !overlap(args[i].segment(), args[j].segment())) continue;
+                throw new KilnException("function '" + function.name() + "': parameter " + i + " '"
+                        + params.get(i).name() + "' (written) and parameter " + j + " '"
+                        + params.get(j).name()
+                        + "' share memory" + (args[i] == args[j] ? " (the same array was passed for both)" : "")
+                        + "; the interpreter needs every array it writes to be separate from the other arguments");
+            }
+        }
+    }
+
+    /** Whether two segments share bytes: both native, or both on the same heap array. */
+    private static boolean overlap(MemorySegment a, MemorySegment b) {
+        if (a.isNative() != b.isNative()) return false;
+        if (!a.isNative() && a.heapBase().orElse(null) != b.heapBase().orElse(null)) return false;
+        long x = a.address(), y = b.address();
+        return x < y + b.byteSize() && y < x + a.byteSize();
     }
 
     private String describe(Buffer p, int i) {

@@ -13,6 +13,9 @@ import java.util.Map;
  * store: {@code cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver5 -mattr=+avx2,+fma -cores=2
  * -vector-bits=512 -cache-line=64}. {@link #parse} reads it back, so
  * {@code Target.parse(t.toString()).equals(t)}.
+ *
+ * <p>{@link #CPU}, {@link #JVM} and {@link #CUDA} are the usual targets as constants; the factories
+ * {@link #cpu()}, {@link #jvm()} and {@link #cuda()} give the same values.
  */
 public sealed interface Target permits CpuTarget, CudaTarget {
 
@@ -43,6 +46,22 @@ public sealed interface Target permits CpuTarget, CudaTarget {
             return gpu;
         }
     }
+
+    /**
+     * The host CPU, as {@link #cpu()} detects it (once, when {@code Target} is first used): the
+     * target of {@code Kiln.compile(C, Target.CPU)} and {@code AutoSchedule.tune(C, Target.CPU)}.
+     */
+    CpuTarget CPU = cpu();
+
+    /** The pure-JVM backend on this host, as {@link #jvm()} describes it. */
+    CpuTarget JVM = jvm();
+
+    /**
+     * An NVIDIA H200 (sm_90), as {@link #cuda()} describes it, without asking a driver: compiling
+     * for it works on any machine; running or tuning needs a GPU and its driver, and says so plainly
+     * when there is none ({@code CudaBackend.deviceTarget()} reads the real device).
+     */
+    CudaTarget CUDA = cuda();
 
     Kind kind();
 

@@ -25,13 +25,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Every {@code ```java} block of the README compiles against the current code, with only the
  * imports it shows: its {@code import} lines become the imports of a class, the rest the body of a
- * method. Variables a snippet takes from an earlier one are declared in an HTML comment on the line
- * before it ({@code <!-- snippet context: dev.kiln.te.ComputeDAG dag -->}) and become the method's
- * parameters. Snippets without context that only build computations (no tuning, no big arrays)
- * are also run.
+ * method. Variables a snippet takes from an earlier one (or, for a block that is a sample's code, the
+ * sample method's parameters) are declared in an HTML comment on the line before it
+ * ({@code <!-- snippet context: dev.kiln.te.ComputeDAG dag -->}, or
+ * {@code <!-- sample: tune; snippet context: int n -->}) and become the method's parameters.
+ * Snippets without context that only build computations (no tuning, no big arrays) are also run.
  */
 class ReadmeSnippetsTest {
-    private static final String CONTEXT = "<!-- snippet context:";
+    private static final String CONTEXT_KEY = "snippet context";
 
     @TempDir
     Path out;
@@ -70,17 +71,26 @@ class ReadmeSnippetsTest {
         return Files.exists(p) ? p : Path.of("..", "README.md").toAbsolutePath().normalize();
     }
 
+    /**
+     * The value of {@code key} in an HTML comment line of {@code key: value} parts separated by
+     * semicolons ({@code <!-- sample: tune; snippet context: int n -->}), or "" when absent.
+     */
+    static String comment(String line, String key) {
+        String l = line.strip();
+        if (!l.startsWith("<!--") || !l.endsWith("-->")) return "";
+        for (String part : l.substring(4, l.length() - 3).split(";")) {
+            String p = part.strip();
+            if (p.startsWith(key + ":")) return p.substring(key.length() + 1).strip();
+        }
+        return "";
+    }
+
     static List<Snippet> snippets() throws IOException {
         List<String> lines = Files.readAllLines(readme());
         List<Snippet> out = new ArrayList<>();
         for (int n = 0; n < lines.size(); n++) {
             if (!lines.get(n).strip().equals("```java")) continue;
-            String params = "";
-            if (n > 0 && lines.get(n - 1).strip().startsWith(CONTEXT)) {
-                String c = lines.get(n - 1).strip();
-                params = c.substring(CONTEXT.length(), c.length() - "-->".length())
-                        .strip();
-            }
+            String params = n > 0 ? comment(lines.get(n - 1), CONTEXT_KEY) : "";
             List<String> imports = new ArrayList<>();
             List<String> body = new ArrayList<>();
             int start = n + 1;

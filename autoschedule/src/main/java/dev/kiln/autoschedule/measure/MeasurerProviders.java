@@ -1,5 +1,6 @@
 package dev.kiln.autoschedule.measure;
 
+import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,9 +20,18 @@ public final class MeasurerProviders {
         return out;
     }
 
-    /** Starts the default measurer for {@code target}. */
+    /**
+     * Starts the default measurer for {@code target}. A GPU target needs its module's provider
+     * (kiln-cuda for CUDA); without it this throws, naming the target, rather than measuring elsewhere.
+     */
     public static Measurer start(Target target, MeasureOptions options) {
-        for (MeasurerProvider p : available()) if (p.supports(target)) return p.start(target, options);
+        List<MeasurerProvider> all = available();
+        for (MeasurerProvider p : all) if (p.supports(target)) return p.start(target, options);
+        if (target.kind().isGpu()) {
+            throw new KilnException("no measurer for target '" + target + "' on the class path (add kiln-"
+                    + target.kind().tag() + "); providers found: "
+                    + all.stream().map(p -> p.getClass().getName()).toList());
+        }
         return ProcessMeasurer.start(target, options);
     }
 }

@@ -48,6 +48,20 @@ public final class AutoSchedule {
 
     private AutoSchedule() {}
 
+    /**
+     * Tunes the computation of {@code output} (and everything it reads) for {@code target} with
+     * {@link TuneOptions#defaults()}: the card's {@code AutoSchedule.tune(C, Target.CPU)}. The result
+     * is the best program compiled, called as a kernel ({@code result.call(a, b, c)}); close it when done.
+     */
+    public static TuneResult tune(Tensor output, Target target) {
+        return tune(output, target, TuneOptions.defaults());
+    }
+
+    /** {@link #tune(Tensor, Target)} for a whole DAG (several outputs). */
+    public static TuneResult tune(ComputeDAG dag, Target target) {
+        return tune(dag, target, TuneOptions.defaults());
+    }
+
     /** Tunes the computation of {@code output} (and everything it reads) for {@code target}. */
     public static TuneResult tune(Tensor output, Target target, TuneOptions options) {
         return tune(ComputeDAG.of(output), target, options);
@@ -63,6 +77,9 @@ public final class AutoSchedule {
      * by kind and the first message of each.
      */
     public static TuneResult tune(ComputeDAG dag, Target target, TuneOptions options) {
+        if (dag == null) throw new KilnException("AutoSchedule.tune: the computation (dag) is null");
+        if (target == null) throw new KilnException("AutoSchedule.tune: the target is null");
+        if (options == null) throw new KilnException("AutoSchedule.tune: the options are null");
         SearchTask task = task(dag, target);
         List<String> notes = new ArrayList<>();
         try (TuningLog log = options.log().map(TuningLog::open).orElseGet(TuningLog::inMemory)) {
@@ -71,8 +88,7 @@ public final class AutoSchedule {
             if (before.hasOtherTargets()) warn(notes, before.otherTargetsNote());
 
             SearchPolicy policy = options.policies().create(task, options.seed());
-            Measurer made =
-                    options.measurer() == null ? options.measurers().create(target, options.measureOptions()) : null;
+            Measurer made = options.measurer() == null ? startMeasurer(task, target, options) : null;
             SearchOutcome outcome;
             try {
                 Measurer measurer = made != null ? made : options.measurer();
@@ -161,6 +177,25 @@ public final class AutoSchedule {
         name = name.replaceAll("[^A-Za-z0-9_]", "_");
         PrimFunc f = ScheduleLowerer.forTarget(target).lower(task(s.dag(), target), s);
         return Backend.forTarget(target).compile(new PrimFunc(name, f.params(), f.body()), target);
+    }
+
+    /**
+     * The options' measurer for the target; a failure to start one (no GPU or driver for a CUDA
+     * target, no backend) is said with the task and target, and that compiling does not need it.
+     */
+    private static Measurer startMeasurer(SearchTask task, Target target, TuneOptions options) {
+        try {
+            return options.measurers().create(target, options.measureOptions());
+        } catch (KilnException e) {
+            throw new KilnException(
+                    "cannot tune workload " + task.workloadKey() + " for target '" + target
+                            + "': tuning measures programs on the target, and no measurer could start: "
+                            + e.getMessage()
+                            + (target.kind().isGpu()
+                                    ? " (compiling for it without tuning still works: Kiln.compile, CudaBackend)"
+                                    : ""),
+                    e);
+        }
     }
 
     private static String noProgram(SearchTask task, SearchOutcome o, LogLookup before) {

@@ -3,8 +3,11 @@ package dev.kiln.autoschedule.tune;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.StopReason;
+import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CompiledKernel;
+import dev.kiln.target.Target;
+import dev.kiln.tir.PrimFunc;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -17,6 +20,10 @@ import java.util.Optional;
  * (trials, errors, why it stopped), anything the user should know (records of other targets that
  * were not applied, damaged log lines, schedules that no longer replay), and the kernel compiled
  * from the best program. Closing the result closes the kernel.
+ *
+ * <p>The result is itself a {@link CompiledKernel}: {@code AutoSchedule.tune(C, Target.CPU).call(a, b, c)}
+ * runs the best program ({@link #call}, {@link #source}, {@link #func} and {@link #target} are the
+ * kernel's).
  *
  * @param task      the task that was tuned
  * @param schedule  the fastest program measured
@@ -34,7 +41,7 @@ public record TuneResult(
         Optional<Path> logFile,
         List<String> notes,
         CompiledKernel kernel)
-        implements AutoCloseable {
+        implements CompiledKernel {
     public TuneResult {
         Objects.requireNonNull(task, "task");
         Objects.requireNonNull(schedule, "schedule");
@@ -102,6 +109,30 @@ public record TuneResult(
                 stopReason()));
         for (String n : notes) sb.append('\n').append("note: ").append(n);
         return sb.toString();
+    }
+
+    /** Runs the best program on {@code args} (the computation's inputs, then its outputs): {@link #kernel}'s call. */
+    @Override
+    public void call(NDArray... args) {
+        kernel.call(args);
+    }
+
+    /** The best program's generated code (LLVM IR and assembly, CUDA C, ...). */
+    @Override
+    public String source() {
+        return kernel.source();
+    }
+
+    /** The loop program the kernel was compiled from. */
+    @Override
+    public PrimFunc func() {
+        return kernel.func();
+    }
+
+    /** The target the kernel was compiled for. */
+    @Override
+    public Target target() {
+        return kernel.target();
     }
 
     @Override

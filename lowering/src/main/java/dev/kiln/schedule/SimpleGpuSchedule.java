@@ -1,15 +1,6 @@
-package dev.kiln.cuda;
+package dev.kiln.schedule;
 
 import dev.kiln.ir.KilnException;
-import dev.kiln.schedule.AnnotationStep;
-import dev.kiln.schedule.FuseStep;
-import dev.kiln.schedule.Iter;
-import dev.kiln.schedule.IterAnnotation;
-import dev.kiln.schedule.IterKind;
-import dev.kiln.schedule.LoopState;
-import dev.kiln.schedule.Schedule;
-import dev.kiln.schedule.SplitStep;
-import dev.kiln.schedule.Stage;
 import dev.kiln.te.ComputeDAG;
 import java.util.ArrayList;
 import java.util.List;
