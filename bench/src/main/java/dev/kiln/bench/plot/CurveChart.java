@@ -17,6 +17,7 @@ import java.util.function.ToDoubleFunction;
 import javax.imageio.ImageIO;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
@@ -98,6 +99,10 @@ public final class CurveChart {
         r.setDefaultStroke(new BasicStroke(2f));
         r.setAutoPopulateSeriesStroke(false);
         plot.setRenderer(r);
+        for (int i = 0; i < data.getSeriesCount(); i++) { // a curve of one or two points is a dot, not a line
+            r.setSeriesShapesVisible(i, data.getItemCount(i) <= 2);
+        }
+        ((NumberAxis) plot.getDomainAxis()).setAutoRangeIncludesZero(true);
         double top = 0;
         for (TuningCurve c : curves) {
             for (Map.Entry<String, Double> b : c.baselines().entrySet()) {
