@@ -149,11 +149,12 @@ public final class CostModelBench implements Callable<Integer> {
                     .orElse(0);
             out.append(String.format(
                     Locale.ROOT,
-                    "%s: %d programs measured, %d valid, best %.1f GFLOP/s%n",
+                    "%s: %d programs measured, %d valid, best %.1f %s%n",
                     w.name(),
                     trials.size(),
                     valid,
-                    best));
+                    best,
+                    w.dag().rateUnit()));
             if (trials.isEmpty()) continue;
             tasks.add(task);
             data.add(trials);

@@ -249,7 +249,8 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                     .append('\n');
             againByPolicy.computeIfAbsent(runs.get(i), k -> new ArrayList<>()).add(again[i]);
         }
-        out.append("\nMean over seeds of best GFLOP/s, and the ratio to random sampling at the same trial count:\n\n")
+        out.append("\nMean over seeds of best " + dag.rateUnit()
+                        + ", and the ratio to random sampling at the same trial count:\n\n")
                 .append(head)
                 .append(" re-measured |\n")
                 .append(rule)
@@ -281,7 +282,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
             double goal = 0.95 * m[m.length - 1];
             out.append(String.format(
                     Locale.ROOT,
-                    "%nTrials to reach 95%% of the default search's mean final result (%.1f GFLOP/s), "
+                    "%nTrials to reach 95%% of the default search's mean final result (%.1f " + dag.rateUnit() + "), "
                             + "mean over seeds (runs that never reach it count as %d):%n%n",
                     goal,
                     trials));

@@ -339,6 +339,7 @@ public final class NetworkBench implements Callable<Integer> {
         out.addAll(rows);
         Files.write(tsv, out);
         System.out.println("written " + tsv);
+        if (trials > 0) NetworkCurves.write(dir, networks, threads, strategies, rows, seed);
         ok &= rows.stream().noneMatch(r -> r.split("\t")[9].equals("MISMATCH"));
         return ok ? 0 : 1;
     }

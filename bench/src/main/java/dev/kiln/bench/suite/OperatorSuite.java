@@ -260,6 +260,7 @@ public final class OperatorSuite implements Callable<Integer> {
                             NetworkBench.loadAverage()));
             System.out.println("written " + png);
         }
+        if (impls.contains("kiln") && trials > 0) SuiteCurves.write(dir, log, selected, threads, rows);
         boolean wrong = rows.stream().anyMatch(r -> r.status() == Status.MISMATCH);
         return wrong || crashed ? 1 : 0;
     }

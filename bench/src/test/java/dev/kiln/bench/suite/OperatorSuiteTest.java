@@ -73,6 +73,10 @@ class OperatorSuiteTest {
         BufferedImage png = ImageIO.read(newest(dir, "-1t.png").toFile());
         assertThat(png).isNotNull();
         assertThat(png.getWidth()).isEqualTo(1400);
+        BufferedImage curve = ImageIO.read(
+                dir.resolve("curves").resolve("gmm-1-16-16-16-1t.png").toFile());
+        assertThat(curve).isNotNull(); // the tuning curve written next to the log
+        assertThat(curve.getWidth()).isEqualTo(dev.kiln.bench.plot.CurveChart.WIDTH);
 
         Thread.sleep(1100); // the next run's files get a new time stamp
         rc = new CommandLine(new OperatorSuite()).execute(concat(common, "--trials", "0", "--impls", "kiln"));

@@ -1,0 +1,36 @@
+package dev.kiln.bench.cli;
+
+import dev.kiln.ir.KilnException;
+import dev.kiln.target.Target;
+import java.util.Locale;
+import picocli.CommandLine.Option;
+
+/** The target a command compiles for: {@code --target cpu|jvm|cuda} and {@code --threads}. */
+final class TargetOptions {
+
+    @Option(
+            names = "--target",
+            paramLabel = "KIND",
+            description = "cpu (LLVM, this host), jvm (the pure-JVM backend) or cuda (an H200-class GPU; tuning and "
+                    + "running need one, inspect does not) (default: ${DEFAULT-VALUE}).")
+    String target = "cpu";
+
+    @Option(
+            names = "--threads",
+            paramLabel = "N",
+            description = "CPU threads the kernels use (default: every core of this host).")
+    Integer threads;
+
+    Target target() {
+        if (threads != null && threads < 1) throw new KilnException("--threads must be at least 1, got " + threads);
+        return switch (target.toLowerCase(Locale.ROOT)) {
+            case "cpu" -> threads == null ? Target.cpu() : Target.cpu().withCores(threads);
+            case "jvm" -> threads == null ? Target.jvm() : Target.jvm().withCores(threads);
+            case "cuda" -> {
+                if (threads != null) throw new KilnException("--threads applies to cpu and jvm targets, not cuda");
+                yield Target.cuda();
+            }
+            default -> throw new KilnException("--target: unknown target '" + target + "' (cpu, jvm, cuda)");
+        };
+    }
+}

@@ -1,0 +1,65 @@
+package dev.kiln.bench.plot;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.kiln.autoschedule.log.LogFormat;
+import dev.kiln.autoschedule.log.LogRecord;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Made-up tuning-log records of one workload: seeded random times, every fifth trial failed, and a
+ * re-measurement of an earlier program after every seventh trial (which a curve must not count).
+ */
+public final class SyntheticLog {
+    private SyntheticLog() {}
+
+    public static List<LogRecord> records(String workloadKey, String target, int trials, long seed) {
+        Random rnd = new Random(seed);
+        List<LogRecord> out = new ArrayList<>();
+        Instant t = Instant.parse("2026-01-01T00:00:00Z");
+        for (int i = 0; i < trials; i++) {
+            double wall = 0.2 + rnd.nextDouble();
+            t = t.plusMillis((long) (wall * 1000));
+            boolean failed = i % 5 == 4;
+            double cost = 1e-4 * (0.5 + rnd.nextDouble());
+            out.add(new LogRecord(
+                    LogFormat.VERSION,
+                    workloadKey,
+                    target,
+                    new int[] {1},
+                    steps(i),
+                    failed ? List.of() : List.of(cost, cost * 1.01),
+                    failed ? "COMPILE" : LogRecord.NO_ERROR,
+                    failed ? "made up" : "",
+                    0.1,
+                    wall,
+                    t));
+            if (i % 7 == 6 && !failed) {
+                out.add(new LogRecord(
+                                LogFormat.VERSION,
+                                workloadKey,
+                                target,
+                                new int[] {1},
+                                steps(i),
+                                List.of(cost * 0.9),
+                                LogRecord.NO_ERROR,
+                                "",
+                                0.1,
+                                wall,
+                                t.plusMillis(1))
+                        .asRemeasure());
+            }
+        }
+        return out;
+    }
+
+    /** Distinct steps per trial, so each trial is its own program. */
+    static ArrayNode steps(int i) {
+        ArrayNode a = JsonNodeFactory.instance.arrayNode();
+        a.addArray().add("PR").add(i);
+        return a;
+    }
+}
