@@ -7,21 +7,19 @@ import static dev.kiln.te.Te.reduceAxis;
 import static dev.kiln.te.Te.shape;
 import static dev.kiln.te.Te.sum;
 
+import dev.kiln.Kiln;
 import dev.kiln.ir.IterVar;
-import dev.kiln.lower.LowerDefault;
 import dev.kiln.nn.Activation;
 import dev.kiln.runtime.NDArray;
-import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
-import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
-import dev.kiln.tir.PrimFunc;
 
 /**
  * A user's program: relu(A x B) written with Kiln's DSL and operator library, compiled for this CPU
- * by the LLVM JIT, run on seeded random inputs, and checked against plain Java loops. Exits with
- * status 1 when an element is off by more than the tolerance.
+ * by the LLVM JIT ({@code Kiln.compile}: the default program, no tuning), run on seeded random
+ * inputs, and checked against plain Java loops. Exits with status 1 when an element is off by more
+ * than the tolerance.
  */
 public final class Main {
     private Main() {}
@@ -34,9 +32,8 @@ public final class Main {
         Tensor c = compute("C", shape(m, n), (i, j) -> sum(k, a.at(i, k).mul(b.at(k, j))));
         Tensor out = Activation.relu(c);
 
-        PrimFunc f = LowerDefault.lower("relu_matmul", ComputeDAG.of(out));
-        Target cpu = Target.cpu();
-        try (CompiledKernel kernel = Backend.forTarget(cpu).compile(f, cpu);
+        Target cpu = Target.CPU;
+        try (CompiledKernel kernel = Kiln.compile(out, cpu);
                 NDArray x = NDArray.random(FLOAT32, 1, m, kk);
                 NDArray y = NDArray.random(FLOAT32, 2, kk, n);
                 NDArray z = NDArray.allocate(FLOAT32, m, n)) {

@@ -7,13 +7,11 @@ import static dev.kiln.te.Te.reduceAxis;
 import static dev.kiln.te.Te.shape;
 import static dev.kiln.te.Te.sum;
 
+import dev.kiln.Kiln;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.ir.IterVar;
-import dev.kiln.lower.LowerDefault;
-import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
-import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -55,9 +53,8 @@ public class MatmulBenchmark extends KernelBenchmark {
         Tensor b = placeholder("B", FLOAT32, n, n);
         IterVar k = reduceAxis(n, "k");
         Tensor c = compute("C", shape(n, n), (i, j) -> sum(k, a.at(i, k).mul(b.at(k, j))));
-        Target cpu = Target.cpu();
-        if (!log.isEmpty()) return AutoSchedule.build(c, cpu, Path.of(log));
-        return Backend.forTarget(cpu).compile(LowerDefault.lower("matmul", ComputeDAG.of(c)), cpu);
+        if (!log.isEmpty()) return AutoSchedule.build(c, Target.CPU, Path.of(log));
+        return Kiln.compile(c, Target.CPU);
     }
 
     /** One matmul of the prepared n x n inputs. */
