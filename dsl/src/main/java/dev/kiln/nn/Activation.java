@@ -19,6 +19,7 @@ public final class Activation {
     public static final String TAG = "elemwise";
 
     /** {@code max(x, 0)}; any numeric type. */
+    @Operator("`max(x, 0)` elementwise; any numeric type.")
     public static Tensor relu(Tensor x) {
         Axes.requireNonNull("relu", "input", x);
         Axes.requireNumeric("relu", x);
@@ -26,12 +27,14 @@ public final class Activation {
     }
 
     /** {@code x > 0 ? x : alpha * x}; floating types only. */
+    @Operator("`x > 0 ? x : alpha * x` elementwise; floating types.")
     public static Tensor leakyRelu(Tensor x, double alpha) {
         requireFloat("leaky_relu", x);
         return map("leaky_relu", x, v -> Te.select(v.gt(0), v, v.mul(alpha)));
     }
 
     /** The exact GELU, {@code x * 0.5 * (1 + erf(x / sqrt(2)))}. */
+    @Operator("GELU, exact (`x * 0.5 * (1 + erf(x / sqrt(2)))`) or with the tanh approximation.")
     public static Tensor gelu(Tensor x) {
         return gelu(x, false);
     }
@@ -54,24 +57,28 @@ public final class Activation {
     }
 
     /** {@code 1 / (1 + exp(-x))}. */
+    @Operator("`1 / (1 + exp(-x))` elementwise.")
     public static Tensor sigmoid(Tensor x) {
         requireFloat("sigmoid", x);
         return map("sigmoid", x, Te::sigmoid);
     }
 
     /** The Gauss error function. */
+    @Operator("The Gauss error function, elementwise.")
     public static Tensor erf(Tensor x) {
         requireFloat("erf", x);
         return map("erf", x, Te::erf);
     }
 
     /** The square root. */
+    @Operator("The square root, elementwise.")
     public static Tensor sqrt(Tensor x) {
         requireFloat("sqrt", x);
         return map("sqrt", x, Te::sqrt);
     }
 
     /** The hyperbolic tangent. */
+    @Operator("The hyperbolic tangent, elementwise.")
     public static Tensor tanh(Tensor x) {
         requireFloat("tanh", x);
         return map("tanh", x, Te::tanh);
@@ -81,6 +88,7 @@ public final class Activation {
      * {@code min(max(x, lo), hi)}; for integer tensors the bounds must be integral and fit the
      * type. Throws if {@code lo > hi}.
      */
+    @Operator("`min(max(x, lo), hi)` elementwise (ReLU6 is clip(0, 6)).")
     public static Tensor clip(Tensor x, double lo, double hi) {
         Axes.requireNonNull("clip", "input", x);
         Axes.requireNumeric("clip", x);

@@ -29,6 +29,7 @@ public final class CapsuleConv {
     private static final String NAME = "conv2d_capsule_nhwijc";
 
     /** Capsule conv2d with the given stride and symmetric padding on H and W. */
+    @Operator("Capsule conv2d (Ansor's CAP): a CAP x CAP pose matrix per pixel and channel, times the weight's.")
     public static Tensor conv2dCapsuleNhwijc(Tensor data, Tensor weight, long stride, long pad) {
         return conv2dCapsuleNhwijc(data, weight, ConvParams.of(2, stride, pad));
     }

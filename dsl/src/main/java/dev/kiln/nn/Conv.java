@@ -36,6 +36,7 @@ public final class Conv {
     // ---- conv1d / conv2d / conv3d ------------------------------------------------------------
 
     /** conv1d, data [N, L, CI], weight [K, CI/groups, CO], output [N, OL, CO]. */
+    @Operator("conv1d, data [N, L, CI], weight [K, CI/groups, CO], output [N, OL, CO].")
     public static Tensor conv1dNlc(Tensor data, Tensor weight, ConvParams p) {
         return conv("conv1d_nlc", data, weight, "NLC", "LIO", p);
     }
@@ -46,6 +47,7 @@ public final class Conv {
     }
 
     /** conv2d, data [N, H, W, CI], weight [KH, KW, CI/groups, CO] (HWIO), output [N, OH, OW, CO]. */
+    @Operator("conv2d, data [N, H, W, CI], weight [KH, KW, CI/groups, CO] (HWIO), output [N, OH, OW, CO].")
     public static Tensor conv2dNhwc(Tensor data, Tensor weight, ConvParams p) {
         return conv("conv2d_nhwc", data, weight, "NHWC", "HWIO", p);
     }
@@ -56,6 +58,7 @@ public final class Conv {
     }
 
     /** conv2d, data [N, CI, H, W], weight [CO, CI/groups, KH, KW] (OIHW), output [N, CO, OH, OW]. */
+    @Operator("conv2d, data [N, CI, H, W], weight [CO, CI/groups, KH, KW] (OIHW), output [N, CO, OH, OW].")
     public static Tensor conv2dNchw(Tensor data, Tensor weight, ConvParams p) {
         return conv("conv2d_nchw", data, weight, "NCHW", "OIHW", p);
     }
@@ -66,6 +69,7 @@ public final class Conv {
     }
 
     /** conv3d, data [N, D, H, W, CI], weight [KD, KH, KW, CI/groups, CO] (DHWIO), output [N, OD, OH, OW, CO]. */
+    @Operator("conv3d, data [N, D, H, W, CI], weight [KD, KH, KW, CI/groups, CO], output [N, OD, OH, OW, CO].")
     public static Tensor conv3dNdhwc(Tensor data, Tensor weight, ConvParams p) {
         return conv("conv3d_ndhwc", data, weight, "NDHWC", "DHWIO", p);
     }
@@ -81,6 +85,7 @@ public final class Conv {
      * extent CI/groups, the same spatial letters, e.g. "OIDHW"). The output has the data layout
      * with C = CO, and is named and tagged {@code name}.
      */
+    @Operator("A convolution in any layout, with stride, padding, dilation and groups.")
     public static Tensor conv(
             String name, Tensor data, Tensor weight, String dataLayout, String kernelLayout, ConvParams p) {
         ConvLayout l = ConvLayout.parse(name, dataLayout, kernelLayout);
@@ -158,6 +163,7 @@ public final class Conv {
      * [N, OH, OW, C * M] with {@code out[n, h, w, c * M + m] = sum pad(data)[n, ., ., c] * weight[., ., c, m]}
      * (PyTorch's conv2d with groups = C). {@code p.groups()} must be 1.
      */
+    @Operator("Depthwise conv2d, data [N, H, W, C], weight [KH, KW, C, M], output [N, OH, OW, C * M].")
     public static Tensor depthwiseConv2dNhwc(Tensor data, Tensor weight, ConvParams p) {
         return depthwise("depthwise_conv2d_nhwc", data, weight, "NHWC", "HWCM", p);
     }
@@ -171,6 +177,7 @@ public final class Conv {
      * Depthwise conv2d, data [N, C, H, W], weight [C, M, KH, KW], output [N, C * M, OH, OW] with
      * output channel {@code c * M + m} reading input channel {@code c}. {@code p.groups()} must be 1.
      */
+    @Operator("Depthwise conv2d, data [N, C, H, W], weight [C, M, KH, KW], output [N, C * M, OH, OW].")
     public static Tensor depthwiseConv2dNchw(Tensor data, Tensor weight, ConvParams p) {
         return depthwise("depthwise_conv2d_nchw", data, weight, "NCHW", "CMHW", p);
     }

@@ -39,6 +39,7 @@ public final class ConvTranspose {
      * @param outputPadding extra rows/columns at the end of the output, one value for both axes or
      *                      one per axis (H, W); each must be smaller than the stride or the dilation
      */
+    @Operator("Transposed conv2d, data [N, H, W, CI], weight [KH, KW, CI, CO/groups], output [N, OH, OW, CO].")
     public static Tensor conv2dTransposeNhwc(Tensor data, Tensor weight, ConvParams p, long... outputPadding) {
         return convTranspose("conv2d_transpose_nhwc", data, weight, "NHWC", "HWIO", p, outputPadding);
     }
@@ -52,6 +53,7 @@ public final class ConvTranspose {
      * Transposed conv2d, data [N, CI, H, W], weight [CI, CO/groups, KH, KW], output [N, CO, OH, OW];
      * {@code outputPadding} as for {@link #conv2dTransposeNhwc}.
      */
+    @Operator("Transposed conv2d, data [N, CI, H, W], weight [CI, CO/groups, KH, KW], output [N, CO, OH, OW].")
     public static Tensor conv2dTransposeNchw(Tensor data, Tensor weight, ConvParams p, long... outputPadding) {
         return convTranspose("conv2d_transpose_nchw", data, weight, "NCHW", "IOHW", p, outputPadding);
     }
@@ -65,6 +67,7 @@ public final class ConvTranspose {
      * A transposed convolution in any layout (see {@link Conv#conv} for the layout letters; here the
      * weight's I axis has extent CI and its O axis CO/groups).
      */
+    @Operator("A transposed convolution in any layout (weight I axis CI, O axis CO/groups).")
     public static Tensor convTranspose(
             String name,
             Tensor data,

@@ -25,19 +25,23 @@ public final class Elementwise {
     /** The tag of the stages built here. */
     public static final String TAG = "broadcast";
 
+    @Operator("`a + b` elementwise with numpy broadcasting.")
     public static Tensor add(Tensor a, Tensor b) {
         return binary("add", a, b, Expr::add);
     }
 
+    @Operator("`a - b` elementwise with numpy broadcasting.")
     public static Tensor subtract(Tensor a, Tensor b) {
         return binary("subtract", a, b, Expr::sub);
     }
 
+    @Operator("`a * b` elementwise with numpy broadcasting.")
     public static Tensor multiply(Tensor a, Tensor b) {
         return binary("multiply", a, b, Expr::mul);
     }
 
     /** True division; floating types only. */
+    @Operator("`a / b` (true division) with broadcasting; floating types.")
     public static Tensor divide(Tensor a, Tensor b) {
         checkOperands("divide", a, b);
         Axes.requireFloat("divide", a);
@@ -45,11 +49,13 @@ public final class Elementwise {
     }
 
     /** Elementwise maximum with broadcasting. */
+    @Operator("Elementwise maximum with broadcasting.")
     public static Tensor maximum(Tensor a, Tensor b) {
         return binary("maximum", a, b, Expr::max);
     }
 
     /** {@code a ** b} with broadcasting; floating types only. */
+    @Operator("`a ** b` with broadcasting; floating types.")
     public static Tensor power(Tensor a, Tensor b) {
         checkOperands("power", a, b);
         Axes.requireFloat("power", a);
@@ -57,6 +63,7 @@ public final class Elementwise {
     }
 
     /** Elementwise minimum with broadcasting. */
+    @Operator("Elementwise minimum with broadcasting.")
     public static Tensor minimum(Tensor a, Tensor b) {
         return binary("minimum", a, b, Expr::min);
     }
@@ -65,6 +72,7 @@ public final class Elementwise {
      * {@code out = x + bias} with {@code bias} (rank 1) laid along {@code axis} of {@code x}:
      * {@code out[..., c, ...] = x[..., c, ...] + bias[c]} (axis 1 for NCHW, -1 for NHWC).
      */
+    @Operator("`x + bias[c]` with the rank-1 bias laid along `axis` of x.")
     public static Tensor biasAdd(Tensor x, Tensor bias, int axis) {
         Axes.requireNonNull("bias_add", "input", x);
         Axes.requireNumeric("bias_add", x);

@@ -22,6 +22,7 @@ public final class Indexing {
      * end; an index outside {@code [-extent, extent)} is clamped into range, so a bad index never
      * reads outside the tensor.
      */
+    @Operator("Gather along `axis` with indices computed at run time (ONNX Gather); indices clamped into range.")
     public static Tensor take(Tensor data, Tensor indices, int axis) {
         String op = "take";
         int ax = Axes.normalize(op, data, axis);
@@ -50,6 +51,7 @@ public final class Indexing {
     }
 
     /** {@code cond ? x : y} elementwise, the three broadcast together (numpy rules); {@code cond} is bool. */
+    @Operator("`cond ? x : y` elementwise, the three broadcast together (numpy rules); `cond` is bool.")
     public static Tensor where(Tensor cond, Tensor x, Tensor y) {
         String op = "where";
         Axes.requireDType(op, cond, DType.BOOL);
@@ -68,6 +70,7 @@ public final class Indexing {
     }
 
     /** {@code x} broadcast to {@code shape} together (numpy rules: the result is the broadcast of both shapes). */
+    @Operator("`x` broadcast to `shape` (numpy rules; ONNX Expand).")
     public static Tensor broadcastTo(Tensor x, long... shape) {
         String op = "broadcast_to";
         Shape s = Elementwise.broadcastShape(op, x, Te.placeholder("shape", x.dtype(), shape));

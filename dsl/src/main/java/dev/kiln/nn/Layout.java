@@ -26,6 +26,7 @@ public final class Layout {
      * The same elements in row-major order under a new shape. One extent may be {@code -1}: it
      * is inferred from the element count. Throws naming both shapes if the counts differ.
      */
+    @Operator("The same elements in row-major order under a new shape.")
     public static Tensor reshape(Tensor x, long... newShape) {
         Axes.requireNonNull("reshape", "input", x);
         Shape target = inferShape(x, newShape);
@@ -33,6 +34,7 @@ public final class Layout {
     }
 
     /** Reverses the order of the axes. */
+    @Operator("Permutes the axes (reverses them when no permutation is given).")
     public static Tensor transpose(Tensor x) {
         Axes.requireNonNull("transpose", "input", x);
         int[] perm = new int[x.rank()];
@@ -78,6 +80,7 @@ public final class Layout {
      * Strided slice: {@code out[i_0, ...] = x[begin_0 + i_0 * step_0, ...]} with {@code size[d]}
      * elements on axis d ({@code step} may be negative; every read must stay inside x).
      */
+    @Operator("`out[i, ...] = x[begin + i * step, ...]` with `size[d]` elements on axis d.")
     public static Tensor stridedSlice(Tensor x, long[] begin, long[] step, long[] size) {
         Axes.requireNonNull("strided_slice", "input", x);
         if (begin.length != x.rank() || step.length != x.rank() || size.length != x.rank()) {
@@ -104,6 +107,7 @@ public final class Layout {
     }
 
     /** Keeps axis 0 and merges the others: {@code [N, C, H, W] -> [N, C*H*W]} (TVM's batch_flatten). */
+    @Operator("Merges axes into one: all but the first (TVM's batch_flatten), or a given range.")
     public static Tensor flatten(Tensor x) {
         Axes.requireNonNull("flatten", "input", x);
         if (x.rank() == 1) return flatten(x, 0, 0);
@@ -133,6 +137,7 @@ public final class Layout {
      * the same extent in all of them, and they must share a dtype. One stage {@code concat} that
      * reads, for each output point, the one input whose slice holds it.
      */
+    @Operator("Joins tensors of one dtype along `axis`.")
     public static Tensor concat(int axis, Tensor... xs) {
         if (xs == null || xs.length == 0) throw new KilnException("concat: needs at least one input tensor");
         for (int i = 0; i < xs.length; i++) Axes.requireNonNull("concat", "input " + i, xs[i]);

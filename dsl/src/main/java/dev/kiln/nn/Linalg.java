@@ -24,6 +24,7 @@ public final class Linalg {
     private Linalg() {}
 
     /** {@code C[i, j] = sum_k A[i, k] * B[k, j]} for {@code A [M, K]} and {@code B [K, N]}. */
+    @Operator("`C[i, j] = sum_k A[i, k] * B[k, j]`, either operand optionally transposed.")
     public static Tensor matmul(Tensor a, Tensor b) {
         return matmul(a, b, false, false);
     }
@@ -57,6 +58,7 @@ public final class Linalg {
     }
 
     /** {@code Z[b, i, j] = sum_k X[b, i, k] * Y[b, k, j]}. */
+    @Operator("`Z[b, i, j] = sum_k X[b, i, k] * Y[b, k, j]`, either operand optionally transposed.")
     public static Tensor batchMatmul(Tensor x, Tensor y) {
         return batchMatmul(x, y, false, false);
     }
@@ -98,6 +100,7 @@ public final class Linalg {
     }
 
     /** {@code out[n, u] = sum_k x[n, k] * w[u, k]} for {@code x [N, K]} and {@code w [units, K]}. */
+    @Operator("`out[n, u] = sum_k x[n, k] * w[u, k]` (+ bias[u]) for x [N, K] and w [units, K].")
     public static Tensor dense(Tensor x, Tensor w) {
         return dense(x, w, null);
     }
@@ -144,6 +147,7 @@ public final class Linalg {
      * (every axis but the last two). Two stages: {@code norm_sumsq} (the reduction), then
      * {@code norm} (the square root). Floating types only.
      */
+    @Operator("The Frobenius norm of each matrix of a batch (Ansor's NRM): `C[b] = sqrt(sum_ij A[b, i, j]^2)`.")
     public static Tensor norm(Tensor a) {
         String op = "norm";
         Axes.requireNonNull(op, "input", a);

@@ -20,6 +20,7 @@ public final class Logic {
     private Logic() {}
 
     /** {@code a == b}; on two bool tensors, whether they agree. */
+    @Operator("`a == b` elementwise with broadcasting, as bool (on bool tensors: whether they agree).")
     public static Tensor equal(Tensor a, Tensor b) {
         if (a != null && b != null && a.dtype() == DType.BOOL && b.dtype() == DType.BOOL) {
             return logical("equal", a, b, (x, y) -> x.and(y).or(x.not().and(y.not())));
@@ -28,41 +29,49 @@ public final class Logic {
     }
 
     /** {@code a < b}. */
+    @Operator("`a < b` elementwise with broadcasting, as bool.")
     public static Tensor less(Tensor a, Tensor b) {
         return compare("less", a, b, Expr::lt);
     }
 
     /** {@code a <= b}. */
+    @Operator("`a <= b` elementwise with broadcasting, as bool.")
     public static Tensor lessEqual(Tensor a, Tensor b) {
         return compare("less_equal", a, b, Expr::le);
     }
 
     /** {@code a > b}. */
+    @Operator("`a > b` elementwise with broadcasting, as bool.")
     public static Tensor greater(Tensor a, Tensor b) {
         return compare("greater", a, b, Expr::gt);
     }
 
     /** {@code a >= b}. */
+    @Operator("`a >= b` elementwise with broadcasting, as bool.")
     public static Tensor greaterEqual(Tensor a, Tensor b) {
         return compare("greater_equal", a, b, Expr::ge);
     }
 
     /** {@code a && b} on bool tensors. */
+    @Operator("`a && b` on bool tensors with broadcasting.")
     public static Tensor and(Tensor a, Tensor b) {
         return logical("logical_and", a, b, Expr::and);
     }
 
     /** {@code a || b} on bool tensors. */
+    @Operator("`a || b` on bool tensors with broadcasting.")
     public static Tensor or(Tensor a, Tensor b) {
         return logical("logical_or", a, b, Expr::or);
     }
 
     /** {@code a != b} on bool tensors (exclusive or). */
+    @Operator("`a != b` on bool tensors with broadcasting (exclusive or).")
     public static Tensor xor(Tensor a, Tensor b) {
         return logical("logical_xor", a, b, (x, y) -> x.and(y.not()).or(x.not().and(y)));
     }
 
     /** {@code !x} on a bool tensor. */
+    @Operator("`!x` on a bool tensor.")
     public static Tensor not(Tensor x) {
         Axes.requireNonNull("logical_not", "input", x);
         Axes.requireDType("logical_not", x, DType.BOOL);

@@ -21,6 +21,7 @@ public final class Norm {
     private Norm() {}
 
     /** Batch norm (inference) of an NCHW tensor: channels on axis 1. */
+    @Operator("Batch norm (inference) of an NCHW tensor: channels on axis 1.")
     public static Tensor batchNormNchw(Tensor x, Tensor mean, Tensor var, Tensor gamma, Tensor beta, double epsilon) {
         Axes.requireNonNull("batch_norm", "input", x);
         Axes.requireRank("batch_norm", x, 4);
@@ -28,6 +29,7 @@ public final class Norm {
     }
 
     /** Batch norm (inference) of an NHWC tensor: channels on the last axis. */
+    @Operator("Batch norm (inference) of an NHWC tensor: channels on the last axis.")
     public static Tensor batchNormNhwc(Tensor x, Tensor mean, Tensor var, Tensor gamma, Tensor beta, double epsilon) {
         Axes.requireNonNull("batch_norm", "input", x);
         Axes.requireRank("batch_norm", x, 4);
@@ -38,6 +40,7 @@ public final class Norm {
      * Batch norm (inference) with the channel axis {@code axis}: {@code mean}, {@code var},
      * {@code gamma} and {@code beta} are {@code [C]}, C the extent of that axis.
      */
+    @Operator("Batch norm (inference) with the channel axis `axis`: `(x - mean) / sqrt(var + eps) * gamma + beta`.")
     public static Tensor batchNorm(
             Tensor x, int axis, Tensor mean, Tensor var, Tensor gamma, Tensor beta, double epsilon) {
         String op = "batch_norm";
@@ -64,6 +67,7 @@ public final class Norm {
      * {@code out = (x - mean) / sqrt(var + eps) * gamma + beta}, where {@code gamma} and
      * {@code beta} have the shape of the normalised axes.
      */
+    @Operator("Layer norm over the last `normalizedAxes` axes: `(x - mean) / sqrt(var + eps) * gamma + beta`.")
     public static Tensor layerNorm(Tensor x, Tensor gamma, Tensor beta, int normalizedAxes, double epsilon) {
         String op = "layer_norm";
         Axes.requireNonNull(op, "input", x);

@@ -23,6 +23,7 @@ public final class Pad {
     private Pad() {}
 
     /** Pads {@code x} with {@code before[d]} and {@code after[d]} elements of zero on each axis {@code d}. */
+    @Operator("Pads each axis d with `before[d]` and `after[d]` elements of a constant (zero by default).")
     public static Tensor pad(Tensor x, long[] before, long[] after) {
         return pad(x, before, after, Literals.of(x.dtype(), 0L));
     }

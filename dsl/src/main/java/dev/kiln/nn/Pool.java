@@ -29,6 +29,7 @@ public final class Pool {
 
     // ---- max ------------------------------------------------------------------------------------
 
+    @Operator("Max pooling over a 2-D window, NCHW.")
     public static Tensor maxPool2dNchw(Tensor x, PoolParams p) {
         return maxPool("max_pool2d_nchw", x, "NCHW", p);
     }
@@ -38,6 +39,7 @@ public final class Pool {
         return maxPool2dNchw(x, PoolParams.of(2, kernel, stride, pad));
     }
 
+    @Operator("Max pooling over a 2-D window, NHWC.")
     public static Tensor maxPool2dNhwc(Tensor x, PoolParams p) {
         return maxPool("max_pool2d_nhwc", x, "NHWC", p);
     }
@@ -48,6 +50,7 @@ public final class Pool {
     }
 
     /** Max pooling in any layout; the output is named and tagged {@code name}. */
+    @Operator("Max pooling in any layout; the output is named and tagged `name`.")
     public static Tensor maxPool(String name, Tensor x, String layout, PoolParams p) {
         Window w = window(name, x, layout, p);
         Tensor padded = Pad.padIfNeeded(x, w.before, w.after, Reducer.lowest(x.dtype()));
@@ -58,6 +61,7 @@ public final class Pool {
     // ---- average -------------------------------------------------------------------------------
 
     /** Average pooling NCHW; see the class comment for {@code countIncludePad}. */
+    @Operator("Average pooling over a 2-D window, NCHW, counting the padding or not.")
     public static Tensor avgPool2dNchw(Tensor x, PoolParams p, boolean countIncludePad) {
         return avgPool("avg_pool2d_nchw", x, "NCHW", p, countIncludePad);
     }
@@ -67,6 +71,7 @@ public final class Pool {
     }
 
     /** Average pooling NHWC; see the class comment for {@code countIncludePad}. */
+    @Operator("Average pooling over a 2-D window, NHWC, counting the padding or not.")
     public static Tensor avgPool2dNhwc(Tensor x, PoolParams p, boolean countIncludePad) {
         return avgPool("avg_pool2d_nhwc", x, "NHWC", p, countIncludePad);
     }
@@ -76,6 +81,7 @@ public final class Pool {
     }
 
     /** Average pooling in any layout (floating dtypes only); the output is named and tagged {@code name}. */
+    @Operator("Average pooling in any layout (floating dtypes only); the output is named and tagged `name`.")
     public static Tensor avgPool(String name, Tensor x, String layout, PoolParams p, boolean countIncludePad) {
         requireFloat(name, x);
         Window w = window(name, x, layout, p);
@@ -130,21 +136,25 @@ public final class Pool {
     // ---- global --------------------------------------------------------------------------------
 
     /** Max over H and W: [N, C, H, W] to [N, C, 1, 1]. */
+    @Operator("Max over H and W: [N, C, H, W] to [N, C, 1, 1].")
     public static Tensor globalMaxPool2dNchw(Tensor x) {
         return global("global_max_pool2d_nchw", x, "NCHW", true);
     }
 
     /** Max over H and W: [N, H, W, C] to [N, 1, 1, C]. */
+    @Operator("Max over H and W: [N, H, W, C] to [N, 1, 1, C].")
     public static Tensor globalMaxPool2dNhwc(Tensor x) {
         return global("global_max_pool2d_nhwc", x, "NHWC", true);
     }
 
     /** Mean over H and W: [N, C, H, W] to [N, C, 1, 1]. */
+    @Operator("Mean over H and W: [N, C, H, W] to [N, C, 1, 1].")
     public static Tensor globalAvgPool2dNchw(Tensor x) {
         return global("global_avg_pool2d_nchw", x, "NCHW", false);
     }
 
     /** Mean over H and W: [N, H, W, C] to [N, 1, 1, C]. */
+    @Operator("Mean over H and W: [N, H, W, C] to [N, 1, 1, C].")
     public static Tensor globalAvgPool2dNhwc(Tensor x) {
         return global("global_avg_pool2d_nhwc", x, "NHWC", false);
     }
@@ -153,6 +163,7 @@ public final class Pool {
      * Max or mean over every spatial axis of {@code layout} (any rank: "NCL", "NCDHW", ...), which become
      * extent 1; named {@code global_max_pool} or {@code global_avg_pool} followed by the layout.
      */
+    @Operator("Max or mean over every spatial axis of `layout` (any rank), kept as extent 1.")
     public static Tensor globalPool(Tensor x, String layout, boolean isMax) {
         Axes.requireNonNull("global_pool", "input", x);
         String name = (isMax ? "global_max_pool_" : "global_avg_pool_") + layout.toLowerCase(java.util.Locale.ROOT);

@@ -26,6 +26,7 @@ public final class Quant {
     public static final String TAG = Elementwise.TAG;
 
     /** {@code cast(to, x)} elementwise (float to integer truncates toward zero and saturates; integers wrap). */
+    @Operator("Elementwise conversion to `to` (float to integer truncates and saturates; integers wrap).")
     public static Tensor cast(Tensor x, DType to) {
         Axes.requireNonNull("cast", "input", x);
         return Te.computeN("cast", TAG, x.shape(), idx -> x.at(idx).cast(to));
@@ -35,6 +36,7 @@ public final class Quant {
      * {@code saturate(round_half_even(x / scale) + zeroPoint)} in the zero point's type (int8, uint8,
      * int16 or int32); {@code x} and {@code scale} float32.
      */
+    @Operator("`saturate(round_half_even(x / scale) + zeroPoint)` in the zero point's type.")
     public static Tensor quantize(Tensor x, Tensor scale, Tensor zeroPoint) {
         String op = "quantize";
         Axes.requireFloat(op, x);
@@ -52,6 +54,7 @@ public final class Quant {
     }
 
     /** {@code float32(int32(x) - int32(zeroPoint)) * scale}: integer data back to float32. */
+    @Operator("`float32(x - zeroPoint) * scale`: integer data back to float32.")
     public static Tensor dequantize(Tensor x, Tensor scale, Tensor zeroPoint) {
         String op = "dequantize";
         if (!x.dtype().isInt())
@@ -70,6 +73,7 @@ public final class Quant {
      * {@code saturate(round_half_even(float32(acc) * multiplier) + zeroPoint)} in the zero point's type:
      * an int32 accumulator scaled back to 8 bits (the epilogue of QLinearMatMul).
      */
+    @Operator("`saturate(round_half_even(acc * multiplier) + zeroPoint)`: an int32 accumulator back to 8 bits.")
     public static Tensor requantize(Tensor acc, Tensor multiplier, Tensor zeroPoint) {
         String op = "requantize";
         Axes.requireDType(op, acc, DType.INT32);
@@ -91,6 +95,7 @@ public final class Quant {
      * 8-bit {@code x [N, K]} and {@code w [units, K]}; {@code xZero} is [1] or [N] (per row),
      * {@code wZero} [1] or [units] (per output column).
      */
+    @Operator("`out[n, u] = sum_k (x[n, k] - xZero) * (w[u, k] - wZero)` in int32 for 8-bit x and w.")
     public static Tensor denseInteger(Tensor x, Tensor w, Tensor xZero, Tensor wZero) {
         String op = "dense_integer";
         Axes.requireRank(op, x, 2);

@@ -29,6 +29,7 @@ public final class Reduction {
     /** The tag of the stages built here. */
     public static final String TAG = "reduce";
 
+    @Operator("Sum over `axes` (all when none), optionally keeping them as extent 1.")
     public static Tensor sum(Tensor x, int... axes) {
         return sum(x, false, axes);
     }
@@ -39,6 +40,7 @@ public final class Reduction {
         return reduce("sum", x, keepdims, axes, Te::sum);
     }
 
+    @Operator("Maximum over `axes` (all when none), optionally keeping them as extent 1.")
     public static Tensor max(Tensor x, int... axes) {
         return max(x, false, axes);
     }
@@ -49,6 +51,7 @@ public final class Reduction {
         return reduce("max", x, keepdims, axes, Te::max);
     }
 
+    @Operator("Minimum over `axes` (all when none), optionally keeping them as extent 1.")
     public static Tensor min(Tensor x, int... axes) {
         return min(x, false, axes);
     }
@@ -59,6 +62,7 @@ public final class Reduction {
         return reduce("min", x, keepdims, axes, Te::min);
     }
 
+    @Operator("Mean over `axes` (all when none), optionally keeping them as extent 1.")
     public static Tensor mean(Tensor x, int... axes) {
         return mean(x, false, axes);
     }
@@ -77,6 +81,7 @@ public final class Reduction {
     }
 
     /** Index of the largest element along {@code axis}, as int32; ties give the smallest index. */
+    @Operator("Index of the largest element along `axis`, as int32; ties give the smallest index.")
     public static Tensor argmax(Tensor x, int axis) {
         return argmax(x, axis, false);
     }
@@ -86,6 +91,7 @@ public final class Reduction {
     }
 
     /** Index of the smallest element along {@code axis}, as int32; ties give the smallest index. */
+    @Operator("Index of the smallest element along `axis`, as int32; ties give the smallest index.")
     public static Tensor argmin(Tensor x, int axis) {
         return argmin(x, axis, false);
     }

@@ -20,6 +20,7 @@ public final class Softmax {
     private Softmax() {}
 
     /** Softmax over the last axis. */
+    @Operator("Softmax over the last axis.")
     public static Tensor softmax(Tensor x) {
         return softmax(x, -1);
     }
@@ -39,6 +40,7 @@ public final class Softmax {
     }
 
     /** Log-softmax over the last axis. */
+    @Operator("Log-softmax over the last axis.")
     public static Tensor logSoftmax(Tensor x) {
         return logSoftmax(x, -1);
     }

@@ -11,6 +11,7 @@ import dev.kiln.nn.Layout;
 import dev.kiln.nn.Linalg;
 import dev.kiln.nn.Logic;
 import dev.kiln.nn.Norm;
+import dev.kiln.nn.Operator;
 import dev.kiln.nn.Pool;
 import dev.kiln.nn.PoolParams;
 import dev.kiln.nn.Quant;
@@ -54,6 +55,7 @@ public sealed interface Op {
      * 2-D convolution. {@code layout} "NHWC" (weight HWIO = [KH, KW, CI/groups, CO]) or "NCHW"
      * (weight OIHW); {@code pads} = [top, left, bottom, right]. Depthwise is {@code groups} = channels.
      */
+    @Operator("2-D convolution, NHWC or NCHW, with strides, pads, dilations and groups (depthwise: groups = channels).")
     record Conv2d(String layout, List<Long> strides, List<Long> pads, List<Long> dilations, long groups) implements Op {
         public Conv2d {
             strides = List.copyOf(strides);
@@ -115,6 +117,7 @@ public sealed interface Op {
      * {@code transposed}, a transposed convolution ({@code ConvTranspose.convTranspose}: weight
      * "IOHW", with {@code outputPadding}).
      */
+    @Operator("Convolution of any rank and layout (ONNX Conv), or a transposed convolution (ONNX ConvTranspose).")
     record ConvNd(
             String dataLayout, String kernelLayout, ConvParams params, boolean transposed, List<Long> outputPadding)
             implements Op {
@@ -161,6 +164,7 @@ public sealed interface Op {
     }
 
     /** {@code out[n, u] = sum_k x[n, k] * w[u, k]}: x [N, K], w [units, K]. */
+    @Operator("`out[n, u] = sum_k x[n, k] * w[u, k]` for x [N, K] and w [units, K].")
     record Dense() implements Op {
         public String kind() {
             return "dense";
@@ -184,6 +188,7 @@ public sealed interface Op {
     }
 
     /** Batched matmul of [B, M, K] x [B, K, N], either operand optionally transposed in its last two axes. */
+    @Operator("Batched matmul [B, M, K] x [B, K, N], either operand optionally transposed.")
     record BatchMatmul(boolean transposeA, boolean transposeB) implements Op {
         public String kind() {
             return "batch_matmul";
@@ -213,6 +218,7 @@ public sealed interface Op {
     // ---- reductions --------------------------------------------------------------------------
 
     /** Max pooling over a 2-D window. */
+    @Operator("Max pooling over a square 2-D window with symmetric padding.")
     record MaxPool2d(String layout, long kernel, long stride, long pad) implements Op {
         public String kind() {
             return "max_pool2d";
@@ -237,6 +243,7 @@ public sealed interface Op {
     }
 
     /** Average pooling over a 2-D window. */
+    @Operator("Average pooling over a square 2-D window with symmetric padding.")
     record AvgPool2d(String layout, long kernel, long stride, long pad, boolean countIncludePad) implements Op {
         public String kind() {
             return "avg_pool2d";
@@ -267,6 +274,7 @@ public sealed interface Op {
      * with any window: per-axis kernel, stride and dilation, and {@code pads} = [begin..., end...] (which
      * may differ, e.g. for ceil_mode). The square, symmetric 2-D windows have their own ops above.
      */
+    @Operator("Max or average pooling over any number of spatial axes: per-axis window, stride, dilation and pads.")
     record PoolNd(
             String layout,
             boolean max,
@@ -318,6 +326,7 @@ public sealed interface Op {
     }
 
     /** Max or average over every spatial axis of {@code layout}, which keep extent 1 (any rank). */
+    @Operator("Max or average over every spatial axis of `layout` (any rank), kept as extent 1.")
     record GlobalPool(String layout, boolean max) implements Op {
         public String kind() {
             return max ? "global_max_pool" : "global_avg_pool";
@@ -341,6 +350,7 @@ public sealed interface Op {
     }
 
     /** Average over the whole spatial extent: [N, H, W, C] -> [N, 1, 1, C] (NHWC) or [N, C, 1, 1] (NCHW). */
+    @Operator("Mean over the whole spatial extent.")
     record GlobalAvgPool2d(String layout) implements Op {
         public String kind() {
             return "global_avg_pool2d";
@@ -364,6 +374,7 @@ public sealed interface Op {
     }
 
     /** Mean over some axes. */
+    @Operator("Mean over some axes.")
     record Mean(List<Integer> axes, boolean keepdims) implements Op {
         public Mean {
             axes = List.copyOf(axes);
@@ -394,6 +405,7 @@ public sealed interface Op {
     }
 
     /** Softmax over one axis. */
+    @Operator("Softmax over one axis.")
     record Softmax(int axis) implements Op {
         public String kind() {
             return "softmax";
@@ -417,6 +429,7 @@ public sealed interface Op {
     }
 
     /** Layer norm over the last {@code axes} axes: inputs x, gamma, beta. */
+    @Operator("Layer norm over the last `axes` axes: inputs x, gamma, beta.")
     record LayerNorm(int axes, double epsilon) implements Op {
         public String kind() {
             return "layer_norm";
@@ -445,6 +458,7 @@ public sealed interface Op {
      * Batch norm for inference: inputs x, mean, var, gamma, beta, channels on {@code axis}.
      * {@code GraphPasses} folds it into a preceding conv or dense, or turns it into a multiply and an add.
      */
+    @Operator("Batch norm for inference: inputs x, mean, var, gamma, beta (folded away by the graph passes).")
     record BatchNorm(int axis, double epsilon) implements Op {
         public String kind() {
             return "batch_norm";
@@ -468,6 +482,7 @@ public sealed interface Op {
     }
 
     /** {@code x + bias[c]} with the rank-1 bias along {@code axis}. */
+    @Operator("`x + bias[c]` with the rank-1 bias along `axis`.")
     record BiasAdd(int axis) implements Op {
         public String kind() {
             return "bias_add";
@@ -510,6 +525,7 @@ public sealed interface Op {
     }
 
     /** A binary elementwise op with numpy broadcasting. */
+    @Operator("A binary elementwise op with numpy broadcasting; comparisons and logical ones give bool.")
     record Binary(BinaryKind op) implements Op {
         public String kind() {
             return op.name().toLowerCase(java.util.Locale.ROOT);
@@ -558,6 +574,7 @@ public sealed interface Op {
     }
 
     /** A unary elementwise activation. */
+    @Operator("A unary elementwise activation (relu, sigmoid, tanh, gelu, ...) or logical not.")
     record Unary(UnaryKind op) implements Op {
         public String kind() {
             return op.name().toLowerCase(java.util.Locale.ROOT);
@@ -587,6 +604,7 @@ public sealed interface Op {
     }
 
     /** {@code min(max(x, lo), hi)} (ReLU6 is clip(0, 6)). */
+    @Operator("`min(max(x, lo), hi)` (ReLU6 is clip(0, 6)).")
     record Clip(double lo, double hi) implements Op {
         public String kind() {
             return "clip";
@@ -612,6 +630,7 @@ public sealed interface Op {
     // ---- injective ---------------------------------------------------------------------------
 
     /** The same elements in row-major order under a new shape (one extent may be -1). */
+    @Operator("The same elements in row-major order under a new shape (one extent may be -1).")
     record Reshape(List<Long> shape) implements Op {
         public Reshape {
             shape = List.copyOf(shape);
@@ -640,6 +659,7 @@ public sealed interface Op {
     }
 
     /** Permutes the axes: output axis d is input axis perm[d]. */
+    @Operator("Permutes the axes: output axis d is input axis perm[d].")
     record Transpose(List<Integer> perm) implements Op {
         public Transpose {
             perm = List.copyOf(perm);
@@ -672,6 +692,7 @@ public sealed interface Op {
      * (the whole tensor in steps of 1 is an identity, which {@code RemoveIdentities} drops unless it
      * is a graph output: the ONNX importer gives one value a second output name with such a copy).
      */
+    @Operator("`size[d]` elements of axis d from `begin[d]` in steps of `step[d]`.")
     record StridedSlice(List<Long> begin, List<Long> step, List<Long> size) implements Op {
         public StridedSlice {
             begin = List.copyOf(begin);
@@ -705,6 +726,7 @@ public sealed interface Op {
     }
 
     /** Joins its inputs along {@code axis}. */
+    @Operator("Joins its inputs along `axis`.")
     record Concat(int axis) implements Op {
         public String kind() {
             return "concat";
@@ -730,6 +752,7 @@ public sealed interface Op {
     // ---- integers and quantisation -------------------------------------------------------------
 
     /** Elementwise type conversion to {@code to} (see {@code Quant.cast}). */
+    @Operator("Elementwise type conversion to `to`.")
     record Cast(DType to) implements Op {
         public String kind() {
             return "cast";
@@ -753,6 +776,7 @@ public sealed interface Op {
     }
 
     /** Inputs x (float32), scale, zero point (its dtype is the output's): round half to even, saturate. */
+    @Operator("x (float32) / scale + zero point, rounded half to even and saturated to the zero point's type.")
     record Quantize() implements Op {
         public String kind() {
             return "quantize";
@@ -772,6 +796,7 @@ public sealed interface Op {
     }
 
     /** Inputs x (integer), scale, zero point: {@code (x - zero) * scale} in float32. */
+    @Operator("`(x - zero) * scale` in float32 for integer x.")
     record Dequantize() implements Op {
         public String kind() {
             return "dequantize";
@@ -791,6 +816,7 @@ public sealed interface Op {
     }
 
     /** Inputs acc (int32), multiplier (float32), zero point: an int32 accumulator back to 8 bits. */
+    @Operator("An int32 accumulator times a float32 multiplier plus a zero point, back to 8 bits.")
     record Requantize() implements Op {
         public String kind() {
             return "requantize";
@@ -810,6 +836,7 @@ public sealed interface Op {
     }
 
     /** Dense on 8-bit data accumulating in int32: inputs x [N, K], w [units, K], x zero point, w zero point. */
+    @Operator("Dense on 8-bit data accumulating in int32, with zero points for x and w.")
     record DenseInteger() implements Op {
         public String kind() {
             return "dense_integer";
@@ -833,6 +860,7 @@ public sealed interface Op {
     }
 
     /** Gather along {@code axis} with indices computed at run time: inputs data, indices. */
+    @Operator("Gather along `axis` with indices computed at run time: inputs data, indices.")
     record Take(int axis) implements Op {
         public String kind() {
             return "take";
@@ -856,6 +884,7 @@ public sealed interface Op {
     }
 
     /** {@code cond ? x : y} with broadcasting: inputs cond (bool), x, y. */
+    @Operator("`cond ? x : y` with broadcasting: inputs cond (bool), x, y.")
     record Where() implements Op {
         public String kind() {
             return "where";
@@ -875,6 +904,7 @@ public sealed interface Op {
     }
 
     /** The input broadcast to {@code shape} (numpy rules; ONNX Expand). */
+    @Operator("The input broadcast to `shape` (numpy rules; ONNX Expand).")
     record BroadcastTo(List<Long> shape) implements Op {
         public BroadcastTo {
             shape = List.copyOf(shape);

@@ -34,7 +34,7 @@ import java.util.Map;
  * <pre>
  * for i.0 in 0..4 {                     for i.0 in 0..3 {
  *   for i.1 in 0..4 {                     for i.1 in 0..4 {
- *     if ((i.0 * 4 + i.1) < 15) {    =>     A[i.0 * 4 + i.1] = ...
+ *     if ((i.0 * 4 + i.1) &lt; 15) {    =>     A[i.0 * 4 + i.1] = ...
  *       A[i.0 * 4 + i.1] = ...            }
  *                                        }
  *                                        for i.0' in 3..3 + 1 {     (tail: keeps the guard;

@@ -38,7 +38,7 @@ import java.util.Set;
  * (rows 0..8 free, 8..24 guarded, in every tile). Here the body of {@code f} becomes
  *
  * <pre>
- * if (floormod(f, 3) * 24 + 23 < 56) { body without that guard } else { body }
+ * if (floormod(f, 3) * 24 + 23 &lt; 56) { body without that guard } else { body }
  * </pre>
  *
  * <p>For each loop, outermost first, every guard conjunct inside its body that is an integer

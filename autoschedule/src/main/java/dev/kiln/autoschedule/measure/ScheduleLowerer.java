@@ -24,7 +24,7 @@ public interface ScheduleLowerer {
     PrimFunc lower(SearchTask task, Schedule schedule);
 
     /**
-     * The standard pipeline for {@code target}: {@link Schedule#lower} on a CPU; on CUDA,
+     * The standard pipeline for {@code target}: {@link Lowering#lower(String, Schedule)} on a CPU; on CUDA,
      * {@link GpuPasses#lower} with the target's thread, shared-memory and warp limits and the
      * task's largest vthread extent (8 if the task does not say).
      */
