@@ -80,9 +80,9 @@ final class TensorizeCheck {
         int firstReduce = 0;
         while (st.all().get(st.leaves().get(firstReduce)).kind() == IterKind.SPATIAL) firstReduce++;
         if (firstReduce >= pos) {
-            throw new ScheduleException(
-                    where + "the reduction's initialisation would fall inside the tensorized "
-                            + "loops; keep a reduction loop outside them (split the reduction axis, reorder its outer part out)");
+            throw new ScheduleException(where + "the reduction's initialisation would fall inside the tensorized "
+                    + "loops; keep a reduction loop outside them "
+                    + "(split the reduction axis, reorder its outer part out)");
         }
         List<Integer> roots = new ArrayList<>();
         for (int u : nest) roots.add(rootOf(st, u, where));
