@@ -44,8 +44,8 @@ class TensorizeTuneTest {
                 dag,
                 target,
                 TuneOptions.builder()
-                        .trials(6)
-                        .measuresPerRound(3)
+                        .trials(4)
+                        .measuresPerRound(2)
                         .seed(7)
                         .measurer(m)
                         .build());
