@@ -86,6 +86,9 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         for (TensorIntrinsic in : TensorIntrinsics.availableOn(task.target())) {
             if (!offered.contains(in.name())) continue;
             if (in.op().axes().size() != 1 || in.op().reduceAxes().size() != 1) continue;
+            // cheap test first: the accumulator's type
+            if (st.op().outputs().get(0).dtype()
+                    != in.pattern().outputs().get(0).dtype()) continue;
             long ej = in.loopExtents().get(0), ek = in.loopExtents().get(1);
             for (Iter j : st.iters()) {
                 if (j.kind() != IterKind.SPATIAL || j.extent() == null || j.extent() % ej != 0) continue;
