@@ -42,6 +42,7 @@ public final class LowPrecision {
      * {@code w [units, K]} (a dense weight) packed to {@code [units/16, K/g, 16, g]}:
      * {@code p[a, b, c, d] = w[16 a + c, g b + d]}.
      */
+    @Operator("a dense weight `[units, K]` packed to `[units/16, K/g, 16, g]` for the dot-product instructions")
     public static Tensor packDenseWeight(Tensor w) {
         Axes.requireRank("pack_dense_weight", w, 2);
         int g = group(w.dtype());
@@ -56,6 +57,7 @@ public final class LowPrecision {
     }
 
     /** {@code b [K, N]} (a matmul's right operand) packed to {@code [N/16, K/g, 16, g]}. */
+    @Operator("a matmul right operand `[K, N]` packed to `[N/16, K/g, 16, g]` for the dot-product instructions")
     public static Tensor packMatmulWeight(Tensor b) {
         Axes.requireRank("pack_matmul_weight", b, 2);
         int g = group(b.dtype());
@@ -74,6 +76,7 @@ public final class LowPrecision {
      * weight packed by {@link #packDenseWeight} or {@link #packMatmulWeight}: dense and matmul alike.
      * uint8 x int8 (or int8 x int8) accumulate in int32, bfloat16 x bfloat16 in float32.
      */
+    @Operator("int8 (u8 x s8 -> s32) or bf16 (-> f32) matmul/dense on a packed weight (tensorizable)")
     public static Tensor matmulPacked(Tensor x, Tensor packed) {
         String op = "matmul_packed";
         Axes.requireRank(op, x, 2);
@@ -97,6 +100,7 @@ public final class LowPrecision {
     /**
      * A conv2d weight {@code [KH, KW, IC, OC]} (HWIO) packed to {@code [OC/16, KH, KW, IC/g, 16, g]}.
      */
+    @Operator("an HWIO conv2d weight packed to `[OC/16, KH, KW, IC/g, 16, g]` for the dot-product instructions")
     public static Tensor packConv2dWeight(Tensor w) {
         Axes.requireRank("pack_conv2d_weight", w, 4);
         int g = group(w.dtype());
@@ -121,6 +125,7 @@ public final class LowPrecision {
      * * acc(p[o/16, r, s, c/g, o%16, c%g])},
      * the channel reduction being the instruction's dot product.
      */
+    @Operator("int8 or bf16 direct NHWC conv2d (no padding) on a packed weight (tensorizable)")
     public static Tensor conv2dPacked(Tensor x, Tensor packed, int stride) {
         String op = "conv2d_packed";
         Axes.requireRank(op, x, 4);
