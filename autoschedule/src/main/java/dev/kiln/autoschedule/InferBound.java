@@ -49,7 +49,8 @@ public final class InferBound {
                     st.attachIter(),
                     st.autoUnrollMaxStep(),
                     st.storageAlign(),
-                    st.scope()));
+                    st.scope(),
+                    st.tensorized()));
         }
         return new LoopState(s.dag(), stages, s.steps());
     }

@@ -51,6 +51,12 @@ public final class LlvmBackend implements Backend {
         return engine((CpuTarget) target).compile(func, options);
     }
 
+    /** The tensor intrinsics implemented here that {@code target} has the CPU features for. */
+    @Override
+    public java.util.Set<String> intrinsics(Target target) {
+        return supports(target) ? CpuIntrinsics.available((CpuTarget) target) : java.util.Set.of();
+    }
+
     /** The host CPU as LLVM sees it: {@link Target#cpu()} with LLVM's CPU name and its full feature string. */
     public static CpuTarget hostTarget() {
         CpuTarget t = Target.cpu();

@@ -75,9 +75,14 @@ final class StmtGen {
      * {@code auto_unroll_max_step = n} unrolls every serial loop of constant extent inside whose
      * step count is at most n, with the rules of the lowering pass {@code UnrollLoops} (which
      * normally has already done it and dropped the pragma; this covers programs that did not go
-     * through the pipeline). Other pragmas are hints this backend does not know and are ignored.
+     * through the pipeline). A tensorize pragma runs its intrinsic ({@link CpuIntrinsics}). Other
+     * pragmas are hints this backend does not know and are ignored.
      */
     private static void pragma(CodeGen g, Pragma p) {
+        if (p.tensorIntrinsic() != null) {
+            CpuIntrinsics.emit(g, p);
+            return;
+        }
         if (!p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) {
             gen(g, p.body());
             return;
@@ -114,7 +119,7 @@ final class StmtGen {
             case Seq q -> q.stmts().stream().mapToLong(StmtGen::steps).reduce(0, StmtGen::addSat);
             case IfThenElse i -> addSat(steps(i.then()), i.otherwise() == null ? 0 : steps(i.otherwise()));
             case Let l -> steps(l.body());
-            case Pragma p -> steps(p.body());
+            case Pragma p -> p.tensorIntrinsic() != null ? 1 : steps(p.body());
         };
     }
 

@@ -112,6 +112,8 @@ public final class UnrollLoops {
             }
             case Pragma p -> {
                 if (p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) yield visit(p.body(), Math.max(0, p.value()));
+                // a tensorized nest is one instruction: left as it is, counted as one step
+                if (p.tensorIntrinsic() != null) yield new R(p, 1, false);
                 R b = visit(p.body(), autoMax);
                 yield new R(
                         b.stmt() == p.body() ? p : new Pragma(p.key(), p.value(), b.stmt()), b.steps(), b.keepsLoop());

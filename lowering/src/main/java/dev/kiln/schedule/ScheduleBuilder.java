@@ -324,6 +324,16 @@ public final class ScheduleBuilder {
             return pragma(loop, PragmaStep.AUTO_UNROLL + "$" + steps);
         }
 
+        /**
+         * Runs the loop nest from {@code loop} inward as tensor intrinsic {@code intrinsic} (a name of
+         * {@link TensorIntrinsics}); see {@link TensorizeStep}.
+         */
+        public StageRef tensorize(String loop, String intrinsic) {
+            requireText("tensorize", "tensorize '" + loop + "'", intrinsic);
+            apply(new TensorizeStep(id(), loopIndex(loop), intrinsic));
+            return this;
+        }
+
         public StageRef storageAlign(int dim, int factor, int offset) {
             apply(new StorageAlignStep(id(), dim, factor, offset));
             return this;

@@ -89,6 +89,7 @@ public final class ScheduleLowering {
         if (!s.isConcrete()) {
             throw new ScheduleException("the schedule has undecided tile sizes; fill them before lowering");
         }
+        for (int i = 0; i < s.stages().size(); i++) TensorizeStep.recheck(s, i, true);
         return new ScheduleLowering(s).run(name, args);
     }
 
@@ -429,7 +430,10 @@ public final class ScheduleLowering {
         for (int k = allocs.size() - 1; k >= 0; k--) inner = new Allocate(allocs.get(k), inner);
         StageNest nest = nests.get(i);
         Var v = nest.vars().get(it.uid());
-        return new For(v, IntImm.i32(0), IntImm.i32(nest.extents().get(it.uid())), kindOf(it), threadOf(it), inner);
+        For f = new For(v, IntImm.i32(0), IntImm.i32(nest.extents().get(it.uid())), kindOf(it), threadOf(it), inner);
+        Stage.Tensorized t = st.tensorized();
+        if (t != null && t.iterUid() == it.uid()) return new Pragma(TensorizeStep.PRAGMA_PREFIX + t.intrinsic(), 0, f);
+        return f;
     }
 
     private static ForKind kindOf(Iter it) {

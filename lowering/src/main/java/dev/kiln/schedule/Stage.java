@@ -25,6 +25,7 @@ import java.util.Objects;
  * @param autoUnrollMaxStep Ansor's auto_unroll_max_step pragma (0: none)
  * @param storageAlign  the storage_align of the stage's buffer, or null
  * @param scope     the memory scope of the stage's buffer
+ * @param tensorized the tensorized loop nest, or null
  */
 public record Stage(
         Operation op,
@@ -38,10 +39,14 @@ public record Stage(
         int attachIter,
         int autoUnrollMaxStep,
         StorageAlign storageAlign,
-        MemoryScope scope) {
+        MemoryScope scope,
+        Tensorized tensorized) {
 
     /** storage_align(dim, factor, offset): the stride of {@code dim} is padded to {@code factor*k + offset}. */
     public record StorageAlign(int dim, int factor, int offset) {}
+
+    /** tensorize: the loop nest from loop {@code iterUid} inward runs intrinsic {@code intrinsic}. */
+    public record Tensorized(int iterUid, String intrinsic) {}
 
     public Stage {
         Objects.requireNonNull(op, "op");
@@ -67,7 +72,7 @@ public record Stage(
         }
         List<Integer> leaves = iters.stream().map(Iter::uid).toList();
         return new Stage(
-                op, output, iters.size(), iters, leaves, List.of(), ComputeAtKind.ROOT, -1, -1, 0, null, scope);
+                op, output, iters.size(), iters, leaves, List.of(), ComputeAtKind.ROOT, -1, -1, 0, null, scope, null);
     }
 
     public String name() {
@@ -151,7 +156,8 @@ public record Stage(
                 attachIter,
                 autoUnrollMaxStep,
                 storageAlign,
-                scope);
+                scope,
+                tensorized);
     }
 
     Stage withLeaves(List<Integer> newLeaves) {
@@ -177,7 +183,8 @@ public record Stage(
                 iterUid,
                 autoUnrollMaxStep,
                 storageAlign,
-                scope);
+                scope,
+                tensorized);
     }
 
     Stage withAutoUnroll(int steps) {
@@ -193,7 +200,8 @@ public record Stage(
                 attachIter,
                 steps,
                 storageAlign,
-                scope);
+                scope,
+                tensorized);
     }
 
     Stage withStorageAlign(StorageAlign sa) {
@@ -209,7 +217,8 @@ public record Stage(
                 attachIter,
                 autoUnrollMaxStep,
                 sa,
-                scope);
+                scope,
+                tensorized);
     }
 
     /** The same loops over a rebuilt operation (a reader of a cached tensor). */
@@ -226,7 +235,25 @@ public record Stage(
                 attachIter,
                 autoUnrollMaxStep,
                 storageAlign,
-                scope);
+                scope,
+                tensorized);
+    }
+
+    Stage withTensorized(Tensorized t) {
+        return new Stage(
+                op,
+                output,
+                numRoots,
+                all,
+                leaves,
+                relations,
+                computeAt,
+                attachStage,
+                attachIter,
+                autoUnrollMaxStep,
+                storageAlign,
+                scope,
+                t);
     }
 
     @Override

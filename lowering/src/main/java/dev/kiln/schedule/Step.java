@@ -20,7 +20,8 @@ public sealed interface Step
                 RfactorStep,
                 AnnotationStep,
                 PragmaStep,
-                StorageAlignStep {
+                StorageAlignStep,
+                TensorizeStep {
 
     /** The index of the stage the step transforms, in the state it is applied to. */
     int stageId();

@@ -23,6 +23,14 @@ public interface Backend {
     /** Compiles {@code func} for {@code target}; throws {@link KilnException} with context on failure. */
     CompiledKernel compile(PrimFunc func, Target target);
 
+    /**
+     * The tensor intrinsics (names of {@code dev.kiln.schedule.TensorIntrinsics}) this backend
+     * implements for {@code target}, the target's features permitting; the search offers only these.
+     */
+    default java.util.Set<String> intrinsics(Target target) {
+        return java.util.Set.of();
+    }
+
     /** The backends on the class path, in service-loader order. */
     static List<Backend> available() {
         List<Backend> out = new ArrayList<>();

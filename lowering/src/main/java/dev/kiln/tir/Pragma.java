@@ -12,6 +12,19 @@ public record Pragma(String key, long value, Stmt body) implements Stmt {
     /** The pragma of Ansor's auto-unroll annotation. */
     public static final String AUTO_UNROLL_MAX_STEP = "auto_unroll_max_step";
 
+    /**
+     * The key prefix of a tensorized loop nest, {@code tensorize$<intrinsic>}: a backend that
+     * implements the intrinsic replaces the nest by it (a backend that does not must refuse the
+     * program rather than run the loops silently, except the reference paths, which run the
+     * loops: the pattern). Passes leave the nest inside as it is.
+     */
+    public static final String TENSORIZE_PREFIX = "tensorize$";
+
+    /** The intrinsic of a tensorize pragma, or null for another pragma. */
+    public String tensorIntrinsic() {
+        return key.startsWith(TENSORIZE_PREFIX) ? key.substring(TENSORIZE_PREFIX.length()) : null;
+    }
+
     public Pragma {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(body, "body");

@@ -28,7 +28,7 @@ class JavaSourceTest {
     }
 
     @SuppressWarnings("unchecked")
-    private static Function<ComputeDAG, Schedule> compileAndRun(String src) throws Exception {
+    static Function<ComputeDAG, Schedule> compileAndRun(String src) throws Exception {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         var out = java.nio.file.Files.createTempDirectory("kiln-src");
         SimpleJavaFileObject file =

@@ -121,6 +121,8 @@ public final class FeatureExtractor {
         final Map<Buffer, Alloc> allocs = new IdentityHashMap<>();
         final Map<Buffer, Row> rows = new LinkedHashMap<>();
         long autoUnroll;
+        /** Runs of the tensor intrinsic whose nest is being walked; 0 outside one. */
+        double intrinsicRuns;
 
         void visit(Stmt s) {
             switch (s) {
@@ -150,6 +152,13 @@ public final class FeatureExtractor {
                     lets.remove(l.var());
                 }
                 case Pragma p -> {
+                    if (p.tensorIntrinsic() != null) {
+                        double saved = intrinsicRuns;
+                        intrinsicRuns = nest.product();
+                        visit(p.body());
+                        intrinsicRuns = saved;
+                        return;
+                    }
                     if (!p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) {
                         visit(p.body());
                         return;
@@ -176,6 +185,7 @@ public final class FeatureExtractor {
                     autoUnroll, gpu, a == null ? 0 : a.elements(), a == null ? 1 : a.outerProduct(), a != null);
             float[] v = new float[FeatureLayout.LENGTH];
             StoreFeatures.compute(st, OpCounter.floatOps(ops), nest, lets, cacheLineBytes, ctx, v);
+            v[FeatureLayout.TENSOR_INTRINSIC] = FeatureLayout.log2p(intrinsicRuns);
             row.values = v;
         }
     }

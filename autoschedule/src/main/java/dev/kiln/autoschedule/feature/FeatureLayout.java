@@ -29,6 +29,8 @@ import java.util.List;
  *      reduction loop), the innermost reduction loop's extent, the bytes one iteration of that
  *      loop touches; the operations done by the largest loop level whose touched bytes fit in
  *      32 KiB (an L1) and in 1 MiB (an L2)
+ * 189  Kiln's tensor_intrinsic_calls: for a statement inside a tensorized loop nest, log2(1 + the
+ *      number of times the intrinsic runs), else 0; its scalar op counts stay those of the pattern
  * </pre>
  *
  * <p>The first 164 entries are Ansor's; the last {@value #INNER_LENGTH} are Kiln's, added because
@@ -39,8 +41,13 @@ import java.util.List;
 public final class FeatureLayout {
     private FeatureLayout() {}
 
-    /** Numbers per statement: Ansor's 164, then Kiln's inner-loop group. */
-    public static final int LENGTH = 164 + 25;
+    /** Numbers per statement: Ansor's 164, Kiln's inner-loop group, then tensor_intrinsic_calls. */
+    public static final int LENGTH = 164 + 25 + 1;
+    /**
+     * The width of the models trained before tensor_intrinsic_calls (the bundled pretrained model):
+     * such a model reads the first {@value} entries of each row, which mean what they meant then.
+     */
+    public static final int LENGTH_BEFORE_TENSORIZE = 164 + 25;
     /** Ansor's features: the first 164 entries. */
     public static final int ANSOR_LENGTH = 164;
     /** Innermost loops described in Kiln's inner-loop group. */
@@ -80,6 +87,8 @@ public final class FeatureLayout {
     public static final int INNER = OUTER + 3;
     /** register tile, inner reduce extent, bytes per inner reduce iteration, L1-fit ops, L2-fit ops. */
     public static final int INNER_TOTALS = INNER + INNER_LOOPS * PER_INNER_LOOP;
+    /** log2(1 + runs of the tensor intrinsic) for a statement in a tensorized nest, else 0. */
+    public static final int TENSOR_INTRINSIC = INNER_TOTALS + 5;
 
     /** Offsets inside an 18-entry buffer block. */
     public static final int B_ACCESS_TYPE = 0,
@@ -187,6 +196,7 @@ public final class FeatureLayout {
             for (String s : List.of("len", "is_spatial", "is_reduce", "kind")) n.add("inner" + l + "." + s);
         }
         n.addAll(List.of("reg_tile", "inner_reduce_len", "inner_reduce_body_bytes", "l1_fit_ops", "l2_fit_ops"));
+        n.add("tensor_intrinsic_calls");
         if (n.size() != LENGTH) throw new AssertionError("feature layout has " + n.size() + " names");
         return Collections.unmodifiableList(n);
     }

@@ -163,7 +163,9 @@ public final class PretrainedModel {
             throw new KilnException(
                     "pretrained model " + source + " has format '" + s.format() + "', this Kiln reads " + FORMAT);
         }
-        if (s.trees() == null || s.trees().width() != FeatureLayout.LENGTH) {
+        if (s.trees() == null
+                || s.trees().width() != FeatureLayout.LENGTH
+                        && s.trees().width() != FeatureLayout.LENGTH_BEFORE_TENSORIZE) {
             throw new KilnException("pretrained model " + source + " reads "
                     + (s.trees() == null ? 0 : s.trees().width()) + " features per statement, this Kiln extracts "
                     + FeatureLayout.LENGTH + "; retrain it with ./kiln pretrain");

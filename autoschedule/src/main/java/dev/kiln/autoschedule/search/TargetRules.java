@@ -23,6 +23,7 @@ import dev.kiln.autoschedule.sketch.AddCacheWrite;
 import dev.kiln.autoschedule.sketch.AddRfactor;
 import dev.kiln.autoschedule.sketch.AlwaysInline;
 import dev.kiln.autoschedule.sketch.MultiLevelTiling;
+import dev.kiln.autoschedule.sketch.MultiLevelTilingTensorize;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingWithFusion;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
@@ -74,7 +75,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
 
     /**
      * Kiln's CPU rules. Sketches: Ansor's CPU rules in its order (AlwaysInline, AddRfactor,
-     * AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
+     * [Kiln's {@link MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can
+     * compute,] AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
      * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
      * sketches with and without a packed copy. (Ansor's SimplifyComputeWithConstTensor, for
      * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
@@ -89,6 +91,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                 List.of(
                         new AlwaysInline(),
                         new AddRfactor(),
+                        MultiLevelTilingTensorize.cpu(),
                         new AddCacheWrite(),
                         MultiLevelTilingWithFusion.cpu(),
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),

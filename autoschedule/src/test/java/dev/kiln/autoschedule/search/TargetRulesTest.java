@@ -37,6 +37,7 @@ class TargetRulesTest {
                 .containsExactly(
                         "AlwaysInline",
                         "AddRfactor",
+                        "MultiLevelTilingTensorize",
                         "AddCacheWrite",
                         "MultiLevelTilingWithFusion",
                         "MultiLevelTiling",

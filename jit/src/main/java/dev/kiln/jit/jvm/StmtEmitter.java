@@ -82,7 +82,14 @@ final class StmtEmitter {
                 ScalarGen.emit(g, e.value());
                 mv.visitInsn(JType.of(e.value().dtype()).pop());
             }
-            case Pragma p -> emit(g, p.body()); // hints for the lowering passes; the body runs as written
+            case Pragma p -> {
+                if (p.tensorIntrinsic() != null) {
+                    throw new dev.kiln.ir.KilnException("the JVM backend has no tensor intrinsics; '"
+                            + p.tensorIntrinsic() + "' is tensorized (compile with the LLVM backend, or run the "
+                            + "pattern with the interpreter)");
+                }
+                emit(g, p.body()); // hints for the lowering passes; the body runs as written
+            }
             case Barrier b -> {
                 // synchronises GPU threads; the JVM target has no thread-bound loops (they are rejected)
             }

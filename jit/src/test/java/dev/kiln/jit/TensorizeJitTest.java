@@ -1,0 +1,144 @@
+package dev.kiln.jit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kiln.interp.Interpreter;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.KilnException;
+import dev.kiln.lower.Lowering;
+import dev.kiln.nn.LowPrecision;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleBuilder;
+import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.target.CompiledKernel;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import dev.kiln.tir.PrimFunc;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CPU tensor intrinsics compiled by the LLVM backend: AVX-512 VNNI (int8, exact against plain
+ * Java in int32) and AVX-512 BF16 (against a float32 reference on the unrounded inputs, within the
+ * bound bf16's 8-bit significand gives: each input rounds with relative error at most u = 2^-8, a
+ * product of two at most 2u + u^2, and the float32 sum of K terms adds at most K * 2^-24; so
+ * |out - ref| &lt;= (2u + u^2 + K 2^-24) * sum_k |a_k b_k|). Each test skips, naming the missing
+ * feature, on a CPU without the instruction.
+ */
+class TensorizeJitTest {
+    private static final CpuTarget HOST = LlvmBackend.hostTarget();
+    private final LlvmBackend llvm = new LlvmBackend();
+
+    static ComputeDAG packedDense(DType a, DType b, long m, long n, long k) {
+        Tensor x = Te.placeholder("x", a, m, k);
+        Tensor w = Te.placeholder("w", b, n, k);
+        return ComputeDAG.of(LowPrecision.matmulPacked(x, LowPrecision.packDenseWeight(w)));
+    }
+
+    /** Register tile of 2 rows x 2 x 16 columns around the intrinsic; outer rows parallel; unrolled. */
+    static Schedule tiled(ComputeDAG dag, String intrinsic, int group) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("matmul_packed");
+        c.split("m", 2);
+        c.split("n", 2, 16);
+        c.split("k", group);
+        c.reorder("m.0", "n.0", "k.0", "m.1", "n.1", "n.2", "k.1");
+        c.tensorize("n.2", intrinsic);
+        c.parallel("m.0");
+        c.unroll("m.1");
+        c.unroll("n.1");
+        return s.build();
+    }
+
+    private void assume(String intrinsic) {
+        String why = TensorIntrinsics.get(intrinsic).unavailableReason(HOST);
+        assumeTrue(why == null, why);
+        assertThat(llvm.intrinsics(HOST)).contains(intrinsic);
+    }
+
+    static NDArray full(DType t, long seed, long... shape) {
+        NDArray a = NDArray.allocate(t, shape);
+        SplittableRandom r = new SplittableRandom(seed);
+        for (long i = 0; i < a.numElements(); i++) {
+            a.setLongFlat(t == DType.UINT8 ? r.nextInt(256) : r.nextInt(256) - 128, i);
+        }
+        return a;
+    }
+
+    @Test
+    void vnniDenseIsExact() {
+        assume(TensorIntrinsics.VNNI_U8S8);
+        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 6, 64, 96);
+        Schedule sch = tiled(dag, TensorIntrinsics.VNNI_U8S8, 4);
+        NDArray x = full(DType.UINT8, 11, 6, 96);
+        NDArray w = full(DType.INT8, 12, 64, 96);
+        NDArray out = NDArray.allocate(DType.INT32, 6, 64);
+        PrimFunc f = Lowering.lower("vnni", sch);
+        try (CompiledKernel k = llvm.compile(f, HOST)) {
+            k.call(x, w, out);
+            assertThat(k.source()).contains("vpdpbusd");
+        }
+        long[] got = out.toLongArray();
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 64; j++) {
+                int acc = 0;
+                for (int q = 0; q < 96; q++) acc += (int) x.getLong(i, q) * (int) w.getLong(j, q);
+                assertThat(got[i * 64 + j]).as("out[%d, %d]", i, j).isEqualTo(acc);
+            }
+        NDArray ref = NDArray.allocate(DType.INT32, 6, 64);
+        Interpreter.run(f, x, w, ref);
+        assertThat(ref.toLongArray()).containsExactly(got);
+    }
+
+    @Test
+    void bf16DenseWithinTheBf16Bound() {
+        assume(TensorIntrinsics.BF16_DOT);
+        int m = 4, n = 32, kk = 128;
+        ComputeDAG dag = packedDense(DType.BFLOAT16, DType.BFLOAT16, m, n, kk);
+        NDArray xf = NDArray.random(DType.FLOAT32, 21, m, kk);
+        NDArray wf = NDArray.random(DType.FLOAT32, 22, n, kk);
+        NDArray x = NDArray.allocate(DType.BFLOAT16, m, kk), w = NDArray.allocate(DType.BFLOAT16, n, kk);
+        for (long i = 0; i < x.numElements(); i++) x.setDoubleFlat(xf.getDoubleFlat(i), i);
+        for (long i = 0; i < w.numElements(); i++) w.setDoubleFlat(wf.getDoubleFlat(i), i);
+        NDArray out = NDArray.allocate(DType.FLOAT32, m, n);
+        try (CompiledKernel k = llvm.compile(Lowering.lower("bf16", tiled(dag, TensorIntrinsics.BF16_DOT, 2)), HOST)) {
+            k.call(x, w, out);
+            assertThat(k.source()).contains("dpbf16ps");
+        }
+        double u = Math.scalb(1.0, -8);
+        double rel = 2 * u + u * u + kk * Math.scalb(1.0, -24);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double ref = 0, mag = 0;
+                for (int q = 0; q < kk; q++) {
+                    double p = xf.getDouble(i, q) * wf.getDouble(j, q);
+                    ref += p;
+                    mag += Math.abs(p);
+                }
+                assertThat(Math.abs(out.getDouble(i, j) - ref))
+                        .as("out[%d, %d] = %s, float32 reference %s", i, j, out.getDouble(i, j), ref)
+                        .isLessThanOrEqualTo(rel * mag + 1e-30);
+            }
+    }
+
+    @Test
+    void aTargetWithoutTheFeatureIsRefusedByName() {
+        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 2, 32, 8);
+        PrimFunc f = Lowering.lower("vnni", tiled(dag, TensorIntrinsics.VNNI_U8S8, 4));
+        CpuTarget noVnni = HOST.withCpu("x86-64-v3", "+avx2,+fma");
+        assertThat(llvm.intrinsics(noVnni)).isEmpty();
+        assertThatThrownBy(() -> llvm.compile(f, noVnni))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("avx512vnni");
+        assertThatThrownBy(() -> new dev.kiln.jit.jvm.JvmBackend().compile(f, dev.kiln.jit.jvm.JvmTarget.jvm()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("no tensor intrinsics");
+        assertThat(Target.cpu()).isNotNull();
+    }
+}

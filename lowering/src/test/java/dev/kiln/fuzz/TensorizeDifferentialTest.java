@@ -1,0 +1,144 @@
+package dev.kiln.fuzz;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.interp.Interpreter;
+import dev.kiln.ir.DType;
+import dev.kiln.lower.LowerDefault;
+import dev.kiln.lower.Lowering;
+import dev.kiln.nn.LowPrecision;
+import dev.kiln.nn.Quant;
+import dev.kiln.runtime.Comparison;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleBuilder;
+import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import dev.kiln.tir.PrimFunc;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The differential test's tensorizable draws: random int8 (u8 x s8, sometimes with a requantize
+ * epilogue) and bf16 packed matmuls and packed conv2d layers, tiled at random around a tensorize step (outer
+ * tile of m, split of the reduction's outer part, order of the outer loops, parallel, auto-unroll),
+ * lowered with the verifier on and run in the interpreter against the default lowering: int8
+ * exactly, bf16 within rtol/atol 1e-4 (float32 sums of exact bf16 products in another order).
+ * Seeds as in {@link DifferentialTest} ({@code -Dkiln.fuzz.seed}, {@code -Dkiln.fuzz.cases}; 40 cases).
+ */
+class TensorizeDifferentialTest {
+    static final int CASES = Integer.getInteger("kiln.fuzz.cases", 40);
+
+    @Test
+    void tensorizedProgramsMatchTheDefaultLowering() {
+        List<String> failures = new ArrayList<>();
+        for (int c = 0; c < CASES; c++) {
+            long seed = DifferentialTest.SEED + 1_000_003L * (c + 1);
+            SplittableRandom rng = new SplittableRandom(seed);
+            String where = "tensorize case " + c + " seed " + seed;
+            boolean bf16 = rng.nextBoolean();
+            boolean conv = rng.nextInt(3) == 0;
+            DType a = bf16 ? DType.BFLOAT16 : DType.UINT8, b = bf16 ? DType.BFLOAT16 : DType.INT8;
+            int g = LowPrecision.group(a);
+            long m = 1 + rng.nextInt(8), n = 16L * (1 + rng.nextInt(3)), k = (long) g * (2 + rng.nextInt(10));
+            ComputeDAG dag;
+            Tensor out;
+            if (conv) {
+                Tensor x = Te.placeholder("x", a, 1, 2 + rng.nextInt(4), 2 + rng.nextInt(4), k);
+                Tensor w = Te.placeholder("w", b, 1 + rng.nextInt(2), 1 + rng.nextInt(2), k, n);
+                out = LowPrecision.conv2dPacked(x, LowPrecision.packConv2dWeight(w), 1);
+            } else {
+                Tensor x = Te.placeholder("x", a, m, k);
+                Tensor w = Te.placeholder("w", b, n, k);
+                out = LowPrecision.matmulPacked(x, LowPrecision.packDenseWeight(w));
+            }
+            boolean requant = !bf16 && rng.nextBoolean();
+            dag = requant
+                    ? ComputeDAG.of(Quant.requantize(
+                            out, Te.placeholder("scale", DType.FLOAT32, 1), Te.placeholder("zero", DType.UINT8, 1)))
+                    : ComputeDAG.of(out);
+            Schedule sch;
+            try {
+                sch = schedule(dag, out, conv, bf16, g, rng);
+                if (!Schedule.fromJson(sch.toJson(), dag).equals(sch)) throw new AssertionError("JSON round trip");
+                PrimFunc f = Lowering.lower(
+                        "tensorized", sch, Lowering.Options.defaults().withVerify(true));
+                assertThat(f.toString()).contains("tensorize$");
+                String diff = compare(dag, LowerDefault.lower("reference", dag), f, seed, bf16);
+                if (diff != null) failures.add(where + ": " + diff + "\n" + sch.toJavaSource());
+            } catch (RuntimeException | AssertionError e) {
+                failures.add(where + ": " + e);
+            }
+        }
+        assertThat(failures).as("failing tensorized cases").isEmpty();
+    }
+
+    private static Schedule schedule(
+            ComputeDAG dag, Tensor out, boolean conv, boolean bf16, int g, SplittableRandom rng) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var st = s.stage(out.op().name());
+        String row = conv ? "w" : "m", col = conv ? "o" : "n", red = conv ? "rc" : "k";
+        String intrinsic = bf16 ? TensorIntrinsics.BF16_DOT : TensorIntrinsics.VNNI_U8S8;
+        st.split(col, 16);
+        st.split(red, g);
+        long rowExt = out.dim(conv ? 2 : 0);
+        List<Integer> divisors = new ArrayList<>();
+        for (int d = 1; d <= rowExt; d++) if (rowExt % d == 0) divisors.add(d);
+        st.split(row, divisors.get(rng.nextInt(divisors.size())));
+        List<String> outer = new ArrayList<>(List.of(row + ".0", col + ".0"));
+        if (conv) outer.addAll(0, List.of("b", "h"));
+        List<String> reduce = new ArrayList<>(List.of(red + ".0"));
+        if (conv) reduce.addAll(List.of("ry", "rx"));
+        java.util.Collections.shuffle(reduce, new java.util.Random(rng.nextLong()));
+        List<String> order = new ArrayList<>(outer);
+        order.addAll(reduce);
+        order.add(row + ".1");
+        order.add(col + ".1");
+        order.add(red + ".1");
+        st.reorder(order.toArray(String[]::new));
+        st.tensorize(col + ".1", intrinsic);
+        if (rng.nextBoolean()) st.parallel(outer.get(0));
+        if (rng.nextBoolean()) st.autoUnrollMaxStep(outer.get(0), 64);
+        if (dag.outputs().get(0).op() != out.op() && rng.nextBoolean()) {
+            var q = s.stage(dag.outputs().get(0).op().name());
+            st.computeAt(q, q.loops().get(q.loops().size() - 2).name());
+        }
+        return s.build();
+    }
+
+    private static String compare(ComputeDAG dag, PrimFunc reference, PrimFunc scheduled, long seed, boolean bf16) {
+        List<NDArray> inputs = new ArrayList<>();
+        SplittableRandom r = new SplittableRandom(seed);
+        for (Tensor t : dag.inputs()) {
+            NDArray x = NDArray.allocate(t.dtype(), t.shape().toArray());
+            for (long i = 0; i < x.numElements(); i++) {
+                switch (t.dtype()) {
+                    case UINT8 -> x.setLongFlat(r.nextInt(256), i);
+                    case INT8 -> x.setLongFlat(r.nextInt(256) - 128, i);
+                    case FLOAT32 -> x.setDoubleFlat(0.0003 + r.nextDouble() * 0.001, i);
+                    default -> x.setDoubleFlat(r.nextDouble() * 2 - 1, i);
+                }
+            }
+            inputs.add(x);
+        }
+        NDArray expected = run(reference, dag, inputs), actual = run(scheduled, dag, inputs);
+        if (!bf16) {
+            return java.util.Arrays.equals(expected.toLongArray(), actual.toLongArray()) ? null : "int8 results differ";
+        }
+        Comparison cmp = actual.compareTo(expected, 1e-4, 1e-4);
+        return cmp.ok() ? null : cmp.report();
+    }
+
+    private static NDArray run(PrimFunc f, ComputeDAG dag, List<NDArray> inputs) {
+        Tensor out = dag.outputs().get(0);
+        NDArray o = NDArray.allocate(out.dtype(), out.shape().toArray());
+        List<NDArray> args = new ArrayList<>(inputs);
+        args.add(o);
+        Interpreter.run(f, args.toArray(NDArray[]::new));
+        return o;
+    }
+}

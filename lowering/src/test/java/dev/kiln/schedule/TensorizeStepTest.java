@@ -1,0 +1,136 @@
+package dev.kiln.schedule;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kiln.interp.Interpreter;
+import dev.kiln.ir.DType;
+import dev.kiln.lower.Lowering;
+import dev.kiln.nn.LowPrecision;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import dev.kiln.tir.PrimFunc;
+import org.junit.jupiter.api.Test;
+
+/** The tensorize step: checks, JSON and Java round trips, and the interpreter running the pattern. */
+class TensorizeStepTest {
+
+    /** {@code out[m, n] = sum_k x[m, k] * packed(w)[...]} with the weight packed by a root stage. */
+    static ComputeDAG packedDense(DType a, DType b, long m, long n, long k) {
+        Tensor x = Te.placeholder("x", a, m, k);
+        Tensor w = Te.placeholder("w", b, n, k);
+        return ComputeDAG.of(LowPrecision.matmulPacked(x, LowPrecision.packDenseWeight(w)));
+    }
+
+    /** Tiles n by 16 and k by the group, the tile innermost, and tensorizes it. */
+    static Schedule tensorized(ComputeDAG dag, String intrinsic, int group) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        ScheduleBuilder.StageRef c = s.stage("matmul_packed");
+        c.split("n", 16);
+        c.split("k", group);
+        c.reorder("m", "n.0", "k.0", "n.1", "k.1");
+        c.tensorize("n.1", intrinsic);
+        return s.build();
+    }
+
+    @Test
+    void vnniRoundTripsAndInterpretsExactly() throws Exception {
+        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 6, 32, 40);
+        Schedule sch = tensorized(dag, TensorIntrinsics.VNNI_U8S8, 4);
+        assertThat(sch.toJson()).contains("[\"TS\",3,3,\"x86.avx512.vpdpbusd.16x4\"]");
+        assertThat(Schedule.fromJson(sch.toJson(), dag)).isEqualTo(sch);
+        assertThat(Schedule.fromJson(sch.toJson(), packedDense(DType.UINT8, DType.INT8, 6, 32, 40))
+                        .toJson())
+                .isEqualTo(sch.toJson());
+        String src = sch.toJavaSource();
+        assertThat(src).contains(".tensorize(\"n.1\", \"x86.avx512.vpdpbusd.16x4\");");
+        String cls = "package gen; import dev.kiln.schedule.*; import dev.kiln.te.ComputeDAG;\n"
+                + "public class Rebuild implements java.util.function.Function<ComputeDAG, Schedule> {\n"
+                + "  public Schedule apply(ComputeDAG dag) {\n" + src + "    return schedule;\n  }\n}\n";
+        assertThat(JavaSourceTest.compileAndRun(cls).apply(dag)).isEqualTo(sch);
+
+        PrimFunc f = Lowering.lower("vnni", sch);
+        assertThat(f.toString()).contains("tensorize$x86.avx512.vpdpbusd.16x4");
+        NDArray x = LowPrecisionData.full(DType.UINT8, 1, 6, 40);
+        NDArray w = LowPrecisionData.full(DType.INT8, 2, 32, 40);
+        NDArray out = NDArray.allocate(DType.INT32, 6, 32);
+        Interpreter.run(f, x, w, out);
+        assertThat(out.toLongArray()).containsExactly(LowPrecisionData.denseInt(x, w));
+    }
+
+    @Test
+    void bf16InterpretsWithinBf16Tolerance() {
+        ComputeDAG dag = packedDense(DType.BFLOAT16, DType.BFLOAT16, 3, 16, 64);
+        PrimFunc f = Lowering.lower("bf16", tensorized(dag, TensorIntrinsics.BF16_DOT, 2));
+        NDArray x = NDArray.random(DType.BFLOAT16, 3, 3, 64);
+        NDArray w = NDArray.random(DType.BFLOAT16, 4, 16, 64);
+        NDArray out = NDArray.allocate(DType.FLOAT32, 3, 16);
+        Interpreter.run(f, x, w, out);
+        // products of bf16 values are exact in float32; only the float32 sums round
+        out.assertClose(LowPrecisionData.denseFloat(x, w), 1e-5, 1e-5);
+    }
+
+    @Test
+    void refusesWhatDoesNotMatch() {
+        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 4, 32, 16);
+        // wrong tile extent (shape)
+        assertThatThrownBy(() -> {
+                    ScheduleBuilder s = ScheduleBuilder.on(dag);
+                    var c = s.stage("matmul_packed");
+                    c.split("n", 8);
+                    c.split("k", 4);
+                    c.reorder("m", "n.0", "k.0", "n.1", "k.1");
+                    c.tensorize("n.1", TensorIntrinsics.VNNI_U8S8);
+                })
+                .isInstanceOf(ScheduleException.class)
+                .hasMessageContaining("extent 8");
+        // reduction not split: the init would fall inside
+        assertThatThrownBy(() -> {
+                    ScheduleBuilder s = ScheduleBuilder.on(packedDense(DType.UINT8, DType.INT8, 4, 32, 4));
+                    var c = s.stage("matmul_packed");
+                    c.split("n", 16);
+                    c.reorder("m", "n.0", "n.1", "k");
+                    c.tensorize("n.1", TensorIntrinsics.VNNI_U8S8);
+                })
+                .isInstanceOf(ScheduleException.class)
+                .hasMessageContaining("initialisation");
+        // the dtypes are not the intrinsic's (pattern)
+        assertThatThrownBy(() -> tensorized(
+                        packedDense(DType.BFLOAT16, DType.BFLOAT16, 4, 32, 16), TensorIntrinsics.VNNI_U8S8, 4))
+                .isInstanceOf(ScheduleException.class);
+        // an unpacked weight: same computation, wrong layout
+        Tensor x = Te.placeholder("x", DType.UINT8, 4, 16);
+        Tensor w = Te.placeholder("w", DType.INT8, 32, 16);
+        ComputeDAG plain = ComputeDAG.of(Te.compute("dense", Te.shape(4, 32), Te.names("m", "n"), (m, n) -> {
+            var k = Te.reduceAxis(16, "k");
+            return Te.sum(k, x.at(m, k).cast(DType.INT32).mul(w.at(n, k).cast(DType.INT32)));
+        }));
+        assertThatThrownBy(() -> {
+                    ScheduleBuilder s = ScheduleBuilder.on(plain);
+                    var c = s.stage("dense");
+                    c.split("n", 16);
+                    c.split("k", 4);
+                    c.reorder("m", "n.0", "k.0", "n.1", "k.1");
+                    c.tensorize("n.1", TensorIntrinsics.VNNI_U8S8);
+                })
+                .isInstanceOf(ScheduleException.class)
+                .hasMessageContaining("laid out differently");
+        // tensorized loops cannot be annotated afterwards
+        assertThatThrownBy(() -> {
+                    ScheduleBuilder s = ScheduleBuilder.on(dag);
+                    var c = s.stage("matmul_packed");
+                    c.split("n", 16);
+                    c.split("k", 4);
+                    c.reorder("m", "n.0", "k.0", "n.1", "k.1");
+                    c.tensorize("n.1", TensorIntrinsics.VNNI_U8S8);
+                    c.unroll("k.1");
+                })
+                .isInstanceOf(ScheduleException.class)
+                .hasMessageContaining("annotated");
+        assertThatThrownBy(() -> ScheduleBuilder.on(dag).stage("matmul_packed").tensorize("k", "no.such"))
+                .isInstanceOf(ScheduleException.class)
+                .hasMessageContaining("unknown tensor intrinsic");
+    }
+}
