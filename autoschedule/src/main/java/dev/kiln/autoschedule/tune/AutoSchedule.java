@@ -71,8 +71,10 @@ public final class AutoSchedule {
             if (before.hasOtherTargets()) warn(notes, before.otherTargetsNote());
 
             SearchPolicy policy = options.policies().create(task, options.seed());
-            Measurer made =
-                    options.measurer() == null ? options.measurers().create(target, options.measureOptions()) : null;
+            Measurer made = options.measurer() == null
+                    ? options.measurers()
+                            .create(target, options.measureOptions().forTarget(target))
+                    : null;
             SearchOutcome outcome;
             try {
                 Measurer measurer = made != null ? made : options.measurer();
