@@ -27,9 +27,10 @@ module dev.kiln.lowering {
     exports dev.kiln.onnx.proto;
     exports dev.kiln.graph.fuse;
 
-    // internals: the simplifier's bounds (CUDA code generation), the loop-IR JSON form (the
-    // measure worker's protocol)
+    // internals: the simplifier's bounds (CUDA code generation), the simplifier (the JVM backend's
+    // register promotion), the loop-IR JSON form (the measure worker's protocol)
     exports dev.kiln.arith to
+            dev.kiln.jit,
             dev.kiln.cuda;
     exports dev.kiln.tir.json to
             dev.kiln.autoschedule;

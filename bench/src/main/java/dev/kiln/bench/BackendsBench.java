@@ -1,6 +1,10 @@
 package dev.kiln.bench;
 
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.ir.DType;
+import dev.kiln.ir.KilnException;
 import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Conv;
 import dev.kiln.runtime.NDArray;
@@ -14,8 +18,10 @@ import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -35,7 +41,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * side: GEMM 1024 with the hand-written tiled schedule, and the ResNet conv2d layer (NHWC
  * 56x56x64 -> 64, 3x3, pad 1) with padding inlined, rows parallel and output channels vectorized.
  * Both backends compile with exact floating-point semantics (no FMA contraction) so they run the
- * same arithmetic.
+ * same arithmetic. In the same run: the strong plain-Java baselines ({@code vector-api}:
+ * {@link VectorGemm}, {@link VectorConv}, on a fork/join pool of the target's cores), and for GEMM
+ * a program tuned on the JVM backend ({@code jvm-tuned}: the best record for {@code Target.jvm()}
+ * in {@code -Dkiln.bench.jvmLog} (default kiln-bench-jvm-tuning.jsonl); when the log has fewer
+ * than {@code -Dkiln.bench.jvmTrials} (default 64) trials for it, setup tunes it first, untimed).
+ * Goals of issue 19: jvm at least 0.8x llvm and 1.0x vector-api; jvm-tuned at least 1.0x vector-api.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -49,17 +60,37 @@ public class BackendsBench {
     @Param({"gemm1024", "conv2d"})
     public String workload;
 
-    @Param({"llvm", "jvm"})
+    @Param({"llvm", "jvm", "vector-api", "jvm-tuned"})
     public String backend;
 
     private CompiledKernel kernel;
     private NDArray[] args;
+    private ForkJoinPool pool;
+    private float[] x, y, z, packed;
 
     @Setup
     public void setup() {
         Schedule s = workload.equals("gemm1024")
                 ? MatmulSchedules.tiled(MatmulBench.matmul(1024), MatmulSchedules.Tiles.avx512())
                 : conv2dSchedule();
+        if (backend.equals("vector-api")) {
+            pool = new ForkJoinPool(Target.cpu().cores());
+            boolean gemm = workload.equals("gemm1024");
+            x = NDArray.random(DType.FLOAT32, 1, gemm ? 1024 * 1024 : 56 * 56 * 64)
+                    .toFloatArray();
+            y = NDArray.random(DType.FLOAT32, 2, gemm ? 1024 * 1024 : 3 * 3 * 64 * 64)
+                    .toFloatArray();
+            z = new float[gemm ? 1024 * 1024 : 56 * 56 * 64];
+            packed = new float[gemm ? 1024 * 1024 : 0];
+            return;
+        }
+        if (backend.equals("jvm-tuned")) {
+            if (!workload.equals("gemm1024")) {
+                throw new KilnException("jvm-tuned is measured on gemm1024 only (run with -p workload=gemm1024 or "
+                        + "leave it out for conv2d), not on '" + workload + "'");
+            }
+            s = tunedOnJvm(s.dag());
+        }
         CpuTarget target = backend.equals("llvm") ? Target.cpu() : Target.jvm();
         kernel = Backend.forTarget(target).compile(Lowering.lower(workload, s), target);
         List<NDArray> a = new ArrayList<>();
@@ -88,14 +119,40 @@ public class BackendsBench {
         return b.build();
     }
 
+    /** The best program for {@code dag} on the JVM target from the log, tuned first if the log has too few trials. */
+    static Schedule tunedOnJvm(ComputeDAG dag) {
+        Path log = Path.of(System.getProperty("kiln.bench.jvmLog", "kiln-bench-jvm-tuning.jsonl"));
+        int trials = Integer.getInteger("kiln.bench.jvmTrials", 64);
+        TuneOptions opts =
+                TuneOptions.builder().trials(trials).seed(7).logFile(log).build();
+        try (TuneResult r = AutoSchedule.tune(dag, Target.jvm(), opts)) {
+            System.out.println("# jvm-tuned: " + r.summary());
+            return r.schedule();
+        } catch (Exception e) {
+            throw new KilnException(
+                    "jvm-tuned: tuning GEMM 1024 on the JVM target with the log " + log + " failed: " + e.getMessage(),
+                    e);
+        }
+    }
+
     @Benchmark
     public void run() {
-        kernel.call(args);
+        switch (backend) {
+            case "vector-api" -> {
+                if (workload.equals("gemm1024")) VectorGemm.gemm(x, y, z, 1024, 1024, 1024, packed, pool);
+                else VectorConv.conv2d(x, y, z, RESNET_CONV, pool);
+            }
+            default -> kernel.call(args);
+        }
     }
+
+    /** The conv of {@link #conv2dSchedule()} as {@link VectorConv} takes it. */
+    static final VectorConv.Shape RESNET_CONV = new VectorConv.Shape(1, 56, 56, 64, 64, 3, 3, 1);
 
     @TearDown
     public void tearDown() throws Exception {
-        kernel.close();
-        for (NDArray a : args) a.close();
+        if (kernel != null) kernel.close();
+        if (args != null) for (NDArray a : args) a.close();
+        if (pool != null) pool.shutdown();
     }
 }

@@ -126,6 +126,27 @@ public record MeasureOptions(
         return new MeasureOptions(10, 1, 1, 100, 0, false, 20, true, 1e-3, 1e-3, 42, 3, 2);
     }
 
+    /**
+     * The options to measure for {@code target}: these, except that the unchanged {@link #defaults()}
+     * become {@link #jvmDefaults()} for the JVM backend's target (a CPU target of triple {@code jvm}):
+     * its kernels run interpreted, then C1-compiled, then C2-compiled, and 100 ms of warm-up would time
+     * (and rank programs by) the interpreter; the first, interpreted call of a large kernel also takes
+     * seconds. Explicitly chosen options are kept as they are.
+     */
+    public MeasureOptions forTarget(dev.kiln.target.Target target) {
+        boolean jvm =
+                target instanceof dev.kiln.target.CpuTarget c && c.triple().equals("jvm");
+        return jvm && equals(defaults()) ? jvmDefaults() : this;
+    }
+
+    /**
+     * {@link #defaults()} for the JVM backend: up to 3 s of warm-up by time (it stops earlier once the
+     * timings agree, which they do once C2 has compiled the kernel) and 120 s per program.
+     */
+    public static MeasureOptions jvmDefaults() {
+        return defaults().withWarmupMs(3000).withTimeoutSeconds(120);
+    }
+
     /** The timing of {@link #defaults()} before issue 13: 1 warm-up run, no warm-up by time, no re-measure. */
     public static MeasureOptions legacy() {
         return new MeasureOptions(5, 1, 1, 10, false, 20, true, 1e-3, 1e-3, 42);

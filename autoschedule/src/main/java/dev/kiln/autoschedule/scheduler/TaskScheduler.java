@@ -149,7 +149,7 @@ public final class TaskScheduler {
                     "task '" + t.description() + "': its target '" + target + "' is not a target string ("
                             + e.getMessage() + "), so no measurer can be made for it; give the scheduler a measurer");
         }
-        m = options.measurers().create(parsed, options.measureOptions());
+        m = options.measurers().create(parsed, options.measureOptions().forTarget(parsed));
         made.put(target, m);
         return m;
     }

@@ -185,7 +185,7 @@ public final class AutoSchedule {
      */
     private static Measurer startMeasurer(SearchTask task, Target target, TuneOptions options) {
         try {
-            return options.measurers().create(target, options.measureOptions());
+            return options.measurers().create(target, options.measureOptions().forTarget(target));
         } catch (KilnException e) {
             throw new KilnException(
                     "cannot tune workload " + task.workloadKey() + " for target '" + target

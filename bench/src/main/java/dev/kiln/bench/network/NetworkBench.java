@@ -177,6 +177,12 @@ public final class NetworkBench implements Callable<Integer> {
                     "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
     boolean profile = true;
 
+    @Option(
+            names = "--target",
+            description = "cpu (LLVM backend, PyTorch as the baseline) or jvm (the pure-JVM backend, no native code: "
+                    + "the baseline is Kiln's untuned default lowering on the JVM backend; default: ${DEFAULT-VALUE}).")
+    String targetName = "cpu";
+
     @Option(names = "--part", hidden = true, description = "Internal: what the child times: kiln or torch.")
     String part = "kiln";
 
@@ -218,7 +224,12 @@ public final class NetworkBench implements Callable<Integer> {
             // SIGFPE here on some layers (brg_blocking_t::est_eff_1x1), and a crash loses only that child's rows.
             List<List<String>> children = new ArrayList<>();
             children.add(List.of("kiln", String.join(",", networks), String.join(",", torchFormats)));
-            for (String n : networks) for (String f : torchFormats) children.add(List.of("torch", n, f));
+            if (jvm()) {
+                System.out.println("--target jvm: no PyTorch (native); the baseline is Kiln's untuned default lowering"
+                        + " on the JVM backend, timed in the same child");
+            } else {
+                for (String n : networks) for (String f : torchFormats) children.add(List.of("torch", n, f));
+            }
             for (List<String> child : children) {
                 String partName = child.get(0);
                 String childNetworks = child.get(1);
@@ -269,6 +280,8 @@ public final class NetworkBench implements Callable<Integer> {
                         String.join(",", strategies),
                         "--part",
                         partName,
+                        "--target",
+                        targetName,
                         "--remeasure-top",
                         String.valueOf(remeasureTop),
                         "--remeasure-rounds",
@@ -384,6 +397,15 @@ public final class NetworkBench implements Callable<Integer> {
                 .forEach(System.out::println);
     }
 
+    /** Whether the run is on the pure-JVM backend ({@code --target jvm}); anything but cpu or jvm is an error. */
+    private boolean jvm() {
+        return switch (targetName) {
+            case "jvm" -> true;
+            case "cpu" -> false;
+            default -> throw new KilnException("--target must be cpu or jvm, got '" + targetName + "'");
+        };
+    }
+
     // ---- the child: one thread count, every network ---------------------------------------------
 
     private int child() throws IOException {
@@ -396,7 +418,8 @@ public final class NetworkBench implements Callable<Integer> {
             System.out.println("   " + TorchRuntime.ensureAvailable());
             System.out.println("   " + TorchRuntime.threadReport());
         }
-        CpuTarget target = Target.cpu().withCores(t);
+        CpuTarget target = (jvm() ? Target.jvm() : Target.cpu()).withCores(t);
+        System.out.println("   target: " + target);
         Path threadLog = logFor(log, t);
         Files.write(childRows, List.of());
         for (String name : networks) {
@@ -405,7 +428,7 @@ public final class NetworkBench implements Callable<Integer> {
                     .map(v -> NDArray.random(DType.FLOAT32, seed + 17, v.dims()))
                     .toArray(NDArray[]::new);
             NDArray want;
-            try (NodeRunner ref = NodeRunner.compiled(Target.cpu())) {
+            try (NodeRunner ref = NodeRunner.compiled(jvm() ? Target.jvm() : Target.cpu())) {
                 want = ReferenceExecutor.run(g, ref, inputs)
                         .getFirst(); // the reference run: each node's default lowering
             }
@@ -465,6 +488,7 @@ public final class NetworkBench implements Callable<Integer> {
                         .timeBudget(Duration.ofSeconds(timeBudget))
                         .scheduler(b -> b.latencyTsv(curve)
                                 .measureOptions(MeasureOptions.defaults()
+                                        .forTarget(target)
                                         .withRemeasure(remeasureTop, remeasureRounds)
                                         .withFlushCache(flushCache)));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
@@ -509,6 +533,12 @@ public final class NetworkBench implements Callable<Integer> {
                             "same programs, weights in their original layout",
                             null);
                 }
+            }
+        }
+        if (jvm()) { // the pure-Java baseline of --target jvm: every group's default lowering on the JVM backend
+            try (CompiledNetwork plain = Network.buildUntuned(g, target)) {
+                timeCompiled(
+                        name, t, "jvm untuned (baseline)", plain, inputs, want, "default lowering, JVM backend", null);
             }
         }
     }

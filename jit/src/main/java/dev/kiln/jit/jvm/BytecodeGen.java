@@ -40,6 +40,7 @@ final class BytecodeGen {
     final int vectorBits;
     final boolean vectorApi;
     private final List<String> notes = new ArrayList<>();
+    private final List<String> promotions = new ArrayList<>();
     private final List<MethodNode> methods = new ArrayList<>();
     private int counter;
 
@@ -56,6 +57,14 @@ final class BytecodeGen {
 
     List<String> notes() {
         return List.copyOf(notes);
+    }
+
+    void promoted(String s) {
+        promotions.add(s);
+    }
+
+    List<String> promotions() {
+        return List.copyOf(promotions);
     }
 
     String newMethodName(String prefix) {

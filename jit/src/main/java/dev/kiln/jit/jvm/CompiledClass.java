@@ -17,6 +17,9 @@ final class CompiledClass {
     final byte[] bytes;
     final KernelEntry entry;
     final List<String> notes;
+    /** The register promotions made (which loop keeps which buffer's vectors in locals). */
+    final List<String> promotions;
+
     final CpuTarget target;
     final String functionName;
     final boolean[] written;
@@ -28,6 +31,7 @@ final class CompiledClass {
             byte[] bytes,
             KernelEntry entry,
             List<String> notes,
+            List<String> promotions,
             CpuTarget target,
             String functionName,
             boolean[] written,
@@ -36,6 +40,7 @@ final class CompiledClass {
         this.bytes = bytes;
         this.entry = entry;
         this.notes = List.copyOf(notes);
+        this.promotions = List.copyOf(promotions);
         this.target = target;
         this.functionName = functionName;
         this.written = written;
@@ -43,7 +48,7 @@ final class CompiledClass {
         this.defineMs = defineMs;
     }
 
-    /** The class file as ASM's textifier prints it, after the notes. */
+    /** The class file as ASM's textifier prints it, after the notes and the register promotions. */
     String text() {
         String t = text;
         if (t == null) {
@@ -54,6 +59,7 @@ final class CompiledClass {
                     .append(target.toString())
                     .append('\n');
             for (String n : notes) sw.append("// note: ").append(n).append('\n');
+            for (String n : promotions) sw.append("// registers: ").append(n).append('\n');
             new ClassReader(bytes).accept(new TraceClassVisitor(null, new Textifier(), new PrintWriter(sw)), 0);
             text = t = sw.toString();
         }

@@ -51,7 +51,15 @@ final class JvmCompiler {
         long t2 = System.nanoTime();
         for (String n : gen.notes()) LOG.log(System.Logger.Level.DEBUG, "function '" + f.name() + "': " + n);
         return new CompiledClass(
-                bytes, entry, gen.notes(), target, f.name(), written(f), (t1 - t0) / 1e6, (t2 - t1) / 1e6);
+                bytes,
+                entry,
+                gen.notes(),
+                gen.promotions(),
+                target,
+                f.name(),
+                written(f),
+                (t1 - t0) / 1e6,
+                (t2 - t1) / 1e6);
     }
 
     /** Which parameters the function stores to. */

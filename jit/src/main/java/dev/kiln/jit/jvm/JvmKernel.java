@@ -53,6 +53,14 @@ public final class JvmKernel implements CompiledKernel {
         return code.notes;
     }
 
+    /**
+     * The register promotions the generator made: for each, the serial loop and the buffer whose
+     * vectors it keeps in locals (so in registers) instead of reading and writing memory every iteration.
+     */
+    public List<String> promotions() {
+        return code.promotions;
+    }
+
     /** The class file. */
     public byte[] classFile() {
         return code.bytes.clone();

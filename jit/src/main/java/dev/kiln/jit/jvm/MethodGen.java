@@ -49,6 +49,8 @@ final class MethodGen {
     final int scratchSlot;
     /** Whether this method is (part of) the body of a parallel loop: nested parallel loops run serially. */
     final boolean inParallel;
+    /** The register promotions of the serial loops being emitted, outermost first ({@link Promotion}). */
+    final java.util.List<Promotion> promotions = new java.util.ArrayList<>();
 
     private int nextLocal;
 

@@ -98,7 +98,7 @@ final class StmtEmitter {
 
     private static void loop(MethodGen g, For f) {
         switch (f.kind()) {
-            case SERIAL -> serial(g, f, () -> emit(g, f.body()));
+            case SERIAL -> Promotion.serialLoop(g, f);
             case UNROLLED -> unrolled(g, f, () -> emit(g, f.body()));
             case VECTORIZED -> VectorGen.loop(g, f);
             case PARALLEL -> {

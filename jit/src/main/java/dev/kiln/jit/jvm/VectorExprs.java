@@ -177,6 +177,11 @@ abstract class VectorExprs extends VectorLanes {
     void load(BufferLoad l) {
         Buffer b = l.buffer();
         DType t = b.dtype();
+        Integer promoted = Promotion.slot(g, l, b, chunk);
+        if (promoted != null) {
+            mv.visitVarInsn(ALOAD, promoted);
+            return;
+        }
         MethodGen.BufRef r = g.buffer(b, "loaded from");
         List<Expr> idx = lane0(l.indices());
         if (contiguous(b, idx)) {

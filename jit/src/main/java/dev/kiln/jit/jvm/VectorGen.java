@@ -65,8 +65,7 @@ final class VectorGen extends VectorExprs {
             return;
         }
         long extent = e.value();
-        int w = g.cls.vectorBits / check.maxBits;
-        w = (int) Math.min(w, Math.max(2, Long.highestOneBit(Math.max(1, extent - 1)) << 1));
+        int w = width(g.cls.vectorBits, check.maxBits, extent);
         if (w < 2 || extent < 2) {
             serial(
                     g,
@@ -89,7 +88,18 @@ final class VectorGen extends VectorExprs {
         g.store(lo);
         long full = extent - extent % w, rem = extent % w;
         MethodGen.Local prev = g.bind(f.var(), base);
-        if (full == w) {
+        if (full > 0 && Promotion.unrolls(g, f)) {
+            // chunks unrolled: each reads and writes its own promoted locals
+            for (long c = 0; c < full / w; c++) {
+                g.load(lo);
+                g.intConst(vt, c * w);
+                mv.visitInsn(vt == JType.LONG ? LADD : IADD);
+                g.store(base);
+                vg.chunk = (int) c;
+                vg.stmt(f.body());
+            }
+            vg.chunk = -1;
+        } else if (full == w) {
             g.load(lo);
             g.store(base);
             vg.stmt(f.body());
@@ -135,6 +145,21 @@ final class VectorGen extends VectorExprs {
         }
         g.unbind(f.var(), prev);
         g.release(mark);
+    }
+
+    /** The lanes per chunk of a loop of {@code extent} whose widest lane type has {@code maxBits} bits. */
+    private static int width(int vectorBits, int maxBits, long extent) {
+        int w = vectorBits / maxBits;
+        return (int) Math.min(w, Math.max(2, Long.highestOneBit(Math.max(1, extent - 1)) << 1));
+    }
+
+    /** The lanes per chunk {@link #loop} gives vectorized loop {@code f}, or -1 if it runs serially. */
+    static int lanes(MethodGen g, For f) {
+        if (!g.cls.vectorApi || !(f.extent() instanceof IntImm e) || e.value() < 2) return -1;
+        VectorCheck check = VectorCheck.of(f);
+        if (check.reason != null) return -1;
+        int w = width(g.cls.vectorBits, check.maxBits, e.value());
+        return w < 2 ? -1 : w;
     }
 
     private static void serial(MethodGen g, For f, String why) {
@@ -235,6 +260,12 @@ final class VectorGen extends VectorExprs {
     private void store(Store st) {
         Buffer b = st.buffer();
         DType t = b.dtype();
+        Integer promoted = Promotion.slot(g, st, b, chunk);
+        if (promoted != null) {
+            vec(st.value());
+            mv.visitVarInsn(ASTORE, promoted);
+            return;
+        }
         MethodGen.BufRef r = g.buffer(b, "stored to");
         List<Expr> idx = lane0(st.indices());
         if (VectorCheck.vectorType(t) && contiguous(b, idx)) {

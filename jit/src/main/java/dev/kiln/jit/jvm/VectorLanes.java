@@ -51,6 +51,8 @@ abstract class VectorLanes {
     final Map<Var, Expr> letDefs = new IdentityHashMap<>();
     /** The local holding the current mask (in {@link #maskType}'s species), or -1: all lanes. */
     int mask = -1;
+    /** The chunk being emitted when the chunks are unrolled ({@link Promotion}), or -1. */
+    int chunk = -1;
 
     final Map<Var, DType> maskTypes = new IdentityHashMap<>();
 

@@ -56,7 +56,8 @@ final class Work {
                 long body = bytes(f.body());
                 long head = 30 + BYTES_PER_NODE * (nodes(f.min()) + nodes(f.extent()));
                 if (f.kind() == ForKind.UNROLLED) yield add(head, mul(trips(f), body + 6));
-                if (f.kind() == ForKind.VECTORIZED) yield add(head, mul(4, body)); // main and masked tail, vector calls
+                // the main chunk and the masked tail (vector calls take about the bytes of the scalar code)
+                if (f.kind() == ForKind.VECTORIZED) yield add(head, mul(2, body));
                 yield add(head, body);
             }
             case Store st ->
