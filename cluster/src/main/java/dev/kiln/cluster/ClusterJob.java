@@ -41,7 +41,17 @@ public final class ClusterJob implements AutoCloseable {
         CompletableFuture<List<MeasureResult>> done = new CompletableFuture<>();
         actor.tell(new JobActor.Submit(List.copyOf(items), Map.copyOf(workloads), done));
         try {
-            return done.get();
+            while (true) {
+                try {
+                    return done.get(1, TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    if (node.system().getWhenTerminated().toCompletableFuture().isDone()) {
+                        throw new KilnException("the tuner's cluster node has stopped (removed from the cluster: "
+                                + "unreachable for too long, or a network partition left it in the minority); "
+                                + items.size() + " programs were not measured");
+                    }
+                }
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KilnException("interrupted while waiting for the cluster's measurements");

@@ -49,9 +49,9 @@ public record ClusterSettings(
         }
     }
 
-    /** A node on {@code host:port} joining through {@code seeds}, detecting a silent node after 3 s. */
+    /** A node on {@code host:port} joining through {@code seeds}, detecting a silent node after 5 s. */
     public static ClusterSettings of(String host, int port, List<String> seeds, Path keyStore, String password) {
-        return new ClusterSettings(host, port, seeds, keyStore, password, Duration.ofSeconds(3));
+        return new ClusterSettings(host, port, seeds, keyStore, password, Duration.ofSeconds(5));
     }
 
     public ClusterSettings withUnreachableAfter(Duration d) {
@@ -77,6 +77,7 @@ public record ClusterSettings(
         String ks = keyStore.toAbsolutePath().toString();
         Config c = ConfigFactory.parseString("""
                 pekko {
+                  # warnings (a node unreachable or downed, a refused TLS handshake) through SLF4J (slf4j-simple)
                   loglevel = WARNING
                   stdout-loglevel = WARNING
                   log-dead-letters = off
@@ -100,13 +101,14 @@ public record ClusterSettings(
                   cluster {
                     downing-provider-class = "org.apache.pekko.cluster.sbr.SplitBrainResolverProvider"
                     split-brain-resolver {
-                      active-strategy = keep-oldest
-                      keep-oldest.down-if-alone = on
+                      active-strategy = keep-majority
                     }
                     jmx.enabled = off
                     log-info = off
                   }
                   coordinated-shutdown.exit-jvm = off
+                  # Artery's JFR events cost seconds of start-up (the JFR type library) and are not read
+                  java-flight-recorder.enabled = false
                 }
                 """);
         c = c.withValue("pekko.remote.artery.canonical.hostname", ConfigValueFactory.fromAnyRef(host))

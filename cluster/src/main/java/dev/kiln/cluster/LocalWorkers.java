@@ -87,10 +87,11 @@ public final class LocalWorkers implements AutoCloseable {
     private CompletableFuture<Worker> launch(String join, int port, List<String> extraArgs) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        // a simulated worker only sleeps: the C1 compiler is enough and starts faster
+        if (extraArgs.contains("--simulate")) cmd.add("-XX:TieredStopAtLevel=1");
         cmd.addAll(List.of(
                 "-Xmx384m",
                 "-XX:+UseSerialGC",
-                "-Xshare:auto",
                 "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow",
                 "-cp",

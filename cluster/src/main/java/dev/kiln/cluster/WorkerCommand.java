@@ -53,8 +53,9 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Option(
             names = "--simulate",
-            description = "measure simulated programs only, by sleeping their recorded "
-                    + "time (for ./kiln cluster-bench); advertises the target 'simulated'")
+            description =
+                    "measure simulated programs only, by sleeping their recorded "
+                            + "time (for ./kiln cluster-bench); advertises the target 'simulated' (or 'simulated:' and --target)")
     boolean simulate;
 
     @Option(
@@ -67,7 +68,7 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(
             names = "--unreachable-after-ms",
             description = "how long a silent node is given (default: " + "${DEFAULT-VALUE})")
-    long unreachableMs = 3000;
+    long unreachableMs = 5000;
 
     @Option(names = "--child-jvm-flag", description = "a flag for the measuring child JVM (repeatable), e.g. -Xmx8g")
     List<String> childFlags = new ArrayList<>();
@@ -85,21 +86,38 @@ final class WorkerCommand implements Callable<Integer> {
             throw new KilnException("target '" + t + "': measurement workers for GPUs are not built yet (the worker "
                     + "measures through the CPU child JVM); run the tuner on the GPU machine instead");
         }
-        ClusterNode node = ClusterNode.start(settings, List.of("worker"));
-        node.spawn(WorkerActor.create(t, new WorkerActor.Options(simulate, corrupt, childFlags)), "worker");
-        if (!node.awaitUp(Duration.ofSeconds(60))) {
-            System.err.println("kiln worker: not admitted to the cluster through " + settings.seeds()
-                    + " within 60 s (is the key store the cluster's? is a seed running?)");
-        }
-        System.out.println(READY + " " + node.address() + " target " + t);
-        System.out.flush();
-        CountDownLatch stopped = new CountDownLatch(1);
-        node.system().getWhenTerminated().thenRun(stopped::countDown);
-        Runtime.getRuntime().addShutdownHook(new Thread(node::close, "kiln-worker-leave"));
-        try {
-            stopped.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        var stopping = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
+        var shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            shuttingDown.set(true);
+                            ClusterNode n = stopping.get();
+                            if (n != null) n.close();
+                        },
+                        "kiln-worker-leave"));
+        // a worker removed from the cluster (unreachable too long: an overloaded machine, a network cut) joins again
+        while (!shuttingDown.get()) {
+            ClusterNode node = ClusterNode.start(settings, List.of("worker"));
+            stopping.set(node);
+            node.spawn(WorkerActor.create(t, new WorkerActor.Options(simulate, corrupt, childFlags)), "worker");
+            if (!node.awaitUp(Duration.ofSeconds(60))) {
+                System.err.println("kiln worker: not admitted to the cluster through " + settings.seeds()
+                        + " within 60 s (is the key store the cluster's? is a seed running?)");
+            }
+            System.out.println(READY + " " + node.address() + " target " + t);
+            System.out.flush();
+            CountDownLatch stopped = new CountDownLatch(1);
+            node.system().getWhenTerminated().thenRun(stopped::countDown);
+            try {
+                stopped.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 1;
+            }
+            if (shuttingDown.get()) break;
+            System.err.println("kiln worker: removed from the cluster; joining again in 2 s");
+            ClusterNode.sleep(2000);
         }
         return 0;
     }
