@@ -212,7 +212,8 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
             return this;
         }
         Item old = holding.remove(r.worker());
-        if (old != null && items.containsKey(old.id) && old.holder == r.worker()) requeue(old, "asked again");
+        // its answer with that program was lost (the worker stopped waiting for it): the program goes back in the queue
+        if (old != null && r.worker().equals(old.holder)) requeue(old, "asked again");
         Iterator<Item> it = pending.iterator();
         while (it.hasNext()) {
             Item item = it.next();
@@ -321,7 +322,7 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
             var e = it.next();
             if (gone.test(e.getKey())) {
                 it.remove();
-                if (e.getValue().holder == e.getKey()) back.add(e.getValue());
+                if (e.getKey().equals(e.getValue().holder)) back.add(e.getValue());
             }
         }
         for (Item item : back) requeue(item, why);

@@ -52,7 +52,7 @@ final class WorkerActor extends AbstractBehavior<WorkerActor.Command> {
     }
 
     static final int WORKLOADS_KEPT = 8;
-    private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration ASK_TIMEOUT = Duration.ofSeconds(30);
 
     /** How a worker measures, besides its target. */
     record Options(boolean simulate, boolean corruptReferences, List<String> childJvmFlags) {}
