@@ -21,7 +21,8 @@ import picocli.CommandLine.Option;
  * {@code ./kiln cluster-bench}: how measurement scales with the number of workers, without the hardware. Simulated
  * workers ({@code worker --simulate}, local JVMs on loopback) measure a program by sleeping its recorded time (the
  * wall times of a tuning log's records, or a seeded log-normal spread around {@code --mean-ms}); the tuner submits
- * the programs in batches of {@code --batch} as a tuning run does, and waits for each batch; one batch per worker count warms the JVMs up untimed. For 1, 2, 4 and 8
+ * the programs in batches of {@code --batch} as a tuning run does, and waits for each batch; one batch per worker
+ * count warms the JVMs up untimed. For 1, 2, 4 and 8
  * workers it prints the throughput in trials per second, the efficiency against the ideal (the summed sleep divided
  * by the workers, against the time taken) and the tuner's CPU time per trial.
  */

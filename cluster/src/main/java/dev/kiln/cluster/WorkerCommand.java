@@ -53,9 +53,9 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Option(
             names = "--simulate",
-            description =
-                    "measure simulated programs only, by sleeping their recorded "
-                            + "time (for ./kiln cluster-bench); advertises the target 'simulated' (or 'simulated:' and --target)")
+            description = "measure simulated programs only, by sleeping their recorded "
+                    + "time (for ./kiln cluster-bench); advertises the target 'simulated' (or "
+                    + "'simulated:' and --target)")
     boolean simulate;
 
     @Option(

@@ -6,7 +6,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
-/** A cluster key store, a tuner node and local worker JVMs for the tests; silent nodes count as unreachable after 20 s (the test machines are shared and often overloaded). */
+/**
+ * A cluster key store, a tuner node and local worker JVMs for the tests; silent nodes count as unreachable after
+ * 20 s (the test machines are shared and often overloaded).
+ */
 final class ClusterFixture implements AutoCloseable {
     static final Duration UNREACHABLE = Duration.ofMillis(20000);
     static final String PASSWORD = "kiln-test-secret";
