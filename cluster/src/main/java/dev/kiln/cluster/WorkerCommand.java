@@ -78,7 +78,7 @@ final class WorkerCommand implements Callable<Integer> {
         ClusterSettings settings = ClusterSettings.of(host, port, join, keyStore, password(passwordFile))
                 .withUnreachableAfter(Duration.ofMillis(unreachableMs));
         String t = simulate
-                ? "simulated"
+                ? (target == null ? "simulated" : "simulated:" + target)
                 : target != null
                         ? Target.parse(target).toString()
                         : Target.cpu().toString();

@@ -112,13 +112,15 @@ class ClusterSimulatedTest {
             int n = 15;
             CompletableFuture<List<MeasureResult>> rs =
                     CompletableFuture.supplyAsync(() -> job.run(items(n, 0.6, 0.003), Map.of()));
-            Thread.sleep(300); // every worker holds a program now
+            long end = System.nanoTime() + 60_000_000_000L;
+            while (job.report().dispatched() < 3 && System.nanoTime() < end) Thread.sleep(20);
+            Thread.sleep(100); // every worker holds a program now (0.6 s each)
             workers.get(0).kill(); // dies: SIGKILL, no goodbye
-            workers.get(1).process().destroy(); // leaves: SIGTERM, the worker leaves the cluster
+            workers.get(1).process().destroy(); // leaves: SIGTERM, the worker leaves (it may finish its program)
             assertAnswered(rs.get(), n, 0.003);
             JobReport r = job.report();
             assertThat(r.completed()).isEqualTo(n);
-            assertThat(r.requeued()).isGreaterThanOrEqualTo(2);
+            assertThat(r.requeued()).isGreaterThanOrEqualTo(1); // at least the killed worker's program
             assertThat(r.dispatched()).isEqualTo(n + r.requeued());
             assertThat(r.byWorker().values().stream().mapToLong(Long::longValue).sum())
                     .isEqualTo(n);
