@@ -63,9 +63,7 @@ public final class ProcessMeasurer implements Measurer {
     private final List<String> command;
     private final ReferenceCache references = new ReferenceCache();
     private final Map<Workload, Path> workloadFiles = new IdentityHashMap<>();
-    private WorkerProcess worker;
-    private int workerStarts;
-    private long nextId;
+    private final ChildJvm child;
     private boolean closed;
 
     private ProcessMeasurer(Builder b) {
@@ -79,6 +77,7 @@ public final class ProcessMeasurer implements Measurer {
             throw new KilnException("cannot create a temporary directory for the measure worker: " + e.getMessage());
         }
         this.command = WorkerCommand.write(tempDir, b.jvmFlags);
+        this.child = new ChildJvm(command, tempDir, startSeconds);
         OPEN.add(this);
     }
 
@@ -151,12 +150,12 @@ public final class ProcessMeasurer implements Measurer {
 
     /** How many child JVMs have been started (1 after the first measurement, one more after each crash or time-out). */
     public int workerStarts() {
-        return workerStarts;
+        return child.starts();
     }
 
     /** The process id of the running child, if one runs. */
     public OptionalLong workerPid() {
-        return worker != null && worker.isAlive() ? OptionalLong.of(worker.pid()) : OptionalLong.empty();
+        return child.pid();
     }
 
     /** How many reference outputs the interpreter has computed (one per workload measured). */
@@ -183,60 +182,17 @@ public final class ProcessMeasurer implements Measurer {
 
     private MeasureResult run(SearchTask task, Schedule schedule, Path file) {
         PrimFunc func;
-        String request;
-        long id = nextId++;
+        LayoutRewrite.Result program;
         try {
-            LayoutRewrite.Result program = task.rewriteLayouts(schedule);
+            program = task.rewriteLayouts(schedule);
             func = lowerer.lower(task, program.schedule());
-            request = WorkerProtocol.measureRequest(
-                    id, target.toString(), file.toString(), options, func, program.layouts());
         } catch (RuntimeException | StackOverflowError e) {
             return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
-        if (worker == null || !worker.isAlive()) startWorker();
-        WorkerProcess w = worker;
-        WorkerProcess.Answer a = w.request(request, options.timeoutSeconds());
-        return switch (a) {
-            case WorkerProcess.Answer.Replied rep -> {
-                WorkerProtocol.Reply reply = WorkerProtocol.parseReply(rep.reply());
-                if (reply.id() != id) {
-                    discardWorker(w);
-                    yield MeasureResult.failed(
-                            MeasureError.CRASH,
-                            "the worker answered request " + reply.id() + " instead of " + id + ": " + reply.message(),
-                            0,
-                            0);
-                }
-                if (reply.exiting()) discardWorker(w);
-                yield reply.error() == MeasureError.NONE
-                        ? MeasureResult.ok(reply.costs(), reply.compileSeconds(), 0)
-                        : MeasureResult.failed(reply.error(), reply.message(), reply.compileSeconds(), 0);
-            }
-            case WorkerProcess.Answer.Died d -> {
-                discardWorker(w);
-                yield MeasureResult.failed(MeasureError.CRASH, d.reason(), 0, 0);
-            }
-            case WorkerProcess.Answer.TimedOut t -> {
-                discardWorker(w);
-                yield MeasureResult.failed(
-                        MeasureError.TIMEOUT,
-                        "no result after " + options.timeoutSeconds()
-                                + " s (compiling, checking and timing); the worker was killed",
-                        0,
-                        0);
-            }
-        };
-    }
-
-    private void startWorker() {
-        if (worker != null) discardWorker(worker);
-        worker = WorkerProcess.start(command, tempDir, startSeconds);
-        workerStarts++;
-    }
-
-    private void discardWorker(WorkerProcess w) {
-        w.kill();
-        if (worker == w) worker = null;
+        return child.measure(
+                id -> WorkerProtocol.measureRequest(
+                        id, target.toString(), file.toString(), options, func, program.layouts()),
+                options.timeoutSeconds());
     }
 
     private Path workloadFile(Workload w) {
@@ -260,11 +216,7 @@ public final class ProcessMeasurer implements Measurer {
         if (closed) return;
         closed = true;
         OPEN.remove(this);
-        if (worker != null) {
-            if (gently) worker.close();
-            else worker.kill();
-            worker = null;
-        }
+        child.stop(gently);
         references.close();
         try {
             for (Path f : workloadFiles.values()) Files.deleteIfExists(f);

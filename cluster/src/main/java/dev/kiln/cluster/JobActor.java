@@ -1,0 +1,400 @@
+package dev.kiln.cluster;
+
+import dev.kiln.autoschedule.measure.MeasureError;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.ir.KilnException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
+
+/**
+ * The tuner's side of a job: it holds the programs a tuning run waits for and hands them to workers of its target
+ * one at a time, as they ask ({@link Wire.RequestWork}); workers pull, so a worker never holds more than the program
+ * it measures, and a worker of another target never learns the job exists (jobs and workers meet in Pekko's
+ * receptionist under their target's key, {@link #jobKey}/{@link #workerKey}).
+ *
+ * <p>Faults: a worker that dies, leaves or becomes unreachable while it holds a program has it re-queued for the
+ * others; a program is answered once (the first result wins, later ones are counted and dropped), so none is lost or
+ * measured twice into the log. A {@link MeasureError#WRONG_RESULT} is checked on a second worker: if that one measures
+ * the program correctly, the first worker is reported and sent no more work. A worker past a program's deadline has
+ * the program taken back (after three tries the program is a {@link MeasureError#TIMEOUT}). When no worker of the
+ * target has been seen for {@code noWorkerTimeout}, waiting batches fail with a {@link KilnException}.
+ */
+final class JobActor extends AbstractBehavior<JobActor.Command> {
+    /** What a job receives: the wire messages of {@link Wire} and the local ones below. */
+    interface Command {}
+
+    /** A batch of programs; the future gets one result per item, in order. */
+    record Submit(List<WorkItem> items, Map<String, byte[]> workloads, CompletableFuture<List<MeasureResult>> done)
+            implements Command {}
+
+    record Report(CompletableFuture<JobReport> reply) implements Command {}
+
+    /** How many workers of the target are known. */
+    record CountWorkers(CompletableFuture<Integer> reply) implements Command {}
+
+    private record WorkersListed(Set<ActorRef<WorkerActor.Command>> workers) implements Command {}
+
+    private record WorkerGone(ActorRef<WorkerActor.Command> worker) implements Command {}
+
+    private record Unreachable(Address address) implements Command {}
+
+    private enum Tick implements Command {
+        INSTANCE
+    }
+
+    enum Stop implements Command {
+        INSTANCE
+    }
+
+    static final int CHUNK_BYTES = 128 * 1024;
+    private static final int MAX_ATTEMPTS = 3;
+    private static final double DEADLINE_GRACE_SECONDS = 60;
+
+    static ServiceKey<JobActor.Command> jobKey(String target) {
+        return ServiceKey.create(JobActor.Command.class, "kiln-job|" + target);
+    }
+
+    static ServiceKey<WorkerActor.Command> workerKey(String target) {
+        return ServiceKey.create(WorkerActor.Command.class, "kiln-worker|" + target);
+    }
+
+    private static final class Item {
+        final long id;
+        final Batch batch;
+        final int index;
+        final WorkItem work;
+        final Set<String> excluded = new HashSet<>();
+        int attempts;
+        String suspect;
+        ActorRef<WorkerActor.Command> holder;
+        long deadlineNanos;
+
+        Item(long id, Batch batch, int index, WorkItem work) {
+            this.id = id;
+            this.batch = batch;
+            this.index = index;
+            this.work = work;
+        }
+    }
+
+    private static final class Batch {
+        final MeasureResult[] results;
+        int remaining;
+        final CompletableFuture<List<MeasureResult>> done;
+
+        Batch(int n, CompletableFuture<List<MeasureResult>> done) {
+            this.results = new MeasureResult[n];
+            this.remaining = n;
+            this.done = done;
+        }
+    }
+
+    private final String target;
+    private final Duration noWorkerTimeout;
+    private final Map<String, byte[]> workloads = new HashMap<>();
+    private final Map<Long, Item> items = new HashMap<>();
+    private final Deque<Item> pending = new ArrayDeque<>();
+    private final Map<ActorRef<WorkerActor.Command>, Item> holding = new HashMap<>();
+    private final Set<ActorRef<WorkerActor.Command>> workers = new HashSet<>();
+    private final Set<String> quarantined = new HashSet<>();
+    private final Map<String, Long> byWorker = new TreeMap<>();
+    private final List<String> faults = new ArrayList<>();
+    private long nextId;
+    private long dispatched;
+    private long completed;
+    private long requeued;
+    private long duplicatesDropped;
+    private long noWorkerSince = System.nanoTime();
+
+    static Behavior<Command> create(String target, Duration noWorkerTimeout) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            timers.startTimerWithFixedDelay(Tick.INSTANCE, Duration.ofMillis(500));
+            return new JobActor(ctx, target, noWorkerTimeout);
+        }));
+    }
+
+    private JobActor(ActorContext<Command> ctx, String target, Duration noWorkerTimeout) {
+        super(ctx);
+        this.target = target;
+        this.noWorkerTimeout = noWorkerTimeout;
+        ActorRef<Receptionist.Listing> listings = ctx.messageAdapter(
+                Receptionist.Listing.class, l -> new WorkersListed(l.getServiceInstances(workerKey(target))));
+        ctx.getSystem().receptionist().tell(Receptionist.subscribe(workerKey(target), listings));
+        ctx.getSystem().receptionist().tell(Receptionist.register(jobKey(target), ctx.getSelf()));
+        ActorRef<ClusterEvent.UnreachableMember> unreachable = ctx.messageAdapter(
+                ClusterEvent.UnreachableMember.class,
+                e -> new Unreachable(e.member().address()));
+        Cluster.get(ctx.getSystem())
+                .subscriptions()
+                .tell(Subscribe.create(unreachable, ClusterEvent.UnreachableMember.class));
+    }
+
+    @Override
+    public Receive<Command> createReceive() {
+        return newReceiveBuilder()
+                .onMessage(Submit.class, this::onSubmit)
+                .onMessage(Wire.RequestWork.class, this::onRequest)
+                .onMessage(Wire.Result.class, this::onResult)
+                .onMessage(Wire.FetchWorkload.class, this::onFetch)
+                .onMessage(WorkersListed.class, this::onWorkers)
+                .onMessage(WorkerGone.class, m -> takeBack(h -> h.equals(m.worker()), "left the cluster"))
+                .onMessage(
+                        Unreachable.class,
+                        m -> takeBack(h -> h.path().address().equals(m.address()), "became unreachable"))
+                .onMessage(Tick.class, m -> onTick())
+                .onMessage(Stop.class, m -> Behaviors.stopped())
+                .onMessage(Report.class, this::onReport)
+                .onMessage(CountWorkers.class, m -> {
+                    m.reply().complete(workers.size());
+                    return this;
+                })
+                .build();
+    }
+
+    private Behavior<Command> onSubmit(Submit s) {
+        workloads.putAll(s.workloads());
+        Batch b = new Batch(s.items().size(), s.done());
+        if (s.items().isEmpty()) s.done().complete(List.of());
+        for (int i = 0; i < s.items().size(); i++) {
+            Item it = new Item(nextId++, b, i, s.items().get(i));
+            items.put(it.id, it);
+            pending.addLast(it);
+        }
+        announce();
+        return this;
+    }
+
+    private void announce() {
+        if (pending.isEmpty()) return;
+        for (ActorRef<WorkerActor.Command> w : workers)
+            w.tell(new Wire.WorkAvailable(getContext().getSelf()));
+    }
+
+    /** A worker's name in reports and checks: its actor path, with its node's address. */
+    static String id(ActorRef<?> worker) {
+        return worker.path().toString();
+    }
+
+    private Behavior<Command> onRequest(Wire.RequestWork r) {
+        String wid = id(r.worker());
+        if (!r.target().equals(target)) {
+            fault("worker " + wid + " of target '" + r.target() + "' asked for work of target '" + target
+                    + "'; refused");
+            r.replyTo().tell(new Wire.NoWork("this job measures on another target"));
+            return this;
+        }
+        if (quarantined.contains(wid)) {
+            r.replyTo().tell(new Wire.NoWork("this worker returned wrong results and gets no more work"));
+            return this;
+        }
+        Item old = holding.remove(r.worker());
+        // its answer with that program was lost (the worker stopped waiting for it): the program goes back in the queue
+        if (old != null && r.worker().equals(old.holder)) requeue(old, "asked again");
+        Iterator<Item> it = pending.iterator();
+        while (it.hasNext()) {
+            Item item = it.next();
+            if (item.excluded.contains(wid)) continue;
+            it.remove();
+            item.holder = r.worker();
+            item.attempts++;
+            item.deadlineNanos =
+                    System.nanoTime() + (long) ((item.work.timeoutSeconds() + DEADLINE_GRACE_SECONDS) * 1e9);
+            holding.put(r.worker(), item);
+            getContext().watchWith(r.worker(), new WorkerGone(r.worker()));
+            dispatched++;
+            WorkItem w = item.work;
+            byte[] wl = workloads.get(w.workloadKey());
+            r.replyTo()
+                    .tell(new Wire.Work(
+                            item.id,
+                            w.workloadKey(),
+                            wl == null ? 0 : wl.length,
+                            w.program(),
+                            w.timeoutSeconds(),
+                            w.simulatedSeconds(),
+                            w.simulatedCost(),
+                            getContext().getSelf()));
+            return this;
+        }
+        r.replyTo().tell(new Wire.NoWork("nothing to measure"));
+        return this;
+    }
+
+    private Behavior<Command> onResult(Wire.Result r) {
+        String wid = id(r.worker());
+        Item held = holding.get(r.worker());
+        if (held != null && held.id == r.itemId()) holding.remove(r.worker());
+        Item item = items.get(r.itemId());
+        if (item == null) {
+            duplicatesDropped++;
+            return this;
+        }
+        pending.remove(item);
+        if (item.holder != null && !item.holder.equals(r.worker())) holding.remove(item.holder, item);
+        item.holder = null;
+        MeasureResult result;
+        try {
+            result = r.outcome().toResult();
+        } catch (RuntimeException e) {
+            result = MeasureResult.failed(
+                    MeasureError.RUNTIME, "worker " + wid + " sent a malformed result: " + e.getMessage(), 0, 0);
+        }
+        if (result.error() == MeasureError.WRONG_RESULT && item.suspect == null && otherWorkers(wid)) {
+            item.suspect = wid;
+            item.excluded.add(wid);
+            requeue(item, null);
+            return this;
+        }
+        if (item.suspect != null && result.error() == MeasureError.NONE) {
+            fault("worker " + item.suspect + " returned a wrong result (" + firstLine(item) + ") that worker " + wid
+                    + " did not reproduce: it gets no more work");
+            quarantined.add(item.suspect);
+        }
+        byWorker.merge(wid, 1L, Long::sum);
+        complete(item, result);
+        return this;
+    }
+
+    private static String firstLine(Item item) {
+        return "program " + item.id + " of workload " + item.work.workloadKey();
+    }
+
+    private boolean otherWorkers(String workerId) {
+        return workers.stream().map(JobActor::id).anyMatch(id -> !id.equals(workerId) && !quarantined.contains(id));
+    }
+
+    private void complete(Item item, MeasureResult result) {
+        items.remove(item.id);
+        completed++;
+        Batch b = item.batch;
+        b.results[item.index] = result;
+        if (--b.remaining == 0) b.done.complete(Arrays.asList(b.results));
+    }
+
+    private void requeue(Item item, String why) {
+        if (!items.containsKey(item.id)) return;
+        item.holder = null;
+        requeued++;
+        if (why != null && item.attempts >= MAX_ATTEMPTS) {
+            complete(
+                    item,
+                    MeasureResult.failed(
+                            MeasureError.TIMEOUT,
+                            "no worker finished the program in " + item.attempts + " tries (last: the worker " + why
+                                    + ")",
+                            0,
+                            0));
+            return;
+        }
+        pending.addFirst(item);
+        announce();
+    }
+
+    private Behavior<Command> takeBack(java.util.function.Predicate<ActorRef<WorkerActor.Command>> gone, String why) {
+        Iterator<Map.Entry<ActorRef<WorkerActor.Command>, Item>> it =
+                holding.entrySet().iterator();
+        List<Item> back = new ArrayList<>();
+        while (it.hasNext()) {
+            var e = it.next();
+            if (gone.test(e.getKey())) {
+                it.remove();
+                if (e.getKey().equals(e.getValue().holder)) back.add(e.getValue());
+            }
+        }
+        for (Item item : back) requeue(item, why);
+        return this;
+    }
+
+    private Behavior<Command> onFetch(Wire.FetchWorkload f) {
+        byte[] w = workloads.get(f.key());
+        if (w == null) {
+            f.replyTo()
+                    .tell(new Wire.WorkloadChunk(
+                            f.key(), f.offset(), new byte[0], 0, "this job has no workload " + f.key()));
+        } else {
+            int from = Math.max(0, Math.min(f.offset(), w.length));
+            int to = Math.min(w.length, from + CHUNK_BYTES);
+            f.replyTo().tell(new Wire.WorkloadChunk(f.key(), from, Arrays.copyOfRange(w, from, to), w.length, ""));
+        }
+        return this;
+    }
+
+    private Behavior<Command> onWorkers(WorkersListed l) {
+        Set<ActorRef<WorkerActor.Command>> added = new HashSet<>(l.workers());
+        added.removeAll(workers);
+        workers.clear();
+        workers.addAll(l.workers());
+        if (!workers.isEmpty()) noWorkerSince = -1;
+        else if (noWorkerSince < 0) noWorkerSince = System.nanoTime();
+        if (!pending.isEmpty())
+            for (ActorRef<WorkerActor.Command> w : added)
+                w.tell(new Wire.WorkAvailable(getContext().getSelf()));
+        return this;
+    }
+
+    private Behavior<Command> onTick() {
+        long now = System.nanoTime();
+        List<Map.Entry<ActorRef<WorkerActor.Command>, Item>> late = new ArrayList<>();
+        for (var e : holding.entrySet()) if (now - e.getValue().deadlineNanos > 0) late.add(e);
+        for (var e : late) {
+            holding.remove(e.getKey());
+            fault("worker " + e.getKey().path() + " missed the deadline of program " + e.getValue().id);
+            requeue(e.getValue(), "missed its deadline");
+        }
+        if (!pending.isEmpty()) {
+            if (noWorkerSince >= 0 && now - noWorkerSince > noWorkerTimeout.toNanos()) failAll();
+            else announce();
+        }
+        return this;
+    }
+
+    private void failAll() {
+        KilnException e = new KilnException("no measurement worker of target '" + target + "' has joined the "
+                + "cluster for " + noWorkerTimeout.toSeconds() + " s (start one with `./kiln worker --join HOST:PORT "
+                + "--keystore FILE`; its target must be the tuner's)");
+        Set<Batch> batches = new HashSet<>();
+        for (Item it : items.values()) batches.add(it.batch);
+        items.clear();
+        pending.clear();
+        for (Batch b : batches) b.done.completeExceptionally(e);
+    }
+
+    private Behavior<Command> onReport(Report r) {
+        List<String> q = new ArrayList<>(quarantined);
+        q.sort(null);
+        r.reply()
+                .complete(new JobReport(
+                        dispatched, completed, requeued, duplicatesDropped, new LinkedHashMap<>(byWorker), faults, q));
+        return this;
+    }
+
+    private void fault(String message) {
+        faults.add(message);
+        getContext().getLog().warn("kiln cluster: {}", message);
+        System.err.println("kiln cluster: " + message);
+    }
+}

@@ -1,0 +1,157 @@
+package dev.kiln.cluster;
+
+import dev.kiln.autoschedule.log.LogRecord;
+import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.ir.KilnException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ./kiln cluster-bench}: how measurement scales with the number of workers, without the hardware. Simulated
+ * workers ({@code worker --simulate}, local JVMs on loopback) measure a program by sleeping its recorded time (the
+ * wall times of a tuning log's records, or a seeded log-normal spread around {@code --mean-ms}); the tuner submits
+ * the programs in batches of {@code --batch} as a tuning run does, and waits for each batch; one batch per worker
+ * count warms the JVMs up untimed. For 1, 2, 4 and 8
+ * workers it prints the throughput in trials per second, the efficiency against the ideal (the summed sleep divided
+ * by the workers, against the time taken) and the tuner's CPU time per trial.
+ */
+@Command(
+        name = "bench",
+        mixinStandardHelpOptions = true,
+        description = "Scaling of cluster measurement with "
+                + "simulated workers (sleeping a program's recorded time) on 1, 2, 4 and 8 local workers.")
+final class ScaleBench implements Callable<Integer> {
+    @Option(names = "--workers", split = ",", description = "worker counts (default: ${DEFAULT-VALUE})")
+    List<Integer> counts = List.of(1, 2, 4, 8);
+
+    @Option(names = "--trials", description = "programs measured per worker count (default: ${DEFAULT-VALUE})")
+    int trials = 256;
+
+    @Option(names = "--batch", description = "programs per batch, as a tuning round (default: ${DEFAULT-VALUE})")
+    int batch = 64;
+
+    @Option(names = "--mean-ms", description = "mean simulated measurement time (default: ${DEFAULT-VALUE})")
+    double meanMs = 200;
+
+    @Option(names = "--log", description = "take the simulated times from this tuning log's wall times instead")
+    Path log;
+
+    @Option(names = "--seed", description = "seed of the simulated times (default: ${DEFAULT-VALUE})")
+    long seed = 1;
+
+    /** One row of the table. */
+    record Row(int workers, int trials, double seconds, double idealSeconds, double tunerCpuSeconds) {
+        double throughput() {
+            return trials / seconds;
+        }
+
+        double efficiency() {
+            return idealSeconds / seconds;
+        }
+
+        double overheadMsPerTrial() {
+            return tunerCpuSeconds / trials * 1e3;
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        double[] times = times();
+        Path dir = Files.createTempDirectory("kiln-cluster-bench-");
+        String password = "bench-" + Long.toHexString(new SplittableRandom().nextLong());
+        Path ks = ClusterKeys.generate(dir.resolve("bench.p12"), password, "kiln-bench");
+        int port = LocalWorkers.freePort();
+        ClusterSettings settings = ClusterSettings.of("127.0.0.1", port, List.of(), ks, password);
+        System.out.printf(
+                Locale.ROOT,
+                "simulated programs: %d per worker count, mean %.0f ms, batches of %d%n",
+                trials,
+                mean(times) * 1e3,
+                batch);
+        System.out.println("workers  trials/s  ideal/s  efficiency  tuner CPU ms/trial");
+        try (ClusterNode node = ClusterNode.start(settings, List.of("tuner"));
+                LocalWorkers workers = new LocalWorkers(ks, password, dir);
+                ClusterJob job = new ClusterJob(node, "simulated", Duration.ofSeconds(120))) {
+            node.awaitUp(Duration.ofSeconds(30));
+            int have = 0;
+            for (int n : counts) {
+                if (n > have) workers.start(n - have, node.address(), 0, List.of("--simulate"), Duration.ofMinutes(2));
+                have = Math.max(have, n);
+                job.awaitWorkers(have, Duration.ofMinutes(1));
+                if (n < have) throw new KilnException("--workers must be increasing, got " + counts);
+                run(job, n, java.util.Arrays.copyOf(times, Math.min(times.length, batch)), batch); // warm-up, untimed
+                Row r = run(job, n, times, batch);
+                System.out.printf(
+                        Locale.ROOT,
+                        "%7d  %8.2f  %7.2f  %9.1f%%  %18.3f%n",
+                        r.workers(),
+                        r.throughput(),
+                        r.trials() / r.idealSeconds(),
+                        100 * r.efficiency(),
+                        r.overheadMsPerTrial());
+            }
+        }
+        return 0;
+    }
+
+    static Row run(ClusterJob job, int workers, double[] times, int batchSize) {
+        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        int total = times.length;
+        double sum = 0;
+        for (double t : times) sum += t;
+        long cpu0 = os.getProcessCpuTime();
+        long t0 = System.nanoTime();
+        int done = 0;
+        while (done < total) {
+            List<WorkItem> items = new ArrayList<>();
+            for (int i = done; i < Math.min(total, done + batchSize); i++)
+                items.add(WorkItem.simulated(times[i], 1e-3));
+            List<MeasureResult> rs = job.run(items, Map.of());
+            for (MeasureResult r : rs) {
+                if (!r.ok()) throw new KilnException("a simulated measurement failed: " + r.errorMessage());
+            }
+            done += items.size();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
+        return new Row(workers, total, seconds, sum / workers, cpu);
+    }
+
+    private double[] times() {
+        double[] out = new double[trials];
+        if (log != null) {
+            List<Double> walls = new ArrayList<>();
+            try (TuningLog l = TuningLog.open(log)) {
+                for (LogRecord r : l.records()) if (r.wallSeconds() > 0) walls.add(r.wallSeconds());
+            }
+            if (walls.isEmpty()) throw new KilnException("tuning log " + log + " has no record with a wall time");
+            for (int i = 0; i < trials; i++) out[i] = walls.get(i % walls.size());
+            return out;
+        }
+        SplittableRandom rnd = new SplittableRandom(seed);
+        double sigma = 0.5;
+        double mu = Math.log(meanMs / 1e3) - sigma * sigma / 2;
+        for (int i = 0; i < trials; i++) {
+            double g = Math.sqrt(-2 * Math.log(1 - rnd.nextDouble())) * Math.cos(2 * Math.PI * rnd.nextDouble());
+            out[i] = Math.exp(mu + sigma * g);
+        }
+        return out;
+    }
+
+    private static double mean(double[] a) {
+        double s = 0;
+        for (double x : a) s += x;
+        return s / a.length;
+    }
+}

@@ -1,0 +1,140 @@
+package dev.kiln.cluster;
+
+import dev.kiln.ir.KilnException;
+import dev.kiln.target.Target;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code ./kiln worker}: starts a measurement worker and runs until it is stopped. */
+@Command(
+        name = "worker",
+        mixinStandardHelpOptions = true,
+        description = "Start a measurement worker: it joins the cluster, advertises its target and measures the "
+                + "programs of tuners of that target, one at a time, each in a child JVM.")
+final class WorkerCommand implements Callable<Integer> {
+    /** The line a worker prints on standard output once it is an up member (the tests wait for it). */
+    static final String READY = "kiln worker ready";
+
+    @Option(
+            names = "--join",
+            description = "HOST:PORT of a cluster node to join through (repeatable); none to "
+                    + "start a new cluster with this worker as its seed")
+    List<String> join = new ArrayList<>();
+
+    @Option(names = "--host", description = "the address other nodes reach this worker at (default: ${DEFAULT-VALUE})")
+    String host = "127.0.0.1";
+
+    @Option(names = "--port", description = "the port to listen on, 0 for any (default: ${DEFAULT-VALUE})")
+    int port = 2552;
+
+    @Option(
+            names = "--keystore",
+            required = true,
+            description = "the cluster's PKCS#12 key store (./kiln " + "cluster-keys)")
+    Path keyStore;
+
+    @Option(
+            names = "--password-file",
+            description = "a file holding the key store password (default: the "
+                    + "environment variable KILN_CLUSTER_PASSWORD)")
+    Path passwordFile;
+
+    @Option(names = "--target", description = "the target to measure on (default: this machine's CPU, detected)")
+    String target;
+
+    @Option(
+            names = "--simulate",
+            description = "measure simulated programs only, by sleeping their recorded "
+                    + "time (for ./kiln cluster-bench); advertises the target 'simulated' (or "
+                    + "'simulated:' and --target)")
+    boolean simulate;
+
+    @Option(
+            names = "--corrupt-references",
+            hidden = true,
+            description =
+                    "fault injection for tests: damage the " + "reference outputs so that this worker's checks fail")
+    boolean corrupt;
+
+    @Option(
+            names = "--unreachable-after-ms",
+            description = "how long a silent node is given (default: " + "${DEFAULT-VALUE})")
+    long unreachableMs = 5000;
+
+    @Option(names = "--child-jvm-flag", description = "a flag for the measuring child JVM (repeatable), e.g. -Xmx8g")
+    List<String> childFlags = new ArrayList<>();
+
+    @Override
+    public Integer call() {
+        ClusterSettings settings = ClusterSettings.of(host, port, join, keyStore, password(passwordFile))
+                .withUnreachableAfter(Duration.ofMillis(unreachableMs));
+        String t = simulate
+                ? (target == null ? "simulated" : "simulated:" + target)
+                : target != null
+                        ? Target.parse(target).toString()
+                        : Target.cpu().toString();
+        if (!simulate && Target.parse(t).kind().isGpu()) {
+            throw new KilnException("target '" + t + "': measurement workers for GPUs are not built yet (the worker "
+                    + "measures through the CPU child JVM); run the tuner on the GPU machine instead");
+        }
+        var stopping = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
+        var shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            shuttingDown.set(true);
+                            ClusterNode n = stopping.get();
+                            if (n != null) n.close();
+                        },
+                        "kiln-worker-leave"));
+        // a worker removed from the cluster (unreachable too long: an overloaded machine, a network cut) joins again
+        while (!shuttingDown.get()) {
+            ClusterNode node = ClusterNode.start(settings, List.of("worker"));
+            stopping.set(node);
+            node.spawn(WorkerActor.create(t, new WorkerActor.Options(simulate, corrupt, childFlags)), "worker");
+            if (!node.awaitUp(Duration.ofSeconds(60))) {
+                System.err.println("kiln worker: not admitted to the cluster through " + settings.seeds()
+                        + " within 60 s (is the key store the cluster's? is a seed running?)");
+            }
+            System.out.println(READY + " " + node.address() + " target " + t);
+            System.out.flush();
+            CountDownLatch stopped = new CountDownLatch(1);
+            node.system().getWhenTerminated().thenRun(stopped::countDown);
+            try {
+                stopped.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 1;
+            }
+            if (shuttingDown.get()) break;
+            System.err.println("kiln worker: removed from the cluster; joining again in 2 s");
+            ClusterNode.sleep(2000);
+        }
+        return 0;
+    }
+
+    /** The key store password from {@code file}, else from {@code KILN_CLUSTER_PASSWORD}. */
+    static String password(Path file) {
+        if (file != null) {
+            try {
+                return Files.readString(file, StandardCharsets.UTF_8).strip();
+            } catch (IOException e) {
+                throw new KilnException("cannot read the password file " + file + ": " + e.getMessage());
+            }
+        }
+        String p = System.getenv("KILN_CLUSTER_PASSWORD");
+        if (p == null || p.isEmpty()) {
+            throw new KilnException("no key store password: give --password-file or set KILN_CLUSTER_PASSWORD");
+        }
+        return p;
+    }
+}

@@ -1,0 +1,193 @@
+package dev.kiln.cluster;
+
+import static dev.kiln.ir.DType.FLOAT32;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.log.LogRecord;
+import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.measure.MeasureOptions;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.search.RandomSearchPolicy;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.nn.Linalg;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Real measurements on worker JVMs (each measuring in its own child JVM with the LLVM backend), on loopback with
+ * mutual TLS: a worker whose checks fail is reported, two tuners share the workers with separate logs, and a tuner
+ * killed mid-run resumes from its log while the workers carry on. The seed is a worker, so the cluster outlives any
+ * tuner.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterTuneTest {
+    static final ComputeDAG DAG = matmul(16, 12, 10);
+    static final MeasureOptions OPTIONS = MeasureOptions.defaults()
+            .withRepeats(2)
+            .withMinRepeatMs(1)
+            .withWarmupMs(1)
+            .withTimeoutSeconds(60)
+            .withRemeasure(0, 0);
+
+    static ClusterFixture fx;
+    static ClusterNode tuner;
+    static String seed;
+    static LocalWorkers.Worker bad;
+
+    static ComputeDAG matmul(long n, long m, long k) {
+        return ComputeDAG.of(Linalg.matmul(Te.placeholder("A", FLOAT32, n, k), Te.placeholder("B", FLOAT32, k, m)));
+    }
+
+    static TuneOptions.Builder tuneOptions(Path log, int trials) {
+        return TuneOptions.builder()
+                .trials(trials)
+                .measuresPerRound(2)
+                .logFile(log)
+                .measureOptions(OPTIONS)
+                .policy(RandomSearchPolicy::forTask)
+                .progressBar(false);
+    }
+
+    @BeforeAll
+    static void start() throws Exception {
+        fx = new ClusterFixture();
+        int port = LocalWorkers.freePort();
+        fx.workers.start(2, null, port, ClusterFixture.args(), Duration.ofMinutes(2));
+        seed = "127.0.0.1:" + port;
+        bad = fx.workers
+                .start(1, seed, 0, ClusterFixture.args("--corrupt-references"), Duration.ofMinutes(2))
+                .getFirst();
+        tuner = ClusterNode.start(fx.settings(0, List.of(seed)), List.of("tuner"));
+        assertThat(tuner.awaitUp(Duration.ofSeconds(60))).isTrue();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (tuner != null) tuner.close();
+        if (fx != null) fx.close();
+    }
+
+    @Test
+    @Order(1)
+    void aWorkerWhoseChecksFailIsReportedAndItsProgramsAreMeasuredElsewhere() {
+        SearchTask task = SearchTask.of(DAG, Target.cpu());
+        try (ClusterMeasurer m = ClusterMeasurer.on(tuner, Target.cpu(), OPTIONS, Duration.ofSeconds(60))) {
+            m.job().awaitWorkers(3, Duration.ofSeconds(60));
+            for (int round = 0; round < 4 && m.report().quarantined().isEmpty(); round++) {
+                List<MeasureResult> rs = m.measure(task, Collections.nCopies(6, Schedule.empty(DAG)));
+                assertThat(rs)
+                        .hasSize(6)
+                        .allSatisfy(r -> assertThat(r.ok()).as(r.errorMessage()).isTrue());
+            }
+            JobReport r = m.report();
+            String badPort = ":" + bad.address().substring(bad.address().lastIndexOf(':') + 1) + "/";
+            assertThat(r.quarantined()).singleElement().asString().contains(badPort);
+            assertThat(r.faults())
+                    .anySatisfy(f -> assertThat(f).contains(badPort).contains("wrong result"));
+            assertThat(r.byWorker().keySet()).noneMatch(w -> w.contains(badPort));
+        } finally {
+            bad.kill();
+        }
+    }
+
+    @Test
+    @Order(2)
+    void twoTunersShareTheWorkersAndEachLogHoldsOnlyItsOwnRecords() throws Exception {
+        ComputeDAG other = matmul(8, 24, 12);
+        Path logA = fx.dir.resolve("a.jsonl");
+        Path logB = fx.dir.resolve("b.jsonl");
+        List<CompletableFuture<Void>> runs = new ArrayList<>();
+        List<ClusterMeasurer> ms = new ArrayList<>();
+        for (var job : List.of(new Object[] {DAG, logA}, new Object[] {other, logB})) {
+            ClusterMeasurer m = ClusterMeasurer.on(tuner, Target.cpu(), OPTIONS, Duration.ofSeconds(60));
+            ms.add(m);
+            runs.add(CompletableFuture.runAsync(() -> AutoSchedule.tune(
+                            (ComputeDAG) job[0],
+                            Target.cpu(),
+                            tuneOptions((Path) job[1], 6).measurer(m).build())
+                    .close()));
+        }
+        for (var f : runs) f.get(5, TimeUnit.MINUTES);
+        for (int i = 0; i < 2; i++) {
+            ComputeDAG dag = i == 0 ? DAG : other;
+            try (TuningLog log = TuningLog.open(i == 0 ? logA : logB)) {
+                assertThat(log.records()).isNotEmpty().allSatisfy(r -> assertThat(r.workloadKey())
+                        .isEqualTo(dag.workloadKey()));
+                assertThat(log.records().stream().filter(r -> r.kind().equals(LogRecord.TRIAL)))
+                        .hasSize(6);
+            }
+            JobReport rep = ms.get(i).report();
+            assertThat(rep.completed()).isEqualTo(6);
+            ms.get(i).close();
+        }
+    }
+
+    @Test
+    @Order(3)
+    void aKilledTunerResumesFromItsLogAndTheClusterCarriesOn() throws Exception {
+        Path log = fx.dir.resolve("resume.jsonl");
+        int trials = 10;
+        List<String> cmd = List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "--sun-misc-unsafe-memory-access=allow",
+                "-cp",
+                System.getProperty("java.class.path"),
+                TunerMain.class.getName(),
+                seed,
+                fx.keyStore.toString(),
+                log.toString(),
+                Integer.toString(trials));
+        Process p = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(fx.dir.resolve("tuner.log").toFile())
+                .start();
+        long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+        while (trialsIn(log) < 2 && p.isAlive() && System.nanoTime() < end) Thread.sleep(100);
+        assertThat(p.isAlive())
+                .as("the tuner was still tuning (see %s)", fx.dir.resolve("tuner.log"))
+                .isTrue();
+        p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        List<String> before = Files.readAllLines(log);
+        int done = trialsIn(log);
+        assertThat(done).isBetween(2, trials - 1);
+
+        try (ClusterMeasurer m = ClusterMeasurer.on(tuner, Target.cpu(), OPTIONS, Duration.ofSeconds(60))) {
+            AutoSchedule.tune(
+                            DAG,
+                            Target.cpu(),
+                            tuneOptions(log, trials).measurer(m).build())
+                    .close();
+            assertThat(Files.readAllLines(log).subList(0, before.size())).isEqualTo(before);
+            assertThat(trialsIn(log)).isEqualTo(trials);
+            assertThat(m.report().completed()).isEqualTo(trials - done);
+        }
+    }
+
+    static int trialsIn(Path log) {
+        if (!Files.exists(log)) return 0;
+        try (TuningLog l = TuningLog.open(log)) {
+            return (int) l.records().stream()
+                    .filter(r -> r.kind().equals(LogRecord.TRIAL))
+                    .count();
+        }
+    }
+}
