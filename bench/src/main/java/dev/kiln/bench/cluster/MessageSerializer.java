@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;

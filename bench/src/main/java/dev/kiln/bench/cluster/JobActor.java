@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureResult;

@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;

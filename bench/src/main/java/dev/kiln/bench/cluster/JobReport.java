@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 import java.util.List;
 import java.util.Map;

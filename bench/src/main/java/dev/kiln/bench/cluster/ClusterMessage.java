@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 /**
  * A message that crosses the network between a tuner's {@link JobActor} and a {@link WorkerActor}: Pekko serializes

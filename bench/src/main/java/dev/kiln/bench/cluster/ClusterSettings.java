@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
@@ -85,8 +85,8 @@ public record ClusterSettings(
                   actor {
                     provider = cluster
                     allow-java-serialization = off
-                    serializers { kiln = "dev.kiln.cluster.MessageSerializer" }
-                    serialization-bindings { "dev.kiln.cluster.ClusterMessage" = kiln }
+                    serializers { kiln = "dev.kiln.bench.cluster.MessageSerializer" }
+                    serialization-bindings { "dev.kiln.bench.cluster.ClusterMessage" = kiln }
                   }
                   remote.artery {
                     transport = tls-tcp

@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 import dev.kiln.ir.KilnException;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.kiln.cluster;
+package dev.kiln.bench.cluster;
 
 /**
  * One program a job asks the cluster to measure: a real program (the request text of {@link
