@@ -85,8 +85,9 @@ final class WmmaGen {
                                 && l.buffer().base() == st.buffer().base()) {
                             throw new KilnException(
                                     where + ": the store to '" + st.buffer().name()
-                                            + "' accumulates outside the Tensor Core nest, which each of a warp's 32 lanes"
-                                            + " would repeat; tensorize that reduction too or compute it in another kernel");
+                                            + "' accumulates outside the Tensor Core nest, which each of a"
+                                            + " warp's 32 lanes would repeat; tensorize that reduction too or"
+                                            + " compute it in another kernel");
                         }
                     });
                 }
