@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Kiln's GPU check, for a machine with an NVIDIA GPU: builds Kiln, runs the CUDA tests (the device
-# tests run only here), tunes a 4096 matmul and a conv2d layer on a short budget, and ends with a
+# tests run only here), tunes a 4096 matmul, a conv2d layer and a float16 Tensor Core 4096 matmul
+# (against cublasGemmEx) on a short budget, and ends with a
 # table of GFLOP/s next to cuBLAS (and PyTorch, when it is installed) measured in the same run.
-# The default budget (build ~2 min, tests ~1 min, 2 x 75 s of tuning, baselines) ends well inside
+# The default budget (build ~2 min, tests ~1.5 min, 3 x 75 s of tuning, baselines) ends inside
 # 10 minutes; every step after the build runs under a timeout.
 #
 #   scripts/gpu-check.sh [--dry-run] [--seconds S] [--skip-tests] [--prebuilt] [-- GpuCheck options]
@@ -82,7 +83,7 @@ if [ $tests = 1 ]; then
   launcher=$(ls "$out"/tools/junit-platform-console-standalone-*.jar 2>/dev/null | head -1)
   [ -n "$launcher" ] || die "no JUnit console launcher in $out/tools"
   jars=$(ls "$PWD/$out"/lib/*.jar | tr '\n' ':')
-  (cd cuda && timeout 300 "$java" "${jvm[@]}" -jar "../$launcher" execute --disable-banner --details=summary \
+  (cd cuda && timeout 420 "$java" "${jvm[@]}" -jar "../$launcher" execute --disable-banner --details=summary \
       --class-path "target/test-classes:target/classes:$jars" --select-package dev.kiln.cuda \
       --reports-dir target/gpu-check-reports) || die "the CUDA tests failed (reports: cuda/target/gpu-check-reports)"
   skipped=$(grep -ho '<skipped' cuda/target/gpu-check-reports/*.xml 2>/dev/null | wc -l || true)
@@ -94,7 +95,7 @@ rm -f cuda/target/kiln-gpu-check.jsonl   # a fresh search every run (the log is 
 args=(--seconds "$seconds" --log cuda/target/kiln-gpu-check.jsonl)
 [ $dry = 1 ] && args+=(--dry-run)
 say "running dev.kiln.cuda.GpuCheck ${args[*]} ${extra[*]:-}"
-timeout $((2 * ${seconds%.*} + 180)) "$java" "${jvm[@]}" -cp "$cp" dev.kiln.cuda.GpuCheck "${args[@]}" "${extra[@]}" \
+timeout $((3 * ${seconds%.*} + 180)) "$java" "${jvm[@]}" -cp "$cp" dev.kiln.cuda.GpuCheck "${args[@]}" "${extra[@]}" \
     || die "GpuCheck (exit $?)"
 
 # ---- PyTorch, when the machine has it ---------------------------------------------------------

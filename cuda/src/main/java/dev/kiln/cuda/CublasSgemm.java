@@ -26,11 +26,15 @@ import jcuda.jcublas.cublasOperation;
  * (CUDA 13 machines have {@code libcublas.so.13}). {@link #name()} says which.
  * {@code C[m, n] = A[m, k] * B[k, n]} is computed as cuBLAS's column-major
  * {@code C^T = B^T * A^T}. Runs on the device's primary context, the one {@link CudaDevice} uses.
+ * {@link #runHalf} is cublasGemmEx with float16 inputs on Tensor Cores.
  */
 final class CublasSgemm implements AutoCloseable {
     private final String name;
     private final cublasHandle jcublas;
     private final MethodHandle sgemm, destroy;
+    /** cublasGemmEx through Panama; null with JCublas, or when the library lacks it. */
+    private MethodHandle gemmEx;
+
     private final MemorySegment handle;
     private final Arena arena = Arena.ofShared();
 
@@ -74,15 +78,25 @@ final class CublasSgemm implements AutoCloseable {
                             JAVA_INT, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
             MethodHandle destroy = linker.downcallHandle(
                     l.find("cublasDestroy_v2").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            MethodHandle ex = l.find("cublasGemmEx")
+                    .map(f -> linker.downcallHandle(
+                            f,
+                            FunctionDescriptor.of(
+                                    JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
+                                    JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG,
+                                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT)))
+                    .orElse(null);
             MemorySegment hp = Arena.global().allocate(ADDRESS);
             int rc = (int) create.invokeExact(hp);
             if (rc != 0) throw new KilnException("cublasCreate_v2 returned " + rc);
-            return new CublasSgemm(
+            CublasSgemm out = new CublasSgemm(
                     "cuBLAS " + lib.versionString() + " (Panama, " + lib.path() + "; JCublas: " + jcublasProblem + ")",
                     null,
                     gemm,
                     destroy,
                     hp.get(ADDRESS, 0));
+            out.gemmEx = ex;
+            return out;
         } catch (KilnException e) {
             throw e;
         } catch (Throwable t) {
@@ -125,6 +139,71 @@ final class CublasSgemm implements AutoCloseable {
             throw e;
         } catch (Throwable t) {
             throw new KilnException("cublasSgemm_v2 failed: " + t);
+        }
+    }
+
+    /** cudaDataType CUDA_R_16F, CUDA_R_32F; cublasComputeType_t CUBLAS_COMPUTE_32F; CUBLAS_GEMM_DEFAULT_TENSOR_OP. */
+    private static final int R_16F = 2, R_32F = 0, COMPUTE_32F = 68, GEMM_DEFAULT_TENSOR_OP = 99;
+
+    /**
+     * Enqueues {@code C = A * B} with A and B float16 and C float32, computed in float32 on Tensor
+     * Cores (cublasGemmEx, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP): the vendor baseline
+     * of the Tensor Core matmul.
+     */
+    void runHalf(int m, int n, int k, DeviceArgs d, dev.kiln.ir.Buffer a, dev.kiln.ir.Buffer b, dev.kiln.ir.Buffer c) {
+        if (jcublas != null) {
+            Pointer one = Pointer.to(new float[] {1f}), zero = Pointer.to(new float[] {0f});
+            int rc = JCublas2.cublasGemmEx(
+                    jcublas,
+                    cublasOperation.CUBLAS_OP_N,
+                    cublasOperation.CUBLAS_OP_N,
+                    n,
+                    m,
+                    k,
+                    one,
+                    d.pointer(b),
+                    R_16F,
+                    n,
+                    d.pointer(a),
+                    R_16F,
+                    k,
+                    zero,
+                    d.pointer(c),
+                    R_32F,
+                    n,
+                    COMPUTE_32F,
+                    GEMM_DEFAULT_TENSOR_OP);
+            if (rc != 0) throw new KilnException("cublasGemmEx returned " + rc);
+            return;
+        }
+        if (gemmEx == null) throw new KilnException("this cuBLAS (" + name + ") has no cublasGemmEx");
+        try {
+            MemorySegment one = arena.allocateFrom(JAVA_FLOAT, 1f), zero = arena.allocateFrom(JAVA_FLOAT, 0f);
+            int rc = (int) gemmEx.invokeExact(
+                    handle,
+                    0,
+                    0,
+                    n,
+                    m,
+                    k,
+                    one,
+                    d.address(b),
+                    R_16F,
+                    n,
+                    d.address(a),
+                    R_16F,
+                    k,
+                    zero,
+                    d.address(c),
+                    R_32F,
+                    n,
+                    COMPUTE_32F,
+                    GEMM_DEFAULT_TENSOR_OP);
+            if (rc != 0) throw new KilnException("cublasGemmEx returned " + rc);
+        } catch (KilnException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new KilnException("cublasGemmEx failed: " + t);
         }
     }
 

@@ -7,6 +7,8 @@ import dev.kiln.cuda.compile.CudaCompiler;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.GpuLimits;
 import dev.kiln.lower.VerifyThreadBindings;
+import dev.kiln.schedule.CudaTensorIntrinsics;
+import dev.kiln.schedule.TensorIntrinsics;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CudaTarget;
 import dev.kiln.target.Target;
@@ -45,12 +47,35 @@ public final class CudaBackend implements Backend {
         return compile(func, t, CudaOptions.defaults().withFastMath(t.fastMath()));
     }
 
+    /** The Tensor Core intrinsics ({@link CudaTensorIntrinsics}) when the target has compute capability 8.0. */
+    @Override
+    public java.util.Set<String> intrinsics(Target target) {
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        for (String n : CudaTensorIntrinsics.ALL) if (TensorIntrinsics.get(n).availableOn(target)) out.add(n);
+        return out;
+    }
+
     /** Compiles with explicit code generation options. */
     public CudaKernel compile(PrimFunc func, CudaTarget target, CudaOptions options) {
+        checkIntrinsics(func, target);
         VerifyThreadBindings.apply(func, limits(target));
         CudaModule m = CudaCodegen.generate(func, options);
         CudaCompiler.Result ptx = COMPILER.compile(m, target.computeCapability());
         return new CudaKernel(func, target, m, ptx);
+    }
+
+    /** Refuses a tensorized program whose intrinsics the target's architecture lacks, naming them. */
+    static void checkIntrinsics(PrimFunc func, CudaTarget target) {
+        new dev.kiln.tir.StmtVisitor() {
+            @Override
+            public void visit(dev.kiln.tir.Stmt s) {
+                if (s instanceof dev.kiln.tir.Pragma p && p.tensorIntrinsic() != null) {
+                    String why = TensorIntrinsics.get(p.tensorIntrinsic()).unavailableReason(target);
+                    if (why != null) throw new KilnException("function '" + func.name() + "': " + why);
+                }
+                visitChildren(s);
+            }
+        }.visit(func.body());
     }
 
     /** The target's limits as the GPU passes check them (vthread extent: Ansor's 8). */

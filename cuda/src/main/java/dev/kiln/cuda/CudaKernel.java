@@ -281,7 +281,7 @@ public final class CudaKernel implements CompiledKernel {
         check(
                 JCudaDriver.cuFuncGetAttribute(regs, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn),
                 "cuFuncGetAttribute");
-        long threads = launch.kernel().threadsPerBlock();
+        long threads = launch.threadsPerBlock();
         if (threads > max[0]) {
             throw new KilnException("kernel " + launch.name() + " of function '" + func.name() + "' launches " + threads
                     + " threads per block, but with " + regs[0] + " registers per thread " + d.name() + " runs at most "

@@ -13,6 +13,7 @@ import dev.kiln.cuda.compile.CudaCompiler;
 import dev.kiln.cuda.compile.Nvrtc;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.DType;
+import dev.kiln.ir.KilnException;
 import dev.kiln.ir.MemoryScope;
 import dev.kiln.lower.GpuPasses;
 import dev.kiln.lower.Lowering;
@@ -34,7 +35,8 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The GPU check of scripts/gpu-check.sh: tunes a 4096 matmul and a conv2d layer on this machine's
+ * The GPU check of scripts/gpu-check.sh: tunes a 4096 matmul, a conv2d layer and a float16 -> float32
+ * Tensor Core matmul (4096, against cublasGemmEx with tensor ops) on this machine's
  * GPU on a short budget, checks each tuned kernel against a plain GPU kernel of the same
  * computation (one thread per output element) on random inputs, times it with CUDA events, and
  * prints a table of GFLOP/s next to cuBLAS measured in the same run (sgemm of the same shape; for
@@ -49,7 +51,12 @@ import java.util.SplittableRandom;
 public final class GpuCheck {
     private GpuCheck() {}
 
-    record Workload(String name, ComputeDAG dag, int[] gemm) {}
+    /** A workload; {@code half}: float16 inputs, float32 output, timed against cublasGemmEx on Tensor Cores. */
+    record Workload(String name, ComputeDAG dag, int[] gemm, boolean half) {
+        Workload(String name, ComputeDAG dag, int[] gemm) {
+            this(name, dag, gemm, false);
+        }
+    }
 
     record Row(String name, double gflop, double kilnMs, double vendorMs, String check, int trials) {}
 
@@ -76,7 +83,7 @@ public final class GpuCheck {
                             + "[--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
             }
         }
-        List<Workload> workloads = List.of(matmul(mm), conv2d(conv));
+        List<Workload> workloads = List.of(matmul(mm), conv2d(conv), tensorCoreMatmul(mm));
         System.out.println("kiln gpu-check: " + CudaCompiler.describe() + "; " + CudaDriver.status());
         if (dry) {
             dryRun(workloads, seconds, trials);
@@ -104,6 +111,15 @@ public final class GpuCheck {
         return new Workload("matmul " + n + "x" + n + "x" + n, ComputeDAG.of(Linalg.matmul(a, b)), new int[] {n, n, n});
     }
 
+    /** fp16 x fp16 -> fp32 matmul, which the Tensor Core sketch rule (TensorCoreTiling) tensorizes with wmma. */
+    static Workload tensorCoreMatmul(int n) {
+        return new Workload(
+                "tensor core matmul f16->f32 " + n,
+                TensorCoreSchedule.matmul(DType.FLOAT16, n, n, n, false),
+                new int[] {n, n, n},
+                true);
+    }
+
     /** conv2d NCHW: batch, in channels, height, width, out channels, kernel h, kernel w, padding (stride 1). */
     static Workload conv2d(int[] c) {
         Tensor data = Te.placeholder("data", DType.FLOAT32, c[0], c[1], c[2], c[3]);
@@ -124,6 +140,13 @@ public final class GpuCheck {
         for (Workload w : workloads) {
             SearchTask task = AutoSchedule.task(w.dag(), target);
             var sketches = TargetRules.cuda().sketches(task);
+            if (w.half()) {
+                // sample what makes this workload: the Tensor Core sketch
+                sketches = sketches.stream()
+                        .filter(k -> k.steps().stream().anyMatch(x -> x instanceof dev.kiln.schedule.TensorizeStep))
+                        .toList();
+                if (sketches.isEmpty()) throw new KilnException("no Tensor Core sketch for " + w.name());
+            }
             InitPopulation.Result r =
                     TargetRules.cuda().population(task, sketches).sample(3, new SplittableRandom(1));
             int kernels = 0;
@@ -191,34 +214,39 @@ public final class GpuCheck {
                         new ArrayList<>(args.subList(0, w.dag().inputs().size()));
                 naiveArgs.addAll(ref);
                 naive.call(naiveArgs.toArray(NDArray[]::new));
-                Comparison c = args.get(args.size() - 1).compareTo(ref.getLast(), 1e-3, 1e-3);
+                // float16 inputs: both sum k float32 products in another order; 1e-2 covers k = 4096
+                double tol = w.half() ? 1e-2 : 1e-3;
+                Comparison c = args.get(args.size() - 1).compareTo(ref.getLast(), tol, tol);
                 String check = c.ok()
                         ? "ok"
                         : "WRONG: " + c.report().lines().findFirst().orElse("");
-                double vendorMs = sgemmMs(cublas, d, w.gemm());
+                double vendorMs = sgemmMs(cublas, d, w.gemm(), w.half());
                 return new Row(w.name(), w.dag().flopCount() / 1e9, ms, vendorMs, check, r.trials());
             }
         }
     }
 
     /** The time of one sgemm of {@code m x n x k} on device-resident random data, in ms. */
-    private static double sgemmMs(CublasSgemm cublas, CudaDevice d, int[] mnk) {
+    private static double sgemmMs(CublasSgemm cublas, CudaDevice d, int[] mnk, boolean half) {
         int m = mnk[0], n = mnk[1], k = mnk[2];
-        Buffer a = Buffer.rowMajor("a", DType.FLOAT32, List.of((long) m, (long) k), MemoryScope.GLOBAL);
-        Buffer b = Buffer.rowMajor("b", DType.FLOAT32, List.of((long) k, (long) n), MemoryScope.GLOBAL);
+        DType in = half ? DType.FLOAT16 : DType.FLOAT32;
+        long e = in.bytes();
+        Buffer a = Buffer.rowMajor("a", in, List.of((long) m, (long) k), MemoryScope.GLOBAL);
+        Buffer b = Buffer.rowMajor("b", in, List.of((long) k, (long) n), MemoryScope.GLOBAL);
         Buffer c = Buffer.rowMajor("c", DType.FLOAT32, List.of((long) m, (long) n), MemoryScope.GLOBAL);
         try (DeviceArgs da = new DeviceArgs(d);
-                NDArray ha = NDArray.random(DType.FLOAT32, 3, m, k);
-                NDArray hb = NDArray.random(DType.FLOAT32, 4, k, n)) {
-            da.add(a, 4L * m * k);
-            da.add(b, 4L * k * n);
+                NDArray ha = NDArray.random(in, 3, m, k);
+                NDArray hb = NDArray.random(in, 4, k, n)) {
+            da.add(a, e * m * k);
+            da.add(b, e * k * n);
             da.add(c, 4L * m * n);
-            d.upload(ha, da.pointer(a), 4L * m * k);
-            d.upload(hb, da.pointer(b), 4L * k * n);
+            d.upload(ha, da.pointer(a), e * m * k);
+            d.upload(hb, da.pointer(b), e * k * n);
+            Runnable once = half ? () -> cublas.runHalf(m, n, k, da, a, b, c) : () -> cublas.run(m, n, k, da, a, b, c);
             return d.with(() -> {
-                for (int i = 0; i < 3; i++) cublas.run(m, n, k, da, a, b, c);
+                for (int i = 0; i < 3; i++) once.run();
                 return d.time(() -> {
-                            for (int i = 0; i < 10; i++) cublas.run(m, n, k, da, a, b, c);
+                            for (int i = 0; i < 10; i++) once.run();
                         })
                         / 10.0;
             });
@@ -237,7 +265,7 @@ public final class GpuCheck {
             System.out.printf("%-40s %12.1f %12.1f %10.3f %7d  %s%n", r.name(), k, v, k / v, r.trials(), r.check());
         }
         System.out.println(
-                "(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; times from CUDA "
-                        + "events)");
+                "(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; the Tensor Core"
+                        + " matmul's is cublasGemmEx f16->f32 with tensor ops; times from CUDA events)");
     }
 }

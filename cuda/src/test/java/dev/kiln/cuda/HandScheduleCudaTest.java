@@ -118,8 +118,8 @@ class HandScheduleCudaTest {
                 .contains("__launch_bounds__(128)")
                 .contains("(int)blockIdx.x")
                 .contains("// vthread")
-                .contains("__shared__ __align__(16) float A_shared[")
-                .contains("__shared__ __align__(16) float B_shared[")
+                .contains("__shared__ __align__(32) float A_shared[")
+                .contains("__shared__ __align__(32) float B_shared[")
                 .contains("float C_local[16] = {};");
         assertThat(src.split("__syncthreads\\(\\);", -1).length - 1).isGreaterThanOrEqualTo(2);
     }

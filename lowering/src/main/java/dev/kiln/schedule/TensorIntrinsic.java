@@ -27,6 +27,11 @@ import java.util.Objects;
  *                    replaces is the output's spatial axes then its reduce axes, in that order
  * @param alignment   per operand (the pattern's inputs in order, then the output): the element
  *                    offset of the tile's first element must be a multiple of this (1: any)
+ * @param strided     per operand: whether its rows may lie any fixed distance apart (a leading
+ *                    dimension, like a Tensor Core fragment's {@code ldm}), each row contiguous as in
+ *                    the pattern; that distance must then be a multiple of the operand's alignment.
+ *                    Only for two-dimensional operands; the others are dense as in the pattern.
+ *                    On a CUDA target a feature {@code sm_80} means compute capability 8.0 or newer.
  */
 public record TensorIntrinsic(
         String name,
@@ -34,7 +39,26 @@ public record TensorIntrinsic(
         Target.Kind kind,
         List<String> features,
         ComputeDAG pattern,
-        List<Integer> alignment) {
+        List<Integer> alignment,
+        List<Boolean> strided) {
+
+    /** An intrinsic whose operands are all dense, as in the pattern. */
+    public TensorIntrinsic(
+            String name,
+            String description,
+            Target.Kind kind,
+            List<String> features,
+            ComputeDAG pattern,
+            List<Integer> alignment) {
+        this(
+                name,
+                description,
+                kind,
+                features,
+                pattern,
+                alignment,
+                java.util.Collections.nCopies(alignment.size(), false));
+    }
 
     public TensorIntrinsic {
         Objects.requireNonNull(name, "name");
@@ -64,6 +88,19 @@ public record TensorIntrinsic(
         for (int a : alignment) {
             if (a < 1) throw new KilnException("intrinsic '" + name + "': alignment " + a + " must be >= 1");
         }
+        strided = List.copyOf(strided);
+        if (strided.size() != alignment.size()) {
+            throw new KilnException("intrinsic '" + name + "': " + strided.size() + " strided flags for "
+                    + alignment.size() + " operands");
+        }
+        List<Tensor> ops = new java.util.ArrayList<>(pattern.inputs());
+        ops.add(pattern.outputs().get(0));
+        for (int k = 0; k < ops.size(); k++) {
+            if (strided.get(k) && ops.get(k).shape().dims().size() != 2) {
+                throw new KilnException("intrinsic '" + name + "': strided operand '"
+                        + ops.get(k).name() + "' must be two-dimensional");
+            }
+        }
     }
 
     /** The pattern's computation. */
@@ -89,8 +126,7 @@ public record TensorIntrinsic(
     /** Whether {@code target} has every feature the instruction needs (never true for another kind). */
     public boolean availableOn(Target target) {
         if (target.kind() != kind) return false;
-        if (target instanceof CpuTarget cpu) return features.stream().allMatch(cpu::hasFeature);
-        return features.isEmpty();
+        return unavailableReason(target) == null;
     }
 
     /** Why {@code target} cannot run it, or null when it can. */
@@ -103,6 +139,17 @@ public record TensorIntrinsic(
                 return "intrinsic '" + name + "' needs CPU feature(s) " + missing + ", which target " + cpu.cpu()
                         + " lacks";
             }
+        } else if (target instanceof dev.kiln.target.CudaTarget gpu) {
+            for (String f : features) {
+                if (!f.matches("sm_[0-9]+")) return "intrinsic '" + name + "' needs unknown GPU feature '" + f + "'";
+                int need = Integer.parseInt(f.substring(3));
+                if (gpu.computeCapability() < need) {
+                    return "intrinsic '" + name + "' needs compute capability " + f + " or newer, which target "
+                            + gpu.arch() + " lacks";
+                }
+            }
+        } else if (!features.isEmpty()) {
+            return "intrinsic '" + name + "' needs features " + features + " that target " + target + " cannot report";
         }
         return null;
     }

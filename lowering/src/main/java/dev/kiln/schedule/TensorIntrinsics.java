@@ -53,6 +53,7 @@ public final class TensorIntrinsics {
                 DType.BFLOAT16,
                 DType.FLOAT32,
                 2));
+        CudaTensorIntrinsics.registerAll();
     }
 
     /**

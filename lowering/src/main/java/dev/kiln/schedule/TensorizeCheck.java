@@ -255,6 +255,7 @@ final class TensorizeCheck {
                 }
                 Map<String, Long> seen = new HashMap<>();
                 long[] pBase = null, sBase = null;
+                long[] lds = new long[operands.size()];
                 int points = 1;
                 for (long x : ext) points *= (int) x;
                 for (int point = 0; point < points; point++) {
@@ -279,11 +280,17 @@ final class TensorizeCheck {
                                         .findFirst()
                                         .map(x -> patternRead(pat, x))
                                         .orElseThrow();
-                        po[k] = flat(pIdx, pt.shape().dims(), penv, seen, null);
+                        po[k] = flat(pIdx, pt.shape().dims(), penv, seen, null, 1);
                         Tensor stT = out ? op.outputs().get(0) : Tensor.of(reads.get(pt));
                         List<Expr> sIdx =
                                 out ? new ArrayList<>(op.axes()) : reads.get(pt).indices();
-                        so[k] = flat(sIdx, stT.shape().dims(), env, seen, onlyLast(stT) ? pt.name() : null);
+                        so[k] = flat(
+                                sIdx,
+                                stT.shape().dims(),
+                                env,
+                                seen,
+                                onlyLast(stT) ? pt.name() : null,
+                                in.strided().get(k) ? 2 : 1);
                     }
                     if (point == 0) {
                         pBase = po;
@@ -300,7 +307,9 @@ final class TensorizeCheck {
                         continue;
                     }
                     for (int k = 0; k < operands.size(); k++) {
-                        if (so[k] - sBase[k] != po[k] - pBase[k]) {
+                        long want = po[k] - pBase[k];
+                        if (in.strided().get(k)) want = strided(k, operands.get(k), want, so[k] - sBase[k], lds, penv);
+                        if (so[k] - sBase[k] != want) {
                             throw new ScheduleException(where + "operand '"
                                     + operands.get(k).name() + "' (tensor '"
                                     + (k == operands.size() - 1
@@ -314,6 +323,28 @@ final class TensorizeCheck {
                     }
                 }
             }
+        }
+
+        /**
+         * The offset a strided operand's element at pattern offset {@code pat} must have: its row
+         * times the leading dimension (set by the first point off the tile's first row, then kept
+         * in {@code lds}), plus its column.
+         */
+        private long strided(int k, Tensor pt, long pat, long actual, long[] lds, Map<Var, Long> penv) {
+            long cols = pt.shape().dims().get(1);
+            long row = pat / cols, col = pat % cols;
+            if (row == 0) return col;
+            if (lds[k] == 0) {
+                long ld = (actual - col) / row;
+                if (ld < cols || ld * row + col != actual) return actual + 1; // reported as a layout mismatch
+                int al = in.alignment().get(k);
+                if (ld % al != 0) {
+                    throw new ScheduleException(where + "operand '" + pt.name() + "' has rows " + ld
+                            + " elements apart, not a multiple of " + al + " (alignment of the leading dimension)");
+                }
+                lds[k] = ld;
+            }
+            return row * lds[k] + col;
         }
 
         private static List<Expr> patternRead(ComputeOp pat, Tensor t) {
@@ -338,17 +369,24 @@ final class TensorizeCheck {
         }
 
         private long flat(
-                List<Expr> idx, List<Long> shape, Map<Var, Long> env, Map<String, Long> firstOuter, String onlyLastOf) {
+                List<Expr> idx,
+                List<Long> shape,
+                Map<Var, Long> env,
+                Map<String, Long> firstOuter,
+                String onlyLastOf,
+                int inner) {
             long off = 0;
             for (int d = 0; d < idx.size(); d++) off = off * shape.get(d) + eval(idx.get(d), env);
             if (onlyLastOf != null) {
-                // the offset within the last dimension is all that stays true in a shrunk buffer
+                // the offset within the last dimension (the last two for a strided operand, whose
+                // leading dimension the backend reads from the buffer) is all that stays true in a shrunk buffer
                 long outer = 0;
-                for (int d = 0; d < idx.size() - 1; d++) outer = outer * shape.get(d) + eval(idx.get(d), env);
+                for (int d = 0; d < idx.size() - inner; d++) outer = outer * shape.get(d) + eval(idx.get(d), env);
                 Long first = firstOuter.putIfAbsent(onlyLastOf, outer);
                 if (first != null && first.longValue() != outer) {
                     throw new ScheduleException(where + "operand '" + onlyLastOf + "' lives in a buffer computed "
-                            + "inside a loop (or storage-aligned); only its last index may vary over the tile");
+                            + "inside a loop (or storage-aligned); only its last "
+                            + (inner == 1 ? "index" : inner + " indices") + " may vary over the tile");
                 }
             }
             return off;

@@ -19,7 +19,8 @@ import java.util.SplittableRandom;
  * The last GPU annotation rule: refuses a sample that breaks the target's limits, so that it is
  * never measured. After bound inference, per kernel (a stage at root with everything computed
  * inside it): the threads per block (the product of its threadIdx loops' extents, taking the
- * largest where several loops bind one axis) at most {@link HardwareParams#maxThreadsPerBlock()};
+ * largest where several loops bind one axis; times the warp size in a kernel with a Tensor Core
+ * stage, where each program thread is a warp) at most {@link HardwareParams#maxThreadsPerBlock()};
  * every vthread extent at most {@link HardwareParams#maxVthreadExtent()}; the shared-memory tiles
  * of its {@code .shared} stages at most {@link HardwareParams#maxSharedMemoryPerBlock()} bytes.
  * The GPU passes check the lowered program again at measurement time.
@@ -43,11 +44,17 @@ public record CheckGpuLimits() implements InitRule {
         }
         Map<Integer, long[]> threads = new HashMap<>(); // root -> max extent per axis x, y, z
         Map<Integer, Long> shared = new HashMap<>();
+        java.util.Set<Integer> warpLevel = new java.util.HashSet<>();
         for (int id = 0; id < s.stages().size(); id++) {
             Stage st = s.stage(id);
             if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
             int root = rootOf(s, id);
             long[] t = threads.computeIfAbsent(root, k -> new long[] {1, 1, 1});
+            if (st.tensorized() != null
+                    && dev.kiln.schedule.CudaTensorIntrinsics.ALL.contains(
+                            st.tensorized().intrinsic())) {
+                warpLevel.add(root);
+            }
             for (Iter it : st.iters()) {
                 IterAnnotation a = it.annotation();
                 int axis = a == IterAnnotation.THREAD_X
@@ -73,6 +80,8 @@ public record CheckGpuLimits() implements InitRule {
         }
         for (var e : threads.entrySet()) {
             long n = e.getValue()[0] * e.getValue()[1] * e.getValue()[2];
+            // a kernel with Tensor Core tiles runs a warp per program thread
+            if (warpLevel.contains(e.getKey())) n *= Math.max(1, hw.warpSize());
             if (hw.maxThreadsPerBlock() > 0 && n > hw.maxThreadsPerBlock()) {
                 throw new InvalidSample(
                         NAME,

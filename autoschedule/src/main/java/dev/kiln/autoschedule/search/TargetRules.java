@@ -12,6 +12,7 @@ import dev.kiln.autoschedule.gpu.AddCacheReadShared;
 import dev.kiln.autoschedule.gpu.AddCacheWriteForFusion;
 import dev.kiln.autoschedule.gpu.CheckGpuLimits;
 import dev.kiln.autoschedule.gpu.InitThreadBind;
+import dev.kiln.autoschedule.gpu.TensorCoreTiling;
 import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
 import dev.kiln.autoschedule.mutation.MutateComputeLocation;
 import dev.kiln.autoschedule.mutation.MutateParallel;
@@ -139,8 +140,10 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
     }
 
     /**
-     * The CUDA rules (ansor-notes §4.2 and §5). Sketches, in Ansor's GPU order:
-     * {@link AddCacheReadShared}, AlwaysInline (any non-reducing intermediate stage on a GPU),
+     * The CUDA rules (ansor-notes §4.2 and §5). Sketches: first Kiln's {@link TensorCoreTiling}
+     * (one more sketch, tensorized with wmma, for a float16/bfloat16 matmul on sm_80 or newer; the
+     * others still apply), then in Ansor's GPU order: {@link AddCacheReadShared}, AlwaysInline
+     * (any non-reducing intermediate stage on a GPU),
      * {@link AddCacheWriteForFusion} (Kiln's: a {@code .local} accumulator for a stage about to be
      * fused into its consumer, which TVM gets by scope inference), AddCacheWrite (a {@code .local}
      * accumulator), MultiLevelTilingWithFusion ("SSSRRSRS", the consumer fused at level 3),
@@ -162,6 +165,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
     public static TargetRules cuda() {
         return new TargetRules(
                 List.of(
+                        new TensorCoreTiling(),
                         new AddCacheReadShared(),
                         new AlwaysInline(),
                         new AddCacheWriteForFusion(),

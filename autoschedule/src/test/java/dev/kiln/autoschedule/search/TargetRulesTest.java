@@ -74,6 +74,7 @@ class TargetRulesTest {
         TargetRules gpu = TargetRules.of(Target.Kind.CUDA);
         assertThat(sketchNames(gpu))
                 .containsExactly(
+                        "TensorCoreTiling", // Kiln's: one more sketch, for fp16/bf16 matmuls on sm_80+
                         "AddCacheRead",
                         "AlwaysInline",
                         "AddCacheWriteForFusion",

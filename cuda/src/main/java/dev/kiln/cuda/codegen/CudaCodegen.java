@@ -111,7 +111,7 @@ public final class CudaCodegen {
                     .append(")\n");
             kernelText
                     .append("extern \"C\" __global__ void __launch_bounds__(")
-                    .append(kernel.threadsPerBlock())
+                    .append(launch.threadsPerBlock())
                     .append(") ")
                     .append(kname)
                     .append("(")
@@ -130,6 +130,7 @@ public final class CudaCodegen {
                 .append('\n');
         if (g.dtypes.contains(DType.FLOAT16)) src.append("#include <cuda_fp16.h>\n");
         if (g.dtypes.contains(DType.BFLOAT16)) src.append("#include <cuda_bf16.h>\n");
+        if (kernelText.indexOf("nvcuda::wmma::") >= 0) src.append("#include <mma.h>\n");
         src.append('\n');
         String helpers = Helper.definitions(g.helpers);
         if (!helpers.isEmpty()) src.append(helpers).append('\n');

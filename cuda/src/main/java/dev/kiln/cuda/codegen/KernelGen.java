@@ -28,12 +28,14 @@ import dev.kiln.tir.ThreadAxis;
  *   <li>vthread loops and serial loops are C loops; unrolled loops get {@code #pragma unroll};
  *       vectorized loops become {@code float2}/{@code float4} accesses where {@link VectorAccess}
  *       proves them aligned and contiguous, and unrolled loops otherwise.
- *   <li>Shared buffers are {@code __shared__} arrays, local buffers arrays of the thread;
+ *   <li>Shared buffers are {@code __shared__} arrays (32-byte aligned, as Tensor Core fragments
+ *       need), local buffers arrays of the thread;
  *       {@link dev.kiln.tir.Barrier} is {@code __syncthreads()}.
  *   <li>Local arrays start zeroed, like the interpreter's scratch memory (the compiler drops the
  *       clearing when the program writes before it reads); shared arrays are cleared by all
  *       threads followed by a barrier only with {@link CudaOptions#zeroSharedMemory()}, since the
  *       lowering never reads a shared element it did not fetch.
+ *   <li>A Tensor Core nest is {@link WmmaGen}'s; its kernel runs a warp per program thread.
  * </ul>
  */
 final class KernelGen {
@@ -56,7 +58,12 @@ final class KernelGen {
         this.g = g;
         this.names = names;
         this.options = options;
+        this.warpLevel = WmmaGen.warpLevel(kernel);
+        if (warpLevel) WmmaGen.checkWarpLevel(kernel, "function '" + funcName + "', " + kernel.describe());
     }
+
+    /** Whether every program thread along x is a warp ({@link WmmaGen}). */
+    private final boolean warpLevel;
 
     /** The kernel's body, indented one level. */
     String body() {
@@ -103,6 +110,9 @@ final class KernelGen {
                 if (clash) close();
             }
             case Evaluate e -> line("(void)" + g.gen(e.value()) + ";");
+            case Pragma p
+            when p.tensorIntrinsic() != null ->
+                WmmaGen.emit(p, g, names, "function '" + funcName + "', " + kernel.describe(), this::line);
             case Pragma p -> {
                 line("// pragma " + p.key() + " = " + p.value());
                 stmt(p.body());
@@ -167,7 +177,7 @@ final class KernelGen {
             throw fail("loop '" + f.var().name() + "' bound to " + axis.tag() + " has a non-constant extent");
         }
         long launched = kernel.extent(axis);
-        String index = axis.tag();
+        String index = warpLevel && axis == ThreadAxis.THREAD_X ? "(threadIdx.x >> 5)" : axis.tag();
         String value = "(" + type + ")" + index;
         if (!(f.min() instanceof IntImm m && m.value() == 0)) value = value + " + " + g.index(f.min());
         open(ext.value() < launched ? "if (" + index + " < " + ext.value() + ")" : "");
@@ -202,7 +212,7 @@ final class KernelGen {
                             + " (GpuPasses.lower: plan-memory-scopes hoists it to the block, inject-barriers "
                             + "synchronises it)");
                 }
-                line("__shared__ __align__(16) " + type + " " + name + "[" + n + "];");
+                line("__shared__ __align__(32) " + type + " " + name + "[" + n + "];");
                 if (options.zeroSharedMemory()) {
                     long threads = kernel.threadsPerBlock();
                     String tid = "(int)(threadIdx.x + " + kernel.extent(ThreadAxis.THREAD_X) + " * (threadIdx.y + "

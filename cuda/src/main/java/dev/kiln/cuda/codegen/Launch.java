@@ -29,11 +29,23 @@ public record Launch(String name, GpuKernel kernel, List<Buffer> args, List<Bool
         };
     }
 
-    /** Block dimensions x, y, z. */
+    /**
+     * Block dimensions x, y, z: the bindings' extents, x times 32 in a kernel with Tensor Core
+     * nests, where each program thread along x is a warp.
+     */
     public long[] block() {
+        long lanes = WmmaGen.warpLevel(kernel) ? WmmaGen.LANES : 1;
         return new long[] {
-            kernel.extent(ThreadAxis.THREAD_X), kernel.extent(ThreadAxis.THREAD_Y), kernel.extent(ThreadAxis.THREAD_Z)
+            kernel.extent(ThreadAxis.THREAD_X) * lanes,
+            kernel.extent(ThreadAxis.THREAD_Y),
+            kernel.extent(ThreadAxis.THREAD_Z)
         };
+    }
+
+    /** Threads (lanes) per block as launched. */
+    public long threadsPerBlock() {
+        long[] b = block();
+        return b[0] * b[1] * b[2];
     }
 
     @Override

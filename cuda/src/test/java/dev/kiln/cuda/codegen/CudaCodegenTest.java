@@ -172,7 +172,7 @@ class CudaCodegenTest {
         PrimFunc fn = GpuPasses.apply(func(body, a, o), GpuLimits.h200());
         String src = CudaCodegen.generate(fn).source();
         assertThat(src)
-                .contains("__shared__ __align__(16) float A_shared[32];")
+                .contains("__shared__ __align__(32) float A_shared[32];")
                 .contains("float acc[1] = {};")
                 .contains("__syncthreads();");
         assertThat(src.indexOf("__syncthreads();"))
@@ -350,6 +350,6 @@ class CudaCodegenTest {
                 .contains("GpuPasses.lower");
         String src = CudaCodegen.generate(GpuPasses.apply(func(body, a, o), GpuLimits.h200()))
                 .source();
-        assertThat(src).contains("__shared__ __align__(16) float S[32];").contains("__syncthreads();");
+        assertThat(src).contains("__shared__ __align__(32) float S[32];").contains("__syncthreads();");
     }
 }

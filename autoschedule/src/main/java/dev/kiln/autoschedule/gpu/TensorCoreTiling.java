@@ -1,0 +1,170 @@
+package dev.kiln.autoschedule.gpu;
+
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.analysis.AccessAnalyzer;
+import dev.kiln.autoschedule.sketch.SketchRule;
+import dev.kiln.ir.Cast;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.IterVar;
+import dev.kiln.ir.Reduce;
+import dev.kiln.ir.TensorRead;
+import dev.kiln.schedule.AnnotationStep;
+import dev.kiln.schedule.CacheReadStep;
+import dev.kiln.schedule.ComputeAtStep;
+import dev.kiln.schedule.CudaTensorIntrinsics;
+import dev.kiln.schedule.FollowFusedSplitStep;
+import dev.kiln.schedule.FuseStep;
+import dev.kiln.schedule.IterAnnotation;
+import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.ReorderStep;
+import dev.kiln.schedule.SplitStep;
+import dev.kiln.schedule.Stage;
+import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.schedule.TensorizeStep;
+import dev.kiln.te.ComputeOp;
+import dev.kiln.te.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Kiln's Tensor Core sketch: a float16 or bfloat16 matmul, dense or batch_matmul
+ * ({@code C[.., i, j] = sum_k float32(A[.., i, k]) * float32(B[.., k, j] or B[.., j, k])}, A and B
+ * placeholders, i, j and k multiples of 16) on a target with the wmma intrinsics
+ * ({@link CudaTensorIntrinsics}, compute capability 8.0) gets, besides the usual sketches, one whose
+ * innermost 16 x 16 x 16 tile is tensorized: i and j split by 16 and their outer parts in three
+ * undecided levels (block, warp, fragments per warp), k by 16 and its outer part in two (staged
+ * per shared-memory tile, fragments per stage), ordered {@code block warp k-stage fragments tile};
+ * A and B copied to shared memory at the k-stage loop and fetched by every warp of the block
+ * (their fused loops split by the warp level, bound to threadIdx.x); the block loops fused on
+ * blockIdx.x, the warp loops on threadIdx.x (each program thread a warp). Random annotation then
+ * only samples the tile sizes and the unrolling; the sketch is finished.
+ */
+public record TensorCoreTiling() implements SketchRule {
+    @Override
+    public String name() {
+        return "TensorCoreTiling";
+    }
+
+    @Override
+    public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
+        return intrinsic(task, state, stageId) != null ? Condition.APPLY : Condition.SKIP;
+    }
+
+    /** The intrinsic the stage matches on the task's target, or null. */
+    static String intrinsic(SearchTask task, LoopState state, int stageId) {
+        Stage st = state.stage(stageId);
+        if (st.isPlaceholder() || st.isTiled() || st.computeAt() != dev.kiln.schedule.ComputeAtKind.ROOT) return null;
+        if (!(st.op() instanceof ComputeOp op) || op.bodies().size() != 1) return null;
+        if (!(op.body() instanceof Reduce r)
+                || !r.reducer().name().equals("sum")
+                || r.sources().size() != 1) {
+            return null;
+        }
+        int ns = op.axes().size();
+        if (ns < 2
+                || ns > 3
+                || op.reduceAxes().size() != 1
+                || op.outputs().get(0).dtype() != DType.FLOAT32) return null;
+        for (Stage other : state.stages()) if (other != st && !other.isPlaceholder()) return null;
+        if (!(r.sources().get(0) instanceof dev.kiln.ir.Binary mul)
+                || mul.op() != dev.kiln.ir.BinaryOp.MUL
+                || !(mul.a() instanceof Cast ca && ca.value() instanceof TensorRead ra)
+                || !(mul.b() instanceof Cast cb && cb.value() instanceof TensorRead rb)) return null;
+        DType in = ra.dtype();
+        if (rb.dtype() != in) return null;
+        IterVar k = op.reduceAxes().get(0),
+                i = op.axes().get(ns - 2),
+                j = op.axes().get(ns - 1);
+        List<IterVar> batch = op.axes().subList(0, ns - 2);
+        if (!reads(ra, batch, i, k)) return null;
+        boolean bT;
+        if (reads(rb, batch, k, j)) bT = false;
+        else if (reads(rb, batch, j, k)) bT = true;
+        else return null;
+        for (IterVar v : List.of(i, j, k)) if (v.extent() % CudaTensorIntrinsics.TILE != 0) return null;
+        String name = CudaTensorIntrinsics.forInputs(in, bT);
+        if (name == null || !TensorIntrinsics.get(name).availableOn(task.target())) return null;
+        return name;
+    }
+
+    private static boolean reads(TensorRead r, List<IterVar> batch, IterVar row, IterVar col) {
+        List<Expr> want = new ArrayList<>();
+        want.addAll(batch);
+        want.add(row);
+        want.add(col);
+        return Tensor.of(r).isPlaceholder() && r.indices().equals(want);
+    }
+
+    @Override
+    public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
+        String name = intrinsic(task, state, stageId);
+        ComputeOp op = state.stage(stageId).computeOp();
+        int ns = op.axes().size();
+        String i = op.axes().get(ns - 2).name(), j = op.axes().get(ns - 1).name();
+        String k = op.reduceAxes().get(0).name();
+        List<String> batch =
+                op.axes().subList(0, ns - 2).stream().map(IterVar::name).toList();
+        int c = stageId;
+        LoopState s = state;
+        List<Integer> warpSplits = new ArrayList<>();
+        for (String a : List.of(i, j)) {
+            s = split(s, c, a, List.of(CudaTensorIntrinsics.TILE));
+            s = split(s, c, a + ".0", Arrays.asList(null, null));
+            warpSplits.add(s.steps().size() - 1);
+        }
+        s = split(s, c, k, List.of(CudaTensorIntrinsics.TILE));
+        s = split(s, c, k + ".0", Arrays.asList((Integer) null));
+        List<String> order = new ArrayList<>(batch);
+        order.addAll(List.of(i + ".0.0", j + ".0.0", i + ".0.1", j + ".0.1", k + ".0.0", i + ".0.2", j + ".0.2"));
+        order.addAll(List.of(k + ".0.1", i + ".1", j + ".1", k + ".1"));
+        s = s.apply(new ReorderStep(c, positions(s.stage(c), order)));
+        s = s.apply(new TensorizeStep(c, s.stage(c).indexOf(i + ".1"), name));
+        // A and B into shared memory at the k-stage loop; each insertion shifts the later stage ids
+        List<Integer> inputs = new ArrayList<>(s.directProducers(c));
+        inputs.sort(null);
+        List<Integer> fetches = new ArrayList<>();
+        int shift = 0;
+        for (int in : inputs) {
+            int p = in + shift;
+            s = s.apply(new CacheReadStep(p, "shared", List.of(c + shift)));
+            shift++;
+            int cs = c + shift;
+            s = s.apply(new ComputeAtStep(p + 1, cs, s.stage(cs).indexOf(k + ".0.0")));
+            fetches.add(p + 1);
+            for (int f = 0; f < fetches.size() - 1; f++) if (fetches.get(f) > p) fetches.set(f, fetches.get(f) + 1);
+        }
+        c += shift;
+        List<String> blocks = new ArrayList<>(batch);
+        blocks.addAll(List.of(i + ".0.0", j + ".0.0"));
+        s = s.apply(new FuseStep(c, positions(s.stage(c), blocks)));
+        s = s.apply(new AnnotationStep(c, 0, IterAnnotation.BLOCK_X));
+        s = s.apply(new FuseStep(c, List.of(1, 2)));
+        s = s.apply(new AnnotationStep(c, 1, IterAnnotation.THREAD_X));
+        for (int f : fetches) {
+            int n = s.stage(f).iters().size();
+            if (n > 1) {
+                List<Integer> all = new ArrayList<>();
+                for (int x = 0; x < n; x++) all.add(x);
+                s = s.apply(new FuseStep(f, all));
+            }
+            // the warp level (level 0 of the outer parts' splits): one program thread per warp
+            s = s.apply(new FollowFusedSplitStep(f, 0, warpSplits, 0, true));
+            s = s.apply(new AnnotationStep(f, 1, IterAnnotation.THREAD_X));
+        }
+        return List.of(new Derivation(s, -1));
+    }
+
+    private static LoopState split(LoopState s, int c, String loop, List<Integer> lengths) {
+        int at = s.stage(c).indexOf(loop);
+        Long extent = s.stage(c).iter(at).extent();
+        return s.apply(new SplitStep(c, at, extent, lengths, true));
+    }
+
+    private static List<Integer> positions(Stage st, List<String> names) {
+        List<Integer> out = new ArrayList<>();
+        for (String n : names) out.add(st.indexOf(n));
+        return out;
+    }
+}

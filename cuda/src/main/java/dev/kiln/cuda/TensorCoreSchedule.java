@@ -1,0 +1,88 @@
+package dev.kiln.cuda;
+
+import dev.kiln.ir.DType;
+import dev.kiln.ir.IterVar;
+import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.CudaTensorIntrinsics;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleBuilder;
+import dev.kiln.schedule.ScheduleBuilder.StageRef;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Shape;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import java.util.List;
+
+/**
+ * A Tensor Core matmul written by hand: {@code C[i, j] = sum_k float32(A[i, k]) * float32(B[k, j])}
+ * (or {@code B[j, k]}) with A and B float16 or bfloat16, each block a tile of warps, each warp
+ * {@code tilesI x tilesJ} fragments of 16 x 16, A and B staged into shared memory per
+ * {@code kTiles * 16} of k (cache_read stages whose rows are the fragments' rows, fetched
+ * cooperatively), every 16 x 16 x 16 step one wmma {@code mma_sync} ({@link CudaTensorIntrinsics}).
+ * The output is written in global memory, where the fragments accumulate.
+ */
+public final class TensorCoreSchedule {
+    private TensorCoreSchedule() {}
+
+    /**
+     * The tile shape of one schedule.
+     *
+     * @param warpsI warps of the block along i (each a program thread bound to threadIdx.x)
+     * @param warpsJ warps along j
+     * @param tilesI 16-row fragments per warp along i
+     * @param tilesJ 16-column fragments per warp along j
+     * @param kTiles 16-deep fragments of k per shared-memory stage
+     */
+    public record Tiles(int warpsI, int warpsJ, int tilesI, int tilesJ, int kTiles) {
+        public Tiles {
+            if (warpsI < 1 || warpsJ < 1 || tilesI < 1 || tilesJ < 1 || kTiles < 1) {
+                throw new KilnException("Tensor Core tiles must be positive: " + warpsI + ", " + warpsJ + ", " + tilesI
+                        + ", " + tilesJ + ", " + kTiles);
+            }
+        }
+
+        /** Warps (program threads) per block. */
+        public int warps() {
+            return warpsI * warpsJ;
+        }
+    }
+
+    /** The computation, stage "C" with axes i, j and reduce axis k; B is {@code [n, k]} when {@code bT}. */
+    public static ComputeDAG matmul(DType in, long m, long n, long k, boolean bT) {
+        if (CudaTensorIntrinsics.forInputs(in, bT) == null) {
+            throw new KilnException("Tensor Core matmul inputs must be float16 or bfloat16, got " + in);
+        }
+        Tensor a = Te.placeholder("A", in, m, k);
+        Tensor b = bT ? Te.placeholder("B", in, n, k) : Te.placeholder("B", in, k, n);
+        Tensor c = Te.computeN("C", "matmul", Shape.of(m, n), idx -> {
+            IterVar r = Te.reduceAxis(k, "k");
+            var bv = bT ? b.at(idx.get(1), r) : b.at(r, idx.get(1));
+            return Te.sum(r, a.at(idx.get(0), r).cast(DType.FLOAT32).mul(bv.cast(DType.FLOAT32)));
+        });
+        return ComputeDAG.of(c);
+    }
+
+    /** The schedule of {@link #matmul}'s DAG with tiles {@code t}; the extents must divide. */
+    public static Schedule of(ComputeDAG dag, DType in, boolean bT, Tiles t) {
+        int f = CudaTensorIntrinsics.TILE;
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        StageRef c = s.stage("C");
+        c.split("i", t.warpsI(), t.tilesI(), f);
+        c.split("j", t.warpsJ(), t.tilesJ(), f);
+        c.split("k", t.kTiles(), f);
+        c.reorder("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3", "k.2");
+        c.tensorize("i.3", CudaTensorIntrinsics.forInputs(in, bT));
+        StageRef as = s.stage("A").cacheRead("shared", c);
+        as.computeAt(c, "k.0");
+        StageRef bs = s.stage("B").cacheRead("shared", c);
+        bs.computeAt(c, "k.0");
+        c.bind(c.fuse("i.0", "j.0"), "blockIdx.x");
+        c.bind(c.fuse("i.1", "j.1"), "threadIdx.x");
+        for (StageRef cache : List.of(as, bs)) {
+            ScheduleBuilder.Loop fused = cache.fuse(cache.loops().toArray(ScheduleBuilder.Loop[]::new));
+            List<ScheduleBuilder.Loop> parts = cache.split(fused, t.warps());
+            cache.bind(parts.get(1), "threadIdx.x");
+        }
+        return s.build();
+    }
+}

@@ -1,0 +1,125 @@
+package dev.kiln.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.measure.ScheduleLowerer;
+import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.cuda.codegen.CudaCodegen;
+import dev.kiln.cuda.codegen.CudaModule;
+import dev.kiln.ir.DType;
+import dev.kiln.ir.IterVar;
+import dev.kiln.schedule.CudaTensorIntrinsics;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.TensorizeStep;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Shape;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import dev.kiln.tir.PrimFunc;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Tensor Core sketch rule (TensorCoreTiling in the CUDA rules): a float16/bfloat16 matmul,
+ * dense and batch_matmul get a tensorized sketch with no hint, an older GPU and float32 do not,
+ * and its samples lower, compute the default lowering's numbers in the interpreter (the same
+ * rounded inputs, products exact in float32, only the order of the float32 sums differs: rtol =
+ * atol = 1e-4) and compile with nvcc for sm_90 (the first of each workload).
+ */
+class TensorCoreSketchTest {
+    private static final CudaTarget TARGET = CudaTarget.h200();
+
+    static List<ComputeDAG> workloads() {
+        Tensor x = Te.placeholder("x", DType.BFLOAT16, 32, 64), w = Te.placeholder("w", DType.BFLOAT16, 48, 64);
+        Tensor dense = Te.computeN("dense", "dense", Shape.of(32, 48), idx -> {
+            IterVar k = Te.reduceAxis(64, "k");
+            return Te.sum(
+                    k,
+                    x.at(idx.get(0), k)
+                            .cast(DType.FLOAT32)
+                            .mul(w.at(idx.get(1), k).cast(DType.FLOAT32)));
+        });
+        Tensor a = Te.placeholder("a", DType.FLOAT16, 2, 32, 48), b = Te.placeholder("b", DType.FLOAT16, 2, 48, 32);
+        Tensor bmm = Te.computeN("bmm", "batch_matmul", Shape.of(2, 32, 32), idx -> {
+            IterVar k = Te.reduceAxis(48, "k");
+            return Te.sum(
+                    k,
+                    a.at(idx.get(0), idx.get(1), k)
+                            .cast(DType.FLOAT32)
+                            .mul(b.at(idx.get(0), k, idx.get(2)).cast(DType.FLOAT32)));
+        });
+        return List.of(
+                TensorCoreSchedule.matmul(DType.FLOAT16, 64, 64, 64, false), ComputeDAG.of(dense), ComputeDAG.of(bmm));
+    }
+
+    private static boolean tensorized(Sketch s) {
+        return s.steps().stream().anyMatch(st -> st instanceof TensorizeStep);
+    }
+
+    @Test
+    void offeredOnlyForHalfPrecisionOnSm80AndNewer() {
+        for (ComputeDAG dag : workloads()) {
+            List<Sketch> sketches = TargetRules.cuda().sketches(AutoSchedule.task(dag, TARGET));
+            assertThat(sketches.stream().filter(TensorCoreSketchTest::tensorized))
+                    .hasSize(1);
+            assertThat(sketches.size()).isGreaterThan(1); // the usual sketches stay
+            CudaTarget turing = new CudaTarget("sm_75", 1024, 48 * 1024, 32);
+            assertThat(TargetRules.cuda().sketches(AutoSchedule.task(dag, turing)))
+                    .noneMatch(TensorCoreSketchTest::tensorized);
+        }
+        ComputeDAG f32 = GpuSampledProgramsTest.workloads().getFirst();
+        assertThat(TargetRules.cuda().sketches(AutoSchedule.task(f32, TARGET)))
+                .noneMatch(TensorCoreSketchTest::tensorized);
+    }
+
+    @Test
+    void sampledTensorCoreProgramsComputeTheReferenceAndCompile() {
+        List<CudaModule> modules = new ArrayList<>();
+        List<String> failures = new ArrayList<>();
+        int w = 0;
+        for (ComputeDAG dag : workloads()) {
+            SearchTask task = AutoSchedule.task(dag, TARGET);
+            List<Sketch> tc = TargetRules.cuda().sketches(task).stream()
+                    .filter(TensorCoreSketchTest::tensorized)
+                    .toList();
+            InitPopulation pop = TargetRules.cuda().population(task, tc);
+            InitPopulation.Result r = pop.sample(2, new SplittableRandom(7 + w));
+            assertThat(r.candidates())
+                    .as("samples of workload " + w + ": " + r.stats())
+                    .hasSizeGreaterThanOrEqualTo(2);
+            int k = 0;
+            for (Candidate c : r.candidates()) {
+                String name = "tc_sampled_w" + w + "_" + k++;
+                Schedule sch = c.schedule();
+                PrimFunc f;
+                try {
+                    f = ScheduleLowerer.forTarget(TARGET).lower(task, sch);
+                } catch (RuntimeException e) {
+                    failures.add(name + " does not lower: " + e.getMessage() + "\n" + sch.toJavaSource());
+                    continue;
+                }
+                f = new PrimFunc(name, f.params(), f.body());
+                String diff = GpuTesting.compareWithDefault(dag, f, 5 + k, 1e-4);
+                if (diff != null) failures.add(name + ": " + diff);
+                CudaModule m = CudaCodegen.generate(f);
+                assertThat(m.source()).contains("nvcuda::wmma::mma_sync");
+                assertThat(Schedule.fromJson(sch.toJson(), dag).toJson()).isEqualTo(sch.toJson());
+                if (k == 1) modules.add(m); // nvcc takes a while on mma.h: one kernel per workload
+            }
+            w++;
+        }
+        assertThat(failures).isEmpty();
+        assertThat(CudaTensorIntrinsics.ALL).hasSize(4);
+        GpuTesting.assumeNvcc();
+        String ptx = String.join("\n", GpuTesting.compileWithNvcc(modules));
+        assertThat(ptx).contains("wmma.mma.sync");
+    }
+}
