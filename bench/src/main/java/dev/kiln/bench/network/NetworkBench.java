@@ -47,8 +47,8 @@ import picocli.CommandLine.Option;
  * {@code --warmup} runs, a warm-up by time of at most {@code --warmup-ms} that stops once the run
  * times settle, then runs back to back until there are {@code --repeats} of them and
  * {@code --min-seconds}; the table gives the median, the minimum and the p10-p90 spread. Outputs are checked against
- * PyTorch as built (|got - want| <= tol + tol |want|, {@code --tolerance}); a mismatch is marked in the table and
- * makes the command exit 1.
+ * PyTorch as built ({@code |got - want| <= tol + tol |want|}, {@code --tolerance}); a mismatch is marked in the
+ * table and makes the command exit 1.
  *
  * <p>Threads: each thread count runs in its own child JVM started with {@code OMP_NUM_THREADS},
  * {@code OPENBLAS_NUM_THREADS} set to it (and {@code OPENBLAS_CORETYPE}: {@code --openblas-coretype},

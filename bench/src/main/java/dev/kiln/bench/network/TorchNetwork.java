@@ -66,7 +66,7 @@ import org.bytedeco.pytorch.global.torch;
  * Kiln graph means (a view; the reshape copies when it must), so every result equals the
  * {@link ReferenceExecutor}'s.
  *
- * <p><b>Threads.</b> {@link #setThreads} sets libtorch's intra-op pool
+ * <p><b>Threads.</b> {@link TorchRuntime#setThreads} sets libtorch's intra-op pool
  * ({@code torch.set_num_threads}, which is OpenMP here: oneDNN convs and elementwise kernels) and
  * OpenBLAS's own pthread pool ({@code blas_set_num_threads}; libtorch's matmul and linear land in
  * OpenBLAS). Both can be changed in-process. What cannot: the OpenMP runtime's settings read once
