@@ -1,5 +1,6 @@
 package dev.kiln.bench.lowp;
 
+import dev.kiln.autoschedule.measure.LocalMeasurer;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.measure.MeasurerProviders;
@@ -26,9 +27,12 @@ import java.util.Locale;
  * log already meets measures nothing new), or with {@code trials == 0} the best logged program
  * built without search (the default lowering, marked UNTUNED, when the log has no record); then
  * timed with the same {@link KernelTimer} as oneDNN and checked against the plain-Java reference
- * (int8 exactly, bf16/f32 within {@code tolerance}).
+ * (int8 exactly, bf16/f32 within {@code tolerance}). {@code inProcess} measures trials in this JVM
+ * with one quick sample each (for smoke runs), rather than in the target's default child-process
+ * measurer.
  */
-record KilnLowp(CpuTarget target, Path log, int trials, long seed, KernelTimer timer, double tolerance) {
+record KilnLowp(
+        CpuTarget target, Path log, int trials, long seed, KernelTimer timer, double tolerance, boolean inProcess) {
 
     /** What Kiln gave: the timing, the kernel, whether it was tensorized, the check. */
     record Result(KernelTimer.Timing timing, String kernel, boolean tensorized, Comparison check, String notes) {}
@@ -42,7 +46,9 @@ record KilnLowp(CpuTarget target, Path log, int trials, long seed, KernelTimer t
         if (trials > 0) {
             boolean check = c.ops() <= 1e8;
             MeasureOptions mo = MeasureOptions.defaults().withCheckCorrectness(check);
-            try (Measurer m = MeasurerProviders.start(target, mo)) {
+            if (inProcess)
+                mo = mo.withRepeats(1).withMinRepeatMs(0).withWarmup(0).withWarmupMs(0);
+            try (Measurer m = inProcess ? LocalMeasurer.of(target, mo) : MeasurerProviders.start(target, mo)) {
                 TuneOptions opts = TuneOptions.builder()
                         .trials(trials)
                         .measuresPerRound(Math.min(64, trials))

@@ -65,6 +65,11 @@ public final class LowpCommand implements Callable<Integer> {
     @Option(names = "--peak-iterations", description = "Loop trips of the peak probe. Default 50000000.")
     long peakIterations = 50_000_000L;
 
+    @Option(
+            names = "--in-process",
+            description = "Measure tuning trials in this JVM, one quick sample each (smoke runs; not for numbers).")
+    boolean inProcess;
+
     /** The rows of the last run (for tests). */
     List<LowpRow> rows = List.of();
 
@@ -150,7 +155,7 @@ public final class LowpCommand implements Callable<Integer> {
                 kRow = LowpRow.skipped(lc.workload(), dtype, t, "kiln", why);
             } else {
                 Path log = out.resolve("logs").resolve(lc.id() + ".json");
-                KilnLowp.Result k = new KilnLowp(target, log, trials, seed, timer, tol).run(lc, x, w, ref);
+                KilnLowp.Result k = new KilnLowp(target, log, trials, seed, timer, tol, inProcess).run(lc, x, w, ref);
                 String kernel = k.kernel() + (k.tensorized() ? ", tensorized" : ", not tensorized");
                 kRow = row(lc, t, "kiln", k.check(), k.timing(), kernel, peak, k.notes());
                 if (dtype.equals("f32")) kilnF32 = kRow.medianMs();

@@ -66,10 +66,25 @@ enum PeakProbe {
                 .append(", ptr %in, align 64\n")
                 .append("  %p1 = getelementptr i8, ptr %in, i64 64\n  %y = load ")
                 .append(opType)
-                .append(", ptr %p1, align 64\n  br label %loop\nloop:\n  %i = phi i64 [0, %entry], [%i1, %loop]\n");
+                .append(", ptr %p1, align 64\n");
+        // distinct starting values (read at run time) keep the optimiser from merging identical chains
+        for (int c = 0; c < CHAINS; c++) {
+            b.append("  %q")
+                    .append(c)
+                    .append(" = getelementptr i8, ptr %in, i64 ")
+                    .append(128 + 64 * c);
+            b.append("\n  %init")
+                    .append(c)
+                    .append(" = load ")
+                    .append(accType)
+                    .append(", ptr %q")
+                    .append(c);
+            b.append(", align 64\n");
+        }
+        b.append("  br label %loop\nloop:\n  %i = phi i64 [0, %entry], [%i1, %loop]\n");
         for (int c = 0; c < CHAINS; c++) {
             b.append("  %a").append(c).append(" = phi ").append(accType);
-            b.append(" [zeroinitializer, %entry], [%b").append(c).append(", %loop]\n");
+            b.append(" [%init").append(c).append(", %entry], [%b").append(c).append(", %loop]\n");
         }
         for (int c = 0; c < CHAINS; c++) {
             b.append("  %b")
@@ -124,15 +139,18 @@ enum PeakProbe {
                         case BF16 -> "vdpbf16ps";
                         case FMA -> "vfmadd";
                     };
-            if (!asm.contains(mnemonic)) {
-                throw new KilnException("peak probe " + name() + ": the compiled loop has no " + mnemonic);
+            long found = asm.lines().filter(l -> l.contains(mnemonic)).count();
+            if (found < CHAINS) {
+                throw new KilnException("peak probe " + name() + ": the compiled loop has " + found + " " + mnemonic
+                        + " instructions, not the " + CHAINS + " independent chains written");
             }
             MethodHandle h = Linker.nativeLinker()
                     .downcallHandle(
                             MemorySegment.ofAddress(code.address()),
                             FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
-            MemorySegment in = arena.allocate(128, 64);
+            MemorySegment in = arena.allocate(128 + 64L * CHAINS, 64);
             for (int i = 0; i < 32; i++) in.setAtIndex(ValueLayout.JAVA_INT, i, 0x3f803f80); // bf16 1.0 pairs
+            for (int i = 32; i < in.byteSize() / 4; i++) in.setAtIndex(ValueLayout.JAVA_INT, i, i); // chain starts
             double best = 0;
             for (int r = 0; r < repeats; r++) best = Math.max(best, runOnce(h, arena, in, threads, iterations));
             return new Peak(this, threads, best, "");
@@ -140,32 +158,36 @@ enum PeakProbe {
     }
 
     private double runOnce(MethodHandle h, Arena arena, MemorySegment in, int threads, long iterations) {
-        CyclicBarrier start = new CyclicBarrier(threads + 1);
+        CyclicBarrier start = new CyclicBarrier(threads);
         List<Thread> ts = new ArrayList<>();
-        Throwable[] failure = new Throwable[1];
+        long[] begin = new long[threads], end = new long[threads];
+        Throwable[] failure = new Throwable[threads];
         for (int t = 0; t < threads; t++) {
             MemorySegment out = arena.allocate(64, 64);
+            int id = t;
             Thread th = new Thread(() -> {
                 try {
                     start.await();
+                    begin[id] = System.nanoTime();
                     h.invokeExact(iterations, in, out);
+                    end[id] = System.nanoTime();
                 } catch (Throwable e) {
-                    failure[0] = e;
+                    failure[id] = e;
                 }
             });
             th.start();
             ts.add(th);
         }
         try {
-            start.await();
-            long t0 = System.nanoTime();
             for (Thread th : ts) th.join();
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            if (failure[0] != null) throw new KilnException("peak probe " + name() + " failed: " + failure[0]);
-            return (double) threads * iterations * CHAINS * opsPerInstruction / seconds;
-        } catch (InterruptedException | java.util.concurrent.BrokenBarrierException e) {
+        } catch (InterruptedException e) {
             throw new KilnException("peak probe " + name() + " was interrupted: " + e);
         }
+        for (Throwable f : failure) if (f != null) throw new KilnException("peak probe " + name() + " failed: " + f);
+        // from the first thread's start to the last one's end: all threads' work over the span they shared
+        long first = java.util.Arrays.stream(begin).min().orElseThrow();
+        long last = java.util.Arrays.stream(end).max().orElseThrow();
+        return (double) threads * iterations * CHAINS * opsPerInstruction / ((last - first) / 1e9);
     }
 
     @Override
