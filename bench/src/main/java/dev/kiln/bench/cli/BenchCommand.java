@@ -1,6 +1,7 @@
 package dev.kiln.bench.cli;
 
 import dev.kiln.bench.TuneReport;
+import dev.kiln.bench.lowp.LowpCommand;
 import dev.kiln.bench.measure.MeasureBench;
 import dev.kiln.bench.model.CostModelBench;
 import dev.kiln.bench.model.PretrainBench;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Unmatched;
 
 /**
  * {@code kiln bench NAME [options]}: the existing benchmarks under one command. The picocli ones
- * (suite, network, onnx, model, search, pretrain, measure) keep their own options and
+ * (suite, network, onnx, model, search, pretrain, measure, lowp) keep their own options and
  * {@code --help}; jmh, tune-report and space pass their arguments through unchanged.
  */
 @Command(
@@ -49,6 +50,7 @@ final class BenchCommand implements Callable<Integer> {
         bench.addSubcommand("search", new SearchEfficiencyBench());
         bench.addSubcommand("pretrain", new PretrainBench());
         bench.addSubcommand("measure", new MeasureBench());
+        bench.addSubcommand("lowp", new LowpCommand());
         pass(bench, "jmh", "The JMH benchmarks (JMH's own options; -h lists them).", org.openjdk.jmh.Main::main);
         pass(
                 bench,

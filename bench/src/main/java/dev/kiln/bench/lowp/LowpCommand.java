@@ -1,0 +1,209 @@
+package dev.kiln.bench.lowp;
+
+import dev.kiln.bench.suite.KernelTimer;
+import dev.kiln.runtime.Comparison;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kiln bench lowp}: bfloat16 and int8 GEMM and a ResNet conv layer tuned by Kiln (the
+ * search tensorizes them onto AVX-512 VNNI / BF16 by itself), against oneDNN's bf16 and int8
+ * primitives in the same run and against Kiln's own float32 result, with each instruction set's
+ * peak measured by a JIT-compiled loop of the instruction. The conv is ResNet's 3x3, 64 -> 64
+ * layer on 56x56 with its padding already applied to the input (1x58x58x64, no padding in the
+ * op: {@code LowPrecision.conv2dPacked} has none), identical for both sides.
+ */
+@Command(
+        name = "lowp",
+        mixinStandardHelpOptions = true,
+        description = {
+            "bf16 and int8 GEMM and ResNet conv, tuned, against oneDNN and Kiln float32, with instruction peaks.",
+            "Example: kiln bench lowp --trials 200 --threads 1,2 (rerun with --trials 0 to re-time the logs)"
+        })
+public final class LowpCommand implements Callable<Integer> {
+    @Option(names = "--trials", description = "Tuning trials per workload (0: build from the log). Default 200.")
+    int trials = 200;
+
+    @Option(names = "--threads", split = ",", description = "Thread counts. Default 1,2.")
+    List<Integer> threads = List.of(1, 2);
+
+    @Option(names = "--gemm", split = ",", description = "GEMM M,N,K (N a multiple of 16, K of 4). Default 1024.")
+    List<Long> gemm = List.of(1024L, 1024L, 1024L);
+
+    @Option(
+            names = "--conv",
+            split = ",",
+            description = "Conv H,W,C,K,R on the padded input (C a multiple of 4, K of 16). Default 58,58,64,64,3.")
+    List<Long> conv = List.of(58L, 58L, 64L, 64L, 3L);
+
+    @Option(names = "--out", description = "Directory for the TSV and tuning logs. Default kiln-bench/lowp.")
+    Path out = Path.of("kiln-bench", "lowp");
+
+    @Option(names = "--seed", description = "Search and input seed. Default 1.")
+    long seed = 1;
+
+    @Option(names = "--repeats", description = "Timed samples per kernel. Default 10.")
+    int repeats = 10;
+
+    @Option(names = "--warmup-seconds", description = "Untimed warm-up per kernel. Default 0.5.")
+    double warmupSeconds = 0.5;
+
+    @Option(names = "--sample-seconds", description = "Least length of one timed sample. Default 0.1.")
+    double sampleSeconds = 0.1;
+
+    @Option(names = "--peak-iterations", description = "Loop trips of the peak probe. Default 50000000.")
+    long peakIterations = 50_000_000L;
+
+    @Option(
+            names = "--in-process",
+            description = "Measure tuning trials in this JVM, one quick sample each (smoke runs; not for numbers).")
+    boolean inProcess;
+
+    /** The rows of the last run (for tests). */
+    List<LowpRow> rows = List.of();
+
+    @Override
+    public Integer call() throws Exception {
+        KernelTimer timer = new KernelTimer(2, warmupSeconds, repeats, sampleSeconds);
+        CpuTarget base = Target.cpu();
+        System.out.println("kiln bench lowp on " + base + "; " + DnnlLowp.describe()
+                + "; numbers from a busy machine mean nothing");
+        List<LowpRow> all = new ArrayList<>();
+        long[] g = gemm.stream().mapToLong(Long::longValue).toArray();
+        long[] c = conv.stream().mapToLong(Long::longValue).toArray();
+        try (DnnlLowp onednn = new DnnlLowp()) {
+            for (int t : threads) {
+                CpuTarget target = base.withCores(t);
+                String threadNote = DnnlLowp.setThreads(t);
+                Map<PeakProbe, Double> peaks = new EnumMap<>(PeakProbe.class);
+                for (PeakProbe p : PeakProbe.values()) {
+                    PeakProbe.Peak pk = p.measure(target, t, peakIterations, 3);
+                    peaks.put(p, pk.opsPerSecond());
+                    all.add(
+                            Double.isNaN(pk.opsPerSecond())
+                                    ? LowpRow.skipped(
+                                            "peak " + p.label, p.name().toLowerCase(Locale.ROOT), t, "probe", pk.note())
+                                    : new LowpRow(
+                                            "peak " + p.label,
+                                            p.name().toLowerCase(Locale.ROOT),
+                                            t,
+                                            "probe",
+                                            "ok",
+                                            p.intrinsic + " x" + PeakProbe.CHAINS + " chains",
+                                            Double.NaN,
+                                            pk.opsPerSecond() / 1e9,
+                                            1.0,
+                                            Double.NaN,
+                                            Double.NaN,
+                                            "",
+                                            String.format(Locale.ROOT, "%.1f G/s per core", pk.perCore() / 1e9)));
+                }
+                for (String kind : List.of("gemm", "conv")) {
+                    all.addAll(
+                            workload(kind, kind.equals("gemm") ? g : c, target, t, peaks, onednn, timer, threadNote));
+                }
+            }
+        }
+        rows = List.copyOf(all);
+        System.out.print(LowpRow.table(rows));
+        Path tsv = out.resolve("lowp.tsv");
+        LowpRow.writeTsv(tsv, rows);
+        System.out.println("wrote " + tsv);
+        return rows.stream().anyMatch(r -> r.status().startsWith("MISMATCH")) ? 1 : 0;
+    }
+
+    private List<LowpRow> workload(
+            String kind,
+            long[] p,
+            CpuTarget target,
+            int t,
+            Map<PeakProbe, Double> peaks,
+            DnnlLowp onednn,
+            KernelTimer timer,
+            String threadNote) {
+        List<LowpRow> rows = new ArrayList<>();
+        double kilnF32 = Double.NaN;
+        for (String dtype : List.of("f32", "int8", "bf16")) {
+            LowpCase lc = new LowpCase(kind, p, dtype);
+            NDArray x = lc.input(seed), w = lc.weight(seed + 1);
+            NDArray ref = lc.reference(x, w);
+            double tol = dtype.equals("int8") ? 0 : 1e-3;
+            PeakProbe probe =
+                    switch (dtype) {
+                        case "int8" -> PeakProbe.VNNI;
+                        case "bf16" -> PeakProbe.BF16;
+                        default -> PeakProbe.FMA;
+                    };
+            double peak = peaks.get(probe);
+            String why = dtype.equals("f32") ? null : unavailable(target, dtype);
+            DnnlLowp.Result d = onednn.run(lc, x, w, timer);
+            Comparison dc = d.output().compareTo(ref, tol, tol);
+            LowpRow dRow = row(lc, t, "onednn", dc, d.timing(), d.impl(), peak, threadNote == null ? "" : threadNote);
+            LowpRow kRow;
+            if (why != null) {
+                kRow = LowpRow.skipped(lc.workload(), dtype, t, "kiln", why);
+            } else {
+                Path log = out.resolve("logs").resolve(lc.id() + ".json");
+                KilnLowp.Result k = new KilnLowp(target, log, trials, seed, timer, tol, inProcess).run(lc, x, w, ref);
+                String kernel = k.kernel() + (k.tensorized() ? ", tensorized" : ", not tensorized");
+                kRow = row(lc, t, "kiln", k.check(), k.timing(), kernel, peak, k.notes());
+                if (dtype.equals("f32")) kilnF32 = kRow.medianMs();
+            }
+            rows.add(kRow.ok() ? kRow.withRatios(dRow.medianMs(), kilnF32) : kRow);
+            rows.add(dRow.withRatios(dRow.medianMs(), kilnF32));
+        }
+        return rows;
+    }
+
+    /** "skipped: no avx512_vnni" and the like, or null. */
+    static String unavailable(CpuTarget target, String dtype) {
+        String name = dtype.equals("int8") ? TensorIntrinsics.VNNI_U8S8 : TensorIntrinsics.BF16_DOT;
+        String why = TensorIntrinsics.get(name).unavailableReason(target);
+        if (why == null) return null;
+        return "skipped: no " + (dtype.equals("int8") ? "avx512_vnni" : "avx512_bf16") + " (" + why + ")";
+    }
+
+    private static LowpRow row(
+            LowpCase c,
+            int t,
+            String impl,
+            Comparison check,
+            KernelTimer.Timing tm,
+            String kernel,
+            double peak,
+            String notes) {
+        double rate = c.ops() / (tm.medianMs() / 1e3);
+        String status = check.ok() ? "ok" : "MISMATCH";
+        String chk = String.format(
+                Locale.ROOT,
+                "%s vs Java reference, max abs err %.3g",
+                check.ok() ? "checked" : "FAILED",
+                check.maxAbsError());
+        if (!check.ok()) notes = (notes.isEmpty() ? "" : notes + "; ") + check.report();
+        return new LowpRow(
+                c.workload(),
+                c.dtype(),
+                t,
+                impl,
+                status,
+                kernel,
+                tm.medianMs(),
+                rate / 1e9,
+                rate / peak,
+                Double.NaN,
+                Double.NaN,
+                chk,
+                notes);
+    }
+}

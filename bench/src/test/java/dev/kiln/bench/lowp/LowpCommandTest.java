@@ -1,0 +1,82 @@
+package dev.kiln.bench.lowp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.target.Target;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code kiln bench lowp} end to end on tiny sizes (GEMM 64, a 10x10x16 -> 16 3x3 conv, 2 trials,
+ * 1 thread): every row that ran has positive time and rate, was checked against the plain-Java
+ * reference (int8 exactly), the peaks are positive, and a rerun with --trials 0 builds from the
+ * logs. Kiln's int8/bf16 rows must say "skipped: no ..." exactly where the CPU lacks the feature.
+ */
+class LowpCommandTest {
+    @TempDir
+    Path dir;
+
+    private List<LowpRow> run(int trials) {
+        LowpCommand cmd = new LowpCommand();
+        int rc = new CommandLine(cmd)
+                .execute(
+                        "--gemm=64,64,64",
+                        "--conv=10,10,16,16,3",
+                        "--trials=" + trials,
+                        "--threads=1",
+                        "--in-process",
+                        "--repeats=2",
+                        "--warmup-seconds=0",
+                        "--sample-seconds=0",
+                        "--peak-iterations=2000000",
+                        "--out=" + dir);
+        assertThat(rc).as("exit code (1: a mismatch)").isZero();
+        return cmd.rows;
+    }
+
+    @Test
+    void tinyRunChecksEveryOutputAndRetimesFromTheLog() throws Exception {
+        List<LowpRow> rows = run(2);
+        // 3 probes + 2 workloads x 3 precisions x (kiln, onednn)
+        assertThat(rows).hasSize(3 + 12);
+        for (LowpRow r : rows) {
+            if (r.impl().equals("kiln") && !r.dtype().equals("f32")) {
+                String why = LowpCommand.unavailable(Target.cpu(), r.dtype());
+                if (why != null) {
+                    assertThat(r.status()).startsWith("skipped: no avx512_");
+                    continue;
+                }
+            }
+            if (r.impl().equals("probe")) {
+                if (!r.ok()) assertThat(r.status()).startsWith("skipped: no avx512");
+                else assertThat(r.rate()).isPositive();
+                continue;
+            }
+            assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+            assertThat(r.medianMs()).isPositive();
+            assertThat(r.rate()).isPositive();
+            assertThat(r.check()).startsWith("checked vs Java reference");
+            assertThat(r.vsOnednn()).isPositive();
+        }
+        List<LowpRow> lowp = rows.stream()
+                .filter(r -> r.impl().equals("kiln") && r.ok() && !r.dtype().equals("f32"))
+                .toList();
+        assertThat(lowp).allSatisfy(r -> assertThat(r.vsKilnF32()).isPositive());
+        if (!lowp.isEmpty()) {
+            assertThat(lowp)
+                    .as("the search tensorized some low-precision kernel")
+                    .anyMatch(r -> r.kernel().endsWith(", tensorized"));
+        }
+        assertThat(Files.readAllLines(dir.resolve("lowp.tsv"))).hasSize(rows.size() + 1);
+
+        List<LowpRow> again = run(0);
+        assertThat(again)
+                .filteredOn(r -> r.impl().equals("kiln") && r.ok())
+                .isNotEmpty()
+                .allSatisfy(r -> assertThat(r.kernel()).startsWith("built from the log"));
+    }
+}
