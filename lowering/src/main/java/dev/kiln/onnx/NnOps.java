@@ -37,8 +37,8 @@ final class NnOps {
             throw new KilnException(
                     "kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
         }
-        long[] strides = ints(a, "strides", 1), dil = ints(a, "dilations", 1);
-        long[] pads = pads(a, x.shape(), new long[] {ws[2], ws[3]}, strides, dil);
+        long[] strides = ConvOps.ints(a, "strides", 2), dil = ConvOps.ints(a, "dilations", 2);
+        long[] pads = ConvOps.pads(a, x.shape(), new long[] {ws[2], ws[3]}, strides, dil, false);
         long groups = a.getInt("group", 1);
         Value xv = ctx.nhwc(x);
         Value wv = ctx.inLayout(w, OIHW_TO_HWIO);
@@ -171,44 +171,5 @@ final class NnOps {
         long a = axis < 0 ? axis + rank : axis;
         if (a < 0 || a >= rank) throw new KilnException("axis " + axis + " is out of range for rank " + rank);
         return (int) a;
-    }
-
-    private static long[] ints(Attrs a, String name, long dflt) {
-        long[] v = a.getInts(name);
-        if (v == null) return new long[] {dflt, dflt};
-        if (v.length != 2)
-            throw new KilnException("attribute '" + name + "' must list 2 values, got " + Arrays.toString(v));
-        return v;
-    }
-
-    /** [top, left, bottom, right] from pads or auto_pad. */
-    private static long[] pads(Attrs a, long[] in, long[] k, long[] s, long[] d) {
-        String auto = a.getString("auto_pad", "NOTSET");
-        switch (auto) {
-            case "NOTSET" -> {
-                long[] p = a.getInts("pads");
-                if (p == null) return new long[4];
-                if (p.length != 4)
-                    throw new KilnException("attribute 'pads' must list 4 values, got " + Arrays.toString(p));
-                return p;
-            }
-            case "VALID" -> {
-                return new long[4];
-            }
-            case "SAME_UPPER", "SAME_LOWER" -> {
-                long[] p = new long[4];
-                for (int i = 0; i < 2; i++) {
-                    long out = Math.ceilDiv(in[2 + i], s[i]);
-                    long total = Math.max(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[2 + i]);
-                    long small = total / 2;
-                    p[i] = auto.equals("SAME_UPPER") ? small : total - small;
-                    p[i + 2] = total - p[i];
-                }
-                return p;
-            }
-            default ->
-                throw new KilnException(
-                        "attribute 'auto_pad' = '" + auto + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
-        }
     }
 }
