@@ -118,6 +118,19 @@ public final class NetworkBench implements Callable<Integer> {
     boolean flushCache;
 
     @Option(
+            names = "--shared-model",
+            description = "All tasks' search policies share one cost model (default: one model per task).")
+    boolean sharedModel;
+
+    @Option(
+            names = "--unpacked",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "Also time the tuned programs on the weights' original layout (default: on).")
+    boolean unpacked = true;
+
+    @Option(
             names = "--min-seconds",
             description = "Timed runs go on until there are --repeats of them and this many seconds (default: "
                     + "${DEFAULT-VALUE}).")
@@ -126,7 +139,8 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(
             names = "--torch-formats",
             split = ",",
-            description = "PyTorch memory formats to time: channels_last, nchw (default: channels_last).")
+            description = "PyTorch memory formats to time: channels_last, nchw, or none (no PyTorch; default: "
+                    + "channels_last).")
     List<String> torchFormats = List.of("channels_last");
 
     @Option(
@@ -173,6 +187,8 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(
             names = "--profile",
             negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
             description =
                     "Print where Kiln's time goes: the slowest kernels and the time outside kernels (default: on).")
     boolean profile = true;
@@ -228,7 +244,8 @@ public final class NetworkBench implements Callable<Integer> {
                 System.out.println("--target jvm: no PyTorch (native); the baseline is Kiln's untuned default lowering"
                         + " on the JVM backend, timed in the same child");
             } else {
-                for (String n : networks) for (String f : torchFormats) children.add(List.of("torch", n, f));
+                for (String n : networks)
+                    for (String f : torchFormats) if (!f.equals("none")) children.add(List.of("torch", n, f));
             }
             for (List<String> child : children) {
                 String partName = child.get(0);
@@ -287,6 +304,9 @@ public final class NetworkBench implements Callable<Integer> {
                         "--remeasure-rounds",
                         String.valueOf(remeasureRounds)));
                 if (!profile) cmd.add("--no-profile");
+                if (!unpacked) cmd.add("--no-unpacked");
+                if (flushCache) cmd.add("--flush-cache");
+                if (sharedModel) cmd.add("--shared-model");
                 if (pretrained != null) cmd.addAll(List.of("--pretrained", pretrained));
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
                 Map<String, String> env = pb.environment();
@@ -492,6 +512,7 @@ public final class NetworkBench implements Callable<Integer> {
                                         .withRemeasure(remeasureTop, remeasureRounds)
                                         .withFlushCache(flushCache)));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
+                if (sharedModel) ob.scheduler(b -> b.sharedCostModel(true));
                 cn = Network.tune(g, target, ob.build());
                 SchedulerResult r = cn.tuning().orElseThrow();
                 System.out.println(r.table());
@@ -521,7 +542,8 @@ public final class NetworkBench implements Callable<Integer> {
             try (cn) {
                 timeCompiled(name, t, impl, cn, inputs, want, kilnNote, strategyName);
             }
-            if (tuned) { // the same programs without the layout rewrite of the weights: what the packing is worth
+            if (tuned && unpacked) { // the same programs without the layout rewrite of the weights: what the packing is
+                // worth
                 try (CompiledNetwork plain = Network.buildWithoutPacking(g, target, taskLog)) {
                     timeCompiled(
                             name,
@@ -574,11 +596,13 @@ public final class NetworkBench implements Callable<Integer> {
 
     private List<Format> formats() {
         return torchFormats.stream()
+                .filter(s -> !s.equals("none"))
                 .map(s -> switch (s.toLowerCase(Locale.ROOT).replace('-', '_')) {
                     case "channels_last", "cl", "nhwc" -> Format.CHANNELS_LAST;
                     case "nchw", "contiguous" -> Format.NCHW;
                     default ->
-                        throw new KilnException("--torch-formats: unknown format '" + s + "' (channels_last or nchw)");
+                        throw new KilnException(
+                                "--torch-formats: unknown format '" + s + "' (channels_last, nchw or none)");
                 })
                 .distinct()
                 .toList();
