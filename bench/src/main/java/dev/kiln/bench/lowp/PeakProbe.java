@@ -16,23 +16,26 @@ import java.util.concurrent.CyclicBarrier;
 
 /**
  * The peak of one instruction set, measured: a loop of {@link #CHAINS} independent accumulator
- * chains of one 512-bit instruction (VNNI {@code vpdpbusd}, BF16 {@code vdpbf16ps}, or an f32
- * {@code vfmadd}), written as LLVM IR text and compiled by Kiln's own JIT, run on {@code threads}
- * platform threads at once. Operations count multiplies and adds (a multiply-accumulate is 2).
+ * chains of one vector instruction (512-bit VNNI {@code vpdpbusd}, BF16 {@code vdpbf16ps}, an f32
+ * {@code vfmadd}, or a 256-bit f32 {@code vfmadd} for machines without AVX-512), written as LLVM IR
+ * text and compiled by Kiln's own JIT, run on {@code threads} platform threads at once. Operations
+ * count multiplies and adds (a multiply-accumulate is 2). The roofline's compute roof
+ * ({@code MachinePeaks}) is the f32 FMA probe at the widest width the machine has.
  */
-enum PeakProbe {
+public enum PeakProbe {
     VNNI("int8 vpdpbusd", "llvm.x86.avx512.vpdpbusd.512", "<16 x i32>", "<16 x i32>", 128, "avx512vnni"),
     BF16("bf16 vdpbf16ps", "llvm.x86.avx512bf16.dpbf16ps.512", "<16 x float>", "<32 x bfloat>", 64, "avx512bf16"),
-    FMA("f32 vfmadd", "llvm.fma.v16f32", "<16 x float>", "<16 x float>", 32, "avx512f");
+    FMA("f32 vfmadd", "llvm.fma.v16f32", "<16 x float>", "<16 x float>", 32, "avx512f"),
+    FMA256("f32 vfmadd 256-bit", "llvm.fma.v8f32", "<8 x float>", "<8 x float>", 16, "fma");
 
     /** Independent chains: enough to cover a 4-cycle latency on 2 ports with room to spare. */
-    static final int CHAINS = 12;
+    public static final int CHAINS = 12;
 
-    final String label;
-    final String intrinsic;
+    public final String label;
+    public final String intrinsic;
     final String accType;
     final String opType;
-    final int opsPerInstruction;
+    public final int opsPerInstruction;
     final String feature;
 
     PeakProbe(String label, String intrinsic, String accType, String opType, int ops, String feature) {
@@ -45,14 +48,14 @@ enum PeakProbe {
     }
 
     /** Why this probe cannot run on {@code target}, or null. */
-    String unavailableReason(CpuTarget target) {
-        if (!target.hasFeature("avx512f")) return "skipped: no avx512f";
+    public String unavailableReason(CpuTarget target) {
+        if (feature.startsWith("avx512") && !target.hasFeature("avx512f")) return "skipped: no avx512f";
         return target.hasFeature(feature) ? null : "skipped: no " + feature.replace("avx512", "avx512_");
     }
 
     /** The IR: {@code void kiln_peak(i64 n, ptr in, ptr out)}, n iterations of CHAINS instructions. */
     String ir() {
-        boolean fma = this == FMA;
+        boolean fma = this == FMA || this == FMA256;
         StringBuilder b = new StringBuilder();
         b.append(
                         fma
@@ -120,14 +123,14 @@ enum PeakProbe {
     }
 
     /** One measurement: operations per second over all threads, and per thread. */
-    record Peak(PeakProbe probe, int threads, double opsPerSecond, String note) {
-        double perCore() {
+    public record Peak(PeakProbe probe, int threads, double opsPerSecond, String note) {
+        public double perCore() {
             return opsPerSecond / threads;
         }
     }
 
     /** Runs the probe on {@code threads} threads, {@code iterations} loop trips each; the best of {@code repeats}. */
-    Peak measure(CpuTarget target, int threads, long iterations, int repeats) {
+    public Peak measure(CpuTarget target, int threads, long iterations, int repeats) {
         String why = unavailableReason(target);
         if (why != null) return new Peak(this, threads, Double.NaN, why);
         try (RawIr code = RawIr.compile(target, "peak probe " + name(), ir(), "kiln_peak");
@@ -137,7 +140,7 @@ enum PeakProbe {
                     switch (this) {
                         case VNNI -> "vpdpbusd";
                         case BF16 -> "vdpbf16ps";
-                        case FMA -> "vfmadd";
+                        case FMA, FMA256 -> "vfmadd";
                     };
             long found = asm.lines().filter(l -> l.contains(mnemonic)).count();
             if (found < CHAINS) {

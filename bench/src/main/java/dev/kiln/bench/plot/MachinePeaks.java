@@ -1,6 +1,7 @@
 package dev.kiln.bench.plot;
 
 import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.bench.lowp.PeakProbe;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
@@ -10,23 +11,16 @@ import dev.kiln.target.CpuTarget;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The two roofs of a roofline plot, measured on this machine.
  *
  * <ul>
- *   <li>Compute peak: a float32 FMA loop compiled by the JVM's JIT (the Vector API at the preferred
- *       width, eight independent accumulators to hide the FMA latency) on {@code threads} threads
- *       at once; the best of a few timed runs.
+ *   <li>Compute peak: a float32 FMA loop of 12 independent accumulator chains at the machine's
+ *       widest vector width, written as LLVM IR and compiled by Kiln's JIT ({@link PeakProbe}), on
+ *       the target's cores at once; the best of a few timed runs. (A Vector API loop compiled by
+ *       the JVM read about a quarter of the real peak here, so the roof is measured natively.)
  *   <li>Memory bandwidth: a STREAM-style triad {@code a[i] = b[i] + 3 c[i]} compiled by Kiln
  *       through LLVM (parallel over the target's cores, vectorized), on arrays much larger than the
  *       caches; bytes counted as STREAM does (three arrays, no write-allocate); the best of a few runs.
@@ -50,15 +44,17 @@ public record MachinePeaks(double gflops, double gbPerSecond, String how) {
 
     /** Measures both on {@code target} (its cores are the threads) with arrays of {@code streamFloats} floats. */
     public static MachinePeaks measure(CpuTarget target, long streamFloats, double seconds) {
-        double peak = fmaPeak(target.cores(), seconds);
+        double peak = fmaPeak(target, seconds);
         double bw = streamBandwidth(target, streamFloats);
+        PeakProbe probe = fmaProbe(target);
         return new MachinePeaks(
                 peak,
                 bw,
                 String.format(
                         Locale.ROOT,
-                        "measured: JVM FMA loop %d-bit x %d thread(s), Kiln triad on 3 x %d MB",
-                        FloatVector.SPECIES_PREFERRED.vectorBitSize(),
+                        "measured: %d-chain %s loop (LLVM) x %d thread(s), Kiln triad on 3 x %d MB",
+                        PeakProbe.CHAINS,
+                        probe.label,
                         target.cores(),
                         streamFloats * 4 / 1_000_000));
     }
@@ -73,69 +69,30 @@ public record MachinePeaks(double gflops, double gbPerSecond, String how) {
         return Math.min(gflops, ai * gbPerSecond);
     }
 
-    /** GFLOP/s of the FMA loop on {@code threads} threads: the best of three runs of about {@code seconds}. */
-    static double fmaPeak(int threads, double seconds) {
-        if (threads < 1) throw new KilnException("fma peak: threads must be at least 1, got " + threads);
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            fmaRun(pool, threads, 20_000); // lets the JIT compile the loop
-            long iters = 100_000;
-            double rate = fmaRun(pool, threads, iters);
-            while (iters * 8.0 * 2 * FloatVector.SPECIES_PREFERRED.length() * threads / (rate * 1e9) < seconds / 3
-                    && iters < Long.MAX_VALUE / 4) {
-                iters *= 2;
-                rate = Math.max(rate, fmaRun(pool, threads, iters));
-            }
-            double best = 0;
-            for (int i = 0; i < 3; i++) best = Math.max(best, fmaRun(pool, threads, iters));
-            return best;
-        } finally {
-            pool.shutdownNow();
+    /**
+     * GFLOP/s of the f32 FMA peak probe ({@link PeakProbe#FMA}: 12 independent 512-bit {@code vfmadd}
+     * chains compiled by Kiln's LLVM JIT, or {@link PeakProbe#FMA256} where the machine has no AVX-512)
+     * on the target's cores at once: its loop trip count grows until one run takes about a third of
+     * {@code seconds}, then the best of three runs.
+     */
+    static double fmaPeak(CpuTarget target, double seconds) {
+        PeakProbe probe = fmaProbe(target);
+        long iters = 100_000;
+        double rate = probe.measure(target, target.cores(), iters, 1).opsPerSecond();
+        while (iters * (double) PeakProbe.CHAINS * probe.opsPerInstruction * target.cores() / rate < seconds / 3
+                && iters < Long.MAX_VALUE / 4) {
+            iters *= 2;
+            rate = probe.measure(target, target.cores(), iters, 1).opsPerSecond();
         }
+        return probe.measure(target, target.cores(), iters, 3).opsPerSecond() / 1e9;
     }
 
-    private static double fmaRun(ExecutorService pool, int threads, long iters) {
-        List<Callable<Float>> work = new ArrayList<>();
-        for (int t = 0; t < threads; t++) work.add(() -> fmaLoop(iters));
-        long t0 = System.nanoTime();
-        try {
-            float sink = 0;
-            for (Future<Float> f : pool.invokeAll(work)) sink += f.get();
-            double s = (System.nanoTime() - t0) / 1e9;
-            if (Float.isNaN(sink)) throw new KilnException("fma peak: the loop's result is NaN");
-            return iters * 8.0 * 2 * FloatVector.SPECIES_PREFERRED.length() * threads / s / 1e9;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KilnException("fma peak: interrupted");
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new KilnException("fma peak: " + e.getCause());
-        }
-    }
-
-    /** Eight independent FMA chains at the preferred vector width; returns a value that depends on all. */
-    static float fmaLoop(long iters) {
-        VectorSpecies<Float> sp = FloatVector.SPECIES_PREFERRED;
-        FloatVector a = FloatVector.broadcast(sp, 0.999999f), b = FloatVector.broadcast(sp, 1e-7f);
-        FloatVector c0 = FloatVector.broadcast(sp, 1f), c1 = c0.add(1f), c2 = c0.add(2f), c3 = c0.add(3f);
-        FloatVector c4 = c0.add(4f), c5 = c0.add(5f), c6 = c0.add(6f), c7 = c0.add(7f);
-        for (long i = 0; i < iters; i++) {
-            c0 = c0.fma(a, b);
-            c1 = c1.fma(a, b);
-            c2 = c2.fma(a, b);
-            c3 = c3.fma(a, b);
-            c4 = c4.fma(a, b);
-            c5 = c5.fma(a, b);
-            c6 = c6.fma(a, b);
-            c7 = c7.fma(a, b);
-        }
-        return c0.add(c1)
-                .add(c2)
-                .add(c3)
-                .add(c4)
-                .add(c5)
-                .add(c6)
-                .add(c7)
-                .reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+    /** The widest f32 FMA probe {@code target} can run; a machine with neither is said plainly. */
+    static PeakProbe fmaProbe(CpuTarget target) {
+        if (PeakProbe.FMA.unavailableReason(target) == null) return PeakProbe.FMA;
+        if (PeakProbe.FMA256.unavailableReason(target) == null) return PeakProbe.FMA256;
+        throw new KilnException("machine peaks: this CPU (" + target.cpu() + ") has neither avx512f nor fma, so no "
+                + "FMA peak can be measured; give it with --peak-gflops");
     }
 
     /** GB/s of the Kiln triad on arrays of {@code n} floats: the best of five calls after one untimed call. */
