@@ -105,10 +105,10 @@ final class Arith {
         DType t = c.dtype();
         Val x = args.get(0);
         return switch (c.fn()) {
-            case EXP -> unaryFloat(g, "llvm.exp", x);
+            case EXP -> FastMath.applies(t) ? Casts.roundTo(g, FastMath.exp(g, x), t) : unaryFloat(g, "llvm.exp", x);
             case LOG -> unaryFloat(g, "llvm.log", x);
             case SQRT -> unaryFloat(g, "llvm.sqrt", x);
-            case TANH -> unaryFloat(g, "llvm.tanh", x);
+            case TANH -> FastMath.applies(t) ? Casts.roundTo(g, FastMath.tanh(g, x), t) : unaryFloat(g, "llvm.tanh", x);
             case POW -> Casts.roundTo(g, g.intrinsic("llvm.pow", t, args), t);
             case FLOOR -> g.intrinsic("llvm.floor", t, args);
             case CEIL -> g.intrinsic("llvm.ceil", t, args);
@@ -119,6 +119,7 @@ final class Arith {
                 yield g.intrinsic("llvm.abs", t, args, "i1 false");
             }
             case ERF -> {
+                if (FastMath.applies(t)) yield Casts.roundTo(g, FastMath.erf(g, x), t);
                 String f = t == DType.FLOAT64 ? "erf" : "erff";
                 String ty = IrTypes.reg(t);
                 g.mod.declare(f, ty, ty, "nounwind");
@@ -132,6 +133,7 @@ final class Arith {
                 yield Casts.roundDoubleTo(g, r, t);
             }
             case SIGMOID -> {
+                if (FastMath.applies(t)) yield Casts.roundTo(g, FastMath.sigmoid(g, x), t);
                 Val d = toDouble(g, x);
                 Val neg = Casts.unary(g, "fneg", d);
                 Val e = g.intrinsic("llvm.exp", DType.FLOAT64, List.of(neg));
