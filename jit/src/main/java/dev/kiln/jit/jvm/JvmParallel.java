@@ -26,6 +26,23 @@ final class JvmParallel {
 
     private static final ConcurrentHashMap<Integer, ForkJoinPool> POOLS = new ConcurrentHashMap<>();
 
+    /**
+     * The internal name of the class whose {@code run(Body, long, int)} a kernel compiled now calls for
+     * its parallel loops: {@link JvmSpinPool} unless the system property {@code kiln.jvm.parallel} is
+     * {@code forkjoin} (this class); read at each compile, for A/B measurements with the compile cache
+     * cleared.
+     */
+    static String runtime() {
+        String p = System.getProperty("kiln.jvm.parallel", "spin");
+        return switch (p) {
+            case "spin" -> "dev/kiln/jit/jvm/JvmSpinPool";
+            case "forkjoin" -> "dev/kiln/jit/jvm/JvmParallel";
+            default ->
+                throw new dev.kiln.ir.KilnException(
+                        "system property kiln.jvm.parallel is '" + p + "'; it takes spin or forkjoin");
+        };
+    }
+
     /** Runs {@code body} over {@code [0, n)} on {@code threads} threads. */
     static void run(Body body, long n, int threads) {
         if (n <= 0) return;

@@ -185,7 +185,7 @@ final class Outliner {
                     Type.getType("(JJ)V"));
             g.load(n);
             g.iconst(g.cls.threads);
-            g.invokeStatic("dev/kiln/jit/jvm/JvmParallel", "run", "(L" + BODY + ";JI)V");
+            g.invokeStatic(JvmParallel.runtime(), "run", "(L" + BODY + ";JI)V");
         }
         g.release(mark);
     }

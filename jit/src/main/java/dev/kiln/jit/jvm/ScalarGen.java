@@ -277,6 +277,7 @@ final class ScalarGen {
             case MIN -> g.invokeStatic("java/lang/Math", "min", "(" + d + d + ")" + d);
             case MAX -> g.invokeStatic("java/lang/Math", "max", "(" + d + d + ")" + d);
             case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD -> {
+                if (divisionByConstant(g, op, j, site)) break;
                 mv.visitLdcInsn(ExprPrinter.print(site) + " in function '" + g.cls.func.name() + "'");
                 String name =
                         switch (op) {
@@ -290,6 +291,64 @@ final class ScalarGen {
             case DIV -> throw new KilnException("div on integer type " + t);
         }
         if (!l && op != BinaryOp.MIN && op != BinaryOp.MAX) wrapInt(g, t);
+    }
+
+    /**
+     * Whether the constant-divisor fast path of integer division is on: it is unless the system
+     * property {@code kiln.jvm.inlineDivision} is {@code false} (read at each compile, for A/B
+     * measurements with the compile cache cleared).
+     */
+    static boolean inlinesDivision() {
+        return !"false".equals(System.getProperty("kiln.jvm.inlineDivision"));
+    }
+
+    /**
+     * Integer division or remainder by a constant divisor (floor: positive; trunc: non-zero) as plain
+     * bytecode, with {@code a} and the constant on the stack: no call to {@link JvmOps}, so nothing
+     * for C2 to inline (a large method stops inlining calls at {@code NodeCountInliningCutoff}, and a
+     * call left in a loop spills every vector register around it) and an expression C2 strength-reduces
+     * and hoists out of loops. floordiv(a, c) = a / c + ((a % c) >> 31); floormod(a, c) = r + ((r >> 31)
+     * &amp; c) with r = a % c, exact as {@link Math#floorDiv} and {@link Math#floorMod} for c &gt; 0. Returns
+     * false (nothing emitted) when the divisor is not such a constant.
+     */
+    private static boolean divisionByConstant(MethodGen g, BinaryOp op, JType j, Expr site) {
+        if (!(site instanceof Binary b) || !(b.b() instanceof IntImm k) || !inlinesDivision()) return false;
+        long c = k.value();
+        boolean floor = op == BinaryOp.FLOORDIV || op == BinaryOp.FLOORMOD;
+        if (floor ? c <= 0 : c == 0) return false;
+        MethodVisitor mv = g.mv;
+        boolean l = j == JType.LONG;
+        int mark = g.mark();
+        MethodGen.Local x = new MethodGen.Local(j, g.newLocal(j));
+        mv.visitInsn(l ? POP2 : POP);
+        g.store(x);
+        g.load(x);
+        g.intConst(j, c);
+        switch (op) {
+            case TRUNCDIV -> mv.visitInsn(l ? LDIV : IDIV);
+            case TRUNCMOD -> mv.visitInsn(l ? LREM : IREM);
+            case FLOORDIV -> {
+                mv.visitInsn(l ? LDIV : IDIV);
+                g.load(x);
+                g.intConst(j, c);
+                mv.visitInsn(l ? LREM : IREM);
+                g.iconst(l ? 63 : 31);
+                mv.visitInsn(l ? LSHR : ISHR);
+                mv.visitInsn(l ? LADD : IADD);
+            }
+            case FLOORMOD -> {
+                mv.visitInsn(l ? LREM : IREM);
+                mv.visitInsn(l ? DUP2 : DUP);
+                g.iconst(l ? 63 : 31);
+                mv.visitInsn(l ? LSHR : ISHR);
+                g.intConst(j, c);
+                mv.visitInsn(l ? LAND : IAND);
+                mv.visitInsn(l ? LADD : IADD);
+            }
+            default -> throw new IllegalStateException(op.toString());
+        }
+        g.release(mark);
+        return true;
     }
 
     /** {@code a op b} with both operands of type {@code t} on the stack; leaves 0 or 1. */

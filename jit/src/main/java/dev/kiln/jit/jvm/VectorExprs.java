@@ -37,6 +37,36 @@ abstract class VectorExprs extends VectorLanes {
 
     @Override
     void vec(Expr e) {
+        Promotion p = Promotion.reusing(g, chunk);
+        // reused within a promoted loop's iteration: whole uniform values (broadcasts) and vector loads
+        if (p == null || !p.reusable(e) || varies(e) && !(e instanceof BufferLoad)) {
+            vecFresh(e);
+            return;
+        }
+        Object key = varies(e)
+                ? List.of("vector", ((BufferLoad) e).buffer().base(), substituteVar(lane0(((BufferLoad) e).indices())))
+                : List.of("broadcast", e);
+        Integer slot = p.reusedSlot(key);
+        if (slot != null) {
+            mv.visitVarInsn(ALOAD, slot);
+            return;
+        }
+        vecFresh(e);
+        slot = p.keep(key);
+        if (slot != null) {
+            mv.visitInsn(DUP);
+            mv.visitVarInsn(ASTORE, slot);
+        }
+    }
+
+    /** The indices with the loop variable replaced by its lane-0 value in the current chunk. */
+    private List<Expr> substituteVar(List<Expr> idx) {
+        java.util.Map<Var, Expr> m = java.util.Map.of(var, chunkStart);
+        return idx.stream().map(x -> dev.kiln.ir.Exprs.substitute(x, m)).toList();
+    }
+
+    /** Pushes {@code e} as a vector, computed afresh. */
+    private void vecFresh(Expr e) {
         DType t = e.dtype();
         if (!varies(e)) {
             species(t);

@@ -96,6 +96,7 @@ final class VectorGen extends VectorExprs {
                 mv.visitInsn(vt == JType.LONG ? LADD : IADD);
                 g.store(base);
                 vg.chunk = (int) c;
+                vg.chunkStart = f.min().add(c * w);
                 vg.stmt(f.body());
             }
             vg.chunk = -1;

@@ -53,6 +53,8 @@ abstract class VectorLanes {
     int mask = -1;
     /** The chunk being emitted when the chunks are unrolled ({@link Promotion}), or -1. */
     int chunk = -1;
+    /** The loop variable's value at lane 0 of that chunk, as an expression (when {@link #chunk} is set). */
+    Expr chunkStart;
 
     final Map<Var, DType> maskTypes = new IdentityHashMap<>();
 

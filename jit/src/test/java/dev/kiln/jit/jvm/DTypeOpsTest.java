@@ -91,6 +91,19 @@ class DTypeOpsTest {
             ops.add(x -> x.get(0).truncmod(nonZero.apply(x.get(1))));
             ops.add(x -> x.get(0).floordiv(3L));
             ops.add(x -> x.get(0).floormod(3L));
+            // constant divisors are plain bytecode (no JvmOps call): powers of two, truncation, negatives
+            ops.add(x -> x.get(0).floordiv(8L));
+            ops.add(x -> x.get(0).floormod(8L));
+            ops.add(x -> x.get(0).truncdiv(3L));
+            ops.add(x -> x.get(0).truncmod(7L));
+            ops.add(x -> x.get(0).mul(x.get(1)).floordiv(1L).add(x.get(1).floormod(1L)));
+            if (!t.isUnsigned()) {
+                ops.add(x -> x.get(0).truncdiv(-3L));
+                ops.add(x -> x.get(0).truncmod(-7L));
+                ops.add(x -> Literals.like(x.get(0), t.minInt())
+                        .add(x.get(1).max(0L))
+                        .truncdiv(-1L));
+            }
             if (!t.isUnsigned()) {
                 ops.add(x -> x.get(0).floordiv(-3L));
                 ops.add(x -> x.get(0).floormod(-3L));

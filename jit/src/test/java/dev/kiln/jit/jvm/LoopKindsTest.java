@@ -237,7 +237,7 @@ class LoopKindsTest {
                                                 ForKind.PARALLEL,
                                                 store(out, load(out, r, q).mul(load(a, r, q)), r, q))))));
         JvmKernel k = JvmCheck.exact(f, 10);
-        assertThat(k.source()).contains("JvmParallel.run");
+        assertThat(k.source()).contains("JvmSpinPool.run");
         assertThat(k.notes()).anyMatch(s -> s.contains("nested in another parallel loop"));
         for (int rep = 0; rep < 3; rep++) JvmCheck.exact(f, 11 + rep); // scratch is zeroed on every entry
     }
@@ -291,6 +291,34 @@ class LoopKindsTest {
             pool.shutdown();
         }
         assertThat(k.notes()).isEmpty();
+    }
+
+    @Test
+    void parallelLoopsRunOnTheForkJoinRuntimeWhenAskedAndABadRuntimeIsNamed() {
+        Var r = new Var("r"), c = new Var("c");
+        Buffer a = buf("a", F32, 64, 300), out = buf("out", F32, 64, 300);
+        PrimFunc f = new PrimFunc(
+                "fj",
+                List.of(a, out),
+                loop(
+                        r,
+                        64,
+                        ForKind.PARALLEL,
+                        loop(c, 300, ForKind.SERIAL, store(out, load(a, r, c).mul(2.0), r, c))));
+        try {
+            System.setProperty("kiln.jvm.parallel", "forkjoin");
+            JvmBackend.clearCache();
+            assertThat(JvmCheck.exact(f, 16).source()).contains("JvmParallel.run");
+            System.setProperty("kiln.jvm.parallel", "threads");
+            JvmBackend.clearCache();
+            assertThatThrownBy(() -> JvmCheck.BACKEND.compile(f, JvmCheck.TARGET))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining("kiln.jvm.parallel is 'threads'");
+        } finally {
+            System.clearProperty("kiln.jvm.parallel");
+            JvmBackend.clearCache();
+        }
+        assertThat(JvmCheck.exact(f, 17).source()).contains("JvmSpinPool.run");
     }
 
     @Test

@@ -141,8 +141,56 @@ class PromotionTest {
     }
 
     @Test
-    void theTiledMatmulScheduleKeepsItsRegisterTileInLocals() {
-        int n = 64;
+    void loadsAreReusedWithinAnIterationOnlyFromBuffersItDoesNotStoreTo() {
+        // for k: c[j] += a[k] * e[k, j]; e[k, j] = e[k, j] * 2; d[j] += a[k] * e[k, j] (must see the new e)
+        Var kk = new Var("k"), j1 = new Var("j1"), j2 = new Var("j2"), j3 = new Var("j3");
+        int n = 2 * W, k = 5;
+        Buffer a = buf("a", F32, k), e = buf("e", F32, k, n), c = buf("c", F32, n), d = buf("d", F32, n);
+        Stmt body = Seq.of(
+                loop(
+                        j1,
+                        n,
+                        ForKind.VECTORIZED,
+                        store(c, load(c, j1).add(load(a, kk).mul(load(e, kk, j1))), j1)),
+                loop(j2, n, ForKind.VECTORIZED, store(e, load(e, kk, j2).mul(FloatImm.f32(2)), kk, j2)),
+                loop(
+                        j3,
+                        n,
+                        ForKind.VECTORIZED,
+                        store(d, load(d, j3).add(load(a, kk).mul(load(e, kk, j3))), j3)));
+        PrimFunc f = new PrimFunc("reuse", List.of(a, e, c, d), loop(kk, k, ForKind.SERIAL, body));
+        JvmKernel kern = JvmCheck.exact(f, 11);
+        assertThat(kern.promotions())
+                .containsExactlyInAnyOrder(
+                        "loop 'k' keeps 2 vector(s) of 'c' in locals", "loop 'k' keeps 2 vector(s) of 'd' in locals");
+    }
+
+    @Test
+    void theTiledMatmulKernelLoadsEachOperandOncePerStepOfK() {
+        PrimFunc f = tiledMatmul(64);
+        String reused = JvmCheck.exact(f, 12).source();
+        String fresh;
+        System.setProperty("kiln.jvm.reuseLoads", "false");
+        try {
+            JvmBackend.clearCache();
+            fresh = JvmCheck.exact(f, 12).source();
+        } finally {
+            System.clearProperty("kiln.jvm.reuseLoads");
+            JvmBackend.clearCache();
+        }
+        // 4 rows x 2 chunks: 8 loads of B and 8 broadcasts of A without reuse, 2 and 4 with it
+        assertThat(count(fresh, "FloatVector.broadcast") - count(reused, "FloatVector.broadcast"))
+                .isEqualTo(4);
+        assertThat(count(fresh, "FloatVector.fromMemorySegment") - count(reused, "FloatVector.fromMemorySegment"))
+                .isEqualTo(6);
+    }
+
+    private static int count(String s, String what) {
+        return s.split(java.util.regex.Pattern.quote(what), -1).length - 1;
+    }
+
+    /** The tiled matmul schedule (8 x 32 tiles, 4 x 2W register blocks, k in steps of 16) for n x n. */
+    private static PrimFunc tiledMatmul(int n) {
         Tensor x = Te.placeholder("A", F32, n, n), y = Te.placeholder("B", F32, n, n);
         IterVar k = Te.reduceAxis(n, "k");
         ComputeDAG dag = ComputeDAG.of(
@@ -162,8 +210,12 @@ class PromotionTest {
         local.reorder("k.0", "i.0", "j.0", "k.1", "i.1", "j.1");
         local.unroll("i.1");
         local.vectorize("j.1");
-        PrimFunc f = Lowering.lower("tiled", s.build());
-        JvmKernel kern = JvmCheck.exact(f, 9);
+        return Lowering.lower("tiled", s.build());
+    }
+
+    @Test
+    void theTiledMatmulScheduleKeepsItsRegisterTileInLocals() {
+        JvmKernel kern = JvmCheck.exact(tiledMatmul(64), 9);
         assertThat(kern.promotions()).containsExactly("loop 'k.1' keeps 8 vector(s) of 'C.local' in locals");
     }
 
