@@ -41,7 +41,8 @@ import org.objectweb.asm.Label;
  * B[k, j]} under {@code for k}), the generator loads those vectors into locals before the loop, the
  * vectorized loops inside read and write the locals (their chunks unrolled, so each chunk has its
  * own local), and the locals are stored back after the loop. The loop's body then has no store to
- * the accumulators: C2 keeps them in registers and is free to reuse loads across the unrolled rows.
+ * the accumulators: C2 keeps them in registers. Within each iteration of the innermost loop, the
+ * operands the unrolled rows and chunks share are loaded once ({@link LoadReuse}).
  *
  * <p>A buffer is promoted only when this is exact: every access to it inside the loop is a
  * contiguous access of a vectorized loop (no tail mask, no conditional, no scalar access) at an
@@ -76,18 +77,8 @@ final class Promotion {
     /** The vectorized loops that touch a promoted buffer: they run with their chunks unrolled. */
     final Set<For> loops = Collections.newSetFromMap(new IdentityHashMap<>());
 
-    /**
-     * Values computed once per iteration of the loop and reused by every chunk and row that needs them
-     * (a broadcast of {@code A[i, k]}, a vector of {@code B.local}), or null when the loop's body is not
-     * straight-line code ({@link #reuses}); keys are {@link #key}s.
-     */
-    Map<Object, Integer> reused;
-    /** Free locals for {@link #reused}, reserved around the loop. */
-    private int[] reusePool;
-
-    private int reusePoolUsed;
-    /** The buffers the loop's body stores to: their loads are never reused. */
-    private final Set<Buffer> stored = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The loads reused within the current iteration of a loop inside this promotion ({@link LoadReuse}), or null. */
+    LoadReuse reuse;
 
     private final Map<Buffer, List<Access>> accesses = new LinkedHashMap<>();
     private final Set<Buffer> refused = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -131,16 +122,13 @@ final class Promotion {
     static void serialLoop(MethodGen g, For f) {
         Promotion p = g.cls.vectorApi && enabled() ? plan(g, f) : null;
         if (p == null) {
-            StmtEmitter.serial(g, f, () -> StmtEmitter.emit(g, f.body()));
+            Promotion outer = g.promotions.isEmpty() ? null : g.promotions.get(g.promotions.size() - 1);
+            LoadReuse.emitLoop(g, outer, f, () -> StmtEmitter.serial(g, f, () -> StmtEmitter.emit(g, f.body())));
             return;
         }
         int mark = g.mark();
         for (Promoted pr : p.promoted.values()) pr.slots.replaceAll((pos, s) -> g.newRefLocal());
-        if (reuses(g, p, f)) {
-            p.reused = new java.util.HashMap<>();
-            p.reusePool = new int[reuseBound(g, f.body())];
-            for (int i = 0; i < p.reusePool.length; i++) p.reusePool[i] = g.newRefLocal();
-        }
+
         Label skip = new Label();
         ScalarGen.emit(g, f.extent());
         if (JType.of(f.extent().dtype()) == JType.LONG) {
@@ -156,85 +144,13 @@ final class Promotion {
                     + pr.buffer.name() + "' in locals");
         }
         g.promotions.add(p);
-        StmtEmitter.serial(g, f, () -> StmtEmitter.emit(g, f.body()));
+        LoadReuse.emitLoop(g, p, f, () -> StmtEmitter.serial(g, f, () -> StmtEmitter.emit(g, f.body())));
         g.promotions.remove(g.promotions.size() - 1);
         for (Promoted pr : p.promoted.values()) {
             for (Map.Entry<Long, Integer> e : pr.slots.entrySet()) move(g, pr, e.getKey(), e.getValue(), false);
         }
         g.mv.visitLabel(skip);
         g.release(mark);
-    }
-
-    /**
-     * Whether the iteration of promoted loop {@code f} is straight-line code whose repeated loads can be
-     * computed once: its body is vectorized loops only (through sequences), each one run with its chunks
-     * unrolled (it touches the promoted buffer) and holding only stores. Values are then reused within one
-     * iteration only, from buffers the body does not store to (parameters that are written do not overlap
-     * the others, allocations are disjoint), so a reused value is the value a fresh load would give. On
-     * unless the system property {@code kiln.jvm.reuseLoads} is {@code false} (read at each compile).
-     */
-    private static boolean reuses(MethodGen g, Promotion p, For f) {
-        if ("false".equals(System.getProperty("kiln.jvm.reuseLoads"))) return false;
-        java.util.ArrayDeque<Stmt> todo = new java.util.ArrayDeque<>(List.of(f.body()));
-        while (!todo.isEmpty()) {
-            Stmt s = todo.pop();
-            if (s instanceof Seq q) {
-                todo.addAll(q.stmts());
-            } else if (!(s instanceof For v && p.loops.contains(v) && storesOnly(v.body()))) {
-                return false;
-            }
-        }
-        Stmts.forEachStmt(f.body(), x -> {
-            if (x instanceof Store st) p.stored.add(st.buffer().base());
-        });
-        return true;
-    }
-
-    /** At most how many values {@code body}'s chunks can reuse: its expression nodes, once per chunk. */
-    private static int reuseBound(MethodGen g, Stmt body) {
-        long[] n = {0};
-        Stmts.forEachStmt(body, x -> {
-            if (x instanceof For v && v.kind() == ForKind.VECTORIZED) {
-                long chunks = ((IntImm) v.extent()).value() / Math.max(1, VectorGen.lanes(g, v));
-                long nodes = 0;
-                for (Stmt st : List.of(v.body())) nodes += Work.ops(st);
-                n[0] += chunks * nodes;
-            }
-        });
-        return (int) Math.min(n[0], 256);
-    }
-
-    /** The promotion whose iteration is being emitted, if it reuses values; else null. */
-    static Promotion reusing(MethodGen g, int chunk) {
-        if (chunk < 0 || g.promotions.isEmpty()) return null;
-        Promotion p = g.promotions.get(g.promotions.size() - 1);
-        return p.reused == null ? null : p;
-    }
-
-    /** Whether a value reading {@code e}'s loads may be reused within an iteration (no load of a stored buffer). */
-    boolean reusable(Expr e) {
-        boolean[] ok = {false};
-        boolean[] bad = {false};
-        Exprs.forEach(e, x -> {
-            if (x instanceof BufferLoad l) {
-                ok[0] = true;
-                if (stored.contains(l.buffer().base())) bad[0] = true;
-            }
-        });
-        return ok[0] && !bad[0];
-    }
-
-    /** The local holding the value of {@code key} in this iteration, or null; {@link #keep} fills it. */
-    Integer reusedSlot(Object key) {
-        return reused.get(key);
-    }
-
-    /** A local for the value of {@code key}, or null when the reserved locals are used up. */
-    Integer keep(Object key) {
-        if (reusePoolUsed >= reusePool.length) return null;
-        int slot = reusePool[reusePoolUsed++];
-        reused.put(key, slot);
-        return slot;
     }
 
     /** Loads the vector at element offset {@code pos} from the reference into {@code slot}, or stores it back. */
@@ -430,7 +346,7 @@ final class Promotion {
         accesses.computeIfAbsent(b, k -> new ArrayList<>()).add(a);
     }
 
-    private static boolean storesOnly(Stmt s) {
+    static boolean storesOnly(Stmt s) {
         return switch (s) {
             case Store st -> true;
             case Seq q -> q.stmts().stream().allMatch(Promotion::storesOnly);

@@ -37,7 +37,7 @@ abstract class VectorExprs extends VectorLanes {
 
     @Override
     void vec(Expr e) {
-        Promotion p = Promotion.reusing(g, chunk);
+        LoadReuse p = LoadReuse.active(g, chunk);
         // reused within a promoted loop's iteration: whole uniform values (broadcasts) and vector loads
         if (p == null || !p.reusable(e) || varies(e) && !(e instanceof BufferLoad)) {
             vecFresh(e);
@@ -46,7 +46,7 @@ abstract class VectorExprs extends VectorLanes {
         Object key = varies(e)
                 ? List.of("vector", ((BufferLoad) e).buffer().base(), substituteVar(lane0(((BufferLoad) e).indices())))
                 : List.of("broadcast", e);
-        Integer slot = p.reusedSlot(key);
+        Integer slot = p.slot(key);
         if (slot != null) {
             mv.visitVarInsn(ALOAD, slot);
             return;
