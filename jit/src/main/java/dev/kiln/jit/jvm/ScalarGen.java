@@ -161,8 +161,12 @@ final class ScalarGen {
                 continue;
             }
             if (scale == 0) continue;
-            emit(g, e);
-            if (JType.of(e.dtype()) == JType.INT) mv.visitInsn(I2L);
+            if (longIndices()) {
+                emitLong(g, e);
+            } else {
+                emit(g, e);
+                if (JType.of(e.dtype()) == JType.INT) mv.visitInsn(I2L);
+            }
             if (scale != 1) {
                 g.lconst(scale);
                 mv.visitInsn(LMUL);
@@ -175,6 +179,44 @@ final class ScalarGen {
         } else if (constant != 0) {
             g.lconst(constant);
             mv.visitInsn(LADD);
+        }
+    }
+
+    /**
+     * Whether int32 index arithmetic is done in long ({@link #emitLong}); off when the system property
+     * {@code kiln.jvm.longIndex} is {@code false} (read at each compile, for A/B measurements).
+     */
+    static boolean longIndices() {
+        return !"false".equals(System.getProperty("kiln.jvm.longIndex"));
+    }
+
+    /**
+     * Pushes int32 index {@code e} as a long, its sums, differences and products of variables and
+     * constants computed in long (as the LLVM backend computes addresses: an index that overflows int32
+     * is undefined there), so that an address is {@code (long) i * scale + invariant} in the loop
+     * variable {@code i}, the form C2's range-check elimination recognises; anything else is computed
+     * in its own type and widened.
+     */
+    static void emitLong(MethodGen g, Expr e) {
+        MethodVisitor mv = g.mv;
+        switch (e) {
+            case IntImm c -> g.lconst(c.value());
+            case Binary b
+            when b.dtype() == DType.INT32
+                    && (b.op() == BinaryOp.ADD || b.op() == BinaryOp.SUB || b.op() == BinaryOp.MUL) -> {
+                emitLong(g, b.a());
+                emitLong(g, b.b());
+                mv.visitInsn(
+                        switch (b.op()) {
+                            case ADD -> LADD;
+                            case SUB -> LSUB;
+                            default -> LMUL;
+                        });
+            }
+            default -> {
+                emit(g, e);
+                if (JType.of(e.dtype()) == JType.INT) mv.visitInsn(I2L);
+            }
         }
     }
 
