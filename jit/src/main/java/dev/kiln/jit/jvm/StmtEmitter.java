@@ -230,10 +230,12 @@ final class StmtEmitter {
         }
         long off = g.scratch.reserve(bytes);
         MethodVisitor mv = g.mv;
-        mv.visitVarInsn(ALOAD, g.scratchSlot);
-        g.lconst(off);
-        g.lconst(bytes);
-        g.invokeStatic(ScalarGen.OPS, "zero", "(L" + ScalarGen.SEGMENT + ";JJ)V");
+        if (!FullWrite.writesAllFirst(a, bytes / b.dtype().bytes())) {
+            mv.visitVarInsn(ALOAD, g.scratchSlot);
+            g.lconst(off);
+            g.lconst(bytes);
+            g.invokeStatic(ScalarGen.OPS, "zero", "(L" + ScalarGen.SEGMENT + ";JJ)V");
+        }
         MethodGen.BufRef prev = g.bufs.put(b.base(), new MethodGen.BufRef(g.scratchSlot, off));
         emit(g, a.body());
         if (prev == null) g.bufs.remove(b.base());

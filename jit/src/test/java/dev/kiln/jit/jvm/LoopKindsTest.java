@@ -322,6 +322,56 @@ class LoopKindsTest {
     }
 
     @Test
+    void anAllocationWrittenWholeByItsFirstLoopNestIsNotClearedFirst() {
+        int rows = 6, cols = 40;
+        Buffer a = buf("a", F32, rows, cols), out = buf("out", F32, rows, cols), tmp = buf("tmp", F32, rows, cols);
+        java.util.function.LongFunction<PrimFunc> program = written -> {
+            Var r = new Var("r"), c = new Var("c"), r2 = new Var("r2"), c2 = new Var("c2");
+            // tmp[r, c] = 2 a[r, c] for the first `written` rows; out[r, c] = tmp[r, c] + tmp[rows - 1 - r, c]
+            return new PrimFunc(
+                    "write" + written,
+                    List.of(a, out),
+                    new Allocate(
+                            tmp,
+                            Seq.of(
+                                    loop(
+                                            r,
+                                            written,
+                                            ForKind.SERIAL,
+                                            loop(
+                                                    c,
+                                                    cols,
+                                                    ForKind.VECTORIZED,
+                                                    store(tmp, load(a, r, c).mul(2.0), r, c))),
+                                    loop(
+                                            r2,
+                                            rows,
+                                            ForKind.SERIAL,
+                                            loop(
+                                                    c2,
+                                                    cols,
+                                                    ForKind.SERIAL,
+                                                    store(
+                                                            out,
+                                                            load(tmp, r2, c2)
+                                                                    .add(
+                                                                            load(
+                                                                                    tmp,
+                                                                                    i32(rows - 1)
+                                                                                            .sub(r2),
+                                                                                    c2)),
+                                                            r2,
+                                                            c2))))));
+        };
+        JvmKernel whole = JvmCheck.exact(program.apply(rows), 18);
+        assertThat(whole.source()).doesNotContain("JvmOps.zero");
+        // rows left unwritten read as zero: the allocation is cleared, on every call
+        JvmKernel part = JvmCheck.exact(program.apply(rows - 2), 19);
+        assertThat(part.source()).contains("JvmOps.zero");
+        JvmCheck.exact(program.apply(rows - 2), 20);
+    }
+
+    @Test
     void smallParallelLoopsRunOnTheCallingThread() {
         Var r = new Var("r");
         Buffer a = buf("a", F32, 6), out = buf("out", F32, 6);
