@@ -5,6 +5,8 @@ import dev.kiln.autoschedule.analysis.AccessAnalyzer;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.ComputeAtKind;
+import dev.kiln.schedule.ComputeAtStep;
+import dev.kiln.schedule.FollowSplitStep;
 import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
@@ -33,7 +35,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * the outer parts are left to the annotation rules as in {@link MultiLevelTiling}. The operands'
  * layouts must already be the intrinsic's (the weight packed: {@code dev.kiln.nn.LowPrecision});
  * the tensorize step checks that. When it applies nothing else is tried on the stage: a stage that
- * can run on the dot-product instructions does.
+ * can run on the dot-product instructions does. A stage with a single elementwise consumer (the int8
+ * requantize of QLinearMatMul / QLinearConv, a bias or activation) also gets the sketches with the
+ * consumer fused: tiled like the stage's outer one or two spatial levels, the stage computed at that
+ * tile ({@link #fuse}), so the accumulator tile is requantized while it is in cache.
  */
 public record MultiLevelTilingTensorize(String structure) implements SketchRule {
     private static final Map<String, Set<String>> OFFERED = new ConcurrentHashMap<>();
@@ -69,11 +74,76 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         return match(task, state, stageId) == null ? Condition.SKIP : Condition.APPLY_AND_SKIP_REST;
     }
 
+    /**
+     * The tiled, tensorized stage; and, when the stage has a single elementwise consumer (the int8
+     * requantize epilogue, a bias, an activation), the same tiling with the consumer tiled like it and
+     * the stage computed at the consumer's level 1 and level 2 tile (as {@link
+     * MultiLevelTilingWithFusion} does): the int32 / float32 accumulator then lives in a small tile
+     * buffer and the epilogue runs on it while it is in cache.
+     */
     @Override
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         Match m = match(task, state, stageId);
         if (m == null) throw new KilnException("no tensor intrinsic matches stage " + stageId);
-        return List.of(new Derivation(tile(state, stageId, m, structure), stageId - 1));
+        Tiled base = tiled(state, stageId, m, structure);
+        List<Derivation> out = new ArrayList<>();
+        out.add(new Derivation(base.state(), stageId - 1));
+        int consumer = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);
+        if (consumer < 0 || base.spatialSplitSteps().isEmpty() || !followable(state, stageId, consumer)) return out;
+        for (int level = 1; level <= 2; level++) {
+            if (structure.length() < level || structure.charAt(level - 1) != 'S') continue;
+            try {
+                out.add(new Derivation(fuse(base, stageId, consumer, level), stageId - 1));
+            } catch (KilnException e) {
+                // the tensorize step refuses the fused layout at this level (checked on every step): no such sketch
+            }
+        }
+        return out;
+    }
+
+    /** Whether the consumer is untiled and has one spatial loop per spatial loop of the stage (follow tiling). */
+    private static boolean followable(LoopState s, int stageId, int consumer) {
+        Stage c = s.stage(consumer);
+        long spatial = s.stage(stageId).iters().stream()
+                .filter(it -> it.kind() == IterKind.SPATIAL)
+                .count();
+        if (spatial == 0 || c.isTiled() || c.iters().size() != spatial) return false;
+        for (Iter it : c.iters()) if (it.kind() != IterKind.SPATIAL) return false;
+        return true;
+    }
+
+    /**
+     * The consumer tiled like the stage's first {@code level} spatial levels (its axis on the
+     * intrinsic's spatial loop split by the intrinsic's extent first, that part innermost), and the
+     * stage computed at the consumer's last loop of level {@code level - 1}.
+     */
+    static LoopState fuse(Tiled base, int stageId, int consumer, int level) {
+        LoopState t = base.state();
+        List<Iter> axes = t.stage(consumer).iters();
+        List<List<Integer>> lv = levels(level + 1);
+        Integer tail = null;
+        for (int a = 0; a < axes.size(); a++) {
+            int uid = axes.get(a).uid();
+            if (a == base.intrinsicAxis()) {
+                int at = t.stage(consumer).indexOfUid(uid);
+                t = t.apply(new SplitStep(consumer, at, axes.get(a).extent(), List.of((int) base.lanes()), true));
+                uid = t.stage(consumer).leaves().get(at);
+                tail = t.stage(consumer).leaves().get(at + 1);
+            }
+            int at = t.stage(consumer).indexOfUid(uid);
+            t = t.apply(
+                    new FollowSplitStep(consumer, at, base.spatialSplitSteps().get(a), level));
+            for (int l = 0; l <= level; l++)
+                lv.get(l).add(t.stage(consumer).leaves().get(at + l));
+        }
+        List<Integer> order = new ArrayList<>();
+        lv.forEach(order::addAll);
+        if (tail != null) order.add(tail);
+        Stage now = t.stage(consumer);
+        List<Integer> perm = new ArrayList<>();
+        for (int uid : order) perm.add(now.indexOfUid(uid));
+        t = t.apply(new ReorderStep(consumer, perm));
+        return t.apply(new ComputeAtStep(stageId, consumer, level * axes.size() - 1));
     }
 
     /** The first offered intrinsic (by name) and axes for which the tensorize step accepts the stage. */
@@ -108,11 +178,25 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
     }
 
     /**
+     * A tiled, tensorized state; per spatial axis of the stage (in its order) the split step of its
+     * tile levels (for the intrinsic's axis, that of its outer part), empty when the structure has at
+     * most one spatial level; which of those axes the intrinsic takes, and its extent there.
+     */
+    record Tiled(LoopState state, List<Integer> spatialSplitSteps, int intrinsicAxis, long lanes) {}
+
+    /**
      * The tiled, tensorized state: with an empty structure only the intrinsic's split, the order
      * (everything else outside, in its order) and the tensorize step, which is how {@link #match}
      * tries a candidate.
      */
     static LoopState tile(LoopState s, int stageId, Match m, String structure) {
+        return tiled(s, stageId, m, structure).state();
+    }
+
+    static Tiled tiled(LoopState s, int stageId, Match m, String structure) {
+        List<Integer> spatialAxes = new ArrayList<>();
+        for (Iter it : s.stage(stageId).iters()) if (it.kind() == IterKind.SPATIAL) spatialAxes.add(it.uid());
+        Map<Integer, Integer> splitOf = new java.util.HashMap<>();
         long ej = m.intrinsic().loopExtents().get(0),
                 ek = m.intrinsic().loopExtents().get(1);
         // a split replaces its loop by the parts, in its place
@@ -144,6 +228,7 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
             }
             int at = t.stage(stageId).indexOfUid(uid);
             t = t.apply(new SplitStep(stageId, at, it.extent(), Collections.nCopies(n - 1, null), true));
+            if (spatial) splitOf.put(uid, t.steps().size() - 1);
             for (int l = 0; l < n; l++)
                 target.get(l).add(t.stage(stageId).leaves().get(at + l));
         }
@@ -161,8 +246,16 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         List<Integer> perm = new ArrayList<>();
         for (int uid : order) perm.add(now.indexOfUid(uid));
         t = t.apply(new ReorderStep(stageId, perm));
-        return t.apply(new TensorizeStep(
+        t = t.apply(new TensorizeStep(
                 stageId, t.stage(stageId).indexOfUid(jt), m.intrinsic().name()));
+        List<Integer> steps = new ArrayList<>();
+        int intrinsicAxis = spatialAxes.indexOf(m.spatialUid());
+        for (int uid : spatialAxes) {
+            Integer step = splitOf.get(uid == m.spatialUid() ? jo : uid);
+            if (step == null) return new Tiled(t, List.of(), intrinsicAxis, ej);
+            steps.add(step);
+        }
+        return new Tiled(t, List.copyOf(steps), intrinsicAxis, ej);
     }
 
     private static LoopState split(LoopState s, int stageId, int uid, List<Integer> lengths) {
