@@ -9,6 +9,7 @@ import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
+import dev.kiln.schedule.TensorIntrinsics;
 import dev.kiln.te.ComputeDAG;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,9 +39,12 @@ public final class RegisterTileSizes {
 
     /**
      * The undecided spatial splits of one multi-level-tiled reduction stage, in loop order (the
-     * last is the vector axis), with the size of its elements.
+     * last is the vector axis), with the size of its elements (for a tensorized stage, whose vector
+     * axis is the outer part of the intrinsic's, the size of the intrinsic's accumulator vector: one
+     * element is one register). A tensorized stage takes no tiles with a tail ({@link
+     * #tailCandidates}): the tail's guard would land inside the intrinsic's nest.
      */
-    public record Group(String stage, List<Integer> splitSteps, int elementBytes) {
+    public record Group(String stage, List<Integer> splitSteps, int elementBytes, boolean tensorized) {
         public Group {
             splitSteps = List.copyOf(splitSteps);
             if (splitSteps.isEmpty()) throw new KilnException("a register-tile group of '" + stage + "' needs a split");
@@ -86,7 +90,16 @@ public final class RegisterTileSizes {
             t = t.apply(step);
         }
         List<Group> out = new ArrayList<>();
-        splits.forEach((name, steps) -> out.add(new Group(name, steps, bytes.get(name))));
+        for (var e : splits.entrySet()) {
+            int b = bytes.get(e.getKey());
+            Stage.Tensorized ts = t.stage(t.stageIndex(e.getKey())).tensorized();
+            // a tensorized stage's vector axis is the intrinsic's outer part: each element is a
+            // whole accumulator vector (16 int32 / float32), so it counts one vector, not one lane
+            if (ts != null)
+                b *= Math.toIntExact(
+                        TensorIntrinsics.get(ts.intrinsic()).loopExtents().getFirst());
+            out.add(new Group(e.getKey(), e.getValue(), b, ts != null));
+        }
         return List.copyOf(out);
     }
 

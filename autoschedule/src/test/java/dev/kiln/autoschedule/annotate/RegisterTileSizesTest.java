@@ -186,4 +186,33 @@ class RegisterTileSizesTest {
         LoopState state = InferBound.apply(new Schedule(task.dag(), steps).replay());
         return rule.apply(task, state, new SplittableRandom(1)).stage(2).iters().getLast();
     }
+    /**
+     * A tensorized stage (here the best int8 GEMM 1024 of a quiet run, a 4 x 2 tile of vpdpbusd):
+     * its vector axis is the intrinsic's outer part, one whole 16 x int32 accumulator per element,
+     * so its register tiles count vectors, not lanes: 4 x 2, 8 x 2, 4 x 4 accumulators, not
+     * 8 x 16 "lanes" (128 registers).
+     */
+    @Test
+    void aTensorizedStageCountsWholeAccumulatorVectors() throws Exception {
+        dev.kiln.te.Tensor x = Te.placeholder("x", dev.kiln.ir.DType.UINT8, 1024, 1024);
+        dev.kiln.te.Tensor wp = Te.placeholder("w_packed", dev.kiln.ir.DType.INT8, 64, 256, 16, 4);
+        ComputeDAG dag = ComputeDAG.of(dev.kiln.nn.LowPrecision.matmulPacked(x, wp));
+        String steps = "[[\"SP\", 2, 1, 1024, [16], 1], [\"SP\", 2, 3, 1024, [4], 1],"
+                + " [\"SP\", 2, 0, 1024, [16, 16, 4], 1], [\"SP\", 2, 4, 64, [1, 32, 2], 1],"
+                + " [\"SP\", 2, 9, 256, [64], 1], [\"RE\", 2, [0, 4, 1, 5, 9, 2, 6, 10, 3, 7, 8, 11]],"
+                + " [\"TS\", 2, 10, \"x86.avx512.vpdpbusd.16x4\"]]";
+        Schedule s = Schedule.fromSteps(new com.fasterxml.jackson.databind.ObjectMapper().readTree(steps), dag);
+        List<RegisterTileSizes.Group> g = RegisterTileSizes.groups(dag, s.steps());
+        assertThat(g).hasSize(1);
+        assertThat(g.getFirst().elementBytes())
+                .as("one int32 x 16 accumulator per element")
+                .isEqualTo(64);
+        List<String> tiles = new ArrayList<>();
+        for (int[] t : RegisterTileSizes.candidates(
+                AVX512, g.getFirst().elementBytes(), List.of(1024L, 64L), new FactorizationMemo())) {
+            assertThat(RegisterTileSizes.fits(AVX512, t[0], t[1])).isTrue();
+            tiles.add(t[0] + "x" + t[1]);
+        }
+        assertThat(tiles).contains("4x2", "8x2", "4x4", "16x1", "8x1").doesNotContain("8x4", "2x2", "8x16");
+    }
 }
