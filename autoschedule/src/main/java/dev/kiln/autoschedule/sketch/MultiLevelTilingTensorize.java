@@ -38,7 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * can run on the dot-product instructions does. A stage with a single elementwise consumer (the int8
  * requantize of QLinearMatMul / QLinearConv, a bias or activation) also gets the sketches with the
  * consumer fused: tiled like the stage's outer one or two spatial levels, the stage computed at that
- * tile ({@link #fuse}), so the accumulator tile is requantized while it is in cache.
+ * tile ({@code fuse}), so the accumulator tile is requantized while it is in cache.
  */
 public record MultiLevelTilingTensorize(String structure) implements SketchRule {
     private static final Map<String, Set<String>> OFFERED = new ConcurrentHashMap<>();
