@@ -10,7 +10,12 @@ import java.util.SplittableRandom;
  * valid program (Ansor's "Invalid").
  */
 public sealed interface MutationRule
-        permits MutateTileSize, MutateAutoUnroll, MutateComputeLocation, MutateParallel, MutateRegisterTile {
+        permits MutateTileSize,
+                MutateAutoUnroll,
+                MutateComputeLocation,
+                MutateParallel,
+                MutateRegisterTile,
+                MutateKBlocking {
 
     /** The rule's name, as in Ansor ("MutateTileSize"). */
     String name();

@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.search;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
 import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
+import dev.kiln.autoschedule.annotate.InitKBlocking;
 import dev.kiln.autoschedule.annotate.InitParallel;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.annotate.InitRule;
@@ -15,6 +16,7 @@ import dev.kiln.autoschedule.gpu.InitThreadBind;
 import dev.kiln.autoschedule.gpu.TensorCoreTiling;
 import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
 import dev.kiln.autoschedule.mutation.MutateComputeLocation;
+import dev.kiln.autoschedule.mutation.MutateKBlocking;
 import dev.kiln.autoschedule.mutation.MutateParallel;
 import dev.kiln.autoschedule.mutation.MutateRegisterTile;
 import dev.kiln.autoschedule.mutation.MutateTileSize;
@@ -81,11 +83,14 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
      * sketches with and without a packed copy. (Ansor's SimplifyComputeWithConstTensor, for
      * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
-     * operations carry no such attribute.) Annotation: InitChangeComputeLocation, InitParallel,
-     * InitUnroll {0, 16, 64, 512}, and Kiln's InitVectorization, which also vectorises
-     * register-tile rows wider than Ansor's limit. Mutations: Ansor's CPU weights (tile size 0.90,
-     * auto-unroll 0.04, compute location 0.05, parallel 0.01) with 0.10 of the tile-size weight
-     * given to Kiln's {@link MutateRegisterTile}, which redraws a whole register tile at once.
+     * operations carry no such attribute.) Annotation: Kiln's {@link InitKBlocking} (half of the
+     * tiled stages where it matters get the GotoBLAS loop order, the outer reduction level in front
+     * of the level-1 spatial loops), InitChangeComputeLocation, InitParallel, InitUnroll {0, 16, 64,
+     * 512}, and Kiln's InitVectorization, which also vectorises register-tile rows wider than Ansor's
+     * limit. Mutations: Ansor's CPU weights (tile size 0.90, auto-unroll 0.04, compute location 0.05,
+     * parallel 0.01) with 0.10 of the tile-size weight given to Kiln's {@link MutateRegisterTile},
+     * which redraws a whole register tile at once, and 0.05 to Kiln's {@link MutateKBlocking}, which
+     * toggles the K-blocking of one stage.
      */
     public static TargetRules cpu() {
         return new TargetRules(
@@ -98,14 +103,19 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),
                         new AddCacheReadPack(),
                         new SkipStage()),
-                List.of(new InitChangeComputeLocation(), new InitParallel(), InitUnroll.cpu(), new InitVectorization()),
-                cpuMutations(0.80, 0.10));
+                List.of(
+                        new InitKBlocking(),
+                        new InitChangeComputeLocation(),
+                        new InitParallel(),
+                        InitUnroll.cpu(),
+                        new InitVectorization()),
+                cpuMutations(0.75, 0.10, 0.05));
     }
 
     /**
      * Ansor's CPU rules as Ansor has them (for comparisons with Kiln's, e.g. {@code ./kiln
-     * space-bench}): {@link #cpu()} without AddCacheReadPack, with Ansor's InitVectorization, and
-     * Ansor's mutations and weights (no register-tile mutation).
+     * space-bench}): {@link #cpu()} without AddCacheReadPack and InitKBlocking, with Ansor's
+     * InitVectorization, and Ansor's mutations and weights (no register-tile or K-blocking mutation).
      */
     public static TargetRules ansorCpu() {
         return new TargetRules(
@@ -121,18 +131,20 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new InitParallel(),
                         InitUnroll.cpu(),
                         InitVectorization.ansor()),
-                cpuMutations(0.90, 0));
+                cpuMutations(0.90, 0, 0));
     }
 
     /**
      * Ansor's CPU mutations (auto-unroll 0.04, compute location 0.05, parallel 0.01) with the given
-     * tile-size weight, and Kiln's register-tile mutation right after it when its weight is positive
-     * (the order is part of the seeded search: the roulette draws over the list in order).
+     * tile-size weight, and Kiln's register-tile and K-blocking mutations right after it when their
+     * weights are positive (the order is part of the seeded search: the roulette draws over the list
+     * in order).
      */
-    private static List<WeightedMutation> cpuMutations(double tileSize, double registerTile) {
+    private static List<WeightedMutation> cpuMutations(double tileSize, double registerTile, double kBlocking) {
         List<WeightedMutation> out = new ArrayList<>();
         out.add(new WeightedMutation(new MutateTileSize(), tileSize));
         if (registerTile > 0) out.add(new WeightedMutation(new MutateRegisterTile(), registerTile));
+        if (kBlocking > 0) out.add(new WeightedMutation(new MutateKBlocking(), kBlocking));
         out.add(new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04));
         out.add(new WeightedMutation(new MutateComputeLocation(), 0.05));
         out.add(new WeightedMutation(new MutateParallel(), 0.01));

@@ -27,8 +27,9 @@ import org.junit.jupiter.api.Test;
  * programs' printed states, one per line, in order). A deliberate change of the space updates
  * them in the same commit: the CPU random and evolutionary fingerprints were re-recorded when
  * register tiles with a tail (drawn for a quarter of register tiles) and {@code MutateRegisterTile}
- * (weight 0.10 of tile size's 0.90) joined Kiln's CPU space; the sketches and the GPU search are
- * still those of bd5c2d8.
+ * (weight 0.10 of tile size's 0.90) joined Kiln's CPU space, and again when K-blocking joined it
+ * ({@code InitKBlocking}, half of the stages where it matters, and {@code MutateKBlocking}, weight 0.05 of
+ * tile size's 0.80); the sketches and the GPU search are still those of bd5c2d8.
  */
 class SearchFingerprintTest {
     static final HardwareParams H200 = HardwareParams.cuda(48 * 1024, Integer.MAX_VALUE, 1024, 8, 32);
@@ -82,15 +83,16 @@ class SearchFingerprintTest {
         List<Sketch> convSketches = TargetRules.cpu().sketches(conv);
         assertThat(sketches(mmSketches)).isEqualTo("6:28bb6082ca0ed1119451210f");
         assertThat(sketches(convSketches)).isEqualTo("6:aa7c439ea3b86d686e09e34a");
-        assertThat(random(mm)).isEqualTo("12:56f54290bf37b525c55bcff0");
-        assertThat(random(conv)).isEqualTo("12:70ff1922f6abb989f8e80701");
+        assertThat(random(mm)).isEqualTo("12:653fa187e5387e40590eddba");
+        assertThat(random(conv)).isEqualTo("12:edb2e8d126ae93e2f87bc7ff");
         assertThat(evolution(mm, mmSketches))
-                .isEqualTo("10:c0fa1b9770678a00a2ce52ef "
-                        + "[MutateAutoUnroll=1, MutateParallel=1, MutateRegisterTile=9, MutateTileSize=78]");
+                .isEqualTo("10:d07fd05ac045d2e718dfc989 "
+                        + "[MutateAutoUnroll=1, MutateComputeLocation=1, MutateParallel=1, "
+                        + "MutateRegisterTile=12, MutateTileSize=74]");
         assertThat(evolution(conv, convSketches))
-                .isEqualTo("10:b1b9f9439c9ab6e64f76aa99 "
-                        + "[MutateAutoUnroll=1, MutateComputeLocation=3, MutateParallel=1, "
-                        + "MutateRegisterTile=9, MutateTileSize=74]");
+                .isEqualTo("10:6943ca4df82838312206aeb8 "
+                        + "[MutateAutoUnroll=1, MutateComputeLocation=2, MutateKBlocking=4, MutateParallel=1, "
+                        + "MutateRegisterTile=11, MutateTileSize=71]");
     }
 
     @Test

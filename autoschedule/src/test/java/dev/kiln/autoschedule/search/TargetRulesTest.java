@@ -52,11 +52,21 @@ class TargetRulesTest {
                         "MultiLevelTiling",
                         "SkipStage");
         assertThat(cpu.initRules().stream().map(InitRule::name).toList())
+                .containsExactly(
+                        "InitKBlocking",
+                        "InitChangeComputeLocation",
+                        "InitParallel",
+                        "InitUnroll",
+                        "InitVectorization");
+        assertThat(TargetRules.ansorCpu().initRules().stream()
+                        .map(InitRule::name)
+                        .toList())
                 .containsExactly("InitChangeComputeLocation", "InitParallel", "InitUnroll", "InitVectorization");
         assertThat(mutations(cpu))
                 .containsExactly(
-                        "MutateTileSize=0.8",
+                        "MutateTileSize=0.75",
                         "MutateRegisterTile=0.1",
+                        "MutateKBlocking=0.05",
                         "MutateAutoUnroll=0.04",
                         "MutateComputeLocation=0.05",
                         "MutateParallel=0.01");
@@ -66,7 +76,7 @@ class TargetRulesTest {
                         "MutateAutoUnroll=0.04",
                         "MutateComputeLocation=0.05",
                         "MutateParallel=0.01");
-        assertThat(((MutateAutoUnroll) cpu.mutations().get(2).rule()).choices()).isEqualTo(InitUnroll.CPU_STEPS);
+        assertThat(((MutateAutoUnroll) cpu.mutations().get(3).rule()).choices()).isEqualTo(InitUnroll.CPU_STEPS);
     }
 
     @Test

@@ -22,10 +22,12 @@ import java.util.Locale;
 
 /**
  * A study of where a tuned GEMM loses against a BLAS micro-kernel: times hand schedules that
- * differ in one structural choice (register tile, packing of B, k blocking, loop order) next to
- * OpenBLAS in the same process, and can write a schedule's lowered loop nest and assembly.
+ * differ in one structural choice (register tile, packing of A and B, K-blocking, loop order) next to
+ * OpenBLAS in the same process, in interleaved passes (the best pass of each), and can write a
+ * schedule's lowered loop nest and assembly. The optional filter keeps the variants whose name
+ * contains it (for instance {@code kblock} for the K-blocking pairs, each with and without).
  *
- * <pre>java ... dev.kiln.bench.space.GemmStudy [n] [dump-dir]</pre>
+ * <pre>java ... dev.kiln.bench.space.GemmStudy [n] [dump-dir or -] [passes] [filter]</pre>
  */
 public final class GemmStudy {
     private GemmStudy() {}
@@ -69,12 +71,61 @@ public final class GemmStudy {
         return s.build();
     }
 
+    /**
+     * The shape of the search's fusion-level-1 sketch (cache write, the local stage at the C tile's
+     * j.0, i.0@j.0 parallel), tiled {@code i = [i1, i2, i3]}, {@code j}, k.1, with B packed at the local
+     * stage's k.0 and A optionally too; K-blocked ({@code k.0} in front of {@code i.1 j.1}, as
+     * {@code InitKBlocking} orders it: the packed KC x NC block of B reused by every row block of the
+     * tile) or in Ansor's order ({@code k.0} after {@code i.1 j.1}).
+     */
+    static Schedule levelOneShape(ComputeDAG dag, int[] i, int[] j, int k1, boolean packA, boolean kBlock) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("C");
+        var local = c.cacheWrite("local");
+        local.split("i", i[0], i[1], i[2]);
+        local.split("j", j[0], j[1], j[2]);
+        local.split("k", k1);
+        if (kBlock) local.reorder("i.0", "j.0", "k.0", "i.1", "j.1", "i.2", "j.2", "k.1", "i.3", "j.3");
+        else local.reorder("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3");
+        c.split("i", i[0] * i[1] * i[2]);
+        c.split("j", j[0] * j[1] * j[2]);
+        c.reorder("i.0", "j.0", "i.1", "j.1");
+        local.computeAt(c, "j.0");
+        c.parallel(c.fuse("i.0", "j.0"));
+        c.vectorize("j.1");
+        local.autoUnrollMaxStep("i.0", 16);
+        local.vectorize("j.3");
+        s.stage("B").cacheRead("local", local).computeAt(local, "k.0");
+        if (packA) s.stage("A").cacheRead("local", local).computeAt(local, "k.0");
+        return s.build();
+    }
+
+    /**
+     * The search's sketch without a cache write (C accumulated in place, as GotoBLAS updates C once per
+     * KC block), tiled like {@link #levelOneShape}, B packed at k.0, i.0@j.0 parallel, K-blocked or not.
+     */
+    static Schedule rootShape(ComputeDAG dag, int[] i, int[] j, int k1, boolean kBlock) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("C");
+        c.split("i", i[0], i[1], i[2]);
+        c.split("j", j[0], j[1], j[2]);
+        c.split("k", k1);
+        if (kBlock) c.reorder("i.0", "j.0", "k.0", "i.1", "j.1", "i.2", "j.2", "k.1", "i.3", "j.3");
+        else c.reorder("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3");
+        s.stage("B").cacheRead("local", c).computeAt(c, "k.0");
+        c.parallel(c.fuse("i.0", "j.0"));
+        c.autoUnrollMaxStep("k.0", 16);
+        c.vectorize("j.3");
+        return s.build();
+    }
+
     record Variant(String name, Schedule schedule) {}
 
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1024;
-        Path dump = args.length > 1 ? Path.of(args[1]) : null;
+        Path dump = args.length > 1 && !args[1].equals("-") ? Path.of(args[1]) : null;
         int passes = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+        String filter = args.length > 3 ? args[3] : "";
         CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
         System.out.println("target: " + target + "\nload before: " + Timing.loadAverage());
         ComputeDAG dag = gemm(n);
@@ -105,6 +156,25 @@ public final class GemmStudy {
                 vs.add(new Variant(name, tunedShape(dag, v[0], v[1], v[2][0], a, b)));
             }
         }
+        // K-blocking pairs (issue 13): the same tiles with k.0 after i.1 j.1 (Ansor's order) and in front of them
+        int[][][] blocked = {
+            {{16, 4, 4}, {4, 1, 64}, {256}}, // 256 x 256 tiles of 4 x 64 register tiles
+            {{8, 4, 8}, {8, 1, 32}, {256}}, // 256 x 256 tiles of 8 x 32
+            {{32, 4, 4}, {4, 1, 64}, {256}}, // 512 x 256 tiles: two row tiles per thread pair
+            {{8, 4, 8}, {4, 2, 32}, {128}}, // 256 x 256, KC 128
+        };
+        for (int[][] v : blocked) {
+            String tiles = String.format(
+                    Locale.ROOT, "i=%s j=%s k1=%d", Arrays.toString(v[0]), Arrays.toString(v[1]), v[2][0]);
+            for (boolean kb : new boolean[] {false, true}) {
+                String tag = kb ? " kblock" : " kblock-off";
+                vs.add(new Variant("L1 " + tiles + " packB" + tag, levelOneShape(dag, v[0], v[1], v[2][0], false, kb)));
+                vs.add(new Variant(
+                        "L1 " + tiles + " packA packB" + tag, levelOneShape(dag, v[0], v[1], v[2][0], true, kb)));
+                vs.add(new Variant("root " + tiles + " packB" + tag, rootShape(dag, v[0], v[1], v[2][0], kb)));
+            }
+        }
+        vs.removeIf(v -> !v.name().contains(filter));
         List<CompiledKernel> kernels = new ArrayList<>();
         for (Variant v : vs) {
             var func = Lowering.lower("gemm", v.schedule());
