@@ -81,7 +81,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * [Kiln's {@link MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can
      * compute,] AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
      * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
-     * sketches with and without a packed copy. (Ansor's SimplifyComputeWithConstTensor, for
+     * sketches with and without a packed copy, and where it is packed the other operand (read along
+     * the reduction) a sketch with its block packed too. (Ansor's SimplifyComputeWithConstTensor, for
      * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
      * operations carry no such attribute.) Annotation: Kiln's {@link InitKBlocking} (half of the
      * tiled stages where it matters get the GotoBLAS loop order, the outer reduction level in front

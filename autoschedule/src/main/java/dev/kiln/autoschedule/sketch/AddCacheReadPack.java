@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.ir.Expr;
+import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IterVar;
 import dev.kiln.ir.Var;
 import dev.kiln.schedule.CacheReadStep;
@@ -32,6 +33,16 @@ import java.util.Set;
  * power-of-two rows), and the copy is amortised over the rows of the tile. The state without the
  * copy is kept too (Apply), so the search chooses. The copy keeps its sketch location in the
  * random annotation ({@link #isPackingCopy}); mutation may move it.
+ *
+ * <p>The other operand of such a reader, read along the reduction ({@code A[i, k]} of a matmul: its
+ * last index a reduction axis, the vector axis nowhere in it, so the block is reused across the
+ * vector loop), is packed the same way where the first operand already is (issue 13, GotoBLAS packs
+ * both): its copy at {@code k.0} holds the {@code i x k.1} block of the tile with rows {@code k.1}
+ * floats apart instead of a matrix row, so the micro-kernel's broadcasts read a few dense rows of one
+ * small block (no 4 KB-stride set conflicts, one page instead of one per row), and with K-blocking
+ * the MC x KC block stays in cache across every column block. The copy keeps the operand's dimension
+ * order (a cache_read cannot transpose), so it is row-major, not in register-tile order. A matmul then
+ * has sketches without a copy, with B's, and with both.
  */
 public record AddCacheReadPack() implements SketchRule {
     /** The memory scope (and name suffix) of the packed copy. */
@@ -55,7 +66,8 @@ public record AddCacheReadPack() implements SketchRule {
                 || !StagePredicates.needsMultiLevelTiling(access, state, reader)
                 || !StagePredicates.isTiled(r)
                 || firstReduceLoop(r) < 0) return Condition.SKIP;
-        return packable(access, st, r) ? Condition.APPLY : Condition.SKIP;
+        if (packable(access, st, r)) return Condition.APPLY;
+        return packableRows(access, st, r) && hasPackedOperand(state, reader) ? Condition.APPLY : Condition.SKIP;
     }
 
     @Override
@@ -88,6 +100,32 @@ public record AddCacheReadPack() implements SketchRule {
             if (!reused) return false;
         }
         return true;
+    }
+
+    /**
+     * Whether the reader reads the stage along a reduction (its last index is one of the reader's
+     * reduction axes) and never with its vector axis (the block is reused across the vector loop), in
+     * every read.
+     */
+    static boolean packableRows(AccessAnalyzer access, Stage producer, Stage reader) {
+        ComputeOp op = reader.computeOp();
+        List<List<Expr>> reads = access.readFrom(op).get(producer.op());
+        if (reads == null || reads.isEmpty() || op.axes().isEmpty()) return false;
+        IterVar vector = op.axes().getLast();
+        if (vector.extent() <= 1) return false;
+        for (List<Expr> idx : reads) {
+            if (idx.isEmpty()
+                    || !(idx.getLast() instanceof Var v)
+                    || !op.reduceAxes().contains(v)) return false;
+            for (Expr e : idx) if (Exprs.uses(e, vector)) return false;
+        }
+        return true;
+    }
+
+    /** Whether a packing copy is already computed inside the reader (its vector-side operand's). */
+    static boolean hasPackedOperand(LoopState s, int reader) {
+        for (int id : s.attachedTo(reader)) if (isPackingCopy(s, id)) return true;
+        return false;
     }
 
     /** The index of the stage's first reduction loop ({@code k.0} after multi-level tiling), or -1. */

@@ -45,7 +45,7 @@ class MutateKBlockingTest {
     void matmulChildrenToggleOneStage() {
         ComputeDAG dag = Workloads.matmul(32, 48, 64);
         SearchTask task = Workloads.task(dag);
-        int made = MutationRulesTest.children(dag, new MutateKBlocking(), 24, (p, c) -> checkToggled(task, p, c));
+        int made = MutationRulesTest.children(dag, new MutateKBlocking(), 40, (p, c) -> checkToggled(task, p, c));
         assertThat(made).isGreaterThan(6);
     }
 
@@ -90,7 +90,7 @@ class MutateKBlockingTest {
         ComputeDAG dag = Workloads.matmul(48, 64, 40);
         SearchTask task = Workloads.task(dag);
         int checked = 0;
-        for (Candidate p : MutationRulesTest.parents(task, 12, 9)) {
+        for (Candidate p : MutationRulesTest.parents(task, 30, 9)) {
             Candidate c = new MutateKBlocking().apply(task, p, new SplittableRandom(31));
             if (c == null) continue;
             Candidate again = new MutateKBlocking().apply(task, p, new SplittableRandom(31));
