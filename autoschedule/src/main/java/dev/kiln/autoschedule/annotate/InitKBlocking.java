@@ -9,7 +9,8 @@ import java.util.SplittableRandom;
 /**
  * Kiln's K-blocking annotation (issue 13, {@link KBlocking}): with probability {@code probability}
  * per multi-level-tiled stage where it changes the program, moves the stage's level-0 reduction loops
- * in front of its level-1 spatial loops (one {@code ReorderStep} appended to the history). It runs
+ * in front of its level-1 spatial loops (one {@code ReorderStep} appended to the history, then the
+ * compute_at steps that move a packed copy of A to its row block, {@link KBlocking#placeRowCopies}). It runs
  * right after tile filling, before the compute-location, parallel, unroll and vectorize rules, so
  * those see the final loop order; a stage computed at its consumer's level-1 tile (where the level-1
  * loops run once) is left alone. CPU only.
@@ -48,6 +49,7 @@ public record InitKBlocking(double probability) implements InitRule {
             if (sh.blocked() || rng.nextDouble() >= probability) continue;
             try {
                 s = s.apply(sh.toggle(s));
+                for (var at : KBlocking.placeRowCopies(s, sh.stageId())) s = s.apply(at);
             } catch (KilnException e) {
                 throw new InvalidSample(NAME, e.getMessage());
             }

@@ -1,6 +1,13 @@
 package dev.kiln.autoschedule.annotate;
 
+import dev.kiln.autoschedule.analysis.AccessAnalyzer;
+import dev.kiln.autoschedule.sketch.AddCacheReadPack;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.Exprs;
+import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
+import dev.kiln.ir.Var;
+import dev.kiln.schedule.ComputeAtStep;
 import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.IterAnnotation;
 import dev.kiln.schedule.IterKind;
@@ -9,7 +16,9 @@ import dev.kiln.schedule.ReorderStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.te.ComputeOp;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * K-blocking of a multi-level-tiled stage (the GotoBLAS/BLIS loop order; issue 13). Tiled "SSRSRS", a
@@ -24,8 +33,14 @@ import java.util.List;
  * run more than once: for a stage computed at its consumer's level-0 tile or at root (at level 2 the
  * level-1 loops have extent 1 and the orders are the same program).
  *
- * <p>The choice is one {@link ReorderStep} of the stage, so it is serialised, replayed and printed like
- * any step. Loops are recognised by their split levels (the suffix of {@code i.1}), the reduction
+ * <p>The packed copy of the operand read along the reduction (A's, {@code AddCacheReadPack}) follows the
+ * order ({@link #placeRowCopies}): blocked, it is computed at the innermost level-1 loop over an axis
+ * its block depends on ({@code i.1}: GotoBLAS packs the MC x KC block of A per row block inside the K
+ * block, reused by every column block), not for the whole level-0 tile at {@code k.0}; unblocked, at
+ * the first reduction loop, where its sketch put it.
+ *
+ * <p>The choice is one {@link ReorderStep} of the stage (and those compute_at steps), so it is
+ * serialised, replayed and printed like any step. Loops are recognised by their split levels (the suffix of {@code i.1}), the reduction
  * group by being the level-0 part of every reduction axis, and neither group may be annotated.
  */
 public final class KBlocking {
@@ -122,6 +137,45 @@ public final class KBlocking {
     public static boolean isBlocked(LoopState s, int id) {
         Shape sh = shape(s, id);
         return sh != null && sh.blocked();
+    }
+
+    /**
+     * The compute_at steps that put the stage's packed copies of operands read along the reduction
+     * where its order wants them (see the class comment); empty when they are there already.
+     */
+    public static List<ComputeAtStep> placeRowCopies(LoopState s, int stageId) {
+        Shape sh = shape(s, stageId);
+        if (sh == null) return List.of();
+        Stage reader = s.stage(stageId);
+        AccessAnalyzer access = AccessAnalyzer.of(s);
+        List<ComputeAtStep> out = new ArrayList<>();
+        for (int copy : s.attachedTo(stageId)) {
+            if (!AddCacheReadPack.isPackingCopy(s, copy)
+                    || !AddCacheReadPack.packableRows(access, s.stage(copy), reader)) continue;
+            int want = sh.blocked() ? innermostWindowLoopOf(access, s, sh, copy) : sh.r();
+            if (want < 0 || reader.indexOfUid(s.stage(copy).attachIter()) == want) continue;
+            out.add(new ComputeAtStep(copy, stageId, want));
+        }
+        return List.copyOf(out);
+    }
+
+    /** The position of the innermost level-1 loop over an axis the copy's block depends on, or -1. */
+    private static int innermostWindowLoopOf(AccessAnalyzer access, LoopState s, Shape sh, int copy) {
+        Stage reader = s.stage(sh.stageId());
+        List<List<Expr>> reads =
+                access.readFrom(reader.computeOp()).get(s.stage(copy).op());
+        if (reads == null) return -1;
+        Set<String> used = new HashSet<>();
+        for (List<Expr> idx : reads) {
+            for (Expr e : idx) {
+                for (IterVar a : reader.computeOp().axes()) if (Exprs.uses(e, (Var) a)) used.add(a.name());
+            }
+        }
+        for (int k = sh.windowStart() + sh.nS() - 1; k >= sh.windowStart(); k--) {
+            String name = reader.iter(k).name();
+            if (used.contains(name.substring(0, name.lastIndexOf('.')))) return k;
+        }
+        return -1;
     }
 
     private static boolean group(List<Iter> iters, int from, int n, IterKind kind, int level) {

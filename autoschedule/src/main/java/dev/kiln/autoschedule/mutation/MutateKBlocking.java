@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.mutation;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.KBlocking;
+import dev.kiln.schedule.ComputeAtStep;
 import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.ReorderStep;
 import dev.kiln.schedule.Step;
@@ -14,8 +15,10 @@ import java.util.SplittableRandom;
  * Kiln's K-blocking mutation (issue 13, {@link KBlocking}): one multi-level-tiled stage, picked at
  * random among those where the choice changes the program, is K-blocked if it was not and unblocked if
  * it was. Blocking appends the reorder to the history; unblocking removes the reorder that blocked it
- * when the child is then exactly the parent with those loops moved back (same loops, extents and
- * annotations), else appends the inverse reorder. CPU only; null when no stage can be toggled.
+ * (with the compute_at steps right after it that moved A's packed copy) when the child is then exactly
+ * the parent with those loops moved back (same loops, extents and annotations), else appends the
+ * inverse reorder. Either way A's packed copy is then put where the new order wants it
+ * ({@link KBlocking#placeRowCopies}). CPU only; null when no stage can be toggled.
  */
 public record MutateKBlocking() implements MutationRule {
     @Override
@@ -37,6 +40,16 @@ public record MutateKBlocking() implements MutationRule {
         }
         List<Step> out = new ArrayList<>(steps);
         out.add(toggle);
+        return placed(task, Children.of(task, out), sh.stageId());
+    }
+
+    /** The child with its packed copies of A moved where its order wants them ({@link KBlocking#placeRowCopies}). */
+    private static Candidate placed(SearchTask task, Candidate c, int stageId) {
+        if (c == null) return null;
+        List<ComputeAtStep> moves = KBlocking.placeRowCopies(c.state(), stageId);
+        if (moves.isEmpty()) return c;
+        List<Step> out = new ArrayList<>(c.schedule().steps());
+        out.addAll(moves);
         return Children.of(task, out);
     }
 
@@ -49,9 +62,13 @@ public record MutateKBlocking() implements MutationRule {
             if (steps.get(i) instanceof ReorderStep r && r.stageId() == sh.stageId()) last = i;
         }
         if (last < 0) return null;
-        List<Step> out = new ArrayList<>(steps);
-        out.remove(last);
-        Candidate c = Children.of(task, out);
+        List<Step> out = new ArrayList<>(steps.subList(0, last));
+        int next = last + 1;
+        // the compute_at steps that moved A's copy with the blocking go with it
+        while (next < steps.size() && steps.get(next) instanceof ComputeAtStep at && at.targetStageId() == sh.stageId())
+            next++;
+        out.addAll(steps.subList(next, steps.size()));
+        Candidate c = placed(task, Children.of(task, out), sh.stageId());
         if (c == null || sh.stageId() >= c.state().stages().size()) return null;
         List<Iter> was = parent.state().stage(sh.stageId()).iters();
         List<Iter> now = c.state().stage(sh.stageId()).iters();

@@ -107,7 +107,7 @@ public record AddCacheReadPack() implements SketchRule {
      * reduction axes) and never with its vector axis (the block is reused across the vector loop), in
      * every read.
      */
-    static boolean packableRows(AccessAnalyzer access, Stage producer, Stage reader) {
+    public static boolean packableRows(AccessAnalyzer access, Stage producer, Stage reader) {
         ComputeOp op = reader.computeOp();
         List<List<Expr>> reads = access.readFrom(op).get(producer.op());
         if (reads == null || reads.isEmpty() || op.axes().isEmpty()) return false;

@@ -125,19 +125,29 @@ class InitKBlockingTest {
     @Test
     void theCacheWriteTileAtLevelOneIsBlockedLikeGotoBlas() {
         // matmul.local (the cache-write stage) computed at matmul's level-0 tile: i.0 j.0 k.0 i.1 j.1 i.2 j.2 k.1 i.3
-        // j.3, B.local packed at k.0
+        // j.3, B.local packed at k.0, A.local at i.1
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
-        int seen = 0;
+        int seen = 0, withA = 0;
         for (Candidate c :
-                sampler(task, 1.0).sample(40, new SplittableRandom(8)).candidates()) {
+                sampler(task, 1.0).sample(60, new SplittableRandom(8)).candidates()) {
             int local = c.state().stages().stream().map(Stage::name).toList().indexOf("matmul.local");
             if (local < 0 || !KBlocking.isBlocked(c.state(), local)) continue;
             List<String> names =
                     c.state().stage(local).iters().stream().map(Iter::name).toList();
             assertThat(names).containsExactly("i.0", "j.0", "k.0", "i.1", "j.1", "i.2", "j.2", "k.1", "i.3", "j.3");
             seen++;
+            // B's block is packed per K block, A's (when packed) per row block inside it
+            for (int id = 0; id < c.state().stages().size(); id++) {
+                Stage st = c.state().stage(id);
+                if (!st.name().equals("A.local") && !st.name().equals("B.local")) continue;
+                assertThat(st.attachStage()).isEqualTo(local);
+                String at = c.state().stage(local).all().get(st.attachIter()).name();
+                assertThat(at).as(st.name()).isEqualTo(st.name().equals("A.local") ? "i.1" : "k.0");
+                if (st.name().equals("A.local")) withA++;
+            }
         }
         assertThat(seen).isPositive();
+        assertThat(withA).isPositive();
     }
 
     @Test

@@ -86,15 +86,15 @@ class SearchFingerprintTest {
         assertThat(sketches(mmSketches)).isEqualTo("9:04c3a5d1f33e5a4b7b5b749f");
         assertThat(sketches(convSketches)).isEqualTo("9:46f7963a920772ced3fafb9f");
         assertThat(random(mm)).isEqualTo("12:c920b86331ad2495987ecf9e");
-        assertThat(random(conv)).isEqualTo("12:4cba176b3401d610d305d4db");
+        assertThat(random(conv)).isEqualTo("12:cdbb29b8f654e21d1470df80");
         assertThat(evolution(mm, mmSketches))
-                .isEqualTo("10:317a85edcb5de480126382ac "
-                        + "[MutateAutoUnroll=1, MutateComputeLocation=3, MutateParallel=1, "
+                .isEqualTo("10:5cbd22ac3a53b2215d4792e9 "
+                        + "[MutateAutoUnroll=1, MutateComputeLocation=6, MutateKBlocking=2, MutateParallel=1, "
                         + "MutateRegisterTile=12, MutateTileSize=70]");
         assertThat(evolution(conv, convSketches))
-                .isEqualTo("10:beb373ac19b13fd0ab70a4b6 "
-                        + "[MutateAutoUnroll=1, MutateComputeLocation=1, MutateKBlocking=1, MutateParallel=1, "
-                        + "MutateRegisterTile=11, MutateTileSize=73]");
+                .isEqualTo("10:11535f508d05266298dd87b2 "
+                        + "[MutateAutoUnroll=1, MutateComputeLocation=2, MutateKBlocking=2, MutateParallel=1, "
+                        + "MutateRegisterTile=12, MutateTileSize=72]");
     }
 
     @Test

@@ -74,7 +74,7 @@ public final class GemmStudy {
     /**
      * The shape of the search's fusion-level-1 sketch (cache write, the local stage at the C tile's
      * j.0, i.0@j.0 parallel), tiled {@code i = [i1, i2, i3]}, {@code j}, k.1, with B packed at the local
-     * stage's k.0 and A optionally too; K-blocked ({@code k.0} in front of {@code i.1 j.1}, as
+     * stage's k.0 and A optionally too (at k.0, or at i.1 when K-blocked); K-blocked ({@code k.0} in front of {@code i.1 j.1}, as
      * {@code InitKBlocking} orders it: the packed KC x NC block of B reused by every row block of the
      * tile) or in Ansor's order ({@code k.0} after {@code i.1 j.1}).
      */
@@ -95,8 +95,12 @@ public final class GemmStudy {
         c.vectorize("j.1");
         local.autoUnrollMaxStep("i.0", 16);
         local.vectorize("j.3");
-        s.stage("B").cacheRead("local", local).computeAt(local, "k.0");
-        if (packA) s.stage("A").cacheRead("local", local).computeAt(local, "k.0");
+        for (String t : packA ? new String[] {"B", "A"} : new String[] {"B"}) {
+            // K-blocked, A's MC x KC block is packed per row block (i.1), inside the K block, as InitKBlocking puts it
+            String at = t.equals("A") && kBlock ? "i.1" : "k.0";
+            var copy = s.stage(t).cacheRead("local", local).computeAt(local, at);
+            copy.vectorize(copy.loops().getLast()); // as InitVectorization does in the search
+        }
         return s.build();
     }
 
@@ -112,7 +116,8 @@ public final class GemmStudy {
         c.split("k", k1);
         if (kBlock) c.reorder("i.0", "j.0", "k.0", "i.1", "j.1", "i.2", "j.2", "k.1", "i.3", "j.3");
         else c.reorder("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3");
-        s.stage("B").cacheRead("local", c).computeAt(c, "k.0");
+        var copy = s.stage("B").cacheRead("local", c).computeAt(c, "k.0");
+        copy.vectorize(copy.loops().getLast());
         c.parallel(c.fuse("i.0", "j.0"));
         c.autoUnrollMaxStep("k.0", 16);
         c.vectorize("j.3");
