@@ -40,8 +40,9 @@ import java.util.Set;
  * the first reduction loop, where its sketch put it.
  *
  * <p>The choice is one {@link ReorderStep} of the stage (and those compute_at steps), so it is
- * serialised, replayed and printed like any step. Loops are recognised by their split levels (the suffix of {@code i.1}), the reduction
- * group by being the level-0 part of every reduction axis, and neither group may be annotated.
+ * serialised, replayed and printed like any step. Loops are recognised by their split levels (the
+ * suffix of {@code i.1}), the reduction group by being the level-0 part of every reduction axis, and
+ * neither group may be annotated.
  */
 public final class KBlocking {
     private KBlocking() {}

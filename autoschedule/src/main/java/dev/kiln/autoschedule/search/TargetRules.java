@@ -81,8 +81,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * [Kiln's {@link MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can
      * compute,] AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
      * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
-     * sketches with and without a packed copy, and where it is packed the other operand (read along
-     * the reduction) a sketch with its block packed too. (Ansor's SimplifyComputeWithConstTensor, for
+     * sketches with and without a packed copy ({@link #withRowPacking()} also packs the other operand,
+     * read along the reduction, where the first is packed). (Ansor's SimplifyComputeWithConstTensor, for
      * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
      * operations carry no such attribute.) Annotation: Kiln's {@link InitKBlocking} (half of the
      * tiled stages where it matters get the GotoBLAS loop order, the outer reduction level in front
@@ -190,6 +190,20 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                 List.of(
                         new WeightedMutation(new MutateTileSize(), 0.90),
                         new WeightedMutation(new MutateAutoUnroll(InitUnroll.GPU_STEPS), 0.10)));
+    }
+
+    /**
+     * These rules with {@link AddCacheReadPack} also packing the operand read along the reduction (A of
+     * a matmul) where the other is packed: a third sketch per packed one. Not in {@link #cpu()}: it did
+     * not help in GemmStudy's same-process A/B; to be measured quietly before it joins the default.
+     */
+    public TargetRules withRowPacking() {
+        return new TargetRules(
+                sketchRules.stream()
+                        .map(r -> r instanceof AddCacheReadPack ? AddCacheReadPack.withRows() : r)
+                        .toList(),
+                initRules,
+                mutations);
     }
 
     /** A sketch generator with these sketch rules. */

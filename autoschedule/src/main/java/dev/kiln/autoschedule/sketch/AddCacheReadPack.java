@@ -34,19 +34,35 @@ import java.util.Set;
  * copy is kept too (Apply), so the search chooses. The copy keeps its sketch location in the
  * random annotation ({@link #isPackingCopy}); mutation may move it.
  *
- * <p>The other operand of such a reader, read along the reduction ({@code A[i, k]} of a matmul: its
- * last index a reduction axis, the vector axis nowhere in it, so the block is reused across the
- * vector loop), is packed the same way where the first operand already is (issue 13, GotoBLAS packs
- * both): its copy at {@code k.0} holds the {@code i x k.1} block of the tile with rows {@code k.1}
- * floats apart instead of a matrix row, so the micro-kernel's broadcasts read a few dense rows of one
- * small block (no 4 KB-stride set conflicts, one page instead of one per row), and with K-blocking
- * the MC x KC block stays in cache across every column block. The copy keeps the operand's dimension
- * order (a cache_read cannot transpose), so it is row-major, not in register-tile order. A matmul then
- * has sketches without a copy, with B's, and with both.
+ * <p>With {@code packRows} ({@link #withRows()}), the other operand of such a reader, read along
+ * the reduction ({@code A[i, k]} of a matmul: its last index a reduction axis, the vector axis
+ * nowhere in it, so the block is reused across the vector loop), is packed the same way where the
+ * first operand already is (issue 13, GotoBLAS packs both): its copy at {@code k.0} holds the
+ * {@code i x k.1} block of the tile with rows {@code k.1} floats apart instead of a matrix row, so
+ * the micro-kernel's broadcasts read a few dense rows of one small block (no 4 KB-stride set
+ * conflicts, one page instead of one per row), and with K-blocking the MC x KC block stays in cache
+ * across every column block. The copy keeps the operand's dimension order (a cache_read cannot
+ * transpose), so it is row-major, not in register-tile order. A matmul then has sketches without a
+ * copy, with B's, and with both. K-blocking moves that copy to the row block ({@code
+ * KBlocking.placeRowCopies}).
  */
-public record AddCacheReadPack() implements SketchRule {
+public record AddCacheReadPack(boolean packRows) implements SketchRule {
     /** The memory scope (and name suffix) of the packed copy. */
     public static final String SCOPE = "local";
+
+    /**
+     * Kiln's default: only the operand read with the vector axis is packed. Packing the other one
+     * too ({@code packRows}, {@link #withRows()}) did not help in GemmStudy's same-process A/B (a
+     * row-major copy, under load), so it is not in the default space yet.
+     */
+    public AddCacheReadPack() {
+        this(false);
+    }
+
+    /** The rule that also packs the operand read along the reduction where the other one is packed. */
+    public static AddCacheReadPack withRows() {
+        return new AddCacheReadPack(true);
+    }
 
     @Override
     public String name() {
@@ -67,7 +83,9 @@ public record AddCacheReadPack() implements SketchRule {
                 || !StagePredicates.isTiled(r)
                 || firstReduceLoop(r) < 0) return Condition.SKIP;
         if (packable(access, st, r)) return Condition.APPLY;
-        return packableRows(access, st, r) && hasPackedOperand(state, reader) ? Condition.APPLY : Condition.SKIP;
+        return packRows && packableRows(access, st, r) && hasPackedOperand(state, reader)
+                ? Condition.APPLY
+                : Condition.SKIP;
     }
 
     @Override

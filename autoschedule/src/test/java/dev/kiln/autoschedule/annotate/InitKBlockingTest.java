@@ -36,7 +36,11 @@ class InitKBlockingTest {
 
     /** Kiln's CPU sampler with InitKBlocking drawn with probability {@code p}. */
     static InitPopulation sampler(SearchTask task, double p) {
-        TargetRules cpu = TargetRules.cpu();
+        return sampler(task, p, TargetRules.cpu());
+    }
+
+    /** A sampler of these rules with InitKBlocking drawn with probability {@code p}. */
+    static InitPopulation sampler(SearchTask task, double p, TargetRules cpu) {
         List<InitRule> rules = new ArrayList<>(cpu.initRules());
         assertThat(rules.getFirst()).isInstanceOf(InitKBlocking.class);
         rules.set(0, new InitKBlocking(p));
@@ -125,11 +129,12 @@ class InitKBlockingTest {
     @Test
     void theCacheWriteTileAtLevelOneIsBlockedLikeGotoBlas() {
         // matmul.local (the cache-write stage) computed at matmul's level-0 tile: i.0 j.0 k.0 i.1 j.1 i.2 j.2 k.1 i.3
-        // j.3, B.local packed at k.0, A.local at i.1
+        // j.3, B.local packed at k.0, A.local (with row packing) at i.1
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
         int seen = 0, withA = 0;
-        for (Candidate c :
-                sampler(task, 1.0).sample(60, new SplittableRandom(8)).candidates()) {
+        for (Candidate c : sampler(task, 1.0, TargetRules.cpu().withRowPacking())
+                .sample(60, new SplittableRandom(8))
+                .candidates()) {
             int local = c.state().stages().stream().map(Stage::name).toList().indexOf("matmul.local");
             if (local < 0 || !KBlocking.isBlocked(c.state(), local)) continue;
             List<String> names =

@@ -40,9 +40,15 @@ class AddCacheReadPackTest {
     void matmulGetsTwinsWithBPackedAndWithBothPacked() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
         List<Sketch> ansor = TargetRules.ansorCpu().sketches(task);
-        List<Sketch> kiln = TargetRules.cpu().sketches(task);
         assertThat(packed(ansor)).isZero();
-        // per Ansor sketch: no copy, B's copy, and A's and B's (A only where B is packed)
+        // Kiln's default: per Ansor sketch, no copy and B's copy
+        List<Sketch> dflt = TargetRules.cpu().sketches(task);
+        assertThat(dflt).hasSize(2 * ansor.size());
+        assertThat(packed(dflt)).isEqualTo(ansor.size());
+        assertThat(dflt).allMatch(k -> k.state().stages().stream()
+                .noneMatch(x -> x.name().equals("A.local")));
+        // with row packing: no copy, B's copy, and A's and B's (A only where B is packed)
+        List<Sketch> kiln = TargetRules.cpu().withRowPacking().sketches(task);
         assertThat(kiln).hasSize(3 * ansor.size());
         assertThat(packed(kiln)).isEqualTo(2 * ansor.size());
         int both = 0;
@@ -103,10 +109,11 @@ class AddCacheReadPackTest {
     void sampledPackedProgramsComputeTheReference() {
         ComputeDAG dag = Workloads.matmul(32, 48, 64);
         SearchTask task = Workloads.task(dag);
-        List<Sketch> packed = TargetRules.cpu().sketches(task).stream()
+        TargetRules rules = TargetRules.cpu().withRowPacking();
+        List<Sketch> packed = rules.sketches(task).stream()
                 .filter(k -> k.steps().stream().anyMatch(x -> x instanceof CacheReadStep))
                 .toList();
-        InitPopulation.Result res = TargetRules.cpu().population(task, packed).sample(30, new SplittableRandom(3));
+        InitPopulation.Result res = rules.population(task, packed).sample(30, new SplittableRandom(3));
         assertThat(res.candidates()).hasSize(30);
         List<NDArray> in = List.of(NDArray.random(FLOAT32, 1, 32, 64), NDArray.random(FLOAT32, 2, 64, 48));
         NDArray expected = run(LowerDefault.lower("ref", dag), in);

@@ -74,9 +74,9 @@ public final class GemmStudy {
     /**
      * The shape of the search's fusion-level-1 sketch (cache write, the local stage at the C tile's
      * j.0, i.0@j.0 parallel), tiled {@code i = [i1, i2, i3]}, {@code j}, k.1, with B packed at the local
-     * stage's k.0 and A optionally too (at k.0, or at i.1 when K-blocked); K-blocked ({@code k.0} in front of {@code i.1 j.1}, as
-     * {@code InitKBlocking} orders it: the packed KC x NC block of B reused by every row block of the
-     * tile) or in Ansor's order ({@code k.0} after {@code i.1 j.1}).
+     * stage's k.0 and A optionally too (at k.0, or at i.1 when K-blocked); K-blocked ({@code k.0} in
+     * front of {@code i.1 j.1}, as {@code InitKBlocking} orders it: the packed KC x NC block of B
+     * reused by every row block of the tile) or in Ansor's order ({@code k.0} after {@code i.1 j.1}).
      */
     static Schedule levelOneShape(ComputeDAG dag, int[] i, int[] j, int k1, boolean packA, boolean kBlock) {
         ScheduleBuilder s = ScheduleBuilder.on(dag);
