@@ -52,6 +52,10 @@ final class JitEngine implements AutoCloseable {
         return target;
     }
 
+    NativePool nativePool() {
+        return nativePool;
+    }
+
     /** How many programs this engine has compiled (cache misses). */
     long compiles() {
         return compiles.get();

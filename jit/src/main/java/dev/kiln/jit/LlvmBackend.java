@@ -4,6 +4,7 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
+import dev.kiln.target.WorkerPool;
 import dev.kiln.tir.PrimFunc;
 import java.util.HashMap;
 import java.util.Map;
@@ -80,6 +81,38 @@ public final class LlvmBackend implements Backend {
     public static void tuneRuntime(
             CpuTarget target, ParallelRuntime r, long threshold, int spin, long chunksPerThread) {
         engine(target).tune(r, threshold, spin, chunksPerThread);
+    }
+
+    /**
+     * The native parallel runtime of {@code target} (the default {@link ParallelRuntime}): a hold
+     * keeps its threads polling between loops, and it counts their futex sleeps. Kernels compiled
+     * with {@link ParallelRuntime#JAVA_POOL} run on a pool this does not hold.
+     */
+    @Override
+    public WorkerPool workerPool(Target target) {
+        if (!supports(target)) return WorkerPool.NONE;
+        NativePool p = engine((CpuTarget) target).nativePool();
+        return new WorkerPool() {
+            @Override
+            public void hold() {
+                p.hold(1);
+            }
+
+            @Override
+            public void release() {
+                p.hold(-1);
+            }
+
+            @Override
+            public long sleeps() {
+                return p.sleeps();
+            }
+
+            @Override
+            public String toString() {
+                return "the native pool of " + target;
+            }
+        };
     }
 
     /** Frees every cached program of every target that no open kernel uses. */

@@ -14,28 +14,34 @@ import java.util.List;
  * linked into the JIT once. Its workers are Java platform threads that call into
  * {@code kiln_rt_worker} and stay in native code: they spin briefly, then sleep on a futex, until
  * a kernel publishes a loop; they take chunks of iterations with an atomic counter and report
- * through a second futex. A loop whose estimated work is below the threshold, a loop with one
- * iteration, or a loop started while the pool is busy (another thread's kernel, or a nested call)
- * runs on the calling thread. {@link #close()} stops and joins the workers.
+ * through a second futex; a futex wake is made only when a thread sleeps. While a hold is taken
+ * ({@link #hold}, around a network's run) waiting threads never sleep. A loop whose estimated work
+ * is below the threshold, a loop with one iteration, or a loop started while the pool is busy
+ * (another thread's kernel, or a nested call) runs on the calling thread. {@link #close()} stops and joins the workers.
  */
 final class NativePool implements AutoCloseable {
     static final String PARALLEL_FOR = "kiln_rt_native_parallel_for";
     private static final String WORKER = "kiln_rt_worker";
     private static final String CONFIGURE = "kiln_rt_configure";
     private static final String STOP = "kiln_rt_stop";
+    private static final String HOLD = "kiln_rt_hold";
+    private static final String SLEEPS = "kiln_rt_sleeps";
 
     private final JitModule module;
     private final List<Thread> threads = new ArrayList<>();
     private final MethodHandle configure;
     private final MethodHandle stop;
     private final MethodHandle worker;
+    private final MethodHandle hold;
+    private final MethodHandle sleeps;
     private boolean started;
     private boolean closed;
 
     NativePool(OrcJit jit) {
         String ir = resource("native-pool.ll")
                 .replace("@SYS_FUTEX@", futexSyscall(jit.target().triple()));
-        this.module = jit.add("kiln native pool", ir, List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP), true);
+        this.module =
+                jit.add("kiln native pool", ir, List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP, HOLD, SLEEPS), true);
         Linker l = Linker.nativeLinker();
         this.configure = l.downcallHandle(
                 MemorySegment.ofAddress(module.address(CONFIGURE)),
@@ -44,6 +50,14 @@ final class NativePool implements AutoCloseable {
         this.stop = l.downcallHandle(MemorySegment.ofAddress(module.address(STOP)), FunctionDescriptor.ofVoid());
         this.worker = l.downcallHandle(
                 MemorySegment.ofAddress(module.address(WORKER)), FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT));
+        this.hold = l.downcallHandle(
+                MemorySegment.ofAddress(module.address(HOLD)),
+                FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT),
+                Linker.Option.critical(false));
+        this.sleeps = l.downcallHandle(
+                MemorySegment.ofAddress(module.address(SLEEPS)),
+                FunctionDescriptor.of(ValueLayout.JAVA_LONG),
+                Linker.Option.critical(false));
     }
 
     private static String futexSyscall(String triple) {
@@ -104,6 +118,29 @@ final class NativePool implements AutoCloseable {
             configure.invokeExact(threads.size(), threshold, spin, chunksPerThread);
         } catch (Throwable t) {
             throw new IllegalStateException("cannot configure the native pool", t);
+        }
+    }
+
+    /**
+     * Adds {@code delta} (1 or -1) to the pool's hold count: while it is above 0, threads waiting for
+     * a loop (workers) or for its end (the caller) keep polling instead of sleeping on a futex, so
+     * kernels called back to back pay no wake-up. Taking a hold wakes sleeping workers. Not
+     * synchronized: it is one atomic add in native code, made around every network run.
+     */
+    void hold(int delta) {
+        try {
+            hold.invokeExact(delta);
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot change the native pool's hold", t);
+        }
+    }
+
+    /** How many times the pool's threads (workers, and callers waiting for them) have slept on a futex. */
+    long sleeps() {
+        try {
+            return (long) sleeps.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot read the native pool's sleep count", t);
         }
     }
 

@@ -14,6 +14,10 @@
 @kiln_rt_spin = internal global i32 0, align 8        ; polls before sleeping
 @kiln_rt_cpt = internal global i64 1, align 8         ; chunks per thread
 @kiln_rt_stopped = internal global i32 0, align 64
+@kiln_rt_hold_count = internal global i32 0, align 64       ; > 0: waiting threads keep polling, never sleep
+@kiln_rt_sleepers = internal global i32 0, align 64   ; workers in (or about to enter) the futex wait on gen
+@kiln_rt_caller_sleeping = internal global i32 0, align 64 ; 1 while the caller is in the futex wait on done
+@kiln_rt_sleep_count = internal global i64 0, align 64     ; futex waits so far, workers and callers (a diagnostic)
 
 declare i64 @syscall(i64, ...) nounwind
 declare void @llvm.x86.sse2.pause() nounwind
@@ -65,7 +69,7 @@ top:
   %seen = phi i32 [ 0, %entry ], [ %g, %finish ]
   br label %poll
 poll:
-  %i = phi i32 [ 0, %top ], [ %i1, %pause ], [ 0, %sleep ]
+  %i = phi i32 [ 0, %top ], [ %i1, %pause ], [ 0, %held ], [ 0, %unsleep ]
   %g = load atomic i32, ptr @kiln_rt_gen acquire, align 4
   %changed = icmp ne i32 %g, %seen
   br i1 %changed, label %got, label %idle
@@ -73,12 +77,30 @@ idle:
   %i1 = add i32 %i, 1
   %spin = load i32, ptr @kiln_rt_spin, align 4
   %keep = icmp ult i32 %i1, %spin
-  br i1 %keep, label %pause, label %sleep
+  br i1 %keep, label %pause, label %maysleep
 pause:
   call void @llvm.x86.sse2.pause()
   br label %poll
+maysleep:
+  %h = load atomic i32, ptr @kiln_rt_hold_count monotonic, align 4
+  %holding = icmp ne i32 %h, 0
+  br i1 %holding, label %held, label %sleep
+held:
+  call void @llvm.x86.sse2.pause()
+  br label %poll
 sleep:
+  ; count ourselves as a sleeper before the last look at gen: a launcher that bumps gen then finds no
+  ; sleeper skips the wake, and then this look sees its new gen (both sides seq_cst)
+  %s0 = atomicrmw add ptr @kiln_rt_sleepers, i32 1 seq_cst, align 4
+  %g2 = load atomic i32, ptr @kiln_rt_gen seq_cst, align 4
+  %same = icmp eq i32 %g2, %seen
+  br i1 %same, label %wait, label %unsleep
+wait:
+  %c0 = atomicrmw add ptr @kiln_rt_sleep_count, i64 1 monotonic, align 8
   call void @kiln_rt_futex_wait(ptr @kiln_rt_gen, i32 %seen)
+  br label %unsleep
+unsleep:
+  %s1 = atomicrmw sub ptr @kiln_rt_sleepers, i32 1 seq_cst, align 4
   br label %poll
 got:
   %stop = load atomic i32, ptr @kiln_rt_stopped acquire, align 4
@@ -86,11 +108,15 @@ got:
   br i1 %stopping, label %exit, label %work
 work:
   call void @kiln_rt_run_chunks()
-  %old = atomicrmw add ptr @kiln_rt_done, i32 1 acq_rel, align 4
+  %old = atomicrmw add ptr @kiln_rt_done, i32 1 seq_cst, align 4
   %new = add i32 %old, 1
   %nw = load atomic i32, ptr @kiln_rt_workers monotonic, align 4
   %last = icmp eq i32 %new, %nw
-  br i1 %last, label %wake, label %finish
+  br i1 %last, label %caller, label %finish
+caller:
+  %cs = load atomic i32, ptr @kiln_rt_caller_sleeping seq_cst, align 4
+  %asleep = icmp ne i32 %cs, 0
+  br i1 %asleep, label %wake, label %finish
 wake:
   call void @kiln_rt_futex_wake(ptr @kiln_rt_done, i32 1)
   br label %finish
@@ -138,11 +164,17 @@ launch:
   store atomic i64 0, ptr @kiln_rt_next monotonic, align 8
   store atomic i32 0, ptr @kiln_rt_done monotonic, align 4
   %gold = atomicrmw add ptr @kiln_rt_gen, i32 1 seq_cst, align 4
+  %sl = load atomic i32, ptr @kiln_rt_sleepers seq_cst, align 4
+  %anyone = icmp ne i32 %sl, 0
+  br i1 %anyone, label %wakeall, label %go
+wakeall:
   call void @kiln_rt_futex_wake(ptr @kiln_rt_gen, i32 2147483647)
+  br label %go
+go:
   call void @kiln_rt_run_chunks()
   br label %wpoll
 wpoll:
-  %i = phi i32 [ 0, %launch ], [ %i1, %wpause ], [ 0, %wsleep ]
+  %i = phi i32 [ 0, %go ], [ %i1, %wpause ], [ 0, %wheld ], [ 0, %wunsleep ]
   %d = load atomic i32, ptr @kiln_rt_done acquire, align 4
   %all = icmp eq i32 %d, %nw
   br i1 %all, label %finish, label %widle
@@ -150,18 +182,58 @@ widle:
   %i1 = add i32 %i, 1
   %spin = load i32, ptr @kiln_rt_spin, align 4
   %keep = icmp ult i32 %i1, %spin
-  br i1 %keep, label %wpause, label %wsleep
+  br i1 %keep, label %wpause, label %wmaysleep
 wpause:
   call void @llvm.x86.sse2.pause()
   br label %wpoll
+wmaysleep:
+  %h = load atomic i32, ptr @kiln_rt_hold_count monotonic, align 4
+  %holding = icmp ne i32 %h, 0
+  br i1 %holding, label %wheld, label %wsleep
+wheld:
+  call void @llvm.x86.sse2.pause()
+  br label %wpoll
 wsleep:
-  call void @kiln_rt_futex_wait(ptr @kiln_rt_done, i32 %d)
+  ; as the workers do: say so before the last look at done, so the last worker knows to wake us
+  %x0 = atomicrmw xchg ptr @kiln_rt_caller_sleeping, i32 1 seq_cst, align 4
+  %d2 = load atomic i32, ptr @kiln_rt_done seq_cst, align 4
+  %all2 = icmp eq i32 %d2, %nw
+  br i1 %all2, label %wunsleep, label %wwait
+wwait:
+  %c0 = atomicrmw add ptr @kiln_rt_sleep_count, i64 1 monotonic, align 8
+  call void @kiln_rt_futex_wait(ptr @kiln_rt_done, i32 %d2)
+  br label %wunsleep
+wunsleep:
+  %x1 = atomicrmw xchg ptr @kiln_rt_caller_sleeping, i32 0 seq_cst, align 4
   br label %wpoll
 finish:
   store atomic i32 0, ptr @kiln_rt_busy release, align 4
   br label %ret
 ret:
   ret i32 0
+}
+
+; Adds delta (+1 or -1) to the hold count. While it is above 0, waiting threads poll instead of sleeping;
+; taking a hold wakes sleeping workers, so they poll by the time the first loop comes.
+define void @kiln_rt_hold(i32 %delta) nounwind {
+entry:
+  %old = atomicrmw add ptr @kiln_rt_hold_count, i32 %delta seq_cst, align 4
+  %up = icmp sgt i32 %delta, 0
+  %sl = load atomic i32, ptr @kiln_rt_sleepers seq_cst, align 4
+  %anyone = icmp ne i32 %sl, 0
+  %wake = and i1 %up, %anyone
+  br i1 %wake, label %w, label %done
+w:
+  call void @kiln_rt_futex_wake(ptr @kiln_rt_gen, i32 2147483647)
+  br label %done
+done:
+  ret void
+}
+
+; The futex waits of workers and callers so far.
+define i64 @kiln_rt_sleeps() nounwind {
+  %n = load atomic i64, ptr @kiln_rt_sleep_count monotonic, align 8
+  ret i64 %n
 }
 
 define void @kiln_rt_stop() nounwind {

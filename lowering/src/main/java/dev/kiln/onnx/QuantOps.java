@@ -78,34 +78,77 @@ final class QuantOps {
         if (az.size() != 1)
             throw new KilnException("a_zero_point must be a scalar (per-row zero points are not supported), got shape "
                     + Arrays.toString(az.shape()));
-        integerMatmul(ctx, n, n.getOutput(0), a, b, az, bz);
+        checkOperands(a, b);
+        integerMatmul(ctx, n, n.getOutput(0), a, b, az, bParam(bz, b, "b_zero_point"));
     }
 
     /** QLinearMatMul: requantize((A - a_zero) x (B - b_zero), a_scale * b_scale / y_scale, y_zero). */
     static void qlinearMatmul(ImportContext ctx, NodeProto n) {
         new Attrs(n, Set.of());
         Ref a = ctx.required(n, 0), b = ctx.required(n, 3);
-        Const as = floatConst(ctx, n, 1, "a_scale"),
-                bs = floatConst(ctx, n, 4, "b_scale"),
-                ys = floatConst(ctx, n, 6, "y_scale");
+        Const as = floatConst(ctx, n, 1, "a_scale"), ys = floatConst(ctx, n, 6, "y_scale");
         Const az = ctx.constant(n, 2, "a_zero_point"),
                 bz = ctx.constant(n, 5, "b_zero_point"),
                 yz = ctx.constant(n, 7, "y_zero_point");
         if (as.size() != 1 || az.size() != 1)
-            throw new KilnException(
-                    "a_scale and a_zero_point must be scalars (per-row quantisation of A is not supported)");
+            throw new KilnException("a_scale and a_zero_point must be scalars (per-row quantisation of A is not "
+                    + "supported; ONNX Runtime refuses it too), got shapes " + Arrays.toString(as.shape()) + " and "
+                    + Arrays.toString(az.shape()));
         if (ys.size() != 1 || yz.size() != 1) throw new KilnException("y_scale and y_zero_point must be scalars");
-        long nOut = b.shape()[b.rank() - 1];
-        if (bs.size() != 1 && bs.size() != nOut)
-            throw new KilnException("b_scale must be a scalar or hold one value per column (" + nOut + "), got shape "
-                    + Arrays.toString(bs.shape()));
+        checkOperands(a, b);
+        Const bsRaw = ctx.constant(n, 4, "b_scale");
+        if (!bsRaw.isFloat()) throw new KilnException("input 4 (b_scale) must be a float tensor");
+        Const bs = bParam(bsRaw, b, "b_scale");
         float[] mult = new float[bs.size()]; // as ONNX Runtime computes it: (a_scale * b_scale) / y_scale in float32
         for (int j = 0; j < mult.length; j++) mult[j] = (float) as.get(0) * (float) bs.get(j) / (float) ys.get(0);
-        Value acc = integerMatmul(ctx, n, null, a, b, az, bz);
+        Value acc = integerMatmul(ctx, n, null, a, b, az, bParam(bz, b, "b_zero_point"));
         long[] outShape = outShape(a, b);
-        Value m = ctx.plain(new ConstRef(Const.ofFloats(mult, mult.length)));
+        Value m = ctx.plain(new ConstRef(Const.ofFloats(mult, bs.shape())));
         Value z = ctx.plain(new ConstRef(yz.reshape(1)));
         ctx.emitView(n.getOutput(0), new Op.Requantize(), outShape, acc, m, z);
+    }
+
+    /** The operands' ranks and inner extents. */
+    private static void checkOperands(Ref a, Ref b) {
+        if (a.rank() < 2 || b.rank() < 2) {
+            throw new KilnException("A and B must have rank 2 or more, got " + Arrays.toString(a.shape()) + " x "
+                    + Arrays.toString(b.shape()));
+        }
+        if (b.shape()[b.rank() - 2] != a.shape()[a.rank() - 1])
+            throw new KilnException(
+                    "inner extents differ: " + Arrays.toString(a.shape()) + " x " + Arrays.toString(b.shape()));
+    }
+
+    /**
+     * B's scale or zero point {@code c} checked and put in the form the kernels read: {@code [1]} (one
+     * value), {@code [N]} (one per column of B, the same for every batch) or, for a batched B
+     * {@code [..., K, N]}, {@code [batch, 1, N]} with the batch axes flattened (one per batch and column).
+     * ONNX and ONNX Runtime allow a scalar, one value, {@code [N]} or {@code [1, N]} for a 2-D B, and
+     * {@code [..., 1, N]} with B's batch extents for a batched one; Kiln takes every shape that broadcasts
+     * to {@code [..., 1, N]} (a batched B's {@code [N]} too, which ONNX Runtime refuses).
+     */
+    static Const bParam(Const c, Ref b, String what) {
+        if (c.size() == 1) return c.reshape(1);
+        long[] bs = b.shape(), cs = c.shape();
+        int r = bs.length;
+        long[] want = bs.clone();
+        want[r - 2] = 1; // one value per column (and batch): never per row of B
+        boolean ok = cs.length <= r;
+        boolean perBatch = false;
+        for (int d = 0; ok && d < cs.length; d++) {
+            long have = cs[d], full = want[d + r - cs.length];
+            ok = have == 1 || have == full;
+            if (d + r - cs.length < r - 2 && have != 1) perBatch = true;
+        }
+        if (!ok) {
+            throw new KilnException(what + " must be a scalar, one value per column of B ([" + bs[r - 1] + "]"
+                    + (r > 2 ? "" : " or [1, " + bs[r - 1] + "]") + ")"
+                    + (r > 2 ? " or one per batch and column (" + Arrays.toString(want) + ")" : "") + ", got shape "
+                    + Arrays.toString(cs));
+        }
+        if (!perBatch) return c.reshape(cs[cs.length - 1]);
+        long batch = Const.count(Arrays.copyOf(bs, r - 2));
+        return ConstEval.broadcastTo(c, want, what).reshape(batch, 1, bs[r - 1]);
     }
 
     /**
@@ -114,20 +157,12 @@ final class QuantOps {
      * {@code out} when it is not null. Returns the [rows, N] accumulator.
      */
     private static Value integerMatmul(ImportContext ctx, NodeProto n, String out, Ref a, Ref b, Const az, Const bz) {
-        if (a.rank() < 2 || b.rank() < 2) {
-            throw new KilnException("A and B must have rank 2 or more, got " + Arrays.toString(a.shape()) + " x "
-                    + Arrays.toString(b.shape()));
-        }
-        long[] as = a.shape(), bs = b.shape();
-        long k = as[as.length - 1], nOut = bs[bs.length - 1];
-        if (bs[bs.length - 2] != k)
-            throw new KilnException("inner extents differ: " + Arrays.toString(as) + " x " + Arrays.toString(bs));
+        long[] as = a.shape();
+        long k = as[as.length - 1];
         if (az.dtype() != typeOf(a) || bz.dtype() != typeOf(b)) {
             throw new KilnException("zero points must have their operand's type: A " + typeOf(a) + " with " + az.dtype()
                     + ", B " + typeOf(b) + " with " + bz.dtype());
         }
-        if (bz.size() != 1 && bz.size() != nOut)
-            throw new KilnException("b_zero_point must be a scalar or hold one value per column (" + nOut + ")");
         if (b.rank() > 2) return batchedIntegerMatmul(ctx, n, out, a, b, az, bz);
         long rows = Const.count(as) / k;
         Value w;
@@ -136,20 +171,17 @@ final class QuantOps {
         } else {
             w = ctx.g.node(ctx.fresh(ctx.plain(b).name() + "/T"), new Op.Transpose(List.of(1, 0)), ctx.plain(b));
         }
-        Value[] ins = {
-            ctx.asShape(a, rows, k),
-            w,
-            ctx.plain(new ConstRef(az.reshape(1))),
-            ctx.plain(new ConstRef(bz.reshape(bz.size())))
-        };
+        Value[] ins = {ctx.asShape(a, rows, k), w, ctx.plain(new ConstRef(az.reshape(1))), ctx.plain(new ConstRef(bz))};
         if (out != null)
             return ctx.emitView(out, new Op.DenseInteger(), outShape(a, b), ins).value();
         return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.DenseInteger(), ins);
     }
 
     /**
-     * A batched B ({@code [..., K, N]}, batch axes equal to A's): both operands widened to int32 with their
-     * zero points subtracted, then an int32 batch_matmul, so every product and sum is exact as in ONNX.
+     * A batched B ({@code [..., K, N]}, batch axes equal to A's): both operands, batch axes flattened,
+     * widened to int32 with their zero points subtracted ({@code bz} of {@link #bParam}'s forms: per
+     * tensor, per column, or per batch and column), then an int32 batch_matmul, so every product and
+     * sum is exact as in ONNX.
      */
     private static Value batchedIntegerMatmul(
             ImportContext ctx, NodeProto n, String out, Ref a, Ref b, Const az, Const bz) {
@@ -160,23 +192,22 @@ final class QuantOps {
                     + Arrays.toString(as) + " x " + Arrays.toString(bs));
         long m = as[as.length - 2], k = as[as.length - 1], nOut = bs[bs.length - 1];
         long batch = Const.count(as) / (m * k);
-        Value x = widened(ctx, n, "a", a, az.reshape(1)), y = widened(ctx, n, "b", b, bz.reshape(bz.size()));
-        Value x3 = ctx.asShape(new ValueRef(x, as, null), batch, m, k),
-                y3 = ctx.asShape(new ValueRef(y, bs, null), batch, k, nOut);
+        Value x = widened(ctx, n, "a", ctx.asShape(a, batch, m, k), az.reshape(1)),
+                y = widened(ctx, n, "b", ctx.asShape(b, batch, k, nOut), bz);
         if (out != null)
-            return ctx.emitView(out, new Op.BatchMatmul(false, false), outShape(a, b), x3, y3)
+            return ctx.emitView(out, new Op.BatchMatmul(false, false), outShape(a, b), x, y)
                     .value();
-        return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.BatchMatmul(false, false), x3, y3);
+        return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.BatchMatmul(false, false), x, y);
     }
 
-    /** {@code int32(r) - int32(zero)}: an 8-bit operand widened, its zero point (on the last axis) taken off. */
-    private static Value widened(ImportContext ctx, NodeProto n, String role, Ref r, Const zero) {
+    /** {@code int32(v) - int32(zero)}: an 8-bit operand widened, its zero point (broadcast against it) taken off. */
+    private static Value widened(ImportContext ctx, NodeProto n, String role, Value v, Const zero) {
         String base = n.getOutput(0) + "/" + role;
-        Value v = ctx.g.node(ctx.fresh(base + "_i32"), new Op.Cast(DType.INT32), ctx.plain(r));
+        Value wide = ctx.g.node(ctx.fresh(base + "_i32"), new Op.Cast(DType.INT32), v);
         long[] z = new long[zero.size()];
         for (int i = 0; i < z.length; i++) z[i] = zero.getLong(i);
-        Value zv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, z, z.length)));
-        return ctx.g.node(ctx.fresh(base + "_centred"), new Op.Binary(Op.BinaryKind.SUBTRACT), v, zv);
+        Value zv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, z, zero.shape())));
+        return ctx.g.node(ctx.fresh(base + "_centred"), new Op.Binary(Op.BinaryKind.SUBTRACT), wide, zv);
     }
 
     private static long[] outShape(Ref a, Ref b) {

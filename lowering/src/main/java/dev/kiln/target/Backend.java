@@ -31,6 +31,15 @@ public interface Backend {
         return java.util.Set.of();
     }
 
+    /**
+     * The parallel runtime that this backend's kernels for {@code target} run their parallel loops on,
+     * to hold its threads awake across a run of kernels ({@link WorkerPool}); {@link WorkerPool#NONE}
+     * by default.
+     */
+    default WorkerPool workerPool(Target target) {
+        return WorkerPool.NONE;
+    }
+
     /** The backends on the class path, in service-loader order. */
     static List<Backend> available() {
         List<Backend> out = new ArrayList<>();

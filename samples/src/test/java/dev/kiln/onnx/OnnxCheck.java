@@ -55,6 +55,14 @@ final class OnnxCheck {
         return check(m.toBytes(), OnnxImporter.fromModel(m.build(), dims), rtol, atol, interpreter, intRanges, null);
     }
 
+    /**
+     * Kiln's answer on model {@code kiln} against ONNX Runtime's on model {@code ort}: two models that compute the
+     * same function on the same inputs, where Kiln takes a form ({@code kiln}) that ONNX Runtime refuses.
+     */
+    static Graph checkAgainst(ModelWriter ort, ModelWriter kiln, Map<String, Long> dims, double rtol, double atol) {
+        return check(ort.toBytes(), OnnxImporter.fromModel(kiln.build(), dims), rtol, atol, true, Map.of(), null);
+    }
+
     /** As {@link #check}, the network built by {@code build} (a tuned one) instead of the default lowering. */
     static Graph checkBuilt(
             ModelWriter m,

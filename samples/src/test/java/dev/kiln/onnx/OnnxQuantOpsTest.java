@@ -274,6 +274,188 @@ class OnnxQuantOpsTest {
         check(m);
     }
 
+    /** A [2, 3, 3, 8] uint8 activation and a [2, 3, 8, 5] B: zero points and scales per batch and column. */
+    private static ModelWriter perBatchModel(String name, boolean kilnOnlyShapes) {
+        ModelWriter m = new ModelWriter(name, 21)
+                .input("a", DType.UINT8, 2L, 3L, 3L, 8L)
+                .input("b", DType.INT8, 2L, 3L, 8L, 5L);
+        String az = m.ints("az", DType.UINT8, new long[] {117});
+        // ONNX Runtime takes [2, 3, 1, 5] (B's batch extents, one row); Kiln also takes [5] and [3, 1, 5]
+        long[] perColumn = {-4, 0, 3, 7, -1};
+        String colZp = kilnOnlyShapes
+                ? m.ints("bz_col", DType.INT8, perColumn, 5)
+                : m.ints("bz_col", DType.INT8, tile(perColumn, 6), 2, 3, 1, 5);
+        m.output(m.node("MatMulInteger", new String[] {"a", "b", az, colZp}, "acc_column"), DType.INT32);
+        String batchZp = m.randomInts("bz_batch", DType.INT8, 11, -9, 9, 2, 3, 1, 5);
+        m.output(m.node("MatMulInteger", new String[] {"a", "b", az, batchZp}, "acc_batch"), DType.INT32);
+        String wu = m.randomInts("wu", DType.UINT8, 12, 0, 255, 2, 3, 8, 5);
+        String wz = m.randomInts("wz", DType.UINT8, 13, 100, 156, 2, 3, 1, 5);
+        m.output(m.node("MatMulInteger", new String[] {"a", wu, az, wz}, "acc_const"), DType.INT32);
+        long[] perMiddle = {5, -5, 2};
+        String midScale = kilnOnlyShapes
+                ? m.floats("bs_mid", new float[] {0.011f, 0.007f, 0.013f}, 3, 1, 1)
+                : m.floats(
+                        "bs_mid",
+                        new float[] {
+                            0.011f, 0.011f, 0.011f, 0.011f, 0.011f, 0.007f, 0.007f, 0.007f, 0.007f, 0.007f, 0.013f,
+                            0.013f, 0.013f, 0.013f, 0.013f, 0.011f, 0.011f, 0.011f, 0.011f, 0.011f, 0.007f, 0.007f,
+                            0.007f, 0.007f, 0.007f, 0.013f, 0.013f, 0.013f, 0.013f, 0.013f
+                        },
+                        2,
+                        3,
+                        1,
+                        5);
+        m.output(
+                m.node(
+                        "QLinearMatMul",
+                        new String[] {
+                            "a",
+                            m.floats("as", new float[] {0.02f}),
+                            az,
+                            "b",
+                            m.uniform("bs", 14, 0.004, 0.02, 2, 3, 1, 5),
+                            m.randomInts("bz_q", DType.INT8, 15, -6, 6, 2, 3, 1, 5),
+                            m.floats("ys", new float[] {0.09f}),
+                            m.ints("yz", DType.UINT8, new long[] {128})
+                        },
+                        "y_batch"),
+                DType.UINT8);
+        String midZp = kilnOnlyShapes
+                ? m.ints("bz_mid", DType.INT8, perMiddle, 3, 1, 1)
+                : m.ints("bz_mid", DType.INT8, repeatEach(perMiddle, 5, 2), 2, 3, 1, 5);
+        m.output(
+                m.node(
+                        "QLinearMatMul",
+                        new String[] {
+                            "a",
+                            m.floats("as2", new float[] {0.015f}),
+                            az,
+                            "b",
+                            midScale,
+                            midZp,
+                            m.floats("ys2", new float[] {0.07f}),
+                            m.ints("yz2", DType.UINT8, new long[] {120})
+                        },
+                        "y_middle"),
+                DType.UINT8);
+        return m;
+    }
+
+    private static long[] tile(long[] v, int times) {
+        long[] out = new long[v.length * times];
+        for (int i = 0; i < out.length; i++) out[i] = v[i % v.length];
+        return out;
+    }
+
+    /** Each value {@code each} times, the whole {@code times} times: [a a b b] twice for each 2, times 2. */
+    private static long[] repeatEach(long[] v, int each, int times) {
+        long[] out = new long[v.length * each * times];
+        for (int i = 0; i < out.length; i++) out[i] = v[i / each % v.length];
+        return out;
+    }
+
+    @Test
+    void batchedBWithZeroPointsAndScalesPerBatchAndColumn() {
+        // the shapes ONNX Runtime takes, checked against it
+        check(perBatchModel("qbatch_zp", false));
+        // the broadcasting shapes only Kiln takes ([N], [3, 1, 1]), against ONNX Runtime on the same values tiled
+        ModelWriter kiln = perBatchModel("qbatch_zp_kiln", true);
+        OnnxCheck.checkAgainst(perBatchModel("qbatch_zp", false), kiln, Map.of(), RTOL, ATOL);
+        assertThatThrownBy(() -> OnnxCheck.check(kiln, Map.of(), RTOL, ATOL, false))
+                .as("ONNX Runtime refuses a [N] zero point or a [3, 1, 1] scale for a batched B")
+                .hasMessageContaining("ONNX Runtime failed on the model")
+                .hasMessageContaining("IsBQuantParamSupported");
+    }
+
+    @Test
+    void twoDimensionalBTakesRowShapedColumnParameters() {
+        ModelWriter m = new ModelWriter("q2d_row", 21).input("a", DType.UINT8, "batch", 4L, 8L);
+        String w = m.randomInts("w", DType.INT8, 1, -100, 100, 8, 6);
+        String az = m.ints("az", DType.UINT8, new long[] {128});
+        m.output(
+                m.node("MatMulInteger", new String[] {"a", w, az, m.randomInts("wz", DType.INT8, 2, -5, 5, 1, 6)}, "i"),
+                DType.INT32);
+        m.output(
+                m.node(
+                        "QLinearMatMul",
+                        new String[] {
+                            "a",
+                            m.floats("as", new float[] {0.03f}),
+                            az,
+                            w,
+                            m.uniform("ws", 3, 0.002, 0.01, 1, 6),
+                            m.randomInts("wz2", DType.INT8, 4, -3, 3, 1, 6),
+                            m.floats("ys", new float[] {0.04f}),
+                            m.ints("yz", DType.UINT8, new long[] {127})
+                        },
+                        "q"),
+                DType.UINT8);
+        check(m);
+        ModelWriter bad = new ModelWriter("q2d_bad", 21).input("a", DType.UINT8, 4L, 8L);
+        bad.node(
+                "MatMulInteger",
+                new String[] {
+                    "a",
+                    w(bad),
+                    bad.ints("az", DType.UINT8, new long[] {1}),
+                    bad.randomInts("wz", DType.INT8, 2, -5, 5, 8, 6)
+                },
+                "i");
+        assertThatThrownBy(() ->
+                        OnnxImporter.fromModel(bad.output("i", DType.INT32).build(), Map.of()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("node 'matmulinteger_1' (MatMulInteger)")
+                .hasMessageContaining("b_zero_point must be a scalar, one value per column of B ([6] or [1, 6]), got "
+                        + "shape [8, 6]");
+    }
+
+    private static String w(ModelWriter m) {
+        return m.randomInts("w", DType.INT8, 1, -100, 100, 8, 6);
+    }
+
+    @Test
+    void perRowQuantisationOfAIsRefusedByKilnAndOnnxRuntime() {
+        ModelWriter m = new ModelWriter("q_row_a", 21).input("a", DType.UINT8, 3L, 8L);
+        m.node(
+                "QLinearMatMul",
+                new String[] {
+                    "a",
+                    m.floats("as", new float[] {0.02f, 0.03f, 0.04f}, 3),
+                    m.ints("az", DType.UINT8, new long[] {128}),
+                    m.randomInts("w", DType.INT8, 1, -100, 100, 8, 6),
+                    m.floats("ws", new float[] {0.01f}),
+                    m.ints("wz", DType.INT8, new long[] {0}),
+                    m.floats("ys", new float[] {0.05f}),
+                    m.ints("yz", DType.UINT8, new long[] {128})
+                },
+                "y");
+        m.output("y", DType.UINT8);
+        assertThatThrownBy(() -> OnnxImporter.fromModel(m.build(), Map.of()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("node 'qlinearmatmul_1' (QLinearMatMul)")
+                .hasMessageContaining("a_scale and a_zero_point must be scalars (per-row quantisation of A is not "
+                        + "supported; ONNX Runtime refuses it too), got shapes [3] and");
+        ModelWriter scalar = new ModelWriter("q_row_a_ort", 21).input("a", DType.UINT8, 3L, 8L);
+        // the same node, imported by Kiln with a scalar A scale, so that OnnxCheck can ask ONNX Runtime about m
+        scalar.node(
+                "QLinearMatMul",
+                new String[] {
+                    "a",
+                    scalar.floats("as", new float[] {0.02f}),
+                    scalar.ints("az", DType.UINT8, new long[] {128}),
+                    scalar.randomInts("w", DType.INT8, 1, -100, 100, 8, 6),
+                    scalar.floats("ws", new float[] {0.01f}),
+                    scalar.ints("wz", DType.INT8, new long[] {0}),
+                    scalar.floats("ys", new float[] {0.05f}),
+                    scalar.ints("yz", DType.UINT8, new long[] {128})
+                },
+                "y");
+        scalar.output("y", DType.UINT8);
+        assertThatThrownBy(() -> OnnxCheck.checkAgainst(m, scalar, Map.of(), RTOL, ATOL))
+                .hasMessageContaining("ONNX Runtime failed on the model")
+                .hasMessageContaining("input scale must be a scalar or 1D tensor of size 1");
+    }
+
     @Test
     void castBetweenFloatAndIntegerTypes() {
         ModelWriter m = new ModelWriter("cast", 21)

@@ -1,7 +1,5 @@
 package dev.kiln.autoschedule.network;
 
-import dev.kiln.autoschedule.measure.CallTimer;
-import dev.kiln.autoschedule.measure.Warmup;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.ReferenceExecutor;
@@ -12,6 +10,7 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
+import dev.kiln.target.WorkerPool;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -26,7 +25,8 @@ import java.util.Optional;
  * once (laid out for the tuned kernels where their schedules asked for it). A run binds the caller's
  * inputs (checked like a kernel's arguments), calls the kernels, and writes the outputs: nothing is
  * allocated per run by {@link #run(NDArray[], NDArray[])}. The kernels' parallel loops share the
- * backend's one thread pool.
+ * backend's one thread pool, whose threads a run holds awake from its first kernel to its last
+ * ({@link #holdWorkers}), so back-to-back kernels pay no thread wake-up between them.
  *
  * <p>Not thread-safe: one run at a time (the intermediate memory is the network's own).
  */
@@ -59,6 +59,9 @@ public final class CompiledNetwork implements AutoCloseable {
     private final NDArray[] ownOutputs;
     private final Target target;
     private final List<String> notes;
+    private final WorkerPool pool;
+    private final double[] tunedSeconds;
+    private volatile boolean holdWorkers = true;
     private boolean closed;
     private SchedulerResult tuning;
 
@@ -72,7 +75,9 @@ public final class CompiledNetwork implements AutoCloseable {
             Arena arena,
             NDArray[] ownOutputs,
             Target target,
-            List<String> notes) {
+            List<String> notes,
+            WorkerPool pool,
+            double[] tunedSeconds) {
         this.graph = graph;
         this.partition = partition;
         this.tasks = List.copyOf(tasks);
@@ -83,6 +88,8 @@ public final class CompiledNetwork implements AutoCloseable {
         this.ownOutputs = ownOutputs;
         this.target = target;
         this.notes = List.copyOf(notes);
+        this.pool = pool;
+        this.tunedSeconds = tunedSeconds.clone();
     }
 
     /**
@@ -120,60 +127,77 @@ public final class CompiledNetwork implements AutoCloseable {
         runInto(inputs, outputs);
     }
 
-    private void runInto(NDArray[] inputs, NDArray[] outputs) {
+    void runInto(NDArray[] inputs, NDArray[] outputs) {
         if (closed) throw new KilnException("network '" + graph.name() + "' is closed");
         ReferenceExecutor.checkInputs(graph, inputs);
-        for (Call c : calls) c.kernel().call(c.bind(inputs, outputs));
+        boolean hold = holdWorkers;
+        if (hold) pool.hold();
+        try {
+            for (Call c : calls) c.kernel().call(c.bind(inputs, outputs));
+        } finally {
+            if (hold) pool.release();
+        }
     }
 
     /** The longest warm-up by time of {@link #profile}, after its warm-up runs, in milliseconds. */
     public static final double PROFILE_WARMUP_MS = 500;
 
     /**
-     * Times {@code runs} runs two ways, as a user runs the network (back to back, after
+     * Times {@code runs} runs three ways, as a user runs the network (back to back, after
      * {@code warmup} runs and a warm-up by time of at most {@link #PROFILE_WARMUP_MS} that stops
-     * once the times settle): plain runs, and runs that time each kernel call, to tell the time
-     * spent in the kernels from the time spent around them (argument binding and checks, the
-     * loop). The two kinds alternate, so a change in the machine's speed during the profile (a
-     * neighbour, the clock) shifts both alike instead of showing up as time outside the kernels.
-     * Medians over the runs, with the p10-p90 spread of the plain runs.
+     * once the times settle): plain runs; runs that time each kernel call, to tell the time spent
+     * in the kernels from the time spent around them (argument binding and checks, the loop); and
+     * runs that make each call twice and time the second, its data and code then warm. The kinds
+     * alternate, so a change in the machine's speed during the profile (a neighbour, the clock)
+     * shifts all alike instead of showing up as time outside the kernels. Medians over the runs,
+     * with the p10-p90 spread of the plain runs, each call's tuned time ({@link #tunedSeconds})
+     * and the thread pool's sleeps per run: {@link NetworkProfile#degradation} puts them side by side.
      */
     public NetworkProfile profile(int warmup, int runs, NDArray... inputs) {
-        if (runs < 1) throw new KilnException("profile: runs must be at least 1, got " + runs);
-        if (warmup < 0) throw new KilnException("profile: warmup must not be negative, got " + warmup);
-        for (int i = 0; i < warmup; i++) runInto(inputs, ownOutputs);
-        Warmup.Outcome settled = Warmup.run(() -> runInto(inputs, ownOutputs), PROFILE_WARMUP_MS);
-        double[] plain = new double[runs];
-        double[][] perCall = new double[calls.size()][runs];
-        double[] inKernels = new double[runs];
-        ReferenceExecutor.checkInputs(graph, inputs);
-        for (int r = 0; r < runs; r++) {
-            long p0 = System.nanoTime();
-            runInto(inputs, ownOutputs);
-            plain[r] = (System.nanoTime() - p0) / 1e9;
-            for (int c = 0; c < calls.size(); c++) {
-                Call call = calls.get(c);
-                NDArray[] args = call.bind(inputs, ownOutputs);
-                long t0 = System.nanoTime();
-                call.kernel().call(args);
-                perCall[c][r] = (System.nanoTime() - t0) / 1e9;
-                inKernels[r] += perCall[c][r];
-            }
-        }
-        List<NetworkProfile.Entry> entries = new ArrayList<>();
-        for (int c = 0; c < calls.size(); c++) {
-            Call call = calls.get(c);
-            entries.add(new NetworkProfile.Entry(
-                    call.group().id(),
-                    call.group().description(),
-                    call.task().id(),
-                    NetworkProfile.median(perCall[c]),
-                    call.task().flops(),
-                    call.task().task().dag().hasFloatArithmetic()));
-        }
-        CallTimer.Stats plainRuns = new CallTimer.Stats(plain, settled);
-        return new NetworkProfile(
-                plainRuns.median(), NetworkProfile.median(inKernels), entries, plainRuns.p10(), plainRuns.p90());
+        return NetworkProfiler.profile(this, warmup, runs, inputs);
+    }
+
+    /**
+     * A same-process A/B: {@code runs} runs with the thread pool held awake across the run
+     * ({@link #holdWorkers}, the default) and {@code runs} without, alternating, after {@code warmup}
+     * runs of each. Leaves {@link #holdWorkers} as it was.
+     */
+    public HoldComparison compareHold(int warmup, int runs, NDArray... inputs) {
+        return NetworkProfiler.compareHold(this, warmup, runs, inputs);
+    }
+
+    /**
+     * Whether a run holds the backend's parallel runtime awake from its first kernel to its last
+     * ({@link WorkerPool#hold}): its waiting threads poll for the next loop instead of sleeping, as
+     * ONNX Runtime's threads spin while a session runs. On by default; off, threads that wait longer
+     * than the runtime's spin sleep and are woken by the next parallel loop.
+     */
+    public void holdWorkers(boolean hold) {
+        holdWorkers = hold;
+    }
+
+    public boolean holdWorkers() {
+        return holdWorkers;
+    }
+
+    /**
+     * The time {@code task}'s program took when it was tuned (its cost in the tuning log, or in the
+     * search that made this network), in seconds; NaN for a network built without tuning.
+     */
+    public double tunedSeconds(NetworkTask task) {
+        return tunedSeconds[task.id()];
+    }
+
+    List<Call> calls() {
+        return calls;
+    }
+
+    NDArray[] ownOutputs() {
+        return ownOutputs;
+    }
+
+    WorkerPool workerPool() {
+        return pool;
     }
 
     /** The graph as compiled (after the graph passes). */

@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.TaskResult;
 import dev.kiln.autoschedule.scheduler.TaskScheduler;
 import dev.kiln.autoschedule.scheduler.TuningTask;
+import dev.kiln.autoschedule.search.BestProgram;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.fuse.FuseOps;
@@ -68,12 +69,14 @@ public final class Network {
         for (NetworkTask t : tasks) tt.add(new TuningTask(t.task(), t.weight(), t.tag(), t.description()));
         SchedulerResult r = new TaskScheduler(tt, options.scheduler()).tune();
         Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
+        double[] tuned = new double[tasks.size()];
         List<String> missing = new ArrayList<>();
         for (int i = 0; i < tasks.size(); i++) {
             TaskResult tr = r.tasks().get(i);
             NetworkTask t = tasks.get(i);
             if (tr.best().isPresent()) {
                 schedules.put(t, tr.best().get().schedule());
+                tuned[t.id()] = tr.best().get().seconds();
             } else {
                 missing.add("task " + t.id() + " (" + t.description() + "): " + tr.status() + ", " + tr.trials()
                         + " trial(s), errors " + tr.errorsByKind() + " " + tr.firstErrors());
@@ -84,7 +87,7 @@ public final class Network {
                     + " task(s) without a valid program\n  " + String.join("\n  ", missing));
         }
         CompiledNetwork cn =
-                NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), options.layoutRewrite());
+                NetworkCompiler.compile(p, tasks, schedules, target, new ArrayList<>(), options.layoutRewrite(), tuned);
         cn.setTuning(r);
         return cn;
     }
@@ -106,8 +109,9 @@ public final class Network {
     public static CompiledNetwork build(Graph g, Target target, Path log, boolean layoutRewrite) {
         Partition p = partition(g);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, layoutRewrite);
+        Map<NetworkTask, BestProgram> best = bestPrograms(g, tasks, log);
         return NetworkCompiler.compile(
-                p, tasks, bestSchedules(g, tasks, log), target, new ArrayList<>(), layoutRewrite);
+                p, tasks, schedules(best), target, new ArrayList<>(), layoutRewrite, tunedSeconds(tasks, best));
     }
 
     /**
@@ -120,16 +124,29 @@ public final class Network {
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, true);
         List<String> notes = new ArrayList<>();
         notes.add("weights in their original layout although the programs were tuned with them packed");
-        return NetworkCompiler.compile(p, tasks, bestSchedules(g, tasks, log), target, notes, false);
+        Map<NetworkTask, BestProgram> best = bestPrograms(g, tasks, log);
+        return NetworkCompiler.compile(p, tasks, schedules(best), target, notes, false, tunedSeconds(tasks, best));
     }
 
-    private static Map<NetworkTask, Schedule> bestSchedules(Graph g, List<NetworkTask> tasks, Path log) {
+    private static Map<NetworkTask, Schedule> schedules(Map<NetworkTask, BestProgram> best) {
+        Map<NetworkTask, Schedule> out = new LinkedHashMap<>();
+        best.forEach((t, b) -> out.put(t, b.schedule()));
+        return out;
+    }
+
+    private static double[] tunedSeconds(List<NetworkTask> tasks, Map<NetworkTask, BestProgram> best) {
+        double[] out = new double[tasks.size()];
+        for (NetworkTask t : tasks) out[t.id()] = best.get(t).seconds();
+        return out;
+    }
+
+    private static Map<NetworkTask, BestProgram> bestPrograms(Graph g, List<NetworkTask> tasks, Path log) {
         if (!Files.isRegularFile(log)) throw new KilnException("tuning log " + log + " does not exist");
-        Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
+        Map<NetworkTask, BestProgram> schedules = new LinkedHashMap<>();
         List<String> missing = new ArrayList<>();
         for (NetworkTask t : tasks) {
             try {
-                schedules.put(t, AutoSchedule.bestSchedule(t.task(), log));
+                schedules.put(t, AutoSchedule.bestProgram(t.task(), log));
             } catch (KilnException e) {
                 missing.add("task " + t.id() + " (" + t.description() + "): " + e.getMessage());
             }
@@ -155,6 +172,6 @@ public final class Network {
         for (NetworkTask t : tasks) schedules.put(t, Schedule.empty(t.task().dag()));
         List<String> notes = new ArrayList<>();
         notes.add("untuned: every task uses its default lowering");
-        return NetworkCompiler.compile(p, tasks, schedules, target, notes, false);
+        return NetworkCompiler.compile(p, tasks, schedules, target, notes, false, null);
     }
 }

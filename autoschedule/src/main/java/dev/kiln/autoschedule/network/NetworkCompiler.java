@@ -8,6 +8,7 @@ import dev.kiln.graph.fuse.Partition;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
+import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
 import java.lang.foreign.Arena;
@@ -20,7 +21,8 @@ import java.util.Map;
 /**
  * Turns a partitioned graph and one schedule per task into a {@link CompiledNetwork}: compiles each
  * task's kernel once, plans the intermediate memory, and binds every group's arguments (constants,
- * arena views, or slots filled per run with the caller's inputs and outputs).
+ * arena views, or slots filled per run with the caller's inputs and outputs). {@code tunedSeconds}
+ * (by task id; null when untuned) is each task's time when it was tuned, for the profile.
  */
 final class NetworkCompiler {
     private NetworkCompiler() {}
@@ -31,7 +33,8 @@ final class NetworkCompiler {
             Map<NetworkTask, Schedule> schedules,
             Target target,
             List<String> notes,
-            boolean packWeights) {
+            boolean packWeights,
+            double[] tunedSeconds) {
         Graph g = p.graph();
         List<CompiledKernel> kernels = new ArrayList<>();
         Map<FusedGroup, NetworkTask> taskOf = new HashMap<>();
@@ -85,7 +88,22 @@ final class NetworkCompiler {
                 }
                 calls.add(new CompiledNetwork.Call(gr, t, kernelOf.get(t), arrays, in, out));
             }
-            return new CompiledNetwork(g, p, tasks, kernels, calls, plan, arena, ownOutputs, target, notes);
+            double[] tuned = new double[tasks.size()];
+            java.util.Arrays.fill(tuned, Double.NaN);
+            if (tunedSeconds != null) System.arraycopy(tunedSeconds, 0, tuned, 0, tuned.length);
+            return new CompiledNetwork(
+                    g,
+                    p,
+                    tasks,
+                    kernels,
+                    calls,
+                    plan,
+                    arena,
+                    ownOutputs,
+                    target,
+                    notes,
+                    Backend.forTarget(target).workerPool(target),
+                    tuned);
         } catch (RuntimeException e) {
             kernels.forEach(CompiledKernel::close);
             arena.close();

@@ -133,8 +133,15 @@ public final class AutoSchedule {
      * layout-free arguments finds the programs measured with its weights packed) on its target.
      */
     public static Schedule bestSchedule(SearchTask task, Path logFile) {
+        return bestProgram(task, logFile).schedule();
+    }
+
+    /**
+     * {@link #bestSchedule(SearchTask, Path)} with its cost in the log (the median of its
+     * measurements, {@code ProgramCosts}), in seconds; its trial number is not kept in a log: -1.
+     */
+    public static BestProgram bestProgram(SearchTask task, Path logFile) {
         if (!Files.isRegularFile(logFile)) throw new KilnException("tuning log " + logFile + " does not exist");
-        ComputeDAG dag = task.dag();
         try (TuningLog log = TuningLog.open(logFile)) {
             LogLookup l = log.lookup(task.workloadKey(), task.targetDescription());
             LogRecord best = l.best()
@@ -144,7 +151,7 @@ public final class AutoSchedule {
             try {
                 Schedule s = best.schedule(task);
                 s.replay();
-                return s;
+                return new BestProgram(s, l.bestSeconds(), -1);
             } catch (KilnException e) {
                 throw new KilnException("the best logged program of workload " + task.workloadKey() + " in " + logFile
                         + " does not replay on this DAG: " + e.getMessage());

@@ -583,6 +583,8 @@ public final class NetworkBench implements Callable<Integer> {
             NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
             System.out.println("   " + name + " " + t + "t kiln (" + strategyName + "): " + cn.summary());
             System.out.print(prof.table(8).indent(3));
+            System.out.println("   kernels against their tuned times, by time lost in the network:");
+            System.out.print(prof.degradation(12).indent(3));
             note += String.format(Locale.ROOT, ", outside kernels %.2f%%", 100 * prof.overheadShare());
         }
         emit(check(name, t, impl, tm, outs[0], want, note));

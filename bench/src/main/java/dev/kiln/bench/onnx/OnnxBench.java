@@ -3,6 +3,7 @@ package dev.kiln.bench.onnx;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
+import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.bench.network.NetworkBench;
@@ -126,6 +127,18 @@ public final class OnnxBench implements Callable<Integer> {
                     "Integer inputs are uniform in [0, N) (default: ${DEFAULT-VALUE}, valid token ids and masks).")
     long intHigh = 2;
 
+    @Option(
+            names = "--profile",
+            description = "After timing, profile Kiln's run: each kernel's time in the network against its tuned time "
+                    + "from the log, sorted by time lost, and the thread pool's sleeps per run.")
+    boolean profile;
+
+    @Option(
+            names = "--hold-ab",
+            description = "After timing, a same-process A/B of N runs each with the thread pool held awake across a "
+                    + "run (the default) and not held, alternating (0: none; default: ${DEFAULT-VALUE}).")
+    int holdAb;
+
     @Option(names = "--child", hidden = true, description = "Internal: run one thread count in this JVM.")
     boolean child;
 
@@ -215,6 +228,8 @@ public final class OnnxBench implements Callable<Integer> {
                     String.valueOf(intHigh)));
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             if (retune) cmd.add("--retune");
+            if (profile) cmd.add("--profile");
+            if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
             pb.environment().put("OMP_NUM_THREADS", String.valueOf(t));
             System.out.printf(Locale.ROOT, "== %d thread(s): child JVM; load %s%n", t, NetworkBench.loadAverage());
@@ -270,6 +285,18 @@ public final class OnnxBench implements Callable<Integer> {
             }
             rows.add(row(t, "kiln", tm, err, check, note));
             System.out.println("   " + cn.summary());
+            if (profile) {
+                NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
+                System.out.print(prof.table(8).indent(3));
+                System.out.println("   kernels against their tuned times, by time lost in the network:");
+                System.out.print(prof.degradation(15).indent(3));
+            }
+            if (holdAb > 0) {
+                System.out.println("   same-process A/B, thread pool held awake across a run or not (" + holdAb
+                        + " runs each, alternating):");
+                System.out.print(
+                        cn.compareHold(warmup, holdAb, inputs).describe().indent(3));
+            }
         }
         System.out.printf(
                 Locale.ROOT,
