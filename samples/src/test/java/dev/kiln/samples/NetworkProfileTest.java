@@ -123,7 +123,7 @@ class NetworkProfileTest {
 
     @Test
     void anUntunedNetworkHasNoTunedTimes() {
-        Graph g = Models.resnet18(1, 32, 4, 10, 7);
+        Graph g = Models.bertLayer(8, 16, 2, 32, 7);
         try (CompiledNetwork cn = Network.buildUntuned(g, Target.cpu());
                 NDArray x = NDArray.random(FLOAT32, 4, g.inputs().getFirst().dims())) {
             NetworkProfile p = cn.profile(0, 1, x);
