@@ -1,5 +1,6 @@
 package dev.kiln.bench.lowp;
 
+import dev.kiln.bench.plot.PeakProbe;
 import dev.kiln.bench.suite.KernelTimer;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;

@@ -1,7 +1,6 @@
 package dev.kiln.bench.plot;
 
 import dev.kiln.autoschedule.tune.AutoSchedule;
-import dev.kiln.bench.lowp.PeakProbe;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;

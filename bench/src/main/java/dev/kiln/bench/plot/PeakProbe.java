@@ -1,4 +1,4 @@
-package dev.kiln.bench.lowp;
+package dev.kiln.bench.plot;
 
 import dev.kiln.ir.KilnException;
 import dev.kiln.jit.RawIr;
