@@ -276,7 +276,7 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
             duplicatesDropped++;
             return this;
         }
-        pending.remove(item);
+        if (item.holder == null) pending.remove(item); // a held program is not waiting
         release(item);
         MeasureResult result;
         try {
