@@ -59,6 +59,13 @@ final class ScaleBench implements Callable<Integer> {
                     + "measuring, 1 only when idle (default: ${DEFAULT-VALUE})")
     int workerQueue = 2;
 
+    @Option(
+            names = "--unreachable-after-ms",
+            description = "how long a silent node is given, on the tuner and the workers; raise it on a loaded "
+                    + "machine, where the tuner's node is otherwise removed from the cluster (default: "
+                    + "${DEFAULT-VALUE})")
+    long unreachableMs = 5000;
+
     /** One row of the table. */
     record Row(
             int workers, int trials, double seconds, double idealSeconds, double boundSeconds, double tunerCpuSeconds) {
@@ -92,7 +99,8 @@ final class ScaleBench implements Callable<Integer> {
         String password = "bench-" + Long.toHexString(new SplittableRandom().nextLong());
         Path ks = ClusterKeys.generate(dir.resolve("bench.p12"), password, "kiln-bench");
         int port = LocalWorkers.freePort();
-        ClusterSettings settings = ClusterSettings.of("127.0.0.1", port, List.of(), ks, password);
+        ClusterSettings settings = ClusterSettings.of("127.0.0.1", port, List.of(), ks, password)
+                .withUnreachableAfter(Duration.ofMillis(unreachableMs));
         System.out.printf(
                 Locale.ROOT,
                 "simulated programs: %d per worker count, mean %.0f ms, batches of %d, worker queue %d%n",
@@ -102,7 +110,12 @@ final class ScaleBench implements Callable<Integer> {
                 workerQueue);
         System.out.println(
                 "workers  trials/s  ideal/s  efficiency  batch bound  dispatch ms/trial  tuner CPU ms/trial");
-        List<String> workerArgs = List.of("--simulate", "--queue", Integer.toString(workerQueue));
+        List<String> workerArgs = List.of(
+                "--simulate",
+                "--queue",
+                Integer.toString(workerQueue),
+                "--unreachable-after-ms",
+                Long.toString(unreachableMs));
         try (ClusterNode node = ClusterNode.start(settings, List.of("tuner"));
                 LocalWorkers workers = new LocalWorkers(ks, password, dir);
                 ClusterJob job = new ClusterJob(node, "simulated", Duration.ofSeconds(120))) {
