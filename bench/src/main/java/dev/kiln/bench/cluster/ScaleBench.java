@@ -122,9 +122,9 @@ final class ScaleBench implements Callable<Integer> {
             node.awaitUp(Duration.ofSeconds(30));
             int have = 0;
             for (int n : counts) {
-                if (n > have) workers.start(n - have, node.address(), 0, workerArgs, Duration.ofMinutes(2));
+                if (n > have) workers.start(n - have, node.address(), 0, workerArgs, Duration.ofMinutes(5));
                 have = Math.max(have, n);
-                job.awaitWorkers(have, Duration.ofMinutes(1));
+                job.awaitWorkers(have, Duration.ofMinutes(5));
                 if (n < have) throw new KilnException("--workers must be increasing, got " + counts);
                 run(job, n, java.util.Arrays.copyOf(times, Math.min(times.length, batch)), batch); // warm-up, untimed
                 Row r = run(job, n, times, batch);

@@ -70,12 +70,16 @@ class ClusterTuneTest {
     static void start() throws Exception {
         fx = new ClusterFixture();
         int port = LocalWorkers.freePort();
-        fx.workers.start(2, null, port, ClusterFixture.args(), Duration.ofMinutes(2));
+        fx.workers.start(1, null, port, ClusterFixture.args(), Duration.ofMinutes(2));
         seed = "127.0.0.1:" + port;
-        bad = fx.workers
-                .start(1, seed, 0, ClusterFixture.args("--corrupt-references"), Duration.ofMinutes(2))
-                .getFirst();
+        // the second good worker, the bad one and the tuner join the seed at once (JVM start-up is most of the time)
+        CompletableFuture<List<LocalWorkers.Worker>> good = CompletableFuture.supplyAsync(
+                () -> fx.workers.start(1, seed, 0, ClusterFixture.args(), Duration.ofMinutes(2)));
+        CompletableFuture<List<LocalWorkers.Worker>> corrupt = CompletableFuture.supplyAsync(
+                () -> fx.workers.start(1, seed, 0, ClusterFixture.args("--corrupt-references"), Duration.ofMinutes(2)));
         tuner = ClusterNode.start(fx.settings(0, List.of(seed)), List.of("tuner"));
+        good.join();
+        bad = corrupt.join().getFirst();
         assertThat(tuner.awaitUp(Duration.ofSeconds(60))).isTrue();
     }
 
