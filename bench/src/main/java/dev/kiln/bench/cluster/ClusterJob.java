@@ -46,9 +46,8 @@ public final class ClusterJob implements AutoCloseable {
                     return done.get(1, TimeUnit.SECONDS);
                 } catch (TimeoutException e) {
                     if (node.system().getWhenTerminated().toCompletableFuture().isDone()) {
-                        throw new KilnException("the tuner's cluster node has stopped (removed from the cluster: "
-                                + "unreachable for too long, or a network partition left it in the minority); "
-                                + items.size() + " programs were not measured");
+                        throw new KilnException(
+                                nodeStopped().getMessage() + "; " + items.size() + " programs were not measured");
                     }
                 }
             }
@@ -88,15 +87,21 @@ public final class ClusterJob implements AutoCloseable {
         }
     }
 
-    private static <T> T get(CompletableFuture<T> f) {
+    private <T> T get(CompletableFuture<T> f) {
         try {
             return f.get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KilnException("interrupted");
         } catch (ExecutionException | TimeoutException e) {
+            if (node.system().getWhenTerminated().toCompletableFuture().isDone()) throw nodeStopped();
             throw new KilnException("the cluster job did not answer: " + e);
         }
+    }
+
+    private static KilnException nodeStopped() {
+        return new KilnException("the tuner's cluster node has stopped (removed from the cluster: unreachable for "
+                + "too long, as on an overloaded machine, or a network partition left it in the minority)");
     }
 
     /** Stops the job (its waiting batches are abandoned); the node stays. */

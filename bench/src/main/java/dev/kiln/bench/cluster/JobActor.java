@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -32,9 +34,10 @@ import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
  * The tuner's side of a job: it holds the programs a tuning run waits for and hands them to workers of its target
- * one at a time, as they ask ({@link Wire.RequestWork}); workers pull, so a worker never holds more than the program
- * it measures, and a worker of another target never learns the job exists (jobs and workers meet in Pekko's
- * receptionist under their target's key, {@link #jobKey}/{@link #workerKey}).
+ * as they ask ({@link Wire.RequestWork}); workers pull, so a worker holds at most the program it measures and the one
+ * it asked for ahead of time (granted only while at least as many programs wait as there are workers), and a worker
+ * of another target never learns the job exists (jobs and workers meet in Pekko's receptionist under their target's
+ * key, {@link #jobKey}/{@link #workerKey}). A job that stops fails the batches still waiting.
  *
  * <p>Faults: a worker that dies, leaves or becomes unreachable while it holds a program has it re-queued for the
  * others; a program is answered once (the first result wins, later ones are counted and dropped), so none is lost or
@@ -118,7 +121,7 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
     private final Map<String, byte[]> workloads = new HashMap<>();
     private final Map<Long, Item> items = new HashMap<>();
     private final Deque<Item> pending = new ArrayDeque<>();
-    private final Map<ActorRef<WorkerActor.Command>, Item> holding = new HashMap<>();
+    private final Map<ActorRef<WorkerActor.Command>, Set<Item>> holding = new HashMap<>();
     private final Set<ActorRef<WorkerActor.Command>> workers = new HashSet<>();
     private final Set<String> quarantined = new HashSet<>();
     private final Map<String, Long> byWorker = new TreeMap<>();
@@ -167,6 +170,11 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
                         m -> takeBack(h -> h.path().address().equals(m.address()), "became unreachable"))
                 .onMessage(Tick.class, m -> onTick())
                 .onMessage(Stop.class, m -> Behaviors.stopped())
+                .onSignal(PostStop.class, s -> {
+                    failAll(new KilnException("the cluster job of target '" + target + "' was closed with "
+                            + items.size() + " programs unmeasured"));
+                    return this;
+                })
                 .onMessage(Report.class, this::onReport)
                 .onMessage(CountWorkers.class, m -> {
                     m.reply().complete(workers.size());
@@ -201,19 +209,22 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
 
     private Behavior<Command> onRequest(Wire.RequestWork r) {
         String wid = id(r.worker());
+        ActorRef<Command> self = getContext().getSelf();
         if (!r.target().equals(target)) {
             fault("worker " + wid + " of target '" + r.target() + "' asked for work of target '" + target
                     + "'; refused");
-            r.replyTo().tell(new Wire.NoWork("this job measures on another target"));
+            r.worker().tell(new Wire.NoWork(r.seq(), self, "this job measures on another target"));
             return this;
         }
         if (quarantined.contains(wid)) {
-            r.replyTo().tell(new Wire.NoWork("this worker returned wrong results and gets no more work"));
+            r.worker().tell(new Wire.NoWork(r.seq(), self, "this worker returned wrong results and gets no more work"));
             return this;
         }
-        Item old = holding.remove(r.worker());
-        // its answer with that program was lost (the worker stopped waiting for it): the program goes back in the queue
-        if (old != null && r.worker().equals(old.holder)) requeue(old, "asked again");
+        if (r.ahead() && pending.size() < Math.max(1, workers.size())) {
+            // near the end of the batch a program held ahead would wait behind another while some worker idles
+            r.worker().tell(new Wire.NoWork(r.seq(), self, "few programs left: not ahead of time"));
+            return this;
+        }
         Iterator<Item> it = pending.iterator();
         while (it.hasNext()) {
             Item item = it.next();
@@ -223,13 +234,19 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
             item.attempts++;
             item.deadlineNanos =
                     System.nanoTime() + (long) ((item.work.timeoutSeconds() + DEADLINE_GRACE_SECONDS) * 1e9);
-            holding.put(r.worker(), item);
-            getContext().watchWith(r.worker(), new WorkerGone(r.worker()));
+            Set<Item> held = holding.get(r.worker());
+            if (held == null) {
+                held = new LinkedHashSet<>();
+                holding.put(r.worker(), held);
+                getContext().watchWith(r.worker(), new WorkerGone(r.worker()));
+            }
+            held.add(item);
             dispatched++;
             WorkItem w = item.work;
             byte[] wl = workloads.get(w.workloadKey());
-            r.replyTo()
+            r.worker()
                     .tell(new Wire.Work(
+                            r.seq(),
                             item.id,
                             w.workloadKey(),
                             wl == null ? 0 : wl.length,
@@ -237,25 +254,30 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
                             w.timeoutSeconds(),
                             w.simulatedSeconds(),
                             w.simulatedCost(),
-                            getContext().getSelf()));
+                            self));
             return this;
         }
-        r.replyTo().tell(new Wire.NoWork("nothing to measure"));
+        r.worker().tell(new Wire.NoWork(r.seq(), self, "nothing to measure"));
         return this;
+    }
+
+    /** {@code item} is no longer held by its holder (answered, or taken back). */
+    private void release(Item item) {
+        if (item.holder == null) return;
+        Set<Item> held = holding.get(item.holder);
+        if (held != null) held.remove(item);
+        item.holder = null;
     }
 
     private Behavior<Command> onResult(Wire.Result r) {
         String wid = id(r.worker());
-        Item held = holding.get(r.worker());
-        if (held != null && held.id == r.itemId()) holding.remove(r.worker());
         Item item = items.get(r.itemId());
         if (item == null) {
             duplicatesDropped++;
             return this;
         }
-        pending.remove(item);
-        if (item.holder != null && !item.holder.equals(r.worker())) holding.remove(item.holder, item);
-        item.holder = null;
+        if (item.holder == null) pending.remove(item); // a held program is not waiting
+        release(item);
         MeasureResult result;
         try {
             result = r.outcome().toResult();
@@ -297,7 +319,7 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
 
     private void requeue(Item item, String why) {
         if (!items.containsKey(item.id)) return;
-        item.holder = null;
+        release(item);
         requeued++;
         if (why != null && item.attempts >= MAX_ATTEMPTS) {
             complete(
@@ -315,16 +337,8 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
     }
 
     private Behavior<Command> takeBack(java.util.function.Predicate<ActorRef<WorkerActor.Command>> gone, String why) {
-        Iterator<Map.Entry<ActorRef<WorkerActor.Command>, Item>> it =
-                holding.entrySet().iterator();
         List<Item> back = new ArrayList<>();
-        while (it.hasNext()) {
-            var e = it.next();
-            if (gone.test(e.getKey())) {
-                it.remove();
-                if (e.getKey().equals(e.getValue().holder)) back.add(e.getValue());
-            }
-        }
+        for (var e : holding.entrySet()) if (gone.test(e.getKey())) back.addAll(e.getValue());
         for (Item item : back) requeue(item, why);
         return this;
     }
@@ -358,37 +372,48 @@ final class JobActor extends AbstractBehavior<JobActor.Command> {
 
     private Behavior<Command> onTick() {
         long now = System.nanoTime();
-        List<Map.Entry<ActorRef<WorkerActor.Command>, Item>> late = new ArrayList<>();
-        for (var e : holding.entrySet()) if (now - e.getValue().deadlineNanos > 0) late.add(e);
-        for (var e : late) {
-            holding.remove(e.getKey());
-            fault("worker " + e.getKey().path() + " missed the deadline of program " + e.getValue().id);
-            requeue(e.getValue(), "missed its deadline");
+        List<Item> late = new ArrayList<>();
+        for (Set<Item> held : holding.values()) for (Item item : held) if (now - item.deadlineNanos > 0) late.add(item);
+        for (Item item : late) {
+            fault("worker " + item.holder.path() + " missed the deadline of program " + item.id);
+            requeue(item, "missed its deadline");
         }
+        holding.values().removeIf(Set::isEmpty);
         if (!pending.isEmpty()) {
-            if (noWorkerSince >= 0 && now - noWorkerSince > noWorkerTimeout.toNanos()) failAll();
-            else announce();
+            if (noWorkerSince >= 0 && now - noWorkerSince > noWorkerTimeout.toNanos()) {
+                failAll(new KilnException("no measurement worker of target '" + target + "' has joined the "
+                        + "cluster for " + noWorkerTimeout.toSeconds() + " s (start one with `./kiln worker --join "
+                        + "HOST:PORT --keystore FILE`; its target must be the tuner's)"));
+            } else announce();
         }
         return this;
     }
 
-    private void failAll() {
-        KilnException e = new KilnException("no measurement worker of target '" + target + "' has joined the "
-                + "cluster for " + noWorkerTimeout.toSeconds() + " s (start one with `./kiln worker --join HOST:PORT "
-                + "--keystore FILE`; its target must be the tuner's)");
+    private void failAll(KilnException e) {
         Set<Batch> batches = new HashSet<>();
         for (Item it : items.values()) batches.add(it.batch);
         items.clear();
         pending.clear();
+        holding.clear();
         for (Batch b : batches) b.done.completeExceptionally(e);
     }
 
     private Behavior<Command> onReport(Report r) {
         List<String> q = new ArrayList<>(quarantined);
         q.sort(null);
+        Map<String, Integer> held = new TreeMap<>();
+        for (var e : holding.entrySet())
+            if (!e.getValue().isEmpty()) held.put(id(e.getKey()), e.getValue().size());
         r.reply()
                 .complete(new JobReport(
-                        dispatched, completed, requeued, duplicatesDropped, new LinkedHashMap<>(byWorker), faults, q));
+                        dispatched,
+                        completed,
+                        requeued,
+                        duplicatesDropped,
+                        new LinkedHashMap<>(byWorker),
+                        faults,
+                        q,
+                        held));
         return this;
     }
 

@@ -15,6 +15,7 @@ import java.util.Map;
  * @param faults             workers reported: a wrong result that another worker did not reproduce (the worker is
  *                           then sent no more work), a missed deadline, a worker of another target asking for work
  * @param quarantined        the workers sent no more work
+ * @param holding            programs each worker holds now (measuring, or asked for ahead of time), by worker
  */
 public record JobReport(
         long dispatched,
@@ -23,9 +24,11 @@ public record JobReport(
         long duplicatesDropped,
         Map<String, Long> byWorker,
         List<String> faults,
-        List<String> quarantined) {
+        List<String> quarantined,
+        Map<String, Integer> holding) {
     public JobReport {
         byWorker = Map.copyOf(byWorker);
+        holding = Map.copyOf(holding);
         faults = List.copyOf(faults);
         quarantined = List.copyOf(quarantined);
     }

@@ -55,18 +55,23 @@ public final class LocalWorkers implements AutoCloseable {
     }
 
     public List<Worker> workers() {
-        return List.copyOf(workers);
+        synchronized (workers) {
+            return List.copyOf(workers);
+        }
     }
 
     /**
      * Starts {@code n} workers joining {@code join} ({@code host:port}; null for the first to start a new cluster on
-     * {@code seedPort} that the others join) with {@code extraArgs}; waits until each is an up member.
+     * {@code seedPort} that the others join) with {@code extraArgs}; waits until each is an up member. Several threads
+     * may start workers at once.
      */
     public List<Worker> start(int n, String join, int seedPort, List<String> extraArgs, Duration timeout) {
         List<CompletableFuture<Worker>> started = new ArrayList<>();
         if (join == null) {
             Worker seed = launch(null, seedPort, extraArgs).join();
-            workers.add(seed);
+            synchronized (workers) {
+                workers.add(seed);
+            }
             join = seed.address();
             n--;
         }
@@ -76,7 +81,9 @@ public final class LocalWorkers implements AutoCloseable {
             try {
                 Worker w = f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 out.add(w);
-                workers.add(w);
+                synchronized (workers) {
+                    workers.add(w);
+                }
             } catch (Exception e) {
                 throw new KilnException("a local worker did not start: " + e.getMessage());
             }
@@ -148,8 +155,9 @@ public final class LocalWorkers implements AutoCloseable {
     /** Stops every worker (asks them to leave, then kills what is left after 5 s). */
     @Override
     public void close() {
-        for (Worker w : workers) w.process().destroy();
-        for (Worker w : workers) {
+        List<Worker> all = workers();
+        for (Worker w : all) w.process().destroy();
+        for (Worker w : all) {
             try {
                 if (!w.process().waitFor(5, TimeUnit.SECONDS)) w.kill();
             } catch (InterruptedException e) {
@@ -157,6 +165,8 @@ public final class LocalWorkers implements AutoCloseable {
                 w.kill();
             }
         }
-        workers.clear();
+        synchronized (workers) {
+            workers.clear();
+        }
     }
 }

@@ -24,7 +24,10 @@ import picocli.CommandLine.Option;
  * the programs in batches of {@code --batch} as a tuning run does, and waits for each batch; one batch per worker
  * count warms the JVMs up untimed. For 1, 2, 4 and 8
  * workers it prints the throughput in trials per second, the efficiency against the ideal (the summed sleep divided
- * by the workers, against the time taken) and the tuner's CPU time per trial.
+ * by the workers, against the time taken), the bound that batches set (a dispatcher without overhead, giving each
+ * program of a batch in turn to the first free worker, still leaves workers idle at the end of each batch), the
+ * dispatch overhead per trial (worker time lost beyond that bound: round trips between programs, the start of each
+ * batch) and the tuner's CPU time per trial.
  */
 @Command(
         name = "bench",
@@ -50,8 +53,22 @@ final class ScaleBench implements Callable<Integer> {
     @Option(names = "--seed", description = "seed of the simulated times (default: ${DEFAULT-VALUE})")
     long seed = 1;
 
+    @Option(
+            names = "--worker-queue",
+            description = "programs a worker holds at once (worker --queue): 2 asks for the next one while "
+                    + "measuring, 1 only when idle (default: ${DEFAULT-VALUE})")
+    int workerQueue = 2;
+
+    @Option(
+            names = "--unreachable-after-ms",
+            description = "how long a silent node is given, on the tuner and the workers; raise it on a loaded "
+                    + "machine, where the tuner's node is otherwise removed from the cluster (default: "
+                    + "${DEFAULT-VALUE})")
+    long unreachableMs = 5000;
+
     /** One row of the table. */
-    record Row(int workers, int trials, double seconds, double idealSeconds, double tunerCpuSeconds) {
+    record Row(
+            int workers, int trials, double seconds, double idealSeconds, double boundSeconds, double tunerCpuSeconds) {
         double throughput() {
             return trials / seconds;
         }
@@ -60,7 +77,17 @@ final class ScaleBench implements Callable<Integer> {
             return idealSeconds / seconds;
         }
 
-        double overheadMsPerTrial() {
+        /** The efficiency of a dispatcher without overhead on the same batches. */
+        double bound() {
+            return idealSeconds / boundSeconds;
+        }
+
+        /** Worker time lost per trial beyond the batches' own idle tails, in ms. */
+        double dispatchMsPerTrial() {
+            return (seconds - boundSeconds) * workers / trials * 1e3;
+        }
+
+        double tunerCpuMsPerTrial() {
             return tunerCpuSeconds / trials * 1e3;
         }
     }
@@ -72,34 +99,45 @@ final class ScaleBench implements Callable<Integer> {
         String password = "bench-" + Long.toHexString(new SplittableRandom().nextLong());
         Path ks = ClusterKeys.generate(dir.resolve("bench.p12"), password, "kiln-bench");
         int port = LocalWorkers.freePort();
-        ClusterSettings settings = ClusterSettings.of("127.0.0.1", port, List.of(), ks, password);
+        ClusterSettings settings = ClusterSettings.of("127.0.0.1", port, List.of(), ks, password)
+                .withUnreachableAfter(Duration.ofMillis(unreachableMs));
         System.out.printf(
                 Locale.ROOT,
-                "simulated programs: %d per worker count, mean %.0f ms, batches of %d%n",
+                "simulated programs: %d per worker count, mean %.0f ms, batches of %d, worker queue %d%n",
                 trials,
                 mean(times) * 1e3,
-                batch);
-        System.out.println("workers  trials/s  ideal/s  efficiency  tuner CPU ms/trial");
+                batch,
+                workerQueue);
+        System.out.println(
+                "workers  trials/s  ideal/s  efficiency  batch bound  dispatch ms/trial  tuner CPU ms/trial");
+        List<String> workerArgs = List.of(
+                "--simulate",
+                "--queue",
+                Integer.toString(workerQueue),
+                "--unreachable-after-ms",
+                Long.toString(unreachableMs));
         try (ClusterNode node = ClusterNode.start(settings, List.of("tuner"));
                 LocalWorkers workers = new LocalWorkers(ks, password, dir);
                 ClusterJob job = new ClusterJob(node, "simulated", Duration.ofSeconds(120))) {
             node.awaitUp(Duration.ofSeconds(30));
             int have = 0;
             for (int n : counts) {
-                if (n > have) workers.start(n - have, node.address(), 0, List.of("--simulate"), Duration.ofMinutes(2));
+                if (n > have) workers.start(n - have, node.address(), 0, workerArgs, Duration.ofMinutes(5));
                 have = Math.max(have, n);
-                job.awaitWorkers(have, Duration.ofMinutes(1));
+                job.awaitWorkers(have, Duration.ofMinutes(5));
                 if (n < have) throw new KilnException("--workers must be increasing, got " + counts);
                 run(job, n, java.util.Arrays.copyOf(times, Math.min(times.length, batch)), batch); // warm-up, untimed
                 Row r = run(job, n, times, batch);
                 System.out.printf(
                         Locale.ROOT,
-                        "%7d  %8.2f  %7.2f  %9.1f%%  %18.3f%n",
+                        "%7d  %8.2f  %7.2f  %9.1f%%  %10.1f%%  %17.2f  %18.3f%n",
                         r.workers(),
                         r.throughput(),
                         r.trials() / r.idealSeconds(),
                         100 * r.efficiency(),
-                        r.overheadMsPerTrial());
+                        100 * r.bound(),
+                        r.dispatchMsPerTrial(),
+                        r.tunerCpuMsPerTrial());
             }
         }
         return 0;
@@ -110,6 +148,10 @@ final class ScaleBench implements Callable<Integer> {
         int total = times.length;
         double sum = 0;
         for (double t : times) sum += t;
+        double bound = 0;
+        for (int from = 0; from < total; from += batchSize)
+            bound += greedyMakespan(
+                    java.util.Arrays.copyOfRange(times, from, Math.min(total, from + batchSize)), workers);
         long cpu0 = os.getProcessCpuTime();
         long t0 = System.nanoTime();
         int done = 0;
@@ -125,7 +167,20 @@ final class ScaleBench implements Callable<Integer> {
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
-        return new Row(workers, total, seconds, sum / workers, cpu);
+        return new Row(workers, total, seconds, sum / workers, bound, cpu);
+    }
+
+    /** The time a batch takes when each program goes, in order, to the first free worker, with no overhead. */
+    static double greedyMakespan(double[] batch, int workers) {
+        java.util.PriorityQueue<Double> free = new java.util.PriorityQueue<>();
+        for (int w = 0; w < workers; w++) free.add(0.0);
+        double end = 0;
+        for (double t : batch) {
+            double f = free.poll() + t;
+            end = Math.max(end, f);
+            free.add(f);
+        }
+        return end;
     }
 
     private double[] times() {

@@ -9,15 +9,23 @@ public final class Wire {
     private Wire() {}
 
     /**
-     * A worker asks a job for a program. {@code worker} is the worker actor (the job watches it while it holds one of
-     * its programs); {@code target} is the target it measures on; the answer goes to {@code replyTo}.
+     * A worker asks a job for a program. {@code worker} is the worker actor (the answer goes to it, and the job watches
+     * it while it holds programs of the job); {@code target} is the target it measures on; {@code seq} numbers the
+     * worker's requests (the answer carries it back). {@code ahead}: the worker is measuring and asks for the program
+     * it will measure next, so that it never waits for a round trip between two programs; the job grants it only while
+     * it has at least as many programs waiting as it knows workers (a program held ahead near the end of a batch would
+     * wait behind another while a worker idles).
      */
     public record RequestWork(
-            String workerId, String target, ActorRef<WorkerActor.Command> worker, ActorRef<WorkReply> replyTo)
+            String workerId, String target, ActorRef<WorkerActor.Command> worker, long seq, boolean ahead)
             implements JobActor.Command, ClusterMessage {}
 
-    /** A job's answer to {@link RequestWork}. */
-    public sealed interface WorkReply extends ClusterMessage permits Work, NoWork {}
+    /** A job's answer to {@link RequestWork}: the request's {@code seq} and the job that answers. */
+    public sealed interface WorkReply extends WorkerActor.Command, ClusterMessage permits Work, NoWork {
+        long seq();
+
+        ActorRef<JobActor.Command> job();
+    }
 
     /**
      * One program to measure. {@code program} is the request text of {@link
@@ -25,6 +33,7 @@ public final class Wire {
      * measures by sleeping {@code simulatedSeconds} and answering {@code simulatedCost}.
      */
     public record Work(
+            long seq,
             long itemId,
             String workloadKey,
             int workloadBytes,
@@ -35,8 +44,8 @@ public final class Wire {
             ActorRef<JobActor.Command> job)
             implements WorkReply {}
 
-    /** The job has no program for this worker now. */
-    public record NoWork(String reason) implements WorkReply {}
+    /** The job has no program for this worker now (for an {@code ahead} request: not ahead of time). */
+    public record NoWork(long seq, ActorRef<JobActor.Command> job, String reason) implements WorkReply {}
 
     /** A measured program, from the worker that measured it. */
     public record Result(long itemId, String workerId, ActorRef<WorkerActor.Command> worker, Outcome outcome)

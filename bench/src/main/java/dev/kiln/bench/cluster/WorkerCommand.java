@@ -70,6 +70,13 @@ final class WorkerCommand implements Callable<Integer> {
             description = "how long a silent node is given (default: " + "${DEFAULT-VALUE})")
     long unreachableMs = 5000;
 
+    @Option(
+            names = "--queue",
+            description = "programs the worker holds at once, the one it measures included: 2 asks for the next "
+                    + "program while measuring, so no round trip is waited between two; 1 asks only when idle "
+                    + "(default: ${DEFAULT-VALUE})")
+    int queue = 2;
+
     @Option(names = "--child-jvm-flag", description = "a flag for the measuring child JVM (repeatable), e.g. -Xmx8g")
     List<String> childFlags = new ArrayList<>();
 
@@ -86,6 +93,7 @@ final class WorkerCommand implements Callable<Integer> {
             throw new KilnException("target '" + t + "': measurement workers for GPUs are not built yet (the worker "
                     + "measures through the CPU child JVM); run the tuner on the GPU machine instead");
         }
+        WorkerActor.Options workerOptions = new WorkerActor.Options(simulate, corrupt, childFlags, queue);
         var stopping = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
         var shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
         Runtime.getRuntime()
@@ -100,7 +108,7 @@ final class WorkerCommand implements Callable<Integer> {
         while (!shuttingDown.get()) {
             ClusterNode node = ClusterNode.start(settings, List.of("worker"));
             stopping.set(node);
-            node.spawn(WorkerActor.create(t, new WorkerActor.Options(simulate, corrupt, childFlags)), "worker");
+            node.spawn(WorkerActor.create(t, workerOptions), "worker");
             if (!node.awaitUp(Duration.ofSeconds(60))) {
                 System.err.println("kiln worker: not admitted to the cluster through " + settings.seeds()
                         + " within 60 s (is the key store the cluster's? is a seed running?)");

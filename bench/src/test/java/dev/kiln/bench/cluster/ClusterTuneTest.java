@@ -70,12 +70,16 @@ class ClusterTuneTest {
     static void start() throws Exception {
         fx = new ClusterFixture();
         int port = LocalWorkers.freePort();
-        fx.workers.start(2, null, port, ClusterFixture.args(), Duration.ofMinutes(2));
+        fx.workers.start(1, null, port, ClusterFixture.args(), Duration.ofMinutes(2));
         seed = "127.0.0.1:" + port;
-        bad = fx.workers
-                .start(1, seed, 0, ClusterFixture.args("--corrupt-references"), Duration.ofMinutes(2))
-                .getFirst();
+        // the second good worker, the bad one and the tuner join the seed at once (JVM start-up is most of the time)
+        CompletableFuture<List<LocalWorkers.Worker>> good = CompletableFuture.supplyAsync(
+                () -> fx.workers.start(1, seed, 0, ClusterFixture.args(), Duration.ofMinutes(2)));
+        CompletableFuture<List<LocalWorkers.Worker>> corrupt = CompletableFuture.supplyAsync(
+                () -> fx.workers.start(1, seed, 0, ClusterFixture.args("--corrupt-references"), Duration.ofMinutes(2)));
         tuner = ClusterNode.start(fx.settings(0, List.of(seed)), List.of("tuner"));
+        good.join();
+        bad = corrupt.join().getFirst();
         assertThat(tuner.awaitUp(Duration.ofSeconds(60))).isTrue();
     }
 
@@ -144,7 +148,10 @@ class ClusterTuneTest {
     @Order(3)
     void aKilledTunerResumesFromItsLogAndTheClusterCarriesOn() throws Exception {
         Path log = fx.dir.resolve("resume.jsonl");
+        Path out = fx.dir.resolve("tuner.log");
         int trials = 10;
+        // the killed tuner's programs take about 1.5 s each (two repeats of at least 700 ms), so that it dies while the
+        // workers measure its programs
         List<String> cmd = List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED",
@@ -155,17 +162,20 @@ class ClusterTuneTest {
                 seed,
                 fx.keyStore.toString(),
                 log.toString(),
-                Integer.toString(trials));
+                Integer.toString(trials),
+                "700");
         Process p = new ProcessBuilder(cmd)
                 .redirectErrorStream(true)
-                .redirectOutput(fx.dir.resolve("tuner.log").toFile())
+                .redirectOutput(out.toFile())
                 .start();
         long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-        while (trialsIn(log) < 2 && p.isAlive() && System.nanoTime() < end) Thread.sleep(100);
-        assertThat(p.isAlive())
-                .as("the tuner was still tuning (see %s)", fx.dir.resolve("tuner.log"))
-                .isTrue();
+        while ((trialsIn(log) < 2 || !Files.readString(out).contains(TunerMain.BATCH + 2))
+                && p.isAlive()
+                && System.nanoTime() < end) Thread.sleep(100);
+        assertThat(p.isAlive()).as("the tuner was still tuning (see %s)", out).isTrue();
+        Thread.sleep(300); // the workers have the second batch's programs now (one round trip on loopback)
         p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        long killed = System.nanoTime();
         List<String> before = Files.readAllLines(log);
         int done = trialsIn(log);
         assertThat(done).isBetween(2, trials - 1);
@@ -176,9 +186,23 @@ class ClusterTuneTest {
                             Target.cpu(),
                             tuneOptions(log, trials).measurer(m).build())
                     .close();
+            double resumed = (System.nanoTime() - killed) / 1e9;
             assertThat(Files.readAllLines(log).subList(0, before.size())).isEqualTo(before);
-            assertThat(trialsIn(log)).isEqualTo(trials);
+            try (TuningLog l = TuningLog.open(log)) {
+                List<String> programs = l.records().stream()
+                        .filter(r -> r.kind().equals(LogRecord.TRIAL))
+                        .map(r -> r.steps().toString())
+                        .toList();
+                assertThat(programs).hasSize(trials).doesNotHaveDuplicates();
+            }
             assertThat(m.report().completed()).isEqualTo(trials - done);
+            // the workers did not wait on the dead tuner: the cluster marks its node unreachable only after 20 s
+            // (ClusterFixture.UNREACHABLE), and a worker stops waiting for a job's answer after 3 s
+            assertThat(resumed)
+                    .as("seconds from the kill to the resumed run's end: %s", m.report())
+                    .isLessThan(20);
+            for (LocalWorkers.Worker w : fx.workers.workers())
+                if (w != bad) assertThat(w.process().isAlive()).isTrue();
         }
     }
 
