@@ -7,7 +7,7 @@ import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.cuda.codegen.CudaOptions;
 import dev.kiln.cuda.codegen.Launch;
-import dev.kiln.lower.GpuSchedules;
+import dev.kiln.fixtures.GpuSchedules;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;

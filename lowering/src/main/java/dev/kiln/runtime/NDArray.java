@@ -51,7 +51,7 @@ public final class NDArray implements AutoCloseable {
         this.dtype = dtype;
         this.shape = shape;
         this.strides = strides;
-        this.numElements = count(shape);
+        this.numElements = ArrayLayout.count(shape);
         this.compact = Arrays.equals(strides, rowMajorStrides(shape));
     }
 
@@ -59,18 +59,18 @@ public final class NDArray implements AutoCloseable {
 
     /** A zero-filled compact row-major array. */
     public static NDArray allocate(DType dtype, long... shape) {
-        requireShape("allocate", shape);
+        ArrayLayout.requireShape("allocate", shape);
         return allocateStrided(dtype, shape, rowMajorStrides(shape));
     }
 
     /** A zero-filled array with the given strides (in elements, non-negative). */
     public static NDArray allocateStrided(DType dtype, long[] shape, long[] strides) {
-        requireShape("allocateStrided", shape);
+        ArrayLayout.requireShape("allocateStrided", shape);
         if (strides == null) throw new KilnException("allocateStrided: the strides are null");
         long[] sh = shape.clone();
         long[] st = strides.clone();
-        check(dtype, sh, st);
-        long bytes = bytes(dtype, sh, st);
+        ArrayLayout.check(dtype, sh, st);
+        long bytes = ArrayLayout.bytes(dtype, sh, st);
         Arena arena = Arena.ofShared();
         try {
             return new NDArray(arena, arena.allocate(bytes, ALIGNMENT), dtype, sh, st);
@@ -89,14 +89,14 @@ public final class NDArray implements AutoCloseable {
     /** An array over memory owned by someone else; closing it does not free the memory. */
     public static NDArray wrap(MemorySegment segment, DType dtype, long[] shape, long[] strides) {
         if (segment == null) throw new KilnException("wrap: the memory segment is null");
-        requireShape("wrap", shape);
+        ArrayLayout.requireShape("wrap", shape);
         if (strides == null) throw new KilnException("wrap: the strides are null");
         long[] sh = shape.clone();
         long[] st = strides.clone();
-        check(dtype, sh, st);
-        long need = bytes(dtype, sh, st);
+        ArrayLayout.check(dtype, sh, st);
+        long need = ArrayLayout.bytes(dtype, sh, st);
         if (segment.byteSize() < need) {
-            throw new KilnException("cannot wrap " + segment.byteSize() + " bytes as " + describe(dtype, sh)
+            throw new KilnException("cannot wrap " + segment.byteSize() + " bytes as " + ArrayLayout.describe(dtype, sh)
                     + " with strides " + Arrays.toString(st) + ": it needs " + need + " bytes");
         }
         return new NDArray(null, segment, dtype, sh, st);
@@ -291,19 +291,7 @@ public final class NDArray implements AutoCloseable {
 
     /** Row-major strides of a shape, in elements. */
     public static long[] rowMajorStrides(long... shape) {
-        requireShape("rowMajorStrides", shape);
-        long[] st = new long[shape.length];
-        long s = 1;
-        for (int d = shape.length - 1; d >= 0; d--) {
-            st[d] = s;
-            try {
-                s = Math.multiplyExact(s, Math.max(shape[d], 1));
-            } catch (ArithmeticException e) {
-                throw new KilnException(
-                        "array shape " + Arrays.toString(shape) + " has more elements than a long can count");
-            }
-        }
-        return st;
+        return ArrayLayout.rowMajorStrides(shape);
     }
 
     // ---- element access ---------------------------------------------------------------------
@@ -508,7 +496,7 @@ public final class NDArray implements AutoCloseable {
     /** {@code NDArray(float32[2, 3])}. */
     @Override
     public String toString() {
-        return "NDArray(" + describe(dtype, shape) + ")";
+        return "NDArray(" + ArrayLayout.describe(dtype, shape) + ")";
     }
 
     /** Type, shape and the first {@code maxElements} values, nested by dimension, then "...". */
@@ -527,68 +515,8 @@ public final class NDArray implements AutoCloseable {
 
     // ---- helpers ------------------------------------------------------------------------------
 
-    private static String describe(DType dtype, long[] shape) {
-        return dtype + Arrays.toString(shape);
-    }
-
     private void requireOpen() {
         if (closed) throw new KilnException("array " + this + " is closed; its memory was freed");
-    }
-
-    private static void requireShape(String where, long[] shape) {
-        if (shape == null) throw new KilnException(where + ": the shape is null");
-    }
-
-    /** Bytes an array of this layout spans, or a KilnException naming the shape if that overflows a long. */
-    private static long bytes(DType dtype, long[] shape, long[] strides) {
-        try {
-            return Math.multiplyExact(span(shape, strides), (long) dtype.bytes());
-        } catch (ArithmeticException e) {
-            throw new KilnException("array " + describe(dtype, shape) + " with strides " + Arrays.toString(strides)
-                    + " spans more bytes than a long can count");
-        }
-    }
-
-    private static void check(DType dtype, long[] shape, long[] strides) {
-        if (dtype == null) throw new KilnException("an array needs a dtype");
-        if (shape.length != strides.length) {
-            throw new KilnException(
-                    "shape " + Arrays.toString(shape) + " and strides " + Arrays.toString(strides) + " differ in rank");
-        }
-        for (int d = 0; d < shape.length; d++) {
-            if (shape[d] < 0) {
-                throw new KilnException(
-                        "array shape " + Arrays.toString(shape) + " has negative extent at dimension " + d);
-            }
-            if (strides[d] < 0) {
-                throw new KilnException(
-                        "array strides " + Arrays.toString(strides) + " have a negative stride at dimension " + d);
-            }
-        }
-        count(shape);
-    }
-
-    /** Elements spanned in memory: 1 + sum((shape - 1) * stride), or 0 for an empty array. */
-    private static long span(long[] shape, long[] strides) {
-        long last = 0;
-        for (int d = 0; d < shape.length; d++) {
-            if (shape[d] == 0) return 0;
-            last = Math.addExact(last, Math.multiplyExact(shape[d] - 1, strides[d]));
-        }
-        return last + 1;
-    }
-
-    private static long count(long[] shape) {
-        long n = 1;
-        for (long s : shape) {
-            try {
-                n = Math.multiplyExact(n, s);
-            } catch (ArithmeticException e) {
-                throw new KilnException(
-                        "array shape " + Arrays.toString(shape) + " has more elements than a long can count");
-            }
-        }
-        return n;
     }
 
     private void checkLength(int length) {

@@ -188,41 +188,24 @@ public record Stage(
     }
 
     Stage withAutoUnroll(int steps) {
-        return new Stage(
-                op,
-                output,
-                numRoots,
-                all,
-                leaves,
-                relations,
-                computeAt,
-                attachStage,
-                attachIter,
-                steps,
-                storageAlign,
-                scope,
-                tensorized);
+        return rebuilt(op, steps, storageAlign, tensorized);
     }
 
     Stage withStorageAlign(StorageAlign sa) {
-        return new Stage(
-                op,
-                output,
-                numRoots,
-                all,
-                leaves,
-                relations,
-                computeAt,
-                attachStage,
-                attachIter,
-                autoUnrollMaxStep,
-                sa,
-                scope,
-                tensorized);
+        return rebuilt(op, autoUnrollMaxStep, sa, tensorized);
     }
 
     /** The same loops over a rebuilt operation (a reader of a cached tensor). */
     Stage withOp(Operation newOp) {
+        return rebuilt(newOp, autoUnrollMaxStep, storageAlign, tensorized);
+    }
+
+    Stage withTensorized(Tensorized t) {
+        return rebuilt(op, autoUnrollMaxStep, storageAlign, t);
+    }
+
+    /** The same loops and placement with another operation or other attributes. */
+    private Stage rebuilt(Operation newOp, int unrollSteps, StorageAlign sa, Tensorized t) {
         return new Stage(
                 newOp,
                 output,
@@ -233,25 +216,8 @@ public record Stage(
                 computeAt,
                 attachStage,
                 attachIter,
-                autoUnrollMaxStep,
-                storageAlign,
-                scope,
-                tensorized);
-    }
-
-    Stage withTensorized(Tensorized t) {
-        return new Stage(
-                op,
-                output,
-                numRoots,
-                all,
-                leaves,
-                relations,
-                computeAt,
-                attachStage,
-                attachIter,
-                autoUnrollMaxStep,
-                storageAlign,
+                unrollSteps,
+                sa,
                 scope,
                 t);
     }

@@ -2,6 +2,7 @@ package dev.kiln.lower;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kiln.fixtures.GpuSchedules;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.ir.DType;
 import dev.kiln.runtime.NDArray;

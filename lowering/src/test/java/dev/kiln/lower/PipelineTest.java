@@ -3,6 +3,7 @@ package dev.kiln.lower;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kiln.fixtures.GpuSchedules;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Var;
 import dev.kiln.schedule.Schedule;

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.kiln.fixtures.GpuSchedules;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.FloatImm;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.te.ComputeDAG;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 import javax.tools.JavaCompiler;
@@ -27,6 +28,20 @@ class JavaSourceTest {
         assertThat(rebuilt).isEqualTo(sch);
     }
 
+    /**
+     * Where the generated class finds Kiln: this JVM's class path, and its module path when the tests run on it
+     * (surefire patches them into dev.kiln.lowering, so Kiln's classes are not on the class path then).
+     */
+    private static List<String> javacOptions(String outDir) {
+        List<String> options =
+                new ArrayList<>(List.of("-d", outDir, "-classpath", System.getProperty("java.class.path")));
+        String modulePath = System.getProperty("jdk.module.path");
+        if (modulePath != null && !modulePath.isEmpty()) {
+            options.addAll(List.of("--module-path", modulePath, "--add-modules", "dev.kiln.lowering"));
+        }
+        return options;
+    }
+
     @SuppressWarnings("unchecked")
     static Function<ComputeDAG, Schedule> compileAndRun(String src) throws Exception {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
@@ -40,13 +55,7 @@ class JavaSourceTest {
                     }
                 };
         var errors = new java.io.StringWriter();
-        boolean ok = javac.getTask(
-                        errors,
-                        null,
-                        null,
-                        List.of("-d", out.toString(), "-classpath", System.getProperty("java.class.path")),
-                        null,
-                        List.of(file))
+        boolean ok = javac.getTask(errors, null, null, javacOptions(out.toString()), null, List.of(file))
                 .call();
         assertThat(ok).as("javac: %s\n%s", errors, src).isTrue();
         try (var loader = new java.net.URLClassLoader(

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * SIGSEGV, hangs or computes wrong numbers on request: each failure becomes its error, the child
  * is restarted after each death or time-out, and the rest of the batch is measured.
  */
+@ClassPathOnly
 class ProcessMeasurerFaultsTest {
     static final MeasureOptions OPTIONS = MeasureOptions.defaults()
             .withRepeats(2)

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * runs a program that never ends (the child, deaf to its closed input, sees its parent go and
  * stops itself).
  */
+@ClassPathOnly
 class WorkerLifetimeTest {
 
     private record Tuner(Process process, long child, Path dir) {}

@@ -4,6 +4,7 @@ import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kiln.autoschedule.measure.ClassPathOnly;
 import dev.kiln.autoschedule.measure.FaultyBackend;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.NodeRunner;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The executor on the interpreter-backed test backend: results, memory reuse, errors. */
+@ClassPathOnly
 class CompiledNetworkTest {
 
     /** Float32 tolerance: the compiled network sums in another order only where BN was folded. */

@@ -26,8 +26,6 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.LocalDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -208,9 +206,6 @@ public final class NetworkBench implements Callable<Integer> {
             description = "Internal: run one thread count in this JVM and write rows here.")
     Path childRows;
 
-    static final String HEADER = "network\tthreads\timpl\tmedian_ms\tmin_ms\tp10_ms\tp90_ms\truns"
-            + "\tmax_abs_err\tcheck\tload_before\tload_after\tnotes";
-
     public static void main(String[] args) {
         // later occurrences win, so `./kiln run` can put its defaults first and the user's options after
         System.exit(new CommandLine(new NetworkBench())
@@ -234,8 +229,6 @@ public final class NetworkBench implements Callable<Integer> {
         if (coreType == null && cpuHasAvx512()) coreType = "SkylakeX";
         boolean ok = true;
         for (int t : threads) {
-            // Kiln first, then PyTorch, each in its own JVM: a crash in one (libtorch's oneDNN has died with SIGFPE
-            // on some layers here) loses only its own rows, which are written as they are measured.
             // Kiln first, in one JVM; then PyTorch, one JVM per network and memory format: libtorch's oneDNN dies with
             // SIGFPE here on some layers (brg_blocking_t::est_eff_1x1), and a crash loses only that child's rows.
             List<List<String>> children = new ArrayList<>();
@@ -313,10 +306,8 @@ public final class NetworkBench implements Callable<Integer> {
                 env.put("OMP_NUM_THREADS", String.valueOf(t));
                 env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
                 // libgomp's default (spinning) wait policy collapses PyTorch on 2 vCPUs shared with the JVM's own
-                // threads:
-                // MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms on 1
-                // thread),
-                // measured here; PyTorch gets its best setting.
+                // threads: MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms
+                // on 1 thread), measured here; PyTorch gets its best setting.
                 env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
                 env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
                 if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
@@ -341,80 +332,19 @@ public final class NetworkBench implements Callable<Integer> {
                     for (String n : childNetworks.split(",")) {
                         boolean has = got.stream().anyMatch(r -> r.startsWith(n + "\t"));
                         if (!has || partName.equals("torch")) {
-                            rows.add(String.join(
-                                    "\t",
-                                    n,
-                                    String.valueOf(t),
-                                    partName.equals("torch") ? "pytorch " + childFormats : "kiln",
-                                    "-",
-                                    "-",
-                                    "-",
-                                    "-",
-                                    "0",
-                                    "-",
-                                    "CRASHED",
-                                    loadAverage(),
-                                    loadAverage(),
-                                    "the child JVM exited with " + rc
-                                            + " (see its output and hs_err_pid*.log); rows measured before "
-                                            + "the crash were kept"));
+                            String impl = partName.equals("torch") ? "pytorch " + childFormats : "kiln";
+                            rows.add(NetworkRows.crashed(n, t, impl, rc));
                         }
                     }
                 }
                 Files.deleteIfExists(rowsFile);
             }
         }
-        printTable(rows);
-        Path tsv = dir.resolve(
-                "network-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".tsv");
-        List<String> out = new ArrayList<>();
-        out.add(HEADER);
-        out.addAll(rows);
-        Files.write(tsv, out);
-        System.out.println("written " + tsv);
+        NetworkRows.print(rows);
+        System.out.println("written " + NetworkRows.write(dir, rows));
         if (trials > 0) NetworkCurves.write(dir, networks, threads, strategies, rows, seed);
-        ok &= rows.stream().noneMatch(r -> r.split("\t")[9].equals("MISMATCH"));
+        ok &= !NetworkRows.anyMismatch(rows);
         return ok ? 0 : 1;
-    }
-
-    private static void printTable(List<String> rows) {
-        System.out.printf(
-                Locale.ROOT,
-                "%n%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n",
-                "network",
-                "thr",
-                "impl",
-                "median ms",
-                "min ms",
-                "p10-p90 ms",
-                "runs",
-                "max |err|",
-                "check",
-                "load before",
-                "load after");
-        for (String r : rows) {
-            String[] f = r.split("\t", -1);
-            System.out.printf(
-                    Locale.ROOT,
-                    "%-15s %3s %-32s %10s %10s %19s %5s %11s %-8s %-15s %-15s%n",
-                    f[0],
-                    f[1],
-                    f[2],
-                    f[3],
-                    f[4],
-                    f[5] + "-" + f[6],
-                    f[7],
-                    f[8],
-                    f[9],
-                    f[10],
-                    f[11]);
-        }
-        rows.stream()
-                .map(r -> r.split("\t", -1))
-                .filter(f -> !f[12].isBlank())
-                .map(f -> f[0] + " " + f[1] + "t " + f[2] + ": " + f[12])
-                .distinct()
-                .forEach(System.out::println);
     }
 
     /** Whether the run is on the pure-JVM backend ({@code --target jvm}); anything but cpu or jvm is an error. */
@@ -599,13 +529,7 @@ public final class NetworkBench implements Callable<Integer> {
     private List<Format> formats() {
         return torchFormats.stream()
                 .filter(s -> !s.equals("none"))
-                .map(s -> switch (s.toLowerCase(Locale.ROOT).replace('-', '_')) {
-                    case "channels_last", "cl", "nhwc" -> Format.CHANNELS_LAST;
-                    case "nchw", "contiguous" -> Format.NCHW;
-                    default ->
-                        throw new KilnException(
-                                "--torch-formats: unknown format '" + s + "' (channels_last, nchw or none)");
-                })
+                .map(Format::parse)
                 .distinct()
                 .toList();
     }
@@ -617,26 +541,8 @@ public final class NetworkBench implements Callable<Integer> {
     private String check(String net, int t, String impl, Timing tm, NDArray got, NDArray want, String note) {
         Comparison c = got.compareTo(want, tolerance, tolerance);
         String n = c.ok() ? note : (note.isBlank() ? "" : note + "; ") + c;
-        return row(
-                net, t, impl, tm, String.format(Locale.ROOT, "%.2e", c.maxAbsError()), c.ok() ? "ok" : "MISMATCH", n);
-    }
-
-    private static String row(String net, int t, String impl, Timing tm, String err, String check, String note) {
-        return String.join(
-                "\t",
-                net,
-                String.valueOf(t),
-                impl,
-                String.format(Locale.ROOT, "%.3f", tm.medianMs()),
-                String.format(Locale.ROOT, "%.3f", tm.minMs()),
-                String.format(Locale.ROOT, "%.3f", tm.p10Ms()),
-                String.format(Locale.ROOT, "%.3f", tm.p90Ms()),
-                String.valueOf(tm.runs()),
-                err,
-                check,
-                tm.loadBefore(),
-                tm.loadAfter(),
-                note.replace('\t', ' ').replace('\n', ' '));
+        String err = String.format(Locale.ROOT, "%.2e", c.maxAbsError());
+        return NetworkRows.row(net, t, impl, tm, err, c.ok() ? "ok" : "MISMATCH", n);
     }
 
     // ---- helpers -----------------------------------------------------------------------------

@@ -67,7 +67,7 @@ final class NetworkCurves {
         return out;
     }
 
-    /** The timed runs of {@code network} on {@code threads} threads, as rates (rows: NetworkBench.HEADER). */
+    /** The timed runs of {@code network} on {@code threads} threads, as rates (rows: NetworkRows.HEADER). */
     static Map<String, Double> baselines(List<String> rows, String network, int threads, double ops) {
         Map<String, Double> out = new LinkedHashMap<>();
         for (String r : rows) {

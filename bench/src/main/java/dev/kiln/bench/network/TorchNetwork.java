@@ -1,5 +1,6 @@
 package dev.kiln.bench.network;
 
+import dev.kiln.bench.network.TorchSlots.Form;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Node;
 import dev.kiln.graph.Op;
@@ -10,11 +11,9 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.InferenceMode;
@@ -101,36 +100,31 @@ public final class TorchNetwork implements AutoCloseable {
     /** The memory format of 4-D activations and conv weights. */
     public enum Format {
         NCHW,
-        CHANNELS_LAST
+        CHANNELS_LAST;
+
+        /** The format named on a command line: channels_last (cl, nhwc) or nchw (contiguous). */
+        public static Format parse(String s) {
+            return switch (s.toLowerCase(Locale.ROOT).replace('-', '_')) {
+                case "channels_last", "cl", "nhwc" -> CHANNELS_LAST;
+                case "nchw", "contiguous" -> NCHW;
+                default ->
+                    throw new KilnException(
+                            "--torch-formats: unknown format '" + s + "' (channels_last, nchw or none)");
+            };
+        }
     }
 
-    /**
-     * How a value's tensor relates to the Kiln value: as it is, or (4-D) NHWC held as NCHW (t = v.permute(0, 3, 1, 2)).
-     */
-    private enum Form {
-        LOGICAL,
-        NCHW
-    }
-
-    private static final long[] TO_NHWC = {0, 2, 3, 1};
     /** Logical (NHWC) axis a lives on axis NHWC_AXIS[a] of the NCHW tensor. */
     private static final int[] NHWC_AXIS = {0, 2, 3, 1};
-
-    private interface Step {
-        void run(Tensor[] slots);
-    }
 
     private final Graph graph;
     private final Variant variant;
     private final Format format;
-    private final List<Step> steps = new ArrayList<>();
     private final TorchConstants constants; // weights and other constants, freed on close
-    private final Map<String, Integer> slotOf = new HashMap<>(); // "value|FORM" -> slot
-    private final Map<String, Form> nativeForm = new HashMap<>();
+    private final TorchSlots slots; // which slot holds each value in which form, and the steps of a run
     private final Set<String> fusedAway = new HashSet<>();
     private final int[] inputSlots;
     private final int[] outputSlots;
-    private int slotCount;
     private boolean closed;
 
     private TorchNetwork(Graph graph, Variant variant, Format format) {
@@ -138,13 +132,13 @@ public final class TorchNetwork implements AutoCloseable {
         this.variant = variant;
         this.format = format;
         this.constants = new TorchConstants(graph, format);
+        this.slots = new TorchSlots(graph, format, constants);
         inputSlots = new int[graph.inputs().size()];
         try (NoGradGuard ng = new NoGradGuard()) {
             for (int i = 0; i < inputSlots.length; i++) {
                 Value v = graph.inputs().get(i);
                 TorchConstants.requireFloat(v);
-                inputSlots[i] = newSlot(v.name(), Form.LOGICAL);
-                nativeForm.put(v.name(), Form.LOGICAL);
+                inputSlots[i] = slots.input(v.name());
             }
             for (Node n : graph.nodes()) translate(n);
             outputSlots = new int[graph.outputs().size()];
@@ -153,9 +147,9 @@ public final class TorchNetwork implements AutoCloseable {
                 if (graph.isConstant(o))
                     throw new KilnException(
                             "TorchNetwork: graph '" + graph.name() + "' outputs the constant '" + o + "'");
-                int s = slot(o, Form.LOGICAL);
-                int out = newSlot(o, null);
-                steps.add(t -> t[out] = t[s].contiguous());
+                int s = slots.slot(o, Form.LOGICAL);
+                int out = slots.newSlot(o, null);
+                slots.add(t -> t[out] = t[s].contiguous());
                 outputSlots[i] = out;
             }
         }
@@ -196,13 +190,13 @@ public final class TorchNetwork implements AutoCloseable {
         ReferenceExecutor.checkInputs(graph, inputs);
         try (PointerScope scope = new PointerScope();
                 InferenceMode im = new InferenceMode()) {
-            Tensor[] slots = new Tensor[slotCount];
-            for (int i = 0; i < inputs.length; i++) slots[inputSlots[i]] = TorchTensors.toTorch(inputs[i]);
-            for (Step s : steps) s.run(slots);
+            Tensor[] t = new Tensor[slots.count()];
+            for (int i = 0; i < inputs.length; i++) t[inputSlots[i]] = TorchTensors.toTorch(inputs[i]);
+            slots.run(t);
             List<NDArray> outs = new ArrayList<>();
             for (int i = 0; i < outputSlots.length; i++) {
                 outs.add(TorchTensors.toKiln(
-                        slots[outputSlots[i]], graph.outputValues().get(i).dims()));
+                        t[outputSlots[i]], graph.outputValues().get(i).dims()));
             }
             return outs;
         }
@@ -226,32 +220,32 @@ public final class TorchNetwork implements AutoCloseable {
         switch (n.op()) {
             case Op.Conv2d c -> conv2d(n, c);
             case Op.Dense d -> {
-                int x = slot(in.get(0), Form.LOGICAL);
+                int x = slots.slot(in.get(0), Form.LOGICAL);
                 if (graph.isConstant(in.get(1))) {
                     String bias = fusibleBias(n, 1);
                     Tensor w = constants.asIs(in.get(1));
                     TensorOptional b = constants.keep(
                             bias == null ? new TensorOptional() : new TensorOptional(constants.asIs(bias)));
-                    emit(bias == null ? out : biasNodeOf(n), Form.LOGICAL, t -> torch.linear(t[x], w, b));
+                    slots.emit(bias == null ? out : biasNodeOf(n), Form.LOGICAL, t -> torch.linear(t[x], w, b));
                 } else {
-                    int ws = slot(in.get(1), Form.LOGICAL);
-                    emit(out, Form.LOGICAL, t -> torch.linear(t[x], t[ws]));
+                    int ws = slots.slot(in.get(1), Form.LOGICAL);
+                    slots.emit(out, Form.LOGICAL, t -> torch.linear(t[x], t[ws]));
                 }
             }
             case Op.BatchMatmul m -> {
-                int a = slot(in.get(0), Form.LOGICAL);
-                int b = slot(in.get(1), Form.LOGICAL);
+                int a = slots.slot(in.get(0), Form.LOGICAL);
+                int b = slots.slot(in.get(1), Form.LOGICAL);
                 boolean ta = m.transposeA(), tb = m.transposeB();
-                emit(
+                slots.emit(
                         out,
                         Form.LOGICAL,
                         t -> torch.matmul(ta ? t[a].transpose(-2, -1) : t[a], tb ? t[b].transpose(-2, -1) : t[b]));
             }
             case Op.MaxPool2d p -> {
                 Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
-                int x = slot(in.get(0), f);
+                int x = slots.slot(in.get(0), f);
                 long k = p.kernel(), s = p.stride(), pd = p.pad();
-                emit(
+                slots.emit(
                         out,
                         f,
                         t -> torch.max_pool2d(
@@ -264,10 +258,10 @@ public final class TorchNetwork implements AutoCloseable {
             }
             case Op.AvgPool2d p -> {
                 Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
-                int x = slot(in.get(0), f);
+                int x = slots.slot(in.get(0), f);
                 long k = p.kernel(), s = p.stride(), pd = p.pad();
                 boolean cip = p.countIncludePad();
-                emit(
+                slots.emit(
                         out,
                         f,
                         t -> torch.avg_pool2d(
@@ -281,12 +275,12 @@ public final class TorchNetwork implements AutoCloseable {
             }
             case Op.GlobalAvgPool2d p -> {
                 Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
-                int x = slot(in.get(0), f);
-                emit(out, f, t -> torch.adaptive_avg_pool2d(t[x], 1, 1));
+                int x = slots.slot(in.get(0), f);
+                slots.emit(out, f, t -> torch.adaptive_avg_pool2d(t[x], 1, 1));
             }
             case Op.Mean m -> {
                 int inRank = graph.value(in.get(0)).shape().size();
-                boolean nchw = inRank == 4 && m.keepdims() && has(in.get(0), Form.NCHW);
+                boolean nchw = inRank == 4 && m.keepdims() && slots.has(in.get(0), Form.NCHW);
                 Form f = nchw ? Form.NCHW : Form.LOGICAL;
                 long[] axes = m.axes().stream()
                         .mapToLong(a -> {
@@ -294,46 +288,46 @@ public final class TorchNetwork implements AutoCloseable {
                             return nchw ? NHWC_AXIS[ax] : ax;
                         })
                         .toArray();
-                int x = slot(in.get(0), f);
+                int x = slots.slot(in.get(0), f);
                 boolean keep = m.keepdims();
-                emit(out, f, t -> torch.mean(t[x], axes, keep, new ScalarTypeOptional()));
+                slots.emit(out, f, t -> torch.mean(t[x], axes, keep, new ScalarTypeOptional()));
             }
             case Op.Softmax s -> {
-                boolean nchw = rank == 4 && has(in.get(0), Form.NCHW);
+                boolean nchw = rank == 4 && slots.has(in.get(0), Form.NCHW);
                 int ax = s.axis() < 0 ? s.axis() + rank : s.axis();
                 long axis = nchw ? NHWC_AXIS[ax] : ax;
                 Form f = nchw ? Form.NCHW : Form.LOGICAL;
-                int x = slot(in.get(0), f);
-                emit(out, f, t -> torch.softmax(t[x], axis));
+                int x = slots.slot(in.get(0), f);
+                slots.emit(out, f, t -> torch.softmax(t[x], axis));
             }
             case Op.LayerNorm l -> {
-                int x = slot(in.get(0), Form.LOGICAL);
+                int x = slots.slot(in.get(0), Form.LOGICAL);
                 long[] shape = n.output().dims();
                 long[] normalized = Arrays.copyOfRange(shape, shape.length - l.axes(), shape.length);
-                TensorOptional g = optionalOperand(in.get(1), normalized);
-                TensorOptional b = optionalOperand(in.get(2), normalized);
+                TensorOptional g = slots.optionalOperand(in.get(1), normalized);
+                TensorOptional b = slots.optionalOperand(in.get(2), normalized);
                 double eps = l.epsilon();
-                emit(out, Form.LOGICAL, t -> torch.layer_norm(t[x], normalized, g, b, eps, true));
+                slots.emit(out, Form.LOGICAL, t -> torch.layer_norm(t[x], normalized, g, b, eps, true));
             }
             case Op.BatchNorm b -> batchNorm(n, b);
             case Op.BiasAdd b -> {
                 int ax = b.axis() < 0 ? b.axis() + rank : b.axis();
-                boolean nchw = rank == 4 && has(in.get(0), Form.NCHW);
+                boolean nchw = rank == 4 && slots.has(in.get(0), Form.NCHW);
                 Form f = nchw ? Form.NCHW : Form.LOGICAL;
                 int tAxis = nchw ? NHWC_AXIS[ax] : ax;
-                int x = slot(in.get(0), f);
+                int x = slots.slot(in.get(0), f);
                 long[] view = new long[rank];
                 Arrays.fill(view, 1);
                 view[tAxis] = n.output().shape().get(ax);
-                int bs = operand(in.get(1), view);
-                emit(out, f, t -> torch.add(t[x], t[bs]));
+                int bs = slots.operand(in.get(1), view);
+                slots.emit(out, f, t -> torch.add(t[x], t[bs]));
             }
             case Op.Binary b -> binary(n, b);
             case Op.Unary u -> {
-                Form f = formOf(in.get(0));
-                int x = slot(in.get(0), f);
+                Form f = slots.formOf(in.get(0));
+                int x = slots.slot(in.get(0), f);
                 boolean inPlace = u.op() == Op.UnaryKind.RELU && canWriteInPlace(in.get(0), n);
-                emit(
+                slots.emit(
                         out,
                         f,
                         switch (u.op()) {
@@ -348,34 +342,34 @@ public final class TorchNetwork implements AutoCloseable {
                         });
             }
             case Op.Clip c -> {
-                Form f = formOf(in.get(0));
-                int x = slot(in.get(0), f);
+                Form f = slots.formOf(in.get(0));
+                int x = slots.slot(in.get(0), f);
                 Scalar lo = constants.keep(new Scalar(c.lo())), hi = constants.keep(new Scalar(c.hi()));
                 if (canWriteInPlace(in.get(0), n)) {
                     ScalarOptional l = constants.keep(new ScalarOptional(lo)),
                             h = constants.keep(new ScalarOptional(hi));
-                    emit(out, f, t -> t[x].clamp_(l, h));
+                    slots.emit(out, f, t -> t[x].clamp_(l, h));
                 } else {
-                    emit(out, f, t -> torch.hardtanh(t[x], lo, hi));
+                    slots.emit(out, f, t -> torch.hardtanh(t[x], lo, hi));
                 }
             }
             case Op.Reshape r -> {
-                int x = slot(in.get(0), Form.LOGICAL);
+                int x = slots.slot(in.get(0), Form.LOGICAL);
                 long[] shape = n.output().dims();
-                emit(out, Form.LOGICAL, t -> t[x].reshape(shape));
+                slots.emit(out, Form.LOGICAL, t -> t[x].reshape(shape));
             }
             case Op.Transpose tr -> {
-                boolean nchw = has(in.get(0), Form.NCHW) && !has(in.get(0), Form.LOGICAL);
+                boolean nchw = slots.has(in.get(0), Form.NCHW) && !slots.has(in.get(0), Form.LOGICAL);
                 long[] perm = new long[tr.perm().size()];
                 for (int d = 0; d < perm.length; d++) {
                     int q = tr.perm().get(d);
                     perm[d] = nchw ? NHWC_AXIS[q] : q;
                 }
-                int x = slot(in.get(0), nchw ? Form.NCHW : Form.LOGICAL);
-                emit(out, Form.LOGICAL, t -> t[x].permute(perm));
+                int x = slots.slot(in.get(0), nchw ? Form.NCHW : Form.LOGICAL);
+                slots.emit(out, Form.LOGICAL, t -> t[x].permute(perm));
             }
             case Op.StridedSlice sl -> {
-                int x = slot(in.get(0), Form.LOGICAL);
+                int x = slots.slot(in.get(0), Form.LOGICAL);
                 int r = sl.begin().size();
                 LongOptional[] starts = new LongOptional[r], ends = new LongOptional[r];
                 for (int d = 0; d < r; d++) {
@@ -387,7 +381,7 @@ public final class TorchNetwork implements AutoCloseable {
                     starts[d] = constants.keep(new LongOptional(b));
                     ends[d] = constants.keep(new LongOptional(b + (sl.size().get(d) - 1) * st + 1));
                 }
-                emit(out, Form.LOGICAL, t -> {
+                slots.emit(out, Form.LOGICAL, t -> {
                     Tensor v = t[x];
                     for (int d = 0; d < r; d++)
                         v = v.slice(d, starts[d], ends[d], sl.step().get(d));
@@ -396,13 +390,13 @@ public final class TorchNetwork implements AutoCloseable {
             }
             case Op.Concat c -> {
                 int ax = c.axis() < 0 ? c.axis() + rank : c.axis();
-                boolean nchw = rank == 4 && in.stream().allMatch(v -> has(v, Form.NCHW) || graph.isConstant(v));
+                boolean nchw = rank == 4 && in.stream().allMatch(v -> slots.has(v, Form.NCHW) || graph.isConstant(v));
                 Form f = nchw ? Form.NCHW : Form.LOGICAL;
                 long axis = nchw ? NHWC_AXIS[ax] : ax;
                 int[] xs = in.stream()
-                        .mapToInt(v -> graph.isConstant(v) ? operandSlot(v, f) : slot(v, f))
+                        .mapToInt(v -> graph.isConstant(v) ? slots.operandSlot(v, f) : slots.slot(v, f))
                         .toArray();
-                emit(out, f, t -> {
+                slots.emit(out, f, t -> {
                     TensorVector tv = new TensorVector();
                     for (int s : xs) tv.push_back(t[s]);
                     return torch.cat(tv, axis);
@@ -429,7 +423,7 @@ public final class TorchNetwork implements AutoCloseable {
         boolean nhwc = c.layout().equals("NHWC");
         Form f = nhwc ? Form.NCHW : Form.LOGICAL;
         String xName = n.inputs().get(0), wName = n.inputs().get(1);
-        int x = slot(xName, f);
+        int x = slots.slot(xName, f);
         List<Long> p = c.pads();
         boolean symmetric = p.get(0).equals(p.get(2)) && p.get(1).equals(p.get(3));
         long[] stride = {c.strides().get(0), c.strides().get(1)};
@@ -443,13 +437,13 @@ public final class TorchNetwork implements AutoCloseable {
         String target = bias == null ? n.name() : biasNodeOf(n);
         if (graph.isConstant(wName)) {
             Tensor w = constants.weight(wName, nhwc);
-            emit(target, f, t -> {
+            slots.emit(target, f, t -> {
                 Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
                 return torch.conv2d(in, w, b, stride, pad, dil, groups);
             });
         } else {
-            int ws = slot(wName, Form.LOGICAL);
-            emit(target, f, t -> {
+            int ws = slots.slot(wName, Form.LOGICAL);
+            slots.emit(target, f, t -> {
                 Tensor w = nhwc ? t[ws].permute(3, 2, 0, 1) : t[ws];
                 Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
                 return torch.conv2d(in, w, b, stride, pad, dil, groups);
@@ -465,29 +459,29 @@ public final class TorchNetwork implements AutoCloseable {
         Form f = rank == 4 && ax == 3 ? Form.NCHW : Form.LOGICAL;
         int tAxis = f == Form.NCHW ? 1 : ax;
         if (allConst && tAxis == 1 && rank >= 2) {
-            int x = slot(in.get(0), f);
+            int x = slots.slot(in.get(0), f);
             long c = n.output().shape().get(ax);
             TensorOptional mean = constants.keep(new TensorOptional(constants.asIs(in.get(1)))),
                     var = constants.keep(new TensorOptional(constants.asIs(in.get(2))));
             TensorOptional gamma = constants.keep(new TensorOptional(constants.asIs(in.get(3)))),
                     beta = constants.keep(new TensorOptional(constants.asIs(in.get(4))));
-            requireVector(in.get(1), c);
+            slots.requireVector(in.get(1), c);
             double eps = b.epsilon();
-            emit(n.name(), f, t -> torch.batch_norm(t[x], gamma, beta, mean, var, false, 0.1, eps, true));
+            slots.emit(n.name(), f, t -> torch.batch_norm(t[x], gamma, beta, mean, var, false, 0.1, eps, true));
             return;
         }
         // The general case, as a user would write it: (x - mean) / sqrt(var + eps) * gamma + beta, broadcast along the
         // axis.
-        int x = slot(in.get(0), f);
+        int x = slots.slot(in.get(0), f);
         long[] view = new long[rank];
         Arrays.fill(view, 1);
         view[tAxis] = n.output().shape().get(ax);
-        int mean = operand(in.get(1), view),
-                var = operand(in.get(2), view),
-                gamma = operand(in.get(3), view),
-                beta = operand(in.get(4), view);
+        int mean = slots.operand(in.get(1), view),
+                var = slots.operand(in.get(2), view),
+                gamma = slots.operand(in.get(3), view),
+                beta = slots.operand(in.get(4), view);
         Scalar eps = constants.keep(new Scalar(b.epsilon()));
-        emit(
+        slots.emit(
                 n.name(),
                 f,
                 t -> torch.add(
@@ -498,21 +492,21 @@ public final class TorchNetwork implements AutoCloseable {
     private void binary(Node n, Op.Binary b) {
         List<String> in = n.inputs();
         int rank = n.output().shape().size();
-        boolean nchw = rank == 4 && in.stream().anyMatch(v -> !graph.isConstant(v) && has(v, Form.NCHW));
+        boolean nchw = rank == 4 && in.stream().anyMatch(v -> !graph.isConstant(v) && slots.has(v, Form.NCHW));
         Form f = nchw ? Form.NCHW : Form.LOGICAL;
         int[] xs = new int[2];
-        for (int i = 0; i < 2; i++) xs[i] = operandSlot(in.get(i), f);
+        for (int i = 0; i < 2; i++) xs[i] = slots.operandSlot(in.get(i), f);
         int a = xs[0], c = xs[1];
         boolean sameShapeA = graph.value(in.get(0)).shape().equals(n.output().shape());
         if (b.op() == Op.BinaryKind.ADD
                 && sameShapeA
-                && formOf(in.get(0)) == f
+                && slots.formOf(in.get(0)) == f
                 && canWriteInPlace(in.get(0), n)
                 && !in.get(0).equals(in.get(1))) {
-            emit(n.name(), f, t -> t[a].add_(t[c]));
+            slots.emit(n.name(), f, t -> t[a].add_(t[c]));
             return;
         }
-        emit(
+        slots.emit(
                 n.name(),
                 f,
                 switch (b.op()) {
@@ -565,113 +559,17 @@ public final class TorchNetwork implements AutoCloseable {
         if (graph.consumers(v).size() != 1 || graph.consumers(v).getFirst() != n) return false;
         Node p = graph.producer(v);
         if (p == null || p.op() instanceof Op.Reshape || p.op() instanceof Op.Transpose) return false;
-        return slotOf.containsKey(v + "|" + nativeForm.get(v))
-                && slotOf.keySet().stream().filter(k -> k.startsWith(v + "|")).count() == 1;
-    }
-
-    // ---- values, slots and constants ---------------------------------------------------------
-
-    private boolean has(String v, Form f) {
-        return !graph.isConstant(v) && (nativeForm.get(v) == f || slotOf.containsKey(v + "|" + f));
-    }
-
-    private Form formOf(String v) {
-        Form f = nativeForm.get(v);
-        return f == null ? Form.LOGICAL : f;
-    }
-
-    private int newSlot(String v, Form f) {
-        int s = slotCount++;
-        if (f != null) slotOf.put(v + "|" + f, s);
-        return s;
-    }
-
-    private void emit(String v, Form f, java.util.function.Function<Tensor[], Tensor> op) {
-        int s = newSlot(v, f);
-        nativeForm.put(v, f);
-        steps.add(t -> t[s] = op.apply(t));
-    }
-
-    /** The slot holding runtime value {@code v} in form {@code f}, adding the conversion step if needed. */
-    private int slot(String v, Form f) {
-        if (graph.isConstant(v)) {
-            int s = newSlot(v + "#const" + slotCount, null);
-            Tensor c = constants.inForm(v, f == Form.NCHW);
-            steps.add(t -> t[s] = c);
-            return s;
-        }
-        Integer s = slotOf.get(v + "|" + f);
-        if (s != null) return s;
-        Form from = nativeForm.get(v);
-        if (from == null) throw new KilnException("TorchNetwork: value '" + v + "' is used before it is computed");
-        int src = slotOf.get(v + "|" + from);
-        int dst = newSlot(v, f);
-        if (f == Form.NCHW) {
-            if (format == Format.CHANNELS_LAST) {
-                steps.add(t ->
-                        t[dst] = t[src].permute(TorchConstants.TO_NCHW).contiguous(torch.MemoryFormat.ChannelsLast));
-            } else {
-                steps.add(t -> t[dst] = t[src].permute(TorchConstants.TO_NCHW).contiguous());
-            }
-        } else {
-            steps.add(t -> t[dst] = t[src].permute(TO_NHWC));
-        }
-        return dst;
-    }
-
-    /**
-     * A slot for an operand of a broadcasting op in form {@code f}: runtime values converted, constants converted once.
-     */
-    private int operandSlot(String v, Form f) {
-        int r = graph.value(v).shape().size();
-        if (f == Form.LOGICAL || !graph.isConstant(v) && r == 4) return slot(v, f);
-        if (graph.isConstant(v)) {
-            Tensor c = constants.inForm(v, f == Form.NCHW);
-            int s = newSlot(v + "#const" + slotCount, null);
-            steps.add(t -> t[s] = c);
-            return s;
-        }
-        // a runtime value of lower rank broadcast against NCHW-held NHWC: pad to rank 4, then permute
-        int src = slot(v, Form.LOGICAL);
-        long[] dims = TorchConstants.rank4(graph.value(v).dims());
-        int dst = newSlot(v + "#b" + slotCount, null);
-        steps.add(t -> t[dst] = t[src].reshape(dims).permute(TorchConstants.TO_NCHW));
-        return dst;
-    }
-
-    /** A slot holding constant {@code v} reshaped to {@code view} (for a channel vector broadcast along one axis). */
-    private int operand(String v, long[] view) {
-        if (graph.isConstant(v)) {
-            Tensor c = constants.asIs(v).reshape(view);
-            constants.hold(c);
-            int s = newSlot(v + "#const" + slotCount, null);
-            steps.add(t -> t[s] = c);
-            return s;
-        }
-        int src = slot(v, Form.LOGICAL);
-        int dst = newSlot(v + "#v" + slotCount, null);
-        steps.add(t -> t[dst] = t[src].reshape(view));
-        return dst;
-    }
-
-    private TensorOptional optionalOperand(String v, long[] shape) {
-        if (!graph.isConstant(v))
-            throw new KilnException("TorchNetwork: layer_norm's gamma and beta must be constants, '" + v + "' is not");
-        Tensor c = constants.asIs(v).reshape(shape);
-        constants.hold(c);
-        return constants.keep(new TensorOptional(c));
-    }
-
-    private void requireVector(String v, long c) {
-        if (graph.value(v).numElements() != c) {
-            throw new KilnException("TorchNetwork: batch norm statistic '" + v + "' has "
-                    + graph.value(v).numElements() + " elements, expected " + c);
-        }
+        return slots.heldOnce(v);
     }
 
     @Override
     public String toString() {
         return String.format(
-                Locale.ROOT, "TorchNetwork(%s, %s, %s, %d steps)", graph.name(), variant.label(), format, steps.size());
+                Locale.ROOT,
+                "TorchNetwork(%s, %s, %s, %d steps)",
+                graph.name(),
+                variant.label(),
+                format,
+                slots.steps());
     }
 }

@@ -1,6 +1,7 @@
-package dev.kiln.nn;
+package dev.kiln.operators;
 
 import dev.kiln.ir.DType;
+import dev.kiln.nn.Elementwise;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;

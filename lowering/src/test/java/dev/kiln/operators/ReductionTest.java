@@ -1,8 +1,9 @@
-package dev.kiln.nn;
+package dev.kiln.operators;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kiln.ir.DType;
+import dev.kiln.nn.Reduction;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;

@@ -1,4 +1,4 @@
-package dev.kiln.nn;
+package dev.kiln.operators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

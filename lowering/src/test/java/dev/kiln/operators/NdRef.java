@@ -1,4 +1,4 @@
-package dev.kiln.nn;
+package dev.kiln.operators;
 
 import dev.kiln.ir.DType;
 import dev.kiln.runtime.NDArray;

@@ -1,4 +1,4 @@
-package dev.kiln.nn;
+package dev.kiln.operators;
 
 import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;

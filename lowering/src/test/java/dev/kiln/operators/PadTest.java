@@ -1,4 +1,4 @@
-package dev.kiln.nn;
+package dev.kiln.operators;
 
 import static dev.kiln.ir.DType.FLOAT32;
 import static dev.kiln.ir.DType.INT32;
@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kiln.ir.KilnException;
+import dev.kiln.nn.Pad;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Tensor;

@@ -1,9 +1,11 @@
-package dev.kiln.nn;
+package dev.kiln.operators;
 
 import static dev.kiln.ir.DType.FLOAT32;
 import static dev.kiln.te.Te.placeholder;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kiln.nn.Conv;
+import dev.kiln.nn.ConvParams;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Tensor;
