@@ -124,14 +124,18 @@ class ReadmeSnippetsTest {
                             return s.source();
                         }
                     };
-            List<String> options = List.of(
+            // on the module path (surefire patches the tests into dev.kiln.samples) Kiln is not on the class path
+            String modulePath = System.getProperty("jdk.module.path");
+            boolean modular = modulePath != null && !modulePath.isEmpty();
+            List<String> options = new ArrayList<>(List.of(
                     "-classpath",
                     System.getProperty("java.class.path"),
                     "-d",
                     dir.toString(),
                     "-proc:none",
                     "--add-modules",
-                    "jdk.incubator.vector");
+                    modular ? "jdk.incubator.vector,dev.kiln.samples" : "jdk.incubator.vector"));
+            if (modular) options.addAll(List.of("--module-path", modulePath));
             boolean ok = javac.getTask(null, fm, diagnostics, options, null, List.of(src))
                     .call();
             StringBuilder errors = new StringBuilder();

@@ -29,6 +29,9 @@ public abstract class KernelBenchmark {
     private CompiledKernel kernel;
     private KernelInputs inputs;
 
+    /** For subclasses, which JMH instantiates (through its generated subclass of each). */
+    protected KernelBenchmark() {}
+
     /** Builds the kernel to time; called once per trial, after JMH has set the {@code @Param} fields. */
     protected abstract CompiledKernel kernel();
 

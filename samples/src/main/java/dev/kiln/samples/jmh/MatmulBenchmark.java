@@ -39,6 +39,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class MatmulBenchmark extends KernelBenchmark {
+    /** JMH makes one per trial and sets the {@code @Param} fields. */
+    public MatmulBenchmark() {}
+
     /** Matrix size. */
     @Param("256")
     public int n;

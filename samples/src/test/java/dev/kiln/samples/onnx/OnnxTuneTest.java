@@ -1,4 +1,4 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,6 +10,7 @@ import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.TaskStatus;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.graph.Graph;
+import dev.kiln.onnx.OnnxZoo;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kiln.graph.Graph;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
+import dev.kiln.onnx.ModelWriter;
+import dev.kiln.onnx.OnnxImporter;
+import dev.kiln.onnx.OnnxZoo;
 import dev.kiln.onnx.proto.Onnx.TensorProto;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

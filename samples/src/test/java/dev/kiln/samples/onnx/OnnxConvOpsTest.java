@@ -1,10 +1,12 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.graph.Graph;
 import dev.kiln.ir.KilnException;
+import dev.kiln.onnx.ModelWriter;
+import dev.kiln.onnx.OnnxImporter;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

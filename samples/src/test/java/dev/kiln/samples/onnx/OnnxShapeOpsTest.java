@@ -1,8 +1,9 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.graph.Graph;
+import dev.kiln.onnx.ModelWriter;
 import dev.kiln.onnx.proto.Onnx.TensorProto;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -1,8 +1,11 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.ir.KilnException;
+import dev.kiln.onnx.ModelWriter;
+import dev.kiln.onnx.OnnxImporter;
+import dev.kiln.onnx.OnnxZoo;
 import dev.kiln.onnx.proto.Onnx.ModelProto;
 import dev.kiln.onnx.proto.Onnx.OperatorSetIdProto;
 import java.nio.file.Files;

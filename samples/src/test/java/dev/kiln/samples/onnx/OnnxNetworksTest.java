@@ -1,9 +1,12 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.pass.GraphPasses;
+import dev.kiln.onnx.ModelWriter;
+import dev.kiln.onnx.OnnxImporter;
+import dev.kiln.onnx.OnnxZoo;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
 import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
@@ -13,6 +13,8 @@ import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
 import dev.kiln.ir.DType;
+import dev.kiln.onnx.ModelWriter;
+import dev.kiln.onnx.OnnxImporter;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.Target;
 import java.lang.foreign.MemorySegment;

@@ -1,5 +1,6 @@
-package dev.kiln.onnx;
+package dev.kiln.samples.onnx;
 
+import dev.kiln.onnx.ModelWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
