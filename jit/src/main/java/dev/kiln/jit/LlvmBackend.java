@@ -122,6 +122,15 @@ public final class LlvmBackend implements Backend {
         }
     }
 
+    /**
+     * How many heap temporaries (allocations above the stack limit) the kernels compiled for
+     * {@code target} have taken from the C heap so far: misses of the workspace cache that keeps
+     * them mapped between calls. A kernel called again adds none while the cache has room.
+     */
+    public static long workspaceMisses(CpuTarget target) {
+        return engine(target).nativePool().workspaceMisses();
+    }
+
     private static JitEngine engine(CpuTarget t) {
         synchronized (ENGINES) {
             return ENGINES.computeIfAbsent(t.toString(), k -> new JitEngine(t, CACHE_CAPACITY));

@@ -26,6 +26,11 @@ final class NativePool implements AutoCloseable {
     private static final String STOP = "kiln_rt_stop";
     private static final String HOLD = "kiln_rt_hold";
     private static final String SLEEPS = "kiln_rt_sleeps";
+    /** The workspace cache's entry points, called by kernels for their heap temporaries (see StmtGen). */
+    static final String ALLOC = "kiln_rt_alloc";
+
+    static final String FREE = "kiln_rt_free";
+    private static final String WS_FRESH = "kiln_rt_ws_fresh_count";
 
     private final JitModule module;
     private final List<Thread> threads = new ArrayList<>();
@@ -34,14 +39,18 @@ final class NativePool implements AutoCloseable {
     private final MethodHandle worker;
     private final MethodHandle hold;
     private final MethodHandle sleeps;
+    private final MethodHandle workspaceFresh;
     private boolean started;
     private boolean closed;
 
     NativePool(OrcJit jit) {
         String ir = resource("native-pool.ll")
                 .replace("@SYS_FUTEX@", futexSyscall(jit.target().triple()));
-        this.module =
-                jit.add("kiln native pool", ir, List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP, HOLD, SLEEPS), true);
+        this.module = jit.add(
+                "kiln native pool",
+                ir,
+                List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP, HOLD, SLEEPS, ALLOC, FREE, WS_FRESH),
+                true);
         Linker l = Linker.nativeLinker();
         this.configure = l.downcallHandle(
                 MemorySegment.ofAddress(module.address(CONFIGURE)),
@@ -56,6 +65,10 @@ final class NativePool implements AutoCloseable {
                 Linker.Option.critical(false));
         this.sleeps = l.downcallHandle(
                 MemorySegment.ofAddress(module.address(SLEEPS)),
+                FunctionDescriptor.of(ValueLayout.JAVA_LONG),
+                Linker.Option.critical(false));
+        this.workspaceFresh = l.downcallHandle(
+                MemorySegment.ofAddress(module.address(WS_FRESH)),
                 FunctionDescriptor.of(ValueLayout.JAVA_LONG),
                 Linker.Option.critical(false));
     }
@@ -104,6 +117,19 @@ final class NativePool implements AutoCloseable {
                     });
             threads.add(t);
             t.start();
+        }
+    }
+
+    /**
+     * How many heap temporaries kernels have taken from {@code aligned_alloc} so far: the workspace
+     * cache's misses ({@code kiln_rt_alloc} in {@code native-pool.ll}). A kernel called again with
+     * the cache warm adds none.
+     */
+    long workspaceMisses() {
+        try {
+            return (long) workspaceFresh.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot read the workspace cache's counter", t);
         }
     }
 

@@ -26,7 +26,11 @@ import java.util.List;
 final class StmtGen {
     private StmtGen() {}
 
-    /** Allocations up to this size live on the stack; larger ones on the heap (aligned_alloc). */
+    /**
+     * Allocations up to this size live on the stack; larger ones on the heap, through the native
+     * runtime's workspace cache ({@code kiln_rt_alloc}/{@code kiln_rt_free}), which keeps them mapped
+     * between calls.
+     */
     static final long STACK_LIMIT = 16 * 1024;
     /** Unrolling more iterations than this is refused: it would only blow up compile time. */
     static final long MAX_UNROLL = 4096;
@@ -290,9 +294,10 @@ final class StmtGen {
             g.buffers.put(key, g.fn.alloca("[" + rounded + " x i8]", 64));
             gen(g, a.body());
         } else {
-            g.mod.declare("aligned_alloc", "ptr", "i64, i64", "nounwind");
-            g.mod.declare("free", "void", "ptr", "nounwind");
-            String p = g.fn.emit("call ptr @aligned_alloc(i64 64, i64 " + rounded + ")");
+            // the native runtime's workspace cache: the block stays mapped for the next call (native-pool.ll)
+            g.mod.declare(NativePool.ALLOC, "ptr", "i64", "nounwind");
+            g.mod.declare(NativePool.FREE, "void", "ptr, i64", "nounwind");
+            String p = g.fn.emit("call ptr @" + NativePool.ALLOC + "(i64 " + rounded + ")");
             String nul = g.fn.emit("icmp eq ptr " + p + ", null");
             String fail = g.fn.label("allocfail"), ok = g.fn.label("allocok"), done = g.fn.label("allocdone");
             g.fn.condBr(nul, fail, ok);
@@ -302,7 +307,7 @@ final class StmtGen {
             g.fn.block(ok);
             g.buffers.put(key, p);
             gen(g, a.body());
-            g.fn.line("call void @free(ptr " + p + ")");
+            g.fn.line("call void @" + NativePool.FREE + "(ptr " + p + ", i64 " + rounded + ")");
             g.fn.br(done);
             g.fn.block(done);
         }

@@ -244,3 +244,98 @@ define void @kiln_rt_stop() nounwind {
 }
 
 declare i64 @llvm.umax.i64(i64, i64)
+
+; The workspace cache: kernels' heap temporaries (StmtGen's allocations above the stack limit) come
+; from kiln_rt_alloc and go back to kiln_rt_free, which keeps up to 64 blocks mapped for the next
+; call instead of handing them to free(). A temporary freed at the end of one call is then reused by
+; the next without page faults, whatever glibc's heuristics would do with it (map it afresh above its
+; mmap threshold, trim it off the top of a heap, delete a thread arena's emptied heap). Each slot is
+; guarded by its state: 0 empty, 1 being changed by one thread (taken with cmpxchg, never waited
+; for), 2 holding a block of kiln_rt_ws_size bytes. A request takes a block of exactly its size
+; (a kernel's temporaries have constant sizes, so its next call asks for the same ones).
+@kiln_rt_ws_state = internal global [64 x i32] zeroinitializer, align 64
+@kiln_rt_ws_size = internal global [64 x i64] zeroinitializer, align 64
+@kiln_rt_ws_ptr = internal global [64 x ptr] zeroinitializer, align 64
+@kiln_rt_ws_fresh = internal global i64 0, align 64        ; blocks allocated with aligned_alloc (a diagnostic)
+
+declare ptr @aligned_alloc(i64, i64) nounwind
+declare void @free(ptr) nounwind
+
+; A 64-byte aligned block of %size bytes (a multiple of 64): a cached one of that size, else a new one (null when
+; the system has no memory left).
+define ptr @kiln_rt_alloc(i64 %size) nounwind {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %sp = getelementptr [64 x i32], ptr @kiln_rt_ws_state, i64 0, i64 %i
+  %zp = getelementptr [64 x i64], ptr @kiln_rt_ws_size, i64 0, i64 %i
+  %st = load atomic i32, ptr %sp monotonic, align 4
+  %full = icmp eq i32 %st, 2
+  br i1 %full, label %peek, label %next
+peek:
+  %z0 = load atomic i64, ptr %zp monotonic, align 8
+  %same0 = icmp eq i64 %z0, %size
+  br i1 %same0, label %try, label %next
+try:
+  %cx = cmpxchg ptr %sp, i32 2, i32 1 acquire monotonic, align 4
+  %won = extractvalue { i32, i1 } %cx, 1
+  br i1 %won, label %locked, label %next
+locked:
+  %z = load atomic i64, ptr %zp monotonic, align 8
+  %same = icmp eq i64 %z, %size
+  br i1 %same, label %take, label %unlock
+take:
+  %pp = getelementptr [64 x ptr], ptr @kiln_rt_ws_ptr, i64 0, i64 %i
+  %p = load ptr, ptr %pp, align 8
+  store atomic i32 0, ptr %sp release, align 4
+  ret ptr %p
+unlock:
+  store atomic i32 2, ptr %sp release, align 4
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, 64
+  br i1 %more, label %loop, label %fresh
+fresh:
+  %c = atomicrmw add ptr @kiln_rt_ws_fresh, i64 1 monotonic, align 8
+  %q = call ptr @aligned_alloc(i64 64, i64 %size)
+  ret ptr %q
+}
+
+; Gives back a block of kiln_rt_alloc: kept in an empty slot for the next request of its size, or freed when
+; every slot holds one.
+define void @kiln_rt_free(ptr %p, i64 %size) nounwind {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %sp = getelementptr [64 x i32], ptr @kiln_rt_ws_state, i64 0, i64 %i
+  %st = load atomic i32, ptr %sp monotonic, align 4
+  %empty = icmp eq i32 %st, 0
+  br i1 %empty, label %try, label %next
+try:
+  %cx = cmpxchg ptr %sp, i32 0, i32 1 acquire monotonic, align 4
+  %won = extractvalue { i32, i1 } %cx, 1
+  br i1 %won, label %keep, label %next
+keep:
+  %pp = getelementptr [64 x ptr], ptr @kiln_rt_ws_ptr, i64 0, i64 %i
+  %zp = getelementptr [64 x i64], ptr @kiln_rt_ws_size, i64 0, i64 %i
+  store ptr %p, ptr %pp, align 8
+  store atomic i64 %size, ptr %zp monotonic, align 8
+  store atomic i32 2, ptr %sp release, align 4
+  ret void
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, 64
+  br i1 %more, label %loop, label %drop
+drop:
+  call void @free(ptr %p)
+  ret void
+}
+
+; How many blocks kiln_rt_alloc has taken from aligned_alloc so far (cache misses).
+define i64 @kiln_rt_ws_fresh_count() nounwind {
+  %n = load atomic i64, ptr @kiln_rt_ws_fresh monotonic, align 8
+  ret i64 %n
+}
