@@ -252,10 +252,13 @@ declare i64 @llvm.umax.i64(i64, i64)
 ; mmap threshold, trim it off the top of a heap, delete a thread arena's emptied heap). Each slot is
 ; guarded by its state: 0 empty, 1 being changed by one thread (taken with cmpxchg, never waited
 ; for), 2 holding a block of kiln_rt_ws_size bytes. A request takes a block of exactly its size
-; (a kernel's temporaries have constant sizes, so its next call asks for the same ones).
-@kiln_rt_ws_state = internal global [64 x i32] zeroinitializer, align 64
-@kiln_rt_ws_size = internal global [64 x i64] zeroinitializer, align 64
-@kiln_rt_ws_ptr = internal global [64 x ptr] zeroinitializer, align 64
+; (a kernel's temporaries have constant sizes, so its next call asks for the same ones). Slot i's
+; state, size and pointer each sit on their own cache line (index i * 16 or i * 8), so threads that
+; take and give back blocks in parallel loop bodies do not invalidate each other's slots, and the
+; search starts at a slot picked by the size, where blocks of that size were given back.
+@kiln_rt_ws_state = internal global [1024 x i32] zeroinitializer, align 64
+@kiln_rt_ws_size = internal global [512 x i64] zeroinitializer, align 64
+@kiln_rt_ws_ptr = internal global [512 x ptr] zeroinitializer, align 64
 @kiln_rt_ws_fresh = internal global i64 0, align 64        ; blocks allocated with aligned_alloc (a diagnostic)
 
 declare ptr @aligned_alloc(i64, i64) nounwind
@@ -265,11 +268,16 @@ declare void @free(ptr) nounwind
 ; the system has no memory left).
 define ptr @kiln_rt_alloc(i64 %size) nounwind {
 entry:
+  %start = lshr i64 %size, 6
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %i1, %next ]
-  %sp = getelementptr [64 x i32], ptr @kiln_rt_ws_state, i64 0, i64 %i
-  %zp = getelementptr [64 x i64], ptr @kiln_rt_ws_size, i64 0, i64 %i
+  %si = add i64 %start, %i
+  %slot = and i64 %si, 63
+  %x16 = shl i64 %slot, 4
+  %x8 = shl i64 %slot, 3
+  %sp = getelementptr [1024 x i32], ptr @kiln_rt_ws_state, i64 0, i64 %x16
+  %zp = getelementptr [512 x i64], ptr @kiln_rt_ws_size, i64 0, i64 %x8
   %st = load atomic i32, ptr %sp monotonic, align 4
   %full = icmp eq i32 %st, 2
   br i1 %full, label %peek, label %next
@@ -286,7 +294,7 @@ locked:
   %same = icmp eq i64 %z, %size
   br i1 %same, label %take, label %unlock
 take:
-  %pp = getelementptr [64 x ptr], ptr @kiln_rt_ws_ptr, i64 0, i64 %i
+  %pp = getelementptr [512 x ptr], ptr @kiln_rt_ws_ptr, i64 0, i64 %x8
   %p = load ptr, ptr %pp, align 8
   store atomic i32 0, ptr %sp release, align 4
   ret ptr %p
@@ -307,10 +315,15 @@ fresh:
 ; every slot holds one.
 define void @kiln_rt_free(ptr %p, i64 %size) nounwind {
 entry:
+  %start = lshr i64 %size, 6
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %i1, %next ]
-  %sp = getelementptr [64 x i32], ptr @kiln_rt_ws_state, i64 0, i64 %i
+  %si = add i64 %start, %i
+  %slot = and i64 %si, 63
+  %x16 = shl i64 %slot, 4
+  %x8 = shl i64 %slot, 3
+  %sp = getelementptr [1024 x i32], ptr @kiln_rt_ws_state, i64 0, i64 %x16
   %st = load atomic i32, ptr %sp monotonic, align 4
   %empty = icmp eq i32 %st, 0
   br i1 %empty, label %try, label %next
@@ -319,8 +332,8 @@ try:
   %won = extractvalue { i32, i1 } %cx, 1
   br i1 %won, label %keep, label %next
 keep:
-  %pp = getelementptr [64 x ptr], ptr @kiln_rt_ws_ptr, i64 0, i64 %i
-  %zp = getelementptr [64 x i64], ptr @kiln_rt_ws_size, i64 0, i64 %i
+  %pp = getelementptr [512 x ptr], ptr @kiln_rt_ws_ptr, i64 0, i64 %x8
+  %zp = getelementptr [512 x i64], ptr @kiln_rt_ws_size, i64 0, i64 %x8
   store ptr %p, ptr %pp, align 8
   store atomic i64 %size, ptr %zp monotonic, align 8
   store atomic i32 2, ptr %sp release, align 4
