@@ -116,6 +116,34 @@ class WorkspaceCacheTest {
         }
     }
 
+    @Test
+    void temporariesOfParallelIterationsComeAndGoOnEveryThread() {
+        // each of 64 parallel iterations fills its own 20 KiB temporary (above the stack limit) and reads it back
+        int rows = 64, w = 5120;
+        Var i = new Var("i"), j = new Var("j");
+        Buffer a = buf("A", F32, rows, w), b = buf("B", F32, rows, w), t = buf("T", F32, w);
+        Stmt body = Seq.of(
+                loop(j, w, ForKind.VECTORIZED, store(t, load(a, i, j).mul(FloatImm.f32(3)), j)),
+                loop(j, w, ForKind.VECTORIZED, store(b, load(t, j).add(load(a, i, j)), i, j)));
+        PrimFunc fn = new PrimFunc("ptemps", List.of(a, b), loop(i, rows, ForKind.PARALLEL, new Allocate(t, body)));
+        CpuTarget target = Target.cpu().withCores(2);
+        try (LlvmKernel k = JitCheck.BACKEND.compile(fn, target);
+                NDArray x = NDArray.random(F32, 8, rows, w);
+                NDArray y = NDArray.allocate(F32, rows, w)) {
+            assertThat(k.generatedIr()).contains("@kiln_rt_alloc(i64 20480)");
+            for (int c = 0; c < 10; c++) {
+                y.fillRandom(100 + c); // poisoned: every element must be written again
+                k.call(x, y);
+                for (long e = 0; e < (long) rows * w; e += 331) {
+                    float v = (float) x.getDoubleFlat(e);
+                    assertThat((float) y.getDoubleFlat(e))
+                            .as("call %d, element %d", c, e)
+                            .isEqualTo(v * 3 + v);
+                }
+            }
+        }
+    }
+
     /** Minor page faults of the calling thread so far ({@code getrusage(RUSAGE_THREAD)}, Linux x86-64). */
     private static long threadMinorFaults() {
         Linker l = Linker.nativeLinker();
