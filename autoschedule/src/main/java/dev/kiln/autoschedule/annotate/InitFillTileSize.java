@@ -29,7 +29,11 @@ import java.util.SplittableRandom;
  * among those with that innermost tile. Otherwise, or when no register tile fits, Ansor's uniform
  * draw. With probability {@code tailProbability} a register tile is drawn among those with a tail
  * ({@link RegisterTileSizes#tailCandidates}: a row tile that does not divide its loop), whose
- * split covers the loop with a guarded tail ({@link RegisterTileSizes#withInnermost}).
+ * split covers the loop with a guarded tail ({@link RegisterTileSizes#withInnermost}). With probability
+ * {@code reductionBlockProbability} per such stage with a reduction of at least
+ * {@link ReductionTileSizes#LARGE_REDUCTION}, the innermost reduction tiles are drawn among those whose product (the
+ * block one level-0 reduction step covers, GotoBLAS's KC) is 128-384 ({@link ReductionTileSizes}), above Ansor's cap
+ * of 64 on innermost tiles; the K-blocked programs need it ({@link InitKBlocking}).
  */
 public final class InitFillTileSize {
     public static final String NAME = "InitFillTileSize";
@@ -40,10 +44,19 @@ public final class InitFillTileSize {
     /** The default share of register tiles drawn with a tail (when the loops allow one). */
     public static final double DEFAULT_TAIL_PROBABILITY = 0.25;
 
+    /**
+     * The default share of reduction blocks of 128-384 per tiled stage with a large reduction: half, as register
+     * tiles (GemmStudy, quiet: every K-blocked hand schedule that beats OpenBLAS has KC 128 or 256).
+     */
+    public static final double DEFAULT_REDUCTION_BLOCK_PROBABILITY = 0.5;
+
     private final FactorizationMemo memo;
     private final double registerTileProbability;
     private final double tailProbability;
+    private final double reductionBlockProbability;
     private final Map<Sketch, List<RegisterTileSizes.Group>> groups =
+            Collections.synchronizedMap(new IdentityHashMap<>());
+    private final Map<Sketch, List<ReductionTileSizes.Group>> reductionGroups =
             Collections.synchronizedMap(new IdentityHashMap<>());
 
     /** Tile filling with {@link #DEFAULT_REGISTER_TILE_PROBABILITY}. */
@@ -53,7 +66,7 @@ public final class InitFillTileSize {
 
     /**
      * Tile filling that draws register tiles with this probability per tiled stage (0: Ansor's
-     * uniform draw only), {@link #DEFAULT_TAIL_PROBABILITY} of them with a tail.
+     * uniform draw only, no reduction blocks either), {@link #DEFAULT_TAIL_PROBABILITY} of them with a tail.
      */
     public InitFillTileSize(FactorizationMemo memo, double registerTileProbability) {
         this(memo, registerTileProbability, DEFAULT_TAIL_PROBABILITY);
@@ -61,9 +74,26 @@ public final class InitFillTileSize {
 
     /**
      * Tile filling with register tiles drawn with {@code registerTileProbability}, {@code tailProbability} of them with
-     * a tail.
+     * a tail, and reduction blocks with {@link #DEFAULT_REDUCTION_BLOCK_PROBABILITY} (0 when
+     * {@code registerTileProbability} is 0: Ansor's draw).
      */
     public InitFillTileSize(FactorizationMemo memo, double registerTileProbability, double tailProbability) {
+        this(
+                memo,
+                registerTileProbability,
+                tailProbability,
+                registerTileProbability == 0 ? 0 : DEFAULT_REDUCTION_BLOCK_PROBABILITY);
+    }
+
+    /** Tile filling with each of Kiln's draws at its own probability per tiled stage. */
+    public InitFillTileSize(
+            FactorizationMemo memo,
+            double registerTileProbability,
+            double tailProbability,
+            double reductionBlockProbability) {
+        if (!(reductionBlockProbability >= 0 && reductionBlockProbability <= 1)) {
+            throw new KilnException("reductionBlockProbability must be in [0, 1], not " + reductionBlockProbability);
+        }
         if (!(registerTileProbability >= 0 && registerTileProbability <= 1)) {
             throw new KilnException("registerTileProbability must be in [0, 1], not " + registerTileProbability);
         }
@@ -73,16 +103,26 @@ public final class InitFillTileSize {
         this.memo = memo;
         this.registerTileProbability = registerTileProbability;
         this.tailProbability = tailProbability;
+        this.reductionBlockProbability = reductionBlockProbability;
     }
 
     /** The sketch's steps with every undecided split filled. */
     public List<Step> fill(SearchTask task, Sketch sketch, SplittableRandom rng) {
         List<Step> steps = new ArrayList<>(sketch.steps());
         Map<Integer, Integer> inner = registerTiles(task, sketch, rng);
+        Map<Integer, Integer> blocks = reductionBlocks(task, sketch, rng);
         for (int i = 0; i < steps.size(); i++) {
             if (!(steps.get(i) instanceof SplitStep sp) || sp.isConcrete()) continue;
             if (sp.extent() == null) {
                 throw new KilnException("split step " + i + " of the sketch has undecided lengths but no known extent");
+            }
+            Integer kc = blocks.get(i);
+            if (kc != null) {
+                steps.set(
+                        i,
+                        sp.withLengths(ReductionTileSizes.withInnermost(
+                                memo, sp.extent(), sp.lengths().size(), kc, rng)));
+                continue;
             }
             Integer last = inner.get(i);
             if (last != null && sp.extent() % last != 0) {
@@ -113,6 +153,22 @@ public final class InitFillTileSize {
             int[] tile = RegisterTileSizes.innermost(
                     task.hardware(), g.elementBytes(), extents, memo, g.tensorized() ? 0 : tailProbability, rng);
             if (tile == null) continue;
+            for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
+        }
+        return out;
+    }
+
+    /** The innermost tile chosen for each reduction split of a stage given a KC block (none on a GPU or when p = 0). */
+    private Map<Integer, Integer> reductionBlocks(SearchTask task, Sketch sketch, SplittableRandom rng) {
+        if (reductionBlockProbability == 0 || task.target().kind().isGpu()) return Map.of();
+        Map<Integer, Integer> out = new HashMap<>();
+        for (ReductionTileSizes.Group g :
+                reductionGroups.computeIfAbsent(sketch, k -> ReductionTileSizes.groups(task.dag(), k))) {
+            if (g.reduction() < ReductionTileSizes.LARGE_REDUCTION || rng.nextDouble() >= reductionBlockProbability)
+                continue;
+            List<int[]> tiles = ReductionTileSizes.candidates(g.extents(), memo);
+            if (tiles.isEmpty()) continue;
+            int[] tile = tiles.get(rng.nextInt(tiles.size()));
             for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
         }
         return out;

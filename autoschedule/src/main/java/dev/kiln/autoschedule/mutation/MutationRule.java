@@ -15,7 +15,8 @@ public sealed interface MutationRule
                 MutateComputeLocation,
                 MutateParallel,
                 MutateRegisterTile,
-                MutateKBlocking {
+                MutateKBlocking,
+                MutateReductionTile {
 
     /** The rule's name, as in Ansor ("MutateTileSize"). */
     String name();

@@ -18,6 +18,7 @@ import dev.kiln.autoschedule.mutation.MutateAutoUnroll;
 import dev.kiln.autoschedule.mutation.MutateComputeLocation;
 import dev.kiln.autoschedule.mutation.MutateKBlocking;
 import dev.kiln.autoschedule.mutation.MutateParallel;
+import dev.kiln.autoschedule.mutation.MutateReductionTile;
 import dev.kiln.autoschedule.mutation.MutateRegisterTile;
 import dev.kiln.autoschedule.mutation.MutateTileSize;
 import dev.kiln.autoschedule.mutation.WeightedMutation;
@@ -84,14 +85,17 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * sketches with and without a packed copy ({@link #withRowPacking()} also packs the other operand,
      * read along the reduction, where the first is packed). (Ansor's SimplifyComputeWithConstTensor, for
      * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
-     * operations carry no such attribute.) Annotation: Kiln's {@link InitKBlocking} (half of the
-     * tiled stages where it matters get the GotoBLAS loop order, the outer reduction level in front
-     * of the level-1 spatial loops), InitChangeComputeLocation, InitParallel, InitUnroll {0, 16, 64,
+     * operations carry no such attribute.) Tile filling (InitFillTileSize) draws register tiles and, for half
+     * of the stages with a reduction of 256 or more, a reduction block of 128-384 (ReductionTileSizes).
+     * Annotation: Kiln's {@link InitKBlocking} (the tiled stages where it matters get the GotoBLAS loop
+     * order, the outer reduction level in front of the level-1 spatial loops: nine in ten of those with such
+     * a reduction block, half of the others), InitChangeComputeLocation, InitParallel, InitUnroll {0, 16, 64,
      * 512}, and Kiln's InitVectorization, which also vectorises register-tile rows wider than Ansor's
      * limit. Mutations: Ansor's CPU weights (tile size 0.90, auto-unroll 0.04, compute location 0.05,
      * parallel 0.01) with 0.10 of the tile-size weight given to Kiln's {@link MutateRegisterTile},
-     * which redraws a whole register tile at once, and 0.05 to Kiln's {@link MutateKBlocking}, which
-     * toggles the K-blocking of one stage.
+     * which redraws a whole register tile at once, 0.05 to Kiln's {@link MutateKBlocking}, which
+     * toggles the K-blocking of one stage, and 0.05 to Kiln's {@link MutateReductionTile}, which moves a
+     * stage's reduction block among 128-384.
      */
     public static TargetRules cpu() {
         return new TargetRules(
@@ -110,7 +114,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new InitParallel(),
                         InitUnroll.cpu(),
                         new InitVectorization()),
-                cpuMutations(0.75, 0.10, 0.05));
+                cpuMutations(0.70, 0.10, 0.05, 0.05));
     }
 
     /**
@@ -132,20 +136,22 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new InitParallel(),
                         InitUnroll.cpu(),
                         InitVectorization.ansor()),
-                cpuMutations(0.90, 0, 0));
+                cpuMutations(0.90, 0, 0, 0));
     }
 
     /**
      * Ansor's CPU mutations (auto-unroll 0.04, compute location 0.05, parallel 0.01) with the given
-     * tile-size weight, and Kiln's register-tile and K-blocking mutations right after it when their
-     * weights are positive (the order is part of the seeded search: the roulette draws over the list
-     * in order).
+     * tile-size weight, and Kiln's register-tile, K-blocking and reduction-block mutations right after it
+     * when their weights are positive (the order is part of the seeded search: the roulette draws over the
+     * list in order).
      */
-    private static List<WeightedMutation> cpuMutations(double tileSize, double registerTile, double kBlocking) {
+    private static List<WeightedMutation> cpuMutations(
+            double tileSize, double registerTile, double kBlocking, double reductionTile) {
         List<WeightedMutation> out = new ArrayList<>();
         out.add(new WeightedMutation(new MutateTileSize(), tileSize));
         if (registerTile > 0) out.add(new WeightedMutation(new MutateRegisterTile(), registerTile));
         if (kBlocking > 0) out.add(new WeightedMutation(new MutateKBlocking(), kBlocking));
+        if (reductionTile > 0) out.add(new WeightedMutation(new MutateReductionTile(), reductionTile));
         out.add(new WeightedMutation(new MutateAutoUnroll(InitUnroll.CPU_STEPS), 0.04));
         out.add(new WeightedMutation(new MutateComputeLocation(), 0.05));
         out.add(new WeightedMutation(new MutateParallel(), 0.01));
