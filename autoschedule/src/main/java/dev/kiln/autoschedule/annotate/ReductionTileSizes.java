@@ -92,7 +92,8 @@ public final class ReductionTileSizes {
                     IterKind kind = st.iter(sp.iterId()).kind();
                     if (kind == IterKind.SPATIAL && sp.lengths().size() >= 2) tiled.add(st.name());
                     if (kind == IterKind.REDUCE && !sp.lengths().isEmpty()) {
-                        splits.computeIfAbsent(st.name(), k -> new ArrayList<>()).add(i);
+                        splits.computeIfAbsent(st.name(), k -> new ArrayList<>())
+                                .add(i);
                         extents.computeIfAbsent(st.name(), k -> new ArrayList<>())
                                 .add(sp.extent());
                     }

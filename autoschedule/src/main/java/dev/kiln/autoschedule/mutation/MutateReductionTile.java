@@ -43,7 +43,9 @@ public record MutateReductionTile(FactorizationMemo memo) implements MutationRul
             ReductionTileSizes.Group group = groups.get((first + g) % groups.size());
             int[] now = new int[group.splitSteps().size()];
             for (int k = 0; k < now.length; k++)
-                now[k] = ((SplitStep) steps.get(group.splitSteps().get(k))).lengths().getLast();
+                now[k] = ((SplitStep) steps.get(group.splitSteps().get(k)))
+                        .lengths()
+                        .getLast();
             List<int[]> others = new ArrayList<>();
             for (int[] t : ReductionTileSizes.candidates(group.extents(), memo))
                 if (!Arrays.equals(t, now)) others.add(t);

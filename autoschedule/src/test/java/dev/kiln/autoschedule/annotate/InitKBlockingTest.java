@@ -191,6 +191,59 @@ class InitKBlockingTest {
         assertThat(blocked).isBetween(5, total - 5);
     }
 
+    /** A sampler with InitKBlocking(probability, largeProbability) and reduction blocks drawn with {@code kc}. */
+    static InitPopulation sampler(SearchTask task, double probability, double largeProbability, double kc) {
+        TargetRules cpu = TargetRules.cpu();
+        List<InitRule> rules = new ArrayList<>(cpu.initRules());
+        rules.set(0, new InitKBlocking(probability, largeProbability));
+        return new InitPopulation(
+                task,
+                cpu.sketches(task),
+                rules,
+                new InitFillTileSize(new FactorizationMemo(), 0.5, 0.25, kc),
+                InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
+    }
+
+    @Test
+    void largeReductionsWithABlockOf128OrMoreTakeTheLargeProbability() {
+        ComputeDAG dag = Workloads.matmul(32, 64, 512);
+        SearchTask task = Workloads.task(dag);
+        int blockedLarge = 0;
+        for (double kc : new double[] {0, 1}) {
+            int blocked = 0;
+            for (Candidate c :
+                    sampler(task, 0, 1, kc).sample(30, new SplittableRandom(7)).candidates()) {
+                for (int id = 0; id < c.state().stages().size(); id++) {
+                    KBlocking.Shape sh = KBlocking.shape(c.state(), id);
+                    if (sh == null || !sh.blocked()) continue;
+                    // only stages with a block of 128 or more (and K >= 256) are blocked
+                    assertThat(InitKBlocking.large(c.state(), sh)).as(c.key()).isTrue();
+                    checkOrder(c.state().stage(id), sh);
+                    blocked++;
+                }
+            }
+            if (kc == 0)
+                assertThat(blocked).as("no block above 64, no large stage").isZero();
+            else blockedLarge = blocked;
+        }
+        assertThat(blockedLarge).isGreaterThan(8);
+        // and the other way round: small blocks blocked, large ones not
+        for (Candidate c :
+                sampler(task, 1, 0, 1).sample(20, new SplittableRandom(7)).candidates()) {
+            for (int id = 0; id < c.state().stages().size(); id++) {
+                KBlocking.Shape sh = KBlocking.shape(c.state(), id);
+                if (sh != null && sh.blocked())
+                    assertThat(InitKBlocking.large(c.state(), sh)).as(c.key()).isFalse();
+            }
+        }
+        assertThat(new InitKBlocking())
+                .isEqualTo(
+                        new InitKBlocking(InitKBlocking.DEFAULT_PROBABILITY, InitKBlocking.DEFAULT_LARGE_PROBABILITY));
+        assertThatThrownBy(() -> new InitKBlocking(0.5, -0.1))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("largeProbability");
+    }
+
     @Test
     void probabilityZeroAndAnsorsRulesNeverBlock() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));

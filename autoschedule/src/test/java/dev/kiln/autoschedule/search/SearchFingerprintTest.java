@@ -29,7 +29,10 @@ import org.junit.jupiter.api.Test;
  * register tiles with a tail (drawn for a quarter of register tiles) and {@code MutateRegisterTile}
  * (weight 0.10 of tile size's 0.90) joined Kiln's CPU space, and again when K-blocking joined it
  * ({@code InitKBlocking}, half of the stages where it matters, and {@code MutateKBlocking}, weight 0.05 of
- * tile size's 0.80); the sketches and the GPU search are still those of bd5c2d8.
+ * tile size's 0.80), and again when reduction blocks of 128-384 joined it (drawn for half the stages with a
+ * reduction of 256 or more, K-blocked nine times in ten, and {@code MutateReductionTile}, weight 0.05 of tile
+ * size's 0.75; the matmul 64 random batch, whose reduction is small, is unchanged); the sketches and the GPU
+ * search are still those of bd5c2d8.
  */
 class SearchFingerprintTest {
     static final HardwareParams H200 = HardwareParams.cuda(48 * 1024, Integer.MAX_VALUE, 1024, 8, 32);
@@ -84,15 +87,14 @@ class SearchFingerprintTest {
         assertThat(sketches(mmSketches)).isEqualTo("6:28bb6082ca0ed1119451210f");
         assertThat(sketches(convSketches)).isEqualTo("6:aa7c439ea3b86d686e09e34a");
         assertThat(random(mm)).isEqualTo("12:653fa187e5387e40590eddba");
-        assertThat(random(conv)).isEqualTo("12:edb2e8d126ae93e2f87bc7ff");
+        assertThat(random(conv)).isEqualTo("12:3ca8492cfb3688afef6658f8");
         assertThat(evolution(mm, mmSketches))
-                .isEqualTo("10:d07fd05ac045d2e718dfc989 "
-                        + "[MutateAutoUnroll=1, MutateComputeLocation=1, MutateParallel=1, "
-                        + "MutateRegisterTile=12, MutateTileSize=74]");
+                .isEqualTo("10:7c35f14c6e3986db948a7d88 "
+                        + "[MutateAutoUnroll=1, MutateParallel=1, MutateRegisterTile=9, MutateTileSize=72]");
         assertThat(evolution(conv, convSketches))
-                .isEqualTo("10:6943ca4df82838312206aeb8 "
-                        + "[MutateAutoUnroll=1, MutateComputeLocation=2, MutateKBlocking=4, MutateParallel=1, "
-                        + "MutateRegisterTile=11, MutateTileSize=71]");
+                .isEqualTo("10:1f998ddb6d65b931dd39a0f5 "
+                        + "[MutateAutoUnroll=1, MutateComputeLocation=2, MutateKBlocking=2, MutateParallel=1, "
+                        + "MutateReductionTile=5, MutateRegisterTile=9, MutateTileSize=70]");
     }
 
     @Test

@@ -64,9 +64,10 @@ class TargetRulesTest {
                 .containsExactly("InitChangeComputeLocation", "InitParallel", "InitUnroll", "InitVectorization");
         assertThat(mutations(cpu))
                 .containsExactly(
-                        "MutateTileSize=0.75",
+                        "MutateTileSize=0.7",
                         "MutateRegisterTile=0.1",
                         "MutateKBlocking=0.05",
+                        "MutateReductionTile=0.05",
                         "MutateAutoUnroll=0.04",
                         "MutateComputeLocation=0.05",
                         "MutateParallel=0.01");
@@ -76,7 +77,7 @@ class TargetRulesTest {
                         "MutateAutoUnroll=0.04",
                         "MutateComputeLocation=0.05",
                         "MutateParallel=0.01");
-        assertThat(((MutateAutoUnroll) cpu.mutations().get(3).rule()).choices()).isEqualTo(InitUnroll.CPU_STEPS);
+        assertThat(((MutateAutoUnroll) cpu.mutations().get(4).rule()).choices()).isEqualTo(InitUnroll.CPU_STEPS);
     }
 
     @Test

@@ -76,7 +76,8 @@ public final class SpaceCensus {
             String loop = at.iter(at.indexOfUid(st.attachIter())).name();
             int level = 0; // a fused loop (i.0@j.0@) is at the deepest level of its parts
             for (String part : loop.split("@"))
-                if (part.contains(".")) level = Math.max(level, Integer.parseInt(part.substring(part.lastIndexOf('.') + 1)));
+                if (part.contains("."))
+                    level = Math.max(level, Integer.parseInt(part.substring(part.lastIndexOf('.') + 1)));
             sketch = "L" + (level + 1);
         }
         boolean packA = false, packB = false;
@@ -143,7 +144,9 @@ public final class SpaceCensus {
 
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1024;
-        int samples = args.length > 1 ? Integer.parseInt(args[1]) : EvolutionOptions.defaults().population();
+        int samples = args.length > 1
+                ? Integer.parseInt(args[1])
+                : EvolutionOptions.defaults().population();
         long seed = args.length > 2 ? Long.parseLong(args[2]) : 7;
         CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true);
         ComputeDAG dag = GemmStudy.gemm(n);
@@ -164,7 +167,8 @@ public final class SpaceCensus {
             var sampler = new InitPopulation(
                     task, rules.sketches(task), init, fill, InitPopulation.DEFAULT_MAX_FRUITLESS_DRAWS);
             List<Traits> drawn = new ArrayList<>();
-            for (Candidate c : sampler.sample(samples, new SplittableRandom(seed)).candidates()) {
+            for (Candidate c :
+                    sampler.sample(samples, new SplittableRandom(seed)).candidates()) {
                 Traits t = of(task.hardware(), c.state());
                 if (t != null) drawn.add(t);
             }
