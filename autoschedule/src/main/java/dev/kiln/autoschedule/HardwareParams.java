@@ -19,7 +19,8 @@ import java.util.stream.Stream;
  * @param numCores                  cores used by parallel loops
  * @param vectorUnitBytes           SIMD register width in bytes (64 with AVX-512, 32 with AVX2)
  * @param cacheLineBytes            cache line size in bytes
- * @param maxInnermostSplitFactor   the largest innermost tile size the random annotation picks (Ansor: 64)
+ * @param maxInnermostSplitFactor   the largest innermost tile size the random annotation picks (Ansor: 64;
+ *                                  Kiln's reduction blocks of 128-384, {@code ReductionTileSizes}, go past it)
  * @param maxVectorizeSize          the largest extent of a vectorised (fused) loop (Ansor: 16)
  * @param maxSharedMemoryPerBlock   CUDA: shared memory per block in bytes (0 on a CPU)
  * @param maxLocalMemoryPerBlock    CUDA: local memory per block in bytes (0 on a CPU)

@@ -26,8 +26,8 @@ public record InitKBlocking(double probability, double largeProbability) impleme
 
     /**
      * Stages with a large reduction blocked 128-384 deep ({@link #large}) are K-blocked nine times in ten: in
-     * GemmStudy's quiet same-process A/B (GEMM 1024, 2026-12-02) K-blocking won all 8 pairs of such programs,
-     * 1.24-1.41x with the level-1 cache write and 1.07-1.18x without one.
+     * GemmStudy's quiet same-process A/B (GEMM 1024, KC 128 and 256, 2026-12-02) K-blocking won all 12 pairs,
+     * 1.25-1.50x with the level-1 cache write and B packed, 1.08-1.18x without a cache write.
      */
     public static final double DEFAULT_LARGE_PROBABILITY = 0.9;
 

@@ -16,6 +16,9 @@ import dev.kiln.autoschedule.evolution.EvolutionOptions;
 import dev.kiln.autoschedule.log.LogFormat;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.ir.IterVar;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.IterKind;
@@ -39,7 +42,9 @@ import java.util.SplittableRandom;
  * tuning logs, without timing anything.
  *
  * <pre>SpaceCensus [n] [samples] [seed] [log.jsonl ...]</pre>
- * (defaults 1024, 2048 (the evolutionary search's population), 7).
+ * (defaults 1024, 2048 (the evolutionary search's population), 7). A log argument {@code search:TRIALS:FILE} first
+ * tunes GEMM n in Kiln's space for that many trials into FILE ({@code space-bench}'s policy and seed; the log
+ * resumes), then counts it: a smoke run of what the search measures, its timings not meant to be read.
  */
 public final class SpaceCensus {
     private SpaceCensus() {}
@@ -176,8 +181,24 @@ public final class SpaceCensus {
             System.out.println(row("initial population, " + what + ", seed " + seed, drawn));
         }
         for (int a = 3; a < args.length; a++) {
+            Path log = Path.of(args[a]);
+            if (args[a].startsWith("search:")) {
+                String[] parts = args[a].split(":", 3);
+                log = Path.of(parts[2]);
+                if (log.getParent() != null) Files.createDirectories(log.getParent());
+                TuneOptions opts = TuneOptions.builder()
+                        .trials(Integer.parseInt(parts[1]))
+                        .seed(seed)
+                        .progressBar(false)
+                        .logFile(log)
+                        .policy((t, sd) -> SpaceBench.policy(t, sd, true))
+                        .build();
+                try (TuneResult r = AutoSchedule.tune(dag, target, opts)) {
+                    System.out.println("search: " + r.summary());
+                }
+            }
             List<Traits> all = new ArrayList<>();
-            for (String line : Files.readAllLines(Path.of(args[a]))) {
+            for (String line : Files.readAllLines(log)) {
                 if (line.isBlank()) continue;
                 LogRecord r = LogFormat.parse(line);
                 if (r.isRemeasure()) continue;
@@ -185,7 +206,7 @@ public final class SpaceCensus {
                 if (t == null) continue;
                 all.add(t);
             }
-            System.out.println(row("measured, " + args[a], all));
+            System.out.println(row("measured, " + log, all));
         }
     }
 }
