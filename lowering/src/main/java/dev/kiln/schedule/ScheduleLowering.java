@@ -366,8 +366,16 @@ public final class ScheduleLowering {
         if (eff.get(0) instanceof Reduce r) {
             int p = 0;
             while (p < n && st.all().get(leaves.get(p)).kind() == IterKind.SPATIAL) p++;
-            Stmt update = guard(allGuards, ReductionBody.update(r, outs, storeIdx, e -> convert(e, av)), r, av);
-            for (int q = n - 1; q >= p; q--) update = loop(i, q, update);
+            Stage.Tensorized ts = st.tensorized();
+            int tq = ts == null ? -1 : st.indexOfUid(ts.iterUid());
+            List<Expr> nestGuards = tq < 0 ? allGuards : new ArrayList<>();
+            List<Expr> outerGuards = new ArrayList<>();
+            if (tq >= 0) splitGuards(st, nest, tq, nestGuards, outerGuards);
+            Stmt update = guard(nestGuards, ReductionBody.update(r, outs, storeIdx, e -> convert(e, av)), r, av);
+            for (int q = n - 1; q >= p; q--) {
+                update = loop(i, q, update);
+                if (q == tq) update = guard(outerGuards, update, null, av);
+            }
             Map<Var, Expr> fresh = new IdentityHashMap<>();
             List<Var> initVars = new ArrayList<>();
             for (int q = p + 1; q < n; q++) {
@@ -401,6 +409,33 @@ public final class ScheduleLowering {
         }
         if (st.autoUnrollMaxStep() > 0) inner = new Pragma(Pragma.AUTO_UNROLL_MAX_STEP, st.autoUnrollMaxStep(), inner);
         return inner;
+    }
+
+    /**
+     * The guards of a tensorized stage: those free of the tensorized nest's loops (a row tile's
+     * tail) go to {@code outside}, around the nest, which stays exact; one that uses them (a tail the
+     * tensorize check cannot see, as a clipped region of a stage computed at its consumer's tile)
+     * is refused, naming the loop.
+     */
+    private static void splitGuards(Stage st, StageNest nest, int tq, List<Expr> inside, List<Expr> outside) {
+        java.util.Set<Var> nestVars = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+        for (int q = tq; q < st.leaves().size(); q++)
+            nestVars.add(nest.vars().get(st.leaves().get(q)));
+        for (var e : nest.guards().entrySet()) {
+            boolean uses = nestVars.stream().anyMatch(v -> Exprs.uses(e.getValue(), v));
+            if (!uses) {
+                outside.add(e.getValue());
+                continue;
+            }
+            String what = e.getKey() >= 0
+                    ? "loop '" + st.all().get(e.getKey()).name() + "'"
+                    : "axis '" + st.computeOp().axes().get(-1 - e.getKey()).name() + "' (its region is clipped)";
+            throw new ScheduleException("tensorize '" + st.name() + "' with "
+                    + st.tensorized().intrinsic() + ": "
+                    + what + " needs a guard that uses the tensorized loops from '"
+                    + st.all().get(st.leaves().get(tq)).name() + "' inward; it would fall inside the intrinsic's"
+                    + " nest (make the tiles over that axis divide it)");
+        }
     }
 
     private Stmt guard(List<Expr> conds, Stmt body, Reduce r, Map<Var, Expr> av) {

@@ -20,7 +20,8 @@ import java.util.Map;
 /**
  * The checks of {@link TensorizeStep}: the loops from the tensorized one inward are the pattern's
  * loops (count, kinds, extents, no annotation, nothing computed inside, each the innermost part of
- * one original axis whose splits all divide, so no guard falls inside), the stage's body is the
+ * one original axis whose splits on the way to it divide, so no guard falls inside; tails of other
+ * splits are guarded outside the nest, {@link ScheduleLowering}), the stage's body is the
  * pattern's body (same operators, casts, dtypes and reducer, one tensor read per pattern operand),
  * and every operand's element offset over the whole tile is the pattern's (its layout), at the
  * first, second and last tile of every axis, with the tile's first element aligned as declared.
@@ -100,13 +101,7 @@ final class TensorizeCheck {
             }
         }
         if (!concrete && !s.stage(stageId).isConcrete()) return;
-        for (int t = 0; t < nest.size(); t++) {
-            if (!divides(st, roots.get(t))) {
-                throw new ScheduleException(where + "the splits of axis '"
-                        + st.all().get(roots.get(t)).name()
-                        + "' do not divide it, so a guard would fall inside the tensorized loops (alignment)");
-            }
-        }
+        for (int u : nest) tailInside(st, u, where);
         new Layout(s, st, op, in, roots, reads, where).check();
     }
 
@@ -127,31 +122,35 @@ final class TensorizeCheck {
         return u;
     }
 
-    /** Whether every split under root axis {@code root} divides its parent exactly. */
-    private static boolean divides(Stage st, int root) {
-        for (IterRelation rel : st.relations()) {
-            if (rel instanceof IterRelation.Split sp && under(st, sp.parent(), root)) {
-                Long p = st.all().get(sp.parent()).extent();
-                Long o = st.all().get(sp.outer()).extent();
-                Long i = st.all().get(sp.inner()).extent();
-                if (p == null || o == null || i == null || o * i != p) return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean under(Stage st, int uid, int root) {
+    /**
+     * Throws unless every split on the way from tensorized loop {@code uid} up to its original axis
+     * divides its loop: a split that leaves a tail there guards the axis's value, which uses the
+     * tensorized loop, so the guard would fall inside the intrinsic's nest. Tails of other splits
+     * (a row tile of 6 over 28 rows, an outer split of the intrinsic's axis) guard values free of the
+     * nest's loops; the lowering puts their guards outside it.
+     */
+    private static void tailInside(Stage st, int uid, String where) {
         int u = uid;
         while (u >= st.numRoots()) {
-            int parent = -1;
+            IterRelation.Split found = null;
             for (IterRelation rel : st.relations()) {
-                if (rel instanceof IterRelation.Split sp && (sp.inner() == u || sp.outer() == u)) parent = sp.parent();
-                if (rel instanceof IterRelation.Fuse f && f.fused() == u) return false;
+                if (rel instanceof IterRelation.Split sp && sp.inner() == u) found = sp;
             }
-            if (parent < 0) return false;
-            u = parent;
+            if (found == null) return; // rootOf has refused anything else
+            Long p = st.all().get(found.parent()).extent();
+            Long o = st.all().get(found.outer()).extent();
+            Long i = st.all().get(found.inner()).extent();
+            if (p == null || o == null || i == null || o * i != p) {
+                throw new ScheduleException(where + "the split of loop '"
+                        + st.all().get(found.parent()).name() + "' (extent " + p + ") into '"
+                        + st.all().get(found.outer()).name() + "' x '"
+                        + st.all().get(found.inner()).name()
+                        + "' (" + o + " x " + i + ") leaves a tail whose guard would fall inside the tensorized "
+                        + "loop '" + st.all().get(uid).name()
+                        + "' (alignment: split the axis by a divisor, or pad it)");
+            }
+            u = found.parent();
         }
-        return u == root;
     }
 
     /**

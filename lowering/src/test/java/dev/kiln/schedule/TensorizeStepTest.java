@@ -11,7 +11,10 @@ import dev.kiln.runtime.NDArray;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
+import dev.kiln.tir.IfThenElse;
+import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Stmts;
 import org.junit.jupiter.api.Test;
 
 /** The tensorize step: checks, JSON and Java round trips, and the interpreter running the pattern. */
@@ -132,5 +135,75 @@ class TensorizeStepTest {
         assertThatThrownBy(() -> ScheduleBuilder.on(dag).stage("matmul_packed").tensorize("k", "no.such"))
                 .isInstanceOf(ScheduleException.class)
                 .hasMessageContaining("unknown tensor intrinsic");
+    }
+
+    /** A tensorized tile whose rows ({@code mTile} of {@code m}) and vectors ({@code nTile} x 16) may leave a tail. */
+    private static Schedule rowTiled(ComputeDAG dag, int mTile, int nTile) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("matmul_packed");
+        c.split("m", mTile);
+        c.split("n", nTile, 16);
+        c.split("k", 4);
+        c.reorder("m.0", "n.0", "k.0", "m.1", "n.1", "n.2", "k.1");
+        c.tensorize("n.2", TensorIntrinsics.VNNI_U8S8);
+        return s.build();
+    }
+
+    /** How many guards the tensorized nests of {@code f} hold, and how many guards it holds in all. */
+    private static int[] guards(PrimFunc f) {
+        int[] n = new int[2];
+        Stmts.forEachStmt(f.body(), st -> {
+            if (st instanceof IfThenElse) n[1]++;
+            if (st instanceof Pragma p && p.tensorIntrinsic() != null) {
+                Stmts.forEachStmt(p.body(), in -> {
+                    if (in instanceof IfThenElse) n[0]++;
+                });
+            }
+        });
+        return n;
+    }
+
+    /**
+     * A row tile with a tail (3 rows over 7; 2 vectors over 3, the intrinsic's axis split outside
+     * its loop): the lowering guards those tails around the tensorized nest, which stays exact, and
+     * the interpreter's result is exact.
+     */
+    @Test
+    void tailsOutsideTheNestAreGuardedAroundIt() {
+        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 7, 48, 16);
+        Schedule sch = rowTiled(dag, 3, 2);
+        int[] raw = guards(ScheduleLowering.lower("tail", sch.replay()));
+        assertThat(raw[0]).as("guards inside the tensorized nest").isZero();
+        assertThat(raw[1])
+                .as("guards in all (the init's and the tail's around the nest)")
+                .isPositive();
+        NDArray x = LowPrecisionData.full(DType.UINT8, 5, 7, 16);
+        NDArray w = LowPrecisionData.full(DType.INT8, 6, 48, 16);
+        NDArray out = NDArray.allocate(DType.INT32, 7, 48);
+        Interpreter.run(Lowering.lower("tail", sch), x, w, out);
+        assertThat(out.toLongArray()).containsExactly(LowPrecisionData.denseInt(x, w));
+    }
+
+    /** A split on the way to a tensorized loop that leaves a tail is refused at schedule time, naming the loops. */
+    @Test
+    void refusesATailInsideTheNest() {
+        // 48 columns in tiles of 32, each cut into 2 x 16: the last tile's columns 48..63 are
+        // guarded by a test on the intrinsic's own loop
+        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 4, 48, 16);
+        assertThatThrownBy(() -> {
+                    ScheduleBuilder s = ScheduleBuilder.on(dag);
+                    var c = s.stage("matmul_packed");
+                    c.split("n", 32);
+                    c.split("n.1", 16);
+                    c.split("k", 4);
+                    c.reorder("m", "n.0", "k.0", "n.1.0", "n.1.1", "k.1");
+                    c.tensorize("n.1.1", TensorIntrinsics.VNNI_U8S8);
+                })
+                .isInstanceOf(ScheduleException.class)
+                .satisfies(e -> System.out.println("refused: " + e.getMessage()))
+                .hasMessageContaining("tensorize 'matmul_packed'")
+                .hasMessageContaining("split of loop 'n' (extent 48)")
+                .hasMessageContaining("leaves a tail")
+                .hasMessageContaining("tensorized loop 'n.1.1'");
     }
 }

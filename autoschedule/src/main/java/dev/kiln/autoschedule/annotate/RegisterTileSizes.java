@@ -41,8 +41,9 @@ public final class RegisterTileSizes {
      * The undecided spatial splits of one multi-level-tiled reduction stage, in loop order (the
      * last is the vector axis), with the size of its elements (for a tensorized stage, whose vector
      * axis is the outer part of the intrinsic's, the size of the intrinsic's accumulator vector: one
-     * element is one register). A tensorized stage takes no tiles with a tail ({@link
-     * #tailCandidates}): the tail's guard would land inside the intrinsic's nest.
+     * element is one register). A tensorized stage takes tiles with a row tail too ({@link
+     * #tailCandidates}: 6 x 4, 12 x 2, 14 x 2 accumulators over 1024 rows): the row loops lie outside
+     * the intrinsic's nest, and the lowering guards the tail there, so the nest stays exact.
      */
     public record Group(String stage, List<Integer> splitSteps, int elementBytes, boolean tensorized) {
         public Group {

@@ -67,11 +67,8 @@ public record MutateRegisterTile(FactorizationMemo memo, double tailProbability)
             }
             List<int[]> exact =
                     others(RegisterTileSizes.candidates(task.hardware(), group.elementBytes(), extents, memo), now);
-            List<int[]> tails = group.tensorized()
-                    ? List.of()
-                    : others(
-                            RegisterTileSizes.tailCandidates(task.hardware(), group.elementBytes(), extents, memo),
-                            now);
+            List<int[]> tails =
+                    others(RegisterTileSizes.tailCandidates(task.hardware(), group.elementBytes(), extents, memo), now);
             List<int[]> others = RegisterTileSizes.choose(exact, tails, tailProbability, rng);
             if (others.isEmpty()) continue;
             int[] tile = others.get(rng.nextInt(others.size()));

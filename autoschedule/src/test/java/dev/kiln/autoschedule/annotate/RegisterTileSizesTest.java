@@ -215,4 +215,23 @@ class RegisterTileSizesTest {
         }
         assertThat(tiles).contains("4x2", "8x2", "4x4", "16x1", "8x1").doesNotContain("8x4", "2x2", "8x16");
     }
+
+    /**
+     * The same tensorized stage takes row tails (1024 rows in tiles of 6, 12 or 14, as oneDNN's
+     * brgemm does) within the register budget (accumulators + B vectors + 1 broadcast <= 32), the
+     * vector axis still exact: 6 x 4 (29 registers), 12 x 2 (27), 14 x 2 (31), not 7 x 4 (33).
+     */
+    @Test
+    void aTensorizedStageTakesRowTailsWithinTheRegisterBudget() {
+        List<String> tails = new ArrayList<>();
+        for (int[] t : RegisterTileSizes.tailCandidates(AVX512, 64, List.of(1024L, 64L), new FactorizationMemo())) {
+            assertThat(1024 % t[0]).as("the row tile leaves a tail").isNotZero();
+            assertThat(64 % t[1]).as("the vector tile divides").isZero();
+            assertThat(t[0] * t[1] + t[1] + 1)
+                    .as("registers of " + t[0] + "x" + t[1])
+                    .isLessThanOrEqualTo(32);
+            tails.add(t[0] + "x" + t[1]);
+        }
+        assertThat(tails).contains("6x4", "12x2", "14x2", "3x4", "10x1").doesNotContain("7x4", "15x2", "4x2");
+    }
 }
