@@ -1,0 +1,129 @@
+package dev.kiln.jit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kiln.ir.DType;
+import dev.kiln.lower.Lowering;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.ScheduleBuilder;
+import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.tir.PrimFunc;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Tensorized register tiles whose rows leave a tail (6 x 4, 12 x 2, 14 x 2 accumulators, as
+ * oneDNN's brgemm tiles): the lowering guards the tail around the intrinsic's nest, the numbers
+ * are exact against plain Java (bf16 within its bound), and the hot loop of one k step keeps the
+ * accumulators in registers and loads each B vector once (the broadcast A groups and the
+ * instructions counted as {@link AccumulatorResidencyTest} counts them). Skips without the feature.
+ */
+class TensorizeRowTailTest {
+    private static final CpuTarget HOST = LlvmBackend.hostTarget();
+    private final LlvmBackend llvm = new LlvmBackend();
+
+    private static void assume(String intrinsic) {
+        String why = TensorIntrinsics.get(intrinsic).unavailableReason(HOST);
+        assumeTrue(why == null, why);
+    }
+
+    /**
+     * {@code m} rows in blocks of {@code rowBlocks} tiles of {@code rows} (the last block cut by the
+     * tail), {@code n / 16} vectors in tiles of {@code vectors}; per tile a serial loop over the k
+     * steps, the register tile's loops unrolled inside it around the tensorized nest.
+     */
+    static Schedule tile(ComputeDAG dag, String intrinsic, long m, long n, int rows, int rowBlocks, int vectors) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("matmul_packed");
+        c.split("m", rowBlocks, rows);
+        c.split("n", vectors, 16);
+        int group = intrinsic.equals(TensorIntrinsics.VNNI_U8S8) ? 4 : 2;
+        c.split("k", group);
+        // m.0: blocks of rows, n.0: column tiles, m.1: tiles in a block, k.0: the k steps,
+        // m.2 x n.1: the register tile around the intrinsic's nest (n.2, k.1)
+        c.reorder("m.0", "n.0", "m.1", "k.0", "m.2", "n.1", "n.2", "k.1");
+        c.tensorize("n.2", intrinsic);
+        c.unroll("m.2");
+        c.unroll("n.1");
+        return s.build();
+    }
+
+    @Test
+    void rowTailTilesAreExactAndLoadEachBVectorOncePerKStep() {
+        assume(TensorIntrinsics.VNNI_U8S8);
+        int m = 100, n = 128, k = 256;
+        ComputeDAG dag = TensorizeJitTest.packedDense(DType.UINT8, DType.INT8, m, n, k);
+        NDArray x = TensorizeJitTest.full(DType.UINT8, 41, m, k);
+        NDArray w = TensorizeJitTest.full(DType.INT8, 42, n, k);
+        int[][] tiles = {{4, 2}, {6, 4}, {12, 2}, {14, 2}};
+        for (int[] t : tiles) {
+            NDArray out = NDArray.allocate(DType.INT32, m, n);
+            PrimFunc f = Lowering.lower("vnni_tail", tile(dag, TensorIntrinsics.VNNI_U8S8, m, n, t[0], 2, t[1]));
+            List<AsmLoops.Loop> loops;
+            try (LlvmKernel kern = llvm.compile(f, HOST)) {
+                kern.call(x, w, out);
+                loops = AsmLoops.innermost(kern.source(), "vpdpbusd");
+            }
+            // the full tiles' loop: the one with the most instructions (the others run the tail's rows)
+            AsmLoops.Loop hot = loops.stream()
+                    .max(Comparator.comparingInt(AsmLoops.Loop::intrinsic))
+                    .orElse(null);
+            System.out.println("vnni " + t[0] + "x" + t[1] + " over " + m + " rows: " + hot + "; all: " + loops);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    int acc = 0;
+                    for (int q = 0; q < k; q++) acc += (int) x.getLong(i, q) * (int) w.getLong(j, q);
+                    assertThat(out.getLong(i, j))
+                            .as("%dx%d: out[%d, %d]", t[0], t[1], i, j)
+                            .isEqualTo(acc);
+                }
+            int perStep = t[0] * t[1];
+            assertThat(hot).as("a loop with vpdpbusd").isNotNull();
+            assertThat(hot.intrinsic() % perStep).as("whole tiles in " + hot).isZero();
+            int steps = hot.intrinsic() / perStep;
+            assertThat(hot.zmmStores()).as("accumulator stores in " + hot).isZero();
+            // B's vectors: loaded once per k step, or read by the instruction itself at most once per row
+            assertThat(hot.zmmLoads() + hot.intrinsicFromMemory())
+                    .as("B reads in " + hot)
+                    .isLessThanOrEqualTo(steps * t[1]);
+        }
+    }
+
+    /** A bf16 14 x 2 tile over 30 rows (tail of 2): within the bound of {@code TensorizeJitTest}. */
+    @Test
+    void bf16RowTailWithinTheBf16Bound() {
+        assume(TensorIntrinsics.BF16_DOT);
+        int m = 30, n = 64, kk = 96;
+        ComputeDAG dag = TensorizeJitTest.packedDense(DType.BFLOAT16, DType.BFLOAT16, m, n, kk);
+        NDArray xf = NDArray.random(DType.FLOAT32, 61, m, kk);
+        NDArray wf = NDArray.random(DType.FLOAT32, 62, n, kk);
+        NDArray x = NDArray.allocate(DType.BFLOAT16, m, kk), w = NDArray.allocate(DType.BFLOAT16, n, kk);
+        for (long i = 0; i < x.numElements(); i++) x.setDoubleFlat(xf.getDoubleFlat(i), i);
+        for (long i = 0; i < w.numElements(); i++) w.setDoubleFlat(wf.getDoubleFlat(i), i);
+        NDArray out = NDArray.allocate(DType.FLOAT32, m, n);
+        PrimFunc f = Lowering.lower("bf16_tail", tile(dag, TensorIntrinsics.BF16_DOT, m, n, 14, 1, 2));
+        try (LlvmKernel k = llvm.compile(f, HOST)) {
+            k.call(x, w, out);
+            assertThat(k.source()).contains("vdpbf16ps");
+        }
+        double u = Math.scalb(1.0, -8);
+        double rel = 2 * u + u * u + kk * Math.scalb(1.0, -24);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double ref = 0, mag = 0;
+                for (int q = 0; q < kk; q++) {
+                    double p = xf.getDouble(i, q) * wf.getDouble(j, q);
+                    ref += p;
+                    mag += Math.abs(p);
+                }
+                assertThat(Math.abs(out.getDouble(i, j) - ref))
+                        .as("out[%d, %d] = %s, float32 reference %s", i, j, out.getDouble(i, j), ref)
+                        .isLessThanOrEqualTo(rel * mag + 1e-30);
+            }
+    }
+}
