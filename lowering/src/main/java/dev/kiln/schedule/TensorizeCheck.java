@@ -102,6 +102,16 @@ final class TensorizeCheck {
         }
         if (!concrete && !s.stage(stageId).isConcrete()) return;
         for (int u : nest) tailInside(st, u, where);
+        if (in.kind().isGpu()) {
+            // a GPU intrinsic is a warp's collective operation: no guard around it either
+            for (int root : roots) {
+                if (!divides(st, root)) {
+                    throw new ScheduleException(
+                            where + "the splits of axis '" + st.all().get(root).name()
+                                    + "' do not divide it, a guard would surround the warp's tensorized loops");
+                }
+            }
+        }
         new Layout(s, st, op, in, roots, reads, where).check();
     }
 
@@ -151,6 +161,33 @@ final class TensorizeCheck {
             }
             u = found.parent();
         }
+    }
+
+    /** Whether every split under root axis {@code root} divides its parent exactly. */
+    private static boolean divides(Stage st, int root) {
+        for (IterRelation rel : st.relations()) {
+            if (rel instanceof IterRelation.Split sp && under(st, sp.parent(), root)) {
+                Long p = st.all().get(sp.parent()).extent();
+                Long o = st.all().get(sp.outer()).extent();
+                Long i = st.all().get(sp.inner()).extent();
+                if (p == null || o == null || i == null || o * i != p) return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean under(Stage st, int uid, int root) {
+        int u = uid;
+        while (u >= st.numRoots()) {
+            int parent = -1;
+            for (IterRelation rel : st.relations()) {
+                if (rel instanceof IterRelation.Split sp && (sp.inner() == u || sp.outer() == u)) parent = sp.parent();
+                if (rel instanceof IterRelation.Fuse f && f.fused() == u) return false;
+            }
+            if (parent < 0) return false;
+            u = parent;
+        }
+        return u == root;
     }
 
     /**
