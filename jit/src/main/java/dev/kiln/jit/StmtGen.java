@@ -295,7 +295,9 @@ final class StmtGen {
             gen(g, a.body());
         } else {
             // the native runtime's workspace cache: the block stays mapped for the next call (native-pool.ll)
-            g.mod.declare(NativePool.ALLOC, "ptr", "i64", "nounwind");
+            // noalias, as LLVM knows aligned_alloc's block is: a block the cache hands out is this
+            // allocation's alone, and without it LICM cannot keep accumulators that read it in registers
+            g.mod.declare(NativePool.ALLOC, "noalias ptr", "i64", "nounwind");
             g.mod.declare(NativePool.FREE, "void", "ptr, i64", "nounwind");
             String p = g.fn.emit("call ptr @" + NativePool.ALLOC + "(i64 " + rounded + ")");
             String nul = g.fn.emit("icmp eq ptr " + p + ", null");
