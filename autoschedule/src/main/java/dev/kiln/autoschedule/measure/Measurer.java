@@ -5,6 +5,7 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Builds and times programs of a search task on one {@link Target}: the auto-scheduler's only way
@@ -39,6 +40,24 @@ public interface Measurer extends AutoCloseable {
     /** Measures the schedules of {@code candidates}; one result per candidate, in order. */
     default List<MeasureResult> measureCandidates(SearchTask task, List<Candidate> candidates) {
         return measure(task, candidates.stream().map(Candidate::schedule).toList());
+    }
+
+    /**
+     * Starts measuring {@code schedules} (each for {@code task}'s DAG) and returns at once a future
+     * of one result per schedule, in the same order, for callers that keep the tuner busy while the
+     * programs measure (the task scheduler's {@code overlapRounds}). The default measures
+     * synchronously and returns a completed future, so the existing measurers need nothing more;
+     * a measurer with its own workers (a cluster) sends the batch and returns. Misuse still throws
+     * here; a failure on the way (the workers gone) completes the future exceptionally with a
+     * {@link dev.kiln.ir.KilnException}.
+     */
+    default CompletableFuture<List<MeasureResult>> submit(SearchTask task, List<Schedule> schedules) {
+        return CompletableFuture.completedFuture(measure(task, schedules));
+    }
+
+    /** Whether {@link #submit} returns before the programs are measured (false: the synchronous default). */
+    default boolean asynchronous() {
+        return false;
     }
 
     /** Measures one schedule. */

@@ -108,6 +108,15 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
             return this;
         }
 
+        /**
+         * Start the next task's round while the last one measures ({@link TaskSchedulerOptions.Builder#overlapRounds}):
+         * for cluster measurement, where it removes the idle tail of each round.
+         */
+        public Builder overlapRounds(boolean on) {
+            s.overlapRounds(on);
+            return this;
+        }
+
         public Builder layoutRewrite(boolean on) {
             layoutRewrite = on;
             return this;

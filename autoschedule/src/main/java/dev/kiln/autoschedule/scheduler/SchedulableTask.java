@@ -38,6 +38,16 @@ public interface SchedulableTask {
     /** Measures up to {@code n} (at least 1) new programs. */
     RoundOutcome runRound(int n);
 
+    /**
+     * Starts a round of up to {@code n} (at least 1) new programs without waiting for their
+     * measurements, for the scheduler's {@code overlapRounds}; the round is applied by
+     * {@link StartedRound#finish}, and the scheduler starts no other round of this task before.
+     * The default runs {@link #runRound} now.
+     */
+    default StartedRound startRound(int n) {
+        return StartedRound.done(runRound(n));
+    }
+
     /** The best latency in seconds so far; {@link Double#POSITIVE_INFINITY} while no program is valid. */
     double bestLatency();
 }

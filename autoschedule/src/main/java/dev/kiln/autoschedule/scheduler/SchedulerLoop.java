@@ -61,6 +61,19 @@ import java.util.function.LongSupplier;
  * group adjustment: task i leaves its group when its throughput is below the group's best over
  * beta and {@code t_i > 5 + max} rounds of the other members.
  *
+ * <p>With {@link TaskSchedulerOptions#overlapRounds()} the scheduler keeps two rounds in flight: it
+ * starts a round ({@link SchedulableTask#startRound}: the programs are chosen and handed to the
+ * measurer), then chooses and starts the next one, of another task, from what it knows at that
+ * point, and only then waits for the older round and applies it ({@link StartedRound#finish}).
+ * So a measurer with its own workers has the next round's programs queued while the last
+ * programs of a round measure, and the tuner's search for the next round overlaps the
+ * measurements. Rounds are applied in the order they started (so a run stays reproducible from
+ * its inputs); a task has at most one round in flight, so a round never draws a program that
+ * another round of its task is measuring; each round's trials are reserved from the budget when
+ * it starts; the warm-up is applied in full before tasks without a valid program are declared
+ * dead; after the budget, the time budget or early stopping, the rounds still in flight are
+ * applied. Without it (the default) each round is measured and applied before the next is chosen.
+ *
  * <p>A task whose round throws is dead ({@link TaskStatus#FAILED}, with the message); the others
  * go on. (Bad programs never throw: measurers record them as failed trials.)
  */
@@ -86,7 +99,10 @@ final class SchedulerLoop {
     private final SimilarityGroups groups;
     private final List<Integer> order = new ArrayList<>();
     private final List<ObjectivePoint> points = new ArrayList<>();
-    private int perRound, ct, restoredTrials;
+    private final boolean[] busy;
+    private final java.util.ArrayDeque<InFlight> inFlight = new java.util.ArrayDeque<>();
+    private final int depth;
+    private int perRound, ct, restoredTrials, reserved;
     private long start;
     private Writer tsv;
     private boolean ran;
@@ -129,6 +145,8 @@ final class SchedulerLoop {
         Arrays.fill(message, "");
         groups = new SimilarityGroups(tags, flops);
         rng = new SplittableRandom(options.seed());
+        busy = new boolean[n];
+        depth = options.overlapRounds() ? 2 : 1;
     }
 
     /** Runs the scheduler until the budget is spent, every task is dead, or global early stopping. Runs once. */
@@ -156,9 +174,13 @@ final class SchedulerLoop {
         if (ct > 0) point(-1);
 
         // Warm-up: one round per task, round robin; tasks restored with a valid program skip it.
-        for (int i = 0; i < n && ct < options.trials(); i++) {
-            if (!restored[i] && status[i] == TaskStatus.ALIVE) tune(i);
+        for (int i = 0; i < n; i++) {
+            if (restored[i] || status[i] != TaskStatus.ALIVE) continue;
+            while (inFlight.size() >= depth) end(inFlight.getFirst());
+            if (ct + reserved >= options.trials()) break;
+            begin(i);
         }
+        while (!inFlight.isEmpty()) end(inFlight.getFirst());
         int bestCt = ct;
         double bestScore = score();
         for (int i = 0; i < n; i++) {
@@ -171,7 +193,25 @@ final class SchedulerLoop {
         SchedulerStop stop = SchedulerStop.TRIAL_BUDGET;
         int rr = -1;
         while (true) {
-            if (ct >= options.trials()) break;
+            if (inFlight.size() >= depth
+                    || (!inFlight.isEmpty() && (ct + reserved >= options.trials() || !anyStartable()))) {
+                int i = end(inFlight.getFirst());
+                adjustSimilarityGroup(i);
+                double s = score();
+                if (s < bestScore) {
+                    bestScore = s;
+                    bestCt = ct;
+                } else if (options.earlyStopping() > 0 && ct - bestCt >= options.earlyStopping() && allHaveLatency()) {
+                    stop = SchedulerStop.EARLY_STOPPING;
+                    LOG.log(
+                            System.Logger.Level.INFO,
+                            "task scheduler: stopping early, the objective has not improved in {0} trials",
+                            ct - bestCt);
+                    break;
+                }
+                continue;
+            }
+            if (ct + reserved >= options.trials()) break;
             if (!options.timeBudget().isZero()
                     && nanoTime.getAsLong() - start >= options.timeBudget().toNanos()) {
                 stop = SchedulerStop.TIME_BUDGET;
@@ -184,26 +224,15 @@ final class SchedulerLoop {
             int i;
             if (options.strategy() == Strategy.ROUND_ROBIN) {
                 do rr = (rr + 1) % n;
-                while (status[rr].dead());
+                while (status[rr].dead() || busy[rr]);
                 i = rr;
             } else {
                 i = chooseByGradient();
             }
-            tune(i);
-            adjustSimilarityGroup(i);
-            double s = score();
-            if (s < bestScore) {
-                bestScore = s;
-                bestCt = ct;
-            } else if (options.earlyStopping() > 0 && ct - bestCt >= options.earlyStopping() && allHaveLatency()) {
-                stop = SchedulerStop.EARLY_STOPPING;
-                LOG.log(
-                        System.Logger.Level.INFO,
-                        "task scheduler: stopping early, the objective has not improved in {0} trials",
-                        ct - bestCt);
-                break;
-            }
+            begin(i);
         }
+        // Rounds already handed out are measured: apply them (they were within the budget when started).
+        while (!inFlight.isEmpty()) adjustSimilarityGroup(end(inFlight.getFirst()));
         if (ct >= options.trials() && stop == SchedulerStop.TRIAL_BUDGET && !anyAlive())
             stop = SchedulerStop.ALL_TASKS_DEAD;
         return new SchedulerTrace(
@@ -241,12 +270,37 @@ final class SchedulerLoop {
         return true;
     }
 
-    /** One round of task i (Ansor's {@code _tune_task}). */
-    private void tune(int i) {
-        int want = Math.min(perRound, options.trials() - ct);
+    /**
+     * Starts a round of task i (the first half of Ansor's {@code _tune_task}): with
+     * {@code overlapRounds} its programs are handed out and the round is applied later by
+     * {@link #end}; otherwise it is measured here. Its trials are reserved from the budget meanwhile.
+     */
+    private void begin(int i) {
+        int want = Math.min(perRound, options.trials() - ct - reserved);
+        StartedRound r = null;
+        RuntimeException failed = null;
+        try {
+            r = options.overlapRounds()
+                    ? tasks.get(i).startRound(want)
+                    : StartedRound.done(tasks.get(i).runRound(want));
+        } catch (RuntimeException e) {
+            failed = e;
+        }
+        busy[i] = true;
+        reserved += want;
+        inFlight.addLast(new InFlight(i, want, r, failed));
+    }
+
+    /** Applies a round started by {@link #begin} (the second half of {@code _tune_task}); returns its task. */
+    private int end(InFlight f) {
+        inFlight.remove(f);
+        int i = f.task(), want = f.want();
+        busy[i] = false;
+        reserved -= want;
         RoundOutcome r;
         try {
-            r = tasks.get(i).runRound(want);
+            if (f.failed() != null) throw f.failed();
+            r = f.round().finish();
             if (r.measured() > want) {
                 throw new KilnException("task " + i + " (" + tasks.get(i).name() + ") measured " + r.measured()
                         + " programs in a round of " + want);
@@ -276,7 +330,11 @@ final class SchedulerLoop {
         }
         history.get(i).add(cost[i]);
         point(i);
+        return i;
     }
+
+    /** A round handed out and not yet applied. */
+    private record InFlight(int task, int want, StartedRound round, RuntimeException failed) {}
 
     private void fail(int i, String what, RuntimeException e) {
         status[i] = TaskStatus.FAILED;
@@ -295,7 +353,7 @@ final class SchedulerLoop {
         int argmin = -1;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         for (int i = 0; i < n; i++) {
-            if (status[i].dead()) continue;
+            if (status[i].dead() || busy[i]) continue;
             double g = gradient(i, base);
             if (g < min) {
                 min = g;
@@ -352,16 +410,22 @@ final class SchedulerLoop {
 
     private int randomAlive() {
         int alive = 0;
-        for (TaskStatus s : status) if (!s.dead()) alive++;
+        for (int i = 0; i < n; i++) if (!status[i].dead() && !busy[i]) alive++;
         int k = rng.nextInt(alive);
         for (int i = 0; i < n; i++) {
-            if (!status[i].dead() && k-- == 0) return i;
+            if (!status[i].dead() && !busy[i] && k-- == 0) return i;
         }
         throw new AssertionError("no live task");
     }
 
     private boolean anyAlive() {
         for (TaskStatus s : status) if (!s.dead()) return true;
+        return false;
+    }
+
+    /** Whether a live task has no round in flight. */
+    private boolean anyStartable() {
+        for (int i = 0; i < n; i++) if (!status[i].dead() && !busy[i]) return true;
         return false;
     }
 

@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.scheduler;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.search.BestProgram;
+import dev.kiln.autoschedule.search.PendingRound;
 import dev.kiln.autoschedule.search.SearchLoop;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
@@ -71,6 +72,23 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
     public RoundOutcome runRound(int n) {
         SearchRound r = loop.round(n);
         return new RoundOutcome(r.measured(), r.errors());
+    }
+
+    @Override
+    public StartedRound startRound(int n) {
+        PendingRound p = loop.startRound(n);
+        return new StartedRound() {
+            @Override
+            public java.util.concurrent.CompletableFuture<?> measured() {
+                return p.measured();
+            }
+
+            @Override
+            public RoundOutcome finish() {
+                SearchRound r = loop.finishRound(p);
+                return new RoundOutcome(r.measured(), r.errors());
+            }
+        };
     }
 
     @Override

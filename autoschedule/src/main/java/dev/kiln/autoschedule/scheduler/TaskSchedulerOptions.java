@@ -49,6 +49,10 @@ import java.util.Optional;
  * @param verbose              print the progress table to standard output after every round
  * @param timeBudget           stop starting rounds once this much time has passed ({@link java.time.Duration#ZERO}: no
  *                             limit); checked after the warm-up, which always completes so every task has a program
+ * @param overlapRounds        start the next round (another task's) while the last one measures, so that a measurer
+ *                             with its own workers ({@link Measurer#asynchronous()}, a cluster) never waits for the
+ *                             tail of a round; results are applied in the order the rounds started (see
+ *                             {@link SchedulerLoop}). Off by default: the synchronous, round-by-round schedule
  */
 public record TaskSchedulerOptions(
         Strategy strategy,
@@ -73,7 +77,8 @@ public record TaskSchedulerOptions(
         Measurer measurer,
         SchedulerListener listener,
         boolean verbose,
-        java.time.Duration timeBudget) {
+        java.time.Duration timeBudget,
+        boolean overlapRounds) {
 
     /** Makes the cost model all tasks share. */
     @FunctionalInterface
@@ -152,6 +157,7 @@ public record TaskSchedulerOptions(
         private Measurer measurer;
         private SchedulerListener listener;
         private boolean verbose;
+        private boolean overlapRounds;
         private java.time.Duration timeBudget = java.time.Duration.ZERO;
 
         private Builder() {}
@@ -294,6 +300,16 @@ public record TaskSchedulerOptions(
             return this;
         }
 
+        /**
+         * Overlap rounds: hand out the next round (another task's, chosen from what is known now) while the last one
+         * measures, and apply results as they come, oldest round first. For measurers with their own workers (a
+         * cluster); with a synchronous measurer it changes only the order in which results are seen.
+         */
+        public Builder overlapRounds(boolean on) {
+            overlapRounds = on;
+            return this;
+        }
+
         public TaskSchedulerOptions build() {
             return new TaskSchedulerOptions(
                     strategy,
@@ -318,7 +334,8 @@ public record TaskSchedulerOptions(
                     measurer,
                     listener,
                     verbose,
-                    timeBudget);
+                    timeBudget,
+                    overlapRounds);
         }
     }
 }

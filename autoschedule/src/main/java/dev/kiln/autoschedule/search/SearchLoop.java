@@ -69,6 +69,7 @@ public final class SearchLoop {
     private int trials, errors, unreplayable, restoredTrials, remeasured;
     private boolean started;
     private long start;
+    private PendingRound pending;
 
     /** A loop timed by {@link System#nanoTime()}. */
     public SearchLoop(
@@ -252,7 +253,75 @@ public final class SearchLoop {
         return nextRound(n);
     }
 
+    /**
+     * Starts a round without waiting for it: asks the policy for up to {@code n} new programs and
+     * hands them to the measurer's {@link Measurer#submit} as one batch. Nothing is logged or given
+     * to the policy until {@link #finishRound}; a loop has at most one round pending, and
+     * {@link #round} is refused meanwhile. With a synchronous measurer the programs are measured
+     * here. A round killed before it finishes leaves nothing in the log: its programs are measured
+     * again on resume.
+     */
+    public PendingRound startRound(int n) {
+        if (n < 1)
+            throw new KilnException(
+                    "a search round of task " + task.workloadKey() + " must measure at least 1 program, not " + n);
+        if (pending != null)
+            throw new IllegalStateException("task " + task.workloadKey() + " already has a round pending");
+        if (!started) restore();
+        List<Candidate> batch = policy.nextBatch(n, Collections.unmodifiableSet(measured));
+        checkBatch(batch, n);
+        java.util.concurrent.CompletableFuture<List<MeasureResult>> f = batch.isEmpty()
+                ? java.util.concurrent.CompletableFuture.completedFuture(List.of())
+                : measurer.submit(task, batch.stream().map(Candidate::schedule).toList());
+        pending = new PendingRound(this, batch, f);
+        return pending;
+    }
+
+    /**
+     * Waits for a round started by {@link #startRound}, appends its records to the log in the
+     * batch's order, counts them and hands them to the policy, as {@link #round} does. A failed
+     * measurement (the cluster gone, say) throws a {@link KilnException} and the round's programs
+     * are not logged.
+     */
+    public SearchRound finishRound(PendingRound p) {
+        if (p == null || p.loop() != this || p != pending || p.finished())
+            throw new IllegalStateException("not the pending round of task " + task.workloadKey());
+        p.finish();
+        pending = null;
+        if (p.batch().isEmpty()) return new SearchRound(List.of(), true, false);
+        List<MeasureResult> results;
+        try {
+            results = p.results().join();
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            Throwable c = e.getCause() == null ? e : e.getCause();
+            if (c instanceof KilnException k) throw k;
+            throw new KilnException("measuring a round of task " + task.workloadKey() + " failed: " + c);
+        }
+        if (results.size() != p.batch().size()) {
+            throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned " + results.size()
+                    + " results for " + p.batch().size() + " programs");
+        }
+        List<Trial> round = new ArrayList<>();
+        for (int i = 0; i < results.size(); i++) {
+            Candidate c = p.batch().get(i);
+            Trial t = new Trial(c, results.get(i));
+            log.append(toRecord(t));
+            count(
+                    c,
+                    t.result().error().name(),
+                    t.result().errorMessage(),
+                    t.result().cost());
+            round.add(t);
+            progress.update(state(start));
+        }
+        policy.update(round);
+        progress.roundDone(state(start));
+        return new SearchRound(round, false, false);
+    }
+
     private SearchRound nextRound(int n) {
+        if (pending != null)
+            throw new IllegalStateException("task " + task.workloadKey() + " has a round pending (finishRound first)");
         List<Candidate> batch = policy.nextBatch(n, Collections.unmodifiableSet(measured));
         checkBatch(batch, n);
         if (batch.isEmpty()) return new SearchRound(List.of(), true, false);
