@@ -243,13 +243,16 @@ public final class SearchLoop {
      * each appended to the log before the next is measured, then hands the round to the policy.
      * Restores from the log first if {@link #restore()} was not called. A round with nothing new
      * to measure says {@link SearchRound#exhausted()}; a bad program is a failed trial, never an
-     * exception. Does not look at the limits' trial budget or early stopping.
+     * exception. Does not look at the limits' trial budget or early stopping. With an
+     * {@link Measurer#asynchronous()} measurer (a cluster) the round's programs go to it as one
+     * batch, to be measured in parallel, and are logged when the batch is back.
      */
     public SearchRound round(int n) {
         if (n < 1)
             throw new KilnException(
                     "a search round of task " + task.workloadKey() + " must measure at least 1 program, not " + n);
         if (!started) restore();
+        if (measurer.asynchronous()) return finishRound(startRound(n));
         return nextRound(n);
     }
 

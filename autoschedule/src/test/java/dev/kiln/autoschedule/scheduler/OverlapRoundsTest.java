@@ -1,0 +1,158 @@
+package dev.kiln.autoschedule.scheduler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.log.LogRecord;
+import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.search.RandomSearchPolicy;
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.te.ComputeDAG;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The task scheduler with {@code overlapRounds} over an asynchronous measurer with its own workers ({@link
+ * PoolMeasurer}: 4 workers that sleep 25 ms a program): rounds overlap and the workers idle less than with the
+ * round-by-round schedule; every program is measured once and logged once, in its own task's records; a second run
+ * resumes from the log; a run is reproducible; a round whose measurement fails kills only its task.
+ */
+class OverlapRoundsTest {
+    static final int WORKERS = 4;
+    static final long SLEEP_MS = 25;
+
+    @TempDir
+    Path dir;
+
+    static List<TuningTask> tasks() {
+        return List.of(
+                new TuningTask(AutoSchedule.task(TaskSchedulerTest.matmul(), TaskSchedulerTest.CPU), 2, "", "matmul"),
+                new TuningTask(AutoSchedule.task(TaskSchedulerTest.relu(), TaskSchedulerTest.CPU), 3, "", "relu"),
+                new TuningTask(AutoSchedule.task(TaskSchedulerTest.scale(), TaskSchedulerTest.CPU), 1, "", "scale"));
+    }
+
+    /** 6 programs a round on 4 workers: without overlap, each round leaves 2 workers idle for its second wave. */
+    static TaskSchedulerOptions.Builder opts(int trials, PoolMeasurer m, boolean overlap) {
+        return TaskSchedulerOptions.builder()
+                .trials(trials)
+                .measuresPerRound(6)
+                .seed(11)
+                .measurer(m)
+                .policies(RandomSearchPolicy::forTask)
+                .overlapRounds(overlap);
+    }
+
+    record Run(SchedulerResult result, double idleSeconds, int overlapped, List<String> measured) {}
+
+    Run run(Path log, int trials, boolean overlap, String failing) {
+        try (PoolMeasurer m = new PoolMeasurer(TaskSchedulerTest.CPU, WORKERS, SLEEP_MS, failing)) {
+            long t0 = System.nanoTime();
+            SchedulerResult r = new TaskScheduler(
+                            tasks(), opts(trials, m, overlap).logFile(log).build())
+                    .tune();
+            double wall = (System.nanoTime() - t0) / 1e9;
+            return new Run(r, WORKERS * wall - m.busySeconds(), m.overlapped(), m.measured());
+        }
+    }
+
+    /** The log's trial records (workload key + program key), in order. */
+    static List<String> records(Path log) {
+        Map<String, ComputeDAG> dags = tasks().stream()
+                .collect(Collectors.toMap(
+                        t -> t.task().workloadKey(), t -> t.task().dag()));
+        List<String> out = new ArrayList<>();
+        try (TuningLog l = TuningLog.open(log)) {
+            for (LogRecord r : l.records()) {
+                if (r.isRemeasure()) continue;
+                assertThat(dags).containsKey(r.workloadKey());
+                out.add(r.workloadKey() + " "
+                        + Candidate.of(r.schedule(dags.get(r.workloadKey()))).key());
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void roundsOverlapAndEveryProgramIsLoggedOnceInItsOwnTask() {
+        Path syncLog = dir.resolve("sync.jsonl"), overlapLog = dir.resolve("overlap.jsonl");
+        run(dir.resolve("warm-up.jsonl"), 18, false, ""); // class loading and JIT, not counted
+        Run sync = run(syncLog, 72, false, "");
+        Run overlap = run(overlapLog, 72, true, "");
+
+        assertThat(sync.overlapped()).isZero();
+        assertThat(overlap.overlapped()).isGreaterThan(0);
+        // Rounds of up to 6 programs on 4 workers: round by round, each round idles 2 workers for a wave (>= 0.6 s).
+        System.out.printf(
+                "worker idle: round by round %.3f s, overlapped %.3f s%n", sync.idleSeconds(), overlap.idleSeconds());
+        assertThat(overlap.idleSeconds()).isLessThan(0.75 * sync.idleSeconds());
+
+        SchedulerResult r = overlap.result();
+        assertThat(r.trials()).isEqualTo(72);
+        assertThat(overlap.measured()).hasSize(72);
+        List<String> logged = records(overlapLog);
+        assertThat(logged).hasSize(72).doesNotHaveDuplicates();
+        for (TaskResult t : r.tasks()) {
+            String key = t.task().task().workloadKey();
+            List<LogRecord> own;
+            try (TuningLog l = TuningLog.open(overlapLog)) {
+                own = l.records(key, TaskSchedulerTest.CPU.toString());
+            }
+            assertThat(own).hasSize(t.trials());
+            assertThat(t.trials()).isBetween(1, 6 * t.summary().rounds());
+            double fastest = own.stream()
+                    .filter(LogRecord::isValid)
+                    .mapToDouble(LogRecord::seconds)
+                    .min()
+                    .orElseThrow();
+            assertThat(t.bestSeconds()).isEqualTo(fastest);
+        }
+        assertThat(r.history()).hasSize(r.trace().order().size());
+        assertThat(r.trace().order()).hasSizeGreaterThanOrEqualTo(12);
+
+        // Reproducible: the same inputs give the same records in the same order, whatever the workers' timing.
+        Path again = dir.resolve("again.jsonl");
+        run(again, 72, true, "");
+        assertThat(records(again)).isEqualTo(logged);
+    }
+
+    @Test
+    void anOverlappedRunResumesFromItsLog() {
+        Path log = dir.resolve("resume.jsonl");
+        run(log, 36, true, "");
+        List<String> before = records(log);
+
+        Run same = run(log, 36, true, "");
+        assertThat(same.measured()).isEmpty();
+        assertThat(same.result().newTrials()).isZero();
+
+        Run more = run(log, 60, true, "");
+        assertThat(more.measured()).hasSize(24);
+        assertThat(more.result().trials()).isEqualTo(60);
+        List<String> after = records(log);
+        assertThat(after).hasSize(60).doesNotHaveDuplicates().containsAll(before);
+        assertThat(new HashSet<>(after.subList(0, 36))).isEqualTo(new HashSet<>(before));
+    }
+
+    @Test
+    void aRoundWhoseMeasurementFailsKillsOnlyItsTask() {
+        String failing = tasks().get(1).task().workloadKey();
+        Path log = dir.resolve("failing.jsonl");
+        Run run = run(log, 48, true, failing);
+        Map<String, TaskResult> byName = run.result().tasks().stream()
+                .collect(Collectors.toMap(t -> t.task().description(), Function.identity()));
+        assertThat(byName.get("relu").status()).isEqualTo(TaskStatus.FAILED);
+        assertThat(byName.get("relu").summary().message()).contains("fake worker lost");
+        assertThat(byName.get("relu").trials()).isZero();
+        assertThat(byName.get("matmul").best()).isPresent();
+        assertThat(byName.get("scale").best()).isPresent();
+        assertThat(run.result().trials()).isEqualTo(48);
+        assertThat(records(log)).hasSize(48).doesNotHaveDuplicates().noneMatch(k -> k.startsWith(failing + " "));
+    }
+}
