@@ -85,6 +85,15 @@ public final class TaskScheduler {
         return options;
     }
 
+    /**
+     * Runs the scheduler's loop ({@link SchedulerLoop}: warm-up, then the strategy's choice of rounds) over tasks
+     * that measure themselves, with {@code options}' budget, strategy, seed and {@code overlapRounds}; the options'
+     * log, policies and measurers are not used. For simulations (the cluster bench's simulated network) and tests.
+     */
+    public static SchedulerTrace schedule(List<? extends SchedulableTask> tasks, TaskSchedulerOptions options) {
+        return new SchedulerLoop(tasks, options).run();
+    }
+
     /** The seed of task {@code index}'s search policy. */
     public static long taskSeed(long seed, int index) {
         return seed + 0x9E3779B97F4A7C15L * (index + 1);

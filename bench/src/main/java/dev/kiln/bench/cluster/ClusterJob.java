@@ -38,8 +38,7 @@ public final class ClusterJob implements AutoCloseable {
 
     /** Measures {@code items} on the cluster; one result per item, in order. */
     public List<MeasureResult> run(List<WorkItem> items, Map<String, byte[]> workloads) {
-        CompletableFuture<List<MeasureResult>> done = new CompletableFuture<>();
-        actor.tell(new JobActor.Submit(List.copyOf(items), Map.copyOf(workloads), done));
+        CompletableFuture<List<MeasureResult>> done = submit(items, workloads);
         try {
             while (true) {
                 try {
@@ -58,6 +57,22 @@ public final class ClusterJob implements AutoCloseable {
             if (e.getCause() instanceof KilnException k) throw k;
             throw new KilnException("the cluster job failed: " + e.getCause());
         }
+    }
+
+    /**
+     * Queues {@code items} behind the batches already submitted and returns at once: the future gets one result per
+     * item, in order, or fails with a {@link KilnException} (no worker of the target for too long, the job stopped,
+     * the tuner's node stopped). Batches are handed out first come, first served, so a batch submitted while the
+     * last programs of the one before measure keeps the workers busy.
+     */
+    public CompletableFuture<List<MeasureResult>> submit(List<WorkItem> items, Map<String, byte[]> workloads) {
+        CompletableFuture<List<MeasureResult>> done = new CompletableFuture<>();
+        actor.tell(new JobActor.Submit(List.copyOf(items), Map.copyOf(workloads), done));
+        node.system()
+                .getWhenTerminated()
+                .thenRun(() -> done.completeExceptionally(new KilnException(
+                        nodeStopped().getMessage() + "; " + items.size() + " programs were not measured")));
+        return done;
     }
 
     /** What the job has seen so far. */

@@ -18,6 +18,8 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * A {@link Measurer} that measures on the workers of a Kiln cluster: each schedule is lowered here (a {@link
@@ -84,8 +86,29 @@ public final class ClusterMeasurer implements Measurer {
 
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
+        try {
+            return submit(task, schedules).join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof KilnException k) throw k;
+            throw new KilnException("the cluster job failed: " + e.getCause());
+        }
+    }
+
+    /** The cluster measures in parallel: {@link #submit} sends the batch and returns. */
+    @Override
+    public boolean asynchronous() {
+        return true;
+    }
+
+    /**
+     * Lowers the schedules here (a lowering failure is that program's result at once), sends the others to the
+     * workers as one batch behind those already queued, and returns; the future gets one result per schedule, in
+     * order.
+     */
+    @Override
+    public CompletableFuture<List<MeasureResult>> submit(SearchTask task, List<Schedule> schedules) {
         if (closed) throw new KilnException("this measurer is closed");
-        if (schedules.isEmpty()) return List.of();
+        if (schedules.isEmpty()) return CompletableFuture.completedFuture(List.of());
         String key = workloadKey(task);
         Map<String, byte[]> send = new HashMap<>();
         List<WorkItem> items = new ArrayList<>();
@@ -102,9 +125,12 @@ public final class ClusterMeasurer implements Measurer {
             items.add(new WorkItem(key, p.program().request(), options.timeoutSeconds(), 0, 0));
             where.add(i);
         }
-        List<MeasureResult> got = job.run(items, send);
-        for (int k = 0; k < got.size(); k++) out[where.get(k)] = got.get(k);
-        return List.of(out);
+        if (items.isEmpty()) return CompletableFuture.completedFuture(List.of(out));
+        return job.submit(items, send).thenApply(got -> {
+            MeasureResult[] all = out.clone();
+            for (int k = 0; k < got.size(); k++) all[where.get(k)] = got.get(k);
+            return List.of(all);
+        });
     }
 
     /** A short key of the task's workload with this measurer's seed and check, for the workers' caches. */

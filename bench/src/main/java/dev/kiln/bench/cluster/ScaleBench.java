@@ -27,7 +27,8 @@ import picocli.CommandLine.Option;
  * by the workers, against the time taken), the bound that batches set (a dispatcher without overhead, giving each
  * program of a batch in turn to the first free worker, still leaves workers idle at the end of each batch), the
  * dispatch overhead per trial (worker time lost beyond that bound: round trips between programs, the start of each
- * batch) and the tuner's CPU time per trial.
+ * batch) and the tuner's CPU time per trial. With {@code --tasks} it simulates a network tune instead: the task
+ * scheduler over that many simulated tasks, rounds overlapping unless {@code --no-overlap} ({@link SimulatedNetwork}).
  */
 @Command(
         name = "bench",
@@ -65,6 +66,27 @@ final class ScaleBench implements Callable<Integer> {
                     + "machine, where the tuner's node is otherwise removed from the cluster (default: "
                     + "${DEFAULT-VALUE})")
     long unreachableMs = 5000;
+
+    @Option(
+            names = "--tasks",
+            description = "simulate a network tune instead of plain batches: the task scheduler (gradient strategy) "
+                    + "over this many simulated tasks, rounds of --batch (0: plain batches; default: ${DEFAULT-VALUE})")
+    int tasks;
+
+    @Option(
+            names = "--overlap",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "with --tasks: the scheduler's overlapRounds (the next task's round is queued while a "
+                    + "round measures); --no-overlap runs round by round (default: ${DEFAULT-VALUE})")
+    boolean overlap = true;
+
+    @Option(
+            names = "--search-ms",
+            description = "with --tasks: tuner time a round spends choosing its programs before it sends them "
+                    + "(simulated search; default: ${DEFAULT-VALUE})")
+    double searchMs;
 
     /** One row of the table. */
     record Row(
@@ -108,6 +130,14 @@ final class ScaleBench implements Callable<Integer> {
                 mean(times) * 1e3,
                 batch,
                 workerQueue);
+        if (tasks > 0) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "simulated network tune: %d tasks, %s, search %.0f ms per round; the bound is round by round's%n",
+                    tasks,
+                    overlap ? "overlapping rounds" : "round by round",
+                    searchMs);
+        }
         System.out.println(
                 "workers  trials/s  ideal/s  efficiency  batch bound  dispatch ms/trial  tuner CPU ms/trial");
         List<String> workerArgs = List.of(
@@ -127,7 +157,9 @@ final class ScaleBench implements Callable<Integer> {
                 job.awaitWorkers(have, Duration.ofMinutes(5));
                 if (n < have) throw new KilnException("--workers must be increasing, got " + counts);
                 run(job, n, java.util.Arrays.copyOf(times, Math.min(times.length, batch)), batch); // warm-up, untimed
-                Row r = run(job, n, times, batch);
+                Row r = tasks > 0
+                        ? SimulatedNetwork.run(job, n, times, batch, tasks, overlap, searchMs, seed)
+                        : run(job, n, times, batch);
                 System.out.printf(
                         Locale.ROOT,
                         "%7d  %8.2f  %7.2f  %9.1f%%  %10.1f%%  %17.2f  %18.3f%n",

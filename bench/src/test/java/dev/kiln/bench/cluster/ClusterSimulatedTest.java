@@ -76,6 +76,33 @@ class ClusterSimulatedTest {
     }
 
     @Test
+    @Order(0)
+    void aSimulatedNetworkTuneWithOverlappingRoundsMeasuresEveryTrialOnce() {
+        try (ClusterJob job = new ClusterJob(tuner, "simulated", Duration.ofSeconds(30))) {
+            job.awaitWorkers(3, Duration.ofSeconds(30));
+            double[] times = new double[36];
+            for (int i = 0; i < times.length; i++) times[i] = 0.05 + 0.01 * (i % 7);
+            // 3 tasks, rounds of 6 on 3 workers: the scheduler keeps the next task's round queued behind each round
+            ScaleBench.Row r = SimulatedNetwork.run(job, 3, times, 6, 3, true, 0, 5);
+            assertThat(r.trials()).isEqualTo(36);
+            double sum = java.util.Arrays.stream(times).sum();
+            assertThat(r.idealSeconds()).isCloseTo(sum / 3, org.assertj.core.data.Offset.offset(1e-9));
+            JobReport rep = job.report();
+            assertThat(rep.completed()).isEqualTo(36);
+            assertThat(rep.byWorker().values().stream()
+                            .mapToLong(Long::longValue)
+                            .sum())
+                    .isEqualTo(36);
+            assertThat(rep.faults()).isEmpty();
+            System.out.printf(
+                    java.util.Locale.ROOT,
+                    "simulated network on 3 workers: efficiency %.1f%%, round-by-round bound %.1f%%%n",
+                    100 * r.efficiency(),
+                    100 * r.bound());
+        }
+    }
+
+    @Test
     @Order(1)
     void twoJobsShareTheWorkersFairlyAndAWorkerOfAnotherTargetNeverMeasures() throws Exception {
         try (ClusterJob a = new ClusterJob(tuner, "simulated", Duration.ofSeconds(30));
