@@ -31,7 +31,9 @@ import java.util.stream.Collectors;
  * best and hands the round's trials to the policy. It stops at the trial budget, when the best
  * has not improved in {@code earlyStopping} trials, when the policy finds nothing new, or at the
  * time budget, which is checked before every program (the one being measured finishes; the rest
- * of its round is left out).
+ * of its round is left out). With an {@link Measurer#asynchronous()} measurer (a cluster, whose
+ * workers measure a batch in parallel) a round's programs go to it as one batch instead, and are
+ * logged in the batch's order once all are back (a tuner killed mid-round loses that round).
  *
  * <p>Before it reports, {@link #run()} re-measures the fastest programs ({@link #remeasure()}),
  * so that the best is not a program that was lucky once; a program's cost is the median of its
@@ -46,7 +48,8 @@ import java.util.stream.Collectors;
  * wanted, reading {@link #best()}, {@link #trials()} and the error counts between rounds, and
  * {@link #outcome} at the end. Rounds log, resume and check the policy exactly as {@link #run()}
  * does; the trial budget and early stopping of the limits are then the caller's business (only
- * the time budget, counted from {@link #restore()}, still cuts a round short).
+ * the time budget, counted from {@link #restore()}, still cuts a round short). {@link #startRound}
+ * and {@link #finishRound} split a round in two, for the scheduler's overlapping rounds.
  */
 public final class SearchLoop {
     private static final System.Logger LOG = System.getLogger(SearchLoop.class.getName());
@@ -153,7 +156,8 @@ public final class SearchLoop {
                     reason = StopReason.TIME_BUDGET;
                     break;
                 }
-                SearchRound r = nextRound(Math.min(limits.measuresPerRound(), limits.trials() - trials));
+                int n = Math.min(limits.measuresPerRound(), limits.trials() - trials);
+                SearchRound r = measurer.asynchronous() ? finishRound(startRound(n)) : nextRound(n);
                 if (r.exhausted()) {
                     reason = StopReason.SEARCH_SPACE_EXHAUSTED;
                     break;

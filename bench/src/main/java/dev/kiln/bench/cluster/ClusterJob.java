@@ -10,46 +10,75 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
  * A tuning job on a cluster node: submits batches of {@link WorkItem}s to the workers of one target and waits for
  * their results ({@link JobActor} does the dispatching). Several jobs, in one tuner process or in several, share the
  * workers of a target: each worker serves the jobs with work in turn.
+ *
+ * <p>A job made by {@link #rejoining} owns its node: when the node is removed from the cluster (silent past its
+ * failure detector's patience on an overloaded machine, a network cut) and stops, the job starts a fresh node with
+ * the same settings, which joins the cluster again, and sends the batches that were waiting there again (up to
+ * {@link #MAX_REJOINS} times per batch). The results of a batch still come back once per item, in order.
  */
 public final class ClusterJob implements AutoCloseable {
-    private final ClusterNode node;
+    private static final System.Logger LOG = System.getLogger(ClusterJob.class.getName());
+    /** How often a batch is sent again after the job's node stopped. */
+    public static final int MAX_REJOINS = 3;
+
     private final String target;
-    private final ActorRef<JobActor.Command> actor;
+    private final Duration noWorkerTimeout;
+    private final ClusterSettings settings;
+    private final List<String> roles;
+    private volatile ClusterNode node;
+    private volatile ActorRef<JobActor.Command> actor;
+    private volatile boolean closed;
+    private int rejoins;
 
     public ClusterJob(ClusterNode node, String target, Duration noWorkerTimeout) {
+        this(node, target, noWorkerTimeout, null, List.of());
+    }
+
+    private ClusterJob(
+            ClusterNode node, String target, Duration noWorkerTimeout, ClusterSettings settings, List<String> roles) {
         this.node = node;
         this.target = target;
+        this.noWorkerTimeout = noWorkerTimeout;
+        this.settings = settings;
+        this.roles = List.copyOf(roles);
         this.actor = node.spawn(JobActor.create(target, noWorkerTimeout), "job-" + UUID.randomUUID());
+    }
+
+    /**
+     * A job on a node of its own, started with {@code settings} and {@code roles}, that rejoins the cluster with a
+     * fresh node when its node is removed (see the class comment); {@link #close} stops the node.
+     */
+    public static ClusterJob rejoining(
+            ClusterSettings settings, List<String> roles, String target, Duration noWorkerTimeout) {
+        return new ClusterJob(ClusterNode.start(settings, roles), target, noWorkerTimeout, settings, roles);
     }
 
     public String target() {
         return target;
     }
 
+    /** The job's node now (a rejoining job's changes when it rejoins). */
     public ClusterNode node() {
         return node;
+    }
+
+    /** How often this job has started a fresh node after its node stopped. */
+    public synchronized int rejoins() {
+        return rejoins;
     }
 
     /** Measures {@code items} on the cluster; one result per item, in order. */
     public List<MeasureResult> run(List<WorkItem> items, Map<String, byte[]> workloads) {
         CompletableFuture<List<MeasureResult>> done = submit(items, workloads);
         try {
-            while (true) {
-                try {
-                    return done.get(1, TimeUnit.SECONDS);
-                } catch (TimeoutException e) {
-                    if (node.system().getWhenTerminated().toCompletableFuture().isDone()) {
-                        throw new KilnException(
-                                nodeStopped().getMessage() + "; " + items.size() + " programs were not measured");
-                    }
-                }
-            }
+            return done.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KilnException("interrupted while waiting for the cluster's measurements");
@@ -61,21 +90,86 @@ public final class ClusterJob implements AutoCloseable {
 
     /**
      * Queues {@code items} behind the batches already submitted and returns at once: the future gets one result per
-     * item, in order, or fails with a {@link KilnException} (no worker of the target for too long, the job stopped,
-     * the tuner's node stopped). Batches are handed out first come, first served, so a batch submitted while the
-     * last programs of the one before measure keeps the workers busy.
+     * item, in order, or fails with a {@link KilnException} (no worker of the target for too long, the job closed,
+     * the tuner's node stopped and, for a rejoining job, {@link #MAX_REJOINS} fresh nodes did not help). Batches are
+     * handed out first come, first served, so a batch submitted while the last programs of the one before measure
+     * keeps the workers busy.
      */
     public CompletableFuture<List<MeasureResult>> submit(List<WorkItem> items, Map<String, byte[]> workloads) {
+        CompletableFuture<List<MeasureResult>> out = new CompletableFuture<>();
+        send(List.copyOf(items), Map.copyOf(workloads), out, 0);
+        return out;
+    }
+
+    private void send(
+            List<WorkItem> items,
+            Map<String, byte[]> workloads,
+            CompletableFuture<List<MeasureResult>> out,
+            int tries) {
+        ClusterNode n;
+        ActorRef<JobActor.Command> a;
+        try {
+            synchronized (this) {
+                if (closed) throw new KilnException("the cluster job of target '" + target + "' is closed");
+                if (settings != null && stopping(node)) rejoin();
+                n = node;
+                a = actor;
+            }
+        } catch (RuntimeException e) {
+            out.completeExceptionally(e);
+            return;
+        }
         CompletableFuture<List<MeasureResult>> done = new CompletableFuture<>();
-        actor.tell(new JobActor.Submit(List.copyOf(items), Map.copyOf(workloads), done));
-        node.system()
+        a.tell(new JobActor.Submit(items, workloads, done));
+        n.system()
                 .getWhenTerminated()
                 .thenRun(() -> done.completeExceptionally(new KilnException(
                         nodeStopped().getMessage() + "; " + items.size() + " programs were not measured")));
-        return done;
+        done.whenComplete((r, e) -> {
+            if (e == null) {
+                out.complete(r);
+            } else if (settings != null && !closed && tries < MAX_REJOINS && stopping(n)) {
+                // the node is going (removed from the cluster): send the batch again from a fresh one
+                CompletableFuture.runAsync(() -> {
+                    awaitTerminated(n);
+                    send(items, workloads, out, tries + 1);
+                });
+            } else {
+                out.completeExceptionally(e instanceof java.util.concurrent.CompletionException c ? c.getCause() : e);
+            }
+        });
     }
 
-    /** What the job has seen so far. */
+    /** Whether {@code n}'s actor system is shutting down or stopped. */
+    private static boolean stopping(ClusterNode n) {
+        return n.system().getWhenTerminated().toCompletableFuture().isDone()
+                || CoordinatedShutdown.get(n.system()).getShutdownReason().isPresent();
+    }
+
+    private static void awaitTerminated(ClusterNode n) {
+        try {
+            n.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // a fresh node is started anyway
+        }
+    }
+
+    /** Starts a fresh node with the job's settings and a new dispatcher on it (the caller holds the lock). */
+    private void rejoin() {
+        ClusterNode old = node;
+        awaitTerminated(old);
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "cluster job of target '" + target + "': the tuner's node " + old.address()
+                        + " was removed from the cluster; joining again with a fresh node");
+        node = ClusterNode.start(settings, roles);
+        actor = node.spawn(JobActor.create(target, noWorkerTimeout), "job-" + UUID.randomUUID());
+        rejoins++;
+    }
+
+    /** What the job has seen so far (since its last rejoin). */
     public JobReport report() {
         CompletableFuture<JobReport> f = new CompletableFuture<>();
         actor.tell(new JobActor.Report(f));
@@ -119,9 +213,14 @@ public final class ClusterJob implements AutoCloseable {
                 + "too long, as on an overloaded machine, or a network partition left it in the minority)");
     }
 
-    /** Stops the job (its waiting batches are abandoned); the node stays. */
+    /** Stops the job (its waiting batches are abandoned); the node stays, unless the job made it ({@link #rejoining}). */
     @Override
     public void close() {
+        synchronized (this) {
+            if (closed) return;
+            closed = true;
+        }
         actor.tell(JobActor.Stop.INSTANCE);
+        if (settings != null) node.close();
     }
 }

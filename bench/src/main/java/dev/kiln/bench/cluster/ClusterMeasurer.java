@@ -32,36 +32,33 @@ import java.util.concurrent.CompletionException;
 public final class ClusterMeasurer implements Measurer {
     private final Target target;
     private final MeasureOptions options;
-    private final ClusterNode node;
-    private final boolean ownsNode;
     private final ClusterJob job;
     private final RemoteMeasurement.Preparer preparer;
     private final Map<String, byte[]> workloads = new HashMap<>();
     private boolean closed;
 
-    private ClusterMeasurer(
-            Target target, MeasureOptions options, ClusterNode node, boolean ownsNode, Duration noWorkerTimeout) {
+    private ClusterMeasurer(Target target, MeasureOptions options, ClusterJob job) {
         this.target = target;
         this.options = options;
-        this.node = node;
-        this.ownsNode = ownsNode;
-        this.job = new ClusterJob(node, target.toString(), noWorkerTimeout);
+        this.job = job;
         this.preparer = new RemoteMeasurement.Preparer(target, options);
     }
 
     /** A measurer on {@code node} (shared with other jobs; not closed with the measurer). */
     public static ClusterMeasurer on(
             ClusterNode node, Target target, MeasureOptions options, Duration noWorkerTimeout) {
-        return new ClusterMeasurer(target, options, node, false, noWorkerTimeout);
+        return new ClusterMeasurer(target, options, new ClusterJob(node, target.toString(), noWorkerTimeout));
     }
 
     /**
      * A factory for {@link TuneOptions.Builder#measurers}: each tuning run starts a tuner node with {@code settings},
-     * measures on the cluster, and leaves it when the run ends.
+     * measures on the cluster, and leaves it when the run ends. If that node is removed from the cluster meanwhile
+     * (an overloaded tuner machine, a network cut), a fresh one joins again and the waiting batches are sent again
+     * ({@link ClusterJob#rejoining}).
      */
     public static TuneOptions.MeasurerFactory factory(ClusterSettings settings, Duration noWorkerTimeout) {
         return (target, options) -> new ClusterMeasurer(
-                target, options, ClusterNode.start(settings, List.of("tuner")), true, noWorkerTimeout);
+                target, options, ClusterJob.rejoining(settings, List.of("tuner"), target.toString(), noWorkerTimeout));
     }
 
     @Override
@@ -150,6 +147,5 @@ public final class ClusterMeasurer implements Measurer {
         closed = true;
         job.close();
         preparer.close();
-        if (ownsNode) node.close();
     }
 }

@@ -194,4 +194,31 @@ class ClusterSimulatedTest {
                     .isEqualTo(n);
         }
     }
+
+    @Test
+    @Order(4)
+    void aTunerNodeRemovedFromTheClusterJoinsAgainAndItsBatchIsMeasured() throws Exception {
+        // a tuner of its own (port 0), joining through the seed; the one worker the last test left measures
+        ClusterSettings s = fx.settings(0, List.of(tuner.address()));
+        try (ClusterJob job = ClusterJob.rejoining(s, List.of("tuner"), "simulated", Duration.ofSeconds(60))) {
+            job.awaitWorkers(1, Duration.ofSeconds(60));
+            ClusterNode first = job.node();
+            CompletableFuture<List<MeasureResult>> rs = job.submit(items(4, 0.5, 0.007), Map.of());
+            long end = System.nanoTime() + 60_000_000_000L;
+            while (job.report().holding().isEmpty() && System.nanoTime() < end) Thread.sleep(20);
+            // the node is downed, as the cluster does to a member silent for too long: it stops
+            var cluster = org.apache.pekko.cluster.typed.Cluster.get(first.system());
+            cluster.manager()
+                    .tell(new org.apache.pekko.cluster.typed.Down(
+                            cluster.selfMember().address()));
+            assertAnswered(rs.get(120, java.util.concurrent.TimeUnit.SECONDS), 4, 0.007);
+            assertThat(first.system().getWhenTerminated().toCompletableFuture().isDone())
+                    .isTrue();
+            assertThat(job.rejoins()).isEqualTo(1);
+            assertThat(job.node()).isNotSameAs(first);
+            assertThat(job.node().isUp()).isTrue();
+            // and it goes on measuring
+            assertAnswered(job.run(items(2, 0.1, 0.008), Map.of()), 2, 0.008);
+        }
+    }
 }
