@@ -213,7 +213,9 @@ public final class ClusterJob implements AutoCloseable {
                 + "too long, as on an overloaded machine, or a network partition left it in the minority)");
     }
 
-    /** Stops the job (its waiting batches are abandoned); the node stays, unless the job made it ({@link #rejoining}). */
+    /**
+     * Stops the job (its waiting batches are abandoned); the node stays, unless the job made it ({@link #rejoining}).
+     */
     @Override
     public void close() {
         synchronized (this) {
