@@ -42,6 +42,10 @@ final class PoolMeasurer implements Measurer {
     private final LinkedBlockingQueue<Job> queue = new LinkedBlockingQueue<>();
     private final List<Thread> threads = new ArrayList<>();
     private final AtomicLong busyNanos = new AtomicLong();
+    private final int workers;
+    private int busy;
+    private long lastChange;
+    private long partialIdleNanos;
     private final AtomicInteger measuring = new AtomicInteger();
     private final AtomicInteger overlapped = new AtomicInteger();
     private final AtomicInteger submitted = new AtomicInteger();
@@ -51,6 +55,7 @@ final class PoolMeasurer implements Measurer {
         this.fake = new FakeMeasurer(target);
         this.sleepMs = sleepMs;
         this.failing = failing;
+        this.workers = workers;
         for (int w = 0; w < workers; w++) {
             Thread t = Thread.ofPlatform().daemon().name("pool-worker-" + w).start(this::work);
             threads.add(t);
@@ -62,6 +67,7 @@ final class PoolMeasurer implements Measurer {
             while (true) {
                 Job j = queue.take();
                 measuring.incrementAndGet();
+                change(1);
                 long t0 = System.nanoTime();
                 MeasureResult r = null;
                 RuntimeException error = null;
@@ -77,6 +83,7 @@ final class PoolMeasurer implements Measurer {
                 } finally {
                     busyNanos.addAndGet(System.nanoTime() - t0);
                     measuring.decrementAndGet();
+                    change(-1);
                 }
                 Batch b = j.batch();
                 if (error != null) b.done.completeExceptionally(error);
@@ -123,6 +130,22 @@ final class PoolMeasurer implements Measurer {
     /** Worker time spent measuring so far, in seconds. */
     double busySeconds() {
         return busyNanos.get() / 1e9;
+    }
+
+    /** A worker starts ({@code +1}) or ends ({@code -1}) a program: integrates the idle workers while some are busy. */
+    private synchronized void change(int delta) {
+        long now = System.nanoTime();
+        if (busy > 0) partialIdleNanos += (workers - busy) * (now - lastChange);
+        lastChange = now;
+        busy += delta;
+    }
+
+    /**
+     * Worker time spent idle while another worker measured, in seconds: the tails of rounds (and a tuner too slow to
+     * queue the next round), not the time every worker waits for the tuner.
+     */
+    synchronized double partialIdleSeconds() {
+        return partialIdleNanos / 1e9;
     }
 
     /** Batches submitted while an earlier batch was still unfinished. */
