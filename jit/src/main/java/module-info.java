@@ -11,6 +11,8 @@ module dev.kiln.jit {
     requires org.bytedeco.javacpp;
     requires org.bytedeco.llvm;
     requires org.objectweb.asm;
+    // the JVM backend keeps C1 off its kernels through the DiagnosticCommand MBean (C1Exclusion)
+    requires java.management;
     requires org.objectweb.asm.tree;
     requires org.objectweb.asm.util;
     // the JVM backend's generated classes call the Vector API when the JVM runs with it

@@ -39,7 +39,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The pure-JVM backend (ASM + Vector API) and the LLVM backend on the same schedules, side by
  * side: GEMM 1024 with the hand-written tiled schedule, and the ResNet conv2d layer (NHWC
- * 56x56x64 -> 64, 3x3, pad 1) with padding inlined, rows parallel and output channels vectorized.
+ * 56x56x64 -> 64, 3x3, pad 1) with padding inlined, register-tiled as {@link VectorConv} is (4 output
+ * pixels x 4 vectors of channels accumulated while the reduction runs outside, rows parallel;
+ * {@code conv2d-naive}: the older schedule with 1 pixel x 4 vectors).
  * Both backends compile with exact floating-point semantics (no FMA contraction) so they run the
  * same arithmetic. In the same run: the strong plain-Java baselines ({@code vector-api}:
  * {@link VectorGemm}, {@link VectorConv}, on a fork/join pool of the target's cores), and for GEMM
@@ -57,7 +59,7 @@ import org.openjdk.jmh.annotations.Warmup;
         value = 1,
         jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector"})
 public class BackendsBench {
-    @Param({"gemm1024", "conv2d"})
+    @Param({"gemm1024", "conv2d", "conv2d-naive"})
     public String workload;
 
     @Param({"llvm", "jvm", "vector-api", "jvm-tuned"})
@@ -72,7 +74,7 @@ public class BackendsBench {
     public void setup() {
         Schedule s = workload.equals("gemm1024")
                 ? MatmulSchedules.tiled(MatmulBench.matmul(1024), MatmulSchedules.Tiles.avx512())
-                : conv2dSchedule();
+                : workload.equals("conv2d-naive") ? conv2dNaiveSchedule() : conv2dSchedule();
         if (backend.equals("vector-api")) {
             pool = new ForkJoinPool(Target.cpu().cores());
             boolean gemm = workload.equals("gemm1024");
@@ -92,7 +94,7 @@ public class BackendsBench {
             s = tunedOnJvm(s.dag());
         }
         CpuTarget target = backend.equals("llvm") ? Target.cpu() : Target.jvm();
-        kernel = Backend.forTarget(target).compile(Lowering.lower(workload, s), target);
+        kernel = Backend.forTarget(target).compile(Lowering.lower(workload.replace('-', '_'), s), target);
         List<NDArray> a = new ArrayList<>();
         int seed = 1;
         for (Tensor t : s.dag().arguments()) {
@@ -104,19 +106,44 @@ public class BackendsBench {
         args = a.toArray(NDArray[]::new);
     }
 
+    /**
+     * The ResNet conv's register-tiled schedule: 4 output pixels (the width split by 4) x all 64 output
+     * channels (4 vectors of 16 floats) accumulate in 16 vectors while the reduction (rh, rw, rc) runs
+     * outside the tile; the pixels are unrolled, the channels vectorized, and (n, h) rows run in
+     * parallel. {@code VectorConv} keeps the same 16 accumulators.
+     */
     static Schedule conv2dSchedule() {
-        Tensor data = Te.placeholder("data", DType.FLOAT32, 1, 56, 56, 64);
-        Tensor weight = Te.placeholder("weight", DType.FLOAT32, 3, 3, 64, 64);
-        ComputeDAG dag = ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 1));
-        ScheduleBuilder b = ScheduleBuilder.on(dag);
-        b.stage("pad").computeInline();
-        var conv = b.stage(dag.outputs().get(0));
+        ScheduleBuilder b = conv2dBuilder();
+        var conv = b.stage(b.state().dag().outputs().get(0));
+        var loops = conv.loops();
+        // n, h, w, co, then the reduction rh, rw, rc
+        var w = conv.split(loops.get(2), 4);
+        conv.reorder(
+                loops.get(0), loops.get(1), w.get(0), loops.get(4), loops.get(5), loops.get(6), w.get(1), loops.get(3));
+        conv.parallel(conv.fuse(loops.get(0), loops.get(1)));
+        conv.unroll(w.get(1));
+        conv.vectorize(loops.get(3));
+        return b.build();
+    }
+
+    /** The schedule BackendsBench ran before: 1 pixel x 4 vectors of accumulators ({@code conv2d-naive}). */
+    static Schedule conv2dNaiveSchedule() {
+        ScheduleBuilder b = conv2dBuilder();
+        var conv = b.stage(b.state().dag().outputs().get(0));
         var loops = conv.loops();
         // n, h, w, co, then the reduction rh, rw, rc: put the reduction outside the channel vector.
         conv.reorder(loops.get(0), loops.get(1), loops.get(2), loops.get(4), loops.get(5), loops.get(6), loops.get(3));
         conv.parallel(loops.get(1));
         conv.vectorize(loops.get(3));
         return b.build();
+    }
+
+    private static ScheduleBuilder conv2dBuilder() {
+        Tensor data = Te.placeholder("data", DType.FLOAT32, 1, 56, 56, 64);
+        Tensor weight = Te.placeholder("weight", DType.FLOAT32, 3, 3, 64, 64);
+        ScheduleBuilder b = ScheduleBuilder.on(ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 1)));
+        b.stage("pad").computeInline();
+        return b;
     }
 
     /** The best program for {@code dag} on the JVM target from the log, tuned first if the log has too few trials. */

@@ -63,6 +63,14 @@ public final class JvmBackend implements Backend {
         return new JvmKernel(c, func);
     }
 
+    /**
+     * Whether HotSpot's C1 is kept off the generated kernels in this process (see the class comment of
+     * {@code C1Exclusion}), or null before the first compile.
+     */
+    public static String c1State() {
+        return C1Exclusion.state();
+    }
+
     /** How many programs have been compiled (compile cache misses), over all targets. */
     public static long compileCount() {
         synchronized (CACHE) {

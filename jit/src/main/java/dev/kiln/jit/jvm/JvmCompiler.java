@@ -36,6 +36,8 @@ final class JvmCompiler {
         }
         long t0 = System.nanoTime();
         int bits = Math.min(target.vectorBits(), VectorWidth.preferredBits());
+        C1Exclusion.ensure();
+        f = RegisterTiles.apply(f, bits);
         BytecodeGen gen = new BytecodeGen(f, target.cores(), bits, VectorWidth.AVAILABLE);
         byte[] bytes = gen.generate();
         long t1 = System.nanoTime();

@@ -319,7 +319,7 @@ final class Promotion {
                 });
             }
             case Seq q -> {
-                if (q.stmts().size() > 1 && Work.bytes(q) > StmtEmitter.SPLIT_BYTES) {
+                if (StmtEmitter.splits(q)) {
                     abandon = true; // its members may be outlined
                     return;
                 }
@@ -376,7 +376,7 @@ final class Promotion {
             if (x instanceof For f && (f.kind() == ForKind.PARALLEL || f.kind() == ForKind.THREAD_BOUND)) {
                 abandon = true;
             }
-            if (x instanceof Seq q && q.stmts().size() > 1 && Work.bytes(q) > StmtEmitter.SPLIT_BYTES) abandon = true;
+            if (x instanceof Seq q && StmtEmitter.splits(q)) abandon = true;
         });
         Stmts.forEachExprNode(s, x -> {
             if (x instanceof BufferLoad l) refused.add(l.buffer().base());

@@ -10,6 +10,7 @@ import dev.kiln.tir.Allocate;
 import dev.kiln.tir.Barrier;
 import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
+import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
 import dev.kiln.tir.Pragma;
@@ -32,8 +33,34 @@ final class StmtEmitter {
     static final long UNROLL_BUDGET = 3000;
     /** A sequence estimated above this many bytes has its larger members outlined. */
     static final long SPLIT_BYTES = 3500;
+    /**
+     * A sequence of vectorized leaf loops (a register tile's rows and chunks: the hot body of a reduction) is
+     * split only above this many estimated bytes: outlining its members would put calls, which spill every
+     * vector register, into the hottest loop. The estimate counts a masked tail for every vectorized loop and
+     * 7 bytes per expression node: a tuned GEMM's 8 x 2-vector tile body was estimated at 7184 bytes and
+     * generated as 8 methods of 216-222 bytes, so such a body stays far under HotSpot's 8000-byte limit;
+     * when the code around it is too large, the loop nest around it is outlined instead.
+     */
+    static final long LEAF_SPLIT_BYTES = 14000;
     /** Members of a split sequence estimated above this many bytes are outlined. */
     static final long OUTLINE_MEMBER_BYTES = 200;
+
+    /** Whether sequence {@code q} is split, its larger members outlined into methods of their own. */
+    static boolean splits(Seq q) {
+        if (q.stmts().size() < 2) return false;
+        long bytes = Work.bytes(q);
+        return bytes > (vectorLeaves(q) ? LEAF_SPLIT_BYTES : SPLIT_BYTES);
+    }
+
+    /** Whether every member of {@code q} is a vectorized loop of stores only (no loop inside). */
+    private static boolean vectorLeaves(Seq q) {
+        for (Stmt c : q.stmts()) {
+            if (!(c instanceof For f) || f.kind() != ForKind.VECTORIZED || !Promotion.storesOnly(f.body())) {
+                return false;
+            }
+        }
+        return true;
+    }
 
     static void emit(MethodGen g, Stmt s) {
         MethodVisitor mv = g.mv;
@@ -49,7 +76,7 @@ final class StmtEmitter {
             }
             case Allocate a -> allocate(g, a);
             case Seq q -> {
-                boolean split = q.stmts().size() > 1 && Work.bytes(q) > SPLIT_BYTES;
+                boolean split = splits(q);
                 for (Stmt c : q.stmts()) {
                     if (split && Work.bytes(c) > OUTLINE_MEMBER_BYTES) Outliner.callSerial(g, c);
                     else emit(g, c);

@@ -1,11 +1,16 @@
-package dev.kiln.jit.jvm;
+package dev.kiln.bench;
 
+import dev.kiln.autoschedule.log.LogRecord;
+import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.ir.DType;
-import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
+import dev.kiln.jit.jvm.JvmBackend;
+import dev.kiln.jit.jvm.JvmKernel;
+import dev.kiln.jit.jvm.JvmTarget;
 import dev.kiln.lower.Lowering;
-import dev.kiln.nn.Conv;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.samples.MatmulSchedules;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.target.Backend;
@@ -15,34 +20,37 @@ import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import dev.kiln.tir.PrimFunc;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ForkJoinPool;
 
 /**
- * Not a unit test: a same-process A/B driver for the JVM backend's code generation, to read what
- * HotSpot does with the generated code (run it with {@code -XX:+PrintCompilation} and friends) and
- * to compare generator variants in one process, alternating, so that machine noise hits both alike.
+ * A same-process A/B driver for the JVM backend's code generation, to read what HotSpot does with the
+ * generated code (run it with {@code -XX:+PrintCompilation} and friends) and to compare generator
+ * variants in one process, alternating, so that machine noise hits all alike.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -cp ... \
- *     dev.kiln.jit.jvm.JvmHotLoops WORKLOAD ROUNDS CALLS VARIANT...
+ * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+ *     -cp bench/target/classes:$(cat bench/target/classpath.txt) \
+ *     dev.kiln.bench.JvmHotLoops WORKLOAD ROUNDS CALLS VARIANT...
  * </pre>
  *
- * WORKLOAD: {@code gemmN} ({@code MatmulSchedules.tiled}'s AVX-512 tiles, copied here: 32 x 256
- * tiles, 4 x 64 register blocks, k in steps of 256, B packed), {@code conv} (the ResNet 3x3 64 -> 64
- * layer on 56 x 56 with BackendsBench's schedule) or {@code addN} (a parallel, vectorized add of N
- * floats: the parallel hand-off cost). A VARIANT is {@code name:prop=value,prop=value} (system
- * properties set while that variant compiles, e.g.
- * {@code old:kiln.jvm.reuseLoads=false,kiln.jvm.inlineDivision=false}); a variant whose name starts
- * with {@code llvm} compiles the same program with the LLVM backend for the host ({@code Target.cpu()}:
- * exact floating point, no FMA contraction, as BackendsBench).
- * Each round times CALLS calls of every variant in turn; the report gives each variant's median
- * over the rounds of its per-round median, and its ratio to the first variant. The outputs of all
- * variants are compared bit for bit.
+ * WORKLOAD: {@code gemmN} ({@code MatmulSchedules.tiled} with the AVX-512 tiles, as {@link BackendsBench}
+ * at N = 1024), {@code conv} ({@link BackendsBench}'s register-tiled ResNet 3x3 64 -> 64 conv on 56 x 56),
+ * {@code conv-naive} (its old 1-pixel schedule) or {@code addN} (a parallel, vectorized add of N floats:
+ * the parallel hand-off cost). A VARIANT is {@code name:prop=value,prop=value} (system properties set
+ * while that variant compiles, e.g. {@code old:kiln.jvm.reuseLoads=false,kiln.jvm.inlineDivision=false});
+ * a variant whose name starts with {@code llvm} compiles the same program with the LLVM backend for the
+ * host ({@code Target.cpu()}: exact floating point, no FMA contraction, as BackendsBench); one named
+ * {@code vector-api} runs the plain-Java baseline ({@link VectorGemm} or {@link VectorConv}) on the same
+ * inputs. Each round times CALLS calls of every variant in turn; the report gives each variant's median
+ * over the rounds of its per-round median, and its ratio to the first variant. The outputs of all Kiln
+ * variants are compared bit for bit, the baseline's within 1e-3 relative.
  */
 public final class JvmHotLoops {
     private JvmHotLoops() {}
@@ -69,6 +77,10 @@ public final class JvmHotLoops {
                     System.setProperty(p[0], p[1]);
                 }
             }
+            if (parts[0].equals("vector-api")) {
+                kernels.put(parts[0], null);
+                continue;
+            }
             JvmBackend.clearCache();
             CompiledKernel k = parts[0].startsWith("llvm")
                     ? Backend.forTarget(Target.cpu()).compile(f, Target.cpu())
@@ -79,7 +91,7 @@ public final class JvmHotLoops {
             }
             if (k instanceof JvmKernel j) {
                 System.out.println("# " + parts[0] + ": " + j.compileTimes() + ", promotions " + j.promotions()
-                        + ", notes " + j.notes());
+                        + ", notes " + j.notes() + "; " + JvmBackend.c1State());
             }
             if (Boolean.getBoolean("kiln.hot.source")) System.out.println(k.source());
             kernels.put(parts[0], k);
@@ -97,17 +109,19 @@ public final class JvmHotLoops {
         Map<String, double[]> medians = new LinkedHashMap<>();
         Map<String, float[]> outputs = new LinkedHashMap<>();
         for (String name : kernels.keySet()) medians.put(name, new double[rounds]);
+        Baseline baseline = kernels.containsKey("vector-api") ? new Baseline(workload, a, threads) : null;
         for (int r = 0; r < rounds; r++) {
             StringBuilder line = new StringBuilder("round " + r + ":");
             for (Map.Entry<String, CompiledKernel> e : kernels.entrySet()) {
                 double[] t = new double[calls];
                 for (int c = 0; c < calls; c++) {
                     long t0 = System.nanoTime();
-                    e.getValue().call(a);
+                    if (e.getValue() == null) baseline.run();
+                    else e.getValue().call(a);
                     t[c] = (System.nanoTime() - t0) / 1e6;
                 }
                 if (r == 0) {
-                    outputs.put(e.getKey(), a[a.length - 1].toFloatArray());
+                    outputs.put(e.getKey(), e.getValue() == null ? baseline.out : a[a.length - 1].toFloatArray());
                     if (Boolean.getBoolean("kiln.hot.firstCalls")) {
                         System.out.println("# first calls of " + e.getKey() + " (ms): "
                                 + Arrays.toString(Arrays.copyOf(t, Math.min(calls, 12))));
@@ -121,7 +135,14 @@ public final class JvmHotLoops {
         }
         float[] ref = outputs.values().iterator().next();
         for (Map.Entry<String, float[]> e : outputs.entrySet()) {
-            if (!Arrays.equals(ref, e.getValue())) {
+            if (e.getKey().equals("vector-api")) {
+                for (int i = 0; i < ref.length; i++) {
+                    if (Math.abs(ref[i] - e.getValue()[i]) > 1e-3f * Math.max(1f, Math.abs(ref[i]))) {
+                        throw new AssertionError("vector-api differs from the first variant at element " + i + ": "
+                                + e.getValue()[i] + " vs " + ref[i]);
+                    }
+                }
+            } else if (!Arrays.equals(ref, e.getValue())) {
                 throw new AssertionError("variant " + e.getKey() + " computes a different output than the first");
             }
         }
@@ -145,11 +166,38 @@ public final class JvmHotLoops {
                     med / base);
         }
         for (NDArray x : a) x.close();
+        if (baseline != null) baseline.pool.shutdown();
+    }
+
+    /** The plain-Java baseline on copies of the Kiln variants' inputs. */
+    private static final class Baseline {
+        final boolean gemm;
+        final int n;
+        final float[] x, y, out, packed;
+        final ForkJoinPool pool;
+
+        Baseline(String workload, NDArray[] a, int threads) {
+            if (!workload.startsWith("gemm") && !workload.startsWith("conv")) {
+                throw new KilnException("vector-api has no baseline for workload '" + workload + "'");
+            }
+            gemm = workload.startsWith("gemm");
+            n = gemm ? Integer.parseInt(workload.substring(4).split("@")[0]) : 0;
+            x = a[0].toFloatArray();
+            y = a[1].toFloatArray();
+            out = new float[(int) a[a.length - 1].numElements()];
+            packed = new float[gemm ? n * n : 0];
+            pool = new ForkJoinPool(threads);
+        }
+
+        void run() {
+            if (gemm) VectorGemm.gemm(x, y, out, n, n, n, packed, pool);
+            else VectorConv.conv2d(x, y, out, BackendsBench.RESNET_CONV, pool);
+        }
     }
 
     static double flops(String w) {
         if (w.startsWith("gemm")) {
-            double n = Long.parseLong(w.substring(4));
+            double n = Long.parseLong(w.substring(4).split("@")[0]);
             return 2 * n * n * n;
         }
         if (w.startsWith("add")) return Long.parseLong(w.substring(3));
@@ -157,52 +205,37 @@ public final class JvmHotLoops {
     }
 
     static Schedule schedule(String w) {
-        if (w.startsWith("gemm")) return gemm(Integer.parseInt(w.substring(4)));
+        if (w.contains("@")) return logged(w);
+        if (w.startsWith("gemm")) {
+            int n = Integer.parseInt(w.substring(4));
+            return MatmulSchedules.tiled(MatmulBench.matmul(n), MatmulSchedules.Tiles.avx512());
+        }
         if (w.startsWith("add")) return add(Integer.parseInt(w.substring(3)));
-        if (w.equals("conv")) return conv();
-        throw new KilnException("unknown workload '" + w + "' (gemmN, addN or conv)");
+        if (w.equals("conv")) return BackendsBench.conv2dSchedule();
+        if (w.equals("conv-naive")) return BackendsBench.conv2dNaiveSchedule();
+        throw new KilnException("unknown workload '" + w + "' (gemmN, addN, conv or conv-naive)");
     }
 
-    /** {@code MatmulSchedules.tiled(dag, Tiles.avx512())} (samples), copied: jit cannot depend on samples. */
-    static Schedule gemm(int n) {
-        Tensor x = Te.placeholder("A", DType.FLOAT32, n, n), y = Te.placeholder("B", DType.FLOAT32, n, n);
-        IterVar k = Te.reduceAxis(n, "k");
-        ComputeDAG dag = ComputeDAG.of(
-                Te.compute("C", Te.shape(n, n), (i, j) -> Te.sum(k, x.at(i, k).mul(y.at(k, j)))));
-        ScheduleBuilder s = ScheduleBuilder.on(dag);
-        var c = s.stage("C");
-        var local = c.cacheWrite("local");
-        c.split("i", 32);
-        c.split("j", 256);
-        c.reorder("i.0", "j.0", "i.1", "j.1");
-        local.computeAt(c, "j.0");
-        c.parallel(c.fuse("i.0", "j.0"));
-        c.vectorize("j.1");
-        local.split("i", 4);
-        local.split("j", 64);
-        local.split("k", 256);
-        local.reorder("k.0", "i.0", "j.0", "k.1", "i.1", "j.1");
-        local.unroll("i.1");
-        local.vectorize("j.1");
-        var packed = s.stage("B").cacheRead("local", local);
-        packed.computeAt(local, "k.0");
-        packed.vectorize(packed.loops().get(1));
-        return s.build();
-    }
-
-    /** BackendsBench's conv2d schedule: padding inlined, rows parallel, output channels vectorized. */
-    static Schedule conv() {
-        Tensor data = Te.placeholder("data", DType.FLOAT32, 1, 56, 56, 64);
-        Tensor weight = Te.placeholder("weight", DType.FLOAT32, 3, 3, 64, 64);
-        ComputeDAG dag = ComputeDAG.of(Conv.conv2dNhwc(data, weight, 1, 1));
-        ScheduleBuilder b = ScheduleBuilder.on(dag);
-        b.stage("pad").computeInline();
-        var conv = b.stage(dag.outputs().get(0));
-        var loops = conv.loops();
-        conv.reorder(loops.get(0), loops.get(1), loops.get(2), loops.get(4), loops.get(5), loops.get(6), loops.get(3));
-        conv.parallel(loops.get(1));
-        conv.vectorize(loops.get(3));
-        return b.build();
+    /**
+     * {@code gemmN@LOG}: the best record in tuning log LOG for GEMM N on {@code Target.jvm()};
+     * {@code gemmN@LOG#L}: the record on line L (from 1) of LOG.
+     */
+    static Schedule logged(String w) {
+        String[] parts = w.split("@", 2);
+        ComputeDAG dag = MatmulBench.matmul(Integer.parseInt(parts[0].substring(4)));
+        String[] file = parts[1].split("#", 2);
+        Path log = Path.of(file[0]);
+        if (file.length == 1) return AutoSchedule.bestSchedule(dag, Target.jvm(), log);
+        try (TuningLog l = TuningLog.open(log)) {
+            int line = Integer.parseInt(file[1]);
+            List<LogRecord> records = l.records();
+            if (line < 1 || line > records.size()) {
+                throw new KilnException("log " + log + " has " + records.size() + " records, not a line " + line);
+            }
+            LogRecord r = records.get(line - 1);
+            System.out.println("# record " + line + ": " + r.steps() + ", costs " + r.costs());
+            return r.schedule(dag);
+        }
     }
 
     /** {@code C = A + B} over n floats, in parallel blocks of 1024, vectorized inside. */
