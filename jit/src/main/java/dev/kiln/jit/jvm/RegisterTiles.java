@@ -1,6 +1,9 @@
 package dev.kiln.jit.jvm;
 
+import dev.kiln.ir.BufferLoad;
+import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
+import dev.kiln.ir.Var;
 import dev.kiln.lower.UnrollLoops;
 import dev.kiln.tir.Allocate;
 import dev.kiln.tir.For;
@@ -17,7 +20,8 @@ import java.util.List;
 
 /**
  * Unrolls register tiles, as LLVM's full unrolling does for the LLVM backend: a serial loop of constant
- * extent whose body is only vectorized loops of stores (a tile's rows around its vector chunks, as
+ * extent whose body is only vectorized loops of accumulating stores, each row its own accumulators (a
+ * tile's rows around its vector chunks, as
  * Ansor's multi-level tiling leaves them: {@code for i.3 { vectorized for j.3 { C[i, j] += ... } }})
  * becomes copies of its body when the whole tile holds at most {@link Promotion#maxVectors} vectors.
  * LLVM unrolls such loops by itself and then keeps the tile in registers; C2 does not unroll a loop
@@ -61,7 +65,9 @@ final class RegisterTiles {
                             && e.value() > 1
                             && e.value() <= MAX_ROWS) {
                         long vectors = tileVectors(f.body());
-                        if (vectors > 0 && e.value() * vectors <= Promotion.maxVectors(vectorBits)) {
+                        if (vectors > 0
+                                && accumulatesPerRow(f.body(), f.var())
+                                && e.value() * vectors <= Promotion.maxVectors(vectorBits)) {
                             marked++;
                             yield new For(f.var(), f.min(), f.extent(), ForKind.UNROLLED, f.thread(), f.body());
                         }
@@ -122,6 +128,31 @@ final class RegisterTiles {
                 }
                 default -> 0;
             };
+        }
+
+        /**
+         * Whether every store in {@code s} accumulates ({@code X[idx] = X[idx] op ...}, the same indices read
+         * and written) at indices that use the row variable {@code row}: a tile's rows, each its own
+         * accumulators. A reduction loop (the same accumulators in every iteration) is not a row loop, and
+         * copies and initialisations are not hot: they stay loops (and perfect nests, for {@link FullWrite}).
+         */
+        private static boolean accumulatesPerRow(Stmt s, Var row) {
+            boolean[] ok = {true};
+            Stmts.forEachStmt(s, x -> {
+                if (x instanceof Store st) {
+                    boolean usesRow = st.indices().stream().anyMatch(e -> Exprs.uses(e, row));
+                    boolean[] reads = {false};
+                    Exprs.forEach(st.value(), e -> {
+                        if (e instanceof BufferLoad l
+                                && l.buffer().base() == st.buffer().base()
+                                && l.indices().equals(st.indices())) {
+                            reads[0] = true;
+                        }
+                    });
+                    if (!usesRow || !reads[0]) ok[0] = false;
+                }
+            });
+            return ok[0];
         }
 
         private static int storeBits(Stmt s) {
