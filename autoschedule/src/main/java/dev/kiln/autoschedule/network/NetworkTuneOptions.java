@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.model.PretrainedModel;
+import dev.kiln.autoschedule.scheduler.RoundOverlap;
 import dev.kiln.autoschedule.scheduler.SchedulerListener;
 import dev.kiln.autoschedule.scheduler.Strategy;
 import dev.kiln.autoschedule.scheduler.TaskSchedulerOptions;
@@ -109,11 +110,18 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
         }
 
         /**
-         * Start the next task's round while the last one measures ({@link TaskSchedulerOptions.Builder#overlapRounds}):
-         * for cluster measurement, where it removes the idle tail of each round.
+         * Start the next task's round while the last one measures, always ({@code true}) or never ({@code false})
+         * ({@link TaskSchedulerOptions.Builder#overlapRounds}). Without this call rounds overlap when the measurer is
+         * asynchronous (a cluster, where it removes the idle tail of each round) and not with the local measurer.
          */
         public Builder overlapRounds(boolean on) {
             s.overlapRounds(on);
+            return this;
+        }
+
+        /** When to overlap rounds (default {@link RoundOverlap#WHEN_ASYNCHRONOUS}). */
+        public Builder overlapRounds(RoundOverlap when) {
+            s.overlapRounds(when);
             return this;
         }
 

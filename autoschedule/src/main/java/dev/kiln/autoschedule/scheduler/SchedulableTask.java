@@ -48,6 +48,15 @@ public interface SchedulableTask {
         return StartedRound.done(runRound(n));
     }
 
+    /**
+     * Whether its rounds measure on workers of their own ({@link #startRound} returns before the programs are measured,
+     * as with a cluster measurer), known once {@link #restore} has run; the scheduler's default
+     * {@link RoundOverlap#WHEN_ASYNCHRONOUS} overlaps rounds when every task says so. False by default.
+     */
+    default boolean asynchronous() {
+        return false;
+    }
+
     /** The best latency in seconds so far; {@link Double#POSITIVE_INFINITY} while no program is valid. */
     double bestLatency();
 }

@@ -61,7 +61,9 @@ import java.util.function.LongSupplier;
  * group adjustment: task i leaves its group when its throughput is below the group's best over
  * beta and {@code t_i > 5 + max} rounds of the other members.
  *
- * <p>With {@link TaskSchedulerOptions#overlapRounds()} the scheduler keeps two rounds in flight: it
+ * <p>When rounds overlap ({@link TaskSchedulerOptions#overlapRounds()}: {@link RoundOverlap#ALWAYS}, or the default
+ * {@link RoundOverlap#WHEN_ASYNCHRONOUS} when every task that restored without failing is
+ * {@link SchedulableTask#asynchronous()}, that is measures on a cluster) the scheduler keeps two rounds in flight: it
  * starts a round ({@link SchedulableTask#startRound}: the programs are chosen and handed to the
  * measurer), then chooses and starts the next one, of another task, from what it knows at that
  * point, and only then waits for the older round and applies it ({@link StartedRound#finish}).
@@ -72,7 +74,8 @@ import java.util.function.LongSupplier;
  * another round of its task is measuring; each round's trials are reserved from the budget when
  * it starts; the warm-up is applied in full before tasks without a valid program are declared
  * dead; after the budget, the time budget or early stopping, the rounds still in flight are
- * applied. Without it (the default) each round is measured and applied before the next is chosen.
+ * applied. Without it (the default with a synchronous measurer, such as the local child JVM)
+ * each round is measured and applied before the next is chosen.
  *
  * <p>A task whose round throws is dead ({@link TaskStatus#FAILED}, with the message); the others
  * go on. (Bad programs never throw: measurers record them as failed trials.)
@@ -101,7 +104,7 @@ final class SchedulerLoop {
     private final List<ObjectivePoint> points = new ArrayList<>();
     private final boolean[] busy;
     private final java.util.ArrayDeque<InFlight> inFlight = new java.util.ArrayDeque<>();
-    private final int depth;
+    private int depth = 1;
     private int perRound, ct, restoredTrials, reserved;
     private long start;
     private Writer tsv;
@@ -146,7 +149,6 @@ final class SchedulerLoop {
         groups = new SimilarityGroups(tags, flops);
         rng = new SplittableRandom(options.seed());
         busy = new boolean[n];
-        depth = options.overlapRounds() ? 2 : 1;
     }
 
     /** Runs the scheduler until the budget is spent, every task is dead, or global early stopping. Runs once. */
@@ -172,6 +174,7 @@ final class SchedulerLoop {
         for (int i = 0; i < n; i++) restored[i] = restore(i);
         restoredTrials = ct;
         if (ct > 0) point(-1);
+        depth = options.overlapRounds().overlaps(allAsynchronous()) ? 2 : 1;
 
         // Warm-up: one round per task, round robin; tasks restored with a valid program skip it.
         for (int i = 0; i < n; i++) {
@@ -236,7 +239,18 @@ final class SchedulerLoop {
         if (ct >= options.trials() && stop == SchedulerStop.TRIAL_BUDGET && !anyAlive())
             stop = SchedulerStop.ALL_TASKS_DEAD;
         return new SchedulerTrace(
-                summaries(), order, points, perRound, ct, restoredTrials, objective(), stop, elapsed());
+                summaries(), order, points, perRound, ct, restoredTrials, objective(), stop, elapsed(), depth > 1);
+    }
+
+    /** Whether every task that restored without failing measures asynchronously (and at least one did restore). */
+    private boolean allAsynchronous() {
+        boolean any = false;
+        for (int i = 0; i < n; i++) {
+            if (status[i] == TaskStatus.FAILED) continue;
+            if (!tasks.get(i).asynchronous()) return false;
+            any = true;
+        }
+        return any;
     }
 
     /** Restores task i; returns whether it came back with a valid program (and so skips the warm-up). */
@@ -272,7 +286,7 @@ final class SchedulerLoop {
 
     /**
      * Starts a round of task i (the first half of Ansor's {@code _tune_task}): with
-     * {@code overlapRounds} its programs are handed out and the round is applied later by
+     * overlapping rounds its programs are handed out and the round is applied later by
      * {@link #end}; otherwise it is measured here. Its trials are reserved from the budget meanwhile.
      */
     private void begin(int i) {
@@ -280,7 +294,7 @@ final class SchedulerLoop {
         StartedRound r = null;
         RuntimeException failed = null;
         try {
-            r = options.overlapRounds()
+            r = depth > 1
                     ? tasks.get(i).startRound(want)
                     : StartedRound.done(tasks.get(i).runRound(want));
         } catch (RuntimeException e) {

@@ -14,6 +14,8 @@ import java.util.List;
  * @param objective      the objective at the end, in seconds ({@link Double#NaN} when a task has no valid program)
  * @param stop           why the run stopped
  * @param elapsedSeconds how long the run took
+ * @param overlapped     whether rounds overlapped ({@link TaskSchedulerOptions#overlapRounds()}: always, or by default
+ *                       when every task's measurer is asynchronous)
  */
 public record SchedulerTrace(
         List<TaskSummary> tasks,
@@ -24,7 +26,8 @@ public record SchedulerTrace(
         int restoredTrials,
         double objective,
         SchedulerStop stop,
-        double elapsedSeconds) {
+        double elapsedSeconds,
+        boolean overlapped) {
     public SchedulerTrace {
         tasks = List.copyOf(tasks);
         order = List.copyOf(order);

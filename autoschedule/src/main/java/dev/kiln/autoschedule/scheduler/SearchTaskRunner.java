@@ -25,6 +25,7 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
     private final TuningLog log;
     private SearchPolicy policy;
     private SearchLoop loop;
+    private boolean asynchronous;
 
     SearchTaskRunner(
             TuningTask task, Supplier<SearchPolicy> policies, Function<TuningTask, Measurer> measurers, TuningLog log) {
@@ -62,6 +63,7 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
     @Override
     public double[] restore() {
         Measurer m = measurers.apply(task);
+        asynchronous = m.asynchronous();
         policy = policies.get();
         loop = SearchLoop.forRounds(task.task(), policy, m, log);
         loop.restore();
@@ -89,6 +91,11 @@ final class SearchTaskRunner implements SchedulableTask, AutoCloseable {
                 return new RoundOutcome(r.measured(), r.errors());
             }
         };
+    }
+
+    @Override
+    public boolean asynchronous() {
+        return asynchronous;
     }
 
     @Override

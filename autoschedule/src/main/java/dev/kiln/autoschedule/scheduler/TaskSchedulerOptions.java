@@ -21,7 +21,8 @@ import java.util.Optional;
  * Algorithm 1 has one); the objective {@link Objective#weightedSum()}; one
  * {@link EvolutionarySearchPolicy} per task, <b>each with its own cost model</b>
  * ({@code sharedCostModel} false); measurement by {@link MeasurerProviders#start} (a child JVM on
- * a CPU); no progress table, no latency TSV.
+ * a CPU); rounds overlap only when every task's measurer is asynchronous (a cluster); no progress
+ * table, no latency TSV.
  *
  * @param strategy             how the next task is chosen
  * @param trials               the trial budget over all tasks, counting the trials already in the log
@@ -49,10 +50,11 @@ import java.util.Optional;
  * @param verbose              print the progress table to standard output after every round
  * @param timeBudget           stop starting rounds once this much time has passed ({@link java.time.Duration#ZERO}: no
  *                             limit); checked after the warm-up, which always completes so every task has a program
- * @param overlapRounds        start the next round (another task's) while the last one measures, so that a measurer
- *                             with its own workers ({@link Measurer#asynchronous()}, a cluster) never waits for the
- *                             tail of a round; results are applied in the order the rounds started (see
- *                             {@link SchedulerLoop}). Off by default: the synchronous, round-by-round schedule
+ * @param overlapRounds        whether to start the next round (another task's) while the last one measures, so that
+ *                             a measurer with its own workers ({@link Measurer#asynchronous()}, a cluster) never
+ *                             waits for the tail of a round; results are applied in the order the rounds started (see
+ *                             {@link SchedulerLoop}). By default {@link RoundOverlap#WHEN_ASYNCHRONOUS}: on with a
+ *                             cluster measurer, round by round with the local one
  */
 public record TaskSchedulerOptions(
         Strategy strategy,
@@ -78,7 +80,7 @@ public record TaskSchedulerOptions(
         SchedulerListener listener,
         boolean verbose,
         java.time.Duration timeBudget,
-        boolean overlapRounds) {
+        RoundOverlap overlapRounds) {
 
     /** Makes the cost model all tasks share. */
     @FunctionalInterface
@@ -101,6 +103,7 @@ public record TaskSchedulerOptions(
         Objects.requireNonNull(measureOptions, "measureOptions");
         Objects.requireNonNull(measurers, "measurers");
         Objects.requireNonNull(timeBudget, "timeBudget");
+        Objects.requireNonNull(overlapRounds, "overlapRounds");
         if (timeBudget.isNegative())
             throw new KilnException("task scheduler: the time budget must not be negative, got " + timeBudget);
         if (trials < 0) throw new KilnException("task scheduler: trials must not be negative, got " + trials);
@@ -157,7 +160,7 @@ public record TaskSchedulerOptions(
         private Measurer measurer;
         private SchedulerListener listener;
         private boolean verbose;
-        private boolean overlapRounds;
+        private RoundOverlap overlapRounds = RoundOverlap.WHEN_ASYNCHRONOUS;
         private java.time.Duration timeBudget = java.time.Duration.ZERO;
 
         private Builder() {}
@@ -301,12 +304,18 @@ public record TaskSchedulerOptions(
         }
 
         /**
-         * Overlap rounds: hand out the next round (another task's, chosen from what is known now) while the last one
-         * measures, and apply results as they come, oldest round first. For measurers with their own workers (a
-         * cluster); with a synchronous measurer it changes only the order in which results are seen.
+         * Overlap rounds always ({@code true}: hand out the next round, another task's, chosen from what is known now,
+         * while the last one measures, and apply results oldest round first) or never ({@code false}). Without this
+         * call, rounds overlap when every task's measurer is asynchronous ({@link RoundOverlap#WHEN_ASYNCHRONOUS}).
          */
         public Builder overlapRounds(boolean on) {
-            overlapRounds = on;
+            overlapRounds = on ? RoundOverlap.ALWAYS : RoundOverlap.NEVER;
+            return this;
+        }
+
+        /** When to overlap rounds (default {@link RoundOverlap#WHEN_ASYNCHRONOUS}). */
+        public Builder overlapRounds(RoundOverlap when) {
+            overlapRounds = Objects.requireNonNull(when, "overlapRounds");
             return this;
         }
 

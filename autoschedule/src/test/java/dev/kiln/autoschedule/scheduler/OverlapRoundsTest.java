@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.te.ComputeDAG;
@@ -130,6 +131,74 @@ class OverlapRoundsTest {
         Path again = dir.resolve("again.jsonl");
         run(again, 48, true, "", 5);
         assertThat(records(again)).isEqualTo(logged);
+    }
+
+    @Test
+    void byDefaultRoundsOverlapExactlyWhenTheMeasurerIsAsynchronous() {
+        // no overlapRounds call: the default decides from the measurer
+        try (PoolMeasurer m = new PoolMeasurer(TaskSchedulerTest.CPU, WORKERS, 5, "")) {
+            TaskSchedulerOptions o = TaskSchedulerOptions.builder()
+                    .trials(36)
+                    .measuresPerRound(6)
+                    .seed(11)
+                    .measurer(m)
+                    .policies(RandomSearchPolicy::forTask)
+                    .build();
+            assertThat(o.overlapRounds()).isEqualTo(RoundOverlap.WHEN_ASYNCHRONOUS);
+            SchedulerResult r = new TaskScheduler(tasks(), o).tune();
+            assertThat(r.trace().overlapped()).isTrue();
+            assertThat(m.overlapped()).isGreaterThan(0);
+            assertThat(r.trials()).isEqualTo(36);
+            assertThat(m.measured()).hasSize(36).doesNotHaveDuplicates();
+        }
+        // the same workers behind a synchronous measurer (as the local child JVM is): round by round, the same
+        // records as an explicit NEVER
+        List<List<String>> measured = new ArrayList<>();
+        for (RoundOverlap when : new RoundOverlap[] {RoundOverlap.WHEN_ASYNCHRONOUS, RoundOverlap.NEVER}) {
+            try (PoolMeasurer pool = new PoolMeasurer(TaskSchedulerTest.CPU, WORKERS, 5, "");
+                    Measurer sync = synchronous(pool)) {
+                SchedulerResult r = new TaskScheduler(
+                                tasks(),
+                                TaskSchedulerOptions.builder()
+                                        .trials(36)
+                                        .measuresPerRound(6)
+                                        .seed(11)
+                                        .measurer(sync)
+                                        .policies(RandomSearchPolicy::forTask)
+                                        .overlapRounds(when)
+                                        .build())
+                        .tune();
+                assertThat(r.trace().overlapped()).as("%s", when).isFalse();
+                assertThat(pool.overlapped()).isZero();
+                assertThat(r.trials()).isEqualTo(36);
+                measured.add(pool.measured());
+            }
+        }
+        assertThat(measured.get(0)).hasSize(36).containsExactlyInAnyOrderElementsOf(measured.get(1));
+    }
+
+    /** {@code m} without its asynchronous submit: every batch is measured before {@code measure} returns. */
+    static Measurer synchronous(Measurer m) {
+        return new Measurer() {
+            @Override
+            public dev.kiln.target.Target target() {
+                return m.target();
+            }
+
+            @Override
+            public dev.kiln.autoschedule.measure.MeasureOptions options() {
+                return m.options();
+            }
+
+            @Override
+            public List<dev.kiln.autoschedule.measure.MeasureResult> measure(
+                    dev.kiln.autoschedule.SearchTask task, List<dev.kiln.schedule.Schedule> schedules) {
+                return m.measure(task, schedules);
+            }
+
+            @Override
+            public void close() {}
+        };
     }
 
     @Test

@@ -3,15 +3,27 @@ package dev.kiln.bench.cluster;
 import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.network.CompiledNetwork;
+import dev.kiln.autoschedule.network.Network;
+import dev.kiln.autoschedule.network.NetworkTuneOptions;
+import dev.kiln.autoschedule.scheduler.SchedulerResult;
+import dev.kiln.autoschedule.scheduler.TaskResult;
 import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.GraphBuilder;
+import dev.kiln.graph.NodeRunner;
+import dev.kiln.graph.ReferenceExecutor;
+import dev.kiln.graph.Value;
 import dev.kiln.nn.Linalg;
+import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
@@ -21,7 +33,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -203,6 +217,115 @@ class ClusterTuneTest {
                     .isLessThan(20);
             for (LocalWorkers.Worker w : fx.workers.workers())
                 if (w != bad) assertThat(w.process().isAlive()).isTrue();
+        }
+    }
+
+    /** Three dense layers of distinct shapes: three tasks of a network, each a few hundred FLOPs. */
+    static Graph tinyNetwork() {
+        GraphBuilder g = new GraphBuilder("tiny");
+        Value x = g.input("x", FLOAT32, 4, 16);
+        Value h = g.relu("r1", g.dense("d1", x, g.weight("w1", 1, 0.5, 24, 16)));
+        Value k = g.relu("r2", g.dense("d2", h, g.weight("w2", 2, 0.5, 12, 24)));
+        return g.output(g.dense("d3", k, g.weight("w3", 3, 0.5, 8, 12))).build();
+    }
+
+    @Test
+    @Order(4)
+    void aNetworkTunedWithTheDefaultOptionsOverlapsRoundsLogsEveryTrialOnceAndResumes() {
+        Graph net = tinyNetwork();
+        Target cpu = Target.cpu();
+        Path log = fx.dir.resolve("network.jsonl");
+        int tasks = Network.tasks(net, cpu).size();
+        assertThat(tasks).isEqualTo(3);
+        try (ClusterMeasurer m = ClusterMeasurer.on(tuner, cpu, OPTIONS, Duration.ofSeconds(60));
+                NDArray x = NDArray.random(FLOAT32, 9, 4, 16);
+                NodeRunner ref = NodeRunner.interpreter()) {
+            m.job().awaitWorkers(2, Duration.ofSeconds(60));
+            // the default options but for the search (random sampling, for speed): no overlapRounds call
+            NetworkTuneOptions.Builder opts = NetworkTuneOptions.builder()
+                    .measuresPerRound(2)
+                    .seed(5)
+                    .logFile(log)
+                    .measureOptions(OPTIONS)
+                    .measurer(m)
+                    .policies(RandomSearchPolicy::forTask);
+            NDArray expected = ReferenceExecutor.run(net, ref, x).getFirst();
+            List<TaskResult> results;
+            try (CompiledNetwork cn =
+                            Network.tune(net, cpu, opts.trials(4 * tasks).build());
+                    NDArray y = cn.run(x)) {
+                SchedulerResult r = cn.tuning().orElseThrow();
+                assertThat(r.trace().overlapped())
+                        .as("a cluster measurer overlaps rounds by default")
+                        .isTrue();
+                assertThat(r.newTrials()).isEqualTo(4 * tasks);
+                assertThat(r.deadTasks()).isEmpty();
+                results = r.tasks();
+                y.assertClose(expected, 1e-4, 1e-4);
+            }
+            assertThat(m.report().completed()).isEqualTo(4 * tasks);
+            List<String> first = loggedTrials(log, results);
+            assertThat(first).hasSize(4 * tasks).doesNotHaveDuplicates();
+            List<String> lines = readLines(log);
+
+            // resumed with the same budget: nothing is measured again
+            try (CompiledNetwork again =
+                            Network.tune(net, cpu, opts.trials(4 * tasks).build());
+                    NDArray y = again.run(x)) {
+                assertThat(again.tuning().orElseThrow().newTrials()).isZero();
+                y.assertClose(expected, 1e-4, 1e-4);
+            }
+            assertThat(m.report().completed()).isEqualTo(4 * tasks);
+            // resumed with more: only the new trials are measured, the old records stay as they were
+            try (CompiledNetwork more =
+                            Network.tune(net, cpu, opts.trials(6 * tasks).build());
+                    NDArray y = more.run(x)) {
+                assertThat(more.tuning().orElseThrow().newTrials()).isEqualTo(2 * tasks);
+                assertThat(more.tuning().orElseThrow().trace().overlapped()).isTrue();
+                y.assertClose(expected, 1e-4, 1e-4);
+            }
+            assertThat(m.report().completed()).isEqualTo(6 * tasks);
+            assertThat(readLines(log).subList(0, lines.size())).isEqualTo(lines);
+            assertThat(loggedTrials(log, results))
+                    .hasSize(6 * tasks)
+                    .doesNotHaveDuplicates()
+                    .containsAll(first);
+            assertThat(m.report().faults()).isEmpty();
+            expected.close();
+        }
+    }
+
+    /**
+     * The log's trial records as "workload key, program key", each checked to be in its own task: the workload key
+     * and target of one of the tasks, a program that replays on that task's DAG; and every task's own count.
+     */
+    static List<String> loggedTrials(Path log, List<TaskResult> tasks) {
+        Map<String, TaskResult> byKey = new HashMap<>();
+        for (TaskResult t : tasks) byKey.put(t.task().task().workloadKey(), t);
+        List<String> out = new ArrayList<>();
+        Map<String, Integer> counts = new HashMap<>();
+        try (TuningLog l = TuningLog.open(log)) {
+            for (LogRecord r : l.records()) {
+                if (!r.kind().equals(LogRecord.TRIAL)) continue;
+                TaskResult t = byKey.get(r.workloadKey());
+                assertThat(t).as("the task of record %s", r).isNotNull();
+                assertThat(r.target()).isEqualTo(t.task().task().targetDescription());
+                assertThat(r.isValid()).as("%s", r).isTrue();
+                Schedule s = r.schedule(t.task().task().dag());
+                out.add(r.workloadKey() + " " + Candidate.of(s).key());
+                counts.merge(r.workloadKey(), 1, Integer::sum);
+            }
+        }
+        for (TaskResult t : tasks)
+            assertThat(counts.get(t.task().task().workloadKey())).isPositive();
+        return out;
+    }
+
+    static List<String> readLines(Path p) {
+        try {
+            return Files.readAllLines(p);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
