@@ -83,6 +83,16 @@ public final class LlvmBackend implements Backend {
         engine(target).tune(r, threshold, spin, chunksPerThread);
     }
 
+    /** {@link #tuneRuntime} with the default threshold and spin and {@code chunksPerThread} chunks per thread. */
+    public static void tuneRuntimeChunks(CpuTarget target, ParallelRuntime r, long chunksPerThread) {
+        tuneRuntime(target, r, JitEngine.PARALLEL_THRESHOLD, JitEngine.SPIN, chunksPerThread);
+    }
+
+    /** The chunks per thread a parallel runtime starts with. */
+    public static long defaultChunksPerThread() {
+        return JitEngine.CHUNKS_PER_THREAD;
+    }
+
     /**
      * The native parallel runtime of {@code target} (the default {@link ParallelRuntime}): a hold
      * keeps its threads polling between loops, and it counts their futex sleeps. Kernels compiled

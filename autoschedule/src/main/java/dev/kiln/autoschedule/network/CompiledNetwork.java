@@ -128,15 +128,83 @@ public final class CompiledNetwork implements AutoCloseable {
     }
 
     void runInto(NDArray[] inputs, NDArray[] outputs) {
+        runCalls(calls, inputs, outputs);
+    }
+
+    private void runCalls(List<Call> cs, NDArray[] inputs, NDArray[] outputs) {
         if (closed) throw new KilnException("network '" + graph.name() + "' is closed");
         ReferenceExecutor.checkInputs(graph, inputs);
         boolean hold = holdWorkers;
         if (hold) pool.hold();
         try {
-            for (Call c : calls) c.kernel().call(c.bind(inputs, outputs));
+            for (Call c : cs) c.kernel().call(c.bind(inputs, outputs));
         } finally {
             if (hold) pool.release();
         }
+    }
+
+    /**
+     * A way to run this network, for {@link #compare}: the same kernels, in the same order, with
+     * something changed around them (the memory plan, the parallel runtime's settings).
+     */
+    public interface Variant {
+        String name();
+
+        /** One run into the network's own output buffers. */
+        void run(NDArray[] inputs);
+    }
+
+    /** This network as built. */
+    public Variant asBuilt() {
+        String name = "as built (memory " + plan.reuse() + ")";
+        return variant(name, calls);
+    }
+
+    /**
+     * The same kernels over a second arena planned with {@code reuse}, allocated now and freed with
+     * the network: the weights and the caller's inputs and outputs are shared with the network.
+     */
+    public Variant withMemoryPlan(MemoryPlan.Reuse reuse) {
+        if (closed) throw new KilnException("network '" + graph.name() + "' is closed");
+        MemoryPlan other = MemoryPlan.plan(partition, reuse);
+        MemorySegment mem = arena.allocate(Math.max(other.totalBytes(), MemoryPlan.ALIGNMENT), MemoryPlan.ALIGNMENT);
+        java.util.Map<String, NDArray> views = new java.util.HashMap<>();
+        List<Call> cs = new ArrayList<>();
+        for (Call c : calls) {
+            NDArray[] args = c.args().clone();
+            List<String> names = c.group().dag().arguments();
+            for (int a = 0; a < args.length; a++) {
+                String v = names.get(a);
+                if (c.inputIndex()[a] >= 0 || c.outputIndex()[a] >= 0 || graph.isConstant(v)) continue;
+                Long off = other.offsets().get(v);
+                if (off == null) throw new IllegalStateException("value '" + v + "' has no memory");
+                args[a] = views.computeIfAbsent(v, x -> view(mem, off, graph.value(x)));
+            }
+            cs.add(new Call(c.group(), c.task(), c.kernel(), args, c.inputIndex(), c.outputIndex()));
+        }
+        return variant(String.format(Locale.ROOT, "memory %s (%.1f MB arena)", reuse, other.totalBytes() / 1e6), cs);
+    }
+
+    private Variant variant(String name, List<Call> cs) {
+        return new Variant() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public void run(NDArray[] inputs) {
+                runCalls(cs, inputs, ownOutputs);
+            }
+        };
+    }
+
+    /**
+     * A same-process comparison of ways to run this network: {@code runs} runs of each, in rotating
+     * order (run {@code r} starts with variant {@code r mod n}), after {@code warmup} rounds of each.
+     */
+    public VariantComparison compare(int warmup, int runs, NDArray[] inputs, List<Variant> variants) {
+        return NetworkProfiler.compare(this, warmup, runs, inputs, variants);
     }
 
     /** The longest warm-up by time of {@link #profile}, after its warm-up runs, in milliseconds. */

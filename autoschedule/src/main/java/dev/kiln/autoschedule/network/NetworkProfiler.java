@@ -121,4 +121,34 @@ final class NetworkProfiler {
                 counted ? (double) sleeps[0] / runs : Double.NaN,
                 counted ? (double) sleeps[1] / runs : Double.NaN);
     }
+
+    static VariantComparison compare(
+            CompiledNetwork cn, int warmup, int runs, NDArray[] inputs, List<CompiledNetwork.Variant> variants) {
+        if (runs < 1) throw new KilnException("compare: runs must be at least 1, got " + runs);
+        if (warmup < 0) throw new KilnException("compare: warmup must not be negative, got " + warmup);
+        if (variants.isEmpty()) throw new KilnException("compare: no variants");
+        int n = variants.size();
+        WorkerPool pool = cn.workerPool();
+        double[][] times = new double[n][runs];
+        long[] sleeps = new long[n];
+        for (int i = 0; i < warmup; i++) for (CompiledNetwork.Variant v : variants) v.run(inputs);
+        for (int r = 0; r < runs; r++) {
+            for (int j = 0; j < n; j++) {
+                int k = (r + j) % n;
+                long s0 = pool.sleeps();
+                long t0 = System.nanoTime();
+                variants.get(k).run(inputs);
+                times[k][r] = (System.nanoTime() - t0) / 1e9;
+                sleeps[k] += pool.sleeps() - s0;
+            }
+        }
+        boolean counted = pool.sleeps() >= 0;
+        List<VariantComparison.Row> rows = new ArrayList<>();
+        for (int k = 0; k < n; k++)
+            rows.add(new VariantComparison.Row(
+                    variants.get(k).name(),
+                    new CallTimer.Stats(times[k], null),
+                    counted ? (double) sleeps[k] / runs : Double.NaN));
+        return new VariantComparison(rows);
+    }
 }

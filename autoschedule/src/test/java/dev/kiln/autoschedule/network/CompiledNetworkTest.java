@@ -49,6 +49,32 @@ class CompiledNetworkTest {
     }
 
     @Test
+    void aSecondMemoryPlanGivesTheSameNumbersAndIsCompared() {
+        Graph net = Models.mobilenetV2(1, 32, 1);
+        try (CompiledNetwork cn = Network.buildUntuned(net, FaultyBackend.TARGET);
+                NDArray x = NDArray.random(FLOAT32, 13, net.inputs().getFirst().dims());
+                NodeRunner r = NodeRunner.interpreter()) {
+            NDArray expected = ReferenceExecutor.run(net, r, x).getFirst();
+            CompiledNetwork.Variant recent = cn.withMemoryPlan(MemoryPlan.Reuse.RECENT);
+            assertThat(recent.name()).contains("RECENT");
+            recent.run(new NDArray[] {x});
+            cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL);
+            VariantComparison c = cn.compare(1, 2, new NDArray[] {x}, List.of(cn.asBuilt(), recent));
+            assertThat(c.rows()).hasSize(2);
+            assertThat(c.rows().get(1).times().calls()).isEqualTo(2);
+            assertThat(c.describe()).contains("BEST_FIT", "RECENT", "by medians");
+            cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL); // the variants ran last in either order
+            try (NDArray y = cn.run(x)) { // the network's own arena is untouched by the second plan
+                y.assertClose(expected, RTOL, ATOL);
+            }
+            expected.close();
+            assertThatThrownBy(() -> cn.compare(0, 0, new NDArray[] {x}, List.of(recent)))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining("runs");
+        }
+    }
+
+    @Test
     void bertLayerMatchesTheReferenceRun() {
         Graph net = Models.bertLayer(16, 32, 4, 64, 2);
         try (CompiledNetwork cn = Network.buildUntuned(net, FaultyBackend.TARGET);

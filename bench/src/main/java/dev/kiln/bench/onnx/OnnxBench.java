@@ -139,6 +139,14 @@ public final class OnnxBench implements Callable<Integer> {
                     + "run (the default) and not held, alternating (0: none; default: ${DEFAULT-VALUE}).")
     int holdAb;
 
+    @Option(
+            names = "--cache-ab",
+            description = "After timing, a same-process comparison of N runs each, alternating: the network as "
+                    + "built, its intermediate memory planned with RECENT reuse (outputs in the blocks freed last), "
+                    + "and at 2+ threads both with 1 chunk per thread (each parallel loop cut in contiguous halves) "
+                    + "instead of the default (0: none; default: ${DEFAULT-VALUE}).")
+    int cacheAb;
+
     @Option(names = "--child", hidden = true, description = "Internal: run one thread count in this JVM.")
     boolean child;
 
@@ -230,6 +238,7 @@ public final class OnnxBench implements Callable<Integer> {
             if (retune) cmd.add("--retune");
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
+            if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
             pb.environment().put("OMP_NUM_THREADS", String.valueOf(t));
             System.out.printf(Locale.ROOT, "== %d thread(s): child JVM; load %s%n", t, NetworkBench.loadAverage());
@@ -296,6 +305,13 @@ public final class OnnxBench implements Callable<Integer> {
                         + " runs each, alternating):");
                 System.out.print(
                         cn.compareHold(warmup, holdAb, inputs).describe().indent(3));
+            }
+            if (cacheAb > 0) {
+                System.out.println("   same-process comparison of memory reuse and loop split (" + cacheAb
+                        + " runs each, rotating):");
+                System.out.print(cn.compare(warmup, cacheAb, inputs, CacheVariants.of(cn, target))
+                        .describe()
+                        .indent(3));
             }
         }
         System.out.printf(
