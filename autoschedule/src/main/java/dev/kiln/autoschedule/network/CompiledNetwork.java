@@ -128,16 +128,27 @@ public final class CompiledNetwork implements AutoCloseable {
     }
 
     void runInto(NDArray[] inputs, NDArray[] outputs) {
-        runCalls(calls, inputs, outputs);
+        runCalls(calls, inputs, outputs, null);
     }
 
-    private void runCalls(List<Call> cs, NDArray[] inputs, NDArray[] outputs) {
+    /** Runs {@code cs}; with {@code perCall} non-null, puts each call's time in it (seconds). */
+    private void runCalls(List<Call> cs, NDArray[] inputs, NDArray[] outputs, double[] perCall) {
         if (closed) throw new KilnException("network '" + graph.name() + "' is closed");
         ReferenceExecutor.checkInputs(graph, inputs);
         boolean hold = holdWorkers;
         if (hold) pool.hold();
         try {
-            for (Call c : cs) c.kernel().call(c.bind(inputs, outputs));
+            if (perCall == null) {
+                for (Call c : cs) c.kernel().call(c.bind(inputs, outputs));
+            } else {
+                for (int i = 0; i < cs.size(); i++) {
+                    Call c = cs.get(i);
+                    NDArray[] args = c.bind(inputs, outputs);
+                    long t0 = System.nanoTime();
+                    c.kernel().call(args);
+                    perCall[i] = (System.nanoTime() - t0) / 1e9;
+                }
+            }
         } finally {
             if (hold) pool.release();
         }
@@ -150,8 +161,11 @@ public final class CompiledNetwork implements AutoCloseable {
     public interface Variant {
         String name();
 
-        /** One run into the network's own output buffers. */
-        void run(NDArray[] inputs);
+        /**
+         * One run into the network's own output buffers; with {@code perCall} non-null (one entry per
+         * kernel call), each call's time in seconds goes into it.
+         */
+        void run(NDArray[] inputs, double[] perCall);
     }
 
     /** This network as built. */
@@ -193,8 +207,8 @@ public final class CompiledNetwork implements AutoCloseable {
             }
 
             @Override
-            public void run(NDArray[] inputs) {
-                runCalls(cs, inputs, ownOutputs);
+            public void run(NDArray[] inputs, double[] perCall) {
+                runCalls(cs, inputs, ownOutputs, perCall);
             }
         };
     }
@@ -202,6 +216,8 @@ public final class CompiledNetwork implements AutoCloseable {
     /**
      * A same-process comparison of ways to run this network: {@code runs} runs of each, in rotating
      * order (run {@code r} starts with variant {@code r mod n}), after {@code warmup} rounds of each.
+     * Each kind is timed whole in half of its runs and call by call in the other half: the sums of
+     * each call's median and minimum are steadier than whole runs on a loaded machine.
      */
     public VariantComparison compare(int warmup, int runs, NDArray[] inputs, List<Variant> variants) {
         return NetworkProfiler.compare(this, warmup, runs, inputs, variants);

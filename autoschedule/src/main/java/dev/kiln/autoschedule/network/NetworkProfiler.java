@@ -124,31 +124,47 @@ final class NetworkProfiler {
 
     static VariantComparison compare(
             CompiledNetwork cn, int warmup, int runs, NDArray[] inputs, List<CompiledNetwork.Variant> variants) {
-        if (runs < 1) throw new KilnException("compare: runs must be at least 1, got " + runs);
+        if (runs < 2) throw new KilnException("compare: runs must be at least 2, got " + runs);
         if (warmup < 0) throw new KilnException("compare: warmup must not be negative, got " + warmup);
         if (variants.isEmpty()) throw new KilnException("compare: no variants");
-        int n = variants.size();
+        int n = variants.size(), calls = cn.kernelCalls(), whole = (runs + 1) / 2, split = runs / 2;
         WorkerPool pool = cn.workerPool();
-        double[][] times = new double[n][runs];
+        double[][] times = new double[n][whole];
+        double[][][] perCall = new double[n][calls][split];
+        double[] one = new double[calls];
         long[] sleeps = new long[n];
-        for (int i = 0; i < warmup; i++) for (CompiledNetwork.Variant v : variants) v.run(inputs);
+        for (int i = 0; i < warmup; i++) for (CompiledNetwork.Variant v : variants) v.run(inputs, null);
         for (int r = 0; r < runs; r++) {
             for (int j = 0; j < n; j++) {
                 int k = (r + j) % n;
-                long s0 = pool.sleeps();
-                long t0 = System.nanoTime();
-                variants.get(k).run(inputs);
-                times[k][r] = (System.nanoTime() - t0) / 1e9;
-                sleeps[k] += pool.sleeps() - s0;
+                if (r % 2 == 0) {
+                    long s0 = pool.sleeps();
+                    long t0 = System.nanoTime();
+                    variants.get(k).run(inputs, null);
+                    times[k][r / 2] = (System.nanoTime() - t0) / 1e9;
+                    sleeps[k] += pool.sleeps() - s0;
+                } else {
+                    variants.get(k).run(inputs, one);
+                    for (int c = 0; c < calls; c++) perCall[k][c][r / 2] = one[c];
+                }
             }
         }
         boolean counted = pool.sleeps() >= 0;
         List<VariantComparison.Row> rows = new ArrayList<>();
-        for (int k = 0; k < n; k++)
+        for (int k = 0; k < n; k++) {
+            double medians = 0, minima = 0;
+            for (int c = 0; c < calls; c++) {
+                CallTimer.Stats st = new CallTimer.Stats(perCall[k][c], null);
+                medians += st.median();
+                minima += st.min();
+            }
             rows.add(new VariantComparison.Row(
                     variants.get(k).name(),
                     new CallTimer.Stats(times[k], null),
-                    counted ? (double) sleeps[k] / runs : Double.NaN));
+                    counted ? (double) sleeps[k] / whole : Double.NaN,
+                    medians,
+                    minima));
+        }
         return new VariantComparison(rows);
     }
 }

@@ -14,9 +14,11 @@ public record VariantComparison(List<Row> rows) {
     /**
      * @param name   the variant
      * @param times  its runs
-     * @param sleeps the parallel runtime's sleeps per run (NaN when not counted)
+     * @param sleeps the parallel runtime's sleeps per whole run (NaN when not counted)
+     * @param callMedians the sum over the kernel calls of each call's median, in the runs timed call by call
+     * @param callMinima  the sum of each call's minimum, the same runs
      */
-    public record Row(String name, CallTimer.Stats times, double sleeps) {}
+    public record Row(String name, CallTimer.Stats times, double sleeps, double callMedians, double callMinima) {}
 
     public VariantComparison {
         rows = List.copyOf(rows);
@@ -27,7 +29,11 @@ public record VariantComparison(List<Row> rows) {
         return rows.getFirst().times().median() / rows.get(k).times().median();
     }
 
-    /** One line per variant: its runs, sleeps per run, and its speed against the first by medians and by minima. */
+    /**
+     * Two lines per variant: its whole runs (median, spread, sleeps per run, speed against the first by
+     * medians and by minima), then the sums of its calls' medians and minima and their speeds against
+     * the first's.
+     */
     public String describe() {
         StringBuilder sb = new StringBuilder();
         Row ref = rows.getFirst();
@@ -35,12 +41,17 @@ public record VariantComparison(List<Row> rows) {
             Row r = rows.get(k);
             sb.append(String.format(
                     Locale.ROOT,
-                    "%-40s %s, %.1f sleeps per run, %.3fx by medians, %.3fx by minima%n",
+                    "%s%n  whole runs %s, %.1f sleeps per run, %.3fx by medians, %.3fx by minima%n"
+                            + "  call by call: sum of medians %.3f ms (%.3fx), sum of minima %.3f ms (%.3fx)%n",
                     r.name(),
                     r.times().describe(),
                     r.sleeps(),
                     speedup(k),
-                    ref.times().min() / r.times().min()));
+                    ref.times().min() / r.times().min(),
+                    r.callMedians() * 1e3,
+                    ref.callMedians() / r.callMedians(),
+                    r.callMinima() * 1e3,
+                    ref.callMinima() / r.callMinima()));
         }
         return sb.toString();
     }

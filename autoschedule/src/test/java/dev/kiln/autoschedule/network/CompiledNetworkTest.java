@@ -57,18 +57,25 @@ class CompiledNetworkTest {
             NDArray expected = ReferenceExecutor.run(net, r, x).getFirst();
             CompiledNetwork.Variant recent = cn.withMemoryPlan(MemoryPlan.Reuse.RECENT);
             assertThat(recent.name()).contains("RECENT");
-            recent.run(new NDArray[] {x});
+            recent.run(new NDArray[] {x}, null);
             cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL);
-            VariantComparison c = cn.compare(1, 2, new NDArray[] {x}, List.of(cn.asBuilt(), recent));
+            double[] perCall = new double[cn.kernelCalls()];
+            recent.run(new NDArray[] {x}, perCall);
+            assertThat(java.util.Arrays.stream(perCall).min().orElseThrow()).isPositive();
+            cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL);
+            VariantComparison c = cn.compare(1, 3, new NDArray[] {x}, List.of(cn.asBuilt(), recent));
             assertThat(c.rows()).hasSize(2);
-            assertThat(c.rows().get(1).times().calls()).isEqualTo(2);
-            assertThat(c.describe()).contains("BEST_FIT", "RECENT", "by medians");
+            assertThat(c.rows().get(1).times().calls()).isEqualTo(2); // runs 0 and 2 whole, run 1 call by call
+            for (VariantComparison.Row row : c.rows()) {
+                assertThat(row.callMinima()).isPositive().isLessThanOrEqualTo(row.callMedians());
+            }
+            assertThat(c.describe()).contains("BEST_FIT", "RECENT", "by medians", "sum of minima");
             cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL); // the variants ran last in either order
             try (NDArray y = cn.run(x)) { // the network's own arena is untouched by the second plan
                 y.assertClose(expected, RTOL, ATOL);
             }
             expected.close();
-            assertThatThrownBy(() -> cn.compare(0, 0, new NDArray[] {x}, List.of(recent)))
+            assertThatThrownBy(() -> cn.compare(0, 1, new NDArray[] {x}, List.of(recent)))
                     .isInstanceOf(KilnException.class)
                     .hasMessageContaining("runs");
         }

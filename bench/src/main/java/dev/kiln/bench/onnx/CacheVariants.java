@@ -45,14 +45,14 @@ final class CacheVariants {
             }
 
             @Override
-            public void run(NDArray[] inputs) {
+            public void run(NDArray[] inputs, double[] perCall) {
                 if (cpt == byDefault) {
-                    v.run(inputs);
+                    v.run(inputs, perCall);
                     return;
                 }
                 LlvmBackend.tuneRuntimeChunks(target, ParallelRuntime.NATIVE_POOL, cpt);
                 try {
-                    v.run(inputs);
+                    v.run(inputs, perCall);
                 } finally {
                     LlvmBackend.tuneRuntimeChunks(target, ParallelRuntime.NATIVE_POOL, byDefault);
                 }
