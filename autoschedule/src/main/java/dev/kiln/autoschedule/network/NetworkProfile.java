@@ -165,7 +165,8 @@ public record NetworkProfile(
         sb.append(String.format(
                 Locale.ROOT,
                 "%d calls: network %.4f ms (sum of the fastest %.4f), again at once %.4f, tuned %.4f ms"
-                        + " (net/tuned %.2fx)%n",
+                        + " (net/tuned %.2fx; statistics: net and again are medians of single calls, tuned the"
+                        + " minimum of the tuner's repeats, like the sum of the fastest)%n",
                 calls.size(),
                 net * 1e3,
                 min * 1e3,
