@@ -98,10 +98,12 @@ class OnnxBenchTest {
         assertThat(logged).as("one JSON line per measured program").isNotEmpty().allMatch(l -> l.startsWith("{"));
 
         StringBuilder second = new StringBuilder();
-        assertThat(run(second, args(model, log, "--child")))
+        assertThat(run(second, args(model, log, "--child", "--cache-ab", "2")))
                 .as(second.toString())
                 .isZero();
         assertThat(second)
+                .contains("as built (memory BEST_FIT)", "memory RECENT", "sum of minima")
+                .doesNotContain("chunk(s) per thread") // one thread: no loop split to compare
                 .contains("built from " + threadLog)
                 .contains("no search")
                 .doesNotContain("tuned: ")
