@@ -6,6 +6,7 @@ import static org.objectweb.asm.Opcodes.IAND;
 import static org.objectweb.asm.Opcodes.ICONST_M1;
 import static org.objectweb.asm.Opcodes.IFNE;
 import static org.objectweb.asm.Opcodes.INEG;
+import static org.objectweb.asm.Opcodes.INVOKEVIRTUAL;
 import static org.objectweb.asm.Opcodes.IOR;
 import static org.objectweb.asm.Opcodes.IXOR;
 import static org.objectweb.asm.Opcodes.LADD;
@@ -38,7 +39,9 @@ import org.objectweb.asm.MethodVisitor;
  * replaced by a safe address inside the buffer when the test fails; in the loop it reads
  * {@code data[base + rc * stride]} unconditionally and keeps {@code bits & m | bits(f) & ~m}. Exact:
  * the same value, NaN payloads and signed zeros included, as the select; the safe address is read
- * only to be masked away. The address is linear in the loop variable with a loop-invariant base, the
+ * only to be masked away. A value the vectorized loop broadcasts is masked after the broadcast, one
+ * vector AND ({@code -Dkiln.jvm.vectorGuardMask=false}: as a scalar before it, which costs two moves
+ * between register files more per load). The address is linear in the loop variable with a loop-invariant base, the
  * form C2's range-check elimination takes out of the loop. (Reading a segment of zeros instead when the
  * test fails, with no mask, was tried: the conv ran about 2x slower in a same-process A/B on a loaded
  * machine; why was not read in the compiled code.)
@@ -56,6 +59,35 @@ final class InvariantGuards {
     record Guard(Var loopVar, MethodGen.BufRef buf, int maskSlot, int baseSlot, int falseSlot, long stride) {
         /** Pushes the select's value (a float) inside the loop. */
         void emit(MethodGen g) {
+            emitLoad(g);
+            MethodVisitor mv = g.mv;
+            g.invokeStatic("java/lang/Float", "floatToRawIntBits", "(F)I");
+            mv.visitVarInsn(org.objectweb.asm.Opcodes.ILOAD, maskSlot);
+            mv.visitInsn(IAND);
+            if (falseSlot >= 0) {
+                mv.visitVarInsn(org.objectweb.asm.Opcodes.ILOAD, falseSlot);
+                mv.visitInsn(IOR);
+            }
+            g.invokeStatic("java/lang/Float", "intBitsToFloat", "(I)F");
+        }
+
+        /** With a FloatVector broadcast of {@link #emitLoad}'s value on the stack: masks its lanes' bits. */
+        void maskVector(MethodGen g) {
+            MethodVisitor mv = g.mv;
+            String v = "jdk/incubator/vector/";
+            mv.visitMethodInsn(INVOKEVIRTUAL, v + "FloatVector", "reinterpretAsInts", "()L" + v + "IntVector;", false);
+            mv.visitVarInsn(org.objectweb.asm.Opcodes.ILOAD, maskSlot);
+            mv.visitMethodInsn(INVOKEVIRTUAL, v + "IntVector", "and", "(I)L" + v + "IntVector;", false);
+            if (falseSlot >= 0) {
+                mv.visitVarInsn(org.objectweb.asm.Opcodes.ILOAD, falseSlot);
+                mv.visitMethodInsn(INVOKEVIRTUAL, v + "IntVector", "or", "(I)L" + v + "IntVector;", false);
+            }
+            mv.visitMethodInsn(
+                    INVOKEVIRTUAL, v + "IntVector", "reinterpretAsFloats", "()L" + v + "FloatVector;", false);
+        }
+
+        /** Pushes the unmasked load (a float) inside the loop. */
+        void emitLoad(MethodGen g) {
             MethodVisitor mv = g.mv;
             mv.visitVarInsn(ALOAD, buf.segSlot());
             ScalarGen.layout(DType.FLOAT32).push(mv);
@@ -67,15 +99,12 @@ final class InvariantGuards {
             mv.visitInsn(LMUL);
             mv.visitInsn(LADD);
             ScalarGen.loadTail(g, DType.FLOAT32);
-            g.invokeStatic("java/lang/Float", "floatToRawIntBits", "(F)I");
-            mv.visitVarInsn(org.objectweb.asm.Opcodes.ILOAD, maskSlot);
-            mv.visitInsn(IAND);
-            if (falseSlot >= 0) {
-                mv.visitVarInsn(org.objectweb.asm.Opcodes.ILOAD, falseSlot);
-                mv.visitInsn(IOR);
-            }
-            g.invokeStatic("java/lang/Float", "intBitsToFloat", "(I)F");
         }
+    }
+
+    /** Whether a broadcast guarded value is masked as a vector (one AND per vector) rather than as a scalar. */
+    static boolean vectorMask() {
+        return !"false".equals(System.getProperty("kiln.jvm.vectorGuardMask"));
     }
 
     static boolean enabled() {

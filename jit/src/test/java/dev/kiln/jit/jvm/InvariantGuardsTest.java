@@ -37,7 +37,8 @@ import org.junit.jupiter.api.Test;
 class InvariantGuardsTest {
     private static final DType F32 = DType.FLOAT32;
     private static final int W = Math.max(2, Math.min(16, JvmCheck.TARGET.vectorBits() / 32));
-    private static final String MASKED = "Float.floatToRawIntBits";
+    private static final String MASKED = "IntVector.and";
+    private static final String SCALAR_MASKED = "Float.floatToRawIntBits";
 
     /** BackendsBench's register-tiled conv, small: 4 pixels x 2 vectors of output channels, (rh, rw, rc) outside. */
     private static PrimFunc registerTiledConv(int h, int w, int ci) {
@@ -70,9 +71,18 @@ class InvariantGuardsTest {
         // four pixels per step of rc, each its own guard (the border pixels test the width too)
         assertThat(count(k.source(), MASKED)).isEqualTo(4);
         JvmBackend.clearCache();
+        System.setProperty("kiln.jvm.vectorGuardMask", "false");
+        try {
+            // the broadcast masked as a scalar before it is broadcast: also exact
+            assertThat(count(JvmCheck.exact(f, 21).source(), SCALAR_MASKED)).isEqualTo(4);
+        } finally {
+            System.clearProperty("kiln.jvm.vectorGuardMask");
+            JvmBackend.clearCache();
+        }
         System.setProperty("kiln.jvm.hoistGuards", "false");
         try {
-            assertThat(count(JvmCheck.exact(f, 21).source(), MASKED)).isZero();
+            String plain = JvmCheck.exact(f, 21).source();
+            assertThat(count(plain, MASKED) + count(plain, SCALAR_MASKED)).isZero();
         } finally {
             System.clearProperty("kiln.jvm.hoistGuards");
             JvmBackend.clearCache();
