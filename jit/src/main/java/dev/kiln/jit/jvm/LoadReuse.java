@@ -66,10 +66,12 @@ final class LoadReuse {
             if (x instanceof Store st) r.stored.add(st.buffer().base());
         });
         p.reuse = r;
+        List<dev.kiln.ir.Select> guards = InvariantGuards.hoist(g, f);
         try {
             emit.run();
         } finally {
             p.reuse = null;
+            InvariantGuards.remove(g, guards);
         }
         g.release(mark);
     }

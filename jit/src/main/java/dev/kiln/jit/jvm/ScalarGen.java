@@ -106,6 +106,11 @@ final class ScalarGen {
                 mv.visitInsn(IXOR);
             }
             case Select s -> {
+                InvariantGuards.Guard h = g.guards.get(s);
+                if (h != null) {
+                    h.emit(g);
+                    return;
+                }
                 Label no = new Label(), end = new Label();
                 emit(g, s.cond());
                 mv.visitJumpInsn(IFEQ, no);

@@ -68,6 +68,18 @@ abstract class VectorExprs extends VectorLanes {
     /** Pushes {@code e} as a vector, computed afresh. */
     private void vecFresh(Expr e) {
         DType t = e.dtype();
+        if (!varies(e)
+                && e instanceof Select s
+                && g.guards.get(s) instanceof InvariantGuards.Guard h
+                && InvariantGuards.vectorMask()) {
+            // a hoisted guard: broadcast the unmasked load, then mask all lanes at once
+            species(t);
+            uniform(e, () -> h.emitLoad(g), () -> zero(JType.of(t)));
+            mv.visitMethodInsn(
+                    INVOKESTATIC, cls(t), "broadcast", "(" + SPECIES + JType.of(t).desc + ")" + desc(t), false);
+            h.maskVector(g);
+            return;
+        }
         if (!varies(e)) {
             species(t);
             uniform(e, () -> ScalarGen.emit(g, e), () -> zero(JType.of(t)));
