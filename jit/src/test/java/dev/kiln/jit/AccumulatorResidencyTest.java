@@ -41,7 +41,7 @@ class AccumulatorResidencyTest {
     void registerTileUnderASerialReduction() {
         assumeVnni();
         int m = 8, n = 64, k = 512;
-        ComputeDAG dag = TensorizeJitTest.packedDense(DType.UINT8, DType.INT8, m, n, k);
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.UINT8, DType.INT8, m, n, k);
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         var c = s.stage("matmul_packed");
         c.split("m", 4);
@@ -50,8 +50,8 @@ class AccumulatorResidencyTest {
         c.reorder("m.0", "n.0", "k.0", "m.1", "n.1", "n.2", "k.1");
         c.tensorize("n.2", TensorIntrinsics.VNNI_U8S8);
         PrimFunc f = Lowering.lower("vnni_tile", s.build());
-        NDArray x = TensorizeJitTest.full(DType.UINT8, 31, m, k);
-        NDArray w = TensorizeJitTest.full(DType.INT8, 32, n, k);
+        NDArray x = TensorizeFixture.full(DType.UINT8, 31, m, k);
+        NDArray w = TensorizeFixture.full(DType.INT8, 32, n, k);
         NDArray out = NDArray.allocate(DType.INT32, m, n);
         AsmLoops.Loop hot;
         try (LlvmKernel kern = llvm.compile(f, HOST)) {
@@ -93,8 +93,8 @@ class AccumulatorResidencyTest {
                 + " [\"PR\", 2, 0, \"auto_unroll_max_step$512\"]]";
         Schedule s = Schedule.fromSteps(new ObjectMapper().readTree(steps), dag);
         PrimFunc f = Lowering.lower("gemm1024_int8", s);
-        NDArray xa = TensorizeJitTest.full(DType.UINT8, 51, m, k);
-        NDArray wa = TensorizeJitTest.full(DType.INT8, 52, n / 16, k / 4, 16, 4);
+        NDArray xa = TensorizeFixture.full(DType.UINT8, 51, m, k);
+        NDArray wa = TensorizeFixture.full(DType.INT8, 52, n / 16, k / 4, 16, 4);
         NDArray out = NDArray.allocate(DType.INT32, m, n);
         AsmLoops.Loop hot;
         try (LlvmKernel kern = llvm.compile(f, HOST)) {

@@ -35,9 +35,9 @@ class RowTailTiming {
         String why = TensorIntrinsics.get(TensorIntrinsics.VNNI_U8S8).unavailableReason(HOST);
         assumeTrue(why == null, why);
         int m = 1024, n = 1024, k = 1024, rounds = Integer.getInteger("kiln.rounds", 21);
-        ComputeDAG dag = TensorizeJitTest.packedDense(DType.UINT8, DType.INT8, m, n, k);
-        NDArray x = TensorizeJitTest.full(DType.UINT8, 71, m, k);
-        NDArray w = TensorizeJitTest.full(DType.INT8, 72, n, k);
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.UINT8, DType.INT8, m, n, k);
+        NDArray x = TensorizeFixture.full(DType.UINT8, 71, m, k);
+        NDArray w = TensorizeFixture.full(DType.INT8, 72, n, k);
         // rows x vectors, row tiles per block
         Map<String, int[]> tiles = new LinkedHashMap<>();
         tiles.put("4x2", new int[] {4, 2, 16});

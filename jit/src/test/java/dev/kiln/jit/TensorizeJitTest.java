@@ -2,13 +2,11 @@ package dev.kiln.jit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kiln.interp.Interpreter;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.Lowering;
-import dev.kiln.nn.LowPrecision;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
@@ -17,10 +15,7 @@ import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
-import dev.kiln.te.Te;
-import dev.kiln.te.Tensor;
 import dev.kiln.tir.PrimFunc;
-import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,14 +27,8 @@ import org.junit.jupiter.api.Test;
  * feature, on a CPU without the instruction.
  */
 class TensorizeJitTest {
-    private static final CpuTarget HOST = LlvmBackend.hostTarget();
+    private static final CpuTarget HOST = TensorizeFixture.HOST;
     private final LlvmBackend llvm = new LlvmBackend();
-
-    static ComputeDAG packedDense(DType a, DType b, long m, long n, long k) {
-        Tensor x = Te.placeholder("x", a, m, k);
-        Tensor w = Te.placeholder("w", b, n, k);
-        return ComputeDAG.of(LowPrecision.matmulPacked(x, LowPrecision.packDenseWeight(w)));
-    }
 
     /** Register tile of 2 rows x 2 x 16 columns around the intrinsic; outer rows parallel; unrolled. */
     static Schedule tiled(ComputeDAG dag, String intrinsic, int group) {
@@ -57,27 +46,17 @@ class TensorizeJitTest {
     }
 
     private void assume(String intrinsic) {
-        String why = TensorIntrinsics.get(intrinsic).unavailableReason(HOST);
-        assumeTrue(why == null, why);
+        TensorizeFixture.assumeIntrinsic(intrinsic);
         assertThat(llvm.intrinsics(HOST)).contains(intrinsic);
-    }
-
-    static NDArray full(DType t, long seed, long... shape) {
-        NDArray a = NDArray.allocate(t, shape);
-        SplittableRandom r = new SplittableRandom(seed);
-        for (long i = 0; i < a.numElements(); i++) {
-            a.setLongFlat(t == DType.UINT8 ? r.nextInt(256) : r.nextInt(256) - 128, i);
-        }
-        return a;
     }
 
     @Test
     void vnniDenseIsExact() {
         assume(TensorIntrinsics.VNNI_U8S8);
-        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 6, 64, 96);
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.UINT8, DType.INT8, 6, 64, 96);
         Schedule sch = tiled(dag, TensorIntrinsics.VNNI_U8S8, 4);
-        NDArray x = full(DType.UINT8, 11, 6, 96);
-        NDArray w = full(DType.INT8, 12, 64, 96);
+        NDArray x = TensorizeFixture.full(DType.UINT8, 11, 6, 96);
+        NDArray w = TensorizeFixture.full(DType.INT8, 12, 64, 96);
         NDArray out = NDArray.allocate(DType.INT32, 6, 64);
         PrimFunc f = Lowering.lower("vnni", sch);
         try (CompiledKernel k = llvm.compile(f, HOST)) {
@@ -100,36 +79,19 @@ class TensorizeJitTest {
     void bf16DenseWithinTheBf16Bound() {
         assume(TensorIntrinsics.BF16_DOT);
         int m = 4, n = 32, kk = 128;
-        ComputeDAG dag = packedDense(DType.BFLOAT16, DType.BFLOAT16, m, n, kk);
-        NDArray xf = NDArray.random(DType.FLOAT32, 21, m, kk);
-        NDArray wf = NDArray.random(DType.FLOAT32, 22, n, kk);
-        NDArray x = NDArray.allocate(DType.BFLOAT16, m, kk), w = NDArray.allocate(DType.BFLOAT16, n, kk);
-        for (long i = 0; i < x.numElements(); i++) x.setDoubleFlat(xf.getDoubleFlat(i), i);
-        for (long i = 0; i < w.numElements(); i++) w.setDoubleFlat(wf.getDoubleFlat(i), i);
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.BFLOAT16, DType.BFLOAT16, m, n, kk);
+        TensorizeFixture.Bf16Inputs in = TensorizeFixture.Bf16Inputs.random(21, 22, m, n, kk);
         NDArray out = NDArray.allocate(DType.FLOAT32, m, n);
         try (CompiledKernel k = llvm.compile(Lowering.lower("bf16", tiled(dag, TensorIntrinsics.BF16_DOT, 2)), HOST)) {
-            k.call(x, w, out);
+            k.call(in.x(), in.w(), out);
             assertThat(k.source()).contains("dpbf16ps");
         }
-        double u = Math.scalb(1.0, -8);
-        double rel = 2 * u + u * u + kk * Math.scalb(1.0, -24);
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) {
-                double ref = 0, mag = 0;
-                for (int q = 0; q < kk; q++) {
-                    double p = xf.getDouble(i, q) * wf.getDouble(j, q);
-                    ref += p;
-                    mag += Math.abs(p);
-                }
-                assertThat(Math.abs(out.getDouble(i, j) - ref))
-                        .as("out[%d, %d] = %s, float32 reference %s", i, j, out.getDouble(i, j), ref)
-                        .isLessThanOrEqualTo(rel * mag + 1e-30);
-            }
+        in.assertWithinBound(out, m, n, kk);
     }
 
     @Test
     void aTargetWithoutTheFeatureIsRefusedByName() {
-        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 2, 32, 8);
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.UINT8, DType.INT8, 2, 32, 8);
         PrimFunc f = Lowering.lower("vnni", tiled(dag, TensorIntrinsics.VNNI_U8S8, 4));
         CpuTarget noVnni = HOST.withCpu("x86-64-v3", "+avx2,+fma");
         assertThat(llvm.intrinsics(noVnni)).isEmpty();

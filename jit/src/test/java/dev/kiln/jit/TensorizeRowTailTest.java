@@ -1,7 +1,6 @@
 package dev.kiln.jit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kiln.ir.DType;
 import dev.kiln.lower.Lowering;
@@ -24,13 +23,8 @@ import org.junit.jupiter.api.Test;
  * instructions counted as {@link AccumulatorResidencyTest} counts them). Skips without the feature.
  */
 class TensorizeRowTailTest {
-    private static final CpuTarget HOST = LlvmBackend.hostTarget();
+    private static final CpuTarget HOST = TensorizeFixture.HOST;
     private final LlvmBackend llvm = new LlvmBackend();
-
-    private static void assume(String intrinsic) {
-        String why = TensorIntrinsics.get(intrinsic).unavailableReason(HOST);
-        assumeTrue(why == null, why);
-    }
 
     /**
      * {@code m} rows in blocks of {@code rowBlocks} tiles of {@code rows} (the last block cut by the
@@ -55,11 +49,11 @@ class TensorizeRowTailTest {
 
     @Test
     void rowTailTilesAreExactAndLoadEachBVectorOncePerKStep() {
-        assume(TensorIntrinsics.VNNI_U8S8);
+        TensorizeFixture.assumeIntrinsic(TensorIntrinsics.VNNI_U8S8);
         int m = 100, n = 128, k = 256;
-        ComputeDAG dag = TensorizeJitTest.packedDense(DType.UINT8, DType.INT8, m, n, k);
-        NDArray x = TensorizeJitTest.full(DType.UINT8, 41, m, k);
-        NDArray w = TensorizeJitTest.full(DType.INT8, 42, n, k);
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.UINT8, DType.INT8, m, n, k);
+        NDArray x = TensorizeFixture.full(DType.UINT8, 41, m, k);
+        NDArray w = TensorizeFixture.full(DType.INT8, 42, n, k);
         int[][] tiles = {{4, 2}, {6, 4}, {12, 2}, {14, 2}};
         for (int[] t : tiles) {
             NDArray out = NDArray.allocate(DType.INT32, m, n);
@@ -97,33 +91,16 @@ class TensorizeRowTailTest {
     /** A bf16 14 x 2 tile over 30 rows (tail of 2): within the bound of {@code TensorizeJitTest}. */
     @Test
     void bf16RowTailWithinTheBf16Bound() {
-        assume(TensorIntrinsics.BF16_DOT);
+        TensorizeFixture.assumeIntrinsic(TensorIntrinsics.BF16_DOT);
         int m = 30, n = 64, kk = 96;
-        ComputeDAG dag = TensorizeJitTest.packedDense(DType.BFLOAT16, DType.BFLOAT16, m, n, kk);
-        NDArray xf = NDArray.random(DType.FLOAT32, 61, m, kk);
-        NDArray wf = NDArray.random(DType.FLOAT32, 62, n, kk);
-        NDArray x = NDArray.allocate(DType.BFLOAT16, m, kk), w = NDArray.allocate(DType.BFLOAT16, n, kk);
-        for (long i = 0; i < x.numElements(); i++) x.setDoubleFlat(xf.getDoubleFlat(i), i);
-        for (long i = 0; i < w.numElements(); i++) w.setDoubleFlat(wf.getDoubleFlat(i), i);
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.BFLOAT16, DType.BFLOAT16, m, n, kk);
+        TensorizeFixture.Bf16Inputs in = TensorizeFixture.Bf16Inputs.random(61, 62, m, n, kk);
         NDArray out = NDArray.allocate(DType.FLOAT32, m, n);
         PrimFunc f = Lowering.lower("bf16_tail", tile(dag, TensorIntrinsics.BF16_DOT, m, n, 14, 1, 2));
         try (LlvmKernel k = llvm.compile(f, HOST)) {
-            k.call(x, w, out);
+            k.call(in.x(), in.w(), out);
             assertThat(k.source()).contains("vdpbf16ps");
         }
-        double u = Math.scalb(1.0, -8);
-        double rel = 2 * u + u * u + kk * Math.scalb(1.0, -24);
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) {
-                double ref = 0, mag = 0;
-                for (int q = 0; q < kk; q++) {
-                    double p = xf.getDouble(i, q) * wf.getDouble(j, q);
-                    ref += p;
-                    mag += Math.abs(p);
-                }
-                assertThat(Math.abs(out.getDouble(i, j) - ref))
-                        .as("out[%d, %d] = %s, float32 reference %s", i, j, out.getDouble(i, j), ref)
-                        .isLessThanOrEqualTo(rel * mag + 1e-30);
-            }
+        in.assertWithinBound(out, m, n, kk);
     }
 }

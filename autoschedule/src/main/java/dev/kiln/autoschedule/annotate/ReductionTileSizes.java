@@ -65,13 +65,12 @@ public final class ReductionTileSizes {
 
     /** The reduction groups of a sketch's undecided splits. */
     public static List<Group> groups(ComputeDAG dag, Sketch sketch) {
-        List<Step> undecided = sketch.steps();
-        return groups(dag, sketch.state().steps(), i -> undecided.get(i) instanceof SplitStep sp && !sp.isConcrete());
+        return groups(dag, sketch.state().steps(), InnermostTiles.undecided(sketch));
     }
 
     /** The reduction groups of a program's decided splits (the reduction-block mutation's). */
     public static List<Group> groups(ComputeDAG dag, List<Step> steps) {
-        return groups(dag, steps, i -> steps.get(i) instanceof SplitStep sp && sp.isConcrete() && sp.innerToOuter());
+        return groups(dag, steps, InnermostTiles.decided(steps));
     }
 
     /**
@@ -150,13 +149,6 @@ public final class ReductionTileSizes {
             FactorizationMemo memo, long extent, int levels, int inner, SplittableRandom rng) {
         if (inner < 1 || extent % inner != 0)
             throw new KilnException("reduction tile " + inner + " does not divide a loop of extent " + extent);
-        List<Integer> out = new ArrayList<>();
-        if (levels > 1) {
-            long q = extent / inner;
-            List<List<Integer>> schemes = memo.schemes(q, levels - 1, Math.toIntExact(q));
-            out.addAll(schemes.get(rng.nextInt(schemes.size())));
-        }
-        out.add(inner);
-        return out;
+        return InnermostTiles.around(memo, extent / inner, levels, inner, rng);
     }
 }

@@ -58,8 +58,7 @@ public final class RegisterTileSizes {
      * The sketch's state history is replayed to read each loop's kind before its split.
      */
     public static List<Group> groups(ComputeDAG dag, Sketch sketch) {
-        List<Step> undecided = sketch.steps();
-        return groups(dag, sketch.state().steps(), i -> undecided.get(i) instanceof SplitStep sp && !sp.isConcrete());
+        return groups(dag, sketch.state().steps(), InnermostTiles.undecided(sketch));
     }
 
     /**
@@ -68,7 +67,7 @@ public final class RegisterTileSizes {
      * (the register tile mutation's groups, {@code MutateRegisterTile}).
      */
     public static List<Group> groups(ComputeDAG dag, List<Step> steps) {
-        return groups(dag, steps, i -> steps.get(i) instanceof SplitStep sp && sp.isConcrete() && sp.innerToOuter());
+        return groups(dag, steps, InnermostTiles.decided(steps));
     }
 
     private static List<Group> groups(ComputeDAG dag, List<Step> history, IntPredicate eligible) {
@@ -179,14 +178,7 @@ public final class RegisterTileSizes {
         if (inner < 1 || inner > extent) {
             throw new KilnException("innermost tile " + inner + " does not fit a loop of extent " + extent);
         }
-        long q = (extent + inner - 1) / inner;
-        List<Integer> out = new ArrayList<>();
-        if (levels > 1) {
-            List<List<Integer>> schemes = memo.schemes(q, levels - 1, Math.toIntExact(q));
-            out.addAll(schemes.get(rng.nextInt(schemes.size())));
-        }
-        out.add(inner);
-        return out;
+        return InnermostTiles.around(memo, (extent + inner - 1) / inner, levels, inner, rng);
     }
 
     private static List<int[]> enumerate(

@@ -5,9 +5,6 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
 import dev.kiln.autoschedule.annotate.ReductionTileSizes;
 import dev.kiln.schedule.SplitStep;
-import dev.kiln.schedule.Step;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -35,43 +32,19 @@ public record MutateReductionTile(FactorizationMemo memo) implements MutationRul
     @Override
     public Candidate apply(SearchTask task, Candidate parent, SplittableRandom rng) {
         if (task.target().kind().isGpu()) return null;
-        List<Step> steps = parent.schedule().steps();
-        List<ReductionTileSizes.Group> groups = ReductionTileSizes.groups(task.dag(), steps);
-        if (groups.isEmpty()) return null;
-        int first = rng.nextInt(groups.size());
-        for (int g = 0; g < groups.size(); g++) {
-            ReductionTileSizes.Group group = groups.get((first + g) % groups.size());
-            int[] now = new int[group.splitSteps().size()];
-            for (int k = 0; k < now.length; k++)
-                now[k] = ((SplitStep) steps.get(group.splitSteps().get(k)))
-                        .lengths()
-                        .getLast();
-            List<int[]> others = new ArrayList<>();
-            for (int[] t : ReductionTileSizes.candidates(group.extents(), memo))
-                if (!Arrays.equals(t, now)) others.add(t);
-            if (others.isEmpty()) continue;
-            int[] tile = others.get(rng.nextInt(others.size()));
-            List<Step> out = new ArrayList<>(steps);
-            for (int k = 0; k < tile.length; k++) {
-                if (tile[k] == now[k]) continue;
-                SplitStep sp = (SplitStep) steps.get(group.splitSteps().get(k));
-                out.set(group.splitSteps().get(k), sp.withLengths(lengths(sp, tile[k], rng)));
-            }
-            return Children.of(task, out);
-        }
-        return null;
+        List<ReductionTileSizes.Group> groups =
+                ReductionTileSizes.groups(task.dag(), parent.schedule().steps());
+        InnermostTileRedraw.Tiles tiles = (g, extents, now, r) -> InnermostTileRedraw.except(
+                ReductionTileSizes.candidates(groups.get(g).extents(), memo), now);
+        List<List<Integer>> splits =
+                groups.stream().map(ReductionTileSizes.Group::splitSteps).toList();
+        return InnermostTileRedraw.apply(task, parent, splits, tiles, this::lengths, rng);
     }
 
     /** The split's tile sizes with innermost tile {@code inner}, its middle levels kept when they still divide. */
     private List<Integer> lengths(SplitStep sp, int inner, SplittableRandom rng) {
-        List<Integer> middle = sp.lengths().subList(0, sp.lengths().size() - 1);
-        long mid = 1;
-        for (int x : middle) mid *= x;
-        if ((sp.extent() / inner) % mid == 0) {
-            List<Integer> out = new ArrayList<>(middle);
-            out.add(inner);
-            return out;
-        }
+        List<Integer> kept = InnermostTileRedraw.keepMiddle(sp, sp.extent() / inner, inner);
+        if (kept != null) return kept;
         return ReductionTileSizes.withInnermost(memo, sp.extent(), sp.lengths().size(), inner, rng);
     }
 }

@@ -7,9 +7,7 @@ import dev.kiln.autoschedule.annotate.InitFillTileSize;
 import dev.kiln.autoschedule.annotate.RegisterTileSizes;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.SplitStep;
-import dev.kiln.schedule.Step;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -52,52 +50,32 @@ public record MutateRegisterTile(FactorizationMemo memo, double tailProbability)
     @Override
     public Candidate apply(SearchTask task, Candidate parent, SplittableRandom rng) {
         if (task.target().kind().isGpu()) return null;
-        List<Step> steps = parent.schedule().steps();
-        List<RegisterTileSizes.Group> groups = RegisterTileSizes.groups(task.dag(), steps);
-        if (groups.isEmpty()) return null;
-        int first = rng.nextInt(groups.size());
-        for (int g = 0; g < groups.size(); g++) {
-            RegisterTileSizes.Group group = groups.get((first + g) % groups.size());
-            List<Long> extents = new ArrayList<>();
-            int[] now = new int[group.splitSteps().size()];
-            for (int k = 0; k < now.length; k++) {
-                SplitStep sp = (SplitStep) steps.get(group.splitSteps().get(k));
-                extents.add(sp.extent());
-                now[k] = sp.lengths().getLast();
-            }
-            List<int[]> exact =
-                    others(RegisterTileSizes.candidates(task.hardware(), group.elementBytes(), extents, memo), now);
-            List<int[]> tails =
-                    others(RegisterTileSizes.tailCandidates(task.hardware(), group.elementBytes(), extents, memo), now);
-            List<int[]> others = RegisterTileSizes.choose(exact, tails, tailProbability, rng);
-            if (others.isEmpty()) continue;
-            int[] tile = others.get(rng.nextInt(others.size()));
-            List<Step> out = new ArrayList<>(steps);
-            for (int k = 0; k < tile.length; k++) {
-                if (tile[k] == now[k]) continue;
-                int at = group.splitSteps().get(k);
-                SplitStep sp = (SplitStep) steps.get(at);
-                out.set(at, sp.withLengths(lengths(sp, tile[k], rng)));
-            }
-            return Children.of(task, out);
-        }
-        return null;
+        List<RegisterTileSizes.Group> groups =
+                RegisterTileSizes.groups(task.dag(), parent.schedule().steps());
+        InnermostTileRedraw.Tiles tiles = (g, extents, now, r) -> {
+            int bytes = groups.get(g).elementBytes();
+            List<int[]> exact = InnermostTileRedraw.except(
+                    RegisterTileSizes.candidates(task.hardware(), bytes, extents, memo), now);
+            List<int[]> tails = InnermostTileRedraw.except(
+                    RegisterTileSizes.tailCandidates(task.hardware(), bytes, extents, memo), now);
+            return RegisterTileSizes.choose(exact, tails, tailProbability, r);
+        };
+        List<List<Integer>> splits =
+                groups.stream().map(RegisterTileSizes.Group::splitSteps).toList();
+        return InnermostTileRedraw.apply(task, parent, splits, tiles, this::lengths, rng);
     }
 
     /** The split's new tile sizes with innermost tile {@code inner} (which may leave a tail). */
     public List<Integer> lengths(SplitStep sp, int inner, SplittableRandom rng) {
-        List<Integer> middle = sp.lengths().subList(0, sp.lengths().size() - 1);
-        long mid = product(middle);
         long q = (sp.extent() + inner - 1) / inner;
-        if (q % mid == 0) {
-            List<Integer> out = new ArrayList<>(middle);
-            out.add(inner);
-            return out;
-        }
+        List<Integer> kept = InnermostTileRedraw.keepMiddle(sp, q, inner);
+        if (kept != null) return kept;
+        List<Integer> middle = sp.lengths().subList(0, sp.lengths().size() - 1);
+        long mid = InnermostTileRedraw.product(middle);
         double best = Double.POSITIVE_INFINITY;
         List<List<Integer>> nearest = new ArrayList<>();
         for (List<Integer> l : memo.schemes(q, middle.size(), Math.toIntExact(q))) {
-            double d = Math.abs(Math.log((double) product(l) / mid));
+            double d = Math.abs(Math.log((double) InnermostTileRedraw.product(l) / mid));
             if (d < best - 1e-12) {
                 best = d;
                 nearest.clear();
@@ -107,17 +85,5 @@ public record MutateRegisterTile(FactorizationMemo memo, double tailProbability)
         List<Integer> out = new ArrayList<>(nearest.get(rng.nextInt(nearest.size())));
         out.add(inner);
         return out;
-    }
-
-    private static List<int[]> others(List<int[]> tiles, int[] now) {
-        List<int[]> out = new ArrayList<>();
-        for (int[] t : tiles) if (!Arrays.equals(t, now)) out.add(t);
-        return out;
-    }
-
-    private static long product(List<Integer> l) {
-        long p = 1;
-        for (int x : l) p *= x;
-        return p;
     }
 }

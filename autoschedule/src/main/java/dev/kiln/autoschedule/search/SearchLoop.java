@@ -309,21 +309,8 @@ public final class SearchLoop {
                     + " results for " + p.batch().size() + " programs");
         }
         List<Trial> round = new ArrayList<>();
-        for (int i = 0; i < results.size(); i++) {
-            Candidate c = p.batch().get(i);
-            Trial t = new Trial(c, results.get(i));
-            log.append(toRecord(t));
-            count(
-                    c,
-                    t.result().error().name(),
-                    t.result().errorMessage(),
-                    t.result().cost());
-            round.add(t);
-            progress.update(state(start));
-        }
-        policy.update(round);
-        progress.roundDone(state(start));
-        return new SearchRound(round, false, false);
+        for (int i = 0; i < results.size(); i++) recordTrial(round, p.batch().get(i), results.get(i), start);
+        return endRound(round, false, start);
     }
 
     private SearchRound nextRound(int n) {
@@ -422,19 +409,25 @@ public final class SearchLoop {
                 throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
                         + results.size() + " results for 1 program");
             }
-            Trial t = new Trial(c, results.getFirst());
-            log.append(toRecord(t));
-            count(
-                    c,
-                    t.result().error().name(),
-                    t.result().errorMessage(),
-                    t.result().cost());
-            round.add(t);
-            progress.update(state(start));
+            recordTrial(round, c, results.getFirst(), start);
         }
+        return endRound(round, !complete, start);
+    }
+
+    /** Logs a measured program as a trial, counts it, adds it to {@code round} and reports the progress. */
+    private void recordTrial(List<Trial> round, Candidate c, MeasureResult result, long start) {
+        Trial t = new Trial(c, result);
+        log.append(toRecord(t));
+        count(c, result.error().name(), result.errorMessage(), result.cost());
+        round.add(t);
+        progress.update(state(start));
+    }
+
+    /** Hands a measured round to the policy and reports it done. */
+    private SearchRound endRound(List<Trial> round, boolean timedOut, long start) {
         policy.update(round);
         progress.roundDone(state(start));
-        return new SearchRound(round, false, !complete);
+        return new SearchRound(round, false, timedOut);
     }
 
     /** The log record of a trial of this task. */

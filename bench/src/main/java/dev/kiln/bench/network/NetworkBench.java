@@ -9,6 +9,7 @@ import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.Strategy;
+import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.TorchNetwork.Format;
 import dev.kiln.bench.network.TorchNetwork.Variant;
 import dev.kiln.graph.Graph;
@@ -22,7 +23,6 @@ import dev.kiln.runtime.NDArray;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -245,72 +245,10 @@ public final class NetworkBench implements Callable<Integer> {
                 String childNetworks = child.get(1);
                 String childFormats = child.get(2);
                 Path rowsFile = Files.createTempFile(dir, "rows-" + t + "t-", ".tsv");
-                List<String> cmd = new ArrayList<>();
-                cmd.add(ProcessHandle.current()
-                        .info()
-                        .command()
-                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
-                                .toString()));
-                cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-                cmd.addAll(List.of(
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        NetworkBench.class.getName(),
-                        "--network",
-                        childNetworks,
-                        "--threads",
-                        String.valueOf(t),
-                        "--trials",
-                        String.valueOf(trials),
-                        "--log",
-                        log.toString(),
-                        "--repeats",
-                        String.valueOf(repeats),
-                        "--warmup",
-                        String.valueOf(warmup),
-                        "--warmup-ms",
-                        String.valueOf(warmupMs),
-                        "--min-seconds",
-                        String.valueOf(minSeconds),
-                        "--torch-formats",
-                        childFormats,
-                        "--tolerance",
-                        String.valueOf(tolerance),
-                        "--seed",
-                        String.valueOf(seed),
-                        "--dir",
-                        dir.toString(),
-                        "--child-rows",
-                        rowsFile.toString(),
-                        "--time-budget",
-                        String.valueOf(timeBudget),
-                        "--per-round",
-                        String.valueOf(perRound),
-                        "--strategy",
-                        String.join(",", strategies),
-                        "--part",
-                        partName,
-                        "--target",
-                        targetName,
-                        "--remeasure-top",
-                        String.valueOf(remeasureTop),
-                        "--remeasure-rounds",
-                        String.valueOf(remeasureRounds)));
-                if (!profile) cmd.add("--no-profile");
-                if (!unpacked) cmd.add("--no-unpacked");
-                if (flushCache) cmd.add("--flush-cache");
-                if (sharedModel) cmd.add("--shared-model");
-                if (pretrained != null) cmd.addAll(List.of("--pretrained", pretrained));
+                List<String> cmd = NetworkChildCommand.of(this, partName, childNetworks, childFormats, t, rowsFile);
                 ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
                 Map<String, String> env = pb.environment();
-                env.put("OMP_NUM_THREADS", String.valueOf(t));
-                env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
-                // libgomp's default (spinning) wait policy collapses PyTorch on 2 vCPUs shared with the JVM's own
-                // threads: MobileNet-V2 at 2 threads took 110-300 ms spinning against 16-22 ms passive (and 21-30 ms
-                // on 1 thread), measured here; PyTorch gets its best setting.
-                env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
-                env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
-                if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
+                ChildJvm.threads(env, t, coreType);
                 System.out.printf(
                         Locale.ROOT,
                         "== %s, %d thread(s): child JVM with OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d "

@@ -6,6 +6,7 @@ import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
+import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
 import dev.kiln.graph.Graph;
@@ -18,7 +19,6 @@ import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -197,17 +197,8 @@ public final class OnnxBench implements Callable<Integer> {
                 g.constantBytes() / 1e6);
         boolean ok = true;
         for (int t : threads) {
-            List<String> cmd = new ArrayList<>();
-            cmd.add(ProcessHandle.current()
-                    .info()
-                    .command()
-                    .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
-                            .toString()));
-            cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+            List<String> cmd = ChildJvm.command(OnnxBench.class);
             cmd.addAll(List.of(
-                    "-cp",
-                    System.getProperty("java.class.path"),
-                    OnnxBench.class.getName(),
                     model.toString(),
                     "--child",
                     "--threads",

@@ -1,10 +1,10 @@
 package dev.kiln.bench.suite;
 
+import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.suite.SuiteRow.Status;
 import dev.kiln.ir.KilnException;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
@@ -194,11 +194,7 @@ public final class OperatorSuite implements Callable<Integer> {
                 Path rowsFile = Files.createTempFile(dir, "rows-" + impl + "-" + t + "t-", ".tsv");
                 ProcessBuilder pb = new ProcessBuilder(childCommand(impl, t, rowsFile)).inheritIO();
                 Map<String, String> env = pb.environment();
-                env.put("OMP_NUM_THREADS", String.valueOf(t));
-                env.put("OPENBLAS_NUM_THREADS", String.valueOf(t));
-                env.putIfAbsent("OMP_WAIT_POLICY", "PASSIVE");
-                env.putIfAbsent("TORCH_CPP_LOG_LEVEL", "ERROR");
-                if (coreType != null) env.put("OPENBLAS_CORETYPE", coreType);
+                ChildJvm.threads(env, t, coreType);
                 System.out.printf(
                         Locale.ROOT,
                         "== %s, %d thread(s): child JVM, OMP_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; "
@@ -266,16 +262,8 @@ public final class OperatorSuite implements Callable<Integer> {
     }
 
     private List<String> childCommand(String impl, int t, Path rowsFile) {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current()
-                .info()
-                .command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        List<String> cmd = ChildJvm.command(OperatorSuite.class);
         cmd.addAll(List.of(
-                "-cp",
-                System.getProperty("java.class.path"),
-                OperatorSuite.class.getName(),
                 "--part",
                 impl,
                 "--threads",
