@@ -85,10 +85,40 @@ class TensorizeRowTailTest {
             assertThat(hot.zmmLoads() + hot.intrinsicFromMemory())
                     .as("B reads in " + hot)
                     .isLessThanOrEqualTo(steps * t[1]);
+            assertTailsResident(loops, tailRows(m, t[0], 2), t[1]);
         }
     }
 
-    /** A bf16 14 x 2 tile over 30 rows (tail of 2): within the bound of {@code TensorizeJitTest}. */
+    /** The rows of the last, partial tile: {@code m} rows in blocks of {@code blocks} tiles of {@code rows}. */
+    static int tailRows(int m, int rows, int blocks) {
+        int rest = m % (rows * blocks) % rows;
+        return rest == 0 ? rows : rest;
+    }
+
+    /**
+     * Every loop with the instruction, the partial tile's included, keeps its accumulators in
+     * registers (no 512-bit store) and reads each B vector once per k step of its rows: the tail
+     * runs as a tile of {@code tailRows} rows, not as the full tile with a guard per row (which kept
+     * LLVM from promoting the accumulators: 16 loads and 16 stores of them per k step of a 6 x 4
+     * tile's 4-row tail).
+     */
+    static void assertTailsResident(List<AsmLoops.Loop> loops, int tailRows, int vectors) {
+        assertThat(loops).as("loops with the instruction").isNotEmpty();
+        for (AsmLoops.Loop l : loops) {
+            assertThat(l.zmmStores()).as("accumulator stores in " + l).isZero();
+            assertThat(l.intrinsic() % vectors)
+                    .as("whole rows of " + vectors + " in " + l)
+                    .isZero();
+            assertThat((l.zmmLoads() + l.intrinsicFromMemory()) * tailRows)
+                    .as("B reads in " + l + " (rows of the smallest tile: " + tailRows + ")")
+                    .isLessThanOrEqualTo(l.intrinsic());
+        }
+    }
+
+    /**
+     * A bf16 14 x 2 tile over 30 rows (tail of 2): within the bound of {@code TensorizeJitTest}, its
+     * accumulators in registers in the full tiles and the tail.
+     */
     @Test
     void bf16RowTailWithinTheBf16Bound() {
         TensorizeFixture.assumeIntrinsic(TensorIntrinsics.BF16_DOT);
@@ -97,10 +127,15 @@ class TensorizeRowTailTest {
         TensorizeFixture.Bf16Inputs in = TensorizeFixture.Bf16Inputs.random(61, 62, m, n, kk);
         NDArray out = NDArray.allocate(DType.FLOAT32, m, n);
         PrimFunc f = Lowering.lower("bf16_tail", tile(dag, TensorIntrinsics.BF16_DOT, m, n, 14, 1, 2));
+        List<AsmLoops.Loop> loops;
         try (LlvmKernel k = llvm.compile(f, HOST)) {
             k.call(in.x(), in.w(), out);
             assertThat(k.source()).contains("vdpbf16ps");
+            loops = AsmLoops.innermost(k.source(), "vdpbf16ps");
         }
+        System.out.println("bf16 14x2 over " + m + " rows: " + loops);
+        // the 2-row tail is a tile of its own: accumulators in registers there too
+        assertTailsResident(loops, tailRows(m, 14, 1), 2);
         in.assertWithinBound(out, m, n, kk);
     }
 }

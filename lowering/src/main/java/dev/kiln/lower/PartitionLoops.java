@@ -5,6 +5,7 @@ import dev.kiln.arith.IntRange;
 import dev.kiln.ir.And;
 import dev.kiln.ir.Binary;
 import dev.kiln.ir.Compare;
+import dev.kiln.ir.CompareOp;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
@@ -99,18 +100,73 @@ public final class PartitionLoops {
         } catch (ArithmeticException overflow) {
             return f.withBody(visit(f.body(), env));
         }
-        IntRange main = f.kind() == ForKind.THREAD_BOUND
-                        || ext.getAsLong() == 1
-                        || Stmts.size(f.body(), MAX_BODY_STMTS) > MAX_BODY_STMTS
-                ? null
-                : provable(f, full, env);
-        if (main == null) return f.withBody(visit(f.body(), with(env, f.var(), full)));
+        boolean eligible = f.kind() != ForKind.THREAD_BOUND
+                && ext.getAsLong() > 1
+                && Stmts.size(f.body(), MAX_BODY_STMTS) <= MAX_BODY_STMTS;
+        IntRange main = eligible ? provable(f, full, env) : null;
+        if (main == null) {
+            IntRange live = eligible ? liveRange(f, full, env) : null;
+            if (live == null) return f.withBody(visit(f.body(), with(env, f.var(), full)));
+            return guarded(f, full, false, env);
+        }
 
         List<Stmt> parts = new ArrayList<>();
-        if (main.min() > full.min()) parts.add(part(f, IntRange.of(full.min(), main.min() - 1), f.body(), true, env));
+        if (main.min() > full.min()) parts.add(guarded(f, IntRange.of(full.min(), main.min() - 1), true, env));
         parts.add(part(f, main, dropGuards(f.body(), f.var()), false, env));
-        if (main.max() < full.max()) parts.add(part(f, IntRange.of(main.max() + 1, full.max()), f.body(), true, env));
+        if (main.max() < full.max()) parts.add(guarded(f, IntRange.of(main.max() + 1, full.max()), true, env));
         return Seq.of(parts);
+    }
+
+    /**
+     * A part over {@code r} that keeps its guards, cut where a guard conjunct mentioning the loop
+     * variable is provably false from some value on (or up to some value): the last block of a
+     * register tile with a row tail ({@code 96 + m.1 * 6 + m.2 < 100}, {@code m.1} in 0..1) is
+     * neither guard-free nor dead anywhere, but {@code m.1 = 0} is live and {@code m.1 = 1} dead,
+     * so the inner {@code m.2} loop of the live part, seeing {@code m.1} in 0..0, splits into 4
+     * guard-free rows and 2 dead ones: the tail becomes its own tile with fewer rows instead of a
+     * full tile with a guard per row (which keeps LLVM from holding its accumulators in
+     * registers). The parts keep every guard; the dead ones simplify away.
+     */
+    private static Stmt guarded(For f, IntRange r, boolean freshVar, Map<Var, IntRange> env) {
+        IntRange live = r.max() > r.min() ? liveRange(f, r, env) : r;
+        if (live == null || live.equals(r)) return part(f, r, f.body(), freshVar, env);
+        List<Stmt> parts = new ArrayList<>();
+        if (live.min() > r.min()) parts.add(part(f, IntRange.of(r.min(), live.min() - 1), f.body(), true, env));
+        parts.add(part(f, live, f.body(), freshVar, env));
+        if (live.max() < r.max()) parts.add(part(f, IntRange.of(live.max() + 1, r.max()), f.body(), true, env));
+        return Seq.of(parts);
+    }
+
+    /**
+     * {@code r} less its longest prefix and suffix on which some guard conjunct mentioning the loop
+     * variable is provably false; null when nothing is cut or every value is (the loop is left whole).
+     */
+    private static IntRange liveRange(For f, IntRange r, Map<Var, IntRange> env) {
+        List<Guard> guards = new ArrayList<>();
+        collect(f.body(), with(env, f.var(), r), guards);
+        long lo = r.min(), hi = r.max();
+        for (Guard g : guards) {
+            if (!Exprs.uses(g.cond(), f.var())) continue;
+            // as for the guard-free part: every conjunct on the variable an affine comparison, or no cut
+            if (trueRange(g.cond(), f.var(), g.ranges()) == null || !(g.cond() instanceof Compare c)) return null;
+            CompareOp negated =
+                    switch (c.op()) {
+                        case LT -> CompareOp.GE;
+                        case LE -> CompareOp.GT;
+                        case GT -> CompareOp.LE;
+                        case GE -> CompareOp.LT;
+                        case EQ, NE -> null;
+                    };
+            if (negated == null) continue;
+            IntRange dead = trueRange(new Compare(negated, c.a(), c.b()), f.var(), g.ranges());
+            if (dead == null || dead == NEVER) continue;
+            IntRange d = r.intersect(dead);
+            if (d == null) continue;
+            if (d.max() >= hi && d.min() <= hi) hi = Math.min(hi, d.min() - 1);
+            if (d.min() <= lo && d.max() >= lo) lo = Math.max(lo, d.max() + 1);
+        }
+        if (lo > hi || (lo == r.min() && hi == r.max())) return null;
+        return IntRange.of(lo, hi);
     }
 
     /** One part of a partitioned loop, over {@code r}, its inner loops partitioned in turn. */
