@@ -1,0 +1,115 @@
+package dev.kiln.jit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kiln.ir.DType;
+import dev.kiln.lower.Lowering;
+import dev.kiln.nn.LowPrecision;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.Schedule;
+import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.schedule.layout.LayoutRewrite;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Te;
+import dev.kiln.te.Tensor;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A tensorized GEMM whose weight is a layout-free constant handed over packed
+ * ({@code w_packed [N/16, K/g, 16, g]}, packed once outside the program, as {@code bench lowp} and
+ * a network's build do): Ansor's layout rewrite ({@link LayoutRewrite}, on as for a network task)
+ * keeps the intrinsic's layout (the tensorized stage reads the weight through floordiv/floormod,
+ * so the rewrite leaves it alone, saying why), the rewritten program takes the weight in that
+ * packed layout and is exact against plain Java on the unpacked weight (bf16 within the bound of
+ * {@link TensorizeJitTest}). Row-tail tiles (6 x 4 int8, 14 x 2 bf16) as the search draws them.
+ */
+class TensorizeLayoutRewriteTest {
+    private static final CpuTarget HOST = LlvmBackend.hostTarget();
+    private final LlvmBackend llvm = new LlvmBackend();
+
+    private static void assume(String intrinsic) {
+        String why = TensorIntrinsics.get(intrinsic).unavailableReason(HOST);
+        assumeTrue(why == null, why);
+    }
+
+    /** {@code w [n, k]} packed to {@code [n/16, k/g, 16, g]} in plain Java. */
+    static NDArray pack(NDArray w, int g) {
+        long n = w.shape()[0], k = w.shape()[1];
+        NDArray p = NDArray.allocate(w.dtype(), n / 16, k / g, 16, g);
+        for (long j = 0; j < n; j++)
+            for (long q = 0; q < k; q++) p.setDouble(w.getDouble(j, q), j / 16, q / g, j % 16, q % g);
+        return p;
+    }
+
+    private static LayoutRewrite.Result rewrite(DType a, DType b, int m, int n, int k, int rows, int vectors) {
+        String intrinsic = a == DType.UINT8 ? TensorIntrinsics.VNNI_U8S8 : TensorIntrinsics.BF16_DOT;
+        int g = a == DType.UINT8 ? 4 : 2;
+        Tensor x = Te.placeholder("x", a, m, k);
+        Tensor wp = Te.placeholder("w_packed", b, n / 16, k / g, 16, g);
+        ComputeDAG dag = ComputeDAG.of(LowPrecision.matmulPacked(x, wp));
+        Schedule s = TensorizeRowTailTest.tile(dag, intrinsic, m, n, rows, 1, vectors);
+        LayoutRewrite.Result r = LayoutRewrite.rewrite(s, Set.of(wp));
+        assertThat(r.rewritten())
+                .as("the packed weight keeps the intrinsic's layout")
+                .isFalse();
+        assertThat(r.skipped()).singleElement().satisfies(sk -> assertThat(sk.placeholder())
+                .isSameAs(wp));
+        assertThat(r.schedule().dag().arguments().get(1).shape().toArray()).containsExactly(n / 16, k / g, 16, g);
+        return r;
+    }
+
+    @Test
+    void int8WeightPackedOnceKeepsItsLayoutAndIsExact() {
+        assume(TensorIntrinsics.VNNI_U8S8);
+        int m = 50, n = 64, k = 128;
+        LayoutRewrite.Result r = rewrite(DType.UINT8, DType.INT8, m, n, k, 6, 4);
+        NDArray x = TensorizeJitTest.full(DType.UINT8, 71, m, k);
+        NDArray w = TensorizeJitTest.full(DType.INT8, 72, n, k);
+        List<NDArray> args = r.transformArguments(List.of(x, pack(w, 4), NDArray.allocate(DType.INT32, m, n)));
+        try (LlvmKernel kern = llvm.compile(Lowering.lower("vnni_lr", r.schedule()), HOST)) {
+            kern.call(args.toArray(NDArray[]::new));
+            assertThat(kern.source()).contains("vpdpbusd");
+        }
+        NDArray out = args.get(2);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                int acc = 0;
+                for (int q = 0; q < k; q++) acc += (int) x.getLong(i, q) * (int) w.getLong(j, q);
+                assertThat(out.getLong(i, j)).as("out[%d, %d]", i, j).isEqualTo(acc);
+            }
+    }
+
+    @Test
+    void bf16WeightPackedOnceKeepsItsLayoutWithinTheBound() {
+        assume(TensorIntrinsics.BF16_DOT);
+        int m = 30, n = 64, kk = 96;
+        LayoutRewrite.Result r = rewrite(DType.BFLOAT16, DType.BFLOAT16, m, n, kk, 14, 2);
+        NDArray xf = NDArray.random(DType.FLOAT32, 73, m, kk), wf = NDArray.random(DType.FLOAT32, 74, n, kk);
+        NDArray x = NDArray.allocate(DType.BFLOAT16, m, kk), w = NDArray.allocate(DType.BFLOAT16, n, kk);
+        for (long i = 0; i < x.numElements(); i++) x.setDoubleFlat(xf.getDoubleFlat(i), i);
+        for (long i = 0; i < w.numElements(); i++) w.setDoubleFlat(wf.getDoubleFlat(i), i);
+        List<NDArray> args = r.transformArguments(List.of(x, pack(w, 2), NDArray.allocate(DType.FLOAT32, m, n)));
+        try (LlvmKernel kern = llvm.compile(Lowering.lower("bf16_lr", r.schedule()), HOST)) {
+            kern.call(args.toArray(NDArray[]::new));
+            assertThat(kern.source()).contains("vdpbf16ps");
+        }
+        NDArray out = args.get(2);
+        double u = Math.scalb(1.0, -8), rel = 2 * u + u * u + kk * Math.scalb(1.0, -24);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double ref = 0, mag = 0;
+                for (int q = 0; q < kk; q++) {
+                    double p = xf.getDouble(i, q) * wf.getDouble(j, q);
+                    ref += p;
+                    mag += Math.abs(p);
+                }
+                assertThat(Math.abs(out.getDouble(i, j) - ref))
+                        .as("out[%d, %d] = %s, float32 reference %s", i, j, out.getDouble(i, j), ref)
+                        .isLessThanOrEqualTo(rel * mag + 1e-30);
+            }
+    }
+}
