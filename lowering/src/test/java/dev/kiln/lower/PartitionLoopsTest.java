@@ -130,6 +130,24 @@ class PartitionLoopsTest {
                 """);
     }
 
+    /**
+     * A tile of 6 rows in blocks of 2 over 100 rows: the last block (rows 96..107) has one tile of
+     * 4 live rows and one dead tile, so no value of {@code i.1} there is guard-free; the block is cut
+     * where the guard turns false ({@code i.1 = 1}), and the live tile's row loop then splits into 4
+     * guard-free rows and 2 dead ones: no guard is left after simplify.
+     */
+    @Test
+    void aBlockIsCutWhereItsGuardTurnsFalseSoTheTailTileLosesItsGuards() {
+        ScheduleBuilder s = ScheduleBuilder.on(Dags.scale(100));
+        s.stage("B").split("i", 2, 6);
+        PrimFunc f = PassChecks.simplified(s.build());
+        assertThat(f.toString()).contains("if (");
+        PrimFunc g = PartitionLoops.apply(f);
+        assertSameResults(f, g);
+        String out = Simplify.apply(g).toString();
+        assertThat(out).doesNotContain("if (").contains("for i.2 in 0..4 {");
+    }
+
     @Test
     void nonAffineGuardsLeaveTheLoopAlone() {
         PrimFunc f = guarded(9, ForKind.SERIAL, i -> i.floormod(3).lt(2));
