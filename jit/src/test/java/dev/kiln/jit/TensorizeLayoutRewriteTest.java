@@ -67,8 +67,8 @@ class TensorizeLayoutRewriteTest {
         assume(TensorIntrinsics.VNNI_U8S8);
         int m = 50, n = 64, k = 128;
         LayoutRewrite.Result r = rewrite(DType.UINT8, DType.INT8, m, n, k, 6, 4);
-        NDArray x = TensorizeJitTest.full(DType.UINT8, 71, m, k);
-        NDArray w = TensorizeJitTest.full(DType.INT8, 72, n, k);
+        NDArray x = TensorizeFixture.full(DType.UINT8, 71, m, k);
+        NDArray w = TensorizeFixture.full(DType.INT8, 72, n, k);
         List<NDArray> args = r.transformArguments(List.of(x, pack(w, 4), NDArray.allocate(DType.INT32, m, n)));
         try (LlvmKernel kern = llvm.compile(Lowering.lower("vnni_lr", r.schedule()), HOST)) {
             kern.call(args.toArray(NDArray[]::new));
