@@ -75,6 +75,8 @@ public final class MeasureWorker {
         long id = request.path("id").asLong(-1);
         double compileSeconds = 0;
         try {
+            String refused = FaultInjection.apply(request);
+            if (refused != null) return failed(id, MeasureError.RUNTIME, refused, 0);
             MeasureOptions options = WorkerProtocol.options(request.path("options"));
             PrimFunc func;
             try {

@@ -1,5 +1,6 @@
 package dev.kiln.bench.cluster;
 
+import dev.kiln.autoschedule.measure.FaultInjection;
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.measure.RemoteMeasurement;
@@ -78,11 +79,29 @@ final class WorkerActor extends AbstractBehavior<WorkerActor.Command> {
 
     /**
      * How a worker measures, besides its target; {@code queue}: programs held at once, the one measured included (1:
-     * ask only when idle; 2: ask for the next one while measuring).
+     * ask only when idle; 2: ask for the next one while measuring); {@code faults}: the test hook of {@code
+     * --fault-injection}, the programs (numbered from 1 in the order this worker starts measuring them) whose child JVM
+     * is made to crash or hang ({@link FaultInjection}).
      */
-    record Options(boolean simulate, boolean corruptReferences, List<String> childJvmFlags, int queue) {
+    record Options(
+            boolean simulate,
+            boolean corruptReferences,
+            List<String> childJvmFlags,
+            int queue,
+            Map<Integer, FaultInjection.Kind> faults) {
         Options {
             if (queue < 1 || queue > 4) throw new KilnException("worker queue must be 1..4 programs, got " + queue);
+            faults = Map.copyOf(faults);
+            if (!faults.isEmpty()) {
+                List<String> flags = new ArrayList<>(childJvmFlags);
+                flags.add(FaultInjection.CHILD_FLAG);
+                childJvmFlags = flags;
+            }
+            childJvmFlags = List.copyOf(childJvmFlags);
+        }
+
+        Options(boolean simulate, boolean corruptReferences, List<String> childJvmFlags, int queue) {
+            this(simulate, corruptReferences, childJvmFlags, queue, Map.of());
         }
     }
 
@@ -107,6 +126,7 @@ final class WorkerActor extends AbstractBehavior<WorkerActor.Command> {
     private long askingSeq;
     private boolean askingAhead;
     private long nextSeq;
+    private int programsStarted;
 
     static Behavior<Command> create(String target, Options options) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
@@ -363,10 +383,12 @@ final class WorkerActor extends AbstractBehavior<WorkerActor.Command> {
         if (!w.program().isEmpty() && executor == null) {
             executor = new RemoteMeasurement.Executor(options.childJvmFlags(), 120);
         }
+        FaultInjection.Kind fault =
+                w.program().isEmpty() ? null : options.faults().get(++programsStarted);
         measuringNow = measuring.submit(() -> {
             MeasureResult r;
             try {
-                r = measure(w, file);
+                r = measure(w, file, fault);
             } catch (RuntimeException e) {
                 r = MeasureResult.failed(MeasureError.RUNTIME, "worker: " + e, 0, 0);
             }
@@ -374,7 +396,7 @@ final class WorkerActor extends AbstractBehavior<WorkerActor.Command> {
         });
     }
 
-    private MeasureResult measure(Wire.Work w, Path file) {
+    private MeasureResult measure(Wire.Work w, Path file, FaultInjection.Kind fault) {
         long t0 = System.nanoTime();
         if (w.program().isEmpty()) {
             if (!options.simulate()) {
@@ -387,7 +409,9 @@ final class WorkerActor extends AbstractBehavior<WorkerActor.Command> {
             }
             return MeasureResult.ok(new double[] {w.simulatedCost()}, 0, (System.nanoTime() - t0) / 1e9);
         }
-        return executor.measure(new RemoteMeasurement.Program(w.program()), file, w.timeoutSeconds());
+        RemoteMeasurement.Program program = new RemoteMeasurement.Program(w.program());
+        if (fault != null) program = FaultInjection.mark(program, fault);
+        return executor.measure(program, file, w.timeoutSeconds());
     }
 
     private Behavior<Command> onMeasured(Measured m) {

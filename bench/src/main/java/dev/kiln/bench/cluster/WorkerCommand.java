@@ -1,5 +1,6 @@
 package dev.kiln.bench.cluster;
 
+import dev.kiln.autoschedule.measure.FaultInjection;
 import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.io.IOException;
@@ -8,7 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -66,6 +69,15 @@ final class WorkerCommand implements Callable<Integer> {
     boolean corrupt;
 
     @Option(
+            names = "--fault-injection",
+            paramLabel = "KIND@N",
+            description =
+                    "test hook, not for production: make this worker's child JVM crash (KIND crash: libc abort()) "
+                            + "or hang past the time-out (KIND hang) on the Nth program it measures, counted from 1 "
+                            + "(repeatable), to test crash and hang isolation")
+    List<String> faultInjection = new ArrayList<>();
+
+    @Option(
             names = "--unreachable-after-ms",
             description = "how long a silent node is given (default: " + "${DEFAULT-VALUE})")
     long unreachableMs = 5000;
@@ -93,7 +105,8 @@ final class WorkerCommand implements Callable<Integer> {
             throw new KilnException("target '" + t + "': measurement workers for GPUs are not built yet (the worker "
                     + "measures through the CPU child JVM); run the tuner on the GPU machine instead");
         }
-        WorkerActor.Options workerOptions = new WorkerActor.Options(simulate, corrupt, childFlags, queue);
+        WorkerActor.Options workerOptions =
+                new WorkerActor.Options(simulate, corrupt, childFlags, queue, faults(faultInjection));
         var stopping = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
         var shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
         Runtime.getRuntime()
@@ -128,6 +141,27 @@ final class WorkerCommand implements Callable<Integer> {
             ClusterNode.sleep(2000);
         }
         return 0;
+    }
+
+    /** {@code --fault-injection} values ({@code crash@3}) by program number. */
+    static Map<Integer, FaultInjection.Kind> faults(List<String> specs) {
+        Map<Integer, FaultInjection.Kind> out = new HashMap<>();
+        for (String s : specs) {
+            int at = s.indexOf('@');
+            int n;
+            try {
+                n = at < 0 ? -1 : Integer.parseInt(s.substring(at + 1).strip());
+            } catch (NumberFormatException e) {
+                n = -1;
+            }
+            if (n < 1) {
+                throw new KilnException("--fault-injection '" + s + "': expected KIND@N, KIND crash or hang, N >= 1");
+            }
+            if (out.put(n, FaultInjection.Kind.parse(s.substring(0, at))) != null) {
+                throw new KilnException("--fault-injection '" + s + "': program " + n + " has two faults");
+            }
+        }
+        return out;
     }
 
     /** The key store password from {@code file}, else from {@code KILN_CLUSTER_PASSWORD}. */
