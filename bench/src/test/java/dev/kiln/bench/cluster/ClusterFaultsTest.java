@@ -1,14 +1,17 @@
 package dev.kiln.bench.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
+import dev.kiln.autoschedule.measure.FaultInjection;
 import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
 import java.nio.file.Path;
@@ -98,5 +101,19 @@ class ClusterFaultsTest {
                 assertThat(m.report().quarantined()).isEmpty();
             }
         }
+    }
+
+    @Test
+    void faultInjectionSpecsAreParsedAndBadOnesNamed() {
+        assertThat(WorkerCommand.faults(List.of("crash@2", "HANG@3")))
+                .containsExactlyInAnyOrderEntriesOf(Map.of(2, FaultInjection.Kind.CRASH, 3, FaultInjection.Kind.HANG));
+        for (String bad : List.of("crash", "crash@0", "hang@x", "melt@1")) {
+            assertThatThrownBy(() -> WorkerCommand.faults(List.of(bad)))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining(bad.startsWith("melt") ? "'melt'" : "'" + bad + "'");
+        }
+        assertThatThrownBy(() -> WorkerCommand.faults(List.of("crash@2", "hang@2")))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("two faults");
     }
 }
