@@ -100,16 +100,34 @@ public final class LayoutRewrite {
      * @param transforms the rewritten weights, in argument order
      * @param skipped    the layout-free placeholders left alone, in argument order
      * @param state      {@code schedule} replayed (null when the caller did not replay it; see {@link #state()})
+     * @param folds      the pack stages of constant weights folded out of the DAG before {@code schedule} was made
+     *                   ({@link PackFolding}): {@link #transformArguments} packs those weights first
      */
-    public record Result(Schedule schedule, List<Transform> transforms, List<Skipped> skipped, LoopState state) {
+    public record Result(
+            Schedule schedule,
+            List<Transform> transforms,
+            List<Skipped> skipped,
+            LoopState state,
+            List<PackFolding.Fold> folds) {
         public Result {
             transforms = List.copyOf(transforms);
             skipped = List.copyOf(skipped);
+            folds = List.copyOf(folds);
+        }
+
+        /** An outcome with no folded pack. */
+        public Result(Schedule schedule, List<Transform> transforms, List<Skipped> skipped, LoopState state) {
+            this(schedule, transforms, skipped, state, List.of());
         }
 
         /** An outcome without its replayed state. */
         public Result(Schedule schedule, List<Transform> transforms, List<Skipped> skipped) {
             this(schedule, transforms, skipped, null);
+        }
+
+        /** This outcome for a schedule of a DAG whose packs {@code f} were folded ({@link PackFolding}). */
+        public Result withFolds(List<PackFolding.Fold> f) {
+            return new Result(schedule, transforms, skipped, state, f);
         }
 
         /** {@code schedule} replayed (replayed now if the outcome was made without it). */
@@ -141,8 +159,9 @@ public final class LayoutRewrite {
         }
 
         /**
-         * The arguments for the rewritten program from those of the original one: each rewritten
-         * weight transformed (a new array), every other array passed through.
+         * The arguments for the rewritten program from those of the original one: each folded weight packed by
+         * its pack stage ({@link #folds()}), each rewritten weight transformed (new arrays), every other array
+         * passed through.
          */
         public List<NDArray> transformArguments(List<NDArray> originalArguments) {
             int n = schedule.dag().arguments().size();
@@ -150,7 +169,8 @@ public final class LayoutRewrite {
                 throw new KilnException("the program takes " + n + " arguments, got " + originalArguments.size());
             }
             List<NDArray> out = new ArrayList<>(originalArguments);
-            for (Transform t : transforms) out.set(t.argument(), t.apply(originalArguments.get(t.argument())));
+            for (PackFolding.Fold f : folds) out.set(f.argument(), f.apply(originalArguments.get(f.argument())));
+            for (Transform t : transforms) out.set(t.argument(), t.apply(out.get(t.argument())));
             return out;
         }
     }
