@@ -4,6 +4,7 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.layout.LayoutRewrite;
+import dev.kiln.schedule.layout.PackFolding;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
@@ -30,10 +31,20 @@ import java.util.Set;
  * will really read. A program built from such a task expects its weights packed the same way
  * ({@link #rewriteLayouts}). Those tasks are keyed apart from the plain ones (see
  * {@link #withLayoutFree}), since their measured times are of different programs.
+ *
+ * <p>{@code folds} are the {@code layout_pack} stages of layout-free weights that {@link #withLayoutFree} folded out of
+ * the DAG ({@link PackFolding}): {@code dag} reads the packed constants in their place, and
+ * {@link #rewriteLayouts}'s {@link LayoutRewrite.Result#transformArguments} packs the original weights once.
  */
 public record SearchTask(
-        ComputeDAG dag, Target target, HardwareParams hardware, String workloadKey, List<Integer> layoutFree) {
+        ComputeDAG dag,
+        Target target,
+        HardwareParams hardware,
+        String workloadKey,
+        List<Integer> layoutFree,
+        List<PackFolding.Fold> folds) {
     public SearchTask {
+        folds = List.copyOf(folds);
         Objects.requireNonNull(dag, "dag");
         Objects.requireNonNull(hardware, "hardware");
         if (target == null) throw new KilnException("a search task needs a target");
@@ -51,6 +62,12 @@ public record SearchTask(
                         + dag.arguments().get(a).name() + "' is not a placeholder");
             }
         }
+    }
+
+    /** A task with no folded pack. */
+    public SearchTask(
+            ComputeDAG dag, Target target, HardwareParams hardware, String workloadKey, List<Integer> layoutFree) {
+        this(dag, target, hardware, workloadKey, layoutFree, List.of());
     }
 
     /** A task whose arguments all keep their layout. */
@@ -106,6 +123,12 @@ public record SearchTask(
      * the program chooses). Its workload key gains {@code " layout_free=[...]"}, so its log records
      * never mix with those of the same DAG measured on its original layouts. CPU targets only: a
      * GPU task throws (Kiln does not pack weights for GPU kernels). Empty positions return this task.
+     *
+     * <p>A {@code layout_pack} stage whose only input is one of those weights ({@code LowPrecision.packDenseWeight}
+     * and the like) is folded ({@link PackFolding}): the returned task's DAG reads a packed constant of the pack's
+     * name and shape at the weight's position, so its programs no longer pack the weight on every call, and the
+     * key gains {@code " packs_folded=[...]"}. {@link #rewriteLayouts}{@code (s).transformArguments} packs the
+     * weight once at build time.
      */
     public SearchTask withLayoutFree(List<Integer> positions) {
         if (positions.isEmpty()) return this;
@@ -114,7 +137,13 @@ public record SearchTask(
                     + ": the layout rewrite of constant arguments is for CPU targets, not '" + target + "'");
         }
         List<Integer> p = positions.stream().distinct().sorted().toList();
-        return new SearchTask(dag, target, hardware, workloadKey + " layout_free=" + p, p);
+        SearchTask plain = new SearchTask(dag, target, hardware, workloadKey + " layout_free=" + p, p, folds);
+        PackFolding.Folded f = PackFolding.fold(dag, plain.layoutFreeTensors(dag));
+        if (!f.folded()) return plain;
+        List<PackFolding.Fold> all = new java.util.ArrayList<>(folds);
+        all.addAll(f.folds());
+        return new SearchTask(
+                f.dag(), target, hardware, plain.workloadKey() + " packs_folded=" + f.positions(), p, all);
     }
 
     /** The placeholders at the layout-free positions of {@code d} (this task's DAG or one with the same workload). */
@@ -137,7 +166,7 @@ public record SearchTask(
      */
     public LayoutRewrite.Result rewriteLayouts(Schedule s) {
         if (layoutFree.isEmpty()) return new LayoutRewrite.Result(s, List.of(), List.of());
-        return LayoutRewrite.rewrite(s, layoutFreeTensors(s.dag()));
+        return LayoutRewrite.rewrite(s, layoutFreeTensors(s.dag())).withFolds(folds);
     }
 
     /**

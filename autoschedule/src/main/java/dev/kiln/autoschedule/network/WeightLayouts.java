@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.layout.LayoutRewrite;
+import dev.kiln.schedule.layout.PackFolding;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -32,7 +33,7 @@ final class WeightLayouts {
      */
     static WeightLayouts of(NetworkTask t, Schedule s) {
         LayoutRewrite.Result r = t.task().rewriteLayouts(s);
-        return r.rewritten() ? new WeightLayouts(r.schedule(), r) : unchanged(s);
+        return r.rewritten() || !r.folds().isEmpty() ? new WeightLayouts(r.schedule(), r) : unchanged(s);
     }
 
     static WeightLayouts unchanged(Schedule s) {
@@ -64,7 +65,12 @@ final class WeightLayouts {
     NDArray constant(int position, String name, NDArray original) {
         if (result == null) return original;
         Optional<LayoutRewrite.Transform> tr = result.transform(position);
-        if (tr.isEmpty()) return original;
-        return packed.computeIfAbsent(name, n -> tr.get().apply(original));
+        Optional<PackFolding.Fold> fold =
+                result.folds().stream().filter(f -> f.argument() == position).findFirst();
+        if (tr.isEmpty() && fold.isEmpty()) return original;
+        return packed.computeIfAbsent(name, n -> {
+            NDArray a = fold.map(f -> f.apply(original)).orElse(original);
+            return tr.map(t -> t.apply(a)).orElse(a);
+        });
     }
 }
