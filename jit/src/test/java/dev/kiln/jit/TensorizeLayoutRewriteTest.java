@@ -10,10 +10,15 @@ import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.TensorIntrinsics;
 import dev.kiln.schedule.layout.LayoutRewrite;
+import dev.kiln.schedule.layout.PackFolding;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
+import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Stmt;
+import dev.kiln.tir.StmtVisitor;
+import dev.kiln.tir.Store;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -96,5 +101,72 @@ class TensorizeLayoutRewriteTest {
             assertThat(kern.source()).contains("vdpbf16ps");
         }
         in.assertWithinBound(args.get(2), m, n, kk);
+    }
+
+    /** Stores per buffer name in {@code f}. */
+    private static java.util.Map<String, Integer> stores(PrimFunc f) {
+        java.util.Map<String, Integer> out = new java.util.TreeMap<>();
+        new StmtVisitor() {
+            @Override
+            public void visit(Stmt s) {
+                if (s instanceof Store st) out.merge(st.buffer().name(), 1, Integer::sum);
+                visitChildren(s);
+            }
+        }.visit(f.body());
+        return out;
+    }
+
+    /**
+     * A constant weight given as {@code matmulPacked(x, packDenseWeight(w))}: folded ({@link PackFolding}), the
+     * tensorized program reads the packed constant and has no pack loop (the unfolded one stores {@code packed_w});
+     * the original weight, packed once by {@code transformArguments}, gives exact int8 and bf16-within-bound results.
+     */
+    @Test
+    void aConstantWeightsPackStageIsFoldedOutOfTheTensorizedProgram() {
+        List<String> missing = new java.util.ArrayList<>();
+        for (DType a : List.of(DType.UINT8, DType.BFLOAT16)) {
+            boolean int8 = a == DType.UINT8;
+            String intrinsic = int8 ? TensorIntrinsics.VNNI_U8S8 : TensorIntrinsics.BF16_DOT;
+            String why = TensorIntrinsics.get(intrinsic).unavailableReason(HOST);
+            if (why != null) {
+                missing.add(why);
+                continue;
+            }
+            int m = 30, n = 64, k = 96;
+            ComputeDAG dag = TensorizeFixture.packedDense(a, int8 ? DType.INT8 : DType.BFLOAT16, m, n, k);
+            Tensor w = dag.arguments().get(1);
+            PackFolding.Folded folded = PackFolding.fold(dag, Set.of(w));
+            assertThat(folded.folds()).singleElement();
+            Schedule plain = TensorizeRowTailTest.tile(dag, intrinsic, m, n, 6, 1, 4);
+            assertThat(stores(Lowering.lower("plain", plain))).containsKey("packed_w");
+            Schedule s = TensorizeRowTailTest.tile(folded.dag(), intrinsic, m, n, 6, 1, 4);
+            LayoutRewrite.Result r = LayoutRewrite.rewrite(
+                            s, Set.of(folded.dag().arguments().get(1)))
+                    .withFolds(folded.folds());
+            PrimFunc f = Lowering.lower(int8 ? "vnni_fold" : "bf16_fold", r.schedule());
+            assertThat(stores(f)).as("no pack loop").containsOnlyKeys("matmul_packed");
+            TensorizeFixture.Bf16Inputs in = TensorizeFixture.Bf16Inputs.random(75, 76, m, n, k);
+            NDArray x = int8 ? TensorizeFixture.full(DType.UINT8, 77, m, k) : in.x();
+            NDArray wv = int8 ? TensorizeFixture.full(DType.INT8, 78, n, k) : in.w();
+            List<NDArray> args =
+                    r.transformArguments(List.of(x, wv, NDArray.allocate(int8 ? DType.INT32 : DType.FLOAT32, m, n)));
+            assertThat(args.get(1).shape()).containsExactly(n / 16, k / (int8 ? 4 : 2), 16, int8 ? 4 : 2);
+            try (LlvmKernel kern = llvm.compile(f, HOST)) {
+                kern.call(args.toArray(NDArray[]::new));
+                assertThat(kern.source()).contains(int8 ? "vpdpbusd" : "vdpbf16ps");
+            }
+            NDArray out = args.get(2);
+            if (!int8) {
+                in.assertWithinBound(out, m, n, k);
+                continue;
+            }
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    int acc = 0;
+                    for (int q = 0; q < k; q++) acc += (int) x.getLong(i, q) * (int) wv.getLong(j, q);
+                    assertThat(out.getLong(i, j)).as("out[%d, %d]", i, j).isEqualTo(acc);
+                }
+        }
+        assumeTrue(missing.size() < 2, String.join("; ", missing));
     }
 }
