@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.annotate;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.SplitStep;
@@ -75,16 +76,22 @@ public final class ReductionTileSizes {
 
     /**
      * Per stage with a reduction loop and a multi-level split of a spatial loop (a tiled stage, not an rfactor's
-     * split), its eligible splits of reduction loops. Tensorized stages are left out: their reduction block is the
-     * intrinsic's.
+     * split), its eligible splits of reduction loops. In a tensorized stage the intrinsic's own split (the one whose
+     * innermost part lies in the tensorized nest: {@code k} by 4 for vpdpbusd) is left out; its tiling splits
+     * ({@code k.0}, counted in the intrinsic's k steps, each 4 bytes of a row of A as a float is) are a group like
+     * any other, so a tensorized GEMM draws K blocks of 128-384 steps (512-1536 bytes of a row, as float32's 128-384
+     * floats) instead of Ansor's innermost tiles of at most 64 steps, whose accumulators round-trip through the
+     * output at every K block.
      */
     private static List<Group> groups(ComputeDAG dag, List<Step> history, IntPredicate eligible) {
         Map<String, List<Integer>> splits = new LinkedHashMap<>();
         Map<String, List<Long>> extents = new LinkedHashMap<>();
+        Map<String, List<Integer>> innerUids = new LinkedHashMap<>();
         Set<String> tiled = new LinkedHashSet<>();
         LoopState t = LoopState.initial(dag);
         for (int i = 0; i < history.size(); i++) {
             Step step = history.get(i);
+            boolean reduce = false;
             if (step instanceof SplitStep sp && sp.extent() != null && eligible.test(i)) {
                 Stage st = t.stage(sp.stageId());
                 if (!st.isPlaceholder() && StagePredicates.hasReduceIter(st)) {
@@ -95,15 +102,43 @@ public final class ReductionTileSizes {
                                 .add(i);
                         extents.computeIfAbsent(st.name(), k -> new ArrayList<>())
                                 .add(sp.extent());
+                        reduce = true;
                     }
                 }
             }
             t = t.apply(step);
+            if (reduce) {
+                SplitStep sp = (SplitStep) step;
+                Stage after = t.stage(sp.stageId());
+                innerUids
+                        .computeIfAbsent(after.name(), k -> new ArrayList<>())
+                        .add(after.iters()
+                                .get(sp.iterId() + sp.lengths().size())
+                                .uid());
+            }
         }
         List<Group> out = new ArrayList<>();
         for (var e : splits.entrySet()) {
-            if (!tiled.contains(e.getKey()) || t.stage(t.stageIndex(e.getKey())).tensorized() != null) continue;
-            out.add(new Group(e.getKey(), e.getValue(), extents.get(e.getKey())));
+            if (!tiled.contains(e.getKey())) continue;
+            Stage st = t.stage(t.stageIndex(e.getKey()));
+            List<Integer> steps = new ArrayList<>(e.getValue());
+            List<Long> ext = new ArrayList<>(extents.get(e.getKey()));
+            if (st.tensorized() != null) {
+                Set<Integer> nest = new java.util.HashSet<>();
+                boolean in = false;
+                for (Iter it : st.iters()) {
+                    in |= it.uid() == st.tensorized().iterUid();
+                    if (in) nest.add(it.uid());
+                }
+                List<Integer> uids = innerUids.get(e.getKey());
+                for (int s = steps.size() - 1; s >= 0; s--) {
+                    if (!nest.contains(uids.get(s))) continue;
+                    steps.remove(s);
+                    ext.remove(s);
+                }
+                if (steps.isEmpty()) continue;
+            }
+            out.add(new Group(e.getKey(), steps, ext));
         }
         return List.copyOf(out);
     }

@@ -192,4 +192,74 @@ class ReductionTileSizesTest {
                 .toList();
         assertThat(now).isEqualTo(without);
     }
+
+    /** A Zen 5 target with AVX-512 VNNI and BF16 (as parsed from a tuning log), whatever this host has. */
+    static final String ZEN5 = "cpu -mtriple=x86_64-unknown-linux-gnu -mcpu=znver5 -mattr=+avx,+avx2,+fma,+avx512f,"
+            + "+avx512dq,+avx512cd,+avx512bw,+avx512vl,+avx512vnni,+avx512bf16 -cores=2 -vector-bits=512"
+            + " -cache-line=64";
+
+    /**
+     * A tensorized GEMM's reduction block is drawn like float32's, in the intrinsic's k steps: the groups leave out
+     * the intrinsic's own split ({@code k} by 4) and hold the tiling split of {@code k.0} (the mutation's view of the
+     * logged best int8 GEMM 1024 of the quiet run kiln-bench/lowp-tail, whose Ansor draw stopped at 64 steps), and
+     * with probability 1 every tensorized program sampled for {@code x[8, 1024] . w} reads 128 or 256 steps per K
+     * block and is exact against plain Java (interpreter, int8).
+     */
+    @Test
+    void aTensorizedStageDrawsItsKBlockInTheIntrinsicsSteps() throws Exception {
+        dev.kiln.te.Tensor x = dev.kiln.te.Te.placeholder("x", dev.kiln.ir.DType.UINT8, 1024, 1024);
+        dev.kiln.te.Tensor wp = dev.kiln.te.Te.placeholder("w_packed", dev.kiln.ir.DType.INT8, 64, 256, 16, 4);
+        ComputeDAG big = ComputeDAG.of(dev.kiln.nn.LowPrecision.matmulPacked(x, wp));
+        String logged = "[[\"SP\", 2, 1, 1024, [16], 1], [\"SP\", 2, 3, 1024, [4], 1],"
+                + " [\"SP\", 2, 0, 1024, [4, 8, 8], 1], [\"SP\", 2, 4, 64, [2, 2, 2], 1],"
+                + " [\"SP\", 2, 9, 256, [64], 1], [\"RE\", 2, [0, 4, 1, 5, 9, 2, 6, 10, 3, 7, 8, 11]],"
+                + " [\"TS\", 2, 10, \"x86.avx512.vpdpbusd.16x4\"]]";
+        dev.kiln.schedule.Schedule s = dev.kiln.schedule.Schedule.fromSteps(
+                new com.fasterxml.jackson.databind.ObjectMapper().readTree(logged), big);
+        List<ReductionTileSizes.Group> groups = ReductionTileSizes.groups(big, s.steps());
+        assertThat(groups).singleElement().satisfies(g -> {
+            assertThat(g.stage()).isEqualTo("matmul_packed");
+            assertThat(g.splitSteps()).as("the tiling split of k.0 only").containsExactly(4);
+            assertThat(g.extents()).containsExactly(256L);
+            assertThat(ReductionTileSizes.block(g, s.steps())).isEqualTo(64);
+        });
+
+        int m = 8, n = 32, k = 1024;
+        dev.kiln.te.Tensor xs = dev.kiln.te.Te.placeholder("x", dev.kiln.ir.DType.UINT8, m, k);
+        dev.kiln.te.Tensor ws = dev.kiln.te.Te.placeholder("w_packed", dev.kiln.ir.DType.INT8, n / 16, k / 4, 16, 4);
+        ComputeDAG dag = ComputeDAG.of(dev.kiln.nn.LowPrecision.matmulPacked(xs, ws));
+        SearchTask task = SearchTask.of(dag, ZEN5, Workloads.FOUR_CORES);
+        NDArray xa = NDArray.allocate(dev.kiln.ir.DType.UINT8, m, k);
+        NDArray wa = NDArray.allocate(dev.kiln.ir.DType.INT8, n / 16, k / 4, 16, 4);
+        SplittableRandom r = new SplittableRandom(61);
+        for (long i = 0; i < xa.numElements(); i++) xa.setLongFlat(r.nextInt(256), i);
+        for (long i = 0; i < wa.numElements(); i++) wa.setLongFlat(r.nextInt(256) - 128, i);
+        TreeSet<Long> blocks = new TreeSet<>();
+        int tensorized = 0;
+        for (Candidate c : sampler(task, 1).sample(12, new SplittableRandom(7)).candidates()) {
+            Stage st = c.state().stage(c.state().stageIndex("matmul_packed"));
+            if (st.tensorized() == null) continue;
+            tensorized++;
+            long kc = st.iters().stream()
+                    .filter(it -> it.name().equals("k.0.1"))
+                    .mapToLong(Iter::extent)
+                    .findFirst()
+                    .orElseThrow();
+            blocks.add(kc);
+            assertThat(kc).as(c.key()).isIn(128L, 256L);
+            NDArray out = NDArray.allocate(dev.kiln.ir.DType.INT32, m, n);
+            dev.kiln.interp.Interpreter.run(Lowering.lower("kc", c.schedule()), xa, wa, out);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    int acc = 0;
+                    for (int q = 0; q < k; q++)
+                        acc += (int) xa.getLong(i, q) * (int) wa.getLong(j / 16, q / 4, j % 16, q % 4);
+                    assertThat(out.getLong(i, j))
+                            .as("%s out[%d, %d]", c.key(), i, j)
+                            .isEqualTo(acc);
+                }
+        }
+        assertThat(tensorized).as("tensorized programs sampled").isGreaterThanOrEqualTo(6);
+        assertThat(blocks).containsExactly(128L, 256L);
+    }
 }
