@@ -5,8 +5,8 @@ import dev.kiln.autoschedule.measure.MeasureError;
 import dev.kiln.autoschedule.measure.MeasureLoop;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasureResult;
-import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.measure.Measurers;
+import dev.kiln.autoschedule.measure.ProgramMeasurer;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.Comparison;
@@ -39,7 +39,7 @@ import java.util.Map;
  * inside the process (a GPU has no preemption a host thread could trigger), so the tuner should
  * keep tile sizes that make such programs impossible, as Ansor's do.
  */
-public final class CudaMeasurer implements Measurer {
+public final class CudaMeasurer implements ProgramMeasurer {
     private static final long FLUSH_BYTES = 256L << 20;
 
     private final CudaTarget target;
@@ -111,6 +111,23 @@ public final class CudaMeasurer implements Measurer {
         } catch (RuntimeException | StackOverflowError e) {
             return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
+        return measureLowered(func, w);
+    }
+
+    /**
+     * Measures a program lowered elsewhere (by a cluster tuner, for this measurer's target), in the measuring child
+     * JVM of a GPU worker: the same compile, check and timing as a schedule measured here.
+     */
+    @Override
+    public MeasureResult measureProgram(PrimFunc func, NDArray[] args, int inputs, List<NDArray> references) {
+        if (closed) throw new KilnException("this measurer is closed");
+        long t0 = System.nanoTime();
+        try (GpuWorkload w = GpuWorkload.of(func.params(), args, inputs, references, options.seed())) {
+            return measureLowered(func, w).withWallSeconds((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    private MeasureResult measureLowered(PrimFunc func, GpuWorkload w) {
         long t0 = System.nanoTime();
         CudaKernel kernel;
         try {

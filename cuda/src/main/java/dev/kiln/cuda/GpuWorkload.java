@@ -61,6 +61,21 @@ final class GpuWorkload implements AutoCloseable {
         return w;
     }
 
+    /**
+     * The workload of a program lowered elsewhere: its parameters, the {@code inputs} input arrays of {@code args}
+     * (copied) and the reference outputs (copied; empty: no check).
+     */
+    static GpuWorkload of(List<Buffer> params, NDArray[] args, int inputs, List<NDArray> references, long seed) {
+        if (args.length != params.size() || inputs > args.length || inputs < 0) {
+            throw new KilnException("a program with " + params.size() + " parameters got " + args.length
+                    + " arguments, " + inputs + " of them inputs");
+        }
+        GpuWorkload w = new GpuWorkload(params, inputs, seed);
+        for (int i = 0; i < inputs; i++) w.inputArrays.add(args[i].copy());
+        for (NDArray r : references) w.references.add(r.copy());
+        return w;
+    }
+
     boolean hasReferences() {
         return !references.isEmpty();
     }

@@ -1,6 +1,7 @@
 package dev.kiln.autoschedule.measure;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.kiln.runtime.NDArray;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
@@ -32,6 +33,9 @@ public final class MeasureWorker {
     private static final int WORKLOADS_KEPT = 4;
 
     private final Map<String, Backend> backends = new HashMap<>();
+    /** The providers' program measurers by target and options ({@link ProgramMeasurer}); null: none. */
+    private final Map<String, ProgramMeasurer> programMeasurers = new HashMap<>();
+
     private final Map<String, Workload> workloads = new LinkedHashMap<>(8, 0.75f, true);
     private CacheFlusher flusher;
 
@@ -91,6 +95,8 @@ public final class MeasureWorker {
             try {
                 workload = workload(request.path("workload").asText()).packed(WorkerProtocol.layouts(request));
                 target = Target.parse(request.path("target").asText());
+                ProgramMeasurer pm = programMeasurer(target, options);
+                if (pm != null) return measureProgram(id, pm, func, workload);
                 backend = backend(target);
             } catch (RuntimeException e) {
                 return failed(
@@ -145,6 +151,34 @@ public final class MeasureWorker {
             }
         }
         return w;
+    }
+
+    /** The measurer a provider offers for {@code target} when it measures lowered programs, else null. */
+    private ProgramMeasurer programMeasurer(Target target, MeasureOptions options) {
+        String key = target + "|" + WorkerProtocol.options(options);
+        if (programMeasurers.containsKey(key)) return programMeasurers.get(key);
+        ProgramMeasurer found = null;
+        for (MeasurerProvider p : MeasurerProviders.available()) {
+            if (!p.supports(target)) continue;
+            Measurer m = p.start(target, options);
+            if (m instanceof ProgramMeasurer pm) found = pm;
+            else m.close();
+            break;
+        }
+        programMeasurers.put(key, found);
+        return found;
+    }
+
+    private static WorkerProtocol.Reply measureProgram(long id, ProgramMeasurer pm, PrimFunc func, Workload workload) {
+        int inputs = (int) workload.args().stream().filter(ArgumentSpec::input).count();
+        NDArray[] args = workload.allocate(func.params());
+        try {
+            MeasureResult r = pm.measureProgram(func, args, inputs, workload.references());
+            return new WorkerProtocol.Reply(
+                    id, r.error(), r.errorMessage(), r.costsSeconds(), r.compileSeconds(), false);
+        } finally {
+            for (NDArray a : args) a.close();
+        }
     }
 
     private Backend backend(Target target) {

@@ -2,7 +2,6 @@ package dev.kiln.bench.cluster;
 
 import dev.kiln.autoschedule.measure.FaultInjection;
 import dev.kiln.ir.KilnException;
-import dev.kiln.target.Target;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -51,7 +50,10 @@ final class WorkerCommand implements Callable<Integer> {
                     + "environment variable KILN_CLUSTER_PASSWORD)")
     Path passwordFile;
 
-    @Option(names = "--target", description = "the target to measure on (default: this machine's CPU, detected)")
+    @Option(
+            names = "--target",
+            description = "the target to measure on (default: this machine's CPU, detected); 'cuda' for this "
+                    + "machine's first GPU (its architecture and limits, detected), or a full CUDA target string")
     String target;
 
     @Option(
@@ -96,15 +98,8 @@ final class WorkerCommand implements Callable<Integer> {
     public Integer call() {
         ClusterSettings settings = ClusterSettings.of(host, port, join, keyStore, password(passwordFile))
                 .withUnreachableAfter(Duration.ofMillis(unreachableMs));
-        String t = simulate
-                ? (target == null ? "simulated" : "simulated:" + target)
-                : target != null
-                        ? Target.parse(target).toString()
-                        : Target.cpu().toString();
-        if (!simulate && Target.parse(t).kind().isGpu()) {
-            throw new KilnException("target '" + t + "': measurement workers for GPUs are not built yet (the worker "
-                    + "measures through the CPU child JVM); run the tuner on the GPU machine instead");
-        }
+        WorkerTarget advertised = WorkerTarget.of(target, simulate);
+        String t = advertised.target();
         WorkerActor.Options workerOptions =
                 new WorkerActor.Options(simulate, corrupt, childFlags, queue, faults(faultInjection));
         var stopping = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();
@@ -126,7 +121,7 @@ final class WorkerCommand implements Callable<Integer> {
                 System.err.println("kiln worker: not admitted to the cluster through " + settings.seeds()
                         + " within 60 s (is the key store the cluster's? is a seed running?)");
             }
-            System.out.println(READY + " " + node.address() + " target " + t);
+            System.out.println(READY + " " + node.address() + " target " + t + " (" + advertised.description() + ")");
             System.out.flush();
             CountDownLatch stopped = new CountDownLatch(1);
             node.system().getWhenTerminated().thenRun(stopped::countDown);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.ir.KilnException;
+import dev.kiln.target.CudaTarget;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +29,10 @@ class ClusterSimulatedTest {
     static ClusterFixture fx;
     static ClusterNode tuner;
     static List<LocalWorkers.Worker> workers;
+    /** A simulated GPU worker: its programs' target is a CUDA target, the three others' the CPU's ("simulated"). */
     static LocalWorkers.Worker other;
+
+    static final String GPU = "simulated:" + new CudaTarget("sm_80", 1024, 49152, 32);
 
     @BeforeAll
     static void start() throws Exception {
@@ -40,7 +44,7 @@ class ClusterSimulatedTest {
                         1,
                         tuner.address(),
                         0,
-                        ClusterFixture.args("--simulate", "--target", "other-cpu"),
+                        ClusterFixture.args("--simulate", "--target", GPU.substring("simulated:".length())),
                         Duration.ofMinutes(2))
                 .getFirst());
         workers = fx.workers.start(3, tuner.address(), 0, ClusterFixture.args("--simulate"), Duration.ofMinutes(2));
@@ -160,6 +164,32 @@ class ClusterSimulatedTest {
             long t0 = System.nanoTime();
             assertAnswered(job.run(items(6, 0.2, 0.005), Map.of()), 6, 0.005);
             assertThat((System.nanoTime() - t0) / 1e9).isLessThan(20);
+        }
+    }
+
+    @Test
+    @Order(3)
+    void aCpuJobAndAGpuJobEachMeasureOnlyOnWorkersOfTheirOwnTarget() throws Exception {
+        try (ClusterJob cpu = new ClusterJob(tuner, "simulated", Duration.ofSeconds(30));
+                ClusterJob gpu = new ClusterJob(tuner, GPU, Duration.ofSeconds(30))) {
+            cpu.awaitWorkers(3, Duration.ofSeconds(30));
+            gpu.awaitWorkers(1, Duration.ofSeconds(30));
+            int n = 8;
+            CompletableFuture<List<MeasureResult>> onCpu =
+                    CompletableFuture.supplyAsync(() -> cpu.run(items(n, 0.05, 0.011), Map.of()));
+            CompletableFuture<List<MeasureResult>> onGpu =
+                    CompletableFuture.supplyAsync(() -> gpu.run(items(n, 0.05, 0.012), Map.of()));
+            assertAnswered(onCpu.get(), n, 0.011);
+            assertAnswered(onGpu.get(), n, 0.012);
+            String gpuWorker = ":" + port(other.address()) + "/";
+            JobReport c = cpu.report();
+            assertThat(c.byWorker().values().stream().mapToLong(Long::longValue).sum())
+                    .isEqualTo(n);
+            assertThat(c.byWorker().keySet()).as("%s", c).noneMatch(w -> w.contains(gpuWorker));
+            JobReport g = gpu.report();
+            assertThat(g.byWorker()).as("%s", g).hasSize(1);
+            assertThat(g.byWorker().keySet()).allMatch(w -> w.contains(gpuWorker));
+            assertThat(g.byWorker().values().iterator().next()).isEqualTo(n);
         }
     }
 
