@@ -14,6 +14,9 @@
 #     --prebuilt    do not run Maven: use cuda/target/gpu-check/ made earlier by this script (or by
 #                   --prepare) on a machine with Maven and network, e.g. for a GPU box without network
 #     --prepare     only build and collect cuda/target/gpu-check/ (classes, test classes, jars), then stop
+#     --cluster     also measure on a cluster: a loopback CUDA worker (./kiln worker --target cuda) and a short
+#                   tune of a small matmul through it (./kiln tune --cluster); needs Maven (builds bench); only
+#                   where a GPU is present (with --dry-run or without libcuda it prints the plan)
 #   Options after -- go to dev.kiln.cuda.GpuCheck (--matmul N, --conv N,C,H,W,K,R,S,PAD, --trials N, --log F).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +24,7 @@ t0=$SECONDS
 say() { printf '[gpu-check %4ds] %s\n' $((SECONDS - t0)) "$*"; }
 die() { say "FAILED: $*"; exit 1; }
 
-dry=0; seconds=75; tests=1; prebuilt=0; prepare=0; extra=()
+dry=0; seconds=75; tests=1; prebuilt=0; prepare=0; cluster=0; extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry=1 ;;
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --skip-tests) tests=0 ;;
     --prebuilt) prebuilt=1 ;;
     --prepare) prepare=1 ;;
+    --cluster) cluster=1 ;;
     --) shift; extra=("$@"); break ;;
     *) die "unknown option $1 (see the comment at the top of $0)" ;;
   esac
@@ -116,5 +120,45 @@ ms = t(lambda: a @ b); print(f"{'PyTorch matmul 4096 (fp32, no TF32)':40s} {2*40
 x, w = torch.rand(16, 64, 56, 56, device="cuda"), torch.rand(64, 64, 3, 3, device="cuda")
 ms = t(lambda: torch.nn.functional.conv2d(x, w, padding=1)); print(f"{'PyTorch conv2d N16 64x56x56->64 k3 p1':40s} {2*16*64*56*56*64*9/ms/1e6:12.1f} GFLOP/s")
 PY
+fi
+# ---- cluster (--cluster): a loopback CUDA worker and a short tune through it -------------------
+if [ $cluster = 1 ]; then
+  plan="build bench; ./kiln cluster-keys; ./kiln worker --target cuda on 127.0.0.1; ./kiln tune --op GMM"
+  plan="$plan --config 1,256,256,256 --target <the worker's target> --trials 16 --cluster 127.0.0.1:PORT --json"
+  if [ $dry = 1 ] || ! (ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'); then
+    say "cluster step, not run (no GPU or --dry-run): $plan"
+  elif [ $prebuilt = 1 ]; then
+    say "cluster step skipped: it builds bench with Maven, which --prebuilt does not run"
+  else
+    say "cluster step: $plan"
+    ./kiln mvn -q install -DskipTests || die "cluster step: build"
+    ccp="bench/target/classes:$(cat bench/target/classpath.txt)"
+    cjvm=("${jvm[@]}" --sun-misc-unsafe-memory-access=allow)
+    cdir=$(mktemp -d); export KILN_CLUSTER_PASSWORD=gpu-check-$RANDOM$RANDOM
+    "$java" "${cjvm[@]}" -cp "$ccp" dev.kiln.bench.cluster.ClusterCli keys "$cdir" >/dev/null || die "cluster keys"
+    port=$(( 20000 + RANDOM % 20000 ))
+    "$java" "${cjvm[@]}" -cp "$ccp" dev.kiln.bench.cluster.ClusterCli worker --target cuda --port "$port" \
+        --keystore "$cdir/kiln-cluster.p12" > "$cdir/worker.log" 2>&1 &
+    wpid=$!
+    trap 'kill $wpid 2>/dev/null || true' EXIT
+    for _ in $(seq 120); do grep -q '^kiln worker ready' "$cdir/worker.log" && break; sleep 1; done
+    ready=$(grep '^kiln worker ready' "$cdir/worker.log" | head -1) || { cat "$cdir/worker.log"; die "the CUDA worker did not start"; }
+    say "$ready"
+    wtarget=$(sed -n 's/^kiln worker ready [^ ]* target \([^(]*\) (.*$/\1/p' <<<"$ready")
+    timeout 600 "$java" "${cjvm[@]}" -cp "$ccp" dev.kiln.bench.cli.KilnCli tune --op GMM --config 1,256,256,256 \
+        --target "$wtarget" --trials 16 --per-round 8 --log "$cdir/cluster.jsonl" --progress none --json \
+        --cluster "127.0.0.1:$port" --keystore "$cdir/kiln-cluster.p12" > "$cdir/tune.json" \
+        || { tail -20 "$cdir/worker.log"; die "the tune through the cluster failed"; }
+    python3 - "$cdir/tune.json" <<'PY' || die "the cluster tune's result"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["cluster"]
+print(f"  cluster tune: {r['trials']} trials, {r['errors']} errors, best {r['rate']:.1f} {r['unit']}, "
+      f"measured by {c['byWorker']}, faults {c['faults']}")
+sys.exit(0 if r["trials"] > 0 and c["completed"] > 0 and not c["faults"] and r["errors"] < r["trials"] else 1)
+PY
+    kill $wpid 2>/dev/null || true
+    say "cluster step passed (log $cdir/cluster.jsonl)"
+  fi
 fi
 say "done in $((SECONDS - t0)) s"

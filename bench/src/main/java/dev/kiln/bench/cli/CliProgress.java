@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
@@ -82,8 +84,35 @@ final class CliProgress implements Measurer {
         return inner.options();
     }
 
+    /** The real measurer's: a wrapped asynchronous measurer (a cluster) keeps its overlapping rounds. */
+    @Override
+    public boolean asynchronous() {
+        return inner.asynchronous();
+    }
+
+    /**
+     * An asynchronous measurer gets the whole batch at once (in parts, one batch would be measured a part at a time)
+     * and the progress moves when it completes; a synchronous one measures it here, a part at a time.
+     */
+    @Override
+    public CompletableFuture<List<MeasureResult>> submit(SearchTask task, List<Schedule> schedules) {
+        if (!inner.asynchronous()) return CompletableFuture.completedFuture(measure(task, schedules));
+        return inner.submit(task, schedules).thenApply(rs -> {
+            report(rs);
+            return rs;
+        });
+    }
+
     @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
+        if (inner.asynchronous()) {
+            try {
+                return submit(task, schedules).join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                throw e;
+            }
+        }
         List<MeasureResult> out = new ArrayList<>(schedules.size());
         for (int i = 0; i < schedules.size(); i += CHUNK) {
             List<MeasureResult> part = inner.measure(task, schedules.subList(i, Math.min(schedules.size(), i + CHUNK)));

@@ -12,7 +12,8 @@ final class TargetOptions {
             names = "--target",
             paramLabel = "KIND",
             description = "cpu (LLVM, this host), jvm (the pure-JVM backend) or cuda (an H200-class GPU; tuning and "
-                    + "running need one, inspect does not) (default: ${DEFAULT-VALUE}).")
+                    + "running need one, inspect does not), or a full target string such as a cluster worker "
+                    + "prints ('cuda -arch=sm_80 ...') (default: ${DEFAULT-VALUE}).")
     String target = "cpu";
 
     @Option(
@@ -23,6 +24,10 @@ final class TargetOptions {
 
     Target target() {
         if (threads != null && threads < 1) throw new KilnException("--threads must be at least 1, got " + threads);
+        if (target.strip().contains(" ")) { // a full target string
+            if (threads != null) throw new KilnException("--threads: give the cores in the full --target string");
+            return Target.parse(target);
+        }
         return switch (target.toLowerCase(Locale.ROOT)) {
             case "cpu" -> threads == null ? Target.cpu() : Target.cpu().withCores(threads);
             case "jvm" -> threads == null ? Target.jvm() : Target.jvm().withCores(threads);

@@ -13,6 +13,8 @@ import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.tune.TuneResult;
+import dev.kiln.bench.cluster.ClusterTuneOptions;
+import dev.kiln.bench.cluster.JobReport;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.plot.CurveChart;
 import dev.kiln.bench.plot.TuningCurve;
@@ -66,6 +68,9 @@ final class TuneCommand implements Callable<Integer> {
 
     @Mixin
     TargetOptions target = new TargetOptions();
+
+    @Mixin
+    ClusterTuneOptions cluster = new ClusterTuneOptions();
 
     @Option(names = "--trials", description = "Trial budget, counting the log's trials (default: ${DEFAULT-VALUE}).")
     int trials = 200;
@@ -121,6 +126,10 @@ final class TuneCommand implements Callable<Integer> {
         CliProgress.Mode mode = json && progress.equals("auto") ? CliProgress.Mode.LINES : CliProgress.parse(progress);
         if (log.toAbsolutePath().getParent() != null)
             Files.createDirectories(log.toAbsolutePath().getParent());
+        cluster.check();
+        if (cluster.enabled() && inProcess) {
+            throw new KilnException("--cluster and --measure-in-process exclude each other");
+        }
         Target t = target.target();
         return what.network != null ? network(t, mode) : operator(t, mode);
     }
@@ -131,7 +140,8 @@ final class TuneCommand implements Callable<Integer> {
         boolean checkIt = check != null ? check : dag.flopCount() <= 2e8;
         MeasureOptions mo = MeasureOptions.defaults().withCheckCorrectness(checkIt);
         Map<String, Object> out = new LinkedHashMap<>();
-        try (CliProgress m = new CliProgress(measurer(t, mo), w.label(), trials, mode, System.err, 5)) {
+        Measurer inner = measurer(t, mo);
+        try (CliProgress m = new CliProgress(inner, w.label(), trials, mode, System.err, 5)) {
             TuneOptions.Builder b = TuneOptions.builder()
                     .trials(trials)
                     .measuresPerRound(Math.max(1, Math.min(perRound, trials)))
@@ -160,6 +170,7 @@ final class TuneCommand implements Callable<Integer> {
                 out.put("stopReason", r.stopReason().toString());
                 out.put("notes", r.notes());
                 out.put("schedule", Json.MAPPER.readTree(r.schedule().toJson()));
+                putCluster(out, inner);
                 if (!json) spec.commandLine().getOut().println(w.label() + " on " + t + ":\n" + r.summary());
             }
         }
@@ -176,15 +187,29 @@ final class TuneCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** With --cluster: what the cluster did (programs dispatched and re-queued, results by worker, faults). */
+    private static void putCluster(Map<String, Object> out, Measurer m) {
+        JobReport r = ClusterTuneOptions.report(m);
+        if (r == null) return;
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("dispatched", r.dispatched());
+        c.put("completed", r.completed());
+        c.put("requeued", r.requeued());
+        c.put("byWorker", r.byWorker());
+        c.put("faults", r.faults());
+        out.put("cluster", c);
+    }
+
     private Measurer measurer(Target t, MeasureOptions mo) {
+        if (cluster.enabled()) return cluster.start(t, mo);
         return inProcess ? LocalMeasurer.of(t, mo) : MeasurerProviders.start(t, mo);
     }
 
     private int network(Target t, CliProgress.Mode mode) throws Exception {
         Graph g = NetworkBench.graphOf(what.network, seed);
         Map<String, Object> out = new LinkedHashMap<>();
-        try (CliProgress m =
-                new CliProgress(measurer(t, MeasureOptions.defaults()), what.network, trials, mode, System.err, 5)) {
+        Measurer inner = measurer(t, MeasureOptions.defaults());
+        try (CliProgress m = new CliProgress(inner, what.network, trials, mode, System.err, 5)) {
             NetworkTuneOptions.Builder b = NetworkTuneOptions.builder()
                     .trials(trials)
                     .measuresPerRound(perRound)
@@ -207,6 +232,7 @@ final class TuneCommand implements Callable<Integer> {
                 out.put("unit", "GFLOP/s");
                 out.put("stop", r.stop().toString());
                 out.put("notes", cn.notes());
+                putCluster(out, inner);
                 if (!json) spec.commandLine().getOut().println(r.table() + "\n" + cn.summary());
                 if (plot != null) {
                     TuningCurve c = TuningCurve.fromObjective(what.network, r.history(), ops, "GFLOP/s");

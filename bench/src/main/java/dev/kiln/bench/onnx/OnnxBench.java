@@ -147,6 +147,9 @@ public final class OnnxBench implements Callable<Integer> {
                     + "instead of the default (0: none; default: ${DEFAULT-VALUE}).")
     int cacheAb;
 
+    @picocli.CommandLine.Mixin
+    dev.kiln.bench.cluster.ClusterTuneOptions cluster = new dev.kiln.bench.cluster.ClusterTuneOptions();
+
     @Option(names = "--child", hidden = true, description = "Internal: run one thread count in this JVM.")
     boolean child;
 
@@ -169,6 +172,7 @@ public final class OnnxBench implements Callable<Integer> {
     public Integer call() throws Exception {
         if (log == null)
             log = model.resolveSibling(model.getFileName().toString().replaceFirst("\\.onnx$", "") + ".jsonl");
+        cluster.check();
         if (child) return child(threads[0]);
         if (zoo != null && !Files.exists(model)) {
             ModelWriter w =
@@ -226,6 +230,7 @@ public final class OnnxBench implements Callable<Integer> {
                     "--int-high",
                     String.valueOf(intHigh)));
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
+            cmd.addAll(cluster.args());
             if (retune) cmd.add("--retune");
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
@@ -338,19 +343,16 @@ public final class OnnxBench implements Callable<Integer> {
         System.out.print(Network.partition(g).toString().indent(3));
         Path dir = threadLog.toAbsolutePath().getParent();
         if (dir != null) Files.createDirectories(dir);
-        CompiledNetwork cn = Network.tune(
-                g,
-                target,
-                NetworkTuneOptions.builder()
-                        .trials(trials)
-                        .seed(seed)
-                        .logFile(threadLog)
-                        .measuresPerRound(perRound)
-                        .timeBudget(Duration.ofSeconds(timeBudget))
-                        .scheduler(
-                                b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache)))
-                        .verbose(true)
-                        .build());
+        NetworkTuneOptions.Builder tuning = NetworkTuneOptions.builder()
+                .trials(trials)
+                .seed(seed)
+                .logFile(threadLog)
+                .measuresPerRound(perRound)
+                .timeBudget(Duration.ofSeconds(timeBudget))
+                .scheduler(b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache)))
+                .verbose(true);
+        if (cluster.enabled()) tuning.measurers(cluster::start); // measured on the cluster's workers of the target
+        CompiledNetwork cn = Network.tune(g, target, tuning.build());
         SchedulerResult r = cn.tuning().orElseThrow();
         System.out.println(r.table());
         how.append(String.format(

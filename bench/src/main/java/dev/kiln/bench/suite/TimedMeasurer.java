@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A {@link Measurer} that passes every batch on to another and adds up the wall time spent in it
@@ -23,12 +24,12 @@ final class TimedMeasurer implements Measurer {
     }
 
     /** Seconds spent inside {@link #measure} so far. */
-    double seconds() {
+    synchronized double seconds() {
         return nanos / 1e9;
     }
 
     /** Programs measured so far. */
-    int programs() {
+    synchronized int programs() {
         return programs;
     }
 
@@ -48,9 +49,26 @@ final class TimedMeasurer implements Measurer {
         try {
             return inner.measure(task, schedules);
         } finally {
-            nanos += System.nanoTime() - s;
-            programs += schedules.size();
+            add(System.nanoTime() - s, schedules.size());
         }
+    }
+
+    /** The real measurer's: a wrapped asynchronous measurer keeps its overlapping rounds. */
+    @Override
+    public boolean asynchronous() {
+        return inner.asynchronous();
+    }
+
+    /** Passes the batch on; its wall time (submit to completion) is added when it completes. */
+    @Override
+    public CompletableFuture<List<MeasureResult>> submit(SearchTask task, List<Schedule> schedules) {
+        long s = System.nanoTime();
+        return inner.submit(task, schedules).whenComplete((rs, e) -> add(System.nanoTime() - s, schedules.size()));
+    }
+
+    private synchronized void add(long n, int count) {
+        nanos += n;
+        programs += count;
     }
 
     @Override
