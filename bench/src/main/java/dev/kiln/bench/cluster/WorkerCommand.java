@@ -96,10 +96,10 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        WorkerTarget advertised = WorkerTarget.of(target, simulate); // a CUDA worker without a GPU stops here
+        String t = advertised.target();
         ClusterSettings settings = ClusterSettings.of(host, port, join, keyStore, password(passwordFile))
                 .withUnreachableAfter(Duration.ofMillis(unreachableMs));
-        WorkerTarget advertised = WorkerTarget.of(target, simulate);
-        String t = advertised.target();
         WorkerActor.Options workerOptions =
                 new WorkerActor.Options(simulate, corrupt, childFlags, queue, faults(faultInjection));
         var stopping = new java.util.concurrent.atomic.AtomicReference<ClusterNode>();

@@ -15,16 +15,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An asynchronous measurer for the wrapper tests, like a small cluster: {@code workers} threads each "measure" a
- * program by sleeping {@code sleepMs}; a program's time is drawn from its schedule's text (deterministic). It counts
- * the batches submitted while an earlier one was still measuring ({@link #overlapped}).
+ * program by sleeping {@code sleepMs}; a program's time is drawn from its schedule's text (deterministic). It records
+ * the largest batch it was given ({@link #largestBatch}).
  */
 public final class SleepingPoolMeasurer implements Measurer {
     private final Target target;
     private final long sleepMs;
     private final ExecutorService pool;
-    private final AtomicInteger unfinished = new AtomicInteger();
-    private final AtomicInteger overlapped = new AtomicInteger();
     private final AtomicInteger measured = new AtomicInteger();
+    private final AtomicInteger largestBatch = new AtomicInteger();
 
     public SleepingPoolMeasurer(Target target, int workers, long sleepMs) {
         this.target = target;
@@ -54,13 +53,11 @@ public final class SleepingPoolMeasurer implements Measurer {
 
     @Override
     public CompletableFuture<List<MeasureResult>> submit(SearchTask task, List<Schedule> schedules) {
-        if (unfinished.getAndIncrement() > 0) overlapped.incrementAndGet();
+        largestBatch.accumulateAndGet(schedules.size(), Math::max);
         List<CompletableFuture<MeasureResult>> parts = new ArrayList<>();
         for (Schedule s : schedules) parts.add(CompletableFuture.supplyAsync(() -> one(s), pool));
-        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            unfinished.decrementAndGet();
-            return parts.stream().map(CompletableFuture::join).toList();
-        });
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .thenApply(v -> parts.stream().map(CompletableFuture::join).toList());
     }
 
     private MeasureResult one(Schedule s) {
@@ -74,9 +71,9 @@ public final class SleepingPoolMeasurer implements Measurer {
         return MeasureResult.ok(new double[] {cost}, 0, sleepMs / 1e3);
     }
 
-    /** Batches submitted while an earlier batch was still measuring. */
-    public int overlapped() {
-        return overlapped.get();
+    /** The largest batch submitted. */
+    public int largestBatch() {
+        return largestBatch.get();
     }
 
     /** Programs measured. */
