@@ -1,11 +1,14 @@
 package dev.kiln.autoschedule.scheduler;
 
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.autoschedule.search.StopReason;
+import dev.kiln.autoschedule.transfer.TransferPolicy;
+import dev.kiln.autoschedule.transfer.TransferSeeds;
 import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
@@ -48,6 +51,9 @@ import java.util.function.Supplier;
  * ({@link dev.kiln.autoschedule.search.SearchLoop#remeasure()}, as the measure options say),
  * after the trial and time budgets: this adds up to {@code remeasureTop x remeasureRounds}
  * measurements per task.
+ *
+ * <p>With {@code transfer} on, a task's first batch is led by the fastest programs so far of its similar tasks
+ * (same {@link SearchTask#structureKey()}), adapted to it ({@link TransferPolicy}); they are marked in the log.
  *
  * <p>Each task's policy is seeded from the scheduler's seed and the task's position, so a run is
  * reproducible from (tasks, options, log).
@@ -120,6 +126,7 @@ public final class TaskScheduler {
                 Supplier<SearchPolicy> policy = shared != null
                         ? () -> options.sharedModelPolicies().create(t.task(), shared, seed)
                         : () -> options.policies().create(t.task(), seed);
+                if (options.transfer()) policy = transferring(policy, t, log);
                 runners.add(new SearchTaskRunner(t, policy, task -> measurer(task, made), log));
             }
             SchedulerTrace trace = new SchedulerLoop(runners, options).run();
@@ -142,6 +149,23 @@ public final class TaskScheduler {
             runners.forEach(SearchTaskRunner::close);
             made.values().forEach(Measurer::close);
         }
+    }
+
+    /**
+     * The task's policy led, in its first batch, by programs of its similar tasks (same structural key) measured
+     * so far in the shared log ({@link TransferSeeds}).
+     */
+    private Supplier<SearchPolicy> transferring(Supplier<SearchPolicy> policy, TuningTask t, TuningLog log) {
+        String key = t.task().structureKey();
+        List<SearchTask> similar = tasks.stream()
+                .map(TuningTask::task)
+                .filter(o -> o != t.task() && o.structureKey().equals(key))
+                .toList();
+        if (similar.isEmpty()) return policy;
+        return () -> new TransferPolicy(
+                policy.get(),
+                () -> TransferSeeds.of(t.task(), similar, log, options.transferPrograms()),
+                t.description());
     }
 
     /** The measurer of a task: the options' one, or one per target string made with the factory. */
