@@ -120,13 +120,16 @@ public final class TaskScheduler {
                                         + log.skippedLines().getFirst().reason() + ")");
             }
             CostModel shared = options.sharedCostModel() ? options.sharedModel().create(options.seed()) : null;
+            List<String> structureKeys = options.transfer()
+                    ? tasks.stream().map(t -> t.task().structureKey()).toList()
+                    : List.of();
             for (int i = 0; i < tasks.size(); i++) {
                 TuningTask t = tasks.get(i);
                 long seed = taskSeed(options.seed(), i);
                 Supplier<SearchPolicy> policy = shared != null
                         ? () -> options.sharedModelPolicies().create(t.task(), shared, seed)
                         : () -> options.policies().create(t.task(), seed);
-                if (options.transfer()) policy = transferring(policy, t, log);
+                if (options.transfer()) policy = transferring(policy, i, structureKeys, log);
                 runners.add(new SearchTaskRunner(t, policy, task -> measurer(task, made), log));
             }
             SchedulerTrace trace = new SchedulerLoop(runners, options).run();
@@ -155,12 +158,14 @@ public final class TaskScheduler {
      * The task's policy led, in its first batch, by programs of its similar tasks (same structural key) measured
      * so far in the shared log ({@link TransferSeeds}).
      */
-    private Supplier<SearchPolicy> transferring(Supplier<SearchPolicy> policy, TuningTask t, TuningLog log) {
-        String key = t.task().structureKey();
-        List<SearchTask> similar = tasks.stream()
-                .map(TuningTask::task)
-                .filter(o -> o != t.task() && o.structureKey().equals(key))
-                .toList();
+    private Supplier<SearchPolicy> transferring(
+            Supplier<SearchPolicy> policy, int index, List<String> structureKeys, TuningLog log) {
+        TuningTask t = tasks.get(index);
+        List<SearchTask> similar = new ArrayList<>();
+        for (int j = 0; j < tasks.size(); j++) {
+            if (j != index && structureKeys.get(j).equals(structureKeys.get(index)))
+                similar.add(tasks.get(j).task());
+        }
         if (similar.isEmpty()) return policy;
         return () -> new TransferPolicy(
                 policy.get(),

@@ -16,7 +16,8 @@ import java.util.Set;
  * The programs a starting task gets from its similar tasks: the valid programs measured so far (in this run's
  * log, which holds a resumed run's records too) of every other task with the same structural key, fastest
  * first by throughput (FLOP/s of their own task, so that tasks of different sizes compare), each adapted with
- * {@link ScheduleTransfer} (refitted and lowered); the first {@code limit} distinct programs that adapt. A
+ * {@link ScheduleTransfer} (refitted and lowered); the first {@code limit} distinct programs that adapt, out of
+ * the fastest {@code 4 x limit} (adapting costs a lowering each). A
  * program measured more than once counts by its median. Deterministic: ties keep the tasks' and the log's
  * order.
  */
@@ -47,8 +48,9 @@ public final class TransferSeeds {
         sources.sort(Comparator.comparingDouble((Source s) -> -s.rate()));
         List<Seed> out = new ArrayList<>();
         Set<String> keys = new HashSet<>();
+        int tries = 0;
         for (Source s : sources) {
-            if (out.size() >= limit) break;
+            if (out.size() >= limit || tries++ >= 4 * limit) break;
             var from = s.record().schedule(s.task());
             var c = ScheduleTransfer.adapt(from, to, true);
             if (c.isPresent() && keys.add(c.get().key()))
