@@ -22,6 +22,7 @@ module dev.kiln.autoschedule {
     exports dev.kiln.autoschedule.model;
     exports dev.kiln.autoschedule.mutation;
     exports dev.kiln.autoschedule.evolution;
+    exports dev.kiln.autoschedule.transfer;
     exports dev.kiln.autoschedule.progress;
     // what custom sketch rules, search policies and cost models are written against (access
     // analysis, sketches, annotation, program features)

@@ -146,6 +146,14 @@ public record SearchTask(
                 f.dag(), target, hardware, plain.workloadKey() + " packs_folded=" + f.positions(), p, all);
     }
 
+    /**
+     * The task's structural key ({@link StructureKey#of}): equal for tasks whose programs replay on each other
+     * with only their tile sizes refitted (the same fused computation of other shapes, same target and layout).
+     */
+    public String structureKey() {
+        return StructureKey.of(this);
+    }
+
     /** The placeholders at the layout-free positions of {@code d} (this task's DAG or one with the same workload). */
     public Set<Tensor> layoutFreeTensors(ComputeDAG d) {
         if (layoutFree.isEmpty()) return Set.of();

@@ -24,7 +24,9 @@ import java.util.List;
  * memory, threads per block, vthread extent, warp size.) A re-measurement of a program already in
  * the log ends with {@code ,"kind":"remeasure"}; a line without {@code kind} is a trial, so logs
  * written before re-measures existed read unchanged (and older readers take a re-measure for one
- * more trial of a program they already hold). A line that is not such an object, or
+ * more trial of a program they already hold). A program adapted from a similar task's
+ * ({@link dev.kiln.autoschedule.transfer.TransferPolicy}) ends with {@code ,"transfer_from":"<workload key>"},
+ * which older readers ignore. A line that is not such an object, or
  * whose version this code does not read, is refused with a {@link KilnException} saying why.
  */
 public final class LogFormat {
@@ -52,6 +54,7 @@ public final class LogFormat {
         o.put("wall_s", r.wallSeconds());
         o.put("timestamp", r.timestamp().toString());
         if (r.isRemeasure()) o.put("kind", r.kind());
+        if (r.isTransferred()) o.put("transfer_from", r.transferFrom());
         try {
             return JSON.writeValueAsString(o);
         } catch (JsonProcessingException e) {
@@ -102,7 +105,8 @@ public final class LogFormat {
                 number(o, "compile_s"),
                 number(o, "wall_s"),
                 when,
-                kind(o));
+                kind(o),
+                o.path("transfer_from").asText(""));
     }
 
     /** {@code steps} as it reads back from its JSON text (Jackson picks int or long nodes by value). */

@@ -35,6 +35,9 @@ import java.util.Objects;
  *                        {@link #REMEASURE} for a later measurement of a program already in the log
  *                        (the re-measure of a search's best programs before it reports): not a
  *                        trial; it adds one more cost to that program ({@link ProgramCosts})
+ * @param transferFrom    the workload key of the similar task whose program this one was adapted from
+ *                        ({@link dev.kiln.autoschedule.transfer.TransferPolicy}), or empty for a program of the
+ *                        task's own search
  */
 public record LogRecord(
         String version,
@@ -48,7 +51,8 @@ public record LogRecord(
         double compileSeconds,
         double wallSeconds,
         Instant timestamp,
-        String kind) {
+        String kind,
+        String transferFrom) {
     /** The error kind of a valid measurement. */
     public static final String NO_ERROR = "NONE";
     /** The kind of a search's trial (the only kind before issue 13; a line without {@code kind} is one). */
@@ -84,6 +88,36 @@ public record LogRecord(
                 TRIAL);
     }
 
+    /** A record of a program of the task's own search (not transferred). */
+    public LogRecord(
+            String version,
+            String workloadKey,
+            String target,
+            int[] hardware,
+            ArrayNode steps,
+            List<Double> costs,
+            String errorKind,
+            String errorMessage,
+            double compileSeconds,
+            double wallSeconds,
+            Instant timestamp,
+            String kind) {
+        this(
+                version,
+                workloadKey,
+                target,
+                hardware,
+                steps,
+                costs,
+                errorKind,
+                errorMessage,
+                compileSeconds,
+                wallSeconds,
+                timestamp,
+                kind,
+                "");
+    }
+
     public LogRecord {
         Objects.requireNonNull(version, "version");
         Objects.requireNonNull(workloadKey, "workloadKey");
@@ -100,6 +134,7 @@ public record LogRecord(
         steps = LogFormat.canonical(steps);
         costs = List.copyOf(costs);
         errorMessage = errorMessage == null ? "" : errorMessage;
+        transferFrom = transferFrom == null ? "" : transferFrom;
         if (errorKind.equals(NO_ERROR) && costs.isEmpty()) {
             throw new KilnException("a valid measurement of workload " + workloadKey + " needs at least one cost");
         }
@@ -145,7 +180,31 @@ public record LogRecord(
                 compileSeconds,
                 wallSeconds,
                 timestamp,
-                REMEASURE);
+                REMEASURE,
+                transferFrom);
+    }
+
+    /** Whether the program was adapted from a similar task's ({@link #transferFrom()} not empty). */
+    public boolean isTransferred() {
+        return !transferFrom.isEmpty();
+    }
+
+    /** The same record marked as adapted from the task with workload key {@code from} ("" for none). */
+    public LogRecord withTransferFrom(String from) {
+        return new LogRecord(
+                version,
+                workloadKey,
+                target,
+                hardware,
+                steps,
+                costs,
+                errorKind,
+                errorMessage,
+                compileSeconds,
+                wallSeconds,
+                timestamp,
+                kind,
+                from);
     }
 
     /**
@@ -217,7 +276,8 @@ public record LogRecord(
                 && Double.compare(compileSeconds, r.compileSeconds) == 0
                 && Double.compare(wallSeconds, r.wallSeconds) == 0
                 && timestamp.equals(r.timestamp)
-                && kind.equals(r.kind);
+                && kind.equals(r.kind)
+                && transferFrom.equals(r.transferFrom);
     }
 
     @Override

@@ -142,6 +142,16 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
             return this;
         }
 
+        /**
+         * Schedule transfer between the network's similar tasks (same structural key, e.g. the conv2d + bias + relu
+         * of different shapes): each starting task's first batch is led by the adapted fastest programs of those
+         * measured before it. Off by default until it is measured quietly.
+         */
+        public Builder transfer(boolean on) {
+            s.transfer(on);
+            return this;
+        }
+
         /** Any other scheduler option. */
         public Builder scheduler(UnaryOperator<TaskSchedulerOptions.Builder> f) {
             f.apply(s);

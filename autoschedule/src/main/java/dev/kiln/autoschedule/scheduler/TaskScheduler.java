@@ -1,11 +1,14 @@
 package dev.kiln.autoschedule.scheduler;
 
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.autoschedule.search.StopReason;
+import dev.kiln.autoschedule.transfer.TransferPolicy;
+import dev.kiln.autoschedule.transfer.TransferSeeds;
 import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
@@ -48,6 +51,9 @@ import java.util.function.Supplier;
  * ({@link dev.kiln.autoschedule.search.SearchLoop#remeasure()}, as the measure options say),
  * after the trial and time budgets: this adds up to {@code remeasureTop x remeasureRounds}
  * measurements per task.
+ *
+ * <p>With {@code transfer} on, a task's first batch is led by the fastest programs so far of its similar tasks
+ * (same {@link SearchTask#structureKey()}), adapted to it ({@link TransferPolicy}); they are marked in the log.
  *
  * <p>Each task's policy is seeded from the scheduler's seed and the task's position, so a run is
  * reproducible from (tasks, options, log).
@@ -114,12 +120,16 @@ public final class TaskScheduler {
                                         + log.skippedLines().getFirst().reason() + ")");
             }
             CostModel shared = options.sharedCostModel() ? options.sharedModel().create(options.seed()) : null;
+            List<String> structureKeys = options.transfer()
+                    ? tasks.stream().map(t -> t.task().structureKey()).toList()
+                    : List.of();
             for (int i = 0; i < tasks.size(); i++) {
                 TuningTask t = tasks.get(i);
                 long seed = taskSeed(options.seed(), i);
                 Supplier<SearchPolicy> policy = shared != null
                         ? () -> options.sharedModelPolicies().create(t.task(), shared, seed)
                         : () -> options.policies().create(t.task(), seed);
+                if (options.transfer()) policy = transferring(policy, i, structureKeys, log);
                 runners.add(new SearchTaskRunner(t, policy, task -> measurer(task, made), log));
             }
             SchedulerTrace trace = new SchedulerLoop(runners, options).run();
@@ -142,6 +152,25 @@ public final class TaskScheduler {
             runners.forEach(SearchTaskRunner::close);
             made.values().forEach(Measurer::close);
         }
+    }
+
+    /**
+     * The task's policy led, in its first batch, by programs of its similar tasks (same structural key) measured
+     * so far in the shared log ({@link TransferSeeds}).
+     */
+    private Supplier<SearchPolicy> transferring(
+            Supplier<SearchPolicy> policy, int index, List<String> structureKeys, TuningLog log) {
+        TuningTask t = tasks.get(index);
+        List<SearchTask> similar = new ArrayList<>();
+        for (int j = 0; j < tasks.size(); j++) {
+            if (j != index && structureKeys.get(j).equals(structureKeys.get(index)))
+                similar.add(tasks.get(j).task());
+        }
+        if (similar.isEmpty()) return policy;
+        return () -> new TransferPolicy(
+                policy.get(),
+                () -> TransferSeeds.of(t.task(), similar, log, options.transferPrograms()),
+                t.description());
     }
 
     /** The measurer of a task: the options' one, or one per target string made with the factory. */

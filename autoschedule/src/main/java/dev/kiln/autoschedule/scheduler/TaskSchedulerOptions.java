@@ -55,6 +55,10 @@ import java.util.Optional;
  *                             waits for the tail of a round; results are applied in the order the rounds started (see
  *                             {@link SchedulerLoop}). By default {@link RoundOverlap#WHEN_ASYNCHRONOUS}: on with a
  *                             cluster measurer, round by round with the local one
+ * @param transferPrograms     schedule transfer between similar tasks: when a task starts, its first batch is led by
+ *                             up to this many of the fastest programs of the tasks with its structural key measured so
+ *                             far, adapted to it ({@link dev.kiln.autoschedule.transfer.TransferPolicy}); 0 (the
+ *                             default) turns it off
  */
 public record TaskSchedulerOptions(
         Strategy strategy,
@@ -80,7 +84,8 @@ public record TaskSchedulerOptions(
         SchedulerListener listener,
         boolean verbose,
         java.time.Duration timeBudget,
-        RoundOverlap overlapRounds) {
+        RoundOverlap overlapRounds,
+        int transferPrograms) {
 
     /** Makes the cost model all tasks share. */
     @FunctionalInterface
@@ -121,9 +126,15 @@ public record TaskSchedulerOptions(
         if (earlyStopping < 0)
             throw new KilnException(
                     "task scheduler: earlyStopping must not be negative (0 turns it off), got " + earlyStopping);
+        if (transferPrograms < 0)
+            throw new KilnException("task scheduler: transferPrograms must not be negative (0 turns transfer off), got "
+                    + transferPrograms);
         if (!(taskEpsGreedy >= 0 && taskEpsGreedy <= 1))
             throw new KilnException("task scheduler: taskEpsGreedy must be in [0, 1], got " + taskEpsGreedy);
     }
+
+    /** The programs a starting task gets from its similar tasks with {@link Builder#transfer}. */
+    public static final int TRANSFER_PROGRAMS = 8;
 
     public static Builder builder() {
         return new Builder();
@@ -132,6 +143,11 @@ public record TaskSchedulerOptions(
     /** The defaults (see the class comment). */
     public static TaskSchedulerOptions defaults() {
         return builder().build();
+    }
+
+    /** Whether starting tasks get programs transferred from their similar tasks ({@code transferPrograms > 0}). */
+    public boolean transfer() {
+        return transferPrograms > 0;
     }
 
     /** The log file, if any. */
@@ -162,6 +178,7 @@ public record TaskSchedulerOptions(
         private boolean verbose;
         private RoundOverlap overlapRounds = RoundOverlap.WHEN_ASYNCHRONOUS;
         private java.time.Duration timeBudget = java.time.Duration.ZERO;
+        private int transferPrograms;
 
         private Builder() {}
 
@@ -319,6 +336,21 @@ public record TaskSchedulerOptions(
             return this;
         }
 
+        /**
+         * Schedule transfer between similar tasks on ({@value #TRANSFER_PROGRAMS} programs per starting task) or off
+         * (the default, until it is measured).
+         */
+        public Builder transfer(boolean on) {
+            transferPrograms = on ? TRANSFER_PROGRAMS : 0;
+            return this;
+        }
+
+        /** Schedule transfer with up to {@code n} programs per starting task (0: off). */
+        public Builder transferPrograms(int n) {
+            transferPrograms = n;
+            return this;
+        }
+
         public TaskSchedulerOptions build() {
             return new TaskSchedulerOptions(
                     strategy,
@@ -344,7 +376,8 @@ public record TaskSchedulerOptions(
                     listener,
                     verbose,
                     timeBudget,
-                    overlapRounds);
+                    overlapRounds,
+                    transferPrograms);
         }
     }
 }

@@ -432,7 +432,8 @@ public final class SearchLoop {
 
     /** The log record of a trial of this task. */
     public LogRecord toRecord(Trial t) {
-        return LogRecord.of(task, t.candidate().schedule(), t.result());
+        return LogRecord.of(task, t.candidate().schedule(), t.result())
+                .withTransferFrom(policy.transferredFrom(t.candidate()));
     }
 
     /** Counts the task's logged records as trials; returns those that replay, for the policy. */

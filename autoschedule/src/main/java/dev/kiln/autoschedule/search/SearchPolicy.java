@@ -30,4 +30,13 @@ public interface SearchPolicy {
      * here too, so that a policy that learns starts from everything measured.
      */
     void update(List<Trial> trials);
+
+    /**
+     * The workload key of the similar task {@code c} was adapted from, when this policy proposed it as a
+     * transferred program ({@link dev.kiln.autoschedule.transfer.TransferPolicy}); empty otherwise. The loop
+     * writes it into the program's log records.
+     */
+    default String transferredFrom(Candidate c) {
+        return "";
+    }
 }

@@ -1,5 +1,6 @@
 package dev.kiln.bench.network;
 
+import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.model.PretrainedModel;
@@ -9,6 +10,7 @@ import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.Strategy;
+import dev.kiln.autoschedule.transfer.TransferReport;
 import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.TorchNetwork.Format;
 import dev.kiln.bench.network.TorchNetwork.Variant;
@@ -119,6 +121,14 @@ public final class NetworkBench implements Callable<Integer> {
             names = "--shared-model",
             description = "All tasks' search policies share one cost model (default: one model per task).")
     boolean sharedModel;
+
+    @Option(
+            names = "--transfer",
+            negatable = true,
+            description = "Schedule transfer between similar tasks: each starting task's first round is led by the "
+                    + "adapted fastest programs of the similar tasks measured before it (default: off, "
+                    + "--no-transfer).")
+    boolean transfer;
 
     @Option(
             names = "--unpacked",
@@ -381,9 +391,14 @@ public final class NetworkBench implements Callable<Integer> {
                                         .withFlushCache(flushCache)));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
                 if (sharedModel) ob.scheduler(b -> b.sharedCostModel(true));
+                ob.transfer(transfer);
                 cn = Network.tune(g, target, ob.build());
                 SchedulerResult r = cn.tuning().orElseThrow();
                 System.out.println(r.table());
+                try (TuningLog l = TuningLog.open(taskLog)) {
+                    System.out.println((transfer ? "" : "(--no-transfer) ")
+                            + TransferReport.of(l.records()).describe());
+                }
                 kilnNote = String.format(
                         Locale.ROOT,
                         "%s, %d trials (%d new, stop %s, %s)",

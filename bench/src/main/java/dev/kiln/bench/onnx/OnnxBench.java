@@ -1,11 +1,13 @@
 package dev.kiln.bench.onnx;
 
+import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
+import dev.kiln.autoschedule.transfer.TransferReport;
 import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
@@ -82,6 +84,14 @@ public final class OnnxBench implements Callable<Integer> {
             names = "--flush-cache",
             description = "Tune with the CPU caches flushed before every timed run (TVM's enable_cpu_cache_flush).")
     boolean flushCache;
+
+    @Option(
+            names = "--transfer",
+            negatable = true,
+            description = "Schedule transfer between similar tasks: each starting task's first round is led by the "
+                    + "adapted fastest programs of the similar tasks measured before it (default: off, "
+                    + "--no-transfer).")
+    boolean transfer;
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
     int perRound = 16;
@@ -232,6 +242,7 @@ public final class OnnxBench implements Callable<Integer> {
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             cmd.addAll(cluster.args());
             if (retune) cmd.add("--retune");
+            cmd.add(transfer ? "--transfer" : "--no-transfer");
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
@@ -350,11 +361,16 @@ public final class OnnxBench implements Callable<Integer> {
                 .measuresPerRound(perRound)
                 .timeBudget(Duration.ofSeconds(timeBudget))
                 .scheduler(b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache)))
-                .verbose(true);
+                .verbose(true)
+                .transfer(transfer);
         if (cluster.enabled()) tuning.measurers(cluster::start); // measured on the cluster's workers of the target
         CompiledNetwork cn = Network.tune(g, target, tuning.build());
         SchedulerResult r = cn.tuning().orElseThrow();
         System.out.println(r.table());
+        try (TuningLog l = TuningLog.open(threadLog)) {
+            System.out.println((transfer ? "" : "(--no-transfer) ")
+                    + TransferReport.of(l.records()).describe());
+        }
         how.append(String.format(
                 Locale.ROOT,
                 "tuned: %d trials (%d new, stop %s), log %s",

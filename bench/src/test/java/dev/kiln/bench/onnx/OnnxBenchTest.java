@@ -91,7 +91,11 @@ class OnnxBenchTest {
         Path log = dir.resolve("mlp.jsonl"), threadLog = dir.resolve("mlp-1t.jsonl");
 
         StringBuilder first = new StringBuilder();
-        assertThat(run(first, args(model, log, "--child"))).as(first.toString()).isZero();
+        assertThat(run(first, args(model, log, "--child", "--transfer")))
+                .as(first.toString())
+                .isZero();
+        // the two dense tasks (with and without relu) are not similar: nothing to transfer
+        assertThat(first).contains("transfer: 0 transferred trial(s)");
         assertThat(first).contains("tuned: ").contains("onnxruntime").containsPattern("(?m)^1 +kiln .* ok ");
         assertThat(threadLog).exists();
         List<String> logged = Files.readAllLines(threadLog);

@@ -1,0 +1,104 @@
+package dev.kiln.autoschedule.transfer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.log.LogFormat;
+import dev.kiln.autoschedule.log.LogRecord;
+import dev.kiln.autoschedule.measure.MeasureResult;
+import dev.kiln.autoschedule.search.SearchPolicy;
+import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.search.Trial;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** The policy wrapper: seeds lead the first batch only, never twice, never on resume; the log keeps the mark. */
+class TransferPolicyTest {
+
+    /** Proposes its programs in order, skipping those measured or asked to skip. */
+    static final class ListPolicy implements SearchPolicy {
+        final List<Candidate> programs;
+        final List<Integer> asked = new ArrayList<>();
+
+        ListPolicy(List<Candidate> programs) {
+            this.programs = programs;
+        }
+
+        @Override
+        public String name() {
+            return "list";
+        }
+
+        @Override
+        public List<Candidate> nextBatch(int n, Set<String> measured) {
+            asked.add(n);
+            List<Candidate> out = new ArrayList<>();
+            for (Candidate c : programs) if (out.size() < n && !measured.contains(c.key())) out.add(c);
+            return out;
+        }
+
+        @Override
+        public void update(List<Trial> trials) {}
+    }
+
+    static List<Candidate> sample(SearchTask t, int n, long seed) {
+        var rules = TargetRules.of(t);
+        return rules.population(t, rules.sketches(t))
+                .sample(n, new SplittableRandom(seed))
+                .candidates();
+    }
+
+    @Test
+    void seedsLeadTheFirstBatchThenTheInnerPolicyFillsIt() {
+        SearchTask a = Workloads.task(StructureKeyTest.convRelu(14, 8, 16, 3, 1));
+        SearchTask b = Workloads.task(StructureKeyTest.convRelu(28, 4, 8, 3, 1));
+        List<TransferSeeds.Seed> seeds = new ArrayList<>();
+        for (Candidate c : sample(a, 3, 5)) {
+            seeds.add(new TransferSeeds.Seed(ScheduleTransfer.adaptOrThrow(c.schedule(), b, true), a.workloadKey()));
+        }
+        List<Candidate> own = sample(b, 6, 9);
+        ListPolicy inner = new ListPolicy(own);
+        TransferPolicy p = new TransferPolicy(inner, () -> seeds, "b");
+        Set<String> measured = new HashSet<>(Set.of(seeds.get(1).candidate().key())); // one already measured
+        List<Candidate> first = p.nextBatch(4, measured);
+        assertThat(first).hasSize(4);
+        assertThat(first.subList(0, 2))
+                .extracting(Candidate::key)
+                .containsExactly(
+                        seeds.get(0).candidate().key(), seeds.get(2).candidate().key());
+        assertThat(p.transferredFrom(first.get(0))).isEqualTo(a.workloadKey());
+        assertThat(p.transferredFrom(first.get(3))).isEmpty();
+        assertThat(inner.asked).containsExactly(2);
+        assertThat(p.transferred()).isEqualTo(2);
+        // later batches are the inner policy's alone
+        assertThat(p.nextBatch(3, Set.of())).isEqualTo(own.subList(0, 3));
+
+        // a task that resumes with trials of its own gets nothing transferred
+        TransferPolicy resumed = new TransferPolicy(new ListPolicy(own), () -> seeds, "b");
+        resumed.update(List.of(new Trial(own.getFirst(), MeasureResult.ok(new double[] {1e-3}, 0, 0))));
+        assertThat(resumed.nextBatch(2, Set.of())).isEqualTo(own.subList(0, 2));
+        assertThat(resumed.transferred()).isZero();
+    }
+
+    @Test
+    void theLogLineKeepsTheTransferMark() {
+        SearchTask t = Workloads.task(StructureKeyTest.convRelu(14, 8, 16, 3, 1));
+        Candidate c = sample(t, 1, 2).getFirst();
+        LogRecord plain = LogRecord.of(t, c.schedule(), MeasureResult.ok(new double[] {2e-3}, 0.1, 0.2));
+        assertThat(LogFormat.toLine(plain)).doesNotContain("transfer_from");
+        LogRecord marked = plain.withTransferFrom("kiln-abc");
+        String line = LogFormat.toLine(marked);
+        assertThat(line).contains("\"transfer_from\":\"kiln-abc\"");
+        LogRecord back = LogFormat.parse(line);
+        assertThat(back).isEqualTo(marked).isNotEqualTo(plain);
+        assertThat(back.isTransferred()).isTrue();
+        assertThat(back.asRemeasure().transferFrom()).isEqualTo("kiln-abc");
+        assertThat(LogFormat.parse(LogFormat.toLine(plain)).isTransferred()).isFalse();
+    }
+}
