@@ -1,6 +1,7 @@
 package dev.kiln.autoschedule.search;
 
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.CheckJvmTiles;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
 import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
 import dev.kiln.autoschedule.annotate.InitKBlocking;
@@ -59,9 +60,9 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
         if (mutations.isEmpty()) throw new KilnException("target rules need at least one mutation rule");
     }
 
-    /** The rules for {@code target}'s kind. */
+    /** The rules for {@code target}: its kind's, and {@link #jvm()} for the pure-JVM backend's CPU target. */
     public static TargetRules of(Target target) {
-        return of(target.kind());
+        return CheckJvmTiles.isJvm(target) ? jvm() : of(target.kind());
     }
 
     /** The rules for a kind of target. */
@@ -115,6 +116,21 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         InitUnroll.cpu(),
                         new InitVectorization()),
                 cpuMutations(0.70, 0.10, 0.05, 0.05));
+    }
+
+    /**
+     * The rules of the pure-JVM backend's target ({@code Target.jvm()}, a CPU target with triple {@code jvm}):
+     * {@link #cpu()} with {@link CheckJvmTiles} last, which refuses samples (and evolution's children) whose register
+     * tile the JVM backend cannot keep in vector locals: a vectorized tile loop that is not a whole number of vectors,
+     * more rows than the generator unrolls, more vectors than it promotes. Programs of that kind made up half of a
+     * 28-trial JVM tuning log and ran 10-300x slower than its best (up to 7 s per call, so they also ate most of the
+     * tuning time).
+     */
+    public static TargetRules jvm() {
+        TargetRules cpu = cpu();
+        List<InitRule> init = new ArrayList<>(cpu.initRules());
+        init.add(new CheckJvmTiles());
+        return new TargetRules(cpu.sketchRules(), init, cpu.mutations());
     }
 
     /**

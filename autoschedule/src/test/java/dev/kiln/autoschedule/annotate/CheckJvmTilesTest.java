@@ -1,0 +1,102 @@
+package dev.kiln.autoschedule.annotate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.Workloads;
+import dev.kiln.autoschedule.mutation.Children;
+import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.schedule.Iter;
+import dev.kiln.schedule.IterAnnotation;
+import dev.kiln.schedule.IterKind;
+import dev.kiln.schedule.Stage;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.te.ComputeDAG;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The JVM target's search samples only register tiles the JVM backend keeps in vector locals: the vectorized tile
+ * loop a whole number of vectors, at most 16 rows, at most 24 vectors (512-bit). The tile is read straight from each
+ * program's loop state here (not through {@link CheckJvmTiles#refusal}), and the CPU rules' samples of the same
+ * workload are shown to break it, so the test can fail.
+ */
+class CheckJvmTilesTest {
+    static final CpuTarget JVM = new CpuTarget("jvm", "hotspot", "", 2, 512, 64);
+    static final CpuTarget CPU = new CpuTarget("x86_64-unknown-linux-gnu", "znver5", "", 2, 512, 64);
+
+    /** Rows, vectors and whether the vector loop is whole, of each reduction stage's vectorized tile; null if none. */
+    record Tile(String stage, long rows, long extent, boolean whole) {}
+
+    static Tile tile(Stage st, int lanes) {
+        List<Iter> it = st.iters();
+        int r = -1;
+        for (int i = 0; i < it.size(); i++) if (it.get(i).kind() == IterKind.REDUCE) r = i;
+        if (r < 0 || r == it.size() - 1) return null;
+        Iter v = it.get(it.size() - 1);
+        if (v.annotation() != IterAnnotation.VECTORIZE) return null;
+        long rows = 1;
+        for (int i = r + 1; i < it.size() - 1; i++) rows *= it.get(i).extent();
+        return new Tile(st.name(), rows, v.extent(), v.extent() % lanes == 0);
+    }
+
+    static boolean fits(Candidate c) {
+        for (Stage st : c.state().stages()) {
+            if (st.isPlaceholder()) continue;
+            Tile t = tile(st, 16);
+            if (t == null) continue;
+            if (!t.whole() || t.rows() > 16 || t.rows() * (t.extent() / 16) > 24) return false;
+        }
+        return true;
+    }
+
+    @Test
+    void jvmTargetGetsTheCheckAndCpuDoesNot() {
+        List<String> jvm =
+                TargetRules.of(JVM).initRules().stream().map(InitRule::name).toList();
+        assertThat(jvm).last().isEqualTo(CheckJvmTiles.NAME);
+        assertThat(TargetRules.of(CPU).initRules().stream().map(InitRule::name)).doesNotContain(CheckJvmTiles.NAME);
+        assertThat(CheckJvmTiles.isJvm(dev.kiln.target.Target.jvm())).isTrue();
+    }
+
+    @Test
+    void jvmSamplesOfGemmKeepTheirTileInVectorLocals() {
+        ComputeDAG dag = Workloads.matmul(1024, 1024, 1024);
+        SearchTask cpuTask = SearchTask.of(dag, CPU);
+        SearchTask jvmTask = SearchTask.of(dag, JVM);
+        List<Candidate> cpu = TargetRules.of(CPU)
+                .sample(cpuTask, 200, new SplittableRandom(7))
+                .candidates();
+        long cpuMisfits = cpu.stream().filter(c -> !fits(c)).count();
+        assertThat(cpuMisfits)
+                .as("CPU samples the JVM backend cannot hold (of 200)")
+                .isGreaterThan(20);
+
+        InitPopulation.Result jvm = TargetRules.of(JVM).sample(jvmTask, 100, new SplittableRandom(7));
+        assertThat(jvm.candidates()).hasSize(100);
+        assertThat(jvm.stats().invalid()).containsKey(CheckJvmTiles.NAME);
+        long tiled = 0;
+        for (Candidate c : jvm.candidates()) {
+            assertThat(fits(c)).as(c.key()).isTrue();
+            if (c.state().stages().stream().anyMatch(st -> !st.isPlaceholder() && tile(st, 16) != null)) tiled++;
+        }
+        assertThat(tiled).as("JVM samples with a vectorized register tile").isGreaterThan(50);
+
+        // evolution's children: a CPU sample that does not fit is no child on the JVM target, one that fits is
+        Candidate misfit = cpu.stream().filter(c -> !fits(c)).findFirst().orElseThrow();
+        assertThat(Children.of(jvmTask, misfit.schedule().steps())).isNull();
+        assertThat(Children.of(cpuTask, misfit.schedule().steps())).isNotNull();
+        Candidate fit = jvm.candidates().get(0);
+        assertThat(Children.of(jvmTask, fit.schedule().steps())).isNotNull();
+    }
+
+    @Test
+    void anAxisOfNoWholeVectorsStillSamples() {
+        // N = 20 is no multiple of 16 lanes: partial vectors are all there is, so they are not refused
+        SearchTask task = SearchTask.of(Workloads.matmul(64, 20, 64), JVM);
+        InitPopulation.Result r = TargetRules.of(JVM).sample(task, 30, new SplittableRandom(3));
+        assertThat(r.candidates()).hasSize(30);
+    }
+}
