@@ -34,7 +34,9 @@ public final class Children {
         }
         if (!task.target().kind().isGpu()) {
             if (NestedParallel.has(c.state())) return null;
-            if (!CheckJvmTiles.isJvm(task.target())) return c;
+            if (!CheckJvmTiles.isJvm(task.target()) || "false".equals(System.getProperty("kiln.search.jvmRules"))) {
+                return c;
+            }
             try {
                 JVM_TILES.apply(task, c.state(), null);
             } catch (InvalidSample | KilnException | ArithmeticException e) {

@@ -60,9 +60,13 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
         if (mutations.isEmpty()) throw new KilnException("target rules need at least one mutation rule");
     }
 
-    /** The rules for {@code target}: its kind's, and {@link #jvm()} for the pure-JVM backend's CPU target. */
+    /**
+     * The rules for {@code target}: its kind's, and {@link #jvm()} for the pure-JVM backend's CPU target (unless the
+     * system property {@code kiln.search.jvmRules} is {@code false}: then the CPU's, for before/after comparisons).
+     */
     public static TargetRules of(Target target) {
-        return CheckJvmTiles.isJvm(target) ? jvm() : of(target.kind());
+        boolean jvmRules = !"false".equals(System.getProperty("kiln.search.jvmRules"));
+        return jvmRules && CheckJvmTiles.isJvm(target) ? jvm() : of(target.kind());
     }
 
     /** The rules for a kind of target. */
@@ -124,13 +128,20 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * tile the JVM backend cannot keep in vector locals: a vectorized tile loop that is not a whole number of vectors,
      * more rows than the generator unrolls, more vectors than it promotes. Programs of that kind made up half of a
      * 28-trial JVM tuning log and ran 10-300x slower than its best (up to 7 s per call, so they also ate most of the
-     * tuning time).
+     * tuning time). Auto-unroll draws from {@link InitUnroll#JVM_STEPS} (no 512: such bodies can pass HotSpot's
+     * 8000-byte compilation limit and run interpreted), in sampling and in the auto-unroll mutation.
      */
     public static TargetRules jvm() {
         TargetRules cpu = cpu();
-        List<InitRule> init = new ArrayList<>(cpu.initRules());
+        List<InitRule> init = new ArrayList<>();
+        for (InitRule r : cpu.initRules()) init.add(r instanceof InitUnroll ? new InitUnroll(InitUnroll.JVM_STEPS) : r);
         init.add(new CheckJvmTiles());
-        return new TargetRules(cpu.sketchRules(), init, cpu.mutations());
+        List<WeightedMutation> mutations = cpu.mutations().stream()
+                .map(m -> m.rule() instanceof MutateAutoUnroll
+                        ? new WeightedMutation(new MutateAutoUnroll(InitUnroll.JVM_STEPS), m.weight())
+                        : m)
+                .toList();
+        return new TargetRules(cpu.sketchRules(), init, mutations);
     }
 
     /**

@@ -62,6 +62,27 @@ class CheckJvmTilesTest {
     }
 
     @Test
+    void jvmSamplesAndMutationsNeverUnroll512() {
+        SearchTask task = SearchTask.of(Workloads.matmul(256, 256, 256), JVM);
+        List<Candidate> cs =
+                TargetRules.of(JVM).sample(task, 60, new SplittableRandom(11)).candidates();
+        java.util.Set<Integer> seen = new java.util.TreeSet<>();
+        for (Candidate c : cs)
+            for (Stage st : c.state().stages()) if (!st.isPlaceholder()) seen.add(st.autoUnrollMaxStep());
+        assertThat(seen).doesNotContain(512).contains(16, 64);
+        assertThat(TargetRules.of(JVM).mutations().stream()
+                        .filter(m -> m.rule() instanceof dev.kiln.autoschedule.mutation.MutateAutoUnroll)
+                        .map(m -> ((dev.kiln.autoschedule.mutation.MutateAutoUnroll) m.rule()).choices()))
+                .containsExactly(InitUnroll.JVM_STEPS);
+        // the CPU's samples do draw 512 (so the assertion above can fail)
+        List<Candidate> cpu = TargetRules.of(CPU)
+                .sample(SearchTask.of(Workloads.matmul(256, 256, 256), CPU), 60, new SplittableRandom(11))
+                .candidates();
+        assertThat(cpu.stream().flatMap(c -> c.state().stages().stream()).map(Stage::autoUnrollMaxStep))
+                .contains(512);
+    }
+
+    @Test
     void jvmSamplesOfGemmKeepTheirTileInVectorLocals() {
         ComputeDAG dag = Workloads.matmul(1024, 1024, 1024);
         SearchTask cpuTask = SearchTask.of(dag, CPU);
