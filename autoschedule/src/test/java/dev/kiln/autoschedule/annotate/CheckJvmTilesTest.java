@@ -48,6 +48,7 @@ class CheckJvmTilesTest {
             Tile t = tile(st, 16);
             if (t == null) continue;
             if (!t.whole() || t.rows() > 16 || t.rows() * (t.extent() / 16) > 24) return false;
+            if (st.output() && st.scope() != dev.kiln.ir.MemoryScope.LOCAL) return false;
         }
         return true;
     }
@@ -111,6 +112,20 @@ class CheckJvmTilesTest {
         assertThat(Children.of(cpuTask, misfit.schedule().steps())).isNotNull();
         Candidate fit = jvm.candidates().get(0);
         assertThat(Children.of(jvmTask, fit.schedule().steps())).isNotNull();
+    }
+
+    /** The check refuses nothing that leaves a workload without programs (an rfactor's 4-wide vector is kept). */
+    @Test
+    void otherWorkloadsStillSample() {
+        List<ComputeDAG> dags = List.of(
+                Workloads.conv2dNhwcRelu(1, 14, 14, 64, 64, 3),
+                Workloads.softmaxNm(64, 256),
+                Workloads.layerNorm(64, 256),
+                Workloads.minNm(64, 256));
+        for (ComputeDAG dag : dags) {
+            InitPopulation.Result r = TargetRules.of(JVM).sample(SearchTask.of(dag, JVM), 20, new SplittableRandom(5));
+            assertThat(r.candidates()).as(dag.toString()).hasSize(20);
+        }
     }
 
     @Test
