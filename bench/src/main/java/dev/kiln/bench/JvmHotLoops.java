@@ -3,6 +3,8 @@ package dev.kiln.bench;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.jit.jvm.JvmBackend;
@@ -50,7 +52,9 @@ import java.util.concurrent.ForkJoinPool;
  * {@code vector-api} runs the plain-Java baseline ({@link VectorGemm} or {@link VectorConv}) on the same
  * inputs. Each round times CALLS calls of every variant in turn; the report gives each variant's median
  * over the rounds of its per-round median, and its ratio to the first variant. The outputs of all Kiln
- * variants are compared bit for bit, the baseline's within 1e-3 relative.
+ * variants are compared bit for bit, the baseline's within 1e-3 relative. {@code gemmN@LOG} replays the best
+ * record of a tuning log, {@code gemmN@LOG#L} its line L; with {@code -Dkiln.hot.tune=T} the first tunes into LOG
+ * first ({@link #tuned}).
  */
 public final class JvmHotLoops {
     private JvmHotLoops() {}
@@ -225,6 +229,8 @@ public final class JvmHotLoops {
         ComputeDAG dag = MatmulBench.matmul(Integer.parseInt(parts[0].substring(4)));
         String[] file = parts[1].split("#", 2);
         Path log = Path.of(file[0]);
+        int tune = Integer.getInteger("kiln.hot.tune", 0);
+        if (file.length == 1 && tune > 0) return tuned(dag, log, tune);
         if (file.length == 1) return AutoSchedule.bestSchedule(dag, Target.jvm(), log);
         try (TuningLog l = TuningLog.open(log)) {
             int line = Integer.parseInt(file[1]);
@@ -235,6 +241,28 @@ public final class JvmHotLoops {
             LogRecord r = records.get(line - 1);
             System.out.println("# record " + line + ": " + r.steps() + ", costs " + r.costs());
             return r.schedule(dag);
+        }
+    }
+
+    /**
+     * {@code -Dkiln.hot.tune=T} with {@code gemmN@LOG}: tunes GEMM N on {@code Target.jvm()} into LOG first, up to T
+     * trials in all (the log's count; seed 7, as BackendsBench's {@code jvm-tuned}), and prints the search's summary
+     * and wall time; {@code -Dkiln.search.jvmRules=false} tunes with the CPU target's rules instead of the JVM's
+     * ({@code TargetRules.jvm()}), for a before/after comparison of the search.
+     */
+    static Schedule tuned(ComputeDAG dag, Path log, int trials) {
+        long t0 = System.nanoTime();
+        TuneOptions opts =
+                TuneOptions.builder().trials(trials).seed(7).logFile(log).build();
+        try (TuneResult r = AutoSchedule.tune(dag, Target.jvm(), opts)) {
+            System.out.printf(
+                    "# tuned on the JVM target (%s rules) in %.0f s: %s%n",
+                    "false".equals(System.getProperty("kiln.search.jvmRules")) ? "CPU" : "JVM",
+                    (System.nanoTime() - t0) / 1e9,
+                    r.summary());
+            return r.schedule();
+        } catch (Exception e) {
+            throw new KilnException("tuning GEMM on the JVM target into " + log + " failed: " + e.getMessage(), e);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.kiln.autoschedule.mutation;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.CheckJvmTiles;
 import dev.kiln.autoschedule.annotate.InvalidSample;
 import dev.kiln.autoschedule.annotate.NestedParallel;
 import dev.kiln.autoschedule.gpu.CheckGpuLimits;
@@ -21,7 +22,8 @@ public final class Children {
 
     /**
      * The candidate of {@code steps}, or null when they do not replay, bounds cannot be inferred,
-     * parallel loops nest (CPU) or the program breaks the device's limits ({@link CheckGpuLimits}).
+     * parallel loops nest (CPU), the JVM backend cannot keep its register tile in vector locals ({@link
+     * CheckJvmTiles}, JVM target) or the program breaks the device's limits ({@link CheckGpuLimits}).
      */
     public static Candidate of(SearchTask task, List<Step> steps) {
         Candidate c;
@@ -30,7 +32,18 @@ public final class Children {
         } catch (KilnException | ArithmeticException e) {
             return null;
         }
-        if (!task.target().kind().isGpu()) return NestedParallel.has(c.state()) ? null : c;
+        if (!task.target().kind().isGpu()) {
+            if (NestedParallel.has(c.state())) return null;
+            if (!CheckJvmTiles.isJvm(task.target()) || "false".equals(System.getProperty("kiln.search.jvmRules"))) {
+                return c;
+            }
+            try {
+                JVM_TILES.apply(task, c.state(), null);
+            } catch (InvalidSample | KilnException | ArithmeticException e) {
+                return null;
+            }
+            return c;
+        }
         try {
             GPU_LIMITS.apply(task, c.state(), null);
         } catch (InvalidSample | KilnException | ArithmeticException e) {
@@ -40,6 +53,7 @@ public final class Children {
     }
 
     private static final CheckGpuLimits GPU_LIMITS = new CheckGpuLimits();
+    private static final CheckJvmTiles JVM_TILES = new CheckJvmTiles();
 
     /** Whether a step adds a stage (and so renumbers the stages after it). */
     public static boolean addsStage(Step s) {

@@ -1,6 +1,7 @@
 package dev.kiln.autoschedule.search;
 
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.CheckJvmTiles;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
 import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
 import dev.kiln.autoschedule.annotate.InitKBlocking;
@@ -59,9 +60,13 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
         if (mutations.isEmpty()) throw new KilnException("target rules need at least one mutation rule");
     }
 
-    /** The rules for {@code target}'s kind. */
+    /**
+     * The rules for {@code target}: its kind's, and {@link #jvm()} for the pure-JVM backend's CPU target (unless the
+     * system property {@code kiln.search.jvmRules} is {@code false}: then the CPU's, for before/after comparisons).
+     */
     public static TargetRules of(Target target) {
-        return of(target.kind());
+        boolean jvmRules = !"false".equals(System.getProperty("kiln.search.jvmRules"));
+        return jvmRules && CheckJvmTiles.isJvm(target) ? jvm() : of(target.kind());
     }
 
     /** The rules for a kind of target. */
@@ -115,6 +120,28 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         InitUnroll.cpu(),
                         new InitVectorization()),
                 cpuMutations(0.70, 0.10, 0.05, 0.05));
+    }
+
+    /**
+     * The rules of the pure-JVM backend's target ({@code Target.jvm()}, a CPU target with triple {@code jvm}):
+     * {@link #cpu()} with {@link CheckJvmTiles} last, which refuses samples (and evolution's children) whose register
+     * tile the JVM backend cannot keep in vector locals: a vectorized tile loop that is not a whole number of vectors,
+     * more rows than the generator unrolls, more vectors than it promotes. Programs of that kind made up half of a
+     * 28-trial JVM tuning log and ran 10-300x slower than its best (up to 7 s per call, so they also ate most of the
+     * tuning time). Auto-unroll draws from {@link InitUnroll#JVM_STEPS} (no 512: such bodies can pass HotSpot's
+     * 8000-byte compilation limit and run interpreted), in sampling and in the auto-unroll mutation.
+     */
+    public static TargetRules jvm() {
+        TargetRules cpu = cpu();
+        List<InitRule> init = new ArrayList<>();
+        for (InitRule r : cpu.initRules()) init.add(r instanceof InitUnroll ? new InitUnroll(InitUnroll.JVM_STEPS) : r);
+        init.add(new CheckJvmTiles());
+        List<WeightedMutation> mutations = cpu.mutations().stream()
+                .map(m -> m.rule() instanceof MutateAutoUnroll
+                        ? new WeightedMutation(new MutateAutoUnroll(InitUnroll.JVM_STEPS), m.weight())
+                        : m)
+                .toList();
+        return new TargetRules(cpu.sketchRules(), init, mutations);
     }
 
     /**
