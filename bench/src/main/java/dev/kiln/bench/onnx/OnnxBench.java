@@ -88,9 +88,11 @@ public final class OnnxBench implements Callable<Integer> {
     @Option(
             names = "--transfer",
             negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
             description = "Schedule transfer between similar tasks: each starting task's first round is led by the "
-                    + "adapted fastest programs of the similar tasks measured before it (default: off, "
-                    + "--no-transfer).")
+                    + "adapted fastest programs of the similar tasks measured before it (default: on; "
+                    + "--no-transfer tunes every task from scratch).")
     boolean transfer;
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
