@@ -1,6 +1,7 @@
 package dev.kiln.autoschedule.measure;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.LongFunction;
@@ -39,7 +40,11 @@ final class ChildJvm implements AutoCloseable {
         String line = request.apply(id);
         if (worker == null || !worker.isAlive()) start();
         WorkerProcess w = worker;
-        WorkerProcess.Answer a = w.request(line, timeoutSeconds);
+        return result(w.request(line, timeoutSeconds), w, id, timeoutSeconds);
+    }
+
+    /** The answer {@code a} of child {@code w} to request {@code id} as a result; a child that failed is discarded. */
+    private MeasureResult result(WorkerProcess.Answer a, WorkerProcess w, long id, double timeoutSeconds) {
         return switch (a) {
             case WorkerProcess.Answer.Replied rep -> {
                 WorkerProtocol.Reply reply = WorkerProtocol.parseReply(rep.reply());
@@ -70,6 +75,76 @@ final class ChildJvm implements AutoCloseable {
                         0);
             }
         };
+    }
+
+    /**
+     * Measures {@code requests} (one program each, in order) as one batch: the child compiles them all on
+     * {@code threads} threads, then times them one by one ({@link WorkerBatch}). Results are those of
+     * {@link #measure} for each: a child that dies or stalls while compiling (no program finished within
+     * {@code timeoutSeconds}) is killed and the whole batch is measured again the serial way, which isolates the
+     * program at fault; one that dies or hangs while timing a program costs that program (its time-out is what
+     * its compile left of {@code timeoutSeconds}), and the rest of the batch goes to a fresh child. Each result's
+     * wall time is its share of the build (the build's wall time over the batch) plus the wait for its reply.
+     */
+    List<MeasureResult> measureBatch(List<LongFunction<String>> requests, int threads, double timeoutSeconds) {
+        MeasureResult[] out = new MeasureResult[requests.size()];
+        List<Integer> all = new ArrayList<>();
+        for (int i = 0; i < requests.size(); i++) all.add(i);
+        batch(requests, all, out, threads, timeoutSeconds);
+        return List.of(out);
+    }
+
+    private void batch(
+            List<LongFunction<String>> requests, List<Integer> which, MeasureResult[] out, int threads, double limit) {
+        if (which.size() < 2 || threads < 2) {
+            for (int i : which) out[i] = timed(requests.get(i), limit);
+            return;
+        }
+        long firstId = nextId;
+        nextId += which.size();
+        List<String> lines = new ArrayList<>();
+        for (int k = 0; k < which.size(); k++)
+            lines.add(requests.get(which.get(k)).apply(firstId + k));
+        String line = WorkerProtocol.batchRequest(lines, threads);
+        long t0 = System.nanoTime();
+        if (worker == null || !worker.isAlive()) start();
+        WorkerProcess w = worker;
+        w.send(line);
+        double[] compileSeconds = new double[which.size()];
+        int built = 0;
+        while (built < which.size()) {
+            WorkerProcess.Answer a = w.await(limit);
+            if (a instanceof WorkerProcess.Answer.Replied r && r.reply().has("compiled")) {
+                long k = r.reply().path("compiled").asLong(-1) - firstId;
+                if (k >= 0 && k < which.size()) {
+                    compileSeconds[(int) k] = r.reply().path("compile_s").asDouble();
+                    built++;
+                    continue;
+                }
+            }
+            discard(w); // died, stalled or confused while compiling: measure the batch the serial way
+            for (int i : which) out[i] = timed(requests.get(i), limit);
+            return;
+        }
+        double buildShare = (System.nanoTime() - t0) / 1e9 / which.size();
+        for (int k = 0; k < which.size(); k++) {
+            int i = which.get(k);
+            long id = firstId + k;
+            long t1 = System.nanoTime();
+            WorkerProcess.Answer a = w.await(Math.max(limit - compileSeconds[k], 0.05 * limit));
+            MeasureResult r = result(a, w, id, limit);
+            out[i] = r.withWallSeconds(buildShare + (System.nanoTime() - t1) / 1e9);
+            if (worker != w) {
+                batch(requests, which.subList(k + 1, which.size()), out, threads, limit);
+                return;
+            }
+        }
+    }
+
+    private MeasureResult timed(LongFunction<String> request, double timeoutSeconds) {
+        long t0 = System.nanoTime();
+        MeasureResult r = measure(request, timeoutSeconds);
+        return r.withWallSeconds((System.nanoTime() - t0) / 1e9);
     }
 
     private void start() {

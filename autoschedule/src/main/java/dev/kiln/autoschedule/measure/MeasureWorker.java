@@ -38,6 +38,7 @@ public final class MeasureWorker {
 
     private final Map<String, Workload> workloads = new LinkedHashMap<>(8, 0.75f, true);
     private CacheFlusher flusher;
+    private WorkerBatch batches;
 
     private MeasureWorker() {}
 
@@ -67,6 +68,10 @@ public final class MeasureWorker {
                 continue;
             }
             if (request.path("op").asText().equals("exit")) break;
+            if (request.path("op").asText().equals("batch")) {
+                worker.batches().run(request, protocol);
+                continue;
+            }
             reply = worker.measure(request);
             protocol.println(WorkerProtocol.reply(reply));
             if (protocol.checkError()) Runtime.getRuntime().halt(4);
@@ -75,18 +80,63 @@ public final class MeasureWorker {
         System.exit(0);
     }
 
-    private WorkerProtocol.Reply measure(JsonNode request) {
+    WorkerProtocol.Reply measure(JsonNode request) {
+        return finish(build(request));
+    }
+
+    /** A program after its build: a reply already, a compiled kernel to time, or one a provider measures. */
+    sealed interface Built {
+        /** The program's id. */
+        long id();
+
+        /** Seconds its compile took (0 when it was not compiled here). */
+        double compileSeconds();
+
+        /** Nothing left to do: the reply (an error). */
+        record Done(WorkerProtocol.Reply reply) implements Built {
+            @Override
+            public long id() {
+                return reply.id();
+            }
+
+            @Override
+            public double compileSeconds() {
+                return reply.compileSeconds();
+            }
+        }
+
+        /** Compiled: to be checked and timed. */
+        record Ready(
+                long id,
+                CompiledKernel kernel,
+                PrimFunc func,
+                Workload workload,
+                MeasureOptions options,
+                double compileSeconds)
+                implements Built {}
+
+        /** Measured whole (compile included) by a provider's {@link ProgramMeasurer} when its turn comes. */
+        record Deferred(long id, ProgramMeasurer measurer, PrimFunc func, Workload workload) implements Built {
+            @Override
+            public double compileSeconds() {
+                return 0;
+            }
+        }
+    }
+
+    /** Reads and compiles one program of {@code request}; safe to call from several threads at once. */
+    Built build(JsonNode request) {
         long id = request.path("id").asLong(-1);
         double compileSeconds = 0;
         try {
             String refused = FaultInjection.apply(request);
-            if (refused != null) return failed(id, MeasureError.RUNTIME, refused, 0);
+            if (refused != null) return done(id, MeasureError.RUNTIME, refused, 0);
             MeasureOptions options = WorkerProtocol.options(request.path("options"));
             PrimFunc func;
             try {
                 func = PrimFuncJson.fromTree(request.get("func"));
             } catch (RuntimeException | StackOverflowError e) {
-                return failed(
+                return done(
                         id, MeasureError.LOWER, "the worker could not read the program: " + MeasureLoop.describe(e), 0);
             }
             Workload workload;
@@ -96,10 +146,10 @@ public final class MeasureWorker {
                 workload = workload(request.path("workload").asText()).packed(WorkerProtocol.layouts(request));
                 target = Target.parse(request.path("target").asText());
                 ProgramMeasurer pm = programMeasurer(target, options);
-                if (pm != null) return measureProgram(id, pm, func, workload);
+                if (pm != null) return new Built.Deferred(id, pm, func, workload);
                 backend = backend(target);
             } catch (RuntimeException e) {
-                return failed(
+                return done(
                         id,
                         MeasureError.RUNTIME,
                         "the worker cannot set up the measurement: " + MeasureLoop.describe(e),
@@ -110,36 +160,75 @@ public final class MeasureWorker {
             try {
                 kernel = backend.compile(func, target);
             } catch (RuntimeException | LinkageError | StackOverflowError e) {
-                return failed(
+                return done(
                         id,
                         MeasureError.COMPILE,
                         backend.name() + ": " + MeasureLoop.describe(e),
                         (System.nanoTime() - t0) / 1e9);
             }
             compileSeconds = (System.nanoTime() - t0) / 1e9;
-            try (kernel) {
-                if (options.flushCache() && flusher == null) flusher = new CacheFlusher();
-                MeasureLoop.Outcome out = ProgramRunner.run(kernel::call, func.params(), workload, options, flusher);
-                return new WorkerProtocol.Reply(id, out.error(), out.message(), out.costs(), compileSeconds, false);
-            }
+            return new Built.Ready(id, kernel, func, workload, options, compileSeconds);
         } catch (VirtualMachineError e) {
-            return new WorkerProtocol.Reply(
-                    id,
-                    MeasureError.CRASH,
-                    "the worker JVM failed: " + MeasureLoop.describe(e),
-                    new double[0],
-                    compileSeconds,
-                    true);
+            return new Built.Done(vmFailed(id, e, compileSeconds));
         } catch (RuntimeException e) {
-            return failed(id, MeasureError.RUNTIME, MeasureLoop.describe(e), compileSeconds);
+            return done(id, MeasureError.RUNTIME, MeasureLoop.describe(e), compileSeconds);
         }
+    }
+
+    /** Checks and times a built program (one at a time: nothing else runs in this JVM meanwhile). */
+    WorkerProtocol.Reply finish(Built built) {
+        return switch (built) {
+            case Built.Done d -> d.reply();
+            case Built.Deferred d -> {
+                try {
+                    yield measureProgram(d.id(), d.measurer(), d.func(), d.workload());
+                } catch (VirtualMachineError e) {
+                    yield vmFailed(d.id(), e, 0);
+                } catch (RuntimeException e) {
+                    yield failed(d.id(), MeasureError.RUNTIME, MeasureLoop.describe(e), 0);
+                }
+            }
+            case Built.Ready r -> {
+                try (CompiledKernel kernel = r.kernel()) {
+                    MeasureOptions options = r.options();
+                    if (options.flushCache() && flusher == null) flusher = new CacheFlusher();
+                    MeasureLoop.Outcome out =
+                            ProgramRunner.run(kernel::call, r.func().params(), r.workload(), options, flusher);
+                    yield new WorkerProtocol.Reply(
+                            r.id(), out.error(), out.message(), out.costs(), r.compileSeconds(), false);
+                } catch (VirtualMachineError e) {
+                    yield vmFailed(r.id(), e, r.compileSeconds());
+                } catch (RuntimeException e) {
+                    yield failed(r.id(), MeasureError.RUNTIME, MeasureLoop.describe(e), r.compileSeconds());
+                }
+            }
+        };
+    }
+
+    private static WorkerProtocol.Reply vmFailed(long id, VirtualMachineError e, double compileSeconds) {
+        return new WorkerProtocol.Reply(
+                id,
+                MeasureError.CRASH,
+                "the worker JVM failed: " + MeasureLoop.describe(e),
+                new double[0],
+                compileSeconds,
+                true);
+    }
+
+    private static Built done(long id, MeasureError error, String message, double compileSeconds) {
+        return new Built.Done(failed(id, error, message, compileSeconds));
+    }
+
+    private WorkerBatch batches() {
+        if (batches == null) batches = new WorkerBatch(this);
+        return batches;
     }
 
     private static WorkerProtocol.Reply failed(long id, MeasureError error, String message, double compileSeconds) {
         return new WorkerProtocol.Reply(id, error, message, new double[0], compileSeconds, false);
     }
 
-    private Workload workload(String file) {
+    private synchronized Workload workload(String file) {
         Workload w = workloads.get(file);
         if (w == null) {
             w = WorkloadFile.read(Path.of(file));
@@ -154,7 +243,7 @@ public final class MeasureWorker {
     }
 
     /** The measurer a provider offers for {@code target} when it measures lowered programs, else null. */
-    private ProgramMeasurer programMeasurer(Target target, MeasureOptions options) {
+    private synchronized ProgramMeasurer programMeasurer(Target target, MeasureOptions options) {
         String key = target + "|" + WorkerProtocol.options(options);
         if (programMeasurers.containsKey(key)) return programMeasurers.get(key);
         ProgramMeasurer found = null;
@@ -181,7 +270,7 @@ public final class MeasureWorker {
         }
     }
 
-    private Backend backend(Target target) {
+    private synchronized Backend backend(Target target) {
         return backends.computeIfAbsent(target.toString(), k -> Backend.forTarget(target));
     }
 }

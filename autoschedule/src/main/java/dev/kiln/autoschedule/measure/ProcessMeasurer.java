@@ -64,6 +64,7 @@ public final class ProcessMeasurer implements Measurer {
     private final ReferenceCache references = new ReferenceCache();
     private final Map<Workload, Path> workloadFiles = new IdentityHashMap<>();
     private final ChildJvm child;
+    private final int buildThreads;
     private boolean closed;
 
     private ProcessMeasurer(Builder b) {
@@ -71,6 +72,7 @@ public final class ProcessMeasurer implements Measurer {
         this.options = b.options;
         this.lowerer = b.lowerer != null ? b.lowerer : ScheduleLowerer.forTarget(b.target);
         this.startSeconds = b.startSeconds;
+        this.buildThreads = b.buildThreads > 0 ? b.buildThreads : BuildThreads.fromProperty();
         try {
             this.tempDir = Files.createTempDirectory("kiln-measure-");
         } catch (IOException e) {
@@ -99,6 +101,7 @@ public final class ProcessMeasurer implements Measurer {
         private ScheduleLowerer lowerer;
         private List<String> jvmFlags = List.of();
         private double startSeconds = 120;
+        private int buildThreads;
 
         private Builder(Target target) {
             this.target = Objects.requireNonNull(target, "target");
@@ -128,6 +131,16 @@ public final class ProcessMeasurer implements Measurer {
             return this;
         }
 
+        /**
+         * How many threads the child compiles a batch on before it times the batch's programs one by one
+         * (default: {@link BuildThreads#fromProperty()}, the cores unless {@code -Dkiln.measure.buildThreads}
+         * says otherwise); 1 compiles and times each program in turn.
+         */
+        public Builder buildThreads(int n) {
+            this.buildThreads = BuildThreads.check(n);
+            return this;
+        }
+
         public ProcessMeasurer start() {
             return new ProcessMeasurer(this);
         }
@@ -146,6 +159,11 @@ public final class ProcessMeasurer implements Measurer {
     /** Where the worker's files live: the argument file, the workload files, crash logs. */
     public Path tempDir() {
         return tempDir;
+    }
+
+    /** How many threads the child compiles a batch on (1: each program compiled and timed in turn). */
+    public int buildThreads() {
+        return buildThreads;
     }
 
     /** How many child JVMs have been started (1 after the first measurement, one more after each crash or time-out). */
@@ -169,30 +187,68 @@ public final class ProcessMeasurer implements Measurer {
         Measurers.checkTask(task, schedules, target);
         Workload workload = references.get(task, options.seed(), options.checkCorrectness());
         Path file = workloadFile(workload);
-        List<MeasureResult> out = new ArrayList<>();
-        for (Schedule s : schedules) out.add(measureOne(task, s, file));
-        return out;
+        if (buildThreads < 2 || schedules.size() < 2) {
+            List<MeasureResult> out = new ArrayList<>();
+            for (Schedule s : schedules) out.add(measureOne(task, s, file));
+            return out;
+        }
+        return measureBatch(task, schedules, file);
     }
 
     private MeasureResult measureOne(SearchTask task, Schedule schedule, Path file) {
         long t0 = System.nanoTime();
-        MeasureResult r = run(task, schedule, file);
+        Lowered l = lower(task, schedule);
+        MeasureResult r = l.failure() != null
+                ? l.failure()
+                : child.measure(l.request(target, file, options), options.timeoutSeconds());
         return r.withWallSeconds((System.nanoTime() - t0) / 1e9);
     }
 
-    private MeasureResult run(SearchTask task, Schedule schedule, Path file) {
-        PrimFunc func;
-        LayoutRewrite.Result program;
-        try {
-            program = task.rewriteLayouts(schedule);
-            func = lowerer.lower(task, program.schedule());
-        } catch (RuntimeException | StackOverflowError e) {
-            return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
+    /**
+     * Lowers every schedule here, then has the child compile the lowered programs on {@link #buildThreads()}
+     * threads before it times them one by one ({@link ChildJvm#measureBatch}). A program's wall time is its
+     * lowering, its share of the batch's build and the wait for its own result.
+     */
+    private List<MeasureResult> measureBatch(SearchTask task, List<Schedule> schedules, Path file) {
+        MeasureResult[] out = new MeasureResult[schedules.size()];
+        double[] lowerSeconds = new double[schedules.size()];
+        List<Integer> sent = new ArrayList<>();
+        List<java.util.function.LongFunction<String>> requests = new ArrayList<>();
+        for (int i = 0; i < schedules.size(); i++) {
+            long t0 = System.nanoTime();
+            Lowered l = lower(task, schedules.get(i));
+            lowerSeconds[i] = (System.nanoTime() - t0) / 1e9;
+            if (l.failure() != null) {
+                out[i] = l.failure().withWallSeconds(lowerSeconds[i]);
+            } else {
+                sent.add(i);
+                requests.add(l.request(target, file, options));
+            }
         }
-        return child.measure(
-                id -> WorkerProtocol.measureRequest(
-                        id, target.toString(), file.toString(), options, func, program.layouts()),
-                options.timeoutSeconds());
+        List<MeasureResult> measured = child.measureBatch(requests, buildThreads, options.timeoutSeconds());
+        for (int k = 0; k < sent.size(); k++) {
+            int i = sent.get(k);
+            MeasureResult r = measured.get(k);
+            out[i] = r.withWallSeconds(r.wallSeconds() + lowerSeconds[i]);
+        }
+        return List.of(out);
+    }
+
+    /** A lowered program, or the {@link MeasureError#LOWER} result of a schedule that does not lower. */
+    private record Lowered(PrimFunc func, LayoutRewrite.Result program, MeasureResult failure) {
+        java.util.function.LongFunction<String> request(Target target, Path file, MeasureOptions options) {
+            return id -> WorkerProtocol.measureRequest(
+                    id, target.toString(), file.toString(), options, func, program.layouts());
+        }
+    }
+
+    private Lowered lower(SearchTask task, Schedule schedule) {
+        try {
+            LayoutRewrite.Result program = task.rewriteLayouts(schedule);
+            return new Lowered(lowerer.lower(task, program.schedule()), program, null);
+        } catch (RuntimeException | StackOverflowError e) {
+            return new Lowered(null, null, MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0));
+        }
     }
 
     private Path workloadFile(Workload w) {

@@ -97,17 +97,23 @@ final class WorkerProcess implements AutoCloseable {
 
     /** Sends one request line and waits for its answer. */
     Answer request(String line, double timeoutSeconds) {
+        send(line);
+        return await(timeoutSeconds);
+    }
+
+    /** Sends one request line (a child that is gone shows in the next {@link #await}). */
+    void send(String line) {
         try {
             stdin.write(line);
             stdin.write('\n');
             stdin.flush();
         } catch (IOException e) {
-            // the child is gone; its death is reported below
+            // the child is gone; its death is reported by await
         }
-        return await(timeoutSeconds);
     }
 
-    private Answer await(double timeoutSeconds) {
+    /** The next line the child answers, waiting up to {@code timeoutSeconds}. */
+    Answer await(double timeoutSeconds) {
         String line;
         try {
             line = replies.poll((long) Math.ceil(timeoutSeconds * 1000), TimeUnit.MILLISECONDS);

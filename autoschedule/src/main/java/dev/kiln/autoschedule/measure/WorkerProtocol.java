@@ -107,6 +107,26 @@ final class WorkerProtocol {
         return out;
     }
 
+    /**
+     * One request for several programs (each a {@link #measureRequest} line), compiled on {@code threads}
+     * threads before any is timed ({@link WorkerBatch}): {@code {"op": "batch", "threads": 2, "programs": [...]}}.
+     */
+    static String batchRequest(List<String> programRequests, int threads) {
+        StringBuilder sb = new StringBuilder("{\"op\":\"batch\",\"threads\":")
+                .append(BuildThreads.check(threads))
+                .append(",\"programs\":[");
+        for (int i = 0; i < programRequests.size(); i++) {
+            if (i > 0) sb.append(',');
+            sb.append(programRequests.get(i));
+        }
+        return sb.append("]}").toString();
+    }
+
+    /** The progress line of a batch: program {@code id} is built ({@code {"compiled": 7, "compile_s": 0.1}}). */
+    static String compiled(long id, double compileSeconds) {
+        return PREFIX + write(F.objectNode().put("compiled", id).put("compile_s", compileSeconds));
+    }
+
     static String exitRequest() {
         return write(F.objectNode().put("op", "exit"));
     }

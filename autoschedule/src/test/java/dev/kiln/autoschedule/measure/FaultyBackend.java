@@ -44,7 +44,9 @@ public final class FaultyBackend implements Backend {
         /** call() never returns. */
         HANG_AT_RUN,
         /** call() writes a wrong first output element. */
-        WRONG_AT_RUN
+        WRONG_AT_RUN,
+        /** compile() never returns. */
+        HANG_IN_COMPILE
     }
 
     @Override
@@ -71,6 +73,15 @@ public final class FaultyBackend implements Backend {
             case COMPILE_ERROR ->
                 throw new KilnException("faulty backend: function '" + func.name() + "' refused on purpose");
             case HALT_IN_COMPILE -> Runtime.getRuntime().halt(21);
+            case HANG_IN_COMPILE -> {
+                while (true) {
+                    try {
+                        Thread.sleep(1000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
             default -> {}
         }
         Program program = Interpreter.compile(func);

@@ -33,6 +33,7 @@ class ProcessMeasurerFaultsTest {
         measurer = ProcessMeasurer.builder(FaultyBackend.TARGET)
                 .options(OPTIONS)
                 .lowerer(lowerer)
+                .buildThreads(1)
                 .start();
     }
 
