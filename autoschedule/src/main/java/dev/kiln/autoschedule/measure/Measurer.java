@@ -55,6 +55,15 @@ public interface Measurer extends AutoCloseable {
         return CompletableFuture.completedFuture(measure(task, schedules));
     }
 
+    /**
+     * How many programs a synchronous caller should hand to {@link #measure} at once: 1 (the default) when nothing
+     * is gained by more; a {@link ProcessMeasurer} that compiles a batch on several threads asks for a few per
+     * thread, so that its compile threads stay busy.
+     */
+    default int batchSize() {
+        return 1;
+    }
+
     /** Whether {@link #submit} returns before the programs are measured (false: the synchronous default). */
     default boolean asynchronous() {
         return false;

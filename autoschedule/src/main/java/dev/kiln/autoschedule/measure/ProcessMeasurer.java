@@ -166,6 +166,15 @@ public final class ProcessMeasurer implements Measurer {
         return buildThreads;
     }
 
+    /** Programs per build thread in a synchronous caller's batch (a long compile is balanced against short ones). */
+    static final int PROGRAMS_PER_BUILD_THREAD = 4;
+
+    /** {@link #PROGRAMS_PER_BUILD_THREAD} per build thread; 1 when the child compiles on one thread. */
+    @Override
+    public int batchSize() {
+        return buildThreads < 2 ? 1 : PROGRAMS_PER_BUILD_THREAD * buildThreads;
+    }
+
     /** How many child JVMs have been started (1 after the first measurement, one more after each crash or time-out). */
     public int workerStarts() {
         return child.starts();

@@ -393,23 +393,26 @@ public final class SearchLoop {
     }
 
     /**
-     * Measures the programs of a round one by one, each logged before the next is measured, and
-     * hands the trials to the policy. The round is cut short (timed out) when the time budget runs out.
+     * Measures the programs of a round in parts of the measurer's {@link Measurer#batchSize()} (one by one by
+     * default), each program logged in order as its part comes back, and hands the trials to the policy. The round
+     * is cut short (timed out) when the time budget runs out, checked before each part.
      */
     private SearchRound measureRound(List<Candidate> batch, long start) {
         List<Trial> round = new ArrayList<>();
         boolean complete = true;
-        for (Candidate c : batch) {
+        int size = Math.max(1, measurer.batchSize());
+        for (int i = 0; i < batch.size(); i += size) {
             if (!round.isEmpty() && outOfTime(start)) {
                 complete = false;
                 break;
             }
-            List<MeasureResult> results = measurer.measureCandidates(task, List.of(c));
-            if (results.size() != 1) {
+            List<Candidate> part = batch.subList(i, Math.min(batch.size(), i + size));
+            List<MeasureResult> results = measurer.measureCandidates(task, part);
+            if (results.size() != part.size()) {
                 throw new KilnException("measurer " + measurer.getClass().getSimpleName() + " returned "
-                        + results.size() + " results for 1 program");
+                        + results.size() + " results for " + part.size() + " program(s)");
             }
-            recordTrial(round, c, results.getFirst(), start);
+            for (int k = 0; k < part.size(); k++) recordTrial(round, part.get(k), results.get(k), start);
         }
         return endRound(round, !complete, start);
     }

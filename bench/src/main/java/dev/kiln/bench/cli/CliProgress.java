@@ -84,6 +84,12 @@ final class CliProgress implements Measurer {
         return inner.options();
     }
 
+    /** The real measurer's, so that a measurer that compiles a batch in parallel gets whole batches. */
+    @Override
+    public int batchSize() {
+        return inner.batchSize();
+    }
+
     /** The real measurer's: a wrapped asynchronous measurer (a cluster) keeps its overlapping rounds. */
     @Override
     public boolean asynchronous() {
@@ -114,8 +120,9 @@ final class CliProgress implements Measurer {
             }
         }
         List<MeasureResult> out = new ArrayList<>(schedules.size());
-        for (int i = 0; i < schedules.size(); i += CHUNK) {
-            List<MeasureResult> part = inner.measure(task, schedules.subList(i, Math.min(schedules.size(), i + CHUNK)));
+        int chunk = Math.max(CHUNK, inner.batchSize());
+        for (int i = 0; i < schedules.size(); i += chunk) {
+            List<MeasureResult> part = inner.measure(task, schedules.subList(i, Math.min(schedules.size(), i + chunk)));
             out.addAll(part);
             report(part);
         }

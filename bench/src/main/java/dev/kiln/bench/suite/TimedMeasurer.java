@@ -53,6 +53,12 @@ final class TimedMeasurer implements Measurer {
         }
     }
 
+    /** The real measurer's, so that a measurer that compiles a batch in parallel gets whole batches. */
+    @Override
+    public int batchSize() {
+        return inner.batchSize();
+    }
+
     /** The real measurer's: a wrapped asynchronous measurer keeps its overlapping rounds. */
     @Override
     public boolean asynchronous() {
