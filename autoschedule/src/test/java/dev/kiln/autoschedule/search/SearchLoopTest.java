@@ -23,6 +23,7 @@ import dev.kiln.te.Tensor;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -56,6 +57,37 @@ class SearchLoopTest {
 
     static String key(LogRecord r) {
         return Candidate.of(r.schedule(MATMUL)).key();
+    }
+
+    @Test
+    void aMeasurerThatTakesBatchesGetsTheRoundInPartsAndTheLogIsTheSame() {
+        Path one = dir.resolve("one-by-one.jsonl");
+        Path parts = dir.resolve("in-parts.jsonl");
+        FakeMeasurer serial = fake();
+        List<Integer> sizes = new ArrayList<>();
+        FakeMeasurer batched = new FakeMeasurer(CPU, 4, new AtomicLong(), 0) {
+            @Override
+            public int batchSize() {
+                return 3;
+            }
+
+            @Override
+            public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
+                sizes.add(schedules.size());
+                return super.measure(task, schedules);
+            }
+        };
+        SearchOutcome a = run(one, 3, 20, 8, serial);
+        SearchOutcome b = run(parts, 3, 20, 8, batched);
+        assertThat(b.trials()).isEqualTo(a.trials()).isEqualTo(20);
+        assertThat(b.errors()).isEqualTo(a.errors());
+        assertThat(batched.measured()).isEqualTo(serial.measured());
+        assertThat(TuningLog.open(parts).records().stream().map(SearchLoopTest::key))
+                .containsExactlyElementsOf(TuningLog.open(one).records().stream()
+                        .map(SearchLoopTest::key)
+                        .toList());
+        // rounds of 8, 8 and 4 programs, each in parts of at most 3
+        assertThat(sizes).containsExactly(3, 3, 2, 3, 3, 2, 3, 1);
     }
 
     @Test
