@@ -87,7 +87,9 @@ record KilnPart(
         } else {
             kernel = Backend.forTarget(target).compile(LowerDefault.lower("untuned_" + w.op(), dag), target);
             kernelName = "UNTUNED default lowering";
-            notes = "no record of this workload in " + log + "; run with --trials N to tune it";
+            notes = "no record of this workload for target '" + target + "' in " + log
+                    + "; run with --trials N to tune it (a log of a run with"
+                    + (target.fastMath() ? "out FMA contraction needs --no-fma)" : " FMA contraction needs --fma)");
         }
         kernelName += ", LLVM -mcpu=" + target.cpu();
         try (CompiledKernel k = kernel) {

@@ -120,6 +120,17 @@ public final class OperatorSuite implements Callable<Integer> {
     long seed = 1;
 
     @Option(
+            names = "--fma",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "Compile Kiln's kernels with float a * b + c contracted into FMAs, as oneDNN, PyTorch and "
+                    + "OpenBLAS run (the target's -fast-math=1; results may differ from the interpreter's in the last "
+                    + "bits, within --tolerance); --no-fma keeps two roundings, the target of logs before 2026-12-02 "
+                    + "(default: ${DEFAULT-VALUE}).")
+    boolean fma = true;
+
+    @Option(
             names = "--openblas-coretype",
             description = "OPENBLAS_CORETYPE for the children only (default: the environment's).")
     String openblasCoreType;
@@ -160,7 +171,7 @@ public final class OperatorSuite implements Callable<Integer> {
         if (childRows != null) {
             int t = threads[0];
             KilnPart kiln = new KilnPart(
-                    SuiteChild.target(t),
+                    SuiteChild.target(t, fma),
                     NetworkBench.logFor(log, t),
                     trials,
                     perRound,
@@ -256,7 +267,7 @@ public final class OperatorSuite implements Callable<Integer> {
                             NetworkBench.loadAverage()));
             System.out.println("written " + png);
         }
-        if (impls.contains("kiln") && trials > 0) SuiteCurves.write(dir, log, selected, threads, rows);
+        if (impls.contains("kiln") && trials > 0) SuiteCurves.write(dir, log, selected, threads, fma, rows);
         boolean wrong = rows.stream().anyMatch(r -> r.status() == Status.MISMATCH);
         return wrong || crashed ? 1 : 0;
     }
@@ -293,7 +304,8 @@ public final class OperatorSuite implements Callable<Integer> {
                 "--check-flops",
                 String.valueOf(checkFlops),
                 "--seed",
-                String.valueOf(seed)));
+                String.valueOf(seed),
+                fma ? "--fma" : "--no-fma"));
         if (!ops.isEmpty()) cmd.addAll(List.of("--ops", String.join(",", ops)));
         if (workloads != null) cmd.addAll(List.of("--workloads", workloads.toString()));
         return cmd;

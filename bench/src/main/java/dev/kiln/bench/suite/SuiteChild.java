@@ -126,8 +126,11 @@ record SuiteChild(
         return make.get();
     }
 
-    /** Kiln's target for {@code threads} cores. */
-    static CpuTarget target(int threads) {
-        return Target.cpu().withCores(threads);
+    /**
+     * Kiln's target for {@code threads} cores; with {@code fma} float multiply-adds are contracted
+     * into FMAs ({@link CpuTarget#withFastMath}), as the libraries it is timed against compute them.
+     */
+    static CpuTarget target(int threads, boolean fma) {
+        return Target.cpu().withCores(threads).withFastMath(fma);
     }
 }

@@ -22,12 +22,12 @@ import java.util.Map;
 final class SuiteCurves {
     private SuiteCurves() {}
 
-    static void write(Path dir, Path log, List<SuiteWorkload> selected, int[] threads, List<SuiteRow> rows)
+    static void write(Path dir, Path log, List<SuiteWorkload> selected, int[] threads, boolean fma, List<SuiteRow> rows)
             throws IOException {
         for (int t : threads) {
             Path file = NetworkBench.logFor(log, t);
             if (!Files.isRegularFile(file)) continue;
-            String target = SuiteChild.target(t).toString();
+            String target = SuiteChild.target(t, fma).toString();
             int written = 0;
             try (TuningLog l = TuningLog.open(file)) {
                 for (SuiteWorkload w : selected) {

@@ -85,6 +85,16 @@ class OperatorSuiteTest {
             assertThat(r.kernel()).startsWith("built from the log (no search)");
             assertThat(r.status()).isEqualTo(Status.OK);
         });
+
+        // the log was tuned with FMA contraction (the default): without it the target differs, so nothing matches
+        Thread.sleep(1100);
+        rc = new CommandLine(new OperatorSuite())
+                .execute(concat(common, "--trials", "0", "--impls", "kiln", "--no-fma"));
+        assertThat(rc).isZero();
+        assertThat(rowsOf(newest(dir, ".tsv"))).hasSize(2).allSatisfy(r -> {
+            assertThat(r.kernel()).startsWith("UNTUNED default lowering");
+            assertThat(r.notes()).contains("needs --fma").doesNotContain("-fast-math=1'");
+        });
     }
 
     private static List<SuiteRow> rowsOf(Path tsv) throws Exception {
