@@ -13,7 +13,7 @@ import java.util.List;
  * operators and clip.
  *
  * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
- * {@code Op.Conv2d}, {@code Op.Binary}, ... as if they were declared in it (member types are inherited). Sealed,
+ * {@code Op.Binary}, {@code Op.BiasAdd}, ... as if they were declared in it (member types are inherited). Sealed,
  * with {@code Op} its only subtype: it has no members but the records, and nothing else implements it.
  */
 public sealed interface ElementwiseOps permits Op {

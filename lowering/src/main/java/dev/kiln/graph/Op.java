@@ -10,12 +10,12 @@ import java.util.List;
  * the ComputeDAG of every fused group from one definition.
  *
  * <p>The records are declared by family in the interfaces this one extends ({@link AnchorOps}, {@link ReductionOps},
- * {@link ElementwiseOps}, {@link ShapeOps}, {@link QuantOps}) and named through it, {@code Op.Conv2d}, {@code
+ * {@link ElementwiseOps}, {@link LayoutOps}, {@link IntegerOps}) and named through it, {@code Op.Conv2d}, {@code
  * Op.Binary}, ..., since member types are inherited; the {@code permits} list keeps the operator table's order.
  * Only a single-type import must name the family ({@code import dev.kiln.graph.AnchorOps.Conv2d}); the kinds of the
  * binary and unary ops, which importers do import, stay here.
  */
-public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, ShapeOps, QuantOps
+public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, LayoutOps, IntegerOps
         permits AnchorOps.Conv2d,
                 AnchorOps.ConvNd,
                 AnchorOps.Dense,
@@ -33,18 +33,18 @@ public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, Shap
                 ElementwiseOps.Binary,
                 ElementwiseOps.Unary,
                 ElementwiseOps.Clip,
-                ShapeOps.Reshape,
-                ShapeOps.Transpose,
-                ShapeOps.StridedSlice,
-                ShapeOps.Concat,
-                QuantOps.Cast,
-                QuantOps.Quantize,
-                QuantOps.Dequantize,
-                QuantOps.Requantize,
-                QuantOps.DenseInteger,
-                ShapeOps.Take,
-                ShapeOps.Where,
-                ShapeOps.BroadcastTo {
+                LayoutOps.Reshape,
+                LayoutOps.Transpose,
+                LayoutOps.StridedSlice,
+                LayoutOps.Concat,
+                IntegerOps.Cast,
+                IntegerOps.Quantize,
+                IntegerOps.Dequantize,
+                IntegerOps.Requantize,
+                IntegerOps.DenseInteger,
+                LayoutOps.Take,
+                LayoutOps.Where,
+                LayoutOps.BroadcastTo {
 
     /** The op's name in printouts and messages ("conv2d", "add"). */
     String kind();

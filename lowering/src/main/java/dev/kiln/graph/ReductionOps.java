@@ -14,7 +14,7 @@ import java.util.List;
  * {@code COMM_REDUCE}).
  *
  * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
- * {@code Op.Conv2d}, {@code Op.Binary}, ... as if they were declared in it (member types are inherited). Sealed,
+ * {@code Op.Softmax}, {@code Op.PoolNd}, ... as if they were declared in it (member types are inherited). Sealed,
  * with {@code Op} its only subtype: it has no members but the records, and nothing else implements it.
  */
 public sealed interface ReductionOps permits Op {

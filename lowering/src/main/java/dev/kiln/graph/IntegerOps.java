@@ -11,10 +11,10 @@ import java.util.List;
  * accumulating in int32).
  *
  * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
- * {@code Op.Conv2d}, {@code Op.Binary}, ... as if they were declared in it (member types are inherited). Sealed,
+ * {@code Op.Quantize}, {@code Op.Cast}, ... as if they were declared in it (member types are inherited). Sealed,
  * with {@code Op} its only subtype: it has no members but the records, and nothing else implements it.
  */
-public sealed interface QuantOps permits Op {
+public sealed interface IntegerOps permits Op {
     /** Elementwise type conversion to {@code to} (see {@code Quant.cast}). */
     @Operator("Elementwise type conversion to `to`.")
     record Cast(DType to) implements Op {

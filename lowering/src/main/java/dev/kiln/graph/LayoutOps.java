@@ -11,10 +11,10 @@ import java.util.List;
  * gather with run-time indices), where and broadcast_to.
  *
  * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
- * {@code Op.Conv2d}, {@code Op.Binary}, ... as if they were declared in it (member types are inherited). Sealed,
+ * {@code Op.Reshape}, {@code Op.Take}, ... as if they were declared in it (member types are inherited). Sealed,
  * with {@code Op} its only subtype: it has no members but the records, and nothing else implements it.
  */
-public sealed interface ShapeOps permits Op {
+public sealed interface LayoutOps permits Op {
     /** The same elements in row-major order under a new shape (one extent may be -1). */
     @Operator("The same elements in row-major order under a new shape (one extent may be -1).")
     record Reshape(List<Long> shape) implements Op {
