@@ -22,6 +22,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -101,10 +102,7 @@ public final class CanonicalText {
                     for (IterVar a : r.axes()) reduceAxis(a);
                 }
                 sb.append(" =");
-                for (Expr b : c.bodies()) {
-                    sb.append(' ');
-                    expr(b);
-                }
+                spaced(c.bodies());
                 sb.append('\n');
             }
         }
@@ -161,10 +159,7 @@ public final class CanonicalText {
                 sb.append(" value ").append(r.valueIndex()).append(" where ");
                 expr(r.condition());
                 sb.append(" of");
-                for (Expr s : r.sources()) {
-                    sb.append(' ');
-                    expr(s);
-                }
+                spaced(r.sources());
                 sb.append(']');
             }
         }
@@ -178,12 +173,14 @@ public final class CanonicalText {
         sb.append("combiner");
         for (Var v : r.lhs()) sb.append(' ').append(var(v));
         for (Var v : r.rhs()) sb.append(' ').append(var(v));
-        for (Expr e : r.results()) {
-            sb.append(' ');
-            expr(e);
-        }
+        spaced(r.results());
         sb.append(" identity");
-        for (Expr e : r.identities()) {
+        spaced(r.identities());
+    }
+
+    /** Each of {@code es} after a space. */
+    private void spaced(List<Expr> es) {
+        for (Expr e : es) {
             sb.append(' ');
             expr(e);
         }
