@@ -60,68 +60,16 @@ public record LogRecord(
     /** The kind of a re-measurement of a program already measured. */
     public static final String REMEASURE = "remeasure";
 
-    /** A trial record. */
-    public LogRecord(
-            String version,
-            String workloadKey,
-            String target,
-            int[] hardware,
-            ArrayNode steps,
-            List<Double> costs,
-            String errorKind,
-            String errorMessage,
-            double compileSeconds,
-            double wallSeconds,
-            Instant timestamp) {
-        this(
-                version,
-                workloadKey,
-                target,
-                hardware,
-                steps,
-                costs,
-                errorKind,
-                errorMessage,
-                compileSeconds,
-                wallSeconds,
-                timestamp,
-                TRIAL);
-    }
-
-    /** A record of a program of the task's own search (not transferred). */
-    public LogRecord(
-            String version,
-            String workloadKey,
-            String target,
-            int[] hardware,
-            ArrayNode steps,
-            List<Double> costs,
-            String errorKind,
-            String errorMessage,
-            double compileSeconds,
-            double wallSeconds,
-            Instant timestamp,
-            String kind) {
-        this(
-                version,
-                workloadKey,
-                target,
-                hardware,
-                steps,
-                costs,
-                errorKind,
-                errorMessage,
-                compileSeconds,
-                wallSeconds,
-                timestamp,
-                kind,
-                "");
-    }
-
+    /**
+     * The canonical constructor: every field given (what {@link LogFormat} reads back). Code that makes records uses
+     * {@link #builder()} (a trial of this format version, of the task's own search, unless told otherwise) or
+     * {@link #of(SearchTask, Schedule, MeasureResult)}.
+     */
     public LogRecord {
         Objects.requireNonNull(version, "version");
         Objects.requireNonNull(workloadKey, "workloadKey");
         Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(hardware, "hardware");
         Objects.requireNonNull(steps, "steps");
         Objects.requireNonNull(errorKind, "errorKind");
         Objects.requireNonNull(timestamp, "timestamp");
@@ -168,20 +116,7 @@ public record LogRecord(
 
     /** The same record as a re-measurement. */
     public LogRecord asRemeasure() {
-        return new LogRecord(
-                version,
-                workloadKey,
-                target,
-                hardware,
-                steps,
-                costs,
-                errorKind,
-                errorMessage,
-                compileSeconds,
-                wallSeconds,
-                timestamp,
-                REMEASURE,
-                transferFrom);
+        return toBuilder().kind(REMEASURE).build();
     }
 
     /** Whether the program was adapted from a similar task's ({@link #transferFrom()} not empty). */
@@ -191,20 +126,7 @@ public record LogRecord(
 
     /** The same record marked as adapted from the task with workload key {@code from} ("" for none). */
     public LogRecord withTransferFrom(String from) {
-        return new LogRecord(
-                version,
-                workloadKey,
-                target,
-                hardware,
-                steps,
-                costs,
-                errorKind,
-                errorMessage,
-                compileSeconds,
-                wallSeconds,
-                timestamp,
-                kind,
-                from);
+        return toBuilder().transferFrom(from).build();
     }
 
     /**
@@ -235,19 +157,17 @@ public record LogRecord(
 
     /** The record of one measurement of {@code schedule}, a program of {@code task}. */
     public static LogRecord of(SearchTask task, Schedule schedule, MeasureResult r) {
-        List<Double> costs = Arrays.stream(r.costsSeconds()).boxed().toList();
-        return new LogRecord(
-                LogFormat.VERSION,
-                task.workloadKey(),
-                task.targetDescription(),
-                task.hardware().toLogArray(),
-                schedule.stepsJson(),
-                costs,
-                r.error().name(),
-                r.errorMessage(),
-                r.compileSeconds(),
-                r.wallSeconds(),
-                Instant.ofEpochMilli(r.timestampMillis()));
+        return builder()
+                .workloadKey(task.workloadKey())
+                .target(task.targetDescription())
+                .hardware(task.hardware().toLogArray())
+                .steps(schedule.stepsJson())
+                .costs(Arrays.stream(r.costsSeconds()).boxed().toList())
+                .error(r.error().name(), r.errorMessage())
+                .compileSeconds(r.compileSeconds())
+                .wallSeconds(r.wallSeconds())
+                .timestamp(Instant.ofEpochMilli(r.timestampMillis()))
+                .build();
     }
 
     /**
@@ -288,5 +208,141 @@ public record LogRecord(
     @Override
     public String toString() {
         return LogFormat.toLine(this);
+    }
+
+    /**
+     * A builder of a record: by default a valid ({@link #NO_ERROR}) {@link #TRIAL} of this code's format version
+     * ({@link LogFormat#VERSION}) with no costs, no compile or wall time and no transfer; the workload key, target,
+     * hardware, steps and timestamp must be set.
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder that starts from this record's fields. */
+    public Builder toBuilder() {
+        return new Builder()
+                .version(version)
+                .workloadKey(workloadKey)
+                .target(target)
+                .hardware(hardware)
+                .steps(steps)
+                .costs(costs)
+                .error(errorKind, errorMessage)
+                .compileSeconds(compileSeconds)
+                .wallSeconds(wallSeconds)
+                .timestamp(timestamp)
+                .kind(kind)
+                .transferFrom(transferFrom);
+    }
+
+    /** Builds a {@link LogRecord}; {@link #build()} checks it as the canonical constructor does. */
+    public static final class Builder {
+        private String version = LogFormat.VERSION;
+        private String workloadKey;
+        private String target;
+        private int[] hardware;
+        private ArrayNode steps;
+        private List<Double> costs = List.of();
+        private String errorKind = NO_ERROR;
+        private String errorMessage = "";
+        private double compileSeconds;
+        private double wallSeconds;
+        private Instant timestamp;
+        private String kind = TRIAL;
+        private String transferFrom = "";
+
+        private Builder() {}
+
+        /** The log format version (default {@link LogFormat#VERSION}). */
+        public Builder version(String v) {
+            version = v;
+            return this;
+        }
+
+        /** {@code ComputeDAG.workloadKey()} of the tuned computation. */
+        public Builder workloadKey(String k) {
+            workloadKey = k;
+            return this;
+        }
+
+        /** The full target string ({@code Target.toString()}). */
+        public Builder target(String t) {
+            target = t;
+            return this;
+        }
+
+        /** {@code HardwareParams.toLogArray()} of the search. */
+        public Builder hardware(int[] h) {
+            hardware = h;
+            return this;
+        }
+
+        /** {@code Schedule.stepsJson()} of the program. */
+        public Builder steps(ArrayNode s) {
+            steps = s;
+            return this;
+        }
+
+        /** Seconds of each repeat (default none: a failed measurement). */
+        public Builder costs(List<Double> c) {
+            costs = c;
+            return this;
+        }
+
+        /** The error kind ({@link #NO_ERROR} for a valid measurement, the default) and its message. */
+        public Builder error(String kind, String message) {
+            errorKind = kind;
+            errorMessage = message;
+            return this;
+        }
+
+        /** Time spent lowering and compiling the program (default 0). */
+        public Builder compileSeconds(double s) {
+            compileSeconds = s;
+            return this;
+        }
+
+        /** Time the whole measurement took (default 0). */
+        public Builder wallSeconds(double s) {
+            wallSeconds = s;
+            return this;
+        }
+
+        /** When the measurement finished. */
+        public Builder timestamp(Instant t) {
+            timestamp = t;
+            return this;
+        }
+
+        /** {@link #TRIAL} (the default) or {@link #REMEASURE}. */
+        public Builder kind(String k) {
+            kind = k;
+            return this;
+        }
+
+        /** The workload key of the task the program was adapted from (default "": the task's own search). */
+        public Builder transferFrom(String from) {
+            transferFrom = from;
+            return this;
+        }
+
+        /** The record (checked: a null field or a valid measurement without costs throws, naming it). */
+        public LogRecord build() {
+            return new LogRecord(
+                    version,
+                    workloadKey,
+                    target,
+                    hardware,
+                    steps,
+                    costs,
+                    errorKind,
+                    errorMessage,
+                    compileSeconds,
+                    wallSeconds,
+                    timestamp,
+                    kind,
+                    transferFrom);
+        }
     }
 }

@@ -46,18 +46,17 @@ class TuningLogTest {
     }
 
     static LogRecord record(int candidate, String target, String error, double... costs) {
-        return new LogRecord(
-                LogFormat.VERSION,
-                dag.workloadKey(),
-                target,
-                HW,
-                candidates.get(candidate).schedule().stepsJson(),
-                java.util.Arrays.stream(costs).boxed().toList(),
-                error,
-                error.equals(LogRecord.NO_ERROR) ? "" : "it broke: \"quoted\"\nand a second line",
-                0.125,
-                0.5,
-                Instant.parse("2026-01-02T03:04:05.678Z").plusSeconds(candidate));
+        return LogRecord.builder()
+                .workloadKey(dag.workloadKey())
+                .target(target)
+                .hardware(HW)
+                .steps(candidates.get(candidate).schedule().stepsJson())
+                .costs(java.util.Arrays.stream(costs).boxed().toList())
+                .error(error, error.equals(LogRecord.NO_ERROR) ? "" : "it broke: \"quoted\"\nand a second line")
+                .compileSeconds(0.125)
+                .wallSeconds(0.5)
+                .timestamp(Instant.parse("2026-01-02T03:04:05.678Z").plusSeconds(candidate))
+                .build();
     }
 
     @Test
@@ -170,18 +169,14 @@ class TuningLogTest {
         log.append(record(2, CPU_B, "NONE", 1e-6));
         log.append(record(3, CPU_A, "NONE", 2e-3, 8e-3, 1e-3));
         log.append(record(4, CPU_A, "COMPILE"));
-        LogRecord other = new LogRecord(
-                LogFormat.VERSION,
-                "kiln-other-workload",
-                CPU_A,
-                HW,
-                candidates.get(5).schedule().stepsJson(),
-                List.of(1e-9),
-                "NONE",
-                "",
-                0,
-                0,
-                Instant.EPOCH);
+        LogRecord other = LogRecord.builder()
+                .workloadKey("kiln-other-workload")
+                .target(CPU_A)
+                .hardware(HW)
+                .steps(candidates.get(5).schedule().stepsJson())
+                .costs(List.of(1e-9))
+                .timestamp(Instant.EPOCH)
+                .build();
         log.append(other);
 
         // The lowest median wins (record 3, median 2 ms); a faster failed one or another target's never does.

@@ -155,18 +155,16 @@ class RemeasureTest {
     @Test
     void oldLinesReadAsTrialsAndAnUnknownKindIsRefused() {
         Schedule s = candidates(1).getFirst().schedule();
-        LogRecord trial = new LogRecord(
-                LogFormat.VERSION,
-                SearchLoopTest.MATMUL.workloadKey(),
-                SearchLoopTest.CPU.toString(),
-                new int[] {2, 32, 64, 0, 0, 0, 0, 0},
-                s.stepsJson(),
-                List.of(1e-4, 2e-4, 3e-4),
-                "NONE",
-                "",
-                0.1,
-                0.2,
-                java.time.Instant.parse("2026-11-01T10:00:00Z"));
+        LogRecord trial = LogRecord.builder()
+                .workloadKey(SearchLoopTest.MATMUL.workloadKey())
+                .target(SearchLoopTest.CPU.toString())
+                .hardware(new int[] {2, 32, 64, 0, 0, 0, 0, 0})
+                .steps(s.stepsJson())
+                .costs(List.of(1e-4, 2e-4, 3e-4))
+                .compileSeconds(0.1)
+                .wallSeconds(0.2)
+                .timestamp(java.time.Instant.parse("2026-11-01T10:00:00Z"))
+                .build();
         // a line as Kiln wrote it before re-measures existed
         String old =
                 "{\"v\":\"kiln-log-1\",\"workload_key\":\"" + trial.workloadKey() + "\",\"target\":\"" + trial.target()

@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.Workloads;
-import dev.kiln.autoschedule.log.LogFormat;
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.MeasureResult;
@@ -297,18 +296,14 @@ class SearchLoopTest {
                 .add(24)
                 .add(json.createArrayNode().add(2))
                 .add(1));
-        log.append(new LogRecord(
-                LogFormat.VERSION,
-                MATMUL.workloadKey(),
-                CPU.toString(),
-                TASK.hardware().toLogArray(),
-                steps,
-                List.of(1e-9),
-                "NONE",
-                "",
-                0,
-                0,
-                java.time.Instant.EPOCH));
+        log.append(LogRecord.builder()
+                .workloadKey(MATMUL.workloadKey())
+                .target(CPU.toString())
+                .hardware(TASK.hardware().toLogArray())
+                .steps(steps)
+                .costs(List.of(1e-9))
+                .timestamp(java.time.Instant.EPOCH)
+                .build());
         SearchOutcome o = run(log, 1, new SearchLimits(5, 5, Duration.ZERO, 0), fake(), new AtomicLong());
         assertThat(o.unreplayable()).isEqualTo(1);
         assertThat(o.restoredTrials()).isEqualTo(1);

@@ -53,6 +53,46 @@ class StructureKeyTest {
                 .isEqualTo(b.withLayoutFree(List.of(1)).structureKey());
     }
 
+    /**
+     * Transfer seeds are found by these keys in tuning logs on disk, so they must not change. The expected strings
+     * were computed once by the code before {@code StructureKey} delegated to dsl's {@code CanonicalText} (main at
+     * 1c2434f), not by this code; the target is fixed so that the keys do not depend on this machine.
+     */
+    @Test
+    void keysAreTheOnesOfTheCodeBeforeTheSharedPrinter() {
+        List<ComputeDAG> dags = List.of(
+                Workloads.matmul(64, 48, 32),
+                Workloads.conv2dBnRelu(1, 14, 14, 8, 16, 3, 2, 1),
+                Workloads.softmaxNm(4, 100),
+                Workloads.layerNorm(8, 64));
+        List<List<String>> expected = List.of(
+                List.of(
+                        "kiln-d94fa913847ad7246f48f5f78fe18e23",
+                        "struct-5fcde294c94de10a91c00ac07364dcaa",
+                        "struct-c188c31fb1108da40e4e3206e45c0b3d"),
+                List.of(
+                        "kiln-ad8b51bfa873942d0a67481223c1f6d0",
+                        "struct-ba5c45d21734c8cc5f33c8f84ee92042",
+                        "struct-aefd236694e3e4702fe4b138862b50ed"),
+                List.of(
+                        "kiln-2f4141d5fdf4bd1152e458b35285c848",
+                        "struct-d2b9301f952e148808221a78dd226e45",
+                        "struct-7be15b6926dab7ac126e03b3dc8aa619"),
+                List.of(
+                        "kiln-84e17e2ff6516f113c35b8a3e661febc",
+                        "struct-dc62febd3e568f9cfcf865e5f6d35f63",
+                        "struct-052af050308e80221b2a7e25fcca9c7f"));
+        for (int i = 0; i < dags.size(); i++) {
+            SearchTask task = SearchTask.of(dags.get(i), TARGET);
+            assertThat(List.of(
+                            task.workloadKey(),
+                            task.structureKey(),
+                            task.withLayoutFree(List.of(0)).structureKey()))
+                    .as("DAG %d", i)
+                    .isEqualTo(expected.get(i));
+        }
+    }
+
     @Test
     void theSmallResnetHasGroupsOfSimilarConvolutionTasks() {
         List<NetworkTask> tasks = Network.tasks(Models.resnet18(1, 32, 4, 10, 5), TARGET);

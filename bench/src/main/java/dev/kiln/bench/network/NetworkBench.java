@@ -1,6 +1,5 @@
 package dev.kiln.bench.network;
 
-import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.model.PretrainedModel;
@@ -10,7 +9,6 @@ import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.Strategy;
-import dev.kiln.autoschedule.transfer.TransferReport;
 import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.TorchNetwork.Format;
 import dev.kiln.bench.network.TorchNetwork.Variant;
@@ -35,6 +33,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -122,15 +121,8 @@ public final class NetworkBench implements Callable<Integer> {
             description = "All tasks' search policies share one cost model (default: one model per task).")
     boolean sharedModel;
 
-    @Option(
-            names = "--transfer",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "Schedule transfer between similar tasks: each starting task's first round is led by the "
-                    + "adapted fastest programs of the similar tasks measured before it (default: on; "
-                    + "--no-transfer tunes every task from scratch).")
-    boolean transfer;
+    @Mixin
+    TransferOption transfer = new TransferOption();
 
     @Option(
             names = "--unpacked",
@@ -393,14 +385,11 @@ public final class NetworkBench implements Callable<Integer> {
                                         .withFlushCache(flushCache)));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
                 if (sharedModel) ob.scheduler(b -> b.sharedCostModel(true));
-                ob.transfer(transfer);
+                ob.transfer(transfer.enabled());
                 cn = Network.tune(g, target, ob.build());
                 SchedulerResult r = cn.tuning().orElseThrow();
                 System.out.println(r.table());
-                try (TuningLog l = TuningLog.open(taskLog)) {
-                    System.out.println((transfer ? "" : "(--no-transfer) ")
-                            + TransferReport.of(l.records()).describe());
-                }
+                transfer.printReport(taskLog);
                 kilnNote = String.format(
                         Locale.ROOT,
                         "%s, %d trials (%d new, stop %s, %s)",

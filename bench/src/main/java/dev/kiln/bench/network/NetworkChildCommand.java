@@ -61,7 +61,7 @@ final class NetworkChildCommand {
         if (!o.unpacked) cmd.add("--no-unpacked");
         if (o.flushCache) cmd.add("--flush-cache");
         if (o.sharedModel) cmd.add("--shared-model");
-        cmd.add(o.transfer ? "--transfer" : "--no-transfer");
+        cmd.add(o.transfer.arg());
         if (o.pretrained != null) cmd.addAll(List.of("--pretrained", o.pretrained));
         return cmd;
     }

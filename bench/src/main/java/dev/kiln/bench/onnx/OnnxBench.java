@@ -1,16 +1,15 @@
 package dev.kiln.bench.onnx;
 
-import dev.kiln.autoschedule.log.TuningLog;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
-import dev.kiln.autoschedule.transfer.TransferReport;
 import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
+import dev.kiln.bench.network.TransferOption;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Value;
 import dev.kiln.ir.KilnException;
@@ -33,6 +32,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -85,15 +85,8 @@ public final class OnnxBench implements Callable<Integer> {
             description = "Tune with the CPU caches flushed before every timed run (TVM's enable_cpu_cache_flush).")
     boolean flushCache;
 
-    @Option(
-            names = "--transfer",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "Schedule transfer between similar tasks: each starting task's first round is led by the "
-                    + "adapted fastest programs of the similar tasks measured before it (default: on; "
-                    + "--no-transfer tunes every task from scratch).")
-    boolean transfer;
+    @Mixin
+    TransferOption transfer = new TransferOption();
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
     int perRound = 16;
@@ -244,7 +237,7 @@ public final class OnnxBench implements Callable<Integer> {
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             cmd.addAll(cluster.args());
             if (retune) cmd.add("--retune");
-            cmd.add(transfer ? "--transfer" : "--no-transfer");
+            cmd.add(transfer.arg());
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
@@ -364,15 +357,12 @@ public final class OnnxBench implements Callable<Integer> {
                 .timeBudget(Duration.ofSeconds(timeBudget))
                 .scheduler(b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache)))
                 .verbose(true)
-                .transfer(transfer);
+                .transfer(transfer.enabled());
         if (cluster.enabled()) tuning.measurers(cluster::start); // measured on the cluster's workers of the target
         CompiledNetwork cn = Network.tune(g, target, tuning.build());
         SchedulerResult r = cn.tuning().orElseThrow();
         System.out.println(r.table());
-        try (TuningLog l = TuningLog.open(threadLog)) {
-            System.out.println((transfer ? "" : "(--no-transfer) ")
-                    + TransferReport.of(l.records()).describe());
-        }
+        transfer.printReport(threadLog);
         how.append(String.format(
                 Locale.ROOT,
                 "tuned: %d trials (%d new, stop %s), log %s",

@@ -2,7 +2,6 @@ package dev.kiln.bench.plot;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import dev.kiln.autoschedule.log.LogFormat;
 import dev.kiln.autoschedule.log.LogRecord;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -25,31 +24,28 @@ public final class SyntheticLog {
             t = t.plusMillis((long) (wall * 1000));
             boolean failed = i % 5 == 4;
             double cost = 1e-4 * (0.5 + rnd.nextDouble());
-            out.add(new LogRecord(
-                    LogFormat.VERSION,
-                    workloadKey,
-                    target,
-                    new int[] {1},
-                    steps(i),
-                    failed ? List.of() : List.of(cost, cost * 1.01),
-                    failed ? "COMPILE" : LogRecord.NO_ERROR,
-                    failed ? "made up" : "",
-                    0.1,
-                    wall,
-                    t));
+            out.add(LogRecord.builder()
+                    .workloadKey(workloadKey)
+                    .target(target)
+                    .hardware(new int[] {1})
+                    .steps(steps(i))
+                    .costs(failed ? List.of() : List.of(cost, cost * 1.01))
+                    .error(failed ? "COMPILE" : LogRecord.NO_ERROR, failed ? "made up" : "")
+                    .compileSeconds(0.1)
+                    .wallSeconds(wall)
+                    .timestamp(t)
+                    .build());
             if (i % 7 == 6 && !failed) {
-                out.add(new LogRecord(
-                                LogFormat.VERSION,
-                                workloadKey,
-                                target,
-                                new int[] {1},
-                                steps(i),
-                                List.of(cost * 0.9),
-                                LogRecord.NO_ERROR,
-                                "",
-                                0.1,
-                                wall,
-                                t.plusMillis(1))
+                out.add(LogRecord.builder()
+                        .workloadKey(workloadKey)
+                        .target(target)
+                        .hardware(new int[] {1})
+                        .steps(steps(i))
+                        .costs(List.of(cost * 0.9))
+                        .compileSeconds(0.1)
+                        .wallSeconds(wall)
+                        .timestamp(t.plusMillis(1))
+                        .build()
                         .asRemeasure());
             }
         }

@@ -1,0 +1,183 @@
+package dev.kiln.graph;
+
+import dev.kiln.ir.KilnException;
+import dev.kiln.nn.Conv;
+import dev.kiln.nn.ConvParams;
+import dev.kiln.nn.Linalg;
+import dev.kiln.nn.Operator;
+import dev.kiln.te.Tensor;
+import java.util.List;
+
+/**
+ * The fusion anchors among the graph's operators: convolutions, dense and batched matmul, which take a
+ * chain of elementwise epilogues into their group (TVM's {@code OUT_EWISE_FUSABLE}).
+ *
+ * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
+ * {@code Op.Conv2d}, {@code Op.Dense}, ... as if they were declared in it (member types are inherited). Sealed,
+ * with {@code Op} its only subtype: it has no members but the records, and nothing else implements it.
+ */
+public sealed interface AnchorOps permits Op {
+    /**
+     * 2-D convolution. {@code layout} "NHWC" (weight HWIO = [KH, KW, CI/groups, CO]) or "NCHW"
+     * (weight OIHW); {@code pads} = [top, left, bottom, right]. Depthwise is {@code groups} = channels.
+     */
+    @Operator("2-D convolution, NHWC or NCHW, with strides, pads, dilations and groups (depthwise: groups = channels).")
+    record Conv2d(String layout, List<Long> strides, List<Long> pads, List<Long> dilations, long groups) implements Op {
+        public Conv2d {
+            strides = List.copyOf(strides);
+            pads = List.copyOf(pads);
+            dilations = List.copyOf(dilations);
+            if (!layout.equals("NHWC") && !layout.equals("NCHW")) {
+                throw new KilnException("conv2d: layout must be NHWC or NCHW, got '" + layout + "'");
+            }
+            if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2) {
+                throw new KilnException(
+                        "conv2d: needs 2 strides, 4 pads (top, left, bottom, right) and 2 dilations, got " + strides
+                                + ", " + pads + ", " + dilations);
+            }
+            if (groups < 1) throw new KilnException("conv2d: groups must be at least 1, got " + groups);
+        }
+
+        /** Square stride and symmetric padding, dilation 1. */
+        public static Conv2d of(String layout, long stride, long pad, long groups) {
+            return new Conv2d(layout, List.of(stride, stride), List.of(pad, pad, pad, pad), List.of(1L, 1L), groups);
+        }
+
+        public String kind() {
+            return "conv2d";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public ConvParams params() {
+            return new ConvParams(
+                    strides, List.of(pads.get(0), pads.get(1)), List.of(pads.get(2), pads.get(3)), dilations, groups);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return layout.equals("NHWC")
+                    ? Conv.conv2dNhwc(in.get(0), in.get(1), params())
+                    : Conv.conv2dNchw(in.get(0), in.get(1), params());
+        }
+
+        public String attrs() {
+            return layout + " strides=" + strides + " pads=" + pads
+                    + (dilations.equals(List.of(1L, 1L)) ? "" : " dilations=" + dilations)
+                    + (groups == 1 ? "" : " groups=" + groups);
+        }
+    }
+
+    /**
+     * A convolution of any spatial rank in a named layout ({@code Conv.conv}: e.g. data "NCL" with
+     * weight "OIL", or "NCDHW" with "OIDHW", as ONNX lays out 1-D and 3-D convolutions), or, when
+     * {@code transposed}, a transposed convolution ({@code ConvTranspose.convTranspose}: weight
+     * "IOHW", with {@code outputPadding}).
+     */
+    @Operator("Convolution of any rank and layout (ONNX Conv), or a transposed convolution (ONNX ConvTranspose).")
+    record ConvNd(
+            String dataLayout, String kernelLayout, ConvParams params, boolean transposed, List<Long> outputPadding)
+            implements Op {
+        public ConvNd {
+            outputPadding = List.copyOf(outputPadding);
+        }
+
+        public String kind() {
+            return "conv" + params.strides().size() + "d" + (transposed ? "_transpose" : "");
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            String name = kind() + "_" + dataLayout.toLowerCase(java.util.Locale.ROOT);
+            return transposed
+                    ? dev.kiln.nn.ConvTranspose.convTranspose(
+                            name,
+                            in.get(0),
+                            in.get(1),
+                            dataLayout,
+                            kernelLayout,
+                            params,
+                            outputPadding.stream().mapToLong(Long::longValue).toArray())
+                    : Conv.conv(name, in.get(0), in.get(1), dataLayout, kernelLayout, params);
+        }
+
+        public String attrs() {
+            return dataLayout + "/" + kernelLayout + " strides=" + params.strides() + " pads=" + params.padBefore()
+                    + params.padAfter()
+                    + " dilations=" + params.dilations() + (params.groups() == 1 ? "" : " groups=" + params.groups())
+                    + (outputPadding.stream().allMatch(p -> p == 0) ? "" : " output_padding=" + outputPadding);
+        }
+    }
+
+    /** {@code out[n, u] = sum_k x[n, k] * w[u, k]}: x [N, K], w [units, K]. */
+    @Operator("`out[n, u] = sum_k x[n, k] * w[u, k]` for x [N, K] and w [units, K].")
+    record Dense() implements Op {
+        public String kind() {
+            return "dense";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Linalg.dense(in.get(0), in.get(1));
+        }
+    }
+
+    /** Batched matmul of [B, M, K] x [B, K, N], either operand optionally transposed in its last two axes. */
+    @Operator("Batched matmul [B, M, K] x [B, K, N], either operand optionally transposed.")
+    record BatchMatmul(boolean transposeA, boolean transposeB) implements Op {
+        public String kind() {
+            return "batch_matmul";
+        }
+
+        public int arity() {
+            return 2;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Linalg.batchMatmul(in.get(0), in.get(1), transposeA, transposeB);
+        }
+
+        public String attrs() {
+            return (transposeA ? "transA " : "") + (transposeB ? "transB" : "");
+        }
+    }
+}

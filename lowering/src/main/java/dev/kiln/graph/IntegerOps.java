@@ -1,0 +1,125 @@
+package dev.kiln.graph;
+
+import dev.kiln.ir.DType;
+import dev.kiln.nn.Operator;
+import dev.kiln.nn.Quant;
+import dev.kiln.te.Tensor;
+import java.util.List;
+
+/**
+ * The integer operators of the graph: cast, quantize, dequantize, requantize and dense_integer (8-bit data
+ * accumulating in int32).
+ *
+ * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
+ * {@code Op.Quantize}, {@code Op.Cast}, ... as if they were declared in it (member types are inherited). Sealed,
+ * with {@code Op} its only subtype: it has no members but the records, and nothing else implements it.
+ */
+public sealed interface IntegerOps permits Op {
+    /** Elementwise type conversion to {@code to} (see {@code Quant.cast}). */
+    @Operator("Elementwise type conversion to `to`.")
+    record Cast(DType to) implements Op {
+        public String kind() {
+            return "cast";
+        }
+
+        public int arity() {
+            return 1;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.ELEMWISE;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.cast(in.get(0), to);
+        }
+
+        public String attrs() {
+            return "to=" + to;
+        }
+    }
+
+    /** Inputs x (float32), scale, zero point (its dtype is the output's): round half to even, saturate. */
+    @Operator("x (float32) / scale + zero point, rounded half to even and saturated to the zero point's type.")
+    record Quantize() implements Op {
+        public String kind() {
+            return "quantize";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.quantize(in.get(0), in.get(1), in.get(2));
+        }
+    }
+
+    /** Inputs x (integer), scale, zero point: {@code (x - zero) * scale} in float32. */
+    @Operator("`(x - zero) * scale` in float32 for integer x.")
+    record Dequantize() implements Op {
+        public String kind() {
+            return "dequantize";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.dequantize(in.get(0), in.get(1), in.get(2));
+        }
+    }
+
+    /** Inputs acc (int32), multiplier (float32), zero point: an int32 accumulator back to 8 bits. */
+    @Operator("An int32 accumulator times a float32 multiplier plus a zero point, back to 8 bits.")
+    record Requantize() implements Op {
+        public String kind() {
+            return "requantize";
+        }
+
+        public int arity() {
+            return 3;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.BROADCAST;
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.requantize(in.get(0), in.get(1), in.get(2));
+        }
+    }
+
+    /** Dense on 8-bit data accumulating in int32: inputs x [N, K], w [units, K], x zero point, w zero point. */
+    @Operator("Dense on 8-bit data accumulating in int32, with zero points for x and w.")
+    record DenseInteger() implements Op {
+        public String kind() {
+            return "dense_integer";
+        }
+
+        public int arity() {
+            return 4;
+        }
+
+        public OpPattern pattern() {
+            return OpPattern.OUT_EWISE_FUSABLE;
+        }
+
+        public List<Integer> weightInputs() {
+            return List.of(1);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3));
+        }
+    }
+}
