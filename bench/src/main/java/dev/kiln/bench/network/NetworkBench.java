@@ -124,6 +124,9 @@ public final class NetworkBench implements Callable<Integer> {
     @Mixin
     TransferOption transfer = new TransferOption();
 
+    @Mixin
+    FmaOption fma = new FmaOption();
+
     @Option(
             names = "--unpacked",
             negatable = true,
@@ -310,7 +313,7 @@ public final class NetworkBench implements Callable<Integer> {
             System.out.println("   " + TorchRuntime.ensureAvailable());
             System.out.println("   " + TorchRuntime.threadReport());
         }
-        CpuTarget target = (jvm() ? Target.jvm() : Target.cpu()).withCores(t);
+        CpuTarget target = fma.apply((jvm() ? Target.jvm() : Target.cpu()).withCores(t));
         System.out.println("   target: " + target);
         Path threadLog = logFor(log, t);
         Files.write(childRows, List.of());

@@ -62,6 +62,7 @@ final class NetworkChildCommand {
         if (o.flushCache) cmd.add("--flush-cache");
         if (o.sharedModel) cmd.add("--shared-model");
         cmd.add(o.transfer.arg());
+        cmd.add(o.fma.arg());
         if (o.pretrained != null) cmd.addAll(List.of("--pretrained", o.pretrained));
         return cmd;
     }

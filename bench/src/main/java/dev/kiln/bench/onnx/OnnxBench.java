@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.bench.ChildJvm;
+import dev.kiln.bench.network.FmaOption;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
 import dev.kiln.bench.network.TransferOption;
@@ -87,6 +88,9 @@ public final class OnnxBench implements Callable<Integer> {
 
     @Mixin
     TransferOption transfer = new TransferOption();
+
+    @Mixin
+    FmaOption fma = new FmaOption();
 
     @Option(names = "--per-round", description = "Programs measured per task per round (default: ${DEFAULT-VALUE}).")
     int perRound = 16;
@@ -238,6 +242,7 @@ public final class OnnxBench implements Callable<Integer> {
             cmd.addAll(cluster.args());
             if (retune) cmd.add("--retune");
             cmd.add(transfer.arg());
+            cmd.add(fma.arg());
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
@@ -271,7 +276,7 @@ public final class OnnxBench implements Callable<Integer> {
                     "reference",
                     "default CPU EP, ALL_OPT, intra-op threads " + t));
         }
-        CpuTarget target = Target.cpu().withCores(t);
+        CpuTarget target = fma.apply(Target.cpu().withCores(t));
         Path threadLog = NetworkBench.logFor(log, t);
         long t0 = System.nanoTime();
         StringBuilder how = new StringBuilder();

@@ -1,6 +1,7 @@
 package dev.kiln.bench.suite;
 
 import dev.kiln.bench.ChildJvm;
+import dev.kiln.bench.network.FmaOption;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.suite.SuiteRow.Status;
 import dev.kiln.ir.KilnException;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -119,16 +121,8 @@ public final class OperatorSuite implements Callable<Integer> {
     @Option(names = "--seed", description = "Input and search seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
 
-    @Option(
-            names = "--fma",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "Compile Kiln's kernels with float a * b + c contracted into FMAs, as oneDNN, PyTorch and "
-                    + "OpenBLAS run (the target's -fast-math=1; results may differ from the interpreter's in the last "
-                    + "bits, within --tolerance); --no-fma keeps two roundings, the target of logs before 2026-12-02 "
-                    + "(default: ${DEFAULT-VALUE}).")
-    boolean fma = true;
+    @Mixin
+    FmaOption fmaOption = new FmaOption();
 
     @Option(
             names = "--openblas-coretype",
@@ -171,7 +165,7 @@ public final class OperatorSuite implements Callable<Integer> {
         if (childRows != null) {
             int t = threads[0];
             KilnPart kiln = new KilnPart(
-                    SuiteChild.target(t, fma),
+                    SuiteChild.target(t, fmaOption.enabled()),
                     NetworkBench.logFor(log, t),
                     trials,
                     perRound,
@@ -267,7 +261,8 @@ public final class OperatorSuite implements Callable<Integer> {
                             NetworkBench.loadAverage()));
             System.out.println("written " + png);
         }
-        if (impls.contains("kiln") && trials > 0) SuiteCurves.write(dir, log, selected, threads, fma, rows);
+        if (impls.contains("kiln") && trials > 0)
+            SuiteCurves.write(dir, log, selected, threads, fmaOption.enabled(), rows);
         boolean wrong = rows.stream().anyMatch(r -> r.status() == Status.MISMATCH);
         return wrong || crashed ? 1 : 0;
     }
@@ -305,7 +300,7 @@ public final class OperatorSuite implements Callable<Integer> {
                 String.valueOf(checkFlops),
                 "--seed",
                 String.valueOf(seed),
-                fma ? "--fma" : "--no-fma"));
+                fmaOption.arg()));
         if (!ops.isEmpty()) cmd.addAll(List.of("--ops", String.join(",", ops)));
         if (workloads != null) cmd.addAll(List.of("--workloads", workloads.toString()));
         return cmd;
