@@ -51,6 +51,8 @@ final class MethodGen {
     final boolean inParallel;
     /** The register promotions of the serial loops being emitted, outermost first ({@link Promotion}). */
     final java.util.List<Promotion> promotions = new java.util.ArrayList<>();
+    /** The register-tile loop this method was outlined for ({@link TileMethods}), emitted here in place; or null. */
+    dev.kiln.tir.For tileLoop;
     /** Selects whose guard was hoisted out of the serial loop being emitted ({@link InvariantGuards}). */
     final Map<dev.kiln.ir.Select, InvariantGuards.Guard> guards = new java.util.HashMap<>();
 

@@ -111,6 +111,11 @@ final class Outliner {
 
     /** Outlines {@code s} into a method of the same scratch context and calls it. */
     static void callSerial(MethodGen g, Stmt s) {
+        callSerial(g, s, null);
+    }
+
+    /** {@link #callSerial(MethodGen, Stmt)}, with {@code tileLoop} (s itself, or null) marked as the method's own. */
+    static void callSerial(MethodGen g, Stmt s, For tileLoop) {
         Captures c = captures(g, s);
         String desc = "(" + c.desc(g) + SEG_DESC + ")V";
         String name = g.cls.newMethodName("part");
@@ -118,6 +123,7 @@ final class Outliner {
         int scratchParam = c.slots(g);
         MethodGen child = new MethodGen(g.cls, mn, scratchParam + 1, g.scratch, scratchParam, g.inParallel);
         c.bind(g, child);
+        child.tileLoop = tileLoop;
         StmtEmitter.emit(child, s);
         mn.visitInsn(RETURN);
         g.cls.addMethod(child, false);

@@ -121,6 +121,10 @@ final class Promotion {
     /** Emits serial loop {@code f}, with the accumulators it can keep in locals promoted. */
     static void serialLoop(MethodGen g, For f) {
         Promotion p = g.cls.vectorApi && enabled() ? plan(g, f) : null;
+        if (p != null && TileMethods.outlines(g, f)) {
+            Outliner.callSerial(g, f, f);
+            return;
+        }
         if (p == null) {
             Promotion outer = g.promotions.isEmpty() ? null : g.promotions.get(g.promotions.size() - 1);
             LoadReuse.emitLoop(g, outer, f, () -> StmtEmitter.serial(g, f, () -> StmtEmitter.emit(g, f.body())));
@@ -164,6 +168,7 @@ final class Promotion {
             g.mv.visitFieldInsn(GETSTATIC, cls, "SPECIES_" + pr.lanes * t.bits(), VectorLanes.SPECIES);
         } else {
             g.mv.visitVarInsn(ALOAD, slot);
+            ExactVectors.exact(g.mv, t, pr.lanes * t.bits());
         }
         g.mv.visitVarInsn(ALOAD, r.segSlot());
         ScalarGen.address(g, b, pr.refIdx, r.byteBase() + pos * t.bytes());

@@ -49,6 +49,7 @@ abstract class VectorExprs extends VectorLanes {
         Integer slot = p.slot(key);
         if (slot != null) {
             mv.visitVarInsn(ALOAD, slot);
+            ExactVectors.exact(mv, e.dtype(), lanes * e.dtype().bits());
             return;
         }
         vecFresh(e);
@@ -98,6 +99,7 @@ abstract class VectorExprs extends VectorLanes {
                     mv.visitMethodInsn(INVOKEVIRTUAL, cls(t), "addIndex", "(I)" + desc(t), false);
                 } else {
                     mv.visitVarInsn(ALOAD, letSlots.get(x));
+                    ExactVectors.exact(mv, t, lanes * t.bits());
                 }
             }
             case Binary b -> binary(b);
@@ -222,6 +224,7 @@ abstract class VectorExprs extends VectorLanes {
         Integer promoted = Promotion.slot(g, l, b, chunk);
         if (promoted != null) {
             mv.visitVarInsn(ALOAD, promoted);
+            ExactVectors.exact(mv, t, lanes * t.bits());
             return;
         }
         MethodGen.BufRef r = g.buffer(b, "loaded from");
