@@ -12,6 +12,7 @@ import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Stage;
 import dev.kiln.target.CpuTarget;
+import dev.kiln.target.JvmRegisterTiles;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeOp;
 import java.util.List;
@@ -37,18 +38,18 @@ import java.util.SplittableRandom;
  *       to 90 s per trial.
  * </ul>
  *
- * <p>The two limits are the jit module's ({@code RegisterTiles.MAX_ROWS}, {@code Promotion.maxVectors}), which this
- * module cannot see; keep them equal. Evolution's children pass the same check ({@code Children.of}).
+ * <p>The two limits are the generator's own ({@link JvmRegisterTiles}, read by jit's {@code RegisterTiles} and
+ * {@code Promotion} too). Evolution's children pass the same check ({@code Children.of}).
  */
 public record CheckJvmTiles() implements InitRule {
     public static final String NAME = "CheckJvmTiles";
 
-    /** Most rows of a tile the JVM backend unrolls (jit's {@code RegisterTiles.MAX_ROWS}). */
-    public static final long MAX_ROWS = 16;
+    /** Most rows of a tile the JVM backend unrolls ({@link JvmRegisterTiles#MAX_ROWS}). */
+    public static final long MAX_ROWS = JvmRegisterTiles.MAX_ROWS;
 
-    /** Most vectors a tile may hold in the JVM backend's locals (jit's {@code Promotion.maxVectors}). */
+    /** Most vectors a tile may hold in the JVM backend's locals ({@link JvmRegisterTiles#maxVectors}). */
     public static int maxVectors(int vectorBits) {
-        return vectorBits >= 512 ? 24 : 12;
+        return JvmRegisterTiles.maxVectors(vectorBits);
     }
 
     /** Whether {@code target} is the pure-JVM backend's (a CPU target whose triple is {@code jvm}). */

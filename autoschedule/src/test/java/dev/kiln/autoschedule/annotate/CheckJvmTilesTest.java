@@ -135,4 +135,13 @@ class CheckJvmTilesTest {
         InitPopulation.Result r = TargetRules.of(JVM).sample(task, 30, new SplittableRandom(3));
         assertThat(r.candidates()).hasSize(30);
     }
+
+    @Test
+    void theSearchsTileLimitsAreTheGeneratorsOnes() {
+        // the generator (jit's RegisterTiles and Promotion) reads the same constants: TileMethodsTest checks that side
+        assertThat(CheckJvmTiles.MAX_ROWS).isEqualTo(dev.kiln.target.JvmRegisterTiles.MAX_ROWS);
+        for (int bits : new int[] {128, 256, 512}) {
+            assertThat(CheckJvmTiles.maxVectors(bits)).isEqualTo(dev.kiln.target.JvmRegisterTiles.maxVectors(bits));
+        }
+    }
 }

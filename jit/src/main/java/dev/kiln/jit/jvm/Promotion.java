@@ -96,7 +96,7 @@ final class Promotion {
 
     /** The vector locals a promotion may use in all: accumulators plus operands must fit the registers. */
     static int maxVectors(int vectorBits) {
-        return vectorBits >= 512 ? 24 : 12;
+        return dev.kiln.target.JvmRegisterTiles.maxVectors(vectorBits);
     }
 
     /** The local holding the vector a promoted Store or BufferLoad {@code node} accesses in chunk {@code chunk}. */

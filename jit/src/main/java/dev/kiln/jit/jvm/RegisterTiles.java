@@ -35,7 +35,7 @@ final class RegisterTiles {
     private RegisterTiles() {}
 
     /** Most copies a tile's row loop is unrolled into. */
-    static final long MAX_ROWS = 16;
+    static final long MAX_ROWS = dev.kiln.target.JvmRegisterTiles.MAX_ROWS;
 
     static boolean enabled() {
         return !"false".equals(System.getProperty("kiln.jvm.unrollTiles"));
