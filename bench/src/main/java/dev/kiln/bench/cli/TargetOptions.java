@@ -22,14 +22,26 @@ final class TargetOptions {
             description = "CPU threads the kernels use (default: every core of this host).")
     Integer threads;
 
+    @Option(
+            names = "--fma",
+            description = "cpu target: contract float a * b + c into FMAs (-fast-math=1 in the target string), as "
+                    + "./kiln onnx, network-bench, run, suite and bench lowp compile by default; needed to find "
+                    + "their logs' records (default: off here, so results equal the interpreter's bit for bit).")
+    boolean fma;
+
     Target target() {
         if (threads != null && threads < 1) throw new KilnException("--threads must be at least 1, got " + threads);
         if (target.strip().contains(" ")) { // a full target string
             if (threads != null) throw new KilnException("--threads: give the cores in the full --target string");
+            if (fma) throw new KilnException("--fma: give -fast-math=1 in the full --target string");
             return Target.parse(target);
         }
-        return switch (target.toLowerCase(Locale.ROOT)) {
-            case "cpu" -> threads == null ? Target.cpu() : Target.cpu().withCores(threads);
+        String kind = target.toLowerCase(Locale.ROOT);
+        if (fma && !kind.equals("cpu")) {
+            throw new KilnException("--fma applies to the cpu target (LLVM), not " + kind);
+        }
+        return switch (kind) {
+            case "cpu" -> (threads == null ? Target.cpu() : Target.cpu().withCores(threads)).withFastMath(fma);
             case "jvm" -> threads == null ? Target.jvm() : Target.jvm().withCores(threads);
             case "cuda" -> {
                 if (threads != null) throw new KilnException("--threads applies to cpu and jvm targets, not cuda");

@@ -1,5 +1,6 @@
 package dev.kiln.bench.lowp;
 
+import dev.kiln.bench.network.FmaOption;
 import dev.kiln.bench.plot.PeakProbe;
 import dev.kiln.bench.suite.KernelTimer;
 import dev.kiln.runtime.Comparison;
@@ -15,6 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -71,13 +73,16 @@ public final class LowpCommand implements Callable<Integer> {
             description = "Measure tuning trials in this JVM, one quick sample each (smoke runs; not for numbers).")
     boolean inProcess;
 
+    @Mixin
+    FmaOption fma = new FmaOption();
+
     /** The rows of the last run (for tests). */
     List<LowpRow> rows = List.of();
 
     @Override
     public Integer call() throws Exception {
         KernelTimer timer = new KernelTimer(2, warmupSeconds, repeats, sampleSeconds);
-        CpuTarget base = Target.cpu();
+        CpuTarget base = fma.apply(Target.cpu());
         System.out.println("kiln bench lowp on " + base + "; " + DnnlLowp.describe()
                 + "; numbers from a busy machine mean nothing");
         List<LowpRow> all = new ArrayList<>();

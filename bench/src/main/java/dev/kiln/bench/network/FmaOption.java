@@ -5,7 +5,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code --fma/--no-fma} of the commands that tune and time Kiln against libraries ({@code ./kiln network-bench}
- * and so {@code ./kiln run}, {@code ./kiln onnx}, {@code ./kiln suite}): a picocli mixin. On by default: float
+ * and so {@code ./kiln run}, {@code ./kiln onnx}, {@code ./kiln suite}, {@code ./kiln bench lowp}): a picocli
+ * mixin. On by default: float
  * {@code a * b + c} is contracted into one FMA ({@link CpuTarget#withFastMath}, {@code -fast-math=1} in the target
  * string), as oneDNN, ONNX Runtime, PyTorch and OpenBLAS compute and as TVM's LLVM backend compiles. Results then
  * differ from the interpreter's in the last bits, within the commands' tolerances. The target string is part of a

@@ -11,7 +11,7 @@ import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
-/** {@code --fma/--no-fma}: one mixin ({@link FmaOption}) in network-bench (and so the main job), onnx and suite. */
+/** {@code --fma/--no-fma}: one mixin ({@link FmaOption}) in network-bench (so the main job), onnx, suite, lowp. */
 class FmaOptionTest {
     static boolean fmaAfter(Callable<Integer> command, String... args) {
         CommandLine cl = new CommandLine(command);
