@@ -13,8 +13,12 @@ import java.util.List;
  * The native parallel runtime: a thread pool written in LLVM IR ({@code native-pool.ll}) and
  * linked into the JIT once. Its workers are Java platform threads that call into
  * {@code kiln_rt_worker} and stay in native code: they spin briefly, then sleep on a futex, until
- * a kernel publishes a loop; they take chunks of iterations with an atomic counter and report
- * through a second futex; a futex wake is made only when a thread sleeps. While a hold is taken
+ * a kernel publishes a loop. Thread {@code t} of {@code T} (the caller is thread 0) owns the block
+ * {@code [t*n/T, (t+1)*n/T)} of a loop's {@code n} iterations and runs it chunk by chunk first, so that
+ * consecutive loops over the same space give each core the part of the data it wrote last (the next kernel
+ * reads it from its own caches); then it takes what is left of the other threads' blocks, so a late or
+ * descheduled worker does not stall the loop. Workers report through a second futex; a futex wake is made
+ * only when a thread sleeps. While a hold is taken
  * ({@link #hold}, around a network's run) waiting threads never sleep. A loop whose estimated work
  * is below the threshold, a loop with one iteration, or a loop started while the pool is busy
  * (another thread's kernel, or a nested call) runs on the calling thread. {@link #close()} stops and joins the workers.
@@ -31,6 +35,9 @@ final class NativePool implements AutoCloseable {
 
     static final String FREE = "kiln_rt_free";
     private static final String WS_FRESH = "kiln_rt_ws_fresh_count";
+
+    /** The most threads a loop runs on, the caller included: the size of {@code native-pool.ll}'s block tables. */
+    static final int MAX_THREADS = 512;
 
     private final JitModule module;
     private final List<Thread> threads = new ArrayList<>();
@@ -73,6 +80,11 @@ final class NativePool implements AutoCloseable {
                 Linker.Option.critical(false));
     }
 
+    /** The entry of {@code kiln_rt_native_parallel_for(fn, ctx, n, cost)}, for tests that drive the pool directly. */
+    long parallelForAddress() {
+        return module.address(PARALLEL_FOR);
+    }
+
     private static String futexSyscall(String triple) {
         if (triple.startsWith("x86_64") && triple.contains("linux")) return "202";
         throw new KilnException("the native parallel runtime is written for x86_64 Linux (futex, pause), not for '"
@@ -96,6 +108,9 @@ final class NativePool implements AutoCloseable {
      */
     synchronized void start(int workers, long threshold, int spin, long chunksPerThread) {
         if (started || closed) return;
+        if (workers < 0 || workers + 1 > MAX_THREADS)
+            throw new KilnException("the native pool runs at most " + MAX_THREADS + " threads (the caller and "
+                    + (MAX_THREADS - 1) + " workers); asked for " + workers + " workers");
         started = true;
         try {
             configure.invokeExact(workers, threshold, spin, chunksPerThread);

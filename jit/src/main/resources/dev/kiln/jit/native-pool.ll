@@ -3,7 +3,9 @@
 
 @kiln_rt_gen = internal global i32 0, align 64        ; bumped to publish a loop (workers' futex)
 @kiln_rt_done = internal global i32 0, align 64       ; workers finished with the current loop (caller's futex)
-@kiln_rt_next = internal global i64 0, align 64       ; next iteration to hand out
+@kiln_rt_tnext = internal global [4096 x i64] zeroinitializer, align 64 ; thread t's next iteration, at t * 8
+@kiln_rt_tend = internal global [4096 x i64] zeroinitializer, align 64  ; the end of thread t's block, at t * 8
+@kiln_rt_nthreads = internal global i64 1, align 64  ; threads of the current loop (the caller and the workers)
 @kiln_rt_fn = internal global ptr null, align 64      ; the loop: fn(ctx, begin, end)
 @kiln_rt_ctx = internal global ptr null, align 8
 @kiln_rt_n = internal global i64 0, align 8
@@ -40,24 +42,40 @@ define void @kiln_rt_configure(i32 %workers, i64 %threshold, i32 %spin, i64 %cpt
   ret void
 }
 
-; Takes chunks of the published loop until none is left.
-define internal void @kiln_rt_run_chunks() nounwind {
+; Runs thread %me's share of the published loop: its own block of iterations first (thread t owns
+; [t*n/T, (t+1)*n/T), so consecutive loops over the same space give a thread the same part of it and the
+; data it wrote stays in its core's caches), chunk by chunk, then whatever is left of the other threads'
+; blocks (a late thread's chunks are taken by the others, so a descheduled worker does not stall the loop).
+define internal void @kiln_rt_run_chunks(i64 %me) nounwind {
 entry:
   %fn = load ptr, ptr @kiln_rt_fn, align 8
   %ctx = load ptr, ptr @kiln_rt_ctx, align 8
-  %n = load i64, ptr @kiln_rt_n, align 8
   %chunk = load i64, ptr @kiln_rt_chunk, align 8
+  %t = load i64, ptr @kiln_rt_nthreads, align 8
+  br label %victim
+victim:
+  %k = phi i64 [ 0, %entry ], [ %k1, %nextv ]
+  %vk = add i64 %me, %k
+  %v = urem i64 %vk, %t
+  %x8 = shl i64 %v, 3
+  %np = getelementptr [4096 x i64], ptr @kiln_rt_tnext, i64 0, i64 %x8
+  %ep = getelementptr [4096 x i64], ptr @kiln_rt_tend, i64 0, i64 %x8
+  %end = load i64, ptr %ep, align 8
   br label %take
 take:
-  %b = atomicrmw add ptr @kiln_rt_next, i64 %chunk monotonic, align 8
-  %more = icmp slt i64 %b, %n
-  br i1 %more, label %run, label %done
+  %b = atomicrmw add ptr %np, i64 %chunk monotonic, align 8
+  %more = icmp slt i64 %b, %end
+  br i1 %more, label %run, label %nextv
 run:
   %e0 = add i64 %b, %chunk
-  %short = icmp slt i64 %e0, %n
-  %e = select i1 %short, i64 %e0, i64 %n
+  %short = icmp slt i64 %e0, %end
+  %e = select i1 %short, i64 %e0, i64 %end
   call void %fn(ptr %ctx, i64 %b, i64 %e)
   br label %take
+nextv:
+  %k1 = add i64 %k, 1
+  %again = icmp ult i64 %k1, %t
+  br i1 %again, label %victim, label %done
 done:
   ret void
 }
@@ -107,7 +125,9 @@ got:
   %stopping = icmp ne i32 %stop, 0
   br i1 %stopping, label %exit, label %work
 work:
-  call void @kiln_rt_run_chunks()
+  %id64 = sext i32 %id to i64
+  %me = add i64 %id64, 1
+  call void @kiln_rt_run_chunks(i64 %me)
   %old = atomicrmw add ptr @kiln_rt_done, i32 1 seq_cst, align 4
   %new = add i32 %old, 1
   %nw = load atomic i32, ptr @kiln_rt_workers monotonic, align 4
@@ -161,7 +181,23 @@ launch:
   store ptr %ctx, ptr @kiln_rt_ctx, align 8
   store i64 %n, ptr @kiln_rt_n, align 8
   store i64 %chunk, ptr @kiln_rt_chunk, align 8
-  store atomic i64 0, ptr @kiln_rt_next monotonic, align 8
+  store i64 %threads, ptr @kiln_rt_nthreads, align 8
+  br label %blocks
+blocks:
+  %bt = phi i64 [ 0, %launch ], [ %bt1, %blocks ]
+  %btn = mul i64 %bt, %n
+  %bs = udiv i64 %btn, %threads
+  %bt1 = add i64 %bt, 1
+  %bt1n = mul i64 %bt1, %n
+  %be = udiv i64 %bt1n, %threads
+  %bx8 = shl i64 %bt, 3
+  %bnp = getelementptr [4096 x i64], ptr @kiln_rt_tnext, i64 0, i64 %bx8
+  %bep = getelementptr [4096 x i64], ptr @kiln_rt_tend, i64 0, i64 %bx8
+  store atomic i64 %bs, ptr %bnp monotonic, align 8
+  store i64 %be, ptr %bep, align 8
+  %bmore = icmp ult i64 %bt1, %threads
+  br i1 %bmore, label %blocks, label %published
+published:
   store atomic i32 0, ptr @kiln_rt_done monotonic, align 4
   %gold = atomicrmw add ptr @kiln_rt_gen, i32 1 seq_cst, align 4
   %sl = load atomic i32, ptr @kiln_rt_sleepers seq_cst, align 4
@@ -171,7 +207,7 @@ wakeall:
   call void @kiln_rt_futex_wake(ptr @kiln_rt_gen, i32 2147483647)
   br label %go
 go:
-  call void @kiln_rt_run_chunks()
+  call void @kiln_rt_run_chunks(i64 0)
   br label %wpoll
 wpoll:
   %i = phi i32 [ 0, %go ], [ %i1, %wpause ], [ 0, %wheld ], [ 0, %wunsleep ]
