@@ -138,4 +138,38 @@ class TensorizeRowTailTest {
         assertTailsResident(loops, tailRows(m, 14, 1), 2);
         in.assertWithinBound(out, m, n, kk);
     }
+
+    /**
+     * bf16 in oneDNN's brgemm shapes for avx512_core_bf16 (6 x 4: 24 accumulators, 4 B vectors and
+     * one broadcast in registers; 14 x 2), over 100 rows (tails of 4 and 2 rows): within the bf16
+     * bound, and every loop with {@code vdpbf16ps} keeps its accumulators in registers and reads
+     * each B vector once per k step, as brgemm's kernel does (which broadcasts A into a register per
+     * row, {@code vpbroadcastd}, and reuses it across the row's vectors).
+     */
+    @Test
+    void bf16BrgemmTilesKeepAccumulatorsAndReadBOncePerKStep() {
+        TensorizeFixture.assumeIntrinsic(TensorIntrinsics.BF16_DOT);
+        int m = 100, n = 128, kk = 64;
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.BFLOAT16, DType.BFLOAT16, m, n, kk);
+        TensorizeFixture.Bf16Inputs in = TensorizeFixture.Bf16Inputs.random(71, 72, m, n, kk);
+        for (int[] t : new int[][] {{6, 4}, {14, 2}}) {
+            NDArray out = NDArray.allocate(DType.FLOAT32, m, n);
+            PrimFunc f = Lowering.lower("bf16_brgemm", tile(dag, TensorIntrinsics.BF16_DOT, m, n, t[0], 2, t[1]));
+            List<AsmLoops.Loop> loops;
+            try (LlvmKernel k = llvm.compile(f, HOST)) {
+                k.call(in.x(), in.w(), out);
+                loops = AsmLoops.innermost(k.source(), "vdpbf16ps");
+            }
+            System.out.println("bf16 " + t[0] + "x" + t[1] + " over " + m + " rows: " + loops);
+            AsmLoops.Loop hot = loops.stream()
+                    .max(Comparator.comparingInt(AsmLoops.Loop::intrinsic))
+                    .orElse(null);
+            assertThat(hot).as("a loop with vdpbf16ps").isNotNull();
+            assertThat(hot.intrinsic() % (t[0] * t[1]))
+                    .as("whole " + t[0] + "x" + t[1] + " tiles in " + hot)
+                    .isZero();
+            assertTailsResident(loops, tailRows(m, t[0], 2), t[1]);
+            in.assertWithinBound(out, m, n, kk);
+        }
+    }
 }

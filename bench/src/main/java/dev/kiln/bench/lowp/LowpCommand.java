@@ -3,6 +3,7 @@ package dev.kiln.bench.lowp;
 import dev.kiln.bench.network.FmaOption;
 import dev.kiln.bench.plot.PeakProbe;
 import dev.kiln.bench.suite.KernelTimer;
+import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.TensorIntrinsics;
@@ -50,6 +51,15 @@ public final class LowpCommand implements Callable<Integer> {
             description = "Conv H,W,C,K,R on the padded input (C a multiple of 4, K of 16). Default 58,58,64,64,3.")
     List<Long> conv = List.of(58L, 58L, 64L, 64L, 3L);
 
+    @Option(
+            names = "--dtypes",
+            split = ",",
+            description = "Data types to run, of f32, int8, bf16 (f32 gives the vs_f32 column). Default all three.")
+    List<String> dtypes = List.of("f32", "int8", "bf16");
+
+    @Option(names = "--workloads", split = ",", description = "Workloads to run, of gemm, conv. Default both.")
+    List<String> workloads = List.of("gemm", "conv");
+
     @Option(names = "--out", description = "Directory for the TSV and tuning logs. Default kiln-bench/lowp.")
     Path out = Path.of("kiln-bench", "lowp");
 
@@ -81,6 +91,8 @@ public final class LowpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        checkChoices("--dtypes", dtypes, List.of("f32", "int8", "bf16"));
+        checkChoices("--workloads", workloads, List.of("gemm", "conv"));
         KernelTimer timer = new KernelTimer(2, warmupSeconds, repeats, sampleSeconds);
         CpuTarget base = fma.apply(Target.cpu());
         System.out.println("kiln bench lowp on " + base + "; " + DnnlLowp.describe()
@@ -95,6 +107,7 @@ public final class LowpCommand implements Callable<Integer> {
                 Map<PeakProbe, Double> peaks = new EnumMap<>(PeakProbe.class);
                 // the 512-bit probes: the f32 FMA256 probe is the roof of machines without AVX-512 (MachinePeaks)
                 for (PeakProbe p : List.of(PeakProbe.VNNI, PeakProbe.BF16, PeakProbe.FMA)) {
+                    if (!dtypes.contains(dtypeOf(p))) continue;
                     PeakProbe.Peak pk = p.measure(target, t, peakIterations, 3);
                     peaks.put(p, pk.opsPerSecond());
                     all.add(
@@ -116,7 +129,7 @@ public final class LowpCommand implements Callable<Integer> {
                                             "",
                                             String.format(Locale.ROOT, "%.1f G/s per core", pk.perCore() / 1e9)));
                 }
-                for (String kind : List.of("gemm", "conv")) {
+                for (String kind : workloads) {
                     all.addAll(
                             workload(kind, kind.equals("gemm") ? g : c, target, t, peaks, onednn, timer, threadNote));
                 }
@@ -141,17 +154,12 @@ public final class LowpCommand implements Callable<Integer> {
             String threadNote) {
         List<LowpRow> rows = new ArrayList<>();
         double kilnF32 = Double.NaN;
-        for (String dtype : List.of("f32", "int8", "bf16")) {
+        for (String dtype : dtypes) {
             LowpCase lc = new LowpCase(kind, p, dtype);
             NDArray x = lc.input(seed), w = lc.weight(seed + 1);
             NDArray ref = lc.reference(x, w);
             double tol = dtype.equals("int8") ? 0 : 1e-3;
-            PeakProbe probe =
-                    switch (dtype) {
-                        case "int8" -> PeakProbe.VNNI;
-                        case "bf16" -> PeakProbe.BF16;
-                        default -> PeakProbe.FMA;
-                    };
+            PeakProbe probe = probeOf(dtype);
             double peak = peaks.get(probe);
             String why = dtype.equals("f32") ? null : unavailable(target, dtype);
             DnnlLowp.Result d = onednn.run(lc, x, w, timer);
@@ -174,6 +182,27 @@ public final class LowpCommand implements Callable<Integer> {
     }
 
     /** "skipped: no avx512_vnni" and the like, or null. */
+    /** The peak probe of a data type's instruction. */
+    static PeakProbe probeOf(String dtype) {
+        return switch (dtype) {
+            case "int8" -> PeakProbe.VNNI;
+            case "bf16" -> PeakProbe.BF16;
+            default -> PeakProbe.FMA;
+        };
+    }
+
+    private static String dtypeOf(PeakProbe p) {
+        return p == PeakProbe.VNNI ? "int8" : p == PeakProbe.BF16 ? "bf16" : "f32";
+    }
+
+    /** Throws naming {@code option} when {@code given} is empty or names something outside {@code known}. */
+    static void checkChoices(String option, List<String> given, List<String> known) {
+        if (given.isEmpty()) throw new KilnException(option + " names nothing; choose of " + known);
+        for (String g : given) {
+            if (!known.contains(g)) throw new KilnException(option + ": unknown '" + g + "'; choose of " + known);
+        }
+    }
+
     static String unavailable(CpuTarget target, String dtype) {
         String name = dtype.equals("int8") ? TensorIntrinsics.VNNI_U8S8 : TensorIntrinsics.BF16_DOT;
         String why = TensorIntrinsics.get(name).unavailableReason(target);

@@ -1,7 +1,9 @@
 package dev.kiln.bench.lowp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,20 +22,21 @@ class LowpCommandTest {
     @TempDir
     Path dir;
 
-    private List<LowpRow> run(int trials) {
+    private List<LowpRow> run(int trials, String... more) {
         LowpCommand cmd = new LowpCommand();
-        int rc = new CommandLine(cmd)
-                .execute(
-                        "--gemm=64,64,64",
-                        "--conv=10,10,16,16,3",
-                        "--trials=" + trials,
-                        "--threads=1",
-                        "--in-process",
-                        "--repeats=2",
-                        "--warmup-seconds=0",
-                        "--sample-seconds=0",
-                        "--peak-iterations=2000000",
-                        "--out=" + dir);
+        List<String> args = new java.util.ArrayList<>(List.of(
+                "--gemm=64,64,64",
+                "--conv=10,10,16,16,3",
+                "--trials=" + trials,
+                "--threads=1",
+                "--in-process",
+                "--repeats=2",
+                "--warmup-seconds=0",
+                "--sample-seconds=0",
+                "--peak-iterations=2000000",
+                "--out=" + dir));
+        args.addAll(List.of(more));
+        int rc = new CommandLine(cmd).execute(args.toArray(String[]::new));
         assertThat(rc).as("exit code (1: a mismatch)").isZero();
         return cmd.rows;
     }
@@ -78,5 +81,24 @@ class LowpCommandTest {
                 .filteredOn(r -> r.impl().equals("kiln") && r.ok())
                 .isNotEmpty()
                 .allSatisfy(r -> assertThat(r.kernel()).startsWith("built from the log"));
+    }
+
+    /** --dtypes and --workloads restrict the rows (and the probes) to what they name; bad names are refused. */
+    @Test
+    void dtypesAndWorkloadsRestrictTheRows() {
+        List<LowpRow> rows = run(2, "--dtypes=bf16", "--workloads=gemm");
+        // the bf16 probe + GEMM in bf16 (kiln, onednn)
+        assertThat(rows).hasSize(3);
+        assertThat(rows).allSatisfy(r -> assertThat(r.dtype()).isEqualTo("bf16"));
+        assertThat(rows.stream().filter(r -> !r.impl().equals("probe")))
+                .hasSize(2)
+                .allSatisfy(r -> assertThat(r.workload()).startsWith("GEMM"));
+        assertThatThrownBy(() -> LowpCommand.checkChoices("--dtypes", List.of("bf16", "fp8"), List.of("bf16")))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("--dtypes")
+                .hasMessageContaining("'fp8'");
+        assertThatThrownBy(() -> LowpCommand.checkChoices("--workloads", List.of(), List.of("gemm")))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("--workloads names nothing");
     }
 }
