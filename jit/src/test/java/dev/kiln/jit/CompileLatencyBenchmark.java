@@ -59,6 +59,15 @@ class CompileLatencyBenchmark {
         sb.append(row("matmul, default lowering", 20, CompileLatencyBenchmark::mm));
         sb.append(row(
                 "matmul, parallel+vectorized (i-k-j)", 20, n -> ParallelRuntimeBenchmark.matmul(n, ForKind.PARALLEL)));
+        OrcJit.codegenInLock = true;
+        try {
+            sb.append(row(
+                    "  same, codegen at the link (in the lock)",
+                    20,
+                    n -> ParallelRuntimeBenchmark.matmul(n + 1, ForKind.PARALLEL)));
+        } finally {
+            OrcJit.codegenInLock = false;
+        }
         PrimFunc f = mm(64);
         JitCheck.BACKEND.compile(f, JitCheck.TARGET).close();
         int hits = 2000;
@@ -90,7 +99,7 @@ class CompileLatencyBenchmark {
      * old path) and outside it, the four configurations interleaved over rounds; median programs/s.
      */
     private static String parallelBuild() throws Exception {
-        int batch = 12, rounds = 3;
+        int batch = 10, rounds = 5;
         int[] threads = {1, 2};
         boolean[] inLock = {true, false};
         List<List<Double>> rates = new ArrayList<>();

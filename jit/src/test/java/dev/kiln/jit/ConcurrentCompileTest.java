@@ -20,13 +20,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Thread safety of concurrent LLVM compiles: {@link OrcJit#add} generates machine code outside the
- * JIT's lock, so many threads parse, optimise and generate code at once. Eight threads, released
+ * JIT's lock, so many threads parse, optimise and generate code at once. Six threads, released
  * together, each compile distinct programs (cache misses: elementwise, default-lowered matmul and
  * vectorized parallel matmul of sizes no other thread uses) and run them; every parameter is
  * compared with the interpreter on seeded random inputs (float sums: relative 1e-5, absolute 1e-5).
  */
 class ConcurrentCompileTest {
-    private static final int THREADS = 8;
+    private static final int THREADS = 6;
     private static final int PER_THREAD = 6;
 
     private static PrimFunc mm(int n) {
@@ -50,8 +50,8 @@ class ConcurrentCompileTest {
         int id = t * PER_THREAD + j + (inLock ? THREADS * PER_THREAD : 0);
         return switch (j % 3) {
             case 0 -> addMul(1000 + id);
-            case 1 -> mm(8 + id);
-            default -> ParallelRuntimeBenchmark.matmul(9 + id, ForKind.PARALLEL);
+            case 1 -> mm(4 + id);
+            default -> ParallelRuntimeBenchmark.matmul(5 + id, ForKind.PARALLEL);
         };
     }
 
