@@ -84,6 +84,7 @@ class CompileLatencyBenchmark {
                 "cache hit (same PrimFunc object / an equal one): %.1f us / %.1f us%n",
                 hitUs,
                 (System.nanoTime() - t0) / 1e3 / hits));
+        sb.append(cpuTimes());
         sb.append(parallelBuild());
         sb.append("loadavg after ")
                 .append(Files.readString(Path.of("/proc/loadavg")).trim())
@@ -91,6 +92,37 @@ class CompileLatencyBenchmark {
         System.out.println(sb);
         Files.createDirectories(Path.of("target"));
         Files.writeString(Path.of("target/compile-latency-benchmark.txt"), sb.toString());
+    }
+
+    /**
+     * CPU time of the compiling thread (less disturbed by load than wall time) for distinct
+     * vectorized parallel matmuls, the old path and the new one alternating: does emitting the
+     * object file outside ORC cost more than ORC's own code generation? Medians of 20 each.
+     */
+    private static String cpuTimes() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        List<List<Double>> ms = List.of(new ArrayList<>(), new ArrayList<>());
+        boolean before = OrcJit.codegenInLock;
+        try {
+            for (int i = 0; i < 40; i++) {
+                OrcJit.codegenInLock = i % 2 == 0;
+                PrimFunc f = ParallelRuntimeBenchmark.matmul(3000 + i, ForKind.PARALLEL);
+                long c0 = mx.getCurrentThreadCpuTime();
+                JitCheck.BACKEND.compile(f, JitCheck.TARGET).close();
+                ms.get(i % 2).add((mx.getCurrentThreadCpuTime() - c0) / 1e6);
+            }
+        } finally {
+            OrcJit.codegenInLock = before;
+        }
+        double[] med = ms.stream()
+                .mapToDouble(l -> l.stream().mapToDouble(x -> x).sorted().toArray()[l.size() / 2])
+                .toArray();
+        return String.format(
+                Locale.ROOT,
+                "compile CPU time of the calling thread, parallel+vectorized matmul, median of 20:"
+                        + " codegen in the lock %.1f ms, outside it %.1f ms%n",
+                med[0],
+                med[1]);
     }
 
     /**
