@@ -56,6 +56,12 @@ final class OrcJit implements AutoCloseable {
      */
     static volatile boolean codegenInLock = Boolean.getBoolean("kiln.jit.codegenInLock");
 
+    /** The optimisation pipeline; changed only by experiments ({@code UnrolledPipelineBenchmark}). */
+    static volatile String pipeline = "default<O3>";
+
+    /** Whether the pipeline unrolls loops; changed only by experiments ({@code UnrolledPipelineBenchmark}). */
+    static volatile boolean loopUnrolling = true;
+
     /** Collects materialisation errors, which the C API's lookup only summarises. */
     private final class ErrorReporter extends LLVMOrcErrorReporterFunction {
         @Override
@@ -289,8 +295,8 @@ final class OrcJit implements AutoCloseable {
             LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
             LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
             LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
-            LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
-            LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, pbo);
+            LLVMPassBuilderOptionsSetLoopUnrolling(pbo, loopUnrolling ? 1 : 0);
+            LLVMErrorRef err = LLVMRunPasses(mod, pipeline, tm, pbo);
             if (err != null && !err.isNull()) {
                 String m = Llvm.errorMessage(err);
                 LLVMDisposeModule(mod);
