@@ -138,16 +138,17 @@ public final class LlvmKernel implements CompiledKernel {
         return code.gen.notes();
     }
 
-    /** Milliseconds spent generating IR, parsing, optimising and generating machine code. */
+    /** Milliseconds spent generating IR, parsing, optimising, generating machine code and linking it. */
     public String compileTimes() {
         CompileTimes t = code.module.times();
         return String.format(
                 java.util.Locale.ROOT,
-                "generate %.1f ms, parse %.1f ms, optimise %.1f ms, codegen %.1f ms",
+                "generate %.1f ms, parse %.1f ms, optimise %.1f ms, codegen %.1f ms, link %.1f ms",
                 code.generateMs,
                 t.parseMs(),
                 t.optimizeMs(),
-                t.codegenMs());
+                t.codegenMs(),
+                t.linkMs());
     }
 
     /** Whether calls skip the thread-state transition (small kernels without parallel loops). */

@@ -33,10 +33,11 @@ import org.bytedeco.llvm.LLVM.LLVMTargetMachineRef;
 
 /**
  * One ORC LLJIT for one CPU target: turns LLVM IR text into machine code in this process.
- * {@link #add} parses, verifies and optimises ({@code default<O3>} with the target's machine)
- * a module outside any lock, then links it under the JIT's lock (a C-API LLJIT compiles on the
- * calling thread and must not compile two modules at once) and returns a {@link JitModule} that
- * owns the code. Libc and libm symbols resolve from the process; the Java parallel runtime's
+ * {@link #add} parses, verifies, optimises ({@code default<O3>} with the target's machine) and
+ * generates machine code (an object file in memory) for a module outside any lock, each call
+ * with its own context and target machine, so that threads compile concurrently; then it links
+ * the object under the JIT's lock (short: relocation and symbol lookup) and returns a
+ * {@link JitModule} that owns the code. Libc and libm symbols resolve from the process; the Java parallel runtime's
  * upcall stub is defined as an absolute symbol.
  */
 final class OrcJit implements AutoCloseable {
@@ -47,6 +48,19 @@ final class OrcJit implements AutoCloseable {
     private final List<String> sessionErrors = new ArrayList<>();
     private final ErrorReporter reporter;
     private boolean closed;
+
+    /**
+     * Whether machine code is generated at the ORC link, under {@link #lock} (the old path,
+     * {@code -Dkiln.jit.codegenInLock=true}), instead of on the calling thread before it; for A/B
+     * measurements ({@code CompileLatencyBenchmark}) and as a fallback.
+     */
+    static volatile boolean codegenInLock = Boolean.getBoolean("kiln.jit.codegenInLock");
+
+    /** The optimisation pipeline; changed only by experiments ({@code UnrolledPipelineBenchmark}). */
+    static volatile String pipeline = "default<O3>";
+
+    /** Whether the pipeline unrolls loops; changed only by experiments ({@code UnrolledPipelineBenchmark}). */
+    static volatile boolean loopUnrolling = true;
 
     /** Collects materialisation errors, which the C API's lookup only summarises. */
     private final class ErrorReporter extends LLVMOrcErrorReporterFunction {
@@ -108,9 +122,11 @@ final class OrcJit implements AutoCloseable {
     JitModule add(String what, String ir, List<String> symbols, boolean optimize) {
         long t0 = System.nanoTime();
         LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-        LLVMModuleRef mod;
+        LLVMModuleRef mod = null;
+        LLVMMemoryBufferRef object = null;
         String optimized;
-        long tParse, tOpt;
+        long tParse, tOpt, tEmit;
+        boolean inLock = codegenInLock;
         try {
             LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
             mod = parse(ctx, what, ir);
@@ -123,24 +139,34 @@ final class OrcJit implements AutoCloseable {
                 LLVMDisposeTargetData(td);
                 verify(mod, what, ir);
                 if (optimize) optimize(mod, tm, what, ir);
+                tOpt = System.nanoTime();
+                optimized = Llvm.take(LLVMPrintModuleToString(mod));
+                if (!inLock) object = emitObject(tm, mod, what);
             } finally {
                 LLVMDisposeTargetMachine(tm);
             }
-            tOpt = System.nanoTime();
-            optimized = Llvm.take(LLVMPrintModuleToString(mod));
+            tEmit = System.nanoTime();
         } catch (RuntimeException e) {
             LLVMOrcDisposeThreadSafeContext(tsc);
             throw e;
         }
-        LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+        LLVMOrcThreadSafeModuleRef tsm = null;
+        if (inLock) {
+            tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+        } else {
+            LLVMDisposeModule(mod);
+        }
         LLVMOrcDisposeThreadSafeContext(tsc);
         synchronized (lock) {
             if (closed) {
-                LLVMOrcDisposeThreadSafeModule(tsm);
+                if (tsm != null) LLVMOrcDisposeThreadSafeModule(tsm);
+                if (object != null) LLVMDisposeMemoryBuffer(object);
                 throw new KilnException("the LLVM JIT for " + target + " is closed");
             }
             LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(dylib);
-            LLVMErrorRef err = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit, rt, tsm);
+            LLVMErrorRef err = inLock
+                    ? LLVMOrcLLJITAddLLVMIRModuleWithRT(jit, rt, tsm)
+                    : LLVMOrcLLJITAddObjectFileWithRT(jit, rt, object); // takes the buffer, also on error
             if (err != null && !err.isNull()) {
                 LLVMOrcReleaseResourceTracker(rt);
                 throw new KilnException(
@@ -172,8 +198,24 @@ final class OrcJit implements AutoCloseable {
                     rt,
                     addrs,
                     optimized,
-                    new CompileTimes((tParse - t0) / 1e6, (tOpt - tParse) / 1e6, (t1 - tOpt) / 1e6));
+                    new CompileTimes(
+                            (tParse - t0) / 1e6, (tOpt - tParse) / 1e6, (tEmit - tOpt) / 1e6, (t1 - tEmit) / 1e6));
         }
+    }
+
+    /**
+     * Machine code for {@code mod} as an object file in memory, generated on the calling thread with
+     * its own target machine (the module's context and {@code tm} belong to this call alone, so
+     * threads generate code concurrently); the module stays the caller's.
+     */
+    private static LLVMMemoryBufferRef emitObject(LLVMTargetMachineRef tm, LLVMModuleRef mod, String what) {
+        BytePointer err = new BytePointer((Pointer) null);
+        LLVMMemoryBufferRef buf = new LLVMMemoryBufferRef();
+        if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, err, buf) != 0) {
+            LLVMDisposeModule(mod);
+            throw new KilnException("LLVM: cannot generate machine code for '" + what + "': " + Llvm.take(err));
+        }
+        return buf;
     }
 
     /** Removes a module's code; called once by its {@link JitModule}. */
@@ -253,8 +295,8 @@ final class OrcJit implements AutoCloseable {
             LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
             LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
             LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
-            LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
-            LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, pbo);
+            LLVMPassBuilderOptionsSetLoopUnrolling(pbo, loopUnrolling ? 1 : 0);
+            LLVMErrorRef err = LLVMRunPasses(mod, pipeline, tm, pbo);
             if (err != null && !err.isNull()) {
                 String m = Llvm.errorMessage(err);
                 LLVMDisposeModule(mod);
