@@ -4,10 +4,8 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.layout.LayoutRewrite;
-import dev.kiln.schedule.layout.PackFolding;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
@@ -63,14 +61,7 @@ final class WeightLayouts {
      * rewritten.
      */
     NDArray constant(int position, String name, NDArray original) {
-        if (result == null) return original;
-        Optional<LayoutRewrite.Transform> tr = result.transform(position);
-        Optional<PackFolding.Fold> fold =
-                result.folds().stream().filter(f -> f.argument() == position).findFirst();
-        if (tr.isEmpty() && fold.isEmpty()) return original;
-        return packed.computeIfAbsent(name, n -> {
-            NDArray a = fold.map(f -> f.apply(original)).orElse(original);
-            return tr.map(t -> t.apply(a)).orElse(a);
-        });
+        if (result == null || !result.changes(position)) return original;
+        return packed.computeIfAbsent(name, n -> result.transformArgument(position, original));
     }
 }

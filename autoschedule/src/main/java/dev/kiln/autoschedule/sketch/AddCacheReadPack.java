@@ -32,7 +32,8 @@ import java.util.Set;
  * walk one dense block instead of rows a whole matrix row apart (cache-set and TLB conflicts on
  * power-of-two rows), and the copy is amortised over the rows of the tile. The state without the
  * copy is kept too (Apply), so the search chooses. The copy keeps its sketch location in the
- * random annotation ({@link #isPackingCopy}); mutation may move it.
+ * random annotation ({@link #isPackingCopy}); mutation may move it. A layout-free placeholder of the task (a constant
+ * weight, {@link SearchTask#withLayoutFree}) gets no copy: the layout rewrite packs it once in the order of the tiles.
  *
  * <p>With {@code packRows} ({@link #withRows()}), the other operand of such a reader, read along
  * the reduction ({@code A[i, k]} of a matmul: its last index a reduction axis, the vector axis
@@ -74,6 +75,10 @@ public record AddCacheReadPack(boolean packRows) implements SketchRule {
         if (task.target().kind().isGpu()) return Condition.SKIP;
         Stage st = state.stage(stageId);
         if (st.op().outputs().size() != 1) return Condition.SKIP;
+        // a layout-free weight is packed once for the tiles (the layout rewrite): a per-call copy would only repeat it
+        if (st.isPlaceholder() && task.layoutFreeTensors(state.dag()).stream().anyMatch(t -> t.op() == st.op())) {
+            return Condition.SKIP;
+        }
         List<Integer> readers = state.directConsumers(stageId);
         if (readers.size() != 1) return Condition.SKIP;
         int reader = readers.getFirst();

@@ -80,7 +80,7 @@ public final class AutoSchedule {
         if (dag == null) throw new KilnException("AutoSchedule.tune: the computation (dag) is null");
         if (target == null) throw new KilnException("AutoSchedule.tune: the target is null");
         if (options == null) throw new KilnException("AutoSchedule.tune: the options are null");
-        SearchTask task = task(dag, target);
+        SearchTask task = task(dag, target, options.layoutFree());
         List<String> notes = new ArrayList<>();
         try (TuningLog log = options.log().map(TuningLog::open).orElseGet(TuningLog::inMemory)) {
             noteDamagedLines(log, notes);
@@ -104,7 +104,9 @@ public final class AutoSchedule {
                                 + "and were not applied.");
             }
             BestProgram best = outcome.best().orElseThrow(() -> new KilnException(noProgram(task, outcome, before)));
-            CompiledKernel kernel = compile(best.schedule(), target);
+            CompiledKernel kernel = task.layoutFree().isEmpty()
+                    ? compile(best.schedule(), target)
+                    : LayoutFreeKernel.compile(dag, task, best.schedule(), target);
             return new TuneResult(task, best.schedule(), best.seconds(), outcome, log.file(), notes, kernel);
         }
     }
@@ -116,6 +118,18 @@ public final class AutoSchedule {
      */
     public static CompiledKernel build(ComputeDAG dag, Target target, Path logFile) {
         return compile(bestSchedule(dag, target, logFile), target);
+    }
+
+    /**
+     * The best logged program of {@code dag} tuned with the input placeholders {@code layoutFree} layout-free
+     * ({@link TuneOptions.Builder#layoutFree}: its records are keyed apart), compiled to read those weights packed;
+     * {@link LayoutFreeKernel#pack} packs each once. Throws {@link KilnException} as {@link #build} does, and naming
+     * any name that is not an input placeholder of {@code dag}.
+     */
+    public static LayoutFreeKernel buildLayoutFree(ComputeDAG dag, Target target, Path logFile, String... layoutFree) {
+        if (layoutFree.length == 0) throw new KilnException("buildLayoutFree: no layout-free argument named");
+        SearchTask task = task(dag, target, List.of(layoutFree));
+        return LayoutFreeKernel.compile(dag, task, bestSchedule(task, logFile), target);
     }
 
     /** {@link #build(ComputeDAG, Target, Path)} for the computation of {@code output}. */
@@ -165,6 +179,31 @@ public final class AutoSchedule {
      */
     public static SearchTask task(ComputeDAG dag, Target target) {
         return SearchTask.of(dag, target);
+    }
+
+    /**
+     * {@link #task(ComputeDAG, Target)} with the input placeholders named {@code layoutFree} layout-free
+     * ({@link SearchTask#withLayoutFree}, by argument position; the key gains {@code " layout_free=[...]"}). A name
+     * that is not an input placeholder of {@code dag} (unknown, or an output) throws {@link KilnException} naming
+     * it and the inputs there are.
+     */
+    public static SearchTask task(ComputeDAG dag, Target target, List<String> layoutFree) {
+        SearchTask plain = task(dag, target);
+        if (layoutFree.isEmpty()) return plain;
+        List<Integer> positions = new ArrayList<>();
+        List<String> inputs = dag.inputs().stream().map(Tensor::name).toList();
+        for (String name : layoutFree) {
+            int found = -1;
+            for (int a = 0; a < dag.arguments().size(); a++) {
+                if (dag.arguments().get(a).name().equals(name)) found = a;
+            }
+            if (found < 0 || !inputs.contains(name)) {
+                throw new KilnException("layout-free tensor '" + name + "' is not an input placeholder of the "
+                        + "computation" + (found >= 0 ? " (it is an output)" : "") + "; its inputs are " + inputs);
+            }
+            positions.add(found);
+        }
+        return plain.withLayoutFree(positions);
     }
 
     /** The hardware parameters of a target: {@link HardwareParams#of(Target)}. */

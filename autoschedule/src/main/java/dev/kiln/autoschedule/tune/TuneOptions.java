@@ -11,6 +11,8 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -21,7 +23,7 @@ import java.util.Optional;
  * {@link #builder()}; {@link #defaults()} is 200 trials, 64 per round, seed 0, no log file, no
  * time budget, no early stopping, {@link MeasureOptions#defaults()}, measurement in a child JVM,
  * evolutionary search guided by the learned cost model (on CPUs and GPUs alike), the
- * progress bar on (when there is a terminal) and verbose off.
+ * progress bar on (when there is a terminal), verbose off and no layout-free argument.
  *
  * @param trials            the trial budget of the task, counting trials already in the log
  * @param measuresPerRound  programs measured per round
@@ -43,6 +45,10 @@ import java.util.Optional;
  *                          samples at random)
  * @param progressBar       whether to draw a progress bar on the terminal
  * @param verbose           whether to log a line per round (System.Logger, INFO)
+ * @param layoutFree        names of input placeholders that are constants (weights) whose layout the program may
+ *                          choose (Ansor's layout-free placeholders): every program is measured with them packed in
+ *                          the order of its tiles, the task is logged under its own key ({@code ... layout_free=[1]}),
+ *                          and the kernel packs them once ({@link LayoutFreeKernel#pack}); empty for none
  */
 public record TuneOptions(
         int trials,
@@ -56,7 +62,8 @@ public record TuneOptions(
         Measurer measurer,
         PolicyFactory policies,
         boolean progressBar,
-        boolean verbose) {
+        boolean verbose,
+        List<String> layoutFree) {
 
     /** Makes the measurer of a tuning run; the run closes it at the end. */
     @FunctionalInterface
@@ -75,6 +82,7 @@ public record TuneOptions(
         Objects.requireNonNull(measureOptions, "measureOptions");
         Objects.requireNonNull(measurers, "measurers");
         Objects.requireNonNull(policies, "policies");
+        layoutFree = List.copyOf(layoutFree);
         new SearchLimits(trials, measuresPerRound, timeBudget, earlyStopping);
     }
 
@@ -102,6 +110,7 @@ public record TuneOptions(
         b.policies = policies;
         b.progressBar = progressBar;
         b.verbose = verbose;
+        b.layoutFree = layoutFree;
         return b;
     }
 
@@ -130,6 +139,7 @@ public record TuneOptions(
         private PolicyFactory policies = EvolutionarySearchPolicy::forTask;
         private boolean progressBar = true;
         private boolean verbose;
+        private List<String> layoutFree = List.of();
 
         private Builder() {}
 
@@ -212,6 +222,21 @@ public record TuneOptions(
             return this;
         }
 
+        /**
+         * The input placeholders, by name, that are constants whose layout the program may choose (see the record
+         * comment); none by default. Names not among the computation's inputs are refused by {@link AutoSchedule#tune}.
+         */
+        public Builder layoutFree(String... names) {
+            Objects.requireNonNull(names, "layoutFree");
+            List<String> l = new ArrayList<>();
+            for (String n : names) {
+                if (n == null || n.isBlank()) throw new KilnException("tune options: a layout-free name is empty");
+                if (!l.contains(n)) l.add(n);
+            }
+            layoutFree = List.copyOf(l);
+            return this;
+        }
+
         public TuneOptions build() {
             return new TuneOptions(
                     trials,
@@ -225,7 +250,8 @@ public record TuneOptions(
                     measurer,
                     policies,
                     progressBar,
-                    verbose);
+                    verbose,
+                    layoutFree);
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.tune;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.StopReason;
+import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CompiledKernel;
@@ -109,6 +110,17 @@ public record TuneResult(
                 stopReason()));
         for (String n : notes) sb.append('\n').append("note: ").append(n);
         return sb.toString();
+    }
+
+    /**
+     * The array to pass for layout-free argument {@code name} ({@link TuneOptions.Builder#layoutFree}), packed once
+     * from its original value: {@link LayoutFreeKernel#pack}. Throws {@link KilnException} when the run had no
+     * layout-free argument of that name.
+     */
+    public NDArray pack(String name, NDArray original) {
+        if (kernel instanceof LayoutFreeKernel k) return k.pack(name, original);
+        throw new KilnException("'" + name + "' is not a layout-free argument of this tuning run (none was declared: "
+                + "TuneOptions.Builder.layoutFree)");
     }
 
     /** Runs the best program on {@code args} (the computation's inputs, then its outputs): {@link #kernel}'s call. */

@@ -76,6 +76,21 @@ class AddCacheReadPackTest {
     }
 
     @Test
+    void aLayoutFreeOperandGetsNoPerCallCopy() {
+        // B (argument 1) constant: the layout rewrite packs it once for the tiles, so no sketch copies it per call
+        SearchTask plain = Workloads.task(Workloads.matmul(64, 64, 64));
+        SearchTask constantB = plain.withLayoutFree(List.of(1));
+        List<Sketch> ansor = TargetRules.ansorCpu().sketches(constantB);
+        List<Sketch> dflt = TargetRules.cpu().sketches(constantB);
+        assertThat(packed(TargetRules.cpu().sketches(plain))).isPositive();
+        assertThat(dflt).hasSize(ansor.size());
+        assertThat(packed(dflt)).isZero();
+        // A is not constant: with row packing it is still offered only where B is packed, so nowhere
+        assertThat(packed(TargetRules.cpu().withRowPacking().sketches(constantB)))
+                .isZero();
+    }
+
+    @Test
     void operandsReadAlongTheReductionAreNotPacked() {
         // dense with weights W[N, K]: the vector axis j indexes W's first dimension, k its last
         Tensor x = Te.placeholder("X", FLOAT32, 32, 64);

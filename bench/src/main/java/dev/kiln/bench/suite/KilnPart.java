@@ -3,6 +3,7 @@ package dev.kiln.bench.suite;
 import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.MeasurerProviders;
 import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.LayoutFreeKernel;
 import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.bench.suite.SuiteRow.Status;
@@ -16,6 +17,8 @@ import dev.kiln.target.CpuTarget;
 import dev.kiln.te.ComputeDAG;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -29,6 +32,10 @@ import java.util.Locale;
  * against the interpreter while tuning only when the workload has at most {@code checkFlops}
  * FLOPs (the interpreter would take minutes on the big convs); every tuned kernel is checked
  * afterwards against the reference anyway.
+ *
+ * <p>With {@code layoutFree} the workload's constant weights ({@link SuiteDags#layoutFree}) are layout-free: the task
+ * is tuned (and looked up in the log) with them packed in the order of each program's tiles, and the kernel is timed
+ * on the weights packed once, before the timing ({@link LayoutFreeKernel#pack}), as oneDNN's are reordered.
  */
 record KilnPart(
         CpuTarget target,
@@ -38,7 +45,8 @@ record KilnPart(
         long seed,
         double checkFlops,
         KernelTimer timer,
-        double tolerance) {
+        double tolerance,
+        boolean layoutFree) {
 
     SuiteRow run(SuiteWorkload w, ComputeDAG dag, NDArray[] args, NDArray reference) {
         double tuneSeconds = Double.NaN, perTrial = Double.NaN, outside = Double.NaN;
@@ -46,6 +54,7 @@ record KilnPart(
         String kernelName;
         String notes = "";
         CompiledKernel kernel;
+        List<String> constants = layoutFree ? SuiteDags.layoutFree(w) : List.of();
         if (trials > 0) {
             boolean check = dag.flopCount() <= checkFlops;
             MeasureOptions mo = MeasureOptions.defaults().withCheckCorrectness(check);
@@ -59,6 +68,7 @@ record KilnPart(
                         .measureOptions(mo)
                         .measurer(m)
                         .progressBar(false)
+                        .layoutFree(constants.toArray(String[]::new))
                         .build();
                 TuneResult r = AutoSchedule.tune(dag, target, opts);
                 double wall = (System.nanoTime() - t0) / 1e9;
@@ -81,8 +91,10 @@ record KilnPart(
                         check ? "" : "not ");
                 for (String n : r.notes()) notes += "; " + n;
             }
-        } else if (Files.exists(log) && hasRecord(dag)) {
-            kernel = AutoSchedule.build(dag, target, log);
+        } else if (Files.exists(log) && hasRecord(dag, constants)) {
+            kernel = constants.isEmpty()
+                    ? AutoSchedule.build(dag, target, log)
+                    : AutoSchedule.buildLayoutFree(dag, target, log, constants.toArray(String[]::new));
             kernelName = "built from the log (no search)";
         } else {
             kernel = Backend.forTarget(target).compile(LowerDefault.lower("untuned_" + w.op(), dag), target);
@@ -92,8 +104,19 @@ record KilnPart(
                     + (target.fastMath() ? "out FMA contraction needs --no-fma)" : " FMA contraction needs --fma)");
         }
         kernelName += ", LLVM -mcpu=" + target.cpu();
+        NDArray[] callArgs = args.clone();
+        List<NDArray> packed = new ArrayList<>();
+        if (kernel instanceof LayoutFreeKernel lf) {
+            for (String name : lf.layoutFree()) {
+                int a = argumentIndex(dag, name);
+                callArgs[a] = lf.pack(name, args[a]);
+                if (callArgs[a] != args[a]) packed.add(callArgs[a]);
+            }
+            kernelName +=
+                    ", weights layout-free (packed once, untimed" + (lf.note().isEmpty() ? "" : ": " + lf.note()) + ")";
+        }
         try (CompiledKernel k = kernel) {
-            KernelTimer.Timing t = timer.time(() -> k.call(args));
+            KernelTimer.Timing t = timer.time(() -> k.call(callArgs));
             NDArray out = args[args.length - 1];
             Comparison c = out.compareTo(reference, tolerance, tolerance);
             if (!c.ok()) notes = (notes.isEmpty() ? "" : notes + "; ") + c.report();
@@ -118,12 +141,20 @@ record KilnPart(
                     t.loadBefore(),
                     t.loadAfter(),
                     notes);
+        } finally {
+            packed.forEach(NDArray::close);
         }
     }
 
-    private boolean hasRecord(ComputeDAG dag) {
+    private static int argumentIndex(ComputeDAG dag, String name) {
+        for (int a = 0; a < dag.arguments().size(); a++)
+            if (dag.arguments().get(a).name().equals(name)) return a;
+        throw new KilnException("no argument '" + name + "' in the workload's computation");
+    }
+
+    private boolean hasRecord(ComputeDAG dag, List<String> constants) {
         try {
-            AutoSchedule.bestSchedule(dag, target, log);
+            AutoSchedule.bestSchedule(AutoSchedule.task(dag, target, constants), log);
             return true;
         } catch (KilnException e) {
             return false;

@@ -125,6 +125,18 @@ public final class OperatorSuite implements Callable<Integer> {
     FmaOption fmaOption = new FmaOption();
 
     @Option(
+            names = "--layout-free",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "Tune and time Kiln's convs with their weight layout-free, as oneDNN (format_tag::any) "
+                    + "reorders its weights once outside the timing: programs are measured and built with the weight "
+                    + "packed in the order of their tiles, once, outside the timing (logged under their own key, "
+                    + "'layout_free=[1]'). --no-layout-free reads the weight as given, the behaviour (and log keys) "
+                    + "before 2026-12-02 (default: on).")
+    boolean layoutFree = true;
+
+    @Option(
             names = "--openblas-coretype",
             description = "OPENBLAS_CORETYPE for the children only (default: the environment's).")
     String openblasCoreType;
@@ -172,7 +184,8 @@ public final class OperatorSuite implements Callable<Integer> {
                     seed,
                     checkFlops,
                     timer,
-                    tolerance);
+                    tolerance,
+                    layoutFree);
             new SuiteChild(part, t, selected, seed, dir.resolve("reference"), timer, tolerance, kiln, childRows).run();
             return 0;
         }
@@ -184,14 +197,16 @@ public final class OperatorSuite implements Callable<Integer> {
         String coreType = openblasCoreType != null ? openblasCoreType : System.getenv("OPENBLAS_CORETYPE");
         System.out.printf(
                 Locale.ROOT,
-                "suite: %d workload(s) (%s), batch %d, %d trial(s) each, threads %s, implementations %s%n",
+                "suite: %d workload(s) (%s), batch %d, %d trial(s) each, threads %s, implementations %s, Kiln's conv "
+                        + "weights %s%n",
                 selected.size(),
                 String.join(
                         ",", selected.stream().map(SuiteWorkload::op).distinct().toList()),
                 batch,
                 trials,
                 java.util.Arrays.toString(threads),
-                impls);
+                impls,
+                layoutFree ? "layout-free (packed once, outside the timing)" : "read as given (--no-layout-free)");
         List<SuiteRow> rows = new ArrayList<>();
         boolean crashed = false;
         for (int t : threads) {
@@ -300,7 +315,8 @@ public final class OperatorSuite implements Callable<Integer> {
                 String.valueOf(checkFlops),
                 "--seed",
                 String.valueOf(seed),
-                fmaOption.arg()));
+                fmaOption.arg(),
+                layoutFree ? "--layout-free" : "--no-layout-free"));
         if (!ops.isEmpty()) cmd.addAll(List.of("--ops", String.join(",", ops)));
         if (workloads != null) cmd.addAll(List.of("--workloads", workloads.toString()));
         return cmd;

@@ -15,6 +15,7 @@ import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Shape;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
+import java.util.List;
 
 /**
  * The Kiln computation of each suite workload, built from the operator library as the Ansor
@@ -69,6 +70,19 @@ public final class SuiteDags {
             case "ConvLayer" -> convLayer(w);
             case "TBS" -> transposeBatchMatmulSoftmax(w);
             default -> throw new IllegalStateException(w.op());
+        };
+    }
+
+    /**
+     * The inputs of a workload that Kiln treats as layout-free constants when the suite runs with {@code
+     * --layout-free}: the weight of every conv oneDNN runs (it reorders that weight into its own layout once,
+     * outside the timing, {@code format_tag::any}); none for the other workloads (GMM's operands are both
+     * activations in the Ansor evaluation, and oneDNN has no capsule conv).
+     */
+    public static List<String> layoutFree(SuiteWorkload w) {
+        return switch (w.op()) {
+            case "C1D", "C2D", "GRP", "DIL", "C3D", "DEP", "T2D", "ConvLayer" -> List.of("weight");
+            default -> List.of();
         };
     }
 

@@ -60,6 +60,15 @@ class OperatorSuiteTest {
             assertThat(r.outsideMeasure()).isBetween(0.0, 1.0);
             assertThat(r.medianMs()).isBetween(r.minMs(), r.p90Ms());
         });
+        // the conv's weight is layout-free by default (packed once, outside the timing); GMM reads its inputs as given
+        assertThat(rows)
+                .filteredOn(r -> r.impl().equals("kiln") && r.op().equals("C2D"))
+                .singleElement()
+                .satisfies(r -> assertThat(r.kernel()).contains("weights layout-free (packed once, untimed"));
+        assertThat(rows)
+                .filteredOn(r -> r.impl().equals("kiln") && r.op().equals("GMM"))
+                .singleElement()
+                .satisfies(r -> assertThat(r.kernel()).doesNotContain("layout-free"));
         assertThat(rows)
                 .filteredOn(r -> r.impl().equals("openblas") && r.op().equals("C2D"))
                 .singleElement()
@@ -85,6 +94,14 @@ class OperatorSuiteTest {
             assertThat(r.kernel()).startsWith("built from the log (no search)");
             assertThat(r.status()).isEqualTo(Status.OK);
         });
+
+        // --no-layout-free looks the conv up under its plain key, which this log does not have; GMM is unchanged
+        Thread.sleep(1100);
+        rc = new CommandLine(new OperatorSuite())
+                .execute(concat(common, "--trials", "0", "--impls", "kiln", "--no-layout-free"));
+        assertThat(rc).isZero();
+        assertThat(rowsOf(newest(dir, ".tsv"))).hasSize(2).allSatisfy(r -> assertThat(r.kernel())
+                .startsWith(r.op().equals("C2D") ? "UNTUNED default lowering" : "built from the log (no search)"));
 
         // the log was tuned with FMA contraction (the default): without it the target differs, so nothing matches
         Thread.sleep(1100);

@@ -169,9 +169,25 @@ public final class LayoutRewrite {
                 throw new KilnException("the program takes " + n + " arguments, got " + originalArguments.size());
             }
             List<NDArray> out = new ArrayList<>(originalArguments);
-            for (PackFolding.Fold f : folds) out.set(f.argument(), f.apply(originalArguments.get(f.argument())));
-            for (Transform t : transforms) out.set(t.argument(), t.apply(out.get(t.argument())));
+            for (int a = 0; a < n; a++) out.set(a, transformArgument(a, originalArguments.get(a)));
             return out;
+        }
+
+        /**
+         * The array the rewritten program reads at argument {@code position} for the original array
+         * {@code original}: packed by its folded pack stage, then transformed to its packed layout (a new array),
+         * or {@code original} itself when neither applies to that position.
+         */
+        public NDArray transformArgument(int position, NDArray original) {
+            NDArray a = original;
+            for (PackFolding.Fold f : folds) if (f.argument() == position) a = f.apply(a);
+            Optional<Transform> t = transform(position);
+            return t.isPresent() ? t.get().apply(a) : a;
+        }
+
+        /** Whether the program reads the argument at {@code position} in another layout than the original one. */
+        public boolean changes(int position) {
+            return transform(position).isPresent() || folds.stream().anyMatch(f -> f.argument() == position);
         }
     }
 
