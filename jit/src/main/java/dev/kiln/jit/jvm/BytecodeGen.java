@@ -44,6 +44,7 @@ final class BytecodeGen {
      * {@code CpuTarget.fastMath()}), as the LLVM backend's {@code contract} flag.
      */
     final boolean contract;
+
     private final List<String> notes = new ArrayList<>();
     private final List<String> promotions = new ArrayList<>();
     private final List<MethodNode> methods = new ArrayList<>();

@@ -4,8 +4,8 @@ import static org.objectweb.asm.Opcodes.*;
 
 import dev.kiln.ir.And;
 import dev.kiln.ir.Binary;
-import dev.kiln.ir.Buffer;
 import dev.kiln.ir.BinaryOp;
+import dev.kiln.ir.Buffer;
 import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.Call;
 import dev.kiln.ir.Cast;
