@@ -49,6 +49,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * in {@code -Dkiln.bench.jvmLog} (default kiln-bench-jvm-tuning.jsonl); when the log has fewer
  * than {@code -Dkiln.bench.jvmTrials} (default 64) trials for it, setup tunes it first, untimed).
  * Goals of issue 19: jvm at least 0.8x llvm and 1.0x vector-api; jvm-tuned at least 1.0x vector-api.
+ * {@code jvm-fma} and {@code jvm-tuned-fma} (not run by default: {@code -p backend=...}) compile the same programs
+ * for a fast-math JVM target, where the generator fuses {@code a * b + c} into one FMA as {@link VectorGemm} does.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -86,14 +88,18 @@ public class BackendsBench {
             packed = new float[gemm ? 1024 * 1024 : 0];
             return;
         }
-        if (backend.equals("jvm-tuned")) {
+        if (backend.startsWith("jvm-tuned")) {
             if (!workload.equals("gemm1024")) {
                 throw new KilnException("jvm-tuned is measured on gemm1024 only (run with -p workload=gemm1024 or "
                         + "leave it out for conv2d), not on '" + workload + "'");
             }
             s = tunedOnJvm(s.dag());
         }
-        CpuTarget target = backend.equals("llvm") ? Target.cpu() : Target.jvm();
+        if (!List.of("llvm", "jvm", "jvm-tuned", "jvm-fma", "jvm-tuned-fma").contains(backend)) {
+            throw new KilnException("BackendsBench: unknown backend '" + backend
+                    + "' (llvm, jvm, vector-api, jvm-tuned, jvm-fma, jvm-tuned-fma)");
+        }
+        CpuTarget target = backend.equals("llvm") ? Target.cpu() : Target.jvm().withFastMath(backend.endsWith("-fma"));
         kernel = Backend.forTarget(target).compile(Lowering.lower(workload.replace('-', '_'), s), target);
         List<NDArray> a = new ArrayList<>();
         int seed = 1;

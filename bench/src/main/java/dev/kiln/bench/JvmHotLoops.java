@@ -52,7 +52,8 @@ import java.util.concurrent.ForkJoinPool;
  * {@code vector-api} runs the plain-Java baseline ({@link VectorGemm} or {@link VectorConv}) on the same
  * inputs. Each round times CALLS calls of every variant in turn; the report gives each variant's median
  * over the rounds of its per-round median, and its ratio to the first variant. The outputs of all Kiln
- * variants are compared bit for bit, the baseline's within 1e-3 relative. {@code gemmN@LOG} replays the best
+ * variants are compared bit for bit, the baseline's and those of variants whose name contains {@code fma} (compiled
+ * for a fast-math JVM target: {@code a * b + c} as one FMA) within 1e-3 relative. {@code gemmN@LOG} replays the best
  * record of a tuning log, {@code gemmN@LOG#L} its line L; with {@code -Dkiln.hot.tune=T} the first tunes into LOG
  * first ({@link #tuned}).
  */
@@ -88,7 +89,7 @@ public final class JvmHotLoops {
             JvmBackend.clearCache();
             CompiledKernel k = parts[0].startsWith("llvm")
                     ? Backend.forTarget(Target.cpu()).compile(f, Target.cpu())
-                    : new JvmBackend().compile(f, JvmTarget.jvm(threads));
+                    : new JvmBackend().compile(f, JvmTarget.jvm(threads).withFastMath(parts[0].contains("fma")));
             for (Map.Entry<String, String> e : saved.entrySet()) {
                 if (e.getValue() == null) System.clearProperty(e.getKey());
                 else System.setProperty(e.getKey(), e.getValue());
@@ -139,10 +140,10 @@ public final class JvmHotLoops {
         }
         float[] ref = outputs.values().iterator().next();
         for (Map.Entry<String, float[]> e : outputs.entrySet()) {
-            if (e.getKey().equals("vector-api")) {
+            if (e.getKey().equals("vector-api") || e.getKey().contains("fma")) {
                 for (int i = 0; i < ref.length; i++) {
                     if (Math.abs(ref[i] - e.getValue()[i]) > 1e-3f * Math.max(1f, Math.abs(ref[i]))) {
-                        throw new AssertionError("vector-api differs from the first variant at element " + i + ": "
+                        throw new AssertionError(e.getKey() + " differs from the first variant at element " + i + ": "
                                 + e.getValue()[i] + " vs " + ref[i]);
                     }
                 }

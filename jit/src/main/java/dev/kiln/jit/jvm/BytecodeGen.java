@@ -39,13 +39,20 @@ final class BytecodeGen {
     final int threads;
     final int vectorBits;
     final boolean vectorApi;
+    /**
+     * Whether float {@code a * b + c} in vectorized loops may become one FMA (a fast-math target,
+     * {@code CpuTarget.fastMath()}), as the LLVM backend's {@code contract} flag.
+     */
+    final boolean contract;
+
     private final List<String> notes = new ArrayList<>();
     private final List<String> promotions = new ArrayList<>();
     private final List<MethodNode> methods = new ArrayList<>();
     private int counter;
 
-    BytecodeGen(PrimFunc func, int threads, int vectorBits, boolean vectorApi) {
+    BytecodeGen(PrimFunc func, int threads, int vectorBits, boolean vectorApi, boolean contract) {
         this.func = func;
+        this.contract = contract;
         this.threads = threads;
         this.vectorBits = vectorBits;
         this.vectorApi = vectorApi;

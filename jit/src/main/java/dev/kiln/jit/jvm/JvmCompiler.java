@@ -38,7 +38,7 @@ final class JvmCompiler {
         int bits = Math.min(target.vectorBits(), VectorWidth.preferredBits());
         C1Exclusion.ensure();
         f = RegisterTiles.apply(f, bits);
-        BytecodeGen gen = new BytecodeGen(f, target.cores(), bits, VectorWidth.AVAILABLE);
+        BytecodeGen gen = new BytecodeGen(f, target.cores(), bits, VectorWidth.AVAILABLE, target.fastMath());
         byte[] bytes = gen.generate();
         long t1 = System.nanoTime();
         KernelEntry entry;

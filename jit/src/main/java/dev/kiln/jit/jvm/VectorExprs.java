@@ -4,6 +4,7 @@ import static org.objectweb.asm.Opcodes.*;
 
 import dev.kiln.ir.And;
 import dev.kiln.ir.Binary;
+import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.Call;
@@ -126,6 +127,25 @@ abstract class VectorExprs extends VectorLanes {
         if (name == null) {
             perLaneOp(t, List.of(b.a(), b.b()), false, () -> ScalarGen.binaryOp(g, b.op(), t, b));
             return;
+        }
+        if (b.op() == BinaryOp.ADD && g.cls.contract && (t == DType.FLOAT32 || t == DType.FLOAT64)) {
+            // a fast-math target: a * b + c as one FMA (one rounding), as the LLVM backend's 'contract'
+            Binary m = null;
+            Expr addend = null;
+            if (b.b() instanceof Binary x && x.op() == BinaryOp.MUL) {
+                m = x;
+                addend = b.a();
+            } else if (b.a() instanceof Binary x && x.op() == BinaryOp.MUL) {
+                m = x;
+                addend = b.b();
+            }
+            if (m != null) {
+                vec(m.a());
+                vec(m.b());
+                vec(addend);
+                mv.visitMethodInsn(INVOKEVIRTUAL, cls(t), "fma", "(" + VEC_D + VEC_D + ")" + desc(t), false);
+                return;
+            }
         }
         vec(b.a());
         vec(b.b());

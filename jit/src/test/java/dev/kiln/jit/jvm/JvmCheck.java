@@ -48,10 +48,15 @@ final class JvmCheck {
     }
 
     static JvmKernel matches(PrimFunc f, List<NDArray> args, double rtol, double atol) {
+        return matches(f, TARGET, args, rtol, atol);
+    }
+
+    /** {@link #matches(PrimFunc, List, double, double)} compiled for {@code target}. */
+    static JvmKernel matches(PrimFunc f, CpuTarget target, List<NDArray> args, double rtol, double atol) {
         List<NDArray> expected = copies(args);
         List<NDArray> actual = copies(args);
         try {
-            JvmKernel k = BACKEND.compile(f, TARGET);
+            JvmKernel k = BACKEND.compile(f, target);
             Interpreter.run(f, expected.toArray(NDArray[]::new));
             k.call(actual.toArray(NDArray[]::new));
             for (int i = 0; i < args.size(); i++) {
