@@ -9,6 +9,7 @@ import dev.kiln.schedule.layout.LayoutRewrite;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
+import dev.kiln.target.WorkerPool;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.List;
@@ -109,7 +110,7 @@ public final class LocalMeasurer implements Measurer {
                         (System.nanoTime() - t0) / 1e9,
                         0);
             }
-            return ProgramRunner.run(p::run, func.params(), workload, options, flusher)
+            return ProgramRunner.run(p::run, func.params(), workload, options, flusher, WorkerPool.NONE)
                     .toResult((System.nanoTime() - t0) / 1e9);
         }
         CompiledKernel kernel;
@@ -124,7 +125,8 @@ public final class LocalMeasurer implements Measurer {
         }
         double compileSeconds = (System.nanoTime() - t0) / 1e9;
         try (kernel) {
-            return ProgramRunner.run(kernel::call, func.params(), workload, options, flusher)
+            return ProgramRunner.run(
+                            kernel::call, func.params(), workload, options, flusher, backend.workerPool(target))
                     .toResult(compileSeconds);
         }
     }

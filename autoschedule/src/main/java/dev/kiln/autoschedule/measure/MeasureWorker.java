@@ -5,6 +5,7 @@ import dev.kiln.runtime.NDArray;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
+import dev.kiln.target.WorkerPool;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.json.PrimFuncJson;
 import java.io.BufferedReader;
@@ -112,7 +113,8 @@ public final class MeasureWorker {
                 PrimFunc func,
                 Workload workload,
                 MeasureOptions options,
-                double compileSeconds)
+                double compileSeconds,
+                WorkerPool pool)
                 implements Built {}
 
         /** Measured whole (compile included) by a provider's {@link ProgramMeasurer} when its turn comes. */
@@ -167,7 +169,7 @@ public final class MeasureWorker {
                         (System.nanoTime() - t0) / 1e9);
             }
             compileSeconds = (System.nanoTime() - t0) / 1e9;
-            return new Built.Ready(id, kernel, func, workload, options, compileSeconds);
+            return new Built.Ready(id, kernel, func, workload, options, compileSeconds, backend.workerPool(target));
         } catch (VirtualMachineError e) {
             return new Built.Done(vmFailed(id, e, compileSeconds));
         } catch (RuntimeException e) {
@@ -192,8 +194,8 @@ public final class MeasureWorker {
                 try (CompiledKernel kernel = r.kernel()) {
                     MeasureOptions options = r.options();
                     if (options.flushCache() && flusher == null) flusher = new CacheFlusher();
-                    MeasureLoop.Outcome out =
-                            ProgramRunner.run(kernel::call, r.func().params(), r.workload(), options, flusher);
+                    MeasureLoop.Outcome out = ProgramRunner.run(
+                            kernel::call, r.func().params(), r.workload(), options, flusher, r.pool());
                     yield new WorkerProtocol.Reply(
                             r.id(), out.error(), out.message(), out.costs(), r.compileSeconds(), false);
                 } catch (VirtualMachineError e) {

@@ -4,13 +4,17 @@ import dev.kiln.ir.Buffer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.target.WorkerPool;
 import java.util.List;
 
 /**
  * The CPU side of {@link MeasureLoop}: makes a program's arguments from the {@link Workload}
  * (inputs copied, outputs poisoned), runs it on them, compares its outputs with the workload's
  * references, and times back-to-back runs with {@link System#nanoTime()} (each after a
- * {@link CacheFlusher} flush when asked). Shared by the worker process and {@link LocalMeasurer},
+ * {@link CacheFlusher} flush when asked). The backend's worker threads are held for the whole measurement
+ * ({@link WorkerPool#hold}), as a network holds them for its run: they poll between runs instead of
+ * sleeping, so a timed run never includes waking them (60-80 us on a virtual machine, more than many kernels take),
+ * whatever a flush or the warm-up leaves between runs. Shared by the worker process and {@link LocalMeasurer},
  * so both time programs the same way.
  */
 final class ProgramRunner {
@@ -23,7 +27,12 @@ final class ProgramRunner {
     }
 
     static MeasureLoop.Outcome run(
-            Kernel kernel, List<Buffer> params, Workload workload, MeasureOptions o, CacheFlusher flusher) {
+            Kernel kernel,
+            List<Buffer> params,
+            Workload workload,
+            MeasureOptions o,
+            CacheFlusher flusher,
+            WorkerPool pool) {
         NDArray[] args;
         try {
             args = workload.allocate(params);
@@ -31,9 +40,11 @@ final class ProgramRunner {
             return MeasureLoop.Outcome.failed(
                     MeasureError.RUNTIME, "cannot make the arguments: " + MeasureLoop.describe(e));
         }
+        pool.hold();
         try {
             return MeasureLoop.run(new CpuDevice(kernel, args, workload, o, flusher), o, MeasureLoop.Limits.CPU);
         } finally {
+            pool.release();
             for (NDArray a : args) a.close();
         }
     }

@@ -6,6 +6,7 @@ import dev.kiln.ir.Buffer;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.MemoryScope;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.target.WorkerPool;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -49,7 +50,8 @@ class ProgramRunnerTest {
                     List.of(X, Y),
                     w,
                     o,
-                    null);
+                    null,
+                    WorkerPool.NONE);
             assertThat(out.error()).as(out.message()).isEqualTo(MeasureError.NONE);
             assertThat(out.costs()).hasSize(3);
             assertThat(java.util.Arrays.stream(out.costs()).min().orElseThrow()).isGreaterThan(0);
@@ -76,7 +78,8 @@ class ProgramRunnerTest {
                     List.of(X, Y),
                     w,
                     o,
-                    new CacheFlusher());
+                    new CacheFlusher(),
+                    WorkerPool.NONE);
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             assertThat(out.costs()).hasSize(3);
             assertThat(calls.get()).isEqualTo(1 + 1 + 3);
@@ -101,7 +104,8 @@ class ProgramRunnerTest {
                     List.of(X, Y),
                     w,
                     o,
-                    null);
+                    null,
+                    WorkerPool.NONE);
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             // 37 multiply-adds take far less than the 0.5 ms of a warm-up slice: many more runs than the fixed count
             assertThat(calls.get()).isGreaterThan(1 + 4 + 3 * 2 + 100);
@@ -125,10 +129,77 @@ class ProgramRunnerTest {
                     List.of(X, Y),
                     w,
                     o,
-                    new CacheFlusher());
+                    new CacheFlusher(),
+                    WorkerPool.NONE);
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
             // 37 multiply-adds take far less than 5 ms: many runs per repeat
             assertThat(calls.get()).isGreaterThan(100);
+        }
+    }
+
+    /** Counts holds; a kernel run through it records the count it saw. */
+    private static final class CountingPool implements WorkerPool {
+        int holds;
+        int maxSeen = -1;
+        int minSeen = Integer.MAX_VALUE;
+
+        @Override
+        public void hold() {
+            holds++;
+        }
+
+        @Override
+        public void release() {
+            holds--;
+        }
+
+        @Override
+        public long sleeps() {
+            return -1;
+        }
+
+        void seen() {
+            maxSeen = Math.max(maxSeen, holds);
+            minSeen = Math.min(minSeen, holds);
+        }
+    }
+
+    @Test
+    void theWorkersAreHeldForEveryRunAndReleasedAfterEvenWhenTheKernelThrows() {
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(3)
+                .withWarmupMs(0)
+                .withMinRepeatMs(0)
+                .withFlushCache(true);
+        try (Workload w = workload()) {
+            CountingPool pool = new CountingPool();
+            MeasureLoop.Outcome out = ProgramRunner.run(
+                    a -> {
+                        pool.seen();
+                        affine(a);
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
+                    new CacheFlusher(),
+                    pool);
+            assertThat(out.error()).isEqualTo(MeasureError.NONE);
+            assertThat(pool.minSeen)
+                    .as("holds seen by the checked, warm-up and timed runs")
+                    .isEqualTo(1);
+            assertThat(pool.maxSeen).isEqualTo(1);
+            assertThat(pool.holds).as("released after the measurement").isZero();
+            MeasureLoop.Outcome thrown = ProgramRunner.run(
+                    a -> {
+                        throw new IllegalStateException("bad kernel");
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
+                    null,
+                    pool);
+            assertThat(thrown.error()).isEqualTo(MeasureError.RUNTIME);
+            assertThat(pool.holds).as("released after a kernel that throws").isZero();
         }
     }
 
@@ -144,10 +215,12 @@ class ProgramRunnerTest {
                     List.of(X, Y),
                     w,
                     o,
-                    null);
+                    null,
+                    WorkerPool.NONE);
             assertThat(off.error()).isEqualTo(MeasureError.WRONG_RESULT);
             assertThat(off.message()).contains("output 'y'").contains("[36]");
-            assertThat(ProgramRunner.run(a -> {}, List.of(X, Y), w, o, null).error())
+            assertThat(ProgramRunner.run(a -> {}, List.of(X, Y), w, o, null, WorkerPool.NONE)
+                            .error())
                     .as("outputs are poisoned, so a kernel that writes nothing is wrong")
                     .isEqualTo(MeasureError.WRONG_RESULT);
             MeasureLoop.Outcome thrown = ProgramRunner.run(
@@ -157,14 +230,16 @@ class ProgramRunnerTest {
                     List.of(X, Y),
                     w,
                     o,
-                    null);
+                    null,
+                    WorkerPool.NONE);
             assertThat(thrown.error()).isEqualTo(MeasureError.RUNTIME);
             assertThat(thrown.message()).isEqualTo("ArithmeticException: / by zero");
             Buffer wide = Buffer.rowMajor("x", DType.FLOAT64, List.of(37L), MemoryScope.GLOBAL);
-            MeasureLoop.Outcome mismatched = ProgramRunner.run(ProgramRunnerTest::affine, List.of(wide, Y), w, o, null);
+            MeasureLoop.Outcome mismatched =
+                    ProgramRunner.run(ProgramRunnerTest::affine, List.of(wide, Y), w, o, null, WorkerPool.NONE);
             assertThat(mismatched.error()).isEqualTo(MeasureError.RUNTIME);
             assertThat(mismatched.message()).contains("float64[37]").contains("float32[37]");
-            assertThat(ProgramRunner.run(ProgramRunnerTest::affine, List.of(X), w, o, null)
+            assertThat(ProgramRunner.run(ProgramRunnerTest::affine, List.of(X), w, o, null, WorkerPool.NONE)
                             .message())
                     .contains("takes 1 parameters");
         }
