@@ -1,5 +1,7 @@
 package dev.kiln.graph;
 
+import static dev.kiln.graph.OpPattern.OUT_EWISE_FUSABLE;
+
 import dev.kiln.ir.KilnException;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.ConvParams;
@@ -22,6 +24,7 @@ public sealed interface AnchorOps permits Op {
      * (weight OIHW); {@code pads} = [top, left, bottom, right]. Depthwise is {@code groups} = channels.
      */
     @Operator("2-D convolution, NHWC or NCHW, with strides, pads, dilations and groups (depthwise: groups = channels).")
+    @OpSpec(kind = "conv2d", arity = 2, pattern = OUT_EWISE_FUSABLE, weightInputs = 1)
     record Conv2d(String layout, List<Long> strides, List<Long> pads, List<Long> dilations, long groups) implements Op {
         public Conv2d {
             strides = List.copyOf(strides);
@@ -41,22 +44,6 @@ public sealed interface AnchorOps permits Op {
         /** Square stride and symmetric padding, dilation 1. */
         public static Conv2d of(String layout, long stride, long pad, long groups) {
             return new Conv2d(layout, List.of(stride, stride), List.of(pad, pad, pad, pad), List.of(1L, 1L), groups);
-        }
-
-        public String kind() {
-            return "conv2d";
-        }
-
-        public int arity() {
-            return 2;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.OUT_EWISE_FUSABLE;
-        }
-
-        public List<Integer> weightInputs() {
-            return List.of(1);
         }
 
         public ConvParams params() {
@@ -84,6 +71,7 @@ public sealed interface AnchorOps permits Op {
      * "IOHW", with {@code outputPadding}).
      */
     @Operator("Convolution of any rank and layout (ONNX Conv), or a transposed convolution (ONNX ConvTranspose).")
+    @OpSpec(arity = 2, pattern = OUT_EWISE_FUSABLE, weightInputs = 1)
     record ConvNd(
             String dataLayout, String kernelLayout, ConvParams params, boolean transposed, List<Long> outputPadding)
             implements Op {
@@ -93,18 +81,6 @@ public sealed interface AnchorOps permits Op {
 
         public String kind() {
             return "conv" + params.strides().size() + "d" + (transposed ? "_transpose" : "");
-        }
-
-        public int arity() {
-            return 2;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.OUT_EWISE_FUSABLE;
-        }
-
-        public List<Integer> weightInputs() {
-            return List.of(1);
         }
 
         public Tensor build(List<Tensor> in) {
@@ -131,23 +107,8 @@ public sealed interface AnchorOps permits Op {
 
     /** {@code out[n, u] = sum_k x[n, k] * w[u, k]}: x [N, K], w [units, K]. */
     @Operator("`out[n, u] = sum_k x[n, k] * w[u, k]` for x [N, K] and w [units, K].")
+    @OpSpec(kind = "dense", arity = 2, pattern = OUT_EWISE_FUSABLE, weightInputs = 1)
     record Dense() implements Op {
-        public String kind() {
-            return "dense";
-        }
-
-        public int arity() {
-            return 2;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.OUT_EWISE_FUSABLE;
-        }
-
-        public List<Integer> weightInputs() {
-            return List.of(1);
-        }
-
         public Tensor build(List<Tensor> in) {
             return Linalg.dense(in.get(0), in.get(1));
         }
@@ -155,23 +116,8 @@ public sealed interface AnchorOps permits Op {
 
     /** Batched matmul of [B, M, K] x [B, K, N], either operand optionally transposed in its last two axes. */
     @Operator("Batched matmul [B, M, K] x [B, K, N], either operand optionally transposed.")
+    @OpSpec(kind = "batch_matmul", arity = 2, pattern = OUT_EWISE_FUSABLE, weightInputs = 1)
     record BatchMatmul(boolean transposeA, boolean transposeB) implements Op {
-        public String kind() {
-            return "batch_matmul";
-        }
-
-        public int arity() {
-            return 2;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.OUT_EWISE_FUSABLE;
-        }
-
-        public List<Integer> weightInputs() {
-            return List.of(1);
-        }
-
         public Tensor build(List<Tensor> in) {
             return Linalg.batchMatmul(in.get(0), in.get(1), transposeA, transposeB);
         }

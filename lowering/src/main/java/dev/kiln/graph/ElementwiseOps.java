@@ -1,5 +1,8 @@
 package dev.kiln.graph;
 
+import static dev.kiln.graph.OpPattern.BROADCAST;
+import static dev.kiln.graph.OpPattern.ELEMWISE;
+
 import dev.kiln.nn.Activation;
 import dev.kiln.nn.Elementwise;
 import dev.kiln.nn.Logic;
@@ -22,19 +25,8 @@ public sealed interface ElementwiseOps permits Op {
      * {@code GraphPasses} folds it into a preceding conv or dense, or turns it into a multiply and an add.
      */
     @Operator("Batch norm for inference: inputs x, mean, var, gamma, beta (folded away by the graph passes).")
+    @OpSpec(kind = "batch_norm", arity = 5, pattern = BROADCAST)
     record BatchNorm(int axis, double epsilon) implements Op {
-        public String kind() {
-            return "batch_norm";
-        }
-
-        public int arity() {
-            return 5;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Norm.batchNorm(in.get(0), axis, in.get(1), in.get(2), in.get(3), in.get(4), epsilon);
         }
@@ -46,19 +38,8 @@ public sealed interface ElementwiseOps permits Op {
 
     /** {@code x + bias[c]} with the rank-1 bias along {@code axis}. */
     @Operator("`x + bias[c]` with the rank-1 bias along `axis`.")
+    @OpSpec(kind = "bias_add", arity = 2, pattern = BROADCAST)
     record BiasAdd(int axis) implements Op {
-        public String kind() {
-            return "bias_add";
-        }
-
-        public int arity() {
-            return 2;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Elementwise.biasAdd(in.get(0), in.get(1), axis);
         }
@@ -70,17 +51,10 @@ public sealed interface ElementwiseOps permits Op {
 
     /** A binary elementwise op with numpy broadcasting. */
     @Operator("A binary elementwise op with numpy broadcasting; comparisons and logical ones give bool.")
+    @OpSpec(arity = 2, pattern = BROADCAST)
     record Binary(Op.BinaryKind op) implements Op {
         public String kind() {
             return op.name().toLowerCase(java.util.Locale.ROOT);
-        }
-
-        public int arity() {
-            return 2;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
         }
 
         public Tensor build(List<Tensor> in) {
@@ -107,17 +81,10 @@ public sealed interface ElementwiseOps permits Op {
 
     /** A unary elementwise activation. */
     @Operator("A unary elementwise activation (relu, sigmoid, tanh, gelu, ...) or logical not.")
+    @OpSpec(arity = 1, pattern = ELEMWISE)
     record Unary(Op.UnaryKind op) implements Op {
         public String kind() {
             return op.name().toLowerCase(java.util.Locale.ROOT);
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.ELEMWISE;
         }
 
         public Tensor build(List<Tensor> in) {
@@ -137,19 +104,8 @@ public sealed interface ElementwiseOps permits Op {
 
     /** {@code min(max(x, lo), hi)} (ReLU6 is clip(0, 6)). */
     @Operator("`min(max(x, lo), hi)` (ReLU6 is clip(0, 6)).")
+    @OpSpec(kind = "clip", arity = 1, pattern = ELEMWISE)
     record Clip(double lo, double hi) implements Op {
-        public String kind() {
-            return "clip";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.ELEMWISE;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Activation.clip(in.get(0), lo, hi);
         }

@@ -1,5 +1,9 @@
 package dev.kiln.graph;
 
+import static dev.kiln.graph.OpPattern.BROADCAST;
+import static dev.kiln.graph.OpPattern.ELEMWISE;
+import static dev.kiln.graph.OpPattern.OUT_EWISE_FUSABLE;
+
 import dev.kiln.ir.DType;
 import dev.kiln.nn.Operator;
 import dev.kiln.nn.Quant;
@@ -17,19 +21,8 @@ import java.util.List;
 public sealed interface IntegerOps permits Op {
     /** Elementwise type conversion to {@code to} (see {@code Quant.cast}). */
     @Operator("Elementwise type conversion to `to`.")
+    @OpSpec(kind = "cast", arity = 1, pattern = ELEMWISE)
     record Cast(DType to) implements Op {
-        public String kind() {
-            return "cast";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.ELEMWISE;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Quant.cast(in.get(0), to);
         }
@@ -41,19 +34,8 @@ public sealed interface IntegerOps permits Op {
 
     /** Inputs x (float32), scale, zero point (its dtype is the output's): round half to even, saturate. */
     @Operator("x (float32) / scale + zero point, rounded half to even and saturated to the zero point's type.")
+    @OpSpec(kind = "quantize", arity = 3, pattern = BROADCAST)
     record Quantize() implements Op {
-        public String kind() {
-            return "quantize";
-        }
-
-        public int arity() {
-            return 3;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Quant.quantize(in.get(0), in.get(1), in.get(2));
         }
@@ -61,19 +43,8 @@ public sealed interface IntegerOps permits Op {
 
     /** Inputs x (integer), scale, zero point: {@code (x - zero) * scale} in float32. */
     @Operator("`(x - zero) * scale` in float32 for integer x.")
+    @OpSpec(kind = "dequantize", arity = 3, pattern = BROADCAST)
     record Dequantize() implements Op {
-        public String kind() {
-            return "dequantize";
-        }
-
-        public int arity() {
-            return 3;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Quant.dequantize(in.get(0), in.get(1), in.get(2));
         }
@@ -81,19 +52,8 @@ public sealed interface IntegerOps permits Op {
 
     /** Inputs acc (int32), multiplier (float32), zero point: an int32 accumulator back to 8 bits. */
     @Operator("An int32 accumulator times a float32 multiplier plus a zero point, back to 8 bits.")
+    @OpSpec(kind = "requantize", arity = 3, pattern = BROADCAST)
     record Requantize() implements Op {
-        public String kind() {
-            return "requantize";
-        }
-
-        public int arity() {
-            return 3;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Quant.requantize(in.get(0), in.get(1), in.get(2));
         }
@@ -101,23 +61,8 @@ public sealed interface IntegerOps permits Op {
 
     /** Dense on 8-bit data accumulating in int32: inputs x [N, K], w [units, K], x zero point, w zero point. */
     @Operator("Dense on 8-bit data accumulating in int32, with zero points for x and w.")
+    @OpSpec(kind = "dense_integer", arity = 4, pattern = OUT_EWISE_FUSABLE, weightInputs = 1)
     record DenseInteger() implements Op {
-        public String kind() {
-            return "dense_integer";
-        }
-
-        public int arity() {
-            return 4;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.OUT_EWISE_FUSABLE;
-        }
-
-        public List<Integer> weightInputs() {
-            return List.of(1);
-        }
-
         public Tensor build(List<Tensor> in) {
             return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3));
         }

@@ -1,5 +1,8 @@
 package dev.kiln.graph;
 
+import static dev.kiln.graph.OpPattern.BROADCAST;
+import static dev.kiln.graph.OpPattern.INJECTIVE;
+
 import dev.kiln.nn.Indexing;
 import dev.kiln.nn.Layout;
 import dev.kiln.nn.Operator;
@@ -17,21 +20,10 @@ import java.util.List;
 public sealed interface LayoutOps permits Op {
     /** The same elements in row-major order under a new shape (one extent may be -1). */
     @Operator("The same elements in row-major order under a new shape (one extent may be -1).")
+    @OpSpec(kind = "reshape", arity = 1, pattern = INJECTIVE)
     record Reshape(List<Long> shape) implements Op {
         public Reshape {
             shape = List.copyOf(shape);
-        }
-
-        public String kind() {
-            return "reshape";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.INJECTIVE;
         }
 
         public Tensor build(List<Tensor> in) {
@@ -46,21 +38,10 @@ public sealed interface LayoutOps permits Op {
 
     /** Permutes the axes: output axis d is input axis perm[d]. */
     @Operator("Permutes the axes: output axis d is input axis perm[d].")
+    @OpSpec(kind = "transpose", arity = 1, pattern = INJECTIVE)
     record Transpose(List<Integer> perm) implements Op {
         public Transpose {
             perm = List.copyOf(perm);
-        }
-
-        public String kind() {
-            return "transpose";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.INJECTIVE;
         }
 
         public Tensor build(List<Tensor> in) {
@@ -79,23 +60,12 @@ public sealed interface LayoutOps permits Op {
      * is a graph output: the ONNX importer gives one value a second output name with such a copy).
      */
     @Operator("`size[d]` elements of axis d from `begin[d]` in steps of `step[d]`.")
+    @OpSpec(kind = "strided_slice", arity = 1, pattern = INJECTIVE)
     record StridedSlice(List<Long> begin, List<Long> step, List<Long> size) implements Op {
         public StridedSlice {
             begin = List.copyOf(begin);
             step = List.copyOf(step);
             size = List.copyOf(size);
-        }
-
-        public String kind() {
-            return "strided_slice";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.INJECTIVE;
         }
 
         public Tensor build(List<Tensor> in) {
@@ -113,19 +83,8 @@ public sealed interface LayoutOps permits Op {
 
     /** Joins its inputs along {@code axis}. */
     @Operator("Joins its inputs along `axis`.")
+    @OpSpec(kind = "concat", arity = -1, pattern = INJECTIVE)
     record Concat(int axis) implements Op {
-        public String kind() {
-            return "concat";
-        }
-
-        public int arity() {
-            return -1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.INJECTIVE;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Layout.concat(axis, in.toArray(Tensor[]::new));
         }
@@ -137,19 +96,8 @@ public sealed interface LayoutOps permits Op {
 
     /** Gather along {@code axis} with indices computed at run time: inputs data, indices. */
     @Operator("Gather along `axis` with indices computed at run time: inputs data, indices.")
+    @OpSpec(kind = "take", arity = 2, pattern = INJECTIVE)
     record Take(int axis) implements Op {
-        public String kind() {
-            return "take";
-        }
-
-        public int arity() {
-            return 2;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.INJECTIVE;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Indexing.take(in.get(0), in.get(1), axis);
         }
@@ -161,19 +109,8 @@ public sealed interface LayoutOps permits Op {
 
     /** {@code cond ? x : y} with broadcasting: inputs cond (bool), x, y. */
     @Operator("`cond ? x : y` with broadcasting: inputs cond (bool), x, y.")
+    @OpSpec(kind = "where", arity = 3, pattern = BROADCAST)
     record Where() implements Op {
-        public String kind() {
-            return "where";
-        }
-
-        public int arity() {
-            return 3;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Indexing.where(in.get(0), in.get(1), in.get(2));
         }
@@ -181,21 +118,10 @@ public sealed interface LayoutOps permits Op {
 
     /** The input broadcast to {@code shape} (numpy rules; ONNX Expand). */
     @Operator("The input broadcast to `shape` (numpy rules; ONNX Expand).")
+    @OpSpec(kind = "broadcast_to", arity = 1, pattern = BROADCAST)
     record BroadcastTo(List<Long> shape) implements Op {
         public BroadcastTo {
             shape = List.copyOf(shape);
-        }
-
-        public String kind() {
-            return "broadcast_to";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.BROADCAST;
         }
 
         public Tensor build(List<Tensor> in) {

@@ -14,6 +14,10 @@ import java.util.List;
  * Op.Binary}, ..., since member types are inherited; the {@code permits} list keeps the operator table's order.
  * Only a single-type import must name the family ({@code import dev.kiln.graph.AnchorOps.Conv2d}); the kinds of the
  * binary and unary ops, which importers do import, stay here.
+ *
+ * <p>A record declares what is its own: its attributes (the record components, checked in the compact constructor,
+ * printed by {@link #attrs}), {@link #build}, and, in the {@link OpSpec} it carries, its kind, arity, fusion
+ * pattern and weight inputs, which the default methods below return.
  */
 public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, LayoutOps, IntegerOps
         permits AnchorOps.Conv2d,
@@ -46,21 +50,33 @@ public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, Layo
                 LayoutOps.Where,
                 LayoutOps.BroadcastTo {
 
-    /** The op's name in printouts and messages ("conv2d", "add"). */
-    String kind();
+    /**
+     * The op's name in printouts and messages ("conv2d", "add"): its {@link OpSpec#kind}, or, for an op whose name
+     * depends on its attributes, the record's override.
+     */
+    default String kind() {
+        return OpSpecs.of(getClass()).requireKind();
+    }
 
-    /** How many inputs it takes; -1 for any number of at least one. */
-    int arity();
+    /** How many inputs it takes; -1 for any number of at least one ({@link OpSpec#arity}). */
+    default int arity() {
+        return OpSpecs.of(getClass()).arity();
+    }
 
-    /** What fusion may do with it (TVM's pattern). */
-    OpPattern pattern();
+    /** What fusion may do with it (TVM's pattern; {@link OpSpec#pattern}). */
+    default OpPattern pattern() {
+        return OpSpecs.of(getClass()).pattern();
+    }
 
     /** The op's output, computed from {@code inputs} through the operator library. */
     Tensor build(List<Tensor> inputs);
 
-    /** Input positions that are weights: when constant, their layout may be rewritten for the tuned kernel. */
+    /**
+     * Input positions that are weights: when constant, their layout may be rewritten for the tuned kernel
+     * ({@link OpSpec#weightInputs}).
+     */
     default List<Integer> weightInputs() {
-        return List.of();
+        return OpSpecs.of(getClass()).weightInputs();
     }
 
     /** The attributes, as printed ("" when none). */

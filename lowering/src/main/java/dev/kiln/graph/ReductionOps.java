@@ -1,5 +1,7 @@
 package dev.kiln.graph;
 
+import static dev.kiln.graph.OpPattern.COMM_REDUCE;
+
 import dev.kiln.ir.KilnException;
 import dev.kiln.nn.Norm;
 import dev.kiln.nn.Operator;
@@ -20,19 +22,8 @@ import java.util.List;
 public sealed interface ReductionOps permits Op {
     /** Max pooling over a 2-D window. */
     @Operator("Max pooling over a square 2-D window with symmetric padding.")
+    @OpSpec(kind = "max_pool2d", arity = 1, pattern = COMM_REDUCE)
     record MaxPool2d(String layout, long kernel, long stride, long pad) implements Op {
-        public String kind() {
-            return "max_pool2d";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
-        }
-
         public Tensor build(List<Tensor> in) {
             PoolParams p = PoolParams.of(2, kernel, stride, pad);
             return layout.equals("NHWC") ? Pool.maxPool2dNhwc(in.get(0), p) : Pool.maxPool2dNchw(in.get(0), p);
@@ -45,19 +36,8 @@ public sealed interface ReductionOps permits Op {
 
     /** Average pooling over a 2-D window. */
     @Operator("Average pooling over a square 2-D window with symmetric padding.")
+    @OpSpec(kind = "avg_pool2d", arity = 1, pattern = COMM_REDUCE)
     record AvgPool2d(String layout, long kernel, long stride, long pad, boolean countIncludePad) implements Op {
-        public String kind() {
-            return "avg_pool2d";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
-        }
-
         public Tensor build(List<Tensor> in) {
             PoolParams p = PoolParams.of(2, kernel, stride, pad);
             return layout.equals("NHWC")
@@ -76,6 +56,7 @@ public sealed interface ReductionOps permits Op {
      * may differ, e.g. for ceil_mode). The square, symmetric 2-D windows have their own ops above.
      */
     @Operator("Max or average pooling over any number of spatial axes: per-axis window, stride, dilation and pads.")
+    @OpSpec(arity = 1, pattern = COMM_REDUCE)
     record PoolNd(
             String layout,
             boolean max,
@@ -102,14 +83,6 @@ public sealed interface ReductionOps permits Op {
             return (max ? "max_pool" : "avg_pool") + kernel.size() + "d";
         }
 
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
-        }
-
         public Tensor build(List<Tensor> in) {
             int s = kernel.size();
             PoolParams p = new PoolParams(kernel, strides, pads.subList(0, s), pads.subList(s, 2 * s), dilations);
@@ -128,17 +101,10 @@ public sealed interface ReductionOps permits Op {
 
     /** Max or average over every spatial axis of {@code layout}, which keep extent 1 (any rank). */
     @Operator("Max or average over every spatial axis of `layout` (any rank), kept as extent 1.")
+    @OpSpec(arity = 1, pattern = COMM_REDUCE)
     record GlobalPool(String layout, boolean max) implements Op {
         public String kind() {
             return max ? "global_max_pool" : "global_avg_pool";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
         }
 
         public Tensor build(List<Tensor> in) {
@@ -152,19 +118,8 @@ public sealed interface ReductionOps permits Op {
 
     /** Average over the whole spatial extent: [N, H, W, C] -> [N, 1, 1, C] (NHWC) or [N, C, 1, 1] (NCHW). */
     @Operator("Mean over the whole spatial extent.")
+    @OpSpec(kind = "global_avg_pool2d", arity = 1, pattern = COMM_REDUCE)
     record GlobalAvgPool2d(String layout) implements Op {
-        public String kind() {
-            return "global_avg_pool2d";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
-        }
-
         public Tensor build(List<Tensor> in) {
             return layout.equals("NHWC") ? Pool.globalAvgPool2dNhwc(in.get(0)) : Pool.globalAvgPool2dNchw(in.get(0));
         }
@@ -176,21 +131,10 @@ public sealed interface ReductionOps permits Op {
 
     /** Mean over some axes. */
     @Operator("Mean over some axes.")
+    @OpSpec(kind = "mean", arity = 1, pattern = COMM_REDUCE)
     record Mean(List<Integer> axes, boolean keepdims) implements Op {
         public Mean {
             axes = List.copyOf(axes);
-        }
-
-        public String kind() {
-            return "mean";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
         }
 
         public Tensor build(List<Tensor> in) {
@@ -207,19 +151,8 @@ public sealed interface ReductionOps permits Op {
 
     /** Softmax over one axis. */
     @Operator("Softmax over one axis.")
+    @OpSpec(kind = "softmax", arity = 1, pattern = COMM_REDUCE)
     record Softmax(int axis) implements Op {
-        public String kind() {
-            return "softmax";
-        }
-
-        public int arity() {
-            return 1;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
-        }
-
         public Tensor build(List<Tensor> in) {
             return dev.kiln.nn.Softmax.softmax(in.get(0), axis);
         }
@@ -231,19 +164,8 @@ public sealed interface ReductionOps permits Op {
 
     /** Layer norm over the last {@code axes} axes: inputs x, gamma, beta. */
     @Operator("Layer norm over the last `axes` axes: inputs x, gamma, beta.")
+    @OpSpec(kind = "layer_norm", arity = 3, pattern = COMM_REDUCE)
     record LayerNorm(int axes, double epsilon) implements Op {
-        public String kind() {
-            return "layer_norm";
-        }
-
-        public int arity() {
-            return 3;
-        }
-
-        public OpPattern pattern() {
-            return OpPattern.COMM_REDUCE;
-        }
-
         public Tensor build(List<Tensor> in) {
             return Norm.layerNorm(in.get(0), in.get(1), in.get(2), axes, epsilon);
         }

@@ -3,11 +3,9 @@ package dev.kiln.autoschedule.measure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.FaultyBackend.Fault;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
-import dev.kiln.te.ComputeDAG;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,37 +19,20 @@ import org.junit.jupiter.api.Test;
  */
 @ClassPathOnly
 class ParallelBuildTest {
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults()
-            .withRepeats(2)
-            .withMinRepeatMs(0)
-            .withWarmupMs(0)
-            .withTimeoutSeconds(2);
-
-    static Fixtures.EditingLowerer lowerer;
+    static FaultyChildren children;
     static ProcessMeasurer serial;
     static ProcessMeasurer parallel;
 
     @BeforeAll
     static void start() {
-        lowerer = new Fixtures.EditingLowerer();
-        serial = ProcessMeasurer.builder(FaultyBackend.TARGET)
-                .options(OPTIONS)
-                .lowerer(lowerer)
-                .buildThreads(1)
-                .start();
-        parallel = ProcessMeasurer.builder(FaultyBackend.TARGET)
-                .options(OPTIONS)
-                .lowerer(lowerer)
-                .buildThreads(3)
-                .start();
+        children = new FaultyChildren(2);
+        serial = children.start(1);
+        parallel = children.start(3);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        for (ProcessMeasurer m : new ProcessMeasurer[] {serial, parallel}) {
-            m.close();
-            Fixtures.deleteTree(m.tempDir());
-        }
+        children.close();
     }
 
     static void assertSameOutcomes(List<MeasureResult> parallel, List<MeasureResult> serial) {
@@ -77,23 +58,21 @@ class ParallelBuildTest {
 
     @Test
     void aBatchWithFaultsWhileRunningGivesTheSerialOutcomes() {
-        ComputeDAG dag = Fixtures.matmul(7, 5, 3);
-        SearchTask task = Fixtures.task(dag, FaultyBackend.TARGET);
-        Fixtures.EditingLowerer l = lowerer;
+        FaultyChildren.Workload w = children.matmul(7, 5, 3);
         List<Schedule> batch = List.of(
-                l.fault(dag, Fault.NONE),
-                l.fault(dag, Fault.COMPILE_ERROR),
-                l.fault(dag, Fault.THROW_AT_RUN),
-                l.fault(dag, Fault.WRONG_AT_RUN),
-                l.fault(dag, Fault.SEGFAULT_AT_RUN),
-                Fixtures.tiled(dag, 2, 2),
-                l.fault(dag, Fault.HANG_AT_RUN),
-                l.fault(dag, Fault.COMPILE_ERROR),
-                Fixtures.illegal(dag),
-                l.fault(dag, Fault.NONE));
+                w.fault(Fault.NONE),
+                w.fault(Fault.COMPILE_ERROR),
+                w.fault(Fault.THROW_AT_RUN),
+                w.fault(Fault.WRONG_AT_RUN),
+                w.fault(Fault.SEGFAULT_AT_RUN),
+                w.tiled(2, 2),
+                w.fault(Fault.HANG_AT_RUN),
+                w.fault(Fault.COMPILE_ERROR),
+                w.illegal(),
+                w.fault(Fault.NONE));
         int starts = parallel.workerStarts();
-        List<MeasureResult> inTurn = serial.measure(task, batch);
-        List<MeasureResult> built = parallel.measure(task, batch);
+        List<MeasureResult> inTurn = serial.measure(w.task(), batch);
+        List<MeasureResult> built = parallel.measure(w.task(), batch);
         assertThat(inTurn)
                 .extracting(MeasureResult::error)
                 .containsExactly(
@@ -115,17 +94,15 @@ class ParallelBuildTest {
 
     @Test
     void aCrashOrHangWhileCompilingStaysWithItsProgram() {
-        ComputeDAG dag = Fixtures.matmul(4, 6, 5);
-        SearchTask task = Fixtures.task(dag, FaultyBackend.TARGET);
-        Fixtures.EditingLowerer l = lowerer;
+        FaultyChildren.Workload w = children.matmul(4, 6, 5);
         // the child dies while compiling: the batch is measured again in turn, which finds the program at fault
         List<MeasureResult> crash = parallel.measure(
-                task,
+                w.task(),
                 List.of(
-                        l.fault(dag, Fault.NONE),
-                        l.fault(dag, Fault.HALT_IN_COMPILE),
-                        l.fault(dag, Fault.COMPILE_ERROR),
-                        Fixtures.tiled(dag, 2, 3)));
+                        w.fault(Fault.NONE),
+                        w.fault(Fault.HALT_IN_COMPILE),
+                        w.fault(Fault.COMPILE_ERROR),
+                        w.tiled(2, 3)));
         assertThat(crash)
                 .extracting(MeasureResult::error)
                 .containsExactly(MeasureError.NONE, MeasureError.CRASH, MeasureError.COMPILE, MeasureError.NONE);
@@ -133,9 +110,8 @@ class ParallelBuildTest {
         assertThat(crash.get(2).errorMessage())
                 .isEqualTo("faulty: faulty backend: function 'kiln_measured' refused on purpose");
         // a compile that never ends stalls the build: killed after the time-out, then found in turn
-        List<MeasureResult> hang = parallel.measure(
-                task,
-                List.of(l.fault(dag, Fault.HANG_IN_COMPILE), l.fault(dag, Fault.NONE), Fixtures.tiled(dag, 2, 2)));
+        List<MeasureResult> hang =
+                parallel.measure(w.task(), List.of(w.fault(Fault.HANG_IN_COMPILE), w.fault(Fault.NONE), w.tiled(2, 2)));
         assertThat(hang)
                 .extracting(MeasureResult::error)
                 .containsExactly(MeasureError.TIMEOUT, MeasureError.NONE, MeasureError.NONE);
@@ -166,7 +142,7 @@ class ParallelBuildTest {
             assertThat(BuildThreads.fromProperty())
                     .isEqualTo(Runtime.getRuntime().availableProcessors());
             System.setProperty(BuildThreads.PROPERTY, "1");
-            try (ProcessMeasurer m = ProcessMeasurer.start(FaultyBackend.TARGET, OPTIONS)) {
+            try (ProcessMeasurer m = ProcessMeasurer.start(FaultyBackend.TARGET, children.options())) {
                 assertThat(m.buildThreads()).isEqualTo(1);
             }
         } finally {

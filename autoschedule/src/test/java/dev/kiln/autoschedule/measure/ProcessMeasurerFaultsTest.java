@@ -2,10 +2,8 @@ package dev.kiln.autoschedule.measure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.FaultyBackend.Fault;
 import dev.kiln.schedule.Schedule;
-import dev.kiln.te.ComputeDAG;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -19,48 +17,37 @@ import org.junit.jupiter.api.Test;
  */
 @ClassPathOnly
 class ProcessMeasurerFaultsTest {
-    static final MeasureOptions OPTIONS = MeasureOptions.defaults()
-            .withRepeats(2)
-            .withMinRepeatMs(0)
-            .withWarmupMs(0)
-            .withTimeoutSeconds(3);
-    static Fixtures.EditingLowerer lowerer;
+    static FaultyChildren children;
     static ProcessMeasurer measurer;
 
     @BeforeAll
     static void start() {
-        lowerer = new Fixtures.EditingLowerer();
-        measurer = ProcessMeasurer.builder(FaultyBackend.TARGET)
-                .options(OPTIONS)
-                .lowerer(lowerer)
-                .buildThreads(1)
-                .start();
+        children = new FaultyChildren(3);
+        measurer = children.start(1);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        measurer.close();
-        Fixtures.deleteTree(measurer.tempDir());
+        children.close();
     }
 
     @Test
     void eachFaultIsRecordedWithItsReasonAndTheBatchGoesOn() {
-        ComputeDAG dag = Fixtures.matmul(7, 5, 3);
-        SearchTask task = Fixtures.task(dag, FaultyBackend.TARGET);
+        FaultyChildren.Workload w = children.matmul(7, 5, 3);
         int starts = measurer.workerStarts();
         List<Schedule> batch = List.of(
-                lowerer.fault(dag, Fault.NONE),
-                lowerer.fault(dag, Fault.COMPILE_ERROR),
-                lowerer.fault(dag, Fault.THROW_AT_RUN),
-                lowerer.fault(dag, Fault.WRONG_AT_RUN),
-                lowerer.fault(dag, Fault.EXIT_AT_RUN),
-                lowerer.fault(dag, Fault.NONE),
-                lowerer.fault(dag, Fault.SEGFAULT_AT_RUN),
-                lowerer.fault(dag, Fault.HANG_AT_RUN),
-                lowerer.fault(dag, Fault.HALT_IN_COMPILE),
-                Fixtures.tiled(dag, 2, 2),
-                Fixtures.illegal(dag));
-        List<MeasureResult> rs = measurer.measure(task, batch);
+                w.fault(Fault.NONE),
+                w.fault(Fault.COMPILE_ERROR),
+                w.fault(Fault.THROW_AT_RUN),
+                w.fault(Fault.WRONG_AT_RUN),
+                w.fault(Fault.EXIT_AT_RUN),
+                w.fault(Fault.NONE),
+                w.fault(Fault.SEGFAULT_AT_RUN),
+                w.fault(Fault.HANG_AT_RUN),
+                w.fault(Fault.HALT_IN_COMPILE),
+                w.tiled(2, 2),
+                w.illegal());
+        List<MeasureResult> rs = measurer.measure(w.task(), batch);
         assertThat(rs)
                 .extracting(MeasureResult::error)
                 .containsExactly(
@@ -93,17 +80,16 @@ class ProcessMeasurerFaultsTest {
 
     @Test
     void aHangingChildIsKilled() throws Exception {
-        ComputeDAG dag = Fixtures.matmul(3, 4, 5);
-        SearchTask task = Fixtures.task(dag, FaultyBackend.TARGET);
-        assertThat(measurer.measure(task, lowerer.fault(dag, Fault.NONE)).ok()).isTrue();
+        FaultyChildren.Workload w = children.matmul(3, 4, 5);
+        assertThat(measurer.measure(w.task(), w.fault(Fault.NONE)).ok()).isTrue();
         long pid = measurer.workerPid().orElseThrow();
-        MeasureResult r = measurer.measure(task, lowerer.fault(dag, Fault.HANG_AT_RUN));
+        MeasureResult r = measurer.measure(w.task(), w.fault(Fault.HANG_AT_RUN));
         assertThat(r.error()).isEqualTo(MeasureError.TIMEOUT);
         assertThat(measurer.workerPid()).isEmpty();
         var h = ProcessHandle.of(pid);
         if (h.isPresent()) h.get().onExit().get(10, TimeUnit.SECONDS);
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
                 .isFalse();
-        assertThat(measurer.measure(task, lowerer.fault(dag, Fault.NONE)).ok()).isTrue();
+        assertThat(measurer.measure(w.task(), w.fault(Fault.NONE)).ok()).isTrue();
     }
 }
