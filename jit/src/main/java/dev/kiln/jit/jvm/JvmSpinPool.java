@@ -33,6 +33,12 @@ final class JvmSpinPool {
     /** Longs between two threads' claim words: 128 bytes, so no two share a cache line or its prefetch pair. */
     private static final int STRIDE = 16;
 
+    /**
+     * For A/B measurements only: when set, every thread takes chunks in block order from thread 0's block on,
+     * as one shared counter hands them out (the old policy), instead of its own block first.
+     */
+    static volatile boolean sharedOrder;
+
     private static final ConcurrentHashMap<Integer, JvmSpinPool> POOLS = new ConcurrentHashMap<>();
 
     private final Worker[] workers;
@@ -150,10 +156,10 @@ final class JvmSpinPool {
      * the others' blocks, from the next thread's on; returns when none is left (or that loop is over).
      */
     private void runChunks(int gen, int me) {
-        int t = team;
+        int t = team, start = sharedOrder ? 0 : me;
         // a worker that is not in the loop's team (n below the thread count) only takes what others left
         for (int k = 0; k < t; k++) {
-            int v = (me + k) % t;
+            int v = (start + k) % t;
             int slot = v * STRIDE;
             while (true) {
                 long w = claims.get(slot);
