@@ -34,10 +34,11 @@ final class JvmSpinPool {
     private static final int STRIDE = 16;
 
     /**
-     * For A/B measurements only: when set, every thread takes chunks in block order from thread 0's block on,
-     * as one shared counter hands them out (the old policy), instead of its own block first.
+     * For same-process A/B measurements only ({@code SpinPoolLocality}): when set, loops are handed out as the
+     * pool did before it had blocks, from one shared counter: a block is one chunk, and every thread takes the
+     * chunks in order from thread 0's on, whichever comes first, instead of its own block first.
      */
-    static volatile boolean sharedOrder;
+    static volatile boolean sharedCounter;
 
     private static final ConcurrentHashMap<Integer, JvmSpinPool> POOLS = new ConcurrentHashMap<>();
 
@@ -106,10 +107,10 @@ final class JvmSpinPool {
             team = t;
             caller = Thread.currentThread();
             done.set(0);
-            int total = 0;
+            int total = 0, per = sharedCounter ? 1 : CHUNKS_PER_THREAD;
             for (int k = 0; k < t; k++) {
                 long len = blockStart(k + 1, count, t) - blockStart(k, count, t);
-                int m = (int) Math.min(CHUNKS_PER_THREAD, len);
+                int m = (int) Math.min(per, len);
                 total += m;
                 claims.setRelease(k * STRIDE, (long) gen << 32 | (long) m << 16);
             }
@@ -156,7 +157,7 @@ final class JvmSpinPool {
      * the others' blocks, from the next thread's on; returns when none is left (or that loop is over).
      */
     private void runChunks(int gen, int me) {
-        int t = team, start = sharedOrder ? 0 : me;
+        int t = team, start = sharedCounter ? 0 : me;
         // a worker that is not in the loop's team (n below the thread count) only takes what others left
         for (int k = 0; k < t; k++) {
             int v = (start + k) % t;

@@ -15,8 +15,9 @@ import dev.kiln.tir.PrimFunc;
 /**
  * Not a unit test: a same-process A/B of {@link JvmSpinPool}'s hand-out on a chain of two parallel,
  * vectorized elementwise kernels ({@code B = A * 0.5 + 1}, then {@code A = B * 2 - 2}: each reads what the
- * other wrote), own block first against the shared order ({@link JvmSpinPool#sharedOrder}, the old single
- * counter's order), in interleaved passes; prints the best and median time of one pair of kernels per pass.
+ * other wrote), own block first against the old hand-out from one shared counter
+ * ({@link JvmSpinPool#sharedCounter}: one chunk per thread, in order, to whichever thread comes first), in
+ * interleaved passes; prints the best and median time of one pair of kernels per pass.
  * Run with {@code java --add-modules jdk.incubator.vector -cp ... dev.kiln.jit.jvm.SpinPoolLocality [floats]
  * [threads] [passes]}.
  */
@@ -43,16 +44,16 @@ public final class SpinPoolLocality {
             for (int p = 0; p < passes; p++) {
                 for (int v = 0; v < 2; v++) {
                     int which = (p % 2 == 0) ? v : 1 - v;
-                    JvmSpinPool.sharedOrder = which == 1;
+                    JvmSpinPool.sharedCounter = which == 1;
                     double[] t = time(pair, reps);
                     best[which][p] = t[0];
                     median[which][p] = t[t.length / 2];
                 }
             }
-            JvmSpinPool.sharedOrder = false;
+            JvmSpinPool.sharedCounter = false;
             System.out.printf(
                     "%d floats, %d threads, %d passes of %d kernel pairs (us per pair)%n", n, threads, passes, reps);
-            String[] names = {"own block first", "shared order"};
+            String[] names = {"own block first", "shared counter"};
             for (int v = 0; v < 2; v++) {
                 System.out.printf("%-16s best %s%n", names[v], row(best[v]));
                 System.out.printf("%-16s median %s%n", "", row(median[v]));
