@@ -154,24 +154,30 @@ final class JvmSpinPool {
 
     /**
      * Runs thread {@code me}'s share of loop {@code gen}: the chunks left of its own block, then those left of
-     * the others' blocks, from the next thread's on; returns when none is left (or that loop is over).
+     * the others' blocks, from the next thread's on, until none is left (or that loop is over); then counts the
+     * chunks it ran as done, with one atomic add (a shared line touched once per thread and loop, not per chunk).
      */
     private void runChunks(int gen, int me) {
         int t = team, start = sharedCounter ? 0 : me;
+        int ran = 0, all = 0;
+        Thread waiting = null;
         // a worker that is not in the loop's team (n below the thread count) only takes what others left
+        scan:
         for (int k = 0; k < t; k++) {
             int v = (start + k) % t;
             int slot = v * STRIDE;
             while (true) {
                 long w = claims.get(slot);
                 int j = (int) (w & 0xFFFF), m = (int) (w >>> 16 & 0xFFFF);
-                if ((int) (w >>> 32) != gen) return;
+                if ((int) (w >>> 32) != gen) break scan;
                 if (j >= m) break;
                 if (!claims.compareAndSet(slot, w, w + 1)) continue;
-                // chunk j of block v of loop gen is ours: that loop cannot end before it is done, so its fields hold
-                Thread waiting = caller;
+                // chunk j of block v of loop gen is ours: that loop cannot end before it is counted done, so its
+                // fields hold until this thread's add below
+                waiting = caller;
+                all = chunks;
                 long count = n;
-                int size = team, all = chunks;
+                int size = team;
                 long lo = blockStart(v, count, size), len = blockStart(v + 1, count, size) - lo;
                 long from = lo + part(j, len, m), to = lo + part(j + 1, len, m);
                 try {
@@ -180,9 +186,10 @@ final class JvmSpinPool {
                     failures[v * CHUNKS_PER_THREAD + j] = e;
                     failed = true;
                 }
-                if (done.incrementAndGet() == all && callerParked) LockSupport.unpark(waiting);
+                ran++;
             }
         }
+        if (ran > 0 && done.addAndGet(ran) == all && callerParked) LockSupport.unpark(waiting);
     }
 
     /** {@code floor(j * len / m)} without overflow. */
