@@ -40,6 +40,12 @@ final class JvmSpinPool {
      */
     static volatile boolean sharedCounter;
 
+    /**
+     * For same-process A/B measurements only: the chunks a block is cut into, 1 to {@link #CHUNKS_PER_THREAD}
+     * (1: a late thread's block is taken whole, as the old pool took a chunk; fewer claims per loop).
+     */
+    static volatile int chunksPerBlock = CHUNKS_PER_THREAD;
+
     private static final ConcurrentHashMap<Integer, JvmSpinPool> POOLS = new ConcurrentHashMap<>();
 
     private final Worker[] workers;
@@ -107,7 +113,7 @@ final class JvmSpinPool {
             team = t;
             caller = Thread.currentThread();
             done.set(0);
-            int total = 0, per = sharedCounter ? 1 : CHUNKS_PER_THREAD;
+            int total = 0, per = sharedCounter ? 1 : Math.max(1, Math.min(chunksPerBlock, CHUNKS_PER_THREAD));
             for (int k = 0; k < t; k++) {
                 long len = blockStart(k + 1, count, t) - blockStart(k, count, t);
                 int m = (int) Math.min(per, len);

@@ -15,9 +15,10 @@ import dev.kiln.tir.PrimFunc;
 /**
  * Not a unit test: a same-process A/B of {@link JvmSpinPool}'s hand-out on a chain of two parallel,
  * vectorized elementwise kernels ({@code B = A * 0.5 + 1}, then {@code A = B * 2 - 2}: each reads what the
- * other wrote), own block first against the old hand-out from one shared counter
+ * other wrote): own block first in 4 chunks (the default), own block first in one chunk
+ * ({@link JvmSpinPool#chunksPerBlock}), and the old hand-out from one shared counter
  * ({@link JvmSpinPool#sharedCounter}: one chunk per thread, in order, to whichever thread comes first), in
- * interleaved passes; prints the best and median time of one pair of kernels per pass.
+ * interleaved passes (the order rotates); prints the best and median time of one pair of kernels per pass.
  * Run with {@code java --add-modules jdk.incubator.vector -cp ... dev.kiln.jit.jvm.SpinPoolLocality [floats]
  * [threads] [passes]}.
  */
@@ -40,23 +41,25 @@ public final class SpinPoolLocality {
             };
             int reps = (int) Math.max(200, (1L << 28) / n);
             for (int w = 0; w < 3; w++) time(pair, reps);
-            double[][] best = new double[2][passes], median = new double[2][passes];
+            double[][] best = new double[3][passes], median = new double[3][passes];
             for (int p = 0; p < passes; p++) {
-                for (int v = 0; v < 2; v++) {
-                    int which = (p % 2 == 0) ? v : 1 - v;
-                    JvmSpinPool.sharedCounter = which == 1;
+                for (int v = 0; v < 3; v++) {
+                    int which = (v + p) % 3;
+                    JvmSpinPool.sharedCounter = which == 2;
+                    JvmSpinPool.chunksPerBlock = which == 1 ? 1 : JvmSpinPool.CHUNKS_PER_THREAD;
                     double[] t = time(pair, reps);
                     best[which][p] = t[0];
                     median[which][p] = t[t.length / 2];
                 }
             }
             JvmSpinPool.sharedCounter = false;
+            JvmSpinPool.chunksPerBlock = JvmSpinPool.CHUNKS_PER_THREAD;
             System.out.printf(
                     "%d floats, %d threads, %d passes of %d kernel pairs (us per pair)%n", n, threads, passes, reps);
-            String[] names = {"own block first", "shared counter"};
-            for (int v = 0; v < 2; v++) {
-                System.out.printf("%-16s best %s%n", names[v], row(best[v]));
-                System.out.printf("%-16s median %s%n", "", row(median[v]));
+            String[] names = {"own block, 4 chunks", "own block, 1 chunk", "shared counter"};
+            for (int v = 0; v < 3; v++) {
+                System.out.printf("%-20s best   %s%n", names[v], row(best[v]));
+                System.out.printf("%-20s median %s%n", "", row(median[v]));
             }
         }
     }
