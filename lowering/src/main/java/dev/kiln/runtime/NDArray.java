@@ -80,6 +80,31 @@ public final class NDArray implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #allocate(Buffer)} starting {@code offsetBytes} (a multiple of {@link #ALIGNMENT}) past an aligned
+     * address: the same array somewhere else relative to the cache's sets and pages, for measurements that vary
+     * where a kernel's arrays lie. The array owns (and frees) the whole block.
+     */
+    public static NDArray allocateOffset(Buffer buffer, long offsetBytes) {
+        if (buffer == null) throw new KilnException("allocateOffset: the buffer is null");
+        if (offsetBytes < 0 || offsetBytes % ALIGNMENT != 0)
+            throw new KilnException("allocateOffset: the offset must be a non-negative multiple of " + ALIGNMENT
+                    + " bytes, got " + offsetBytes);
+        long[] sh = buffer.constShape().clone();
+        long[] st = buffer.constStrides().clone();
+        ArrayLayout.requireShape("allocateOffset", sh);
+        ArrayLayout.check(buffer.dtype(), sh, st);
+        long bytes = ArrayLayout.bytes(buffer.dtype(), sh, st);
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment block = arena.allocate(bytes + offsetBytes, ALIGNMENT);
+            return new NDArray(arena, block.asSlice(offsetBytes, bytes), buffer.dtype(), sh, st);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
     /** A zero-filled array with the dtype, constant shape and constant strides of a buffer. */
     public static NDArray allocate(Buffer buffer) {
         if (buffer == null) throw new KilnException("allocate: the buffer is null");

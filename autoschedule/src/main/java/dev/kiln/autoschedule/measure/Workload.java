@@ -19,8 +19,19 @@ import java.util.Map;
  * ({@link PackedLayout}); {@link #packed} gives the view of the workload that hands it those
  * inputs packed, from the same values, so the reference (computed on the original layout) still
  * checks it.
+ *
+ * <p>With {@code -Dkiln.measure.placement=random} every {@link #allocate} puts each plain argument at a random
+ * offset of 0-64 KiB (in steps of 64 bytes) past an aligned block, so that each measurement of a program, and
+ * each re-measurement of the best ones, draws another placement of its arrays relative to the caches' sets and
+ * the 4 KiB pages; without it, same-size arrays allocated and freed per program tend to land where the last
+ * ones were, and a program measured again gets the same placement again (docs/PERFORMANCE.md, "Why the network
+ * does not follow the estimate"). Off by default until an A/B shows what it does to the search.
  */
 final class Workload implements AutoCloseable {
+    /** The system property that turns random argument placement on ({@code random}). */
+    static final String PLACEMENT_PROPERTY = "kiln.measure.placement";
+
+    private static final int PLACEMENT_STEPS = 1024; // 1024 x 64 bytes: up to 64 KiB past the block's start
     /** Outputs are filled with values from this seed before the checked run, so unwritten elements show. */
     static final long POISON_SEED = 0x5eed_dead_beefL;
 
@@ -32,6 +43,8 @@ final class Workload implements AutoCloseable {
     private final Map<Integer, PackedLayout> layouts;
     /** The workload this is a packed view of, which owns the arrays; null for the workload itself. */
     private final Workload owner;
+    /** Draws each argument's offset when placement is random; null when it is not. */
+    private final java.util.SplittableRandom placement;
 
     Workload(List<ArgumentSpec> args, long seed, List<NDArray> references) {
         this(args, seed, references, Map.of(), null);
@@ -48,6 +61,9 @@ final class Workload implements AutoCloseable {
         this.references = List.copyOf(references);
         this.layouts = Map.copyOf(layouts);
         this.owner = owner;
+        this.placement = "random".equals(System.getProperty(PLACEMENT_PROPERTY))
+                ? new java.util.SplittableRandom(seed ^ System.nanoTime())
+                : null;
         long outputs = args.stream().filter(a -> !a.input()).count();
         if (!references.isEmpty() && references.size() != outputs) {
             throw new KilnException("a workload with " + outputs + " outputs got " + references.size() + " references");
@@ -129,7 +145,9 @@ final class Workload implements AutoCloseable {
                     continue;
                 }
                 args.get(i).check(params.get(i), i);
-                out[i] = NDArray.allocate(params.get(i));
+                out[i] = placement == null
+                        ? NDArray.allocate(params.get(i))
+                        : NDArray.allocateOffset(params.get(i), NDArray.ALIGNMENT * nextStep());
                 if (args.get(i).input()) out[i].copyFrom(inputs().get(input++));
                 else out[i].fillRandom(POISON_SEED + i);
             }
@@ -138,6 +156,10 @@ final class Workload implements AutoCloseable {
             for (NDArray a : out) if (a != null) a.close();
             throw e;
         }
+    }
+
+    private synchronized int nextStep() {
+        return placement.nextInt(PLACEMENT_STEPS);
     }
 
     @Override
