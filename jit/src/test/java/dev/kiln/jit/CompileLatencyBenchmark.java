@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * {@code ./kiln mvn verify -pl jit -am -Dtest=CompileLatencyBenchmark -Dsurefire.failIfNoSpecifiedTests=false}.
  */
 class CompileLatencyBenchmark {
-    private static PrimFunc mm(int n) {
+    /** A naive n x n x n float32 matmul, lowered by default (shared with ConcurrentCompileTest). */
+    static PrimFunc mm(int n) {
         Tensor a = Te.placeholder("A", DType.FLOAT32, n, n), b = Te.placeholder("B", DType.FLOAT32, n, n);
         IterVar k = Te.reduceAxis(n, "k");
         return LowerDefault.lower(

@@ -3,7 +3,6 @@ package dev.kiln.jit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kiln.ir.DType;
-import dev.kiln.ir.IterVar;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
@@ -29,15 +28,6 @@ class ConcurrentCompileTest {
     private static final int THREADS = 6;
     private static final int PER_THREAD = 6;
 
-    private static PrimFunc mm(int n) {
-        Tensor a = Te.placeholder("A", DType.FLOAT32, n, n), b = Te.placeholder("B", DType.FLOAT32, n, n);
-        IterVar k = Te.reduceAxis(n, "k");
-        return LowerDefault.lower(
-                "mm",
-                ComputeDAG.of(Te.compute(
-                        "C", Te.shape(n, n), (i, j) -> Te.sum(k, a.at(i, k).mul(b.at(k, j))))));
-    }
-
     private static PrimFunc addMul(int n) {
         Tensor a = Te.placeholder("A", DType.FLOAT32, n), b = Te.placeholder("B", DType.FLOAT32, n);
         return LowerDefault.lower("addmul", ComputeDAG.of(Te.compute("C", Te.shape(n), i -> a.at(i)
@@ -50,7 +40,7 @@ class ConcurrentCompileTest {
         int id = t * PER_THREAD + j + (inLock ? THREADS * PER_THREAD : 0);
         return switch (j % 3) {
             case 0 -> addMul(1000 + id);
-            case 1 -> mm(4 + id);
+            case 1 -> CompileLatencyBenchmark.mm(4 + id);
             default -> ParallelRuntimeBenchmark.matmul(5 + id, ForKind.PARALLEL);
         };
     }
