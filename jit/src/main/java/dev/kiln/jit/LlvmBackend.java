@@ -2,12 +2,14 @@ package dev.kiln.jit;
 
 import dev.kiln.ir.KilnException;
 import dev.kiln.target.Backend;
+import dev.kiln.target.CacheEviction;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import dev.kiln.target.WorkerPool;
 import dev.kiln.tir.PrimFunc;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The CPU backend: compiles loop programs to machine code with LLVM (through Bytedeco's C API)
@@ -98,6 +100,14 @@ public final class LlvmBackend implements Backend {
      * keeps its threads polling between loops, and it counts their futex sleeps. Kernels compiled
      * with {@link ParallelRuntime#JAVA_POOL} run on a pool this does not hold.
      */
+    /** {@code clflush} of every line, then a fence, in the native runtime of {@code target}'s engine. */
+    @Override
+    public Optional<CacheEviction> cacheEviction(Target target) {
+        if (!supports(target)) return Optional.empty();
+        NativePool p = engine((CpuTarget) target).nativePool();
+        return Optional.of(p::evict);
+    }
+
     @Override
     public WorkerPool workerPool(Target target) {
         if (!supports(target)) return WorkerPool.NONE;

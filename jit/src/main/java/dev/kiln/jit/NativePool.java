@@ -35,6 +35,7 @@ final class NativePool implements AutoCloseable {
 
     static final String FREE = "kiln_rt_free";
     private static final String WS_FRESH = "kiln_rt_ws_fresh_count";
+    private static final String EVICT = "kiln_rt_evict";
 
     /** The most threads a loop runs on, the caller included: the size of {@code native-pool.ll}'s block tables. */
     static final int MAX_THREADS = 512;
@@ -47,6 +48,7 @@ final class NativePool implements AutoCloseable {
     private final MethodHandle hold;
     private final MethodHandle sleeps;
     private final MethodHandle workspaceFresh;
+    private final MethodHandle evict;
     private boolean started;
     private boolean closed;
 
@@ -56,7 +58,7 @@ final class NativePool implements AutoCloseable {
         this.module = jit.add(
                 "kiln native pool",
                 ir,
-                List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP, HOLD, SLEEPS, ALLOC, FREE, WS_FRESH),
+                List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP, HOLD, SLEEPS, ALLOC, FREE, WS_FRESH, EVICT),
                 true);
         Linker l = Linker.nativeLinker();
         this.configure = l.downcallHandle(
@@ -78,6 +80,27 @@ final class NativePool implements AutoCloseable {
                 MemorySegment.ofAddress(module.address(WS_FRESH)),
                 FunctionDescriptor.of(ValueLayout.JAVA_LONG),
                 Linker.Option.critical(false));
+        this.evict = l.downcallHandle(
+                MemorySegment.ofAddress(module.address(EVICT)),
+                FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+                Linker.Option.critical(false));
+    }
+
+    /**
+     * Evicts a native segment's cache lines from every core's caches ({@code clflush} per line, then
+     * {@code mfence}; {@code kiln_rt_evict} in {@code native-pool.ll}). Heap segments are refused.
+     */
+    void evict(MemorySegment segment) {
+        if (!segment.isNative())
+            throw new KilnException(
+                    "evict: only native memory can be evicted, got a heap segment of " + segment.byteSize() + " bytes");
+        if (segment.byteSize() == 0) return;
+        long start = segment.address() & ~63L, end = segment.address() + segment.byteSize();
+        try {
+            evict.invokeExact(start, end - start);
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot evict memory from the caches", t);
+        }
     }
 
     /** The entry of {@code kiln_rt_native_parallel_for(fn, ctx, n, cost)}, for tests that drive the pool directly. */

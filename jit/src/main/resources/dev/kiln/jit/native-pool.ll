@@ -388,3 +388,26 @@ define i64 @kiln_rt_ws_fresh_count() nounwind {
   %n = load atomic i64, ptr @kiln_rt_ws_fresh monotonic, align 8
   ret i64 %n
 }
+
+declare void @llvm.x86.sse2.clflush(ptr) nounwind
+declare void @llvm.x86.sse2.mfence() nounwind
+
+; Evicts [%p, %p + %bytes) from every core's caches (one clflush per 64-byte line, then a fence), as data that no
+; kernel touched since an earlier run of a network would be: the tuner's cache flush (TVM's CPU cache flush).
+define void @kiln_rt_evict(ptr %p, i64 %bytes) nounwind {
+entry:
+  %none = icmp eq i64 %bytes, 0
+  br i1 %none, label %done, label %loop
+loop:
+  %off = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %line = getelementptr i8, ptr %p, i64 %off
+  call void @llvm.x86.sse2.clflush(ptr %line)
+  %next = add i64 %off, 64
+  %more = icmp ult i64 %next, %bytes
+  br i1 %more, label %loop, label %fence
+fence:
+  call void @llvm.x86.sse2.mfence()
+  br label %done
+done:
+  ret void
+}

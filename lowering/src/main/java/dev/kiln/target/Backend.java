@@ -40,6 +40,14 @@ public interface Backend {
         return WorkerPool.NONE;
     }
 
+    /**
+     * How this backend evicts memory from every core's caches on {@code target} ({@link CacheEviction}), or empty
+     * when it cannot (the default); the caller then says how it flushes instead.
+     */
+    default java.util.Optional<CacheEviction> cacheEviction(Target target) {
+        return java.util.Optional.empty();
+    }
+
     /** The backends on the class path, in service-loader order. */
     static List<Backend> available() {
         List<Backend> out = new ArrayList<>();

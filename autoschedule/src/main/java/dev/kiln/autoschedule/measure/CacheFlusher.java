@@ -1,37 +1,86 @@
 package dev.kiln.autoschedule.measure;
 
+import dev.kiln.runtime.NDArray;
+import dev.kiln.target.Backend;
+import dev.kiln.target.CacheEviction;
+import dev.kiln.target.Target;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Evicts a program's data from the CPU caches between timed runs, so that every run starts cold
- * (TVM's {@code enable_cpu_cache_flush}): it writes one value per cache line of a buffer a quarter
- * larger than the last-level cache (8 MiB at least). It runs on the measuring thread, so it clears that core's private
- * caches and the shared last-level cache; other cores' private caches keep what a parallel
- * program left there.
+ * (TVM's {@code enable_cpu_cache_flush}), as a kernel's call in a network does: the other kernels of a run have
+ * pushed its weights out of every cache. Where the backend can evict memory ({@link Backend#cacheEviction}: the
+ * LLVM backend's {@code clflush}), every argument of the program is evicted from all cores' caches. Otherwise
+ * (the interpreter, the JVM backend) one value per cache line is written to a buffer a quarter larger than the
+ * last-level cache (8 MiB at least) from the measuring thread: that clears the shared cache and that core's own,
+ * while the other cores' private caches keep what a parallel program left there, so it models a network's
+ * cold weights only in part; {@link #describe()} says which one runs.
  */
 final class CacheFlusher {
     private static final long FALLBACK_LLC_BYTES = 32L << 20;
 
+    private final CacheEviction eviction;
     private final MemorySegment buffer;
     private long round;
 
+    /** A flusher that writes a buffer larger than the last-level cache (no eviction). */
     CacheFlusher() {
+        this.eviction = null;
         long llc = lastLevelCacheBytes();
         long bytes = Math.max(8L << 20, llc + llc / 4);
         buffer = Arena.ofAuto().allocate(bytes, 64);
     }
 
-    long bytes() {
-        return buffer.byteSize();
+    /** A flusher that evicts the program's arguments with {@code eviction}. */
+    CacheFlusher(CacheEviction eviction) {
+        this.eviction = java.util.Objects.requireNonNull(eviction, "eviction");
+        this.buffer = null;
     }
 
-    /** Writes every cache line of the buffer. */
-    void flush() {
+    /** Evicts the arguments where {@code backend} can on {@code target}, else writes a buffer (and says so once). */
+    static CacheFlusher of(Backend backend, Target target) {
+        Optional<CacheEviction> e = backend == null ? Optional.empty() : backend.cacheEviction(target);
+        if (e.isPresent()) return new CacheFlusher(e.get());
+        CacheFlusher f = new CacheFlusher();
+        if (backend != null) {
+            System.getLogger(CacheFlusher.class.getName())
+                    .log(
+                            System.Logger.Level.INFO,
+                            "cache flush on " + target + ": " + f.describe() + " (backend " + backend.name()
+                                    + " cannot evict memory from other cores' caches)");
+        }
+        return f;
+    }
+
+    /** Whether this flusher evicts the arguments from all caches (rather than writing a buffer). */
+    boolean evicts() {
+        return eviction != null;
+    }
+
+    /** How this flusher flushes, for reports. */
+    String describe() {
+        return evicts()
+                ? "every argument evicted from all cores' caches (clflush)"
+                : "a " + (buffer.byteSize() >> 20) + " MiB buffer written by the measuring thread";
+    }
+
+    /** The size of the buffer written ({@code 0} for an evicting flusher). */
+    long bytes() {
+        return buffer == null ? 0 : buffer.byteSize();
+    }
+
+    /** Flushes before a timed run of a program on {@code args}. */
+    void flush(NDArray[] args) {
+        if (eviction != null) {
+            for (NDArray a : args) if (a != null) eviction.evict(a.segment());
+            return;
+        }
         long v = ++round;
         for (long off = 0; off < buffer.byteSize(); off += 64) buffer.set(ValueLayout.JAVA_LONG, off, v + off);
     }

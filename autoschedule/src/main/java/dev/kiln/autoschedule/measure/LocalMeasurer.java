@@ -97,7 +97,7 @@ public final class LocalMeasurer implements Measurer {
         } catch (RuntimeException | StackOverflowError e) {
             return MeasureResult.failed(MeasureError.LOWER, MeasureLoop.describe(e), 0, 0);
         }
-        if (options.flushCache() && flusher == null) flusher = new CacheFlusher();
+        if (options.flushCache() && flusher == null) flusher = CacheFlusher.of(backend, target);
         long t0 = System.nanoTime();
         if (backend == null) {
             Program p;

@@ -114,7 +114,9 @@ public final class MeasureWorker {
                 Workload workload,
                 MeasureOptions options,
                 double compileSeconds,
-                WorkerPool pool)
+                WorkerPool pool,
+                Backend backend,
+                Target target)
                 implements Built {}
 
         /** Measured whole (compile included) by a provider's {@link ProgramMeasurer} when its turn comes. */
@@ -169,7 +171,8 @@ public final class MeasureWorker {
                         (System.nanoTime() - t0) / 1e9);
             }
             compileSeconds = (System.nanoTime() - t0) / 1e9;
-            return new Built.Ready(id, kernel, func, workload, options, compileSeconds, backend.workerPool(target));
+            return new Built.Ready(
+                    id, kernel, func, workload, options, compileSeconds, backend.workerPool(target), backend, target);
         } catch (VirtualMachineError e) {
             return new Built.Done(vmFailed(id, e, compileSeconds));
         } catch (RuntimeException e) {
@@ -193,7 +196,7 @@ public final class MeasureWorker {
             case Built.Ready r -> {
                 try (CompiledKernel kernel = r.kernel()) {
                     MeasureOptions options = r.options();
-                    if (options.flushCache() && flusher == null) flusher = new CacheFlusher();
+                    if (options.flushCache() && flusher == null) flusher = CacheFlusher.of(r.backend(), r.target());
                     MeasureLoop.Outcome out = ProgramRunner.run(
                             kernel::call, r.func().params(), r.workload(), options, flusher, r.pool());
                     yield new WorkerProtocol.Reply(

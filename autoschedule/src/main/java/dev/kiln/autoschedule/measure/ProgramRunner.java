@@ -84,7 +84,7 @@ final class ProgramRunner {
         public void flushCache() {
             if (flusher == null)
                 throw new KilnException("measure options ask for a cache flush, but no flusher was given");
-            flusher.flush();
+            flusher.flush(args);
         }
     }
 

@@ -87,6 +87,47 @@ class ProgramRunnerTest {
     }
 
     @Test
+    void anEvictingFlusherEvictsEveryArgumentBeforeEveryTimedRun() {
+        List<Long> evicted = new java.util.ArrayList<>();
+        AtomicLong calls = new AtomicLong();
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(3)
+                .withNumber(5)
+                .withWarmup(1)
+                .withWarmupMs(0)
+                .withMinRepeatMs(50)
+                .withFlushCache(true);
+        CacheFlusher flusher = new CacheFlusher(seg -> evicted.add(seg.byteSize()));
+        assertThat(flusher.evicts()).isTrue();
+        assertThat(flusher.describe()).contains("clflush");
+        try (Workload w = workload()) {
+            MeasureLoop.Outcome out = ProgramRunner.run(
+                    a -> {
+                        calls.incrementAndGet();
+                        affine(a);
+                    },
+                    List.of(X, Y),
+                    w,
+                    o,
+                    flusher,
+                    WorkerPool.NONE);
+            assertThat(out.error()).isEqualTo(MeasureError.NONE);
+            assertThat(out.costs()).hasSize(3);
+            // X and Y evicted before each of the 3 timed runs, nothing else
+            assertThat(evicted).hasSize(3 * 2);
+            assertThat(calls.get()).isEqualTo(1 + 1 + 3);
+        }
+    }
+
+    @Test
+    void withoutABackendThatEvictsTheFlusherWritesABufferAndSaysSo() {
+        CacheFlusher f = CacheFlusher.of(null, dev.kiln.target.Target.cpu());
+        assertThat(f.evicts()).isFalse();
+        assertThat(f.describe()).contains("buffer written by the measuring thread");
+        assertThat(f.bytes()).isGreaterThanOrEqualTo(8L << 20);
+    }
+
+    @Test
     void theWarmupByTimeRunsBetweenTheFixedWarmupAndTheTimedRepeats() {
         AtomicLong calls = new AtomicLong();
         MeasureOptions o = MeasureOptions.defaults()
