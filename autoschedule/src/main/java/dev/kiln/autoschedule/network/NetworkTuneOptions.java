@@ -1,6 +1,7 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.evolution.EvolutionarySearchPolicy;
+import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.measure.Measurer;
 import dev.kiln.autoschedule.model.GbdtCostModel;
 import dev.kiln.autoschedule.model.PretrainedModel;
@@ -17,7 +18,10 @@ import java.util.function.UnaryOperator;
  * The options of {@link Network#tune}: the task scheduler's ({@link TaskSchedulerOptions}: trial
  * budget over all tasks, strategy, seed, log file, measurement, search policies) and the network
  * level's (layout rewrite of constant weights, on by default on CPUs). The builder has the common
- * settings; {@link Builder#scheduler} reaches every other one.
+ * settings; {@link Builder#scheduler} reaches every other one. Unlike an operator's tuning, a network's flushes
+ * the caches before every timed run by default ({@link MeasureOptions#flushCache()}): inside the network a
+ * kernel's weights come from memory, and the search should pick programs that are fast that way;
+ * {@code scheduler(b -> b.measureOptions(MeasureOptions.defaults()))} times warm loops instead.
  *
  * <pre>{@code
  * NetworkTuneOptions.builder().trials(2000).logFile(log).build()
@@ -50,6 +54,10 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
 
         private Builder() {
             s.transfer(true); // schedule transfer on for networks: ResNet-50, 300 s, 44.3 -> 36.4 ms (PERFORMANCE)
+            // Programs timed on cold data, as a network's kernels run: every argument evicted from all caches
+            // before each timed run (CacheFlusher). ResNet-50, 300 s each, 2 threads: faster in the network in 5
+            // of 5 alternating pairs, 0.89-0.93x of ONNX Runtime against 0.82-0.95x (PERFORMANCE, eleventh session).
+            s.measureOptions(MeasureOptions.defaults().withFlushCache(true));
         }
 
         /** The trial budget over all tasks, counting trials already in the log (default 1000). */

@@ -112,9 +112,13 @@ public final class NetworkBench implements Callable<Integer> {
 
     @Option(
             names = "--flush-cache",
-            description = "Tune with the CPU caches flushed before every timed run (TVM's enable_cpu_cache_flush), so "
-                    + "programs are chosen by their speed on cold weights, as they run inside the network.")
-    boolean flushCache;
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "Tune with every argument of a program evicted from the CPU caches before each timed run "
+                    + "(TVM's enable_cpu_cache_flush), so programs are chosen by their speed on cold weights, as "
+                    + "they run inside the network (default: on; --no-flush-cache times warm loops).")
+    boolean flushCache = true;
 
     @Option(
             names = "--shared-model",

@@ -83,8 +83,13 @@ public final class OnnxBench implements Callable<Integer> {
 
     @Option(
             names = "--flush-cache",
-            description = "Tune with the CPU caches flushed before every timed run (TVM's enable_cpu_cache_flush).")
-    boolean flushCache;
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "Tune with every argument of a program evicted from the CPU caches before each timed run "
+                    + "(TVM's enable_cpu_cache_flush), so programs are chosen by their speed on cold weights, as "
+                    + "they run inside the network (default: on; --no-flush-cache times warm loops).")
+    boolean flushCache = true;
 
     @Mixin
     TransferOption transfer = new TransferOption();
@@ -243,6 +248,7 @@ public final class OnnxBench implements Callable<Integer> {
             if (retune) cmd.add("--retune");
             cmd.add(transfer.arg());
             cmd.add(fma.arg());
+            cmd.add(flushCache ? "--flush-cache" : "--no-flush-cache");
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
@@ -370,10 +376,11 @@ public final class OnnxBench implements Callable<Integer> {
         transfer.printReport(threadLog);
         how.append(String.format(
                 Locale.ROOT,
-                "tuned: %d trials (%d new, stop %s), log %s",
+                "tuned: %d trials (%d new, stop %s, %s), log %s",
                 r.trials(),
                 r.newTrials(),
                 r.stop(),
+                flushCache ? "caches flushed before every timed run" : "warm loops, no cache flush",
                 threadLog));
         return cn;
     }
