@@ -124,10 +124,10 @@ public record NetworkProfile(
      * Which kernels run slower in the network than when they were tuned, and why: for the {@code top}
      * calls that lose the most time, the median in the network, the fastest in the network, the same
      * call made again at once (warm data and code, threads awake), the tuned time and the ratios,
-     * sorted by time lost; then the sums, split into what a call made again at once wins back (the
-     * state the kernels before it left: cold caches, first touch) and what remains with warm data
-     * (thread hand-off, and that the tuner times a warm loop of one kernel), and the threads' sleeps
-     * per run. Calls without a tuned time (an untuned network) sort last.
+     * sorted by time lost; then the sums, split into what a call made again at once saves (the
+     * state the kernels before it left: cold caches, first touch) and how warm calls compare with the tuned
+     * times (above them: thread hand-off; below them: the tuner timed cold runs, as networks tune),
+     * and the threads' sleeps per run. Calls without a tuned time (an untuned network) sort last.
      */
     public String degradation(int top) {
         StringBuilder sb = new StringBuilder(String.format(
@@ -177,14 +177,14 @@ public record NetworkProfile(
             double lost = net - tuned, cold = net - again;
             sb.append(String.format(
                     Locale.ROOT,
-                    "lost %.4f ms against the tuned times: %.4f ms (%.0f%%) is won back by calling a kernel again at"
-                            + " once (what the kernels before it left in cache), %.4f ms (%.0f%%) remains with warm"
-                            + " data (thread hand-off; the tuner times a warm loop of one kernel)%n",
+                    "lost %.4f ms against the tuned times; calling each kernel again at once (warm data) saves %.4f"
+                            + " ms of the network's time (what the kernels before it left in cache), and warm calls"
+                            + " run %+.4f ms against the tuned times (above 0: the thread hand-off and what else the"
+                            + " tuner's timing lacks; below 0: the tuner timed colder runs, the cache flush networks"
+                            + " tune with)%n",
                     lost * 1e3,
                     cold * 1e3,
-                    100 * cold / lost,
-                    (again - tuned) * 1e3,
-                    100 * (again - tuned) / lost));
+                    (again - tuned) * 1e3));
         }
         sb.append(
                 Double.isNaN(sleepsPerRun)
