@@ -399,11 +399,12 @@ public final class NetworkBench implements Callable<Integer> {
                 transfer.printReport(taskLog);
                 kilnNote = String.format(
                         Locale.ROOT,
-                        "%s, %d trials (%d new, stop %s, %s)",
+                        "%s, %d trials (%d new, stop %s, %s), %s",
                         strategyName,
                         r.trials(),
                         r.newTrials(),
                         r.stop(),
+                        flushCache ? "caches flushed before every timed run" : "warm loops, no cache flush",
                         taskLog);
                 tuned = true;
             } else if (Files.exists(taskLog)) {
