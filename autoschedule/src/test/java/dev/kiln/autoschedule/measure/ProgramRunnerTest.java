@@ -59,16 +59,21 @@ class ProgramRunnerTest {
         }
     }
 
-    @Test
-    void withTheCacheFlushedEveryRepeatIsOneRun() {
-        AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults()
+    /** 3 flushed repeats of 5 runs asked for, after 1 warm-up run: each repeat becomes one run. */
+    private static MeasureOptions flushedThreeRepeats() {
+        return MeasureOptions.defaults()
                 .withRepeats(3)
                 .withNumber(5)
                 .withWarmup(1)
                 .withWarmupMs(0)
                 .withMinRepeatMs(50)
                 .withFlushCache(true);
+    }
+
+    @Test
+    void withTheCacheFlushedEveryRepeatIsOneRun() {
+        AtomicLong calls = new AtomicLong();
+        MeasureOptions o = flushedThreeRepeats();
         try (Workload w = workload()) {
             MeasureLoop.Outcome out = ProgramRunner.run(
                     a -> {
@@ -90,13 +95,7 @@ class ProgramRunnerTest {
     void anEvictingFlusherEvictsEveryArgumentBeforeEveryTimedRun() {
         List<Long> evicted = new java.util.ArrayList<>();
         AtomicLong calls = new AtomicLong();
-        MeasureOptions o = MeasureOptions.defaults()
-                .withRepeats(3)
-                .withNumber(5)
-                .withWarmup(1)
-                .withWarmupMs(0)
-                .withMinRepeatMs(50)
-                .withFlushCache(true);
+        MeasureOptions o = flushedThreeRepeats();
         CacheFlusher flusher = new CacheFlusher(seg -> evicted.add(seg.byteSize()));
         assertThat(flusher.evicts()).isTrue();
         assertThat(flusher.describe()).contains("clflush");

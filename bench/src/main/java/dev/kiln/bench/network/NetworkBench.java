@@ -110,15 +110,8 @@ public final class NetworkBench implements Callable<Integer> {
             description = "How many more measurements each of them gets (default: ${DEFAULT-VALUE}).")
     int remeasureRounds = MeasureOptions.defaults().remeasureRounds();
 
-    @Option(
-            names = "--flush-cache",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "Tune with every argument of a program evicted from the CPU caches before each timed run "
-                    + "(TVM's enable_cpu_cache_flush), so programs are chosen by their speed on cold weights, as "
-                    + "they run inside the network (default: on; --no-flush-cache times warm loops).")
-    boolean flushCache = true;
+    @Mixin
+    FlushCacheOption flushCache = new FlushCacheOption();
 
     @Option(
             names = "--shared-model",
@@ -389,7 +382,7 @@ public final class NetworkBench implements Callable<Integer> {
                                 .measureOptions(MeasureOptions.defaults()
                                         .forTarget(target)
                                         .withRemeasure(remeasureTop, remeasureRounds)
-                                        .withFlushCache(flushCache)));
+                                        .withFlushCache(flushCache.enabled())));
                 if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
                 if (sharedModel) ob.scheduler(b -> b.sharedCostModel(true));
                 ob.transfer(transfer.enabled());
@@ -404,7 +397,7 @@ public final class NetworkBench implements Callable<Integer> {
                         r.trials(),
                         r.newTrials(),
                         r.stop(),
-                        flushCache ? "caches flushed before every timed run" : "warm loops, no cache flush",
+                        flushCache.describe(),
                         taskLog);
                 tuned = true;
             } else if (Files.exists(taskLog)) {

@@ -59,7 +59,7 @@ final class NetworkChildCommand {
                 String.valueOf(o.remeasureRounds)));
         if (!o.profile) cmd.add("--no-profile");
         if (!o.unpacked) cmd.add("--no-unpacked");
-        cmd.add(o.flushCache ? "--flush-cache" : "--no-flush-cache");
+        cmd.add(o.flushCache.arg());
         if (o.sharedModel) cmd.add("--shared-model");
         cmd.add(o.transfer.arg());
         cmd.add(o.fma.arg());

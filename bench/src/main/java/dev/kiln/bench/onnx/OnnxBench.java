@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.bench.ChildJvm;
+import dev.kiln.bench.network.FlushCacheOption;
 import dev.kiln.bench.network.FmaOption;
 import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
@@ -81,15 +82,8 @@ public final class OnnxBench implements Callable<Integer> {
             description = "Tuning time limit per thread count, in seconds (0: none; default: ${DEFAULT-VALUE}).")
     long timeBudget = 600;
 
-    @Option(
-            names = "--flush-cache",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "Tune with every argument of a program evicted from the CPU caches before each timed run "
-                    + "(TVM's enable_cpu_cache_flush), so programs are chosen by their speed on cold weights, as "
-                    + "they run inside the network (default: on; --no-flush-cache times warm loops).")
-    boolean flushCache = true;
+    @Mixin
+    FlushCacheOption flushCache = new FlushCacheOption();
 
     @Mixin
     TransferOption transfer = new TransferOption();
@@ -248,7 +242,7 @@ public final class OnnxBench implements Callable<Integer> {
             if (retune) cmd.add("--retune");
             cmd.add(transfer.arg());
             cmd.add(fma.arg());
-            cmd.add(flushCache ? "--flush-cache" : "--no-flush-cache");
+            cmd.add(flushCache.arg());
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
@@ -366,7 +360,7 @@ public final class OnnxBench implements Callable<Integer> {
                 .logFile(threadLog)
                 .measuresPerRound(perRound)
                 .timeBudget(Duration.ofSeconds(timeBudget))
-                .scheduler(b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache)))
+                .scheduler(b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache.enabled())))
                 .verbose(true)
                 .transfer(transfer.enabled());
         if (cluster.enabled()) tuning.measurers(cluster::start); // measured on the cluster's workers of the target
@@ -380,7 +374,7 @@ public final class OnnxBench implements Callable<Integer> {
                 r.trials(),
                 r.newTrials(),
                 r.stop(),
-                flushCache ? "caches flushed before every timed run" : "warm loops, no cache flush",
+                flushCache.describe(),
                 threadLog));
         return cn;
     }
