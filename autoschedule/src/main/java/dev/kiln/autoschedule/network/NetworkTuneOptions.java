@@ -55,8 +55,9 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
         private Builder() {
             s.transfer(true); // schedule transfer on for networks: ResNet-50, 300 s, 44.3 -> 36.4 ms (PERFORMANCE)
             // Programs timed on cold data, as a network's kernels run: every argument evicted from all caches
-            // before each timed run (CacheFlusher). ResNet-50, 300 s each, 2 threads: faster in the network in 5
-            // of 5 alternating pairs, 0.89-0.93x of ONNX Runtime against 0.82-0.95x (PERFORMANCE, eleventh session).
+            // before each timed run (CacheFlusher). 2 threads, fresh logs: MobileNet-V2 10% faster in the network
+            // (3 of 3 pairs), ResNet-50 and BERT as fast as warm tuning, and every network within 1.04-1.19x of
+            // its estimate against 1.22-1.75x (PERFORMANCE, "Cold weights in the tuner's measurement").
             s.measureOptions(MeasureOptions.defaults().withFlushCache(true));
         }
 
