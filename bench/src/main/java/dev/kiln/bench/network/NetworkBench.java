@@ -233,8 +233,9 @@ public final class NetworkBench implements Callable<Integer> {
         if (coreType == null && cpuHasAvx512()) coreType = "SkylakeX";
         boolean ok = true;
         for (int t : threads) {
-            // Kiln first, in one JVM; then PyTorch, one JVM per network and memory format: libtorch's oneDNN dies with
-            // SIGFPE here on some layers (brg_blocking_t::est_eff_1x1), and a crash loses only that child's rows.
+            // Kiln first, in one JVM; then PyTorch, one JVM per network and memory format: a native crash (libtorch's
+            // oneDNN 3.7 died with SIGFPE on ResNet-50's 1x1 convs before TorchNetwork sidestepped those shapes) loses
+            // only that child's rows.
             List<List<String>> children = new ArrayList<>();
             children.add(List.of("kiln", String.join(",", networks), String.join(",", torchFormats)));
             if (jvm()) {
@@ -344,6 +345,12 @@ public final class NetworkBench implements Callable<Integer> {
                                 ? " " + f.name().toLowerCase(Locale.ROOT)
                                 : "");
                 try (TorchNetwork pt = TorchNetwork.load(g, v, f)) {
+                    List<String> nchw = pt.sidestepped();
+                    String note = nchw.isEmpty()
+                            ? ""
+                            : nchw.size() + " 1x1 convs run NCHW (oneDNN 3.7 brgemm 1x1 SIGFPE in channels_last)";
+                    if (!nchw.isEmpty())
+                        System.out.println("   " + impl + ": " + note + ": " + String.join(", ", nchw));
                     NDArray[] out = new NDArray[1];
                     Timing tm = time(() -> {
                         List<NDArray> r = pt.run(inputs);
@@ -351,7 +358,7 @@ public final class NetworkBench implements Callable<Integer> {
                         out[0] = r.getFirst();
                         for (int i = 1; i < r.size(); i++) r.get(i).close();
                     });
-                    emit(check(name, t, impl, tm, out[0], want, ""));
+                    emit(check(name, t, impl, tm, out[0], want, note));
                     out[0].close();
                 }
             }

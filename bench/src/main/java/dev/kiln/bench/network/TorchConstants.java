@@ -41,14 +41,16 @@ final class TorchConstants {
      * otherwise.
      */
     Tensor weight(String v, boolean nchw) {
-        return cached(v + "|W|" + nchw, () -> {
+        return weight(v, nchw, format);
+    }
+
+    /** The same in memory format {@code f} rather than the network's (a conv that must run in another format). */
+    Tensor weight(String v, boolean nchw, Format f) {
+        return cached(v + "|W|" + nchw + "|" + f, () -> {
             Tensor t = asIs(v);
             if (nchw) {
                 Tensor p = t.permute(3, 2, 0, 1);
-                t = hold(
-                        format == Format.CHANNELS_LAST
-                                ? p.contiguous(torch.MemoryFormat.ChannelsLast)
-                                : p.contiguous());
+                t = hold(f == Format.CHANNELS_LAST ? p.contiguous(torch.MemoryFormat.ChannelsLast) : p.contiguous());
             }
             return t;
         });

@@ -123,6 +123,7 @@ public final class TorchNetwork implements AutoCloseable {
     private final TorchConstants constants; // weights and other constants, freed on close
     private final TorchSlots slots; // which slot holds each value in which form, and the steps of a run
     private final Set<String> fusedAway = new HashSet<>();
+    private final List<String> sidestepped = new ArrayList<>(); // convs run NCHW in a channels_last network
     private final int[] inputSlots;
     private final int[] outputSlots;
     private boolean closed;
@@ -177,6 +178,14 @@ public final class TorchNetwork implements AutoCloseable {
 
     public Format format() {
         return format;
+    }
+
+    /**
+     * The convs this channels_last network runs on contiguous NCHW copies because libtorch's oneDNN would crash on them
+     * ({@link TorchRuntime#oneDnn37Brgemm1x1Fpe}); empty otherwise.
+     */
+    public List<String> sidestepped() {
+        return List.copyOf(sidestepped);
     }
 
     /**
@@ -435,7 +444,23 @@ public final class TorchNetwork implements AutoCloseable {
         TensorOptional b =
                 bias == null ? new TensorOptional() : constants.keep(new TensorOptional(constants.asIs(bias)));
         String target = bias == null ? n.name() : biasNodeOf(n);
-        if (graph.isConstant(wName)) {
+        long[] wd = graph.value(wName).dims(); // HWIO or OIHW
+        long ic = (nhwc ? wd[2] : wd[1]) * groups, oc = nhwc ? wd[3] : wd[0];
+        long kh = nhwc ? wd[0] : wd[2], kw = nhwc ? wd[1] : wd[3];
+        if (graph.isConstant(wName)
+                && format == Format.CHANNELS_LAST
+                && nhwc
+                && TorchRuntime.oneDnn37Brgemm1x1Fpe(kh, kw, groups, ic, oc)) {
+            // libtorch's oneDNN would die creating this conv in channels_last (TorchRuntime.oneDnn37Brgemm1x1Fpe): it
+            // runs on contiguous NCHW copies (oneDNN's other 1x1 path), its output goes back to channels_last
+            Tensor w = constants.weight(wName, true, Format.NCHW);
+            sidestepped.add(n.name());
+            slots.emit(target, f, t -> {
+                Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
+                return torch.conv2d(in.contiguous(), w, b, stride, pad, dil, groups)
+                        .contiguous(torch.MemoryFormat.ChannelsLast);
+            });
+        } else if (graph.isConstant(wName)) {
             Tensor w = constants.weight(wName, nhwc);
             slots.emit(target, f, t -> {
                 Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);

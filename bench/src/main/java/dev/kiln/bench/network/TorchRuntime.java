@@ -40,6 +40,22 @@ public final class TorchRuntime {
         return sb.toString();
     }
 
+    /**
+     * Whether libtorch's oneDNN would die with SIGFPE creating this conv in channels_last: oneDNN 3.7's brgemm 1x1
+     * convolution ({@code brg_blocking_t::est_eff_1x1}) keeps a "maskrcnn workaround" for five (input, output)
+     * channel pairs that divides, in integers, by the count of AMX row blocks, which is 0 when the kernel is not an
+     * AMX one (every float32 conv; found on Zen 5, where ResNet-50 died on its 1x1 convs 1024-2048, 1024-512,
+     * 256-1024, 512-1024 and 512-2048 at every thread count). The pairs are that code's own; other 1x1 shapes
+     * compute the same ratio in floats. False for any other oneDNN version than 3.7 (as libtorch reports it).
+     */
+    public static boolean oneDnn37Brgemm1x1Fpe(long kh, long kw, long groups, long ic, long oc) {
+        if (kh != 1 || kw != 1 || groups != 1) return false;
+        if (!ensureAvailable().contains("MKL-DNN v3.7.")) return false;
+        return (ic == 1024 && (oc == 2048 || oc == 512))
+                || (ic == 256 && oc == 1024)
+                || (ic == 512 && (oc == 1024 || oc == 2048));
+    }
+
     private static volatile String version;
 
     /**

@@ -99,6 +99,28 @@ class TorchNetworkTest {
     }
 
     @Test
+    void oneDnn37SigfpeShapesRunNchwInsideAChannelsLastNetwork() {
+        // without the sidestep, libtorch 2.10's oneDNN 3.7.1 dies with SIGFPE creating these 1x1 convs in channels_last
+        // on CPUs where its f32 brgemm is not an AMX kernel (TorchRuntime.oneDnn37Brgemm1x1Fpe): the JVM, not the test
+        // (checked on Zen 5: at 14x14 the fork dies without the sidestep; at 5x5 these shapes happen not to crash)
+        GraphBuilder g = new GraphBuilder("fpe_shapes");
+        Value x = g.input("x", FLOAT32, 1, 14, 14, 1024);
+        Value a = g.relu("a.relu", g.conv2d("a", x, g.weight("wa", 1, 0.05, 1, 1, 1024, 512), "NHWC", 1, 0, 1));
+        Value b = g.conv2d("b", a, g.weight("wb", 2, 0.05, 1, 1, 512, 2048), "NHWC", 2, 0, 1); // strided too
+        Value c = g.conv2d("c", x, g.weight("wc", 3, 0.05, 1, 1, 1024, 256), "NHWC", 1, 0, 1); // not a listed pair
+        Graph net = g.output(b, c).build();
+        checkOp(net);
+        try (TorchNetwork pt = TorchNetwork.load(net, Variant.AS_BUILT, Format.CHANNELS_LAST)) {
+            if (TorchRuntime.ensureAvailable().contains("MKL-DNN v3.7."))
+                assertThat(pt.sidestepped()).containsExactly("a", "b");
+            else assertThat(pt.sidestepped()).isEmpty();
+        }
+        try (TorchNetwork pt = TorchNetwork.load(net, Variant.AS_BUILT, Format.NCHW)) {
+            assertThat(pt.sidestepped()).isEmpty();
+        }
+    }
+
+    @Test
     void convolutionNchw() {
         GraphBuilder g = new GraphBuilder("conv_nchw");
         Value x = g.input("x", FLOAT32, 1, 6, 10, 10);
