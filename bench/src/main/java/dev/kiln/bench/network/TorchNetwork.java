@@ -444,27 +444,21 @@ public final class TorchNetwork implements AutoCloseable {
         TensorOptional b =
                 bias == null ? new TensorOptional() : constants.keep(new TensorOptional(constants.asIs(bias)));
         String target = bias == null ? n.name() : biasNodeOf(n);
-        long[] wd = graph.value(wName).dims(); // HWIO or OIHW
-        long ic = (nhwc ? wd[2] : wd[1]) * groups, oc = nhwc ? wd[3] : wd[0];
-        long kh = nhwc ? wd[0] : wd[2], kw = nhwc ? wd[1] : wd[3];
-        if (graph.isConstant(wName)
-                && format == Format.CHANNELS_LAST
-                && nhwc
-                && TorchRuntime.oneDnn37Brgemm1x1Fpe(kh, kw, groups, ic, oc)) {
+        if (graph.isConstant(wName)) {
+            long[] wd = graph.value(wName).dims(); // HWIO or OIHW
+            long ic = (nhwc ? wd[2] : wd[1]) * groups, oc = nhwc ? wd[3] : wd[0];
+            long kh = nhwc ? wd[0] : wd[2], kw = nhwc ? wd[1] : wd[3];
             // libtorch's oneDNN would die creating this conv in channels_last (TorchRuntime.oneDnn37Brgemm1x1Fpe): it
             // runs on contiguous NCHW copies (oneDNN's other 1x1 path), its output goes back to channels_last
-            Tensor w = constants.weight(wName, true, Format.NCHW);
-            sidestepped.add(n.name());
+            boolean runNchw =
+                    format == Format.CHANNELS_LAST && nhwc && TorchRuntime.oneDnn37Brgemm1x1Fpe(kh, kw, groups, ic, oc);
+            if (runNchw) sidestepped.add(n.name());
+            Tensor w = runNchw ? constants.weight(wName, true, Format.NCHW) : constants.weight(wName, nhwc);
             slots.emit(target, f, t -> {
                 Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
+                if (!runNchw) return torch.conv2d(in, w, b, stride, pad, dil, groups);
                 return torch.conv2d(in.contiguous(), w, b, stride, pad, dil, groups)
                         .contiguous(torch.MemoryFormat.ChannelsLast);
-            });
-        } else if (graph.isConstant(wName)) {
-            Tensor w = constants.weight(wName, nhwc);
-            slots.emit(target, f, t -> {
-                Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
-                return torch.conv2d(in, w, b, stride, pad, dil, groups);
             });
         } else {
             int ws = slots.slot(wName, Form.LOGICAL);
