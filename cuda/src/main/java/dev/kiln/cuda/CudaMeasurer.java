@@ -198,7 +198,8 @@ public final class CudaMeasurer implements ProgramMeasurer {
             for (int o = 0; o < outs.size(); o++) {
                 Comparison c = outs.get(o).compareTo(w.reference(o), options.rtol(), options.atol());
                 if (!c.ok())
-                    return "output '" + w.name(w.inputCount() + o) + "' differs from the interpreter's: " + c.report();
+                    return "output '" + w.name(w.inputCount() + o)
+                            + "' differs from the reference (the interpreter, float32 sums in float64): " + c.report();
             }
             return null;
         }

@@ -5,6 +5,7 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
+import dev.kiln.te.WideAccumulation;
 import dev.kiln.tir.PrimFunc;
 import java.util.List;
 
@@ -31,10 +32,14 @@ public final class Measurers {
         }
     }
 
-    /** The task's program under the empty schedule, which the measurers check results against. */
+    /**
+     * The program the measurers check results against: the task's computation under the empty schedule, its float32
+     * sums accumulated in float64 ({@link WideAccumulation}), so that a program which adds in another order is judged
+     * against the exact total, not against the drift of one particular order.
+     */
     public static PrimFunc referenceProgram(SearchTask task) {
         try {
-            return Lowering.lower("reference", Schedule.empty(task.dag()));
+            return Lowering.lower("reference", Schedule.empty(WideAccumulation.of(task.dag())));
         } catch (RuntimeException e) {
             throw new KilnException("task " + task.workloadKey()
                     + ": the default lowering fails, so there is nothing to " + "measure against: " + e.getMessage());

@@ -101,7 +101,9 @@ final class ProgramRunner {
             } catch (KilnException e) {
                 return "output '" + specs.get(i).name() + "': " + e.getMessage();
             }
-            if (!c.ok()) return "output '" + specs.get(i).name() + "' differs from the interpreter's: " + c.report();
+            if (!c.ok())
+                return "output '" + specs.get(i).name()
+                        + "' differs from the reference (the interpreter, float32 sums in float64): " + c.report();
         }
         return null;
     }

@@ -8,6 +8,7 @@ import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
+import dev.kiln.te.WideAccumulation;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,7 +22,8 @@ import java.util.Map;
  * A workload's seeded inputs and its reference output. Input {@code i} of the DAG (in
  * {@link ComputeDAG#arguments()} order) is {@code NDArray.random(FLOAT32, seed + i, shape)}; the
  * reference is Kiln's default lowering (the loop nest the operator library defines, no schedule;
- * the interpreter's semantics, checked by the jit tests) compiled with LLVM. References are kept
+ * the interpreter's semantics, checked by the jit tests) with its float32 sums accumulated in
+ * float64 ({@link WideAccumulation}: the exact total, not one order's drift), compiled with LLVM. References are kept
  * under {@code cacheDir} as raw float32, so the children of one run (Kiln, then each baseline)
  * compute each only once.
  */
@@ -42,7 +44,7 @@ record SuiteReference(ComputeDAG dag, NDArray[] args, Map<String, NDArray> input
         }
         long[] outDims = params.getLast().shape().toArray();
         NDArray ref = NDArray.allocate(DType.FLOAT32, outDims);
-        Path file = cacheDir.resolve(w.key() + "-seed" + seed + ".f32");
+        Path file = cacheDir.resolve(w.key() + "-seed" + seed + "-f64sum.f32");
         long bytes = ref.numElements() * 4L;
         if (Files.isRegularFile(file) && Files.size(file) == bytes) {
             MemorySegment.copy(MemorySegment.ofArray(Files.readAllBytes(file)), 0, ref.segment(), 0, bytes);
@@ -50,8 +52,8 @@ record SuiteReference(ComputeDAG dag, NDArray[] args, Map<String, NDArray> input
             NDArray[] refArgs = args.clone();
             refArgs[refArgs.length - 1] = ref;
             Target cpu = Target.cpu();
-            try (CompiledKernel k =
-                    Backend.forTarget(cpu).compile(LowerDefault.lower("reference_" + w.op(), dag), cpu)) {
+            try (CompiledKernel k = Backend.forTarget(cpu)
+                    .compile(LowerDefault.lower("reference_" + w.op(), WideAccumulation.of(dag)), cpu)) {
                 k.call(refArgs);
             }
             Files.createDirectories(cacheDir);
