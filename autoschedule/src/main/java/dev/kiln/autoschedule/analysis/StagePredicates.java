@@ -87,21 +87,38 @@ public final class StagePredicates {
     }
 
     /**
-     * The single consumer of stage {@code id}; with several, the stage they are all computed
-     * at or rooted at (one level up), if it is the same for all; else -1.
+     * The single consumer of stage {@code id}; with several, the nearest stage that every one of them is, or is
+     * computed inside (following compute_at attachments up to a root), if there is one; else -1.
+     *
+     * <p>Ansor looks one level up only (each consumer itself or the stage it is computed at). Kiln follows the whole
+     * chain, so a stage read by an rfactor stage (computed at its reduction) and by the stage that reduction is
+     * computed at can join them: softmax's exp, read by {@code softmax_sum.rf} (at {@code softmax_sum}, at the
+     * normalisation's row loop) and by the normalisation, can be computed per row, where Ansor's rule leaves the whole
+     * exponentiated matrix in memory between three loop nests.
      */
     public static int singleConsumerId(LoopState s, int id) {
         List<Integer> cs = consumers(s, id);
         if (cs.isEmpty()) return -1;
         if (cs.size() == 1) return cs.get(0);
-        int common = -1;
-        for (int c : cs) {
-            Stage st = s.stage(c);
-            int root = st.computeAt() == ComputeAtKind.ITER ? st.attachStage() : c;
-            if (common == -1) common = root;
-            else if (common != root) return -1;
+        List<List<Integer>> chains = new ArrayList<>();
+        for (int c : cs) chains.add(attachChain(s, c));
+        for (int candidate : chains.get(0)) {
+            boolean common = true;
+            for (int k = 1; k < chains.size() && common; k++)
+                common = chains.get(k).contains(candidate);
+            if (common) return candidate;
         }
-        return common;
+        return -1;
+    }
+
+    /** Stage {@code id}, the stage it is computed at, the one that one is computed at, ..., up to a root stage. */
+    private static List<Integer> attachChain(LoopState s, int id) {
+        List<Integer> chain = new ArrayList<>();
+        for (int c = id; ; c = s.stage(c).attachStage()) {
+            chain.add(c);
+            if (s.stage(c).computeAt() != ComputeAtKind.ITER
+                    || chain.size() > s.stages().size()) return chain;
+        }
     }
 
     public static boolean elementwiseMatch(AccessAnalyzer a, LoopState s, int id, int target) {

@@ -6,7 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.autoschedule.Workloads;
 import dev.kiln.autoschedule.analysis.StagePredicates.Location;
+import dev.kiln.interp.Interpreter;
+import dev.kiln.lower.Lowering;
+import dev.kiln.runtime.Comparison;
+import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
@@ -86,6 +91,39 @@ class StagePredicatesTest {
                 .isEqualTo(-1);
         // norm's i has softmax_sum attached: the walk stops right after it
         assertThat(StagePredicates.computeLocationCandidates(st, exp)).containsExactly(new Location(norm, 0));
+    }
+
+    @Test
+    void theCommonConsumerIsFoundThroughAChainOfAttachments() {
+        // softmax with its sum rfactored (the rf stage computed at the sum) and the sum computed at the
+        // normalisation's row loop: exp is read by softmax_sum.rf and softmax, whose chains meet at softmax only
+        // two levels up, where Ansor's one-level rule finds no common consumer and leaves exp at root
+        ComputeDAG dag = Workloads.softmaxNm(3, 32);
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        s.stage("softmax_sum").split("k", 8);
+        s.stage("softmax_sum").rfactor("k.1", 1);
+        s.stage("softmax_sum.rf").computeAt("softmax_sum", "i");
+        s.stage("softmax_sum").computeAt("softmax", "i");
+        LoopState st = s.state();
+        int exp = st.stageIndex("softmax_exp"), norm = st.stageIndex("softmax");
+        assertThat(StagePredicates.consumers(st, exp)).containsExactly(st.stageIndex("softmax_sum.rf"), norm);
+        assertThat(StagePredicates.singleConsumerId(st, exp)).isEqualTo(norm);
+        assertThat(StagePredicates.computeLocationCandidates(st, exp)).containsExactly(new Location(norm, 0));
+        // and the program with exp (and the max) per row computes softmax
+        s.stage("softmax_exp").computeAt("softmax", "i");
+        s.stage("softmax_max").computeAt("softmax", "i");
+        NDArray a = NDArray.random(FLOAT32, 7, 3, 32);
+        NDArray fused = NDArray.allocate(FLOAT32, 3, 32), ref = NDArray.allocate(FLOAT32, 3, 32);
+        Interpreter.run(Lowering.lower("fused", s.build()), a, fused);
+        Interpreter.run(Lowering.lower("ref", Schedule.empty(dag)), a, ref);
+        Comparison c = fused.compareTo(ref, 1e-5, 1e-7);
+        assertThat(c.ok()).as(c.report()).isTrue();
+        // with the sum at root the chains never meet
+        ScheduleBuilder root = ScheduleBuilder.on(dag);
+        root.stage("softmax_sum").split("k", 8);
+        root.stage("softmax_sum").rfactor("k.1", 1);
+        root.stage("softmax_sum.rf").computeAt("softmax_sum", "i");
+        assertThat(StagePredicates.singleConsumerId(root.state(), exp)).isEqualTo(-1);
     }
 
     @Test
