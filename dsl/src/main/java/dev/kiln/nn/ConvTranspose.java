@@ -20,10 +20,31 @@ import java.util.List;
  * {@code x[ih] * w[kh]} to {@code out[ih * stride - padBefore + kh * dilation]}; the output extent is
  * {@code (in - 1) * stride - padBefore - padAfter + dilation * (K - 1) + outputPadding + 1}.
  *
- * <p>Built as TVM builds it, in two stages: "dilate_pad" spreads the input {@code stride} apart
- * with zeros in between and pads it by {@code dilation * (K - 1) - padBefore} before (and what
- * the output needs after) using index arithmetic; then the operator correlates that with the
- * spatially flipped kernel. The first stage is left out when it would be the identity.
+ * <p>Two formulations, chosen per spatial axis:
+ * <ul>
+ *   <li>Stride above 1 and dilation 1 (the common case, e.g. the T2D workloads: K 4, stride 2,
+ *       pad 1): the sub-pixel ("phase") decomposition. With {@code t = o + padBefore}, output
+ *       {@code o} receives {@code x[i] * w[k]} for {@code k = t mod stride + stride * j} and
+ *       {@code i = t div stride - j}, {@code j = 0 .. ceil(K / stride) - 1}: a correlation over
+ *       {@code ceil(K / stride)} taps whose weights depend on the output's phase
+ *       {@code t mod stride}, with the kernel not flipped. No multiplication touches a zero that
+ *       the stride would insert, so it does {@code 1 / stride} of the other form's work per axis
+ *       (a quarter for a 2-D stride 2); oneDNN's deconvolution (a backward-data convolution) and
+ *       PyTorch's (oneDNN, or a GEMM and col2im) likewise never multiply by inserted zeros. A
+ *       "pad" stage zero-pads the input so that every read is in bounds; when the stride does not
+ *       divide K, the last tap of some phases falls past the kernel, and the reduction's condition
+ *       ({@code k < K}) leaves it out, so the common case (stride divides K) has neither a
+ *       condition nor a select in the operator.</li>
+ *   <li>Otherwise (stride 1, or dilation above 1) as TVM builds it: "dilate_pad" spreads the
+ *       input {@code stride} apart with zeros in between and pads it by
+ *       {@code dilation * (K - 1) - padBefore} before (and what the output needs after) using
+ *       index arithmetic; then the operator correlates that with the spatially flipped kernel.
+ *       At stride 1 this is a plain correlation; with a stride it multiplies by the inserted zeros.</li>
+ * </ul>
+ * One stage prepares the input for every axis: "pad" when every axis takes the phase form,
+ * "dilate_pad" otherwise; it is left out when it would be the identity. The reduce axes follow
+ * the weight layout's order (rc and one per spatial axis, named "r" and the axis letter: the
+ * kernel taps, or the taps of one phase).
  *
  * <p>Weight layouts: {@link #conv2dTransposeNhwc} takes [KH, KW, CI, CO/groups] (TVM's layout for
  * the Ansor T2D workloads); {@link #conv2dTransposeNchw} takes [CI, CO/groups, KH, KW] (PyTorch's
@@ -112,12 +133,14 @@ public final class ConvTranspose {
                     p.dilation(i),
                     outPad[i]);
         }
-        Tensor dp = dilatePad(data, l, p, kernel, out);
+        Axis[] ax = new Axis[s];
+        for (int i = 0; i < s; i++) ax[i] = Axis.of(p, i, data.dim(l.dataSpatial[i]), kernel[i], out[l.dataSpatial[i]]);
+        Tensor src = sourceStage(data, l, ax);
 
         IterVar rc = Te.reduceAxis(ciPerGroup, "rc");
         IterVar[] r = new IterVar[s];
         for (int i = 0; i < s; i++)
-            r[i] = Te.reduceAxis(kernel[i], "r" + l.spatialName(i).toLowerCase());
+            r[i] = Te.reduceAxis(ax[i].taps(), "r" + l.spatialName(i).toLowerCase());
         List<IterVar> axes = new ArrayList<>();
         for (int k = 0; k < kernelLayout.length(); k++) {
             if (k == l.kernelIn) axes.add(rc);
@@ -132,14 +155,68 @@ public final class ConvTranspose {
             di[l.channel] = ic;
             wIdx[l.kernelIn] = ic;
             wIdx[l.kernelOut] = groups == 1 ? oc : oc.floormod(coPerGroup);
+            Expr where = null;
             for (int i = 0; i < s; i++) {
-                di[l.dataSpatial[i]] = ConvChecks.window(idx.get(l.dataSpatial[i]), 1, r[i], p.dilation(i));
-                // flipped kernel: K - 1 - r
-                wIdx[l.kernelSpatial[i]] =
-                        Literals.of(r[i].dtype(), kernel[i] - 1).sub(r[i]);
+                Axis a = ax[i];
+                Expr o = idx.get(l.dataSpatial[i]);
+                if (a.phase()) {
+                    // out[o] gets x[i] * w[k] for i * s + k = o + pb: k = (o + pb) mod s + s * r,
+                    // i = (o + pb) div s - r; the kernel is not flipped in this form
+                    Expr t = a.padBefore() == 0 ? o : o.add(a.padBefore());
+                    Expr row = t.floordiv(a.stride()).sub(r[i]);
+                    di[l.dataSpatial[i]] = a.before() == 0 ? row : row.add(a.before());
+                    Expr k = t.floormod(a.stride()).add(r[i].mul(a.stride()));
+                    wIdx[l.kernelSpatial[i]] = k;
+                    // the last tap of some phases falls past the kernel when s does not divide K
+                    if (a.kernel() % a.stride() != 0) where = and(where, k.lt(a.kernel()));
+                } else {
+                    di[l.dataSpatial[i]] = ConvChecks.window(o, 1, r[i], a.dilation());
+                    // flipped kernel: K - 1 - r
+                    wIdx[l.kernelSpatial[i]] =
+                            Literals.of(r[i].dtype(), a.kernel() - 1).sub(r[i]);
+                }
             }
-            return sum(axes, dp.at(Arrays.asList(di)).mul(weight.at(Arrays.asList(wIdx))));
+            return sum(axes, src.at(Arrays.asList(di)).mul(weight.at(Arrays.asList(wIdx))), where);
         });
+    }
+
+    /**
+     * How the operator reads the input along one spatial axis (input extent {@code in}), with
+     * {@code taps} reduction steps. A phase axis (stride above 1, dilation 1) reads the input
+     * padded by {@code before = max(0, taps - 1 - padBefore div stride)} and by {@code after}, what
+     * the last output's first tap needs; the other axes read it spread {@code stride} apart and
+     * shifted by {@code before = dilation * (K - 1) - padBefore} (negative when it crops). The
+     * source stage is {@code size} long along the axis.
+     */
+    private record Axis(
+            long in,
+            long kernel,
+            long stride,
+            long padBefore,
+            long dilation,
+            boolean phase,
+            long taps,
+            long before,
+            long after,
+            long size) {
+        static Axis of(ConvParams p, int i, long in, long kernel, long out) {
+            long s = p.stride(i);
+            long pb = p.padBefore(i);
+            long d = p.dilation(i);
+            if (s > 1 && d == 1) {
+                long taps = Math.ceilDiv(kernel, s);
+                long before = Math.max(0, taps - 1 - pb / s);
+                long after = Math.max(0, (out - 1 + pb) / s - (in - 1));
+                return new Axis(in, kernel, s, pb, d, true, taps, before, after, in + before + after);
+            }
+            long before = d * (kernel - 1) - pb;
+            return new Axis(in, kernel, s, pb, d, false, kernel, before, 0, out + d * (kernel - 1));
+        }
+
+        /** Whether the source stage is the input itself along this axis. */
+        boolean identity() {
+            return phase ? before == 0 && after == 0 : stride == 1 && before == 0 && size == in;
+        }
     }
 
     private static long[] outputPadding(String name, ConvLayout l, ConvParams p, long[] given) {
@@ -163,34 +240,37 @@ public final class ConvTranspose {
     }
 
     /**
-     * The input spread {@code stride} apart and padded so that the output is a plain correlation
-     * with the flipped kernel: along a spatial axis, position {@code y} holds
-     * {@code data[(y - off) / stride]} when {@code y - off} is a non-negative multiple of the stride
-     * below {@code (in - 1) * stride + 1}, and zero elsewhere; {@code off = dilation * (K - 1) - padBefore}.
+     * The tensor the operator reads: the input, or a stage that pads it along the phase axes (a
+     * position {@code y} holds {@code data[y - before]} when that is inside the input, zero elsewhere)
+     * and spreads it {@code stride} apart along the others (position {@code y} holds
+     * {@code data[(y - before) / stride]} when {@code y - before} is a non-negative multiple of the
+     * stride below {@code (in - 1) * stride + 1}, zero elsewhere). The stage is called "pad" when
+     * every axis is a phase axis, "dilate_pad" otherwise, and left out when it would be the identity.
      */
-    private static Tensor dilatePad(Tensor data, ConvLayout l, ConvParams p, long[] kernel, long[] out) {
+    private static Tensor sourceStage(Tensor data, ConvLayout l, Axis[] ax) {
         int s = l.spatialRank();
         long[] shape = data.shape().toArray();
-        long[] off = new long[s];
         boolean identity = true;
+        boolean allPhase = true;
         for (int i = 0; i < s; i++) {
-            int d = l.dataSpatial[i];
-            shape[d] = out[d] + p.dilation(i) * (kernel[i] - 1);
-            off[i] = p.dilation(i) * (kernel[i] - 1) - p.padBefore(i);
-            identity &= p.stride(i) == 1 && off[i] == 0 && shape[d] == data.dim(d);
+            shape[l.dataSpatial[i]] = ax[i].size();
+            identity &= ax[i].identity();
+            allPhase &= ax[i].phase();
         }
         if (identity) return data;
+        String name = allPhase ? "pad" : "dilate_pad";
         Expr zero = Literals.of(data.dtype(), 0L);
-        return Te.computeN("dilate_pad", "dilate_pad", Shape.of(shape), idx -> {
+        return Te.computeN(name, name, Shape.of(shape), idx -> {
             List<Expr> src = new ArrayList<>(idx);
             Expr cond = null;
             for (int i = 0; i < s; i++) {
+                Axis a = ax[i];
                 int d = l.dataSpatial[i];
-                long stride = p.stride(i);
-                long last = (data.dim(d) - 1) * stride; // last non-zero position of the dilated input
-                Expr pos = off[i] == 0 ? idx.get(d) : idx.get(d).sub(off[i]);
-                if (off[i] > 0) cond = and(cond, pos.ge(0));
-                if (shape[d] - 1 - off[i] > last) cond = and(cond, pos.le(last));
+                long stride = a.phase() ? 1 : a.stride();
+                long last = (a.in() - 1) * stride; // last non-zero position of the (dilated) input
+                Expr pos = a.before() == 0 ? idx.get(d) : idx.get(d).sub(a.before());
+                if (a.before() > 0) cond = and(cond, pos.ge(0));
+                if (shape[d] - 1 - a.before() > last) cond = and(cond, pos.le(last));
                 if (stride != 1) {
                     cond = and(cond, pos.floormod(stride).eq(0));
                     pos = pos.floordiv(stride);

@@ -166,6 +166,33 @@ class SampledProgramsTest {
     }
 
     /**
+     * Transposed convs in the phase form (stride 2, dilation 1): the T2D shape (K 4, pad 1, no condition on the
+     * reduction) and K 3 (the reduction's condition leaves out the taps past the kernel, so a schedule must keep
+     * its reads of the weight under that guard).
+     */
+    @Test
+    void transposedConv() {
+        check(
+                "conv2d transpose K4 s2 p1",
+                ComputeDAG.of(ConvTranspose.conv2dTransposeNhwc(
+                        Te.placeholder("data", FLOAT32, 1, 4, 4, 8),
+                        Te.placeholder("weight", FLOAT32, 4, 4, 8, 6),
+                        2,
+                        1)),
+                100,
+                10);
+        check(
+                "conv2d transpose K3 s2 p1",
+                ComputeDAG.of(ConvTranspose.conv2dTransposeNhwc(
+                        Te.placeholder("data", FLOAT32, 1, 4, 5, 4),
+                        Te.placeholder("weight", FLOAT32, 3, 3, 4, 6),
+                        2,
+                        1)),
+                80,
+                11);
+    }
+
+    /**
      * The rest of the operator library, a few samples each (small search spaces run out early:
      * sampling gives up after 100 draws without a new program).
      */
