@@ -67,6 +67,14 @@ public class BackendsBench {
     @Param({"llvm", "jvm", "vector-api", "jvm-tuned"})
     public String backend;
 
+    /**
+     * Rows of the hand GEMM schedule's tile ({@link MatmulSchedules.Tiles}: tiles of this many rows x 256 columns,
+     * 4 x 64 register blocks, k in steps of 256; B's 256 x 256 block is packed once per tile and step of k, so taller
+     * tiles pack it less often). 32 is {@link MatmulSchedules.Tiles#avx512()}.
+     */
+    @Param({"32"})
+    public int gemmTileRows;
+
     private CompiledKernel kernel;
     private NDArray[] args;
     private ForkJoinPool pool;
@@ -75,7 +83,8 @@ public class BackendsBench {
     @Setup
     public void setup() {
         Schedule s = workload.equals("gemm1024")
-                ? MatmulSchedules.tiled(MatmulBench.matmul(1024), MatmulSchedules.Tiles.avx512())
+                ? MatmulSchedules.tiled(
+                        MatmulBench.matmul(1024), new MatmulSchedules.Tiles(gemmTileRows, 256, 4, 64, 256))
                 : workload.equals("conv2d-naive") ? conv2dNaiveSchedule() : conv2dSchedule();
         if (backend.equals("vector-api")) {
             pool = new ForkJoinPool(Target.cpu().cores());
