@@ -2,6 +2,7 @@ package dev.kiln.te;
 
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.ExprPrinter;
+import dev.kiln.ir.ExprRewriter;
 import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
@@ -13,6 +14,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -59,6 +61,25 @@ public final class ComputeOp implements Operation {
      */
     public static ComputeOp create(String name, String tag, List<IterVar> axes, List<Expr> bodies) {
         return new ComputeOp(name, tag, axes, bodies);
+    }
+
+    /**
+     * The same computation (name, tag, axes) reading {@code replacements.get(t)} wherever it reads a tensor {@code t}
+     * that the map holds (compared by identity); this op itself if it reads none of them.
+     */
+    public ComputeOp readingReplaced(Map<Tensor, Tensor> replacements) {
+        if (inputs.stream().noneMatch(replacements::containsKey)) return this;
+        ExprRewriter r = new ExprRewriter() {
+            @Override
+            public Expr visit(Expr e) {
+                Expr x = rewriteChildren(e);
+                if (x instanceof TensorRead t && replacements.containsKey(t.tensor())) {
+                    return new TensorRead(replacements.get(t.tensor()), t.indices());
+                }
+                return x;
+            }
+        };
+        return new ComputeOp(name, tag, axes, r.visitAll(bodies));
     }
 
     private void validateReductions() {

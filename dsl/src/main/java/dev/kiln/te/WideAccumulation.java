@@ -4,7 +4,6 @@ import dev.kiln.ir.Binary;
 import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
-import dev.kiln.ir.ExprRewriter;
 import dev.kiln.ir.FloatImm;
 import dev.kiln.ir.IterVar;
 import dev.kiln.ir.Reduce;
@@ -42,13 +41,12 @@ public final class WideAccumulation {
             if (!(op instanceof ComputeOp c)) continue;
             boolean wide = widens(c);
             if (!wide && c.inputTensors().stream().noneMatch(repl::containsKey)) continue;
-            List<Expr> bodies = readsReplaced(c.bodies(), repl);
+            ComputeOp rebuilt = c.readingReplaced(repl);
             if (!wide) {
-                ComputeOp rebuilt = ComputeOp.create(c.name(), c.tag(), c.axes(), bodies);
                 for (int v = 0; v < c.outputs().size(); v++) repl.put(c.output(v), rebuilt.output(v));
                 continue;
             }
-            Reduce r = (Reduce) bodies.get(0);
+            Reduce r = (Reduce) rebuilt.body();
             Reduce total = new Reduce(
                     Reducer.sum(DType.FLOAT64),
                     List.of(r.sources().get(0).cast(DType.FLOAT64)),
@@ -85,20 +83,5 @@ public final class WideAccumulation {
                         || (b.a() == red.rhs().get(0) && b.b() == red.lhs().get(0)))
                 && red.identities().get(0) instanceof FloatImm z
                 && z.value() == 0;
-    }
-
-    private static List<Expr> readsReplaced(List<Expr> bodies, Map<Tensor, Tensor> repl) {
-        if (repl.isEmpty()) return bodies;
-        ExprRewriter r = new ExprRewriter() {
-            @Override
-            public Expr visit(Expr e) {
-                Expr x = rewriteChildren(e);
-                if (x instanceof TensorRead t && repl.containsKey(t.tensor())) {
-                    return new TensorRead(repl.get(t.tensor()), t.indices());
-                }
-                return x;
-            }
-        };
-        return r.visitAll(bodies);
     }
 }

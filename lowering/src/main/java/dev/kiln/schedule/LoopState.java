@@ -1,9 +1,6 @@
 package dev.kiln.schedule;
 
-import dev.kiln.ir.Expr;
-import dev.kiln.ir.ExprRewriter;
 import dev.kiln.ir.KilnException;
-import dev.kiln.ir.TensorRead;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Operation;
@@ -206,17 +203,9 @@ public record LoopState(ComputeDAG dag, List<Stage> stages, List<Step> steps) {
 
     /** The same computation reading the replacement tensors. */
     static ComputeOp rebuild(ComputeOp c, Map<Tensor, Tensor> repl) {
-        ExprRewriter r = new ExprRewriter() {
-            @Override
-            public Expr visit(Expr e) {
-                Expr x = rewriteChildren(e);
-                if (x instanceof TensorRead t && repl.containsKey(t.tensor())) {
-                    return new TensorRead(repl.get(t.tensor()), t.indices());
-                }
-                return x;
-            }
-        };
-        return ComputeOp.create(c.name(), c.tag(), c.axes(), r.visitAll(c.bodies()));
+        ComputeOp r = c.readingReplaced(repl);
+        // a new op even when nothing is replaced, as before: callers put it in the state as a stage of its own
+        return r != c ? r : ComputeOp.create(c.name(), c.tag(), c.axes(), c.bodies());
     }
 
     /** Stage names, for messages. */

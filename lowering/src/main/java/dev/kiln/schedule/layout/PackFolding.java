@@ -1,10 +1,7 @@
 package dev.kiln.schedule.layout;
 
 import dev.kiln.interp.Interpreter;
-import dev.kiln.ir.Expr;
-import dev.kiln.ir.ExprRewriter;
 import dev.kiln.ir.KilnException;
-import dev.kiln.ir.TensorRead;
 import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
@@ -159,17 +156,7 @@ public final class PackFolding {
         for (Operation op : dag.ops()) {
             if (!(op instanceof ComputeOp c) || packs.containsKey(c)) continue;
             if (c.inputTensors().stream().noneMatch(repl::containsKey)) continue;
-            ExprRewriter r = new ExprRewriter() {
-                @Override
-                public Expr visit(Expr e) {
-                    Expr x = rewriteChildren(e);
-                    if (x instanceof TensorRead t && repl.containsKey(t.tensor())) {
-                        return new TensorRead(repl.get(t.tensor()), t.indices());
-                    }
-                    return x;
-                }
-            };
-            ComputeOp rebuilt = ComputeOp.create(c.name(), c.tag(), c.axes(), r.visitAll(c.bodies()));
+            ComputeOp rebuilt = c.readingReplaced(repl);
             for (int v = 0; v < c.outputs().size(); v++) repl.put(c.output(v), rebuilt.output(v));
         }
         return new ComputeDAG(
