@@ -1,5 +1,6 @@
 package dev.kiln.bench.cli;
 
+import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.bench.suite.SuiteDags;
@@ -63,6 +64,13 @@ final class InspectCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the sections as one JSON object.")
     boolean json;
 
+    @Option(
+            names = "--layout-free",
+            description = "The workload's constant weights layout-free, as ./kiln suite tunes its convs by default "
+                    + "(their records are keyed 'layout_free=[1]'): the schedule is looked up under that key and "
+                    + "lowered reading the weights packed (default: off, the weights read as given).")
+    boolean layoutFree;
+
     @Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -76,9 +84,16 @@ final class InspectCommand implements Callable<Integer> {
         SuiteWorkload w = workload.workload();
         ComputeDAG dag = SuiteDags.of(w);
         Target t = target.target();
+        SearchTask task = AutoSchedule.task(dag, t, layoutFree ? SuiteDags.layoutFree(w) : List.of());
+        if (layoutFree && task.layoutFree().isEmpty()) {
+            throw new KilnException("--layout-free: " + w.label() + " has no constant weight to pack");
+        }
+        if (layoutFree && log == null) throw new KilnException("--layout-free needs --log (a layout-free schedule)");
         Schedule s = log != null
-                ? AutoSchedule.bestSchedule(dag, t, log)
+                ? AutoSchedule.bestSchedule(task, log)
                 : t instanceof CudaTarget ? SimpleGpuSchedule.of(dag, 256) : null;
+        if (s != null && !task.layoutFree().isEmpty())
+            s = task.rewriteLayouts(s).schedule(); // as it is compiled
         String how = log != null
                 ? "best of " + log
                 : s != null ? "SimpleGpuSchedule, 256 threads per block (no log)" : "none: the default lowering";
@@ -93,8 +108,8 @@ final class InspectCommand implements Callable<Integer> {
                         case "dag" -> dag.toString();
                         case "schedule" -> s == null ? how : how + "\n" + s;
                         case "java" -> s == null ? "// " + how : s.toJavaSource();
-                        case "ir" -> (f = f != null ? f : lower(dag, s, t)).toString();
-                        case "source" -> source(f = f != null ? f : lower(dag, s, t), t);
+                        case "ir" -> (f = f != null ? f : lower(dag, task, s)).toString();
+                        case "source" -> source(f = f != null ? f : lower(dag, task, s), t);
                         default -> throw new IllegalStateException(section);
                     };
             out.put(section, text);
@@ -113,10 +128,10 @@ final class InspectCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static PrimFunc lower(ComputeDAG dag, Schedule s, Target t) {
+    private static PrimFunc lower(ComputeDAG dag, SearchTask task, Schedule s) {
         String name = "kiln_" + dag.outputs().getFirst().name().replaceAll("[^A-Za-z0-9_]", "_");
         if (s == null) return LowerDefault.lower(name, dag);
-        PrimFunc f = ScheduleLowerer.forTarget(t).lower(AutoSchedule.task(dag, t), s);
+        PrimFunc f = ScheduleLowerer.forTarget(task.target()).lower(task, s);
         return new PrimFunc(name, f.params(), f.body());
     }
 

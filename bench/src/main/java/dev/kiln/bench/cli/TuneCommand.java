@@ -100,6 +100,13 @@ final class TuneCommand implements Callable<Integer> {
                     + "crashes takes the run down.")
     boolean inProcess;
 
+    @Option(
+            names = "--layout-free",
+            description = "Tune with the operator's constant weights layout-free, as ./kiln suite tunes its convs: "
+                    + "each program reads them packed in the order of its tiles (packed once, outside the timing; "
+                    + "records keyed 'layout_free=[...]'; kiln inspect --layout-free reads them back).")
+    boolean layoutFree;
+
     @Option(names = "--plot", paramLabel = "PNG", description = "Also draw the tuning curve to this PNG.")
     Path plot;
 
@@ -140,6 +147,11 @@ final class TuneCommand implements Callable<Integer> {
         boolean checkIt = check != null ? check : dag.flopCount() <= 2e8;
         MeasureOptions mo = MeasureOptions.defaults().withCheckCorrectness(checkIt);
         Map<String, Object> out = new LinkedHashMap<>();
+        List<String> constants = layoutFree ? SuiteDags.layoutFree(w) : List.of();
+        if (layoutFree && constants.isEmpty()) {
+            throw new KilnException("--layout-free: " + w.label() + " has no constant weight to pack");
+        }
+        String key = AutoSchedule.task(dag, t, constants).workloadKey();
         Measurer inner = measurer(t, mo);
         try (CliProgress m = new CliProgress(inner, w.label(), trials, mode, System.err, 5)) {
             TuneOptions.Builder b = TuneOptions.builder()
@@ -151,11 +163,12 @@ final class TuneCommand implements Callable<Integer> {
                     .measurer(m)
                     .progressBar(false);
             if (timeBudget != null) b.timeBudget(Duration.ofMillis((long) (timeBudget * 1e3)));
+            b.layoutFree(constants.toArray(String[]::new));
             try (TuneResult r = AutoSchedule.tune(dag, t, b.build())) {
                 out.put("workload", w.label());
                 out.put("op", w.op());
                 out.put("config", w.config());
-                out.put("workloadKey", dag.workloadKey());
+                out.put("workloadKey", key);
                 out.put("target", t.toString());
                 out.put("log", log.toString());
                 out.put("trials", r.trials());
@@ -176,8 +189,8 @@ final class TuneCommand implements Callable<Integer> {
         }
         if (plot != null) {
             try (TuningLog l = TuningLog.open(log)) {
-                TuningCurve c = TuningCurve.fromLog(
-                        w.label(), l.records(dag.workloadKey(), t.toString()), dag.flopCount(), dag.rateUnit());
+                TuningCurve c =
+                        TuningCurve.fromLog(w.label(), l.records(key, t.toString()), dag.flopCount(), dag.rateUnit());
                 CurveChart.write(plot, List.of(c), "kiln tune " + w.label());
             }
             out.put("plot", plot.toString());

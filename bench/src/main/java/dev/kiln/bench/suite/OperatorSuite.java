@@ -137,6 +137,16 @@ public final class OperatorSuite implements Callable<Integer> {
     boolean layoutFree = true;
 
     @Option(
+            names = "--passes",
+            description = "Timing passes: after the first (which tunes), each implementation's child runs again "
+                    + "this many times less one, in turn with the others, Kiln's built from the log without search; "
+                    + "each row keeps its fastest pass (by median) and notes every pass's median. A kernel whose "
+                    + "data spills the last-level cache (shared with the rest of the host) times 1.5x apart from one "
+                    + "process to the next; alternating passes give every implementation the same chances "
+                    + "(default: ${DEFAULT-VALUE}).")
+    int passes = 1;
+
+    @Option(
             names = "--openblas-coretype",
             description = "OPENBLAS_CORETYPE for the children only (default: the environment's).")
     String openblasCoreType;
@@ -172,6 +182,7 @@ public final class OperatorSuite implements Callable<Integer> {
             }
         }
         if (trials < 0) throw new KilnException("--trials must be 0 or more, got " + trials);
+        if (passes < 1) throw new KilnException("--passes must be at least 1, got " + passes);
         for (int t : threads) if (t < 1) throw new KilnException("--threads: each must be at least 1, got " + t);
         KernelTimer timer = new KernelTimer(warmup, warmupSeconds, repeats, sampleMs / 1e3);
         if (childRows != null) {
@@ -207,44 +218,14 @@ public final class OperatorSuite implements Callable<Integer> {
                 java.util.Arrays.toString(threads),
                 impls,
                 layoutFree ? "layout-free (packed once, outside the timing)" : "read as given (--no-layout-free)");
-        List<SuiteRow> rows = new ArrayList<>();
+        List<List<SuiteRow>> byPass = new ArrayList<>();
         boolean crashed = false;
-        for (int t : threads) {
-            for (String impl : impls) {
-                Path rowsFile = Files.createTempFile(dir, "rows-" + impl + "-" + t + "t-", ".tsv");
-                ProcessBuilder pb = new ProcessBuilder(childCommand(impl, t, rowsFile)).inheritIO();
-                Map<String, String> env = pb.environment();
-                ChildJvm.threads(env, t, coreType);
-                System.out.printf(
-                        Locale.ROOT,
-                        "== %s, %d thread(s): child JVM, OMP_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; "
-                                + "load %s%n",
-                        impl,
-                        t,
-                        t,
-                        coreType == null ? "(auto)" : coreType,
-                        env.get("OMP_WAIT_POLICY"),
-                        NetworkBench.loadAverage());
-                int rc = pb.start().waitFor();
-                List<SuiteRow> got = SuiteRow.parseAll(Files.readAllLines(rowsFile), rowsFile.toString());
-                rows.addAll(got);
-                if (rc != 0) {
-                    crashed = true;
-                    for (SuiteWorkload w : selected) {
-                        if (got.stream().noneMatch(r -> r.workload().equals(w.label()))) {
-                            rows.add(SuiteRow.notRun(
-                                    w,
-                                    t,
-                                    impl,
-                                    Status.CRASHED,
-                                    "the child JVM exited with " + rc
-                                            + " before this workload (see its output and any hs_err_pid*.log)"));
-                        }
-                    }
-                }
-                Files.deleteIfExists(rowsFile);
-            }
+        for (int pass = 0; pass < passes; pass++) {
+            List<SuiteRow> rows = new ArrayList<>();
+            crashed |= runPass(selected, coreType, pass, rows);
+            byPass.add(rows);
         }
+        List<SuiteRow> rows = SuitePasses.fastest(byPass);
         List<String> order = selected.stream().map(SuiteWorkload::label).toList();
         rows = SuiteReport.withRatios(rows).stream()
                 .sorted(java.util.Comparator.comparingInt(SuiteRow::threads)
@@ -282,7 +263,55 @@ public final class OperatorSuite implements Callable<Integer> {
         return wrong || crashed ? 1 : 0;
     }
 
-    private List<String> childCommand(String impl, int t, Path rowsFile) {
+    /**
+     * One pass: a child JVM per thread count and implementation, in turn; its rows go to {@code rows}. Passes after
+     * the first build Kiln's kernels from the log (no search). Returns whether a child crashed.
+     */
+    private boolean runPass(List<SuiteWorkload> selected, String coreType, int pass, List<SuiteRow> rows)
+            throws IOException, InterruptedException {
+        boolean crashed = false;
+        if (passes > 1) System.out.printf(Locale.ROOT, "== pass %d of %d%n", pass + 1, passes);
+        for (int t : threads) {
+            for (String impl : impls) {
+                Path rowsFile = Files.createTempFile(dir, "rows-" + impl + "-" + t + "t-", ".tsv");
+                ProcessBuilder pb =
+                        new ProcessBuilder(childCommand(impl, t, rowsFile, pass == 0 ? trials : 0)).inheritIO();
+                Map<String, String> env = pb.environment();
+                ChildJvm.threads(env, t, coreType);
+                System.out.printf(
+                        Locale.ROOT,
+                        "== %s, %d thread(s): child JVM, OMP_NUM_THREADS=%d OPENBLAS_CORETYPE=%s OMP_WAIT_POLICY=%s; "
+                                + "load %s%n",
+                        impl,
+                        t,
+                        t,
+                        coreType == null ? "(auto)" : coreType,
+                        env.get("OMP_WAIT_POLICY"),
+                        NetworkBench.loadAverage());
+                int rc = pb.start().waitFor();
+                List<SuiteRow> got = SuiteRow.parseAll(Files.readAllLines(rowsFile), rowsFile.toString());
+                rows.addAll(got);
+                if (rc != 0) {
+                    crashed = true;
+                    for (SuiteWorkload w : selected) {
+                        if (got.stream().noneMatch(r -> r.workload().equals(w.label()))) {
+                            rows.add(SuiteRow.notRun(
+                                    w,
+                                    t,
+                                    impl,
+                                    Status.CRASHED,
+                                    "the child JVM exited with " + rc
+                                            + " before this workload (see its output and any hs_err_pid*.log)"));
+                        }
+                    }
+                }
+                Files.deleteIfExists(rowsFile);
+            }
+        }
+        return crashed;
+    }
+
+    private List<String> childCommand(String impl, int t, Path rowsFile, int childTrials) {
         List<String> cmd = ChildJvm.command(OperatorSuite.class);
         cmd.addAll(List.of(
                 "--part",
@@ -294,7 +323,7 @@ public final class OperatorSuite implements Callable<Integer> {
                 "--batch",
                 String.valueOf(batch),
                 "--trials",
-                String.valueOf(trials),
+                String.valueOf(childTrials),
                 "--per-round",
                 String.valueOf(perRound),
                 "--log",

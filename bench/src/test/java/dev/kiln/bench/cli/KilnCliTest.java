@@ -128,6 +128,40 @@ class KilnCliTest {
     }
 
     @Test
+    void aLayoutFreeTuneIsInspectedUnderItsOwnKey(@TempDir Path tmp) throws Exception {
+        Path log = tmp.resolve("c2d.jsonl");
+        String[] c2d = {"--op", "C2D", "--config", "1,6,6,4,8,3,1,1"};
+        Run tune = run(concat(
+                new String[] {"tune"},
+                c2d,
+                "--layout-free",
+                "--trials",
+                "2",
+                "--per-round",
+                "2",
+                "--log",
+                log.toString(),
+                "--measure-in-process",
+                "--progress",
+                "none",
+                "--json"));
+        assertThat(tune.rc()).as(tune.err()).isZero();
+        assertThat(JSON.readTree(tune.out()).get("workloadKey").asText()).endsWith(" layout_free=[1]");
+        Run plain = run(concat(new String[] {"inspect"}, c2d, "--log", log.toString(), "--show", "ir"));
+        assertThat(plain.rc()).isEqualTo(2); // no record under the plain key
+        Run inspect = run(concat(
+                new String[] {"inspect"}, c2d, "--layout-free", "--log", log.toString(), "--show", "schedule,ir"));
+        assertThat(inspect.rc()).as(inspect.err()).isZero();
+        assertThat(inspect.out())
+                .contains("best of " + log)
+                .contains("func kiln_")
+                .contains("weight: float32[");
+        Run gmm = run("inspect", "--op", "GMM", "--layout-free", "--log", log.toString());
+        assertThat(gmm.rc()).isEqualTo(2);
+        assertThat(gmm.err()).contains("--layout-free").contains("no constant weight");
+    }
+
+    @Test
     void badInputEndsWithCode2AndNamesTheOption(@TempDir Path tmp) {
         Run r = run("tune", "--op", "XYZ", "--log", tmp.resolve("l.jsonl").toString());
         assertThat(r.rc()).isEqualTo(2);

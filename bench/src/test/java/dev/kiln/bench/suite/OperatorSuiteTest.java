@@ -17,7 +17,7 @@ import picocli.CommandLine;
  * The whole command on two tiny workloads, one thread, every implementation in its child JVM: the
  * TSV has a checked row per implementation and workload (OpenBLAS's conv row says it has none),
  * Kiln's rows carry the tuning split, the PNG decodes, and a rerun with {@code --trials 0}
- * builds from the log without searching.
+ * builds from the log without searching (in two timing passes, whose medians its notes give).
  */
 class OperatorSuiteTest {
 
@@ -88,11 +88,13 @@ class OperatorSuiteTest {
         assertThat(curve.getWidth()).isEqualTo(dev.kiln.bench.plot.CurveChart.WIDTH);
 
         Thread.sleep(1100); // the next run's files get a new time stamp
-        rc = new CommandLine(new OperatorSuite()).execute(concat(common, "--trials", "0", "--impls", "kiln"));
+        rc = new CommandLine(new OperatorSuite())
+                .execute(concat(common, "--trials", "0", "--impls", "kiln", "--passes", "2"));
         assertThat(rc).isZero();
         assertThat(rowsOf(newest(dir, ".tsv"))).hasSize(2).allSatisfy(r -> {
             assertThat(r.kernel()).startsWith("built from the log (no search)");
             assertThat(r.status()).isEqualTo(Status.OK);
+            assertThat(r.notes()).containsPattern("2 passes, medians [0-9.e-]+, [0-9.e-]+ ms: pass [12] kept");
         });
 
         // --no-layout-free looks the conv up under its plain key, which this log does not have; GMM is unchanged
