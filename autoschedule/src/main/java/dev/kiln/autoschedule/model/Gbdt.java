@@ -82,14 +82,17 @@ public final class Gbdt {
      * Trains {@code p.rounds()} more trees on top of {@code base} (continued boosting, as
      * XGBoost's {@code xgb_model}: the new trees fit what {@code base} gets wrong on {@code d}); the
      * model returned holds {@code base}'s trees and the new ones. A null {@code base} trains from
-     * scratch. {@code base} must read rows of the set's width.
+     * scratch. {@code base} must read at most the set's width: features are only ever appended to the
+     * layout ({@code FeatureLayout}), so a base trained before an addition reads the first {@code base.width()}
+     * numbers of each wider row as it did, and the new trees may split on the added ones (the bundled
+     * pretrained model reads 189 of today's 190).
      */
     public static Gbdt train(TrainingSet d, GbdtParams p, Gbdt base) {
         int rows = d.rows();
         if (rows == 0) throw new KilnException("gbdt: nothing to train on");
-        if (base != null && base.width != d.width()) {
+        if (base != null && base.width > d.width()) {
             throw new KilnException("gbdt: the base model reads " + base.width
-                    + " features per statement, the training set has " + d.width());
+                    + " features per statement, the training set has only " + d.width());
         }
         FeatureBins fb = FeatureBins.of(d.x(), rows, d.width(), p.maxBins());
         byte[] bins = fb.binAll(d.x(), rows, d.width());

@@ -169,6 +169,36 @@ class GbdtTest {
     }
 
     @Test
+    void continuedBoostingOnWiderRowsKeepsTheBasePredictions() {
+        Gbdt.TrainingSet wide = data(200, 5, 0.01);
+        int narrowWidth = W - 1; // the set before its last feature was added to the layout
+        float[] nx = new float[wide.rows() * narrowWidth];
+        for (int row = 0; row < wide.rows(); row++)
+            System.arraycopy(wide.x(), row * W, nx, row * narrowWidth, narrowWidth);
+        Gbdt.TrainingSet narrow = new Gbdt.TrainingSet(nx, narrowWidth, wide.start(), wide.label(), wide.weight());
+        Gbdt base = Gbdt.train(narrow, SQUARED);
+        Gbdt more = Gbdt.train(wide, SQUARED, base);
+        assertThat(more.width()).isEqualTo(W);
+        assertThat(more.trees()).isEqualTo(2 * base.trees());
+        // the base reads a wide row's first W - 1 numbers as the narrow row's: the same predictions
+        for (int q = 0; q < wide.programs(); q++) {
+            int rows = wide.start()[q + 1] - wide.start()[q];
+            assertThat(base.predictProgram(wide.x(), wide.start()[q], rows, W))
+                    .isEqualTo(base.predictProgram(nx, wide.start()[q], rows, narrowWidth));
+        }
+        double[] pb = new double[wide.programs()], pm = new double[wide.programs()];
+        for (int q = 0; q < pb.length; q++) {
+            int rows = wide.start()[q + 1] - wide.start()[q];
+            pb[q] = base.predictProgram(wide.x(), wide.start()[q], rows, W);
+            pm[q] = more.predictProgram(wide.x(), wide.start()[q], rows, W);
+        }
+        assertThat(rmse(pm, wide.label())).isLessThan(rmse(pb, wide.label())); // the new trees fit what is left
+        assertThatThrownBy(() -> Gbdt.train(narrow, SQUARED, more))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("reads 6 features per statement, the training set has only 5");
+    }
+
+    @Test
     void badInput() {
         assertThatThrownBy(() -> Gbdt.train(
                         new Gbdt.TrainingSet(new float[0], 3, new int[] {0}, new double[0], new double[0]),

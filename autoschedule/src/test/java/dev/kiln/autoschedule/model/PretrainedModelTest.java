@@ -150,6 +150,18 @@ class PretrainedModelTest {
     }
 
     @Test
+    void theShippedModelLearnsOnlineFromTodaysFeatures() {
+        // the shipped model reads the features of its day (189 per statement); today's programs have more (190):
+        // the search's online update boosts on top of it, and the new trees may read the added feature
+        PretrainedModel pm = PretrainedModel.bundled().orElseThrow();
+        GbdtCostModel m = GbdtCostModel.defaults(3).withPretrained(pm);
+        List<Candidate> cs = sample(HELD_OUT, 40, 11);
+        m.update(HELD_OUT, cs, measure(HELD_OUT, cs, 1, 7));
+        for (double score : m.predict(HELD_OUT, sample(HELD_OUT, 6, 12)))
+            assertThat(score).isFinite();
+    }
+
+    @Test
     void readsTuningLogsOfKnownTasks(@TempDir Path dir) {
         SearchTask mm = TRAIN.get(0);
         List<Candidate> cs = sample(mm, 12, 8);
