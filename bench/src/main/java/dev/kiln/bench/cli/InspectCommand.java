@@ -84,10 +84,7 @@ final class InspectCommand implements Callable<Integer> {
         SuiteWorkload w = workload.workload();
         ComputeDAG dag = SuiteDags.of(w);
         Target t = target.target();
-        SearchTask task = AutoSchedule.task(dag, t, layoutFree ? SuiteDags.layoutFree(w) : List.of());
-        if (layoutFree && task.layoutFree().isEmpty()) {
-            throw new KilnException("--layout-free: " + w.label() + " has no constant weight to pack");
-        }
+        SearchTask task = AutoSchedule.task(dag, t, WorkloadOptions.layoutFree(w, layoutFree));
         if (layoutFree && log == null) throw new KilnException("--layout-free needs --log (a layout-free schedule)");
         Schedule s = log != null
                 ? AutoSchedule.bestSchedule(task, log)

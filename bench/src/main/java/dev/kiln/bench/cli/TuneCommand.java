@@ -147,10 +147,7 @@ final class TuneCommand implements Callable<Integer> {
         boolean checkIt = check != null ? check : dag.flopCount() <= 2e8;
         MeasureOptions mo = MeasureOptions.defaults().withCheckCorrectness(checkIt);
         Map<String, Object> out = new LinkedHashMap<>();
-        List<String> constants = layoutFree ? SuiteDags.layoutFree(w) : List.of();
-        if (layoutFree && constants.isEmpty()) {
-            throw new KilnException("--layout-free: " + w.label() + " has no constant weight to pack");
-        }
+        List<String> constants = WorkloadOptions.layoutFree(w, layoutFree);
         String key = AutoSchedule.task(dag, t, constants).workloadKey();
         Measurer inner = measurer(t, mo);
         try (CliProgress m = new CliProgress(inner, w.label(), trials, mode, System.err, 5)) {

@@ -58,6 +58,18 @@ final class WorkloadOptions {
     }
 
     /**
+     * The layout-free arguments of {@code w} for a command's {@code --layout-free} (its constant weights, as the
+     * suite tunes them); none when {@code on} is false. Throws naming the option when {@code w} has none.
+     */
+    static List<String> layoutFree(SuiteWorkload w, boolean on) {
+        if (!on) return List.of();
+        List<String> constants = SuiteDags.layoutFree(w);
+        if (constants.isEmpty())
+            throw new KilnException("--layout-free: " + w.label() + " has no constant weight to pack");
+        return constants;
+    }
+
+    /**
      * Every workload of the list (batch 1 and as listed) by workload key, with its label: how a
      * tuning log's workload keys are named and given their DAG.
      */

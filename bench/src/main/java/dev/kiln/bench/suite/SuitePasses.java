@@ -63,7 +63,7 @@ public final class SuitePasses {
         }
         String note = String.format(
                 Locale.ROOT, "%d passes, medians %s ms: pass %d kept", rows.size(), medians, bestPass + 1);
-        SuiteRow timed = new SuiteRow(
+        return new SuiteRow(
                 first.op(),
                 first.config(),
                 first.threads(),
@@ -83,12 +83,14 @@ public final class SuitePasses {
                 first.outsideMeasure(),
                 best.loadBefore(),
                 best.loadAfter(),
-                first.notes());
-        return withNotes(timed, first.notes(), note);
+                joined(first.notes(), note));
+    }
+
+    private static String joined(String notes, String more) {
+        return notes == null || notes.isEmpty() || notes.equals("-") ? more : notes + "; " + more;
     }
 
     private static SuiteRow withNotes(SuiteRow r, String notes, String more) {
-        String n = notes == null || notes.isEmpty() || notes.equals("-") ? more : notes + "; " + more;
         return new SuiteRow(
                 r.op(),
                 r.config(),
@@ -109,6 +111,6 @@ public final class SuitePasses {
                 r.outsideMeasure(),
                 r.loadBefore(),
                 r.loadAfter(),
-                n);
+                joined(notes, more));
     }
 }
