@@ -86,6 +86,23 @@ public final class Workloads {
         return ComputeDAG.of(Softmax.softmax(Te.placeholder("A", FLOAT32, a, b, c, d), -1));
     }
 
+    /**
+     * Attention scores as the operator suite's TBS builds them (Ansor's transpose_batch_matmul_softmax): softmax
+     * over j of {@code sum_d query[b, i, h, d] * value[b, j, h, d]}, through the copies {@code query_T} [b, h, l, d]
+     * and {@code value_T} [b, h, d, l].
+     */
+    public static ComputeDAG attention(long b, long l, long h, long d) {
+        Tensor q = Te.placeholder("query", FLOAT32, b, l, h, d);
+        Tensor v = Te.placeholder("value", FLOAT32, b, l, h, d);
+        Tensor qt = Te.compute("query_T", Te.shape(b, h, l, d), (bb, hh, ll, dd) -> q.at(bb, ll, hh, dd));
+        Tensor vt = Te.compute("value_T", Te.shape(b, h, d, l), (bb, hh, dd, ll) -> v.at(bb, ll, hh, dd));
+        Tensor scores = Te.compute(
+                "scores",
+                Te.shape(b, h, l, l),
+                (bb, hh, i, j) -> Te.sum(d, k -> qt.at(bb, hh, i, k).mul(vt.at(bb, hh, k, j))));
+        return ComputeDAG.of(Softmax.softmax(scores, 3));
+    }
+
     /** conv2d NHWC with padding 1 followed by relu. */
     public static ComputeDAG conv2dNhwcRelu(long n, long h, long w, long ci, long co, long kernel) {
         Tensor data = Te.placeholder("data", FLOAT32, n, h, w, ci);

@@ -17,7 +17,7 @@ import java.util.List;
  * {@code axis ± constant} for an output axis of the reader; then it also says whether some
  * output axis is missing, used twice, or used out of order (constants are ignored for all three).
  */
-record IndexAccess(boolean simple, boolean axisMissing, boolean axisDuplicated, boolean sameOrder) {
+public record IndexAccess(boolean simple, boolean axisMissing, boolean axisDuplicated, boolean sameOrder) {
 
     /** The read is simple, uses every axis once and in order: an element-wise (possibly shifted) read. */
     public boolean isElementwise() {

@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
 import dev.kiln.autoschedule.annotate.InitKBlocking;
 import dev.kiln.autoschedule.annotate.InitParallel;
 import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.annotate.InitReadOrder;
 import dev.kiln.autoschedule.annotate.InitRule;
 import dev.kiln.autoschedule.annotate.InitUnroll;
 import dev.kiln.autoschedule.annotate.InitVectorization;
@@ -30,6 +31,7 @@ import dev.kiln.autoschedule.sketch.AlwaysInline;
 import dev.kiln.autoschedule.sketch.MultiLevelTiling;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingTensorize;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingWithFusion;
+import dev.kiln.autoschedule.sketch.MultiLevelTilingWithRowFusion;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.autoschedule.sketch.SketchRule;
@@ -86,6 +88,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * Kiln's CPU rules. Sketches: Ansor's CPU rules in its order (AlwaysInline, AddRfactor,
      * [Kiln's {@link MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can
      * compute,] AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
+     * Kiln's {@link MultiLevelTilingWithRowFusion} before AddCacheWrite (one more sketch for a matmul whose result
+     * a softmax or a norm reduces row by row: everything computed per block of output rows) and
      * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
      * sketches with and without a packed copy ({@link #withRowPacking()} also packs the other operand,
      * read along the reduction, where the first is packed). (Ansor's SimplifyComputeWithConstTensor, for
@@ -94,8 +98,9 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * of the stages with a reduction of 256 or more, a reduction block of 128-384 (ReductionTileSizes).
      * Annotation: Kiln's {@link InitKBlocking} (the tiled stages where it matters get the GotoBLAS loop
      * order, the outer reduction level in front of the level-1 spatial loops: nine in ten of those with such
-     * a reduction block, half of the others), InitChangeComputeLocation, InitParallel, InitUnroll {0, 16, 64,
-     * 512}, and Kiln's InitVectorization, which also vectorises register-tile rows wider than Ansor's
+     * a reduction block, half of the others), InitChangeComputeLocation, Kiln's {@link InitReadOrder} (a
+     * transposing copy's loops reordered so that it reads its source contiguously), InitParallel, InitUnroll
+     * {0, 16, 64, 512}, and Kiln's InitVectorization, which also vectorises register-tile rows wider than Ansor's
      * limit. Mutations: Ansor's CPU weights (tile size 0.90, auto-unroll 0.04, compute location 0.05,
      * parallel 0.01) with 0.10 of the tile-size weight given to Kiln's {@link MutateRegisterTile},
      * which redraws a whole register tile at once, 0.05 to Kiln's {@link MutateKBlocking}, which
@@ -108,6 +113,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new AlwaysInline(),
                         new AddRfactor(),
                         MultiLevelTilingTensorize.cpu(),
+                        MultiLevelTilingWithRowFusion.cpu(),
                         new AddCacheWrite(),
                         MultiLevelTilingWithFusion.cpu(),
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),
@@ -116,6 +122,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                 List.of(
                         new InitKBlocking(),
                         new InitChangeComputeLocation(),
+                        new InitReadOrder(),
                         new InitParallel(),
                         InitUnroll.cpu(),
                         new InitVectorization()),

@@ -38,6 +38,7 @@ class TargetRulesTest {
                         "AlwaysInline",
                         "AddRfactor",
                         "MultiLevelTilingTensorize",
+                        "MultiLevelTilingWithRowFusion",
                         "AddCacheWrite",
                         "MultiLevelTilingWithFusion",
                         "MultiLevelTiling",
@@ -55,6 +56,7 @@ class TargetRulesTest {
                 .containsExactly(
                         "InitKBlocking",
                         "InitChangeComputeLocation",
+                        "InitReadOrder",
                         "InitParallel",
                         "InitUnroll",
                         "InitVectorization");
