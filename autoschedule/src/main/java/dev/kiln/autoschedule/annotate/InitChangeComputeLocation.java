@@ -5,7 +5,7 @@ import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.AddCacheReadPack;
-import dev.kiln.autoschedule.sketch.MultiLevelTilingWithRowFusion;
+import dev.kiln.autoschedule.sketch.RowChains;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.ComputeAtStep;
@@ -27,8 +27,8 @@ import java.util.SplittableRandom;
  *
  * <p>Kiln: a packed copy that its sketch placed ({@link AddCacheReadPack#isPackingCopy}) keeps
  * that place here (its location is part of the sketch's structure; MutateComputeLocation may
- * still move it), and so does a stage that {@link MultiLevelTilingWithRowFusion} computes per block of output rows
- * ({@link MultiLevelTilingWithRowFusion#isRowFused}).
+ * still move it), and so does a stage that a row-fusion sketch computes per block of output rows
+ * ({@link RowChains#isRowFused}).
  *
  * <p>Ansor looks at the extents of a state whose split loops have no ranges yet (so no tiled
  * loop counts as extent 1); Kiln's concrete state knows them, computed as if every stage were at
@@ -52,7 +52,7 @@ public record InitChangeComputeLocation() implements InitRule {
                 if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
                 if (StagePredicates.isTiled(st) || StagePredicates.needsMultiLevelTiling(access, s, id)) continue;
                 if (st.computeAt() == ComputeAtKind.ITER && AddCacheReadPack.isPackingCopy(s, id)) continue;
-                if (MultiLevelTilingWithRowFusion.isRowFused(access, s, id)) continue;
+                if (RowChains.isRowFused(access, s, id)) continue;
                 List<StagePredicates.Location> candidates = StagePredicates.computeLocationCandidates(s, id);
                 int choice = rng.nextInt(candidates.size() + 2);
                 if (choice == 0) {

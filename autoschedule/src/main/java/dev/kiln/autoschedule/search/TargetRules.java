@@ -28,6 +28,7 @@ import dev.kiln.autoschedule.sketch.AddCacheReadPack;
 import dev.kiln.autoschedule.sketch.AddCacheWrite;
 import dev.kiln.autoschedule.sketch.AddRfactor;
 import dev.kiln.autoschedule.sketch.AlwaysInline;
+import dev.kiln.autoschedule.sketch.FuseRowReductions;
 import dev.kiln.autoschedule.sketch.MultiLevelTiling;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingTensorize;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingWithFusion;
@@ -89,7 +90,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * [Kiln's {@link MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can
      * compute,] AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
      * Kiln's {@link MultiLevelTilingWithRowFusion} before AddCacheWrite (one more sketch for a matmul whose result
-     * a softmax or a norm reduces row by row: everything computed per block of output rows) and
+     * a softmax or a norm reduces row by row: everything computed per block of output rows), Kiln's
+     * {@link FuseRowReductions} (the same for an input reduced row by row: a softmax or norm alone) and
      * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
      * sketches with and without a packed copy ({@link #withRowPacking()} also packs the other operand,
      * read along the reduction, where the first is packed). (Ansor's SimplifyComputeWithConstTensor, for
@@ -114,6 +116,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new AddRfactor(),
                         MultiLevelTilingTensorize.cpu(),
                         MultiLevelTilingWithRowFusion.cpu(),
+                        new FuseRowReductions(),
                         new AddCacheWrite(),
                         MultiLevelTilingWithFusion.cpu(),
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),

@@ -39,6 +39,7 @@ class TargetRulesTest {
                         "AddRfactor",
                         "MultiLevelTilingTensorize",
                         "MultiLevelTilingWithRowFusion",
+                        "FuseRowReductions",
                         "AddCacheWrite",
                         "MultiLevelTilingWithFusion",
                         "MultiLevelTiling",

@@ -13,6 +13,7 @@ import dev.kiln.interp.Interpreter;
 import dev.kiln.lower.LowerDefault;
 import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Norm;
+import dev.kiln.nn.Softmax;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.LoopState;
@@ -61,9 +62,9 @@ class MultiLevelTilingWithRowFusionTest {
                 assertThat(st.computeAt()).as(st.name()).isEqualTo(ComputeAtKind.ITER);
                 assertThat(s.stage(st.attachStage()).name()).as(st.name()).isEqualTo("softmax");
                 assertThat(out.indexOfUid(st.attachIter())).as(st.name()).isEqualTo(2);
-                assertThat(MultiLevelTilingWithRowFusion.isRowFused(AccessAnalyzer.of(s), s, s.stageIndex(st.name())))
+                assertThat(RowChains.isRowFused(AccessAnalyzer.of(s), s, s.stageIndex(st.name())))
                         .as(st.name())
-                        .isEqualTo(!st.name().equals("scores"));
+                        .isTrue();
             }
         }
         // the unfused sketches are all still there
@@ -83,8 +84,7 @@ class MultiLevelTilingWithRowFusionTest {
             AccessAnalyzer access = AccessAnalyzer.of(init);
             for (int id = 0; id < init.stages().size(); id++) {
                 if (!access.needsMultiLevelTiling(init.stage(id).op())) continue;
-                assertThat(MultiLevelTilingWithRowFusion.rowChain(access, init, id))
-                        .isNull();
+                assertThat(RowChains.of(access, init, id)).isNull();
             }
             assertThat(rowFused(TargetRules.cpu().sketches(task))).isEmpty();
         }
@@ -99,8 +99,7 @@ class MultiLevelTilingWithRowFusionTest {
         SearchTask task = Workloads.task(ComputeDAG.of(scaled));
         LoopState init = LoopState.initial(task.dag());
         AccessAnalyzer access = AccessAnalyzer.of(init);
-        assertThat(MultiLevelTilingWithRowFusion.rowChain(access, init, init.stageIndex("C")))
-                .isNull();
+        assertThat(RowChains.of(access, init, init.stageIndex("C"))).isNull();
     }
 
     @Test
@@ -112,8 +111,7 @@ class MultiLevelTilingWithRowFusionTest {
         ComputeDAG dag = ComputeDAG.of(
                 Norm.layerNorm(y, Te.placeholder("gamma", FLOAT32, 48), Te.placeholder("beta", FLOAT32, 48), 1, 1e-5));
         LoopState init = LoopState.initial(dag);
-        MultiLevelTilingWithRowFusion.RowChain chain =
-                MultiLevelTilingWithRowFusion.rowChain(AccessAnalyzer.of(init), init, init.stageIndex("Y"));
+        RowChains.RowChain chain = RowChains.of(AccessAnalyzer.of(init), init, init.stageIndex("Y"));
         assertThat(chain).isNotNull();
         assertThat(chain.output()).isEqualTo(init.stages().size() - 1);
         assertThat(chain.between()).isNotEmpty();
@@ -140,6 +138,59 @@ class MultiLevelTilingWithRowFusionTest {
                     .as(c.key())
                     .isTrue();
         }
+    }
+
+    @Test
+    void sampledRowFusedSoftmaxAndLayerNormComputeTheReference() {
+        Tensor x = Te.placeholder("X", FLOAT32, 6, 40);
+        ComputeDAG softmax = ComputeDAG.of(Softmax.softmax(x, 1));
+        ComputeDAG norm = ComputeDAG.of(
+                Norm.layerNorm(x, Te.placeholder("gamma", FLOAT32, 40), Te.placeholder("beta", FLOAT32, 40), 1, 1e-5));
+        for (ComputeDAG dag : List.of(softmax, norm)) {
+            SearchTask task = Workloads.task(dag);
+            TargetRules rules = TargetRules.cpu();
+            // the twins of FuseRowReductions: every compute stage but the output computed at its row loop
+            List<Sketch> fused = rules.sketches(task).stream()
+                    .filter(k -> {
+                        LoopState s = k.state();
+                        int out = s.stages().size() - 1;
+                        return s.stages().stream()
+                                .filter(st -> !st.isPlaceholder()
+                                        && st != s.stage(out)
+                                        && st.computeAt() != ComputeAtKind.INLINED)
+                                .allMatch(st -> st.computeAt() == ComputeAtKind.ITER && st.attachStage() == out);
+                    })
+                    .toList();
+            assertThat(fused).as(dag.toString()).isNotEmpty();
+            List<NDArray> in = new ArrayList<>();
+            for (Tensor t : dag.arguments().subList(0, dag.arguments().size() - 1))
+                in.add(NDArray.random(FLOAT32, in.size() + 1, t.shape().toArray()));
+            NDArray expected = runOn(LowerDefault.lower("ref", dag), in, 6, 40);
+            InitPopulation.Result res = rules.population(task, fused).sample(12, new SplittableRandom(4));
+            assertThat(res.candidates()).hasSize(12);
+            for (Candidate c : res.candidates()) {
+                LoopState s = c.state();
+                int out = s.stages().size() - 1;
+                // the annotation kept the block
+                for (int id = 0; id < out; id++) {
+                    if (s.stage(id).isPlaceholder() || s.stage(id).computeAt() == ComputeAtKind.INLINED) continue;
+                    assertThat(s.stage(id).computeAt()).as(c.key()).isEqualTo(ComputeAtKind.ITER);
+                }
+                assertThat(runOn(Lowering.lower("fused", c.schedule()), in, 6, 40)
+                                .compareTo(expected, 1e-5, 1e-5)
+                                .ok())
+                        .as(c.key())
+                        .isTrue();
+            }
+        }
+    }
+
+    private static NDArray runOn(PrimFunc f, List<NDArray> inputs, long... outShape) {
+        NDArray out = NDArray.allocate(FLOAT32, outShape);
+        List<NDArray> args = new ArrayList<>(inputs);
+        args.add(out);
+        Interpreter.run(f, args.toArray(NDArray[]::new));
+        return out;
     }
 
     private static NDArray run(PrimFunc f, List<NDArray> inputs) {
