@@ -68,6 +68,35 @@ class FusionTest {
     }
 
     @Test
+    void anAnchorTakesOneRowReductionOverTheLastAxis() {
+        // attention: scores = q k^T / 8, softmax over the keys; then a dense layer, residual add and layer norm
+        GraphBuilder b = new GraphBuilder("t");
+        Value q = b.input("q", FLOAT32, 2, 8, 16);
+        Value scores = b.binary(
+                "scale",
+                Op.BinaryKind.DIVIDE,
+                b.batchMatmul("qk", q, b.weight("k", 1, 0.3, 2, 16, 8), false, false),
+                b.fill("c", 8f, 1));
+        Value p = b.softmax("p", scores, -1);
+        Value flat = b.reshape("flat", p, 16, 8);
+        Value d = b.add("res", b.dense("d", flat, b.weight("w", 2, 0.3, 8, 8)), flat);
+        Value ln = b.layerNorm("ln", d, b.uniform("g", 3, 0.5, 1.5, 8), b.weight("be", 4, 0.1, 8), 1, 1e-5);
+        // a softmax over another axis and a second row reduction stay apart
+        Value sm0 = b.softmax("sm0", b.relu("r", b.dense("d2", ln, b.weight("w2", 5, 0.3, 8, 8))), 0);
+        Graph g = b.output(b.softmax("sm1", sm0, -1)).build();
+        assertEquals(
+                List.of(
+                        "batch_matmul+divide+softmax",
+                        "reshape",
+                        "dense+add+layer_norm",
+                        "dense+relu",
+                        "softmax",
+                        "softmax"),
+                groups(g));
+        checkAgainstNodeByNode(g, 2, 8, 16);
+    }
+
+    @Test
     void aGraphOutputIsNeverInsideAGroup() {
         GraphBuilder b = new GraphBuilder("t");
         Value x = b.input("x", FLOAT32, 4, 8);

@@ -4,6 +4,7 @@ import dev.kiln.graph.Graph;
 import dev.kiln.graph.GroupDag;
 import dev.kiln.graph.Node;
 import dev.kiln.graph.OpPattern;
+import dev.kiln.graph.ReductionOps;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -17,8 +18,10 @@ import java.util.Map;
  * <ol>
  *   <li>An anchor (conv2d, dense, batch_matmul: {@link OpPattern#OUT_EWISE_FUSABLE}) takes the chain
  *       of elementwise and broadcast ops after it (bias, ReLU, clip, GELU, a residual add, a scale),
- *       as long as each value in the chain has exactly one reader and is not a graph output. Two
- *       anchors never share a group.</li>
+ *       as long as each value in the chain has exactly one reader and is not a graph output. Kiln also
+ *       lets the chain take one softmax or layer norm over the last axis (attention scores and their
+ *       softmax, a dense layer and the layer norm after its residual add; TVM keeps those apart): the CPU
+ *       search computes such a group per block of output rows. Two anchors never share a group.</li>
  *   <li>Going backwards, an elementwise, broadcast or injective op whose only reader belongs to a
  *       reduction group (pooling, softmax, layer norm, mean) or to another such light group joins
  *       that group, as the reader's inlined producer (an add before a layer norm, a chain of
@@ -51,13 +54,17 @@ public final class FuseOps {
             if (n.op().pattern() != OpPattern.OUT_EWISE_FUSABLE || group[i] != i) continue;
             anchored[i] = true;
             Node cur = n;
+            boolean rowReduced = false;
             while (true) {
                 Node next = soleReader(g, cur);
-                if (next == null || !next.op().pattern().isEpilogue() || size[i] >= MAX_NODES) break;
+                if (next == null || size[i] >= MAX_NODES) break;
+                boolean row = !rowReduced && reducesRows(g, next, cur);
+                if (!next.op().pattern().isEpilogue() && !row) break;
                 int j = index.get(next.name());
                 if (group[j] != j || size[j] != 1) break;
                 group[j] = i;
                 size[i]++;
+                rowReduced |= row;
                 cur = next;
             }
         }
@@ -89,6 +96,22 @@ public final class FuseOps {
             out.add(new FusedGroup(out.size(), l, p, GroupDag.of(g, l)));
         }
         return new Partition(g, out);
+    }
+
+    /**
+     * Whether {@code reader} is a softmax over the last axis or a layer norm over the last axis of {@code value}'s
+     * node, read as its data input: a reduction that keeps the shape and needs only whole rows, which the CPU
+     * search computes per block of the anchor's output rows ({@code MultiLevelTilingWithRowFusion}).
+     */
+    static boolean reducesRows(Graph g, Node reader, Node value) {
+        if (reader.inputs().isEmpty() || !reader.inputs().getFirst().equals(value.name())) return false;
+        int rank = value.output().shape().size();
+        if (rank < 2) return false;
+        return switch (reader.op()) {
+            case ReductionOps.Softmax sm -> sm.axis() == rank - 1 || sm.axis() == -1;
+            case ReductionOps.LayerNorm ln -> ln.axes() == 1;
+            default -> false;
+        };
     }
 
     private static boolean groupHasReduction(List<Node> nodes, int[] group, int r) {
