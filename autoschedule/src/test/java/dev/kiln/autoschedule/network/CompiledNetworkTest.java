@@ -120,7 +120,10 @@ class CompiledNetworkTest {
                     }
                 }
             }
-            assertThat(plan.totalBytes()).as(net.name()).isLessThan(plan.unplannedBytes(p.graph()) / 3);
+            // the convolution networks share their values down to under a third; BERT's layer, whose softmax and
+            // layer-norm values live inside their anchors' groups (FuseOps.reducesRows), has fewer left to share
+            long divisor = net.name().startsWith("bert") ? 2 : 3;
+            assertThat(plan.totalBytes()).as(net.name()).isLessThan(plan.unplannedBytes(p.graph()) / divisor);
         }
     }
 
