@@ -94,6 +94,20 @@ class FusionTest {
                         "softmax"),
                 groups(g));
         checkAgainstNodeByNode(g, 2, 8, 16);
+        // without row reductions (a GPU target), TVM's rule: the reductions are groups of their own
+        assertEquals(
+                List.of(
+                        "batch_matmul+divide",
+                        "softmax",
+                        "reshape",
+                        "dense+add",
+                        "layer_norm",
+                        "dense+relu",
+                        "softmax",
+                        "softmax"),
+                FuseOps.apply(g, false).groups().stream()
+                        .map(FusedGroup::description)
+                        .toList());
     }
 
     @Test

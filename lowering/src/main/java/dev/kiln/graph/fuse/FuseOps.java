@@ -38,7 +38,17 @@ public final class FuseOps {
 
     private FuseOps() {}
 
+    /** The groups with Kiln's row-reduction fusion ({@link #apply(Graph, boolean)} with {@code true}). */
     public static Partition apply(Graph g) {
+        return apply(g, true);
+    }
+
+    /**
+     * The groups of {@code g}; with {@code rowReductions} an anchor's chain may take one softmax or layer norm over
+     * the last axis ({@link #reducesRows}), without it TVM's rule holds (a GPU target, whose sketches do not fuse
+     * row reductions).
+     */
+    public static Partition apply(Graph g, boolean rowReductions) {
         List<Node> nodes = g.nodes();
         Map<String, Integer> index = new HashMap<>();
         for (int i = 0; i < nodes.size(); i++) index.put(nodes.get(i).name(), i);
@@ -58,7 +68,7 @@ public final class FuseOps {
             while (true) {
                 Node next = soleReader(g, cur);
                 if (next == null || size[i] >= MAX_NODES) break;
-                boolean row = !rowReduced && reducesRows(g, next, cur);
+                boolean row = rowReductions && !rowReduced && reducesRows(g, next, cur);
                 if (!next.op().pattern().isEpilogue() && !row) break;
                 int j = index.get(next.name());
                 if (group[j] != j || size[j] != 1) break;
