@@ -92,9 +92,11 @@ class FusionTest {
                         "dense+relu",
                         "softmax",
                         "softmax"),
-                groups(g));
-        checkAgainstNodeByNode(g, 2, 8, 16);
-        // without row reductions (a GPU target), TVM's rule: the reductions are groups of their own
+                FuseOps.apply(g, true).groups().stream()
+                        .map(FusedGroup::description)
+                        .toList());
+        checkAgainstNodeByNode(g, true, 2, 8, 16);
+        // by default (networks), TVM's rule: the reductions are groups of their own
         assertEquals(
                 List.of(
                         "batch_matmul+divide",
@@ -105,9 +107,7 @@ class FusionTest {
                         "dense+relu",
                         "softmax",
                         "softmax"),
-                FuseOps.apply(g, false).groups().stream()
-                        .map(FusedGroup::description)
-                        .toList());
+                groups(g));
     }
 
     @Test
@@ -121,7 +121,12 @@ class FusionTest {
 
     /** Runs every fused group's DAG in the interpreter and compares the outputs with the node-by-node reference. */
     static void checkAgainstNodeByNode(Graph g, long... inputShape) {
-        Partition p = FuseOps.apply(g);
+        checkAgainstNodeByNode(g, false, inputShape);
+    }
+
+    /** As above, with the groups of {@code FuseOps.apply(g, rowReductions)}. */
+    static void checkAgainstNodeByNode(Graph g, boolean rowReductions, long... inputShape) {
+        Partition p = FuseOps.apply(g, rowReductions);
         try (NodeRunner r = NodeRunner.interpreter()) {
             NDArray[] ins = new NDArray[g.inputs().size()];
             for (int i = 0; i < ins.length; i++)

@@ -35,17 +35,9 @@ import java.util.Map;
 public final class Network {
     private Network() {}
 
-    /** The graph after the passes, cut into fused groups for a CPU (row reductions join their anchors). */
+    /** The graph after the passes, cut into fused groups. */
     public static Partition partition(Graph g) {
         return FuseOps.apply(GraphPasses.optimize(g));
-    }
-
-    /**
-     * The graph after the passes, cut into fused groups for {@code target}: on a GPU a softmax or layer norm stays
-     * out of its anchor's group ({@link FuseOps#apply(Graph, boolean)}; the GPU sketches have no row fusion).
-     */
-    public static Partition partition(Graph g, Target target) {
-        return FuseOps.apply(GraphPasses.optimize(g), !target.kind().isGpu());
     }
 
     /**
@@ -61,7 +53,7 @@ public final class Network {
      * ({@link TaskExtraction#extract}).
      */
     public static List<NetworkTask> tasks(Graph g, Target target, boolean layoutRewrite) {
-        return TaskExtraction.extract(partition(g, target), target, layoutRewrite);
+        return TaskExtraction.extract(partition(g), target, layoutRewrite);
     }
 
     /**
@@ -71,7 +63,7 @@ public final class Network {
      * Throws naming each task that ended without a valid program (with its first errors).
      */
     public static CompiledNetwork tune(Graph g, Target target, NetworkTuneOptions options) {
-        Partition p = partition(g, target);
+        Partition p = partition(g);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, options.layoutRewrite());
         List<TuningTask> tt = new ArrayList<>();
         for (NetworkTask t : tasks) tt.add(new TuningTask(t.task(), t.weight(), t.tag(), t.description()));
@@ -115,7 +107,7 @@ public final class Network {
      * their weights follow it.
      */
     public static CompiledNetwork build(Graph g, Target target, Path log, boolean layoutRewrite) {
-        Partition p = partition(g, target);
+        Partition p = partition(g);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, layoutRewrite);
         Map<NetworkTask, BestProgram> best = bestPrograms(g, tasks, log);
         return NetworkCompiler.compile(
@@ -128,7 +120,7 @@ public final class Network {
      * this is a comparison, not a way to run a network faster).
      */
     public static CompiledNetwork buildWithoutPacking(Graph g, Target target, Path log) {
-        Partition p = partition(g, target);
+        Partition p = partition(g);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, true);
         List<String> notes = new ArrayList<>();
         notes.add("weights in their original layout although the programs were tuned with them packed");
@@ -174,7 +166,7 @@ public final class Network {
      * checks and as the untuned baseline. The result's notes say so.
      */
     public static CompiledNetwork buildUntuned(Graph g, Target target) {
-        Partition p = partition(g, target);
+        Partition p = partition(g);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target);
         Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
         for (NetworkTask t : tasks) schedules.put(t, Schedule.empty(t.task().dag()));

@@ -18,10 +18,10 @@ import java.util.Map;
  * <ol>
  *   <li>An anchor (conv2d, dense, batch_matmul: {@link OpPattern#OUT_EWISE_FUSABLE}) takes the chain
  *       of elementwise and broadcast ops after it (bias, ReLU, clip, GELU, a residual add, a scale),
- *       as long as each value in the chain has exactly one reader and is not a graph output. Kiln also
- *       lets the chain take one softmax or layer norm over the last axis (attention scores and their
- *       softmax, a dense layer and the layer norm after its residual add; TVM keeps those apart): the CPU
- *       search computes such a group per block of output rows. Two anchors never share a group.</li>
+ *       as long as each value in the chain has exactly one reader and is not a graph output. On request
+ *       ({@link #apply(Graph, boolean)}) the chain may also take one softmax or layer norm over the last
+ *       axis (attention scores and their softmax, a dense layer and the layer norm after its residual add;
+ *       TVM keeps those apart). Two anchors never share a group.</li>
  *   <li>Going backwards, an elementwise, broadcast or injective op whose only reader belongs to a
  *       reduction group (pooling, softmax, layer norm, mean) or to another such light group joins
  *       that group, as the reader's inlined producer (an add before a layer norm, a chain of
@@ -38,15 +38,18 @@ public final class FuseOps {
 
     private FuseOps() {}
 
-    /** The groups with Kiln's row-reduction fusion ({@link #apply(Graph, boolean)} with {@code true}). */
+    /** The groups by TVM's rules ({@link #apply(Graph, boolean)} without row reductions): what networks use. */
     public static Partition apply(Graph g) {
-        return apply(g, true);
+        return apply(g, false);
     }
 
     /**
-     * The groups of {@code g}; with {@code rowReductions} an anchor's chain may take one softmax or layer norm over
-     * the last axis ({@link #reducesRows}), without it TVM's rule holds (a GPU target, whose sketches do not fuse
-     * row reductions).
+     * The groups of {@code g}; with {@code rowReductions} an anchor's chain may also take one softmax or layer norm
+     * over the last axis ({@link #reducesRows}), which the CPU search computes per block of output rows
+     * ({@code MultiLevelTilingWithRowFusion}). Off in networks: on the BERT layer at 2 threads and 200 s of tuning
+     * the fused groups got half the trials in the same time (341 against 692) and ran slower than the separate
+     * tasks (attention 0.35 against 0.13 + 0.07 ms, the FFN's dense + layer norm 1.88 against 1.48 + 0.03 ms;
+     * fifteenth session, docs/PERFORMANCE.md).
      */
     public static Partition apply(Graph g, boolean rowReductions) {
         List<Node> nodes = g.nodes();
