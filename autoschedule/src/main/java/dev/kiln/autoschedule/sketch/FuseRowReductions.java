@@ -3,8 +3,6 @@ package dev.kiln.autoschedule.sketch;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
 import dev.kiln.autoschedule.analysis.StagePredicates;
-import dev.kiln.schedule.ComputeAtKind;
-import dev.kiln.schedule.ComputeAtStep;
 import dev.kiln.schedule.LoopState;
 import java.util.List;
 
@@ -42,12 +40,6 @@ public record FuseRowReductions() implements SketchRule {
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         RowChains.RowChain chain = RowChains.of(access, state, stageId);
         int attach = state.stage(chain.output()).iters().size() - 2;
-        LoopState t = state;
-        for (int k = chain.between().size() - 1; k >= 0; k--) {
-            int q = chain.between().get(k);
-            if (t.stage(q).computeAt() != ComputeAtKind.INLINED)
-                t = t.apply(new ComputeAtStep(q, chain.output(), attach));
-        }
-        return List.of(new Derivation(t, stageId - 1));
+        return List.of(new Derivation(RowChains.computeBetweenAt(state, chain, attach), stageId - 1));
     }
 }

@@ -3,7 +3,6 @@ package dev.kiln.autoschedule.sketch;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
 import dev.kiln.autoschedule.analysis.StagePredicates;
-import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.ComputeAtStep;
 import dev.kiln.schedule.FollowSplitStep;
 import dev.kiln.schedule.Iter;
@@ -76,10 +75,7 @@ public record MultiLevelTilingWithRowFusion(String structure) implements SketchR
         order.add(o.iters().size() - 1);
         t = t.apply(new ReorderStep(out, order));
         int attach = rows - 1;
-        for (int k = chain.between().size() - 1; k >= 0; k--) {
-            int q = chain.between().get(k);
-            if (t.stage(q).computeAt() != ComputeAtKind.INLINED) t = t.apply(new ComputeAtStep(q, out, attach));
-        }
+        t = RowChains.computeBetweenAt(t, chain, attach);
         t = t.apply(new ComputeAtStep(stageId, out, attach));
         return List.of(new Derivation(t, stageId - 1));
     }

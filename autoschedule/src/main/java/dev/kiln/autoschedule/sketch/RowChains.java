@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.sketch;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.schedule.ComputeAtKind;
+import dev.kiln.schedule.ComputeAtStep;
 import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
@@ -36,12 +37,7 @@ public final class RowChains {
     public static RowChain of(AccessAnalyzer access, LoopState s, int id) {
         Stage p = s.stage(id);
         if (!p.isPlaceholder() && p.computeAt() != ComputeAtKind.ROOT) return null;
-        TreeSet<Integer> reach = new TreeSet<>();
-        List<Integer> todo = new ArrayList<>(StagePredicates.consumers(s, id));
-        while (!todo.isEmpty()) {
-            int c = todo.remove(todo.size() - 1);
-            if (reach.add(c)) todo.addAll(StagePredicates.consumers(s, c));
-        }
+        TreeSet<Integer> reach = readers(s, id);
         int out = -1;
         boolean reduces = false;
         for (int c : reach) {
@@ -83,13 +79,31 @@ public final class RowChains {
         if (o.computeAt() != ComputeAtKind.ROOT
                 || !StagePredicates.isOutput(access, s, target)
                 || StagePredicates.hasReduceIter(o)) return false;
+        return readers(s, id).contains(target);
+    }
+
+    /**
+     * {@code state} with every stage between the chain's start and its output (not inlined) computed at loop
+     * {@code attach} of the output, readers first, so each one's readers are already inside that loop.
+     */
+    static LoopState computeBetweenAt(LoopState state, RowChain chain, int attach) {
+        LoopState t = state;
+        for (int k = chain.between().size() - 1; k >= 0; k--) {
+            int q = chain.between().get(k);
+            if (t.stage(q).computeAt() != ComputeAtKind.INLINED)
+                t = t.apply(new ComputeAtStep(q, chain.output(), attach));
+        }
+        return t;
+    }
+
+    /** The stages that read stage {@code id}, directly or through others (looking through inlined stages). */
+    private static TreeSet<Integer> readers(LoopState s, int id) {
+        TreeSet<Integer> reach = new TreeSet<>();
         List<Integer> todo = new ArrayList<>(StagePredicates.consumers(s, id));
-        TreeSet<Integer> seen = new TreeSet<>();
         while (!todo.isEmpty()) {
             int c = todo.remove(todo.size() - 1);
-            if (c == target) return true;
-            if (seen.add(c)) todo.addAll(StagePredicates.consumers(s, c));
+            if (reach.add(c)) todo.addAll(StagePredicates.consumers(s, c));
         }
-        return false;
+        return reach;
     }
 }
