@@ -25,6 +25,11 @@ final class CodeGen {
     final String funcName;
     /** Messages of the integer divisions that can see a zero divisor; status code k+1 is site k. */
     final List<String> divisionSites;
+    /**
+     * The byte sizes of the heap temporaries the kernel takes from the workspace cache (one entry per allocation
+     * site, shared with outlined bodies): what the tuner's cache flush evicts besides the arguments.
+     */
+    final List<Long> heapTemporaries;
 
     FnBuilder fn;
     /** 1 in scalar code; the vector width inside a vectorized loop. */
@@ -46,7 +51,7 @@ final class CodeGen {
     private final int[] outlinedCounter;
 
     CodeGen(ModuleBuilder mod, CpuTarget target, JitOptions options, String symbol, String funcName) {
-        this(mod, target, options, symbol, funcName, new java.util.ArrayList<>(), new int[1]);
+        this(mod, target, options, symbol, funcName, new ArrayList<>(), new ArrayList<>(), new int[1]);
     }
 
     private CodeGen(
@@ -56,6 +61,7 @@ final class CodeGen {
             String symbol,
             String funcName,
             List<String> divisionSites,
+            List<Long> heapTemporaries,
             int[] outlinedCounter) {
         this.mod = mod;
         this.target = target;
@@ -63,12 +69,14 @@ final class CodeGen {
         this.symbol = symbol;
         this.funcName = funcName;
         this.divisionSites = divisionSites;
+        this.heapTemporaries = heapTemporaries;
         this.outlinedCounter = outlinedCounter;
     }
 
     /** A generator for another function of the same module (an outlined loop body). */
     CodeGen child(FnBuilder f) {
-        CodeGen c = new CodeGen(mod, target, options, symbol, funcName, divisionSites, outlinedCounter);
+        CodeGen c =
+                new CodeGen(mod, target, options, symbol, funcName, divisionSites, heapTemporaries, outlinedCounter);
         c.fn = f;
         return c;
     }

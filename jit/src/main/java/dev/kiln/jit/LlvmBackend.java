@@ -7,6 +7,7 @@ import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import dev.kiln.target.WorkerPool;
 import dev.kiln.tir.PrimFunc;
+import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -100,12 +101,25 @@ public final class LlvmBackend implements Backend {
      * keeps its threads polling between loops, and it counts their futex sleeps. Kernels compiled
      * with {@link ParallelRuntime#JAVA_POOL} run on a pool this does not hold.
      */
-    /** {@code clflush} of every line, then a fence, in the native runtime of {@code target}'s engine. */
+    /**
+     * {@code clflush} of every line, then a fence, in the native runtime of {@code target}'s engine; kernels'
+     * temporaries are the blocks of that runtime's workspace cache.
+     */
     @Override
     public Optional<CacheEviction> cacheEviction(Target target) {
         if (!supports(target)) return Optional.empty();
         NativePool p = engine((CpuTarget) target).nativePool();
-        return Optional.of(p::evict);
+        return Optional.of(new CacheEviction() {
+            @Override
+            public void evict(MemorySegment segment) {
+                p.evict(segment);
+            }
+
+            @Override
+            public long evictTemporaries(long bytes) {
+                return p.evictWorkspace(bytes);
+            }
+        });
     }
 
     @Override

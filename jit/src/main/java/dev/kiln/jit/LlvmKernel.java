@@ -116,6 +116,11 @@ public final class LlvmKernel implements CompiledKernel {
         return new KilnException("kernel '" + fn + "' returned unknown status " + status);
     }
 
+    @Override
+    public java.util.List<Long> heapTemporaries() {
+        return code.gen.heapTemporaries();
+    }
+
     /** The optimised LLVM IR and the assembly (emitted on first request). */
     @Override
     public String source() {

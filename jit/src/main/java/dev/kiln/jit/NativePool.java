@@ -36,6 +36,7 @@ final class NativePool implements AutoCloseable {
     static final String FREE = "kiln_rt_free";
     private static final String WS_FRESH = "kiln_rt_ws_fresh_count";
     private static final String EVICT = "kiln_rt_evict";
+    private static final String WS_EVICT = "kiln_rt_ws_evict";
 
     /** The most threads a loop runs on, the caller included: the size of {@code native-pool.ll}'s block tables. */
     static final int MAX_THREADS = 512;
@@ -49,6 +50,7 @@ final class NativePool implements AutoCloseable {
     private final MethodHandle sleeps;
     private final MethodHandle workspaceFresh;
     private final MethodHandle evict;
+    private final MethodHandle workspaceEvict;
     private boolean started;
     private boolean closed;
 
@@ -58,7 +60,7 @@ final class NativePool implements AutoCloseable {
         this.module = jit.add(
                 "kiln native pool",
                 ir,
-                List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP, HOLD, SLEEPS, ALLOC, FREE, WS_FRESH, EVICT),
+                List.of(PARALLEL_FOR, WORKER, CONFIGURE, STOP, HOLD, SLEEPS, ALLOC, FREE, WS_FRESH, EVICT, WS_EVICT),
                 true);
         Linker l = Linker.nativeLinker();
         this.configure = l.downcallHandle(
@@ -83,6 +85,10 @@ final class NativePool implements AutoCloseable {
         this.evict = l.downcallHandle(
                 MemorySegment.ofAddress(module.address(EVICT)),
                 FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+                Linker.Option.critical(false));
+        this.workspaceEvict = l.downcallHandle(
+                MemorySegment.ofAddress(module.address(WS_EVICT)),
+                FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
                 Linker.Option.critical(false));
     }
 
@@ -168,6 +174,19 @@ final class NativePool implements AutoCloseable {
             return (long) workspaceFresh.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException("cannot read the workspace cache's counter", t);
+        }
+    }
+
+    /**
+     * Evicts from every core's caches the blocks of exactly {@code bytes} bytes that the workspace cache holds for
+     * kernels' heap temporaries ({@code kiln_rt_ws_evict}); blocks in use are skipped. Returns how many it evicted.
+     */
+    long evictWorkspace(long bytes) {
+        if (bytes <= 0) throw new KilnException("evictWorkspace: a block has a positive size, got " + bytes);
+        try {
+            return (long) workspaceEvict.invokeExact(bytes);
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot evict the workspace cache's blocks", t);
         }
     }
 

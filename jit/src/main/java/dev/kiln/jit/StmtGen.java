@@ -300,6 +300,7 @@ final class StmtGen {
             g.mod.declare(NativePool.ALLOC, "noalias ptr", "i64", "nounwind");
             g.mod.declare(NativePool.FREE, "void", "ptr, i64", "nounwind");
             String p = g.fn.emit("call ptr @" + NativePool.ALLOC + "(i64 " + rounded + ")");
+            g.heapTemporaries.add(rounded);
             String nul = g.fn.emit("icmp eq ptr " + p + ", null");
             String fail = g.fn.label("allocfail"), ok = g.fn.label("allocok"), done = g.fn.label("allocdone");
             g.fn.condBr(nul, fail, ok);

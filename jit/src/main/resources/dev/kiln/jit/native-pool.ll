@@ -411,3 +411,56 @@ fence:
 done:
   ret void
 }
+
+; Evicts from every core's caches the blocks of exactly %size bytes that the workspace cache holds: the blocks a
+; kernel's heap temporaries of that size get on its next call. In a network the blocks a kernel last used were
+; pushed out of the caches by the kernels between its calls; the tuner's cache flush evicts them with the
+; arguments, so that a program with a large temporary (a padded copy of its input, a packed operand) is timed
+; as the network runs it, not with its temporary warm from the previous repeat. A slot is taken as kiln_rt_alloc
+; takes it (never waited for: a block in use is skipped), so this is safe while other threads run kernels.
+; Returns how many blocks it evicted.
+define i64 @kiln_rt_ws_evict(i64 %size) nounwind {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %n = phi i64 [ 0, %entry ], [ %n1, %next ]
+  %x16 = shl i64 %i, 4
+  %x8 = shl i64 %i, 3
+  %sp = getelementptr [1024 x i32], ptr @kiln_rt_ws_state, i64 0, i64 %x16
+  %zp = getelementptr [512 x i64], ptr @kiln_rt_ws_size, i64 0, i64 %x8
+  %st = load atomic i32, ptr %sp monotonic, align 4
+  %full = icmp eq i32 %st, 2
+  br i1 %full, label %peek, label %skip
+peek:
+  %z0 = load atomic i64, ptr %zp monotonic, align 8
+  %same0 = icmp eq i64 %z0, %size
+  br i1 %same0, label %try, label %skip
+try:
+  %cx = cmpxchg ptr %sp, i32 2, i32 1 acquire monotonic, align 4
+  %won = extractvalue { i32, i1 } %cx, 1
+  br i1 %won, label %locked, label %skip
+locked:
+  %z = load atomic i64, ptr %zp monotonic, align 8
+  %same = icmp eq i64 %z, %size
+  br i1 %same, label %flush, label %unlock
+flush:
+  %pp = getelementptr [512 x ptr], ptr @kiln_rt_ws_ptr, i64 0, i64 %x8
+  %p = load ptr, ptr %pp, align 8
+  call void @kiln_rt_evict(ptr %p, i64 %size)
+  store atomic i32 2, ptr %sp release, align 4
+  br label %next
+unlock:
+  store atomic i32 2, ptr %sp release, align 4
+  br label %skip
+skip:
+  br label %next
+next:
+  %got = phi i64 [ 1, %flush ], [ 0, %skip ]
+  %n1 = add i64 %n, %got
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, 64
+  br i1 %more, label %loop, label %done
+done:
+  ret i64 %n1
+}

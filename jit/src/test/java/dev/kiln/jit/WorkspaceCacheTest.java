@@ -5,13 +5,16 @@ import static dev.kiln.jit.Funcs.load;
 import static dev.kiln.jit.Funcs.loop;
 import static dev.kiln.jit.Funcs.store;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.FloatImm;
+import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Var;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.target.CacheEviction;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import dev.kiln.tir.Allocate;
@@ -91,6 +94,49 @@ class WorkspaceCacheTest {
             // without the cache, glibc mapped the two temporaries afresh on every call here: ~400 faults each
             assertThat(faultsPerCall).as("page faults per call").isLessThan(10);
         }
+    }
+
+    @Test
+    void aKernelNamesItsTemporariesAndTheTunersFlushEvictsTheirBlocks() {
+        CpuTarget target = JitCheck.TARGET;
+        long bytes = 4L * N * N;
+        CacheEviction eviction = JitCheck.BACKEND.cacheEviction(target).orElseThrow();
+        try (LlvmKernel k = JitCheck.BACKEND.compile(twoTemporaries(ForKind.SERIAL), target);
+                LlvmKernel none = JitCheck.BACKEND.compile(noTemporaries(), target);
+                NDArray x = NDArray.random(F32, 7, N, N);
+                NDArray y = NDArray.allocate(F32, N, N)) {
+            assertThat(k.heapTemporaries()).as("two temporaries of one size").containsExactly(bytes);
+            assertThat(none.heapTemporaries()).isEmpty();
+            k.call(x, y); // both blocks given back to the cache at the end of the call
+            assertThat(eviction.evictTemporaries(bytes))
+                    .as("blocks of %d bytes evicted", bytes)
+                    .isGreaterThanOrEqualTo(2);
+            assertThat(eviction.evictTemporaries(bytes + 64))
+                    .as("no block of another size")
+                    .isZero();
+            long misses = LlvmBackend.workspaceMisses(target);
+            y.fillRandom(3);
+            k.call(x, y); // the evicted blocks are still the cache's: reused, and the result is right
+            checkOutput(x, y);
+            assertThat(LlvmBackend.workspaceMisses(target) - misses).isZero();
+            assertThatThrownBy(() -> eviction.evictTemporaries(0))
+                    .isInstanceOf(KilnException.class)
+                    .hasMessageContaining("positive size");
+        }
+    }
+
+    /** B = 2A with no temporary. */
+    private static PrimFunc noTemporaries() {
+        Var i = new Var("i"), j = new Var("j");
+        Buffer a = buf("A", F32, N, N), b = buf("B", F32, N, N);
+        return new PrimFunc(
+                "no_temps",
+                List.of(a, b),
+                loop(
+                        i,
+                        N,
+                        ForKind.SERIAL,
+                        loop(j, N, ForKind.VECTORIZED, store(b, load(a, i, j).mul(FloatImm.f32(2)), i, j))));
     }
 
     @Test

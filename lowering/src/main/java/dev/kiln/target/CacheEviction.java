@@ -13,4 +13,14 @@ import java.lang.foreign.MemorySegment;
 public interface CacheEviction {
     /** Evicts every cache line of {@code segment} (native memory) from all caches. */
     void evict(MemorySegment segment);
+
+    /**
+     * Evicts from all caches the memory a kernel's heap temporaries of {@code bytes} bytes will use on its next
+     * call ({@link CompiledKernel#heapTemporaries()}): in a network the kernels between two calls of a kernel push
+     * its temporaries out of the caches as they push its weights. Returns how many blocks were evicted; a backend
+     * whose kernels keep no temporaries between calls has none (the default).
+     */
+    default long evictTemporaries(long bytes) {
+        return 0;
+    }
 }

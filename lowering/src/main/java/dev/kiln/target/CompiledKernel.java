@@ -16,6 +16,14 @@ public interface CompiledKernel extends AutoCloseable {
     /** The generated code, for reading: LLVM IR and assembly, CUDA C, ... */
     String source();
 
+    /**
+     * The byte sizes of the temporaries each call takes from the backend's heap workspace (those too large for the
+     * stack), smallest first, each size once; empty where the backend allocates none.
+     */
+    default java.util.List<Long> heapTemporaries() {
+        return java.util.List.of();
+    }
+
     /** The program this kernel was compiled from. */
     PrimFunc func();
 

@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.measure;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CacheEviction;
+import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -16,7 +17,10 @@ import java.util.Optional;
  * Evicts a program's data from the CPU caches between timed runs, so that every run starts cold
  * (TVM's {@code enable_cpu_cache_flush}), as a kernel's call in a network does: the other kernels of a run have
  * pushed its weights out of every cache. Where the backend can evict memory ({@link Backend#cacheEviction}: the
- * LLVM backend's {@code clflush}), every argument of the program is evicted from all cores' caches. Otherwise
+ * LLVM backend's {@code clflush}), every argument of the program and every heap temporary it takes from the
+ * backend's workspace ({@link CompiledKernel#heapTemporaries}: a padded copy of an input, a packed operand) is
+ * evicted from all cores' caches: in a network the other kernels push those out too, and a program timed with
+ * its temporary warm from the previous repeat ran up to twice as slow in MobileNet-V2 as in the tuner. Otherwise
  * (the interpreter, the JVM backend) one value per cache line is written to a buffer a quarter larger than the
  * last-level cache (8 MiB at least) from the measuring thread: that clears the shared cache and that core's own,
  * while the other cores' private caches keep what a parallel program left there, so it models a network's
@@ -24,14 +28,21 @@ import java.util.Optional;
  */
 final class CacheFlusher {
     private static final long FALLBACK_LLC_BYTES = 32L << 20;
+    /**
+     * {@code -Dkiln.measure.evictTemporaries=false} leaves heap temporaries warm between repeats (the behaviour
+     * before they were evicted; for A/B comparisons of tuning logs only).
+     */
+    static final String TEMPORARIES_PROPERTY = "kiln.measure.evictTemporaries";
 
     private final CacheEviction eviction;
+    private final boolean temporaries;
     private final MemorySegment buffer;
     private long round;
 
     /** A flusher that writes a buffer larger than the last-level cache (no eviction). */
     CacheFlusher() {
         this.eviction = null;
+        this.temporaries = false;
         long llc = lastLevelCacheBytes();
         long bytes = Math.max(8L << 20, llc + llc / 4);
         buffer = Arena.ofAuto().allocate(bytes, 64);
@@ -39,7 +50,13 @@ final class CacheFlusher {
 
     /** A flusher that evicts the program's arguments with {@code eviction}. */
     CacheFlusher(CacheEviction eviction) {
+        this(eviction, !"false".equalsIgnoreCase(System.getProperty(TEMPORARIES_PROPERTY)));
+    }
+
+    /** A flusher that evicts the program's arguments, and its heap temporaries where {@code temporaries}. */
+    CacheFlusher(CacheEviction eviction, boolean temporaries) {
         this.eviction = java.util.Objects.requireNonNull(eviction, "eviction");
+        this.temporaries = temporaries;
         this.buffer = null;
     }
 
@@ -65,8 +82,11 @@ final class CacheFlusher {
 
     /** How this flusher flushes, for reports. */
     String describe() {
+        if (evicts() && !temporaries)
+            return "every argument evicted from all cores' caches (clflush), heap temporaries left warm (-D"
+                    + TEMPORARIES_PROPERTY + "=false)";
         return evicts()
-                ? "every argument evicted from all cores' caches (clflush)"
+                ? "every argument and heap temporary evicted from all cores' caches (clflush)"
                 : "a " + (buffer.byteSize() >> 20) + " MiB buffer written by the measuring thread";
     }
 
@@ -75,10 +95,14 @@ final class CacheFlusher {
         return buffer == null ? 0 : buffer.byteSize();
     }
 
-    /** Flushes before a timed run of a program on {@code args}. */
-    void flush(NDArray[] args) {
+    /**
+     * Flushes before a timed run of a program on {@code args} whose calls take heap temporaries of the sizes
+     * {@code temporaries} (bytes; {@link CompiledKernel#heapTemporaries}).
+     */
+    void flush(NDArray[] args, java.util.List<Long> temporaries) {
         if (eviction != null) {
             for (NDArray a : args) if (a != null) eviction.evict(a.segment());
+            if (this.temporaries) for (long bytes : temporaries) eviction.evictTemporaries(bytes);
             return;
         }
         long v = ++round;

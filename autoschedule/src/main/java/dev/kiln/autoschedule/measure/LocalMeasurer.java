@@ -126,7 +126,12 @@ public final class LocalMeasurer implements Measurer {
         double compileSeconds = (System.nanoTime() - t0) / 1e9;
         try (kernel) {
             return ProgramRunner.run(
-                            kernel::call, func.params(), workload, options, flusher, backend.workerPool(target))
+                            ProgramRunner.Kernel.of(kernel),
+                            func.params(),
+                            workload,
+                            options,
+                            flusher,
+                            backend.workerPool(target))
                     .toResult(compileSeconds);
         }
     }

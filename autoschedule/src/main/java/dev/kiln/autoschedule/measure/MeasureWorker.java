@@ -198,7 +198,12 @@ public final class MeasureWorker {
                     MeasureOptions options = r.options();
                     if (options.flushCache() && flusher == null) flusher = CacheFlusher.of(r.backend(), r.target());
                     MeasureLoop.Outcome out = ProgramRunner.run(
-                            kernel::call, r.func().params(), r.workload(), options, flusher, r.pool());
+                            ProgramRunner.Kernel.of(kernel),
+                            r.func().params(),
+                            r.workload(),
+                            options,
+                            flusher,
+                            r.pool());
                     yield new WorkerProtocol.Reply(
                             r.id(), out.error(), out.message(), out.costs(), r.compileSeconds(), false);
                 } catch (VirtualMachineError e) {

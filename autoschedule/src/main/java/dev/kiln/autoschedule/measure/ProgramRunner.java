@@ -4,6 +4,7 @@ import dev.kiln.ir.Buffer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.WorkerPool;
 import java.util.List;
 
@@ -24,6 +25,26 @@ final class ProgramRunner {
     @FunctionalInterface
     interface Kernel {
         void run(NDArray[] args);
+
+        /** The byte sizes of the heap temporaries a run takes (evicted with the arguments by a flush). */
+        default List<Long> heapTemporaries() {
+            return List.of();
+        }
+
+        /** A backend's compiled kernel, with its heap temporaries. */
+        static Kernel of(CompiledKernel k) {
+            return new Kernel() {
+                @Override
+                public void run(NDArray[] args) {
+                    k.call(args);
+                }
+
+                @Override
+                public List<Long> heapTemporaries() {
+                    return k.heapTemporaries();
+                }
+            };
+        }
     }
 
     static MeasureLoop.Outcome run(
@@ -84,7 +105,7 @@ final class ProgramRunner {
         public void flushCache() {
             if (flusher == null)
                 throw new KilnException("measure options ask for a cache flush, but no flusher was given");
-            flusher.flush(args);
+            flusher.flush(args, kernel.heapTemporaries());
         }
     }
 

@@ -119,6 +119,53 @@ class ProgramRunnerTest {
     }
 
     @Test
+    void anEvictingFlusherEvictsTheKernelsHeapTemporariesWithItsArguments() {
+        // a kernel whose calls take two temporaries from the backend's workspace: both sizes evicted before each
+        // timed run, as the network's other kernels push them out between its calls
+        List<String> evicted = new java.util.ArrayList<>();
+        CacheFlusher flusher = new CacheFlusher(new dev.kiln.target.CacheEviction() {
+            @Override
+            public void evict(java.lang.foreign.MemorySegment segment) {
+                evicted.add("argument " + segment.byteSize());
+            }
+
+            @Override
+            public long evictTemporaries(long bytes) {
+                evicted.add("temporary " + bytes);
+                return 1;
+            }
+        });
+        assertThat(flusher.describe()).contains("heap temporary");
+        ProgramRunner.Kernel kernel = new ProgramRunner.Kernel() {
+            @Override
+            public void run(dev.kiln.runtime.NDArray[] args) {
+                affine(args);
+            }
+
+            @Override
+            public List<Long> heapTemporaries() {
+                return List.of(20480L, 589824L);
+            }
+        };
+        try (Workload w = workload()) {
+            MeasureLoop.Outcome out =
+                    ProgramRunner.run(kernel, List.of(X, Y), w, flushedThreeRepeats(), flusher, WorkerPool.NONE);
+            assertThat(out.error()).isEqualTo(MeasureError.NONE);
+            assertThat(out.costs()).hasSize(3);
+            assertThat(evicted).hasSize(3 * 4);
+            assertThat(evicted.subList(0, 4))
+                    .containsExactly("argument " + 37 * 4, "argument " + 37 * 4, "temporary 20480", "temporary 589824");
+        }
+        evicted.clear(); // the A/B switch: temporaries left warm, and the description says so
+        CacheFlusher warm = new CacheFlusher(seg -> evicted.add("argument " + seg.byteSize()), false);
+        assertThat(warm.describe()).contains("heap temporaries left warm");
+        try (Workload w = workload()) {
+            ProgramRunner.run(kernel, List.of(X, Y), w, flushedThreeRepeats(), warm, WorkerPool.NONE);
+            assertThat(evicted).hasSize(3 * 2).allMatch(s -> s.startsWith("argument"));
+        }
+    }
+
+    @Test
     void withoutABackendThatEvictsTheFlusherWritesABufferAndSaysSo() {
         CacheFlusher f = CacheFlusher.of(null, dev.kiln.target.Target.cpu());
         assertThat(f.evicts()).isFalse();
