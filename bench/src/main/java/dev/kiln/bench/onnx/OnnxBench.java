@@ -14,10 +14,12 @@ import dev.kiln.bench.network.Timing;
 import dev.kiln.bench.network.TransferOption;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Value;
+import dev.kiln.graph.fuse.FusedGroup;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.ModelWriter;
 import dev.kiln.onnx.OnnxImporter;
 import dev.kiln.onnx.OnnxZoo;
+import dev.kiln.onnx.proto.Onnx.ModelProto;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.CpuTarget;
@@ -26,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -138,8 +141,12 @@ public final class OnnxBench implements Callable<Integer> {
     @Option(
             names = "--profile",
             description = "After timing, profile Kiln's run: each kernel's time in the network against its tuned time "
-                    + "from the log, sorted by time lost, and the thread pool's sleeps per run.")
+                    + "from the log, sorted by time lost, and the thread pool's sleeps per run; then each kernel "
+                    + "against the ONNX Runtime nodes that compute the same values (ONNX Runtime's own profile).")
     boolean profile;
+
+    /** Runs of ONNX Runtime's profiling session ({@code --profile}). */
+    private static final int PROFILE_RUNS = 50;
 
     @Option(
             names = "--hold-ab",
@@ -276,6 +283,8 @@ public final class OnnxBench implements Callable<Integer> {
                     "reference",
                     "default CPU EP, ALL_OPT, intra-op threads " + t));
         }
+        // its per-node profile in a session of its own, before Kiln's threads start (compared after Kiln's profile)
+        OrtProfile ortProfile = profile ? OrtProfile.measure(bytes, t, g.inputs(), inputs, PROFILE_RUNS) : null;
         CpuTarget target = fma.apply(Target.cpu().withCores(t));
         Path threadLog = NetworkBench.logFor(log, t);
         long t0 = System.nanoTime();
@@ -306,6 +315,16 @@ public final class OnnxBench implements Callable<Integer> {
                 System.out.print(prof.table(8).indent(3));
                 System.out.println("   kernels against their tuned times, by time lost in the network:");
                 System.out.print(prof.degradation(15).indent(3));
+                System.out.printf(
+                        Locale.ROOT,
+                        "   kernels against ONNX Runtime's own per-node profile (%d profiled runs, medians), by time"
+                                + " lost:%n",
+                        PROFILE_RUNS);
+                Map<Integer, FusedGroup> groups = new HashMap<>();
+                cn.partition().groups().forEach(fg -> groups.put(fg.id(), fg));
+                System.out.print(ortProfile
+                        .compare(ModelProto.parseFrom(bytes), prof, groups, 20)
+                        .indent(3));
             }
             if (holdAb > 0) {
                 System.out.println("   same-process A/B, thread pool held awake across a run or not (" + holdAb

@@ -30,11 +30,22 @@ final class OrtSessionRunner implements AutoCloseable {
     private final Map<String, OnnxTensor> feed = new LinkedHashMap<>();
 
     OrtSessionRunner(byte[] model, int threads, List<Value> inputs, NDArray[] data) {
+        this(model, threads, inputs, data, o -> {});
+    }
+
+    /** The session options' last word before the session is made (profiling, for one). */
+    @FunctionalInterface
+    interface Options {
+        void set(OrtSession.SessionOptions options) throws OrtException;
+    }
+
+    OrtSessionRunner(byte[] model, int threads, List<Value> inputs, NDArray[] data, Options extra) {
         try {
             options = new OrtSession.SessionOptions();
             options.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             options.setIntraOpNumThreads(threads);
             options.setInterOpNumThreads(1);
+            extra.set(options);
             session = env.createSession(model, options);
             for (int i = 0; i < inputs.size(); i++) {
                 ByteBuffer b = data[i].segment().asByteBuffer().order(ByteOrder.nativeOrder());
@@ -77,6 +88,11 @@ final class OrtSessionRunner implements AutoCloseable {
         } catch (OrtException e) {
             throw new KilnException("ONNX Runtime failed: " + e.getMessage());
         }
+    }
+
+    /** Ends a profiling session's trace and returns its file ({@link Options} must have enabled profiling). */
+    String endProfiling() throws OrtException {
+        return session.endProfiling();
     }
 
     static OnnxJavaType javaType(DType t) {

@@ -102,13 +102,17 @@ class OnnxBenchTest {
         assertThat(logged).as("one JSON line per measured program").isNotEmpty().allMatch(l -> l.startsWith("{"));
 
         StringBuilder second = new StringBuilder();
-        assertThat(run(second, args(model, log, "--child", "--cache-ab", "2")))
+        assertThat(run(second, args(model, log, "--child", "--cache-ab", "2", "--profile")))
                 .as(second.toString())
                 .isZero();
         assertThat(second)
                 .contains("as built (memory BEST_FIT)", "memory RECENT", "sum of minima")
                 .doesNotContain("chunk(s) per thread") // one thread: no loop split to compare
                 .contains("built from " + threadLog)
+                // the per-layer comparison: both dense layers found in ONNX Runtime's profile by their outputs
+                .contains("kernels against ONNX Runtime's own per-node profile")
+                .containsPattern("(?m)^ +\\d+ +\\d+ +dense\\S* +logits .* Gemm")
+                .containsPattern("matched: [2-9] Kiln calls .* against [2-9] ONNX Runtime nodes")
                 .contains("no search")
                 .doesNotContain("tuned: ")
                 .containsPattern("(?m)^1 +kiln .* ok ");
