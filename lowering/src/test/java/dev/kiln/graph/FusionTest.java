@@ -68,6 +68,36 @@ class FusionTest {
     }
 
     @Test
+    void aConvTakesTheLayoutCopyOfAnImageInputAsItsPrologue() {
+        // the ONNX import's NCHW -> NHWC copy of the input before the first conv: one group, no transpose kernel
+        GraphBuilder b = new GraphBuilder("t");
+        Value x = b.input("x", FLOAT32, 1, 3, 9, 9);
+        Value nhwc = b.transpose("x/nhwc", x, 0, 2, 3, 1);
+        Value c = b.conv2d("conv", nhwc, b.weight("w", 1, 0.3, 3, 3, 3, 8), "NHWC", 2, 1, 1);
+        Value y = b.relu("relu", b.biasAdd("bias", c, b.weight("b", 2, 0.1, 8), -1));
+        Graph g = b.output(y).build();
+        assertEquals(List.of("transpose+conv2d+bias_add+relu"), groups(g));
+        assertEquals(
+                List.of("x", "w", "b"),
+                FuseOps.apply(g).groups().getFirst().dag().inputs()); // x as given
+        checkAgainstNodeByNode(g, 1, 3, 9, 9);
+
+        // not when the transposed input has a second reader, nor for a transpose of an inner value
+        GraphBuilder b2 = new GraphBuilder("t2");
+        Value x2 = b2.input("x", FLOAT32, 1, 3, 9, 9);
+        Value t2 = b2.transpose("x/nhwc", x2, 0, 2, 3, 1);
+        Value c2 = b2.conv2d("conv", t2, b2.weight("w", 1, 0.3, 3, 3, 3, 3), "NHWC", 1, 1, 1);
+        Graph g2 = b2.output(b2.add("sum", c2, t2)).build();
+        assertEquals(List.of("transpose", "conv2d+add"), groups(g2));
+        GraphBuilder b3 = new GraphBuilder("t3");
+        Value x3 = b3.input("x", FLOAT32, 1, 9, 9, 3);
+        Value t3 = b3.transpose("back", b3.relu("r", x3), 0, 2, 1, 3);
+        Graph g3 = b3.output(b3.conv2d("conv", t3, b3.weight("w", 1, 0.3, 3, 3, 3, 4), "NHWC", 1, 1, 1))
+                .build();
+        assertEquals(List.of("relu+transpose", "conv2d"), groups(g3));
+    }
+
+    @Test
     void anAnchorTakesOneRowReductionOverTheLastAxis() {
         // attention: scores = q k^T / 8, softmax over the keys; then a dense layer, residual add and layer norm
         GraphBuilder b = new GraphBuilder("t");
