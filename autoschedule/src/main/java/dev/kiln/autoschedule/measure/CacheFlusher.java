@@ -17,10 +17,11 @@ import java.util.Optional;
  * Evicts a program's data from the CPU caches between timed runs, so that every run starts cold
  * (TVM's {@code enable_cpu_cache_flush}), as a kernel's call in a network does: the other kernels of a run have
  * pushed its weights out of every cache. Where the backend can evict memory ({@link Backend#cacheEviction}: the
- * LLVM backend's {@code clflush}), every argument of the program and every heap temporary it takes from the
- * backend's workspace ({@link CompiledKernel#heapTemporaries}: a padded copy of an input, a packed operand) is
- * evicted from all cores' caches: in a network the other kernels push those out too, and a program timed with
- * its temporary warm from the previous repeat ran up to twice as slow in MobileNet-V2 as in the tuner. Otherwise
+ * LLVM backend's {@code clflush}), every argument of the program is evicted from all cores' caches, and on
+ * request ({@link #TEMPORARIES_PROPERTY}) every heap temporary it takes from the backend's workspace too
+ * ({@link CompiledKernel#heapTemporaries}: a padded copy of an input, a packed operand): in a network the other
+ * kernels push those out as well, and a depthwise conv timed with its padded copy warm from the previous repeat
+ * ran up to twice as slow in MobileNet-V2 as in the tuner. Otherwise
  * (the interpreter, the JVM backend) one value per cache line is written to a buffer a quarter larger than the
  * last-level cache (8 MiB at least) from the measuring thread: that clears the shared cache and that core's own,
  * while the other cores' private caches keep what a parallel program left there, so it models a network's
@@ -29,8 +30,9 @@ import java.util.Optional;
 final class CacheFlusher {
     private static final long FALLBACK_LLC_BYTES = 32L << 20;
     /**
-     * {@code -Dkiln.measure.evictTemporaries=false} leaves heap temporaries warm between repeats (the behaviour
-     * before they were evicted; for A/B comparisons of tuning logs only).
+     * {@code -Dkiln.measure.evictTemporaries=true} evicts the kernel's heap temporaries too (off by default: on
+     * MobileNet-V2 at one thread, two seeds, it cost 12-22% of the trials in the same time and the network did not
+     * run faster; docs/PERFORMANCE.md, sixteenth session).
      */
     static final String TEMPORARIES_PROPERTY = "kiln.measure.evictTemporaries";
 
@@ -50,7 +52,7 @@ final class CacheFlusher {
 
     /** A flusher that evicts the program's arguments with {@code eviction}. */
     CacheFlusher(CacheEviction eviction) {
-        this(eviction, !"false".equalsIgnoreCase(System.getProperty(TEMPORARIES_PROPERTY)));
+        this(eviction, Boolean.getBoolean(TEMPORARIES_PROPERTY));
     }
 
     /** A flusher that evicts the program's arguments, and its heap temporaries where {@code temporaries}. */
@@ -84,7 +86,7 @@ final class CacheFlusher {
     String describe() {
         if (evicts() && !temporaries)
             return "every argument evicted from all cores' caches (clflush), heap temporaries left warm (-D"
-                    + TEMPORARIES_PROPERTY + "=false)";
+                    + TEMPORARIES_PROPERTY + "=true evicts them)";
         return evicts()
                 ? "every argument and heap temporary evicted from all cores' caches (clflush)"
                 : "a " + (buffer.byteSize() >> 20) + " MiB buffer written by the measuring thread";

@@ -123,18 +123,20 @@ class ProgramRunnerTest {
         // a kernel whose calls take two temporaries from the backend's workspace: both sizes evicted before each
         // timed run, as the network's other kernels push them out between its calls
         List<String> evicted = new java.util.ArrayList<>();
-        CacheFlusher flusher = new CacheFlusher(new dev.kiln.target.CacheEviction() {
-            @Override
-            public void evict(java.lang.foreign.MemorySegment segment) {
-                evicted.add("argument " + segment.byteSize());
-            }
+        CacheFlusher flusher = new CacheFlusher(
+                new dev.kiln.target.CacheEviction() {
+                    @Override
+                    public void evict(java.lang.foreign.MemorySegment segment) {
+                        evicted.add("argument " + segment.byteSize());
+                    }
 
-            @Override
-            public long evictTemporaries(long bytes) {
-                evicted.add("temporary " + bytes);
-                return 1;
-            }
-        });
+                    @Override
+                    public long evictTemporaries(long bytes) {
+                        evicted.add("temporary " + bytes);
+                        return 1;
+                    }
+                },
+                true);
         assertThat(flusher.describe()).contains("heap temporary");
         ProgramRunner.Kernel kernel = new ProgramRunner.Kernel() {
             @Override
@@ -156,8 +158,8 @@ class ProgramRunnerTest {
             assertThat(evicted.subList(0, 4))
                     .containsExactly("argument " + 37 * 4, "argument " + 37 * 4, "temporary 20480", "temporary 589824");
         }
-        evicted.clear(); // the A/B switch: temporaries left warm, and the description says so
-        CacheFlusher warm = new CacheFlusher(seg -> evicted.add("argument " + seg.byteSize()), false);
+        evicted.clear(); // the default: temporaries left warm, and the description says so
+        CacheFlusher warm = new CacheFlusher(seg -> evicted.add("argument " + seg.byteSize()));
         assertThat(warm.describe()).contains("heap temporaries left warm");
         try (Workload w = workload()) {
             ProgramRunner.run(kernel, List.of(X, Y), w, flushedThreeRepeats(), warm, WorkerPool.NONE);
