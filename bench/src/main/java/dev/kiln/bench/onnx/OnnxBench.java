@@ -14,7 +14,6 @@ import dev.kiln.bench.network.Timing;
 import dev.kiln.bench.network.TransferOption;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Value;
-import dev.kiln.graph.fuse.FusedGroup;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.ModelWriter;
 import dev.kiln.onnx.OnnxImporter;
@@ -28,7 +27,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -320,10 +318,8 @@ public final class OnnxBench implements Callable<Integer> {
                         "   kernels against ONNX Runtime's own per-node profile (%d profiled runs, medians), by time"
                                 + " lost:%n",
                         PROFILE_RUNS);
-                Map<Integer, FusedGroup> groups = new HashMap<>();
-                cn.partition().groups().forEach(fg -> groups.put(fg.id(), fg));
                 System.out.print(ortProfile
-                        .compare(ModelProto.parseFrom(bytes), prof, groups, 20)
+                        .compare(ModelProto.parseFrom(bytes), prof, cn.partition(), 20)
                         .indent(3));
             }
             if (holdAb > 0) {

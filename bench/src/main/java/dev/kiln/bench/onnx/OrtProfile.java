@@ -7,6 +7,7 @@ import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.graph.Node;
 import dev.kiln.graph.Value;
 import dev.kiln.graph.fuse.FusedGroup;
+import dev.kiln.graph.fuse.Partition;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.proto.Onnx.ModelProto;
 import dev.kiln.onnx.proto.Onnx.NodeProto;
@@ -101,11 +102,13 @@ record OrtProfile(List<NodeTime> nodes) {
      * Kiln's calls beside the ONNX Runtime nodes that compute the same values, by time lost to ONNX Runtime, the
      * {@code top} largest; then totals and the nodes of either side left unmatched.
      *
-     * @param model  the ONNX model both ran (for its node names and outputs)
-     * @param calls  Kiln's profile of the network
-     * @param groups Kiln's fused groups by id
+     * @param model     the ONNX model both ran (for its node names and outputs)
+     * @param calls     Kiln's profile of the network
+     * @param partition Kiln's fused groups (the calls' groups by id)
      */
-    String compare(ModelProto model, NetworkProfile calls, Map<Integer, FusedGroup> groups, int top) {
+    String compare(ModelProto model, NetworkProfile calls, Partition partition, int top) {
+        Map<Integer, FusedGroup> groups = new HashMap<>();
+        for (FusedGroup fg : partition.groups()) groups.put(fg.id(), fg);
         Map<String, List<String>> outputsOf = new HashMap<>();
         for (NodeProto n : model.getGraph().getNodeList()) outputsOf.put(n.getName(), n.getOutputList());
         Map<Integer, List<NodeTime>> byCall = new HashMap<>();
@@ -181,35 +184,18 @@ record OrtProfile(List<NodeTime> nodes) {
                 "Kiln only: %.4f ms in %d calls%s%n",
                 kOnly,
                 kilnOnly.size(),
-                kilnOnly.isEmpty()
-                        ? ""
-                        : " ("
-                                + String.join(
-                                        ", ",
-                                        kilnOnly.stream()
-                                                .map(r -> String.format(
-                                                        Locale.ROOT,
-                                                        "%s %s %.4f",
-                                                        r.e().description(),
-                                                        r.node(),
-                                                        r.e().seconds() * 1e3))
-                                                .toList())
-                                + ")"));
+                listed(kilnOnly.stream()
+                        .map(r -> String.format(
+                                Locale.ROOT, "%s %s %.4f", r.e().description(), r.node(), r.e().seconds() * 1e3))
+                        .toList())));
         sb.append(String.format(
                 Locale.ROOT,
                 "ONNX Runtime only: %.4f ms in %d nodes%s%n",
                 oOnly,
                 unmatched.size(),
-                unmatched.isEmpty()
-                        ? ""
-                        : " ("
-                                + String.join(
-                                        ", ",
-                                        unmatched.stream()
-                                                .map(t -> String.format(
-                                                        Locale.ROOT, "%s %s %.4f", t.op(), t.name(), t.ms()))
-                                                .toList())
-                                + ")"));
+                listed(unmatched.stream()
+                        .map(t -> String.format(Locale.ROOT, "%s %s %.4f", t.op(), t.name(), t.ms()))
+                        .toList())));
         sb.append(String.format(
                 Locale.ROOT,
                 "sums of per-call medians: Kiln %.4f ms, ONNX Runtime %.4f ms (its profiling adds a little per node)%n",
@@ -251,6 +237,11 @@ record OrtProfile(List<NodeTime> nodes) {
             for (String n : List.copyOf(out)) if (n.endsWith(s)) out.add(n.substring(0, n.length() - s.length()));
         }
         return out;
+    }
+
+    /** {@code " (a, b, ...)"}, or nothing for no items. */
+    private static String listed(List<String> items) {
+        return items.isEmpty() ? "" : " (" + String.join(", ", items) + ")";
     }
 
     private static String clip(String s, int n) {
