@@ -1,6 +1,10 @@
 package dev.kiln.autoschedule.analysis;
 
 import dev.kiln.autoschedule.HardwareParams;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.Exprs;
+import dev.kiln.ir.IterVar;
+import dev.kiln.ir.Var;
 import dev.kiln.schedule.CacheReadStep;
 import dev.kiln.schedule.CacheWriteStep;
 import dev.kiln.schedule.ComputeAtKind;
@@ -11,8 +15,12 @@ import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.RfactorStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
+import dev.kiln.te.ComputeOp;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -61,6 +69,28 @@ public final class StagePredicates {
 
     public static boolean needsMultiLevelTiling(AccessAnalyzer a, LoopState s, int id) {
         return a.needsMultiLevelTiling(s.stage(id).op());
+    }
+
+    /**
+     * Whether stage {@code id} is read by stage {@code consumer} without reuse across the consumer's spatial loops:
+     * the consumer reads it directly, and every read's indices use every spatial axis of extent above 1 of the
+     * consumer (a depthwise conv or a pooling of its padded input, a copy of it; not a conv, which reads the same
+     * input element for every output channel). Such a consumer touches each element a few times at most, so
+     * computing the whole stage first costs as much memory traffic as the consumer itself.
+     */
+    public static boolean isReadWithoutReuse(AccessAnalyzer a, LoopState s, int id, int consumer) {
+        if (!(s.stage(consumer).op() instanceof ComputeOp c)) return false;
+        List<List<Expr>> reads = a.access(c).reads().get(s.stage(id).op());
+        if (reads == null || reads.isEmpty()) return false;
+        for (List<Expr> idx : reads) {
+            Set<Var> used = Collections.newSetFromMap(new IdentityHashMap<>());
+            for (Expr e : idx)
+                Exprs.forEach(e, x -> {
+                    if (x instanceof Var v) used.add(v);
+                });
+            for (IterVar axis : c.axes()) if (axis.extent() > 1 && !used.contains(axis)) return false;
+        }
+        return true;
     }
 
     public static boolean isStrictlyInlineable(AccessAnalyzer a, LoopState s, int id) {

@@ -25,7 +25,7 @@ import java.util.SplittableRandom;
  * c' loops (if more than one) and vectorises the result.
  *
  * <p>Kiln: the innermost loop of a tiled stage is also vectorised when it is longer than
- * {@code maxVectorizeSize} but a whole number of vectors of the stage's element type and at most
+ * {@code maxVectorizeSize} but a whole number of vectors (or half vectors) of the stage's element type and at most
  * {@link dev.kiln.autoschedule.HardwareParams#maxInnermostSplitFactor()} long. Ansor's limit
  * (16) is one AVX-512 vector of float32, so without this a register tile two or four vectors wide
  * (the 8 x 32 and 4 x 64 tiles of {@link RegisterTileSizes}) would be left to LLVM's
@@ -90,10 +90,15 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
         }
     }
 
-    /** Whether {@code extent} elements of the stage's type are whole vectors, within the innermost-tile limit. */
+    /**
+     * Whether {@code extent} elements of the stage's type are whole vectors, or whole half vectors where the register
+     * tiles take them ({@link RegisterTileSizes#innermost}: a 24-wide row is a zmm and a ymm), within the
+     * innermost-tile limit.
+     */
     static boolean wholeVectors(SearchTask task, Stage st, long extent) {
         int lanes = task.hardware()
                 .lanes(st.computeOp().outputs().getFirst().dtype().bytes());
-        return extent > 0 && extent % lanes == 0 && extent <= task.hardware().maxInnermostSplitFactor();
+        long unit = RegisterTileSizes.halfVectors(lanes) ? lanes / 2 : lanes;
+        return extent > 0 && extent % unit == 0 && extent <= task.hardware().maxInnermostSplitFactor();
     }
 }

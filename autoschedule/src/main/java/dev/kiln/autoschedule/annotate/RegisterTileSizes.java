@@ -38,6 +38,14 @@ public final class RegisterTileSizes {
     private RegisterTileSizes() {}
 
     /**
+     * Whether a vector of {@code lanes} elements may be tiled in halves: when half of it is itself a vector of 8
+     * elements or more (a ymm of float32 on AVX-512; not an xmm on AVX2).
+     */
+    static boolean halfVectors(int lanes) {
+        return lanes >= 16 && lanes % 2 == 0;
+    }
+
+    /**
      * The undecided spatial splits of one multi-level-tiled reduction stage, in loop order (the
      * last is the vector axis), with the size of its elements (for a tensorized stage, whose vector
      * axis is the outer part of the intrinsic's, the size of the intrinsic's accumulator vector: one
@@ -114,7 +122,10 @@ public final class RegisterTileSizes {
      * Innermost tile sizes for the group's splits (extents in {@code extents}, the group's
      * order), drawn uniformly among the combinations that {@link #fits}, each at most
      * {@link HardwareParams#maxInnermostSplitFactor()} and dividing its extent; null when there is
-     * none (for example a vector axis whose extent is not a multiple of the lanes).
+     * none (for example a vector axis shorter than half a vector). A vector axis whose extent is not a whole number
+     * of vectors but of half vectors (24 float32 channels on AVX-512, MobileNet-V2's narrowest layers) takes
+     * vector tiles of whole half vectors, a row of 24 being one zmm and one ymm register (Kiln; before, such a
+     * stage fell back to Ansor's uniform draw and its 12-lane tiles).
      */
     public static int[] innermost(
             HardwareParams hw, int elementBytes, List<Long> extents, FactorizationMemo memo, SplittableRandom rng) {
@@ -186,11 +197,14 @@ public final class RegisterTileSizes {
         int n = extents.size();
         int lanes = hw.lanes(elementBytes);
         int maxInner = hw.maxInnermostSplitFactor();
+        // a vector axis that whole vectors do not divide (24 channels on AVX-512) takes tiles of whole half vectors,
+        // each row a zmm and a ymm: its registers counted whole
+        boolean halves = extents.get(n - 1) % lanes != 0 && halfVectors(lanes);
         List<int[]> out = new ArrayList<>();
         for (int v : memo.divisors(extents.get(n - 1))) {
             if (v > maxInner) break;
-            if (v % lanes != 0) continue;
-            int vectors = v / lanes;
+            if (v % lanes != 0 && !(halves && v % (lanes / 2) == 0)) continue;
+            int vectors = (v + lanes - 1) / lanes;
             int[] tile = new int[n];
             tile[n - 1] = v;
             rows(hw, extents, memo, tile, 0, 1, vectors, tail ? 1 : 0, out);

@@ -100,7 +100,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * of the stages with a reduction of 256 or more, a reduction block of 128-384 (ReductionTileSizes).
      * Annotation: Kiln's {@link InitKBlocking} (the tiled stages where it matters get the GotoBLAS loop
      * order, the outer reduction level in front of the level-1 spatial loops: nine in ten of those with such
-     * a reduction block, half of the others), InitChangeComputeLocation, Kiln's {@link InitReadOrder} (a
+     * a reduction block, half of the others), InitChangeComputeLocation (Kiln's: a depthwise conv's or a
+     * pooling's padding never at root), Kiln's {@link InitReadOrder} (a
      * transposing copy's loops reordered so that it reads its source contiguously), InitParallel, InitUnroll
      * {0, 16, 64, 512}, and Kiln's InitVectorization, which also vectorises register-tile rows wider than Ansor's
      * limit. Mutations: Ansor's CPU weights (tile size 0.90, auto-unroll 0.04, compute location 0.05,
@@ -157,7 +158,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
     /**
      * Ansor's CPU rules as Ansor has them (for comparisons with Kiln's, e.g. {@code ./kiln
      * space-bench}): {@link #cpu()} without AddCacheReadPack and InitKBlocking, with Ansor's
-     * InitVectorization, and Ansor's mutations and weights (no register-tile or K-blocking mutation).
+     * InitChangeComputeLocation and InitVectorization, and Ansor's mutations and weights (no register-tile or
+     * K-blocking mutation).
      */
     public static TargetRules ansorCpu() {
         return new TargetRules(
@@ -169,7 +171,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),
                         new SkipStage()),
                 List.of(
-                        new InitChangeComputeLocation(),
+                        InitChangeComputeLocation.ansor(),
                         new InitParallel(),
                         InitUnroll.cpu(),
                         InitVectorization.ansor()),

@@ -63,12 +63,27 @@ class RegisterTileSizesTest {
     }
 
     @Test
-    void noCandidateWhenTheVectorAxisIsNotAMultipleOfTheLanes() {
-        assertThat(RegisterTileSizes.candidates(AVX512, 4, List.of(64L, 56L), new FactorizationMemo()))
+    void noCandidateWhenTheVectorAxisIsNotAMultipleOfHalfTheLanes() {
+        assertThat(RegisterTileSizes.candidates(AVX512, 4, List.of(64L, 60L), new FactorizationMemo()))
                 .isEmpty();
         assertThat(RegisterTileSizes.innermost(
-                        AVX512, 4, List.of(64L, 56L), new FactorizationMemo(), new SplittableRandom(1)))
+                        AVX512, 4, List.of(64L, 60L), new FactorizationMemo(), new SplittableRandom(1)))
                 .isNull();
+    }
+
+    @Test
+    void aVectorAxisOfHalfVectorsTakesRowsOfAZmmAndAYmm() {
+        // 24 output channels (MobileNet-V2's 1x1 project convs) on AVX-512: a row of 24 is two registers, one of 8
+        // is one; rows x registers + registers + 1 <= 32 and at least 8 accumulators
+        List<String> tiles =
+                RegisterTileSizes.candidates(AVX512, 4, List.of(56L, 24L), new FactorizationMemo()).stream()
+                        .map(t -> t[0] + "x" + t[1])
+                        .toList();
+        assertThat(tiles).containsExactly("8x8", "14x8", "28x8", "4x24", "7x24", "8x24", "14x24");
+        // an axis of whole vectors keeps whole-vector tiles only
+        assertThat(RegisterTileSizes.candidates(AVX512, 4, List.of(56L, 48L), new FactorizationMemo()))
+                .allMatch(t -> t[1] % 16 == 0)
+                .isNotEmpty();
     }
 
     @Test
@@ -162,6 +177,13 @@ class RegisterTileSizesTest {
         assertThat(innermostAfterVectorization(avx2, 24).annotation()).isEqualTo(IterAnnotation.VECTORIZE);
         SearchTask odd = SearchTask.cpu(Workloads.matmul(40, 40, 40), AVX2);
         assertThat(innermostAfterVectorization(odd, 20).annotation()).isEqualTo(IterAnnotation.NONE);
+        // AVX-512: 24 is a zmm and a ymm (half vectors, as the register tiles take them); 20 is not
+        assertThat(innermostAfterVectorization(SearchTask.cpu(Workloads.matmul(48, 48, 48), AVX512), 24)
+                        .annotation())
+                .isEqualTo(IterAnnotation.VECTORIZE);
+        assertThat(innermostAfterVectorization(SearchTask.cpu(Workloads.matmul(40, 40, 40), AVX512), 20)
+                        .annotation())
+                .isEqualTo(IterAnnotation.NONE);
     }
 
     /**
