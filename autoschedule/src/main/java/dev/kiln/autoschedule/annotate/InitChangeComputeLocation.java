@@ -26,10 +26,11 @@ import java.util.SplittableRandom;
  * inferred ({@link InferBound}); the rules after this one see the inferred extents.
  *
  * <p>Kiln ({@link #keepsOffRoot}): a padding stage that its consumer reads without reuse (the padded input of a
- * depthwise conv or a pooling) draws among inlining and its candidates only, never root: a whole padded copy at root
- * costs such a consumer as much memory traffic as the consumer itself, and it lives in a heap temporary that the
- * tuner's repeats keep warm and a network meets cold (MobileNet-V2 at 1 thread, docs/PERFORMANCE.md: its depthwise
- * convs' tuned times 9-18% lower in sum, the network 8-12% faster on one seed).
+ * depthwise conv or a pooling) is computed at one of its candidates, drawn uniformly, never at root: a whole padded
+ * copy at root costs such a consumer as much memory traffic as the consumer itself, and it lives in a heap temporary
+ * that the tuner's repeats keep warm and a network meets cold (MobileNet-V2 at 1 thread, docs/PERFORMANCE.md: its
+ * depthwise convs' tuned times 9-18% lower in sum, the network 10% faster on one seed). Nor is it inlined: in those
+ * logs every depthwise task measured its best inlined program slower than its best computing the padding inside.
  *
  * <p>Kiln: a packed copy that its sketch placed ({@link AddCacheReadPack#isPackingCopy}) keeps
  * that place here (its location is part of the sketch's structure; MutateComputeLocation may
@@ -71,13 +72,8 @@ public record InitChangeComputeLocation(boolean paddingOffRoot) implements InitR
                 if (RowChains.isRowFused(access, s, id)) continue;
                 List<StagePredicates.Location> candidates = StagePredicates.computeLocationCandidates(s, id);
                 if (paddingOffRoot && !candidates.isEmpty() && keepsOffRoot(access, s, id)) {
-                    int choice = rng.nextInt(candidates.size() + 1);
-                    if (choice == 0) {
-                        s = s.apply(new ComputeInlineStep(id));
-                    } else {
-                        StagePredicates.Location at = candidates.get(choice - 1);
-                        s = s.apply(new ComputeAtStep(id, at.stage(), at.iter()));
-                    }
+                    StagePredicates.Location at = candidates.get(rng.nextInt(candidates.size()));
+                    s = s.apply(new ComputeAtStep(id, at.stage(), at.iter()));
                     continue;
                 }
                 int choice = rng.nextInt(candidates.size() + 2);
@@ -101,7 +97,7 @@ public record InitChangeComputeLocation(boolean paddingOffRoot) implements InitR
     /**
      * Kiln's rule: a padding stage (it reduces nothing and selects between a read and a value) whose single
      * consumer reads it without reuse ({@link StagePredicates#isReadWithoutReuse}: a depthwise conv, a pooling) is
-     * inlined or computed inside its consumer, never at root.
+     * computed inside its consumer, never at root.
      */
     static boolean keepsOffRoot(AccessAnalyzer access, LoopState s, int id) {
         Stage st = s.stage(id);
