@@ -75,18 +75,25 @@ public record OpAccess(
     private static boolean needsMultiLevelTiling(ComputeOp c, Map<Operation, List<List<Expr>>> reads) {
         int missing = 0;
         for (List<List<Expr>> list : reads.values()) {
-            Set<Var> used = Collections.newSetFromMap(new IdentityHashMap<>());
-            for (List<Expr> idx : list) {
-                for (Expr e : idx)
-                    Exprs.forEach(e, x -> {
-                        if (x instanceof Var v) used.add(v);
-                    });
-            }
-            boolean miss = false;
-            for (IterVar axis : c.axes()) if (axis.extent() > 1 && !used.contains(axis)) miss = true;
-            if (miss) missing++;
+            if (missesAnAxis(c, list)) missing++;
             if (missing >= 2 || (missing >= 1 && !c.reduceAxes().isEmpty())) return true;
         }
+        return false;
+    }
+
+    /**
+     * Whether some spatial axis of {@code c} of extent above 1 appears in none of the index lists {@code reads}:
+     * the values read are reused across that axis.
+     */
+    public static boolean missesAnAxis(ComputeOp c, List<List<Expr>> reads) {
+        Set<Var> used = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (List<Expr> idx : reads) {
+            for (Expr e : idx)
+                Exprs.forEach(e, x -> {
+                    if (x instanceof Var v) used.add(v);
+                });
+        }
+        for (IterVar axis : c.axes()) if (axis.extent() > 1 && !used.contains(axis)) return true;
         return false;
     }
 

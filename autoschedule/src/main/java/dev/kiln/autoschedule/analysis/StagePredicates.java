@@ -2,9 +2,6 @@ package dev.kiln.autoschedule.analysis;
 
 import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.ir.Expr;
-import dev.kiln.ir.Exprs;
-import dev.kiln.ir.IterVar;
-import dev.kiln.ir.Var;
 import dev.kiln.schedule.CacheReadStep;
 import dev.kiln.schedule.CacheWriteStep;
 import dev.kiln.schedule.ComputeAtKind;
@@ -17,10 +14,7 @@ import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
 import dev.kiln.te.ComputeOp;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -82,14 +76,7 @@ public final class StagePredicates {
         if (!(s.stage(consumer).op() instanceof ComputeOp c)) return false;
         List<List<Expr>> reads = a.access(c).reads().get(s.stage(id).op());
         if (reads == null || reads.isEmpty()) return false;
-        for (List<Expr> idx : reads) {
-            Set<Var> used = Collections.newSetFromMap(new IdentityHashMap<>());
-            for (Expr e : idx)
-                Exprs.forEach(e, x -> {
-                    if (x instanceof Var v) used.add(v);
-                });
-            for (IterVar axis : c.axes()) if (axis.extent() > 1 && !used.contains(axis)) return false;
-        }
+        for (List<Expr> idx : reads) if (OpAccess.missesAnAxis(c, List.of(idx))) return false;
         return true;
     }
 
