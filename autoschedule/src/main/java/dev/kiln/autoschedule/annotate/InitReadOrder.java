@@ -14,6 +14,7 @@ import dev.kiln.schedule.IterAnnotation;
 import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.ReorderStep;
+import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Operation;
@@ -27,13 +28,21 @@ import java.util.SplittableRandom;
  * keep the output's order, so the innermost loop writes contiguously and, in a transposition, reads its source a
  * row apart on every iteration. The attention workload's {@code value_T[h, d, l] = value[l, h, d]} read with a
  * 4 KiB stride that way runs 6x slower than in the other order (0.28 against 0.044 ms at 1 thread; measured in the
- * fifteenth session), and neither Ansor's rules nor its mutations ever reorder such a stage.
+ * fifteenth session), and neither Ansor's rules nor its mutations ever reorder such a stage. Reordering alone moves
+ * the stride to the writes; where the rows are far apart, either way every access of a row lands in the same few
+ * cache sets (a stride of 6 KiB maps 128 rows to 2 of the L1's 64 sets), so a transposition is copied in square
+ * blocks of one cache line per side, as a hand-written transpose is: a block's lines stay in L1 for both sides
+ * (TBS 1,128,12,128 at 1 thread: the copy of {@code value_T} 0.23 ms in either order, 0.07 ms in 16 x 16 blocks;
+ * nineteenth session, docs/PERFORMANCE.md).
  *
  * <p>For every compute stage with only spatial loops, untouched (one loop per axis, in the axes' order, none
  * annotated, nothing computed at them): if its largest source is read with a permutation (every index an axis
  * plus a constant, or a constant) and not contiguously by the innermost loop, the loop that reads it contiguously
- * is moved innermost. A strided write is cheap next to a strided read (the store buffer merges it). Deterministic:
- * it draws nothing.
+ * is moved innermost. When both that loop and the innermost one are longer than a block (the cache line's elements:
+ * 16 floats) and divide by it, both are split by the block instead, and the loops run block by block: the other
+ * loops, the innermost loop's blocks, the reading loop's blocks, then within a block the reading loop and the
+ * innermost loop (a block's writes stay contiguous, so a vectorized copy gathers and stores whole vectors). The
+ * block's splits are ordinary split steps, so the tile-size mutation resizes them. Deterministic: it draws nothing.
  */
 public record InitReadOrder() implements InitRule {
     public static final String NAME = "InitReadOrder";
@@ -51,16 +60,61 @@ public record InitReadOrder() implements InitRule {
             for (int id = 0; id < s.stages().size(); id++) {
                 int to = contiguousLoop(access, s, id);
                 if (to < 0) continue;
-                int n = s.stage(id).iters().size();
-                List<Integer> order = new ArrayList<>();
-                for (int i = 0; i < n; i++) if (i != to) order.add(i);
-                order.add(to);
-                s = s.apply(new ReorderStep(id, order));
+                int block = block(task, s, id, to);
+                s = block > 0 ? blocked(s, id, to, block) : reordered(s, id, to);
             }
             return s;
         } catch (KilnException e) {
             throw new InvalidSample(NAME, e.getMessage());
         }
+    }
+
+    /** Stage {@code id} with loop {@code to} moved innermost. */
+    private static LoopState reordered(LoopState s, int id, int to) {
+        int n = s.stage(id).iters().size();
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < n; i++) if (i != to) order.add(i);
+        order.add(to);
+        return s.apply(new ReorderStep(id, order));
+    }
+
+    /**
+     * The block side for stage {@code id}, whose loop {@code to} reads contiguously: the elements of a cache line,
+     * when both that loop and the innermost one are longer and divide by it; 0 when the stage is only reordered.
+     */
+    static int block(SearchTask task, LoopState s, int id, int to) {
+        List<Iter> iters = s.stage(id).iters();
+        int bytes = s.stage(id).op().output(0).dtype().bytes();
+        int block = task.hardware().cacheLineBytes() / Math.max(1, bytes);
+        if (block < 2) return 0;
+        for (Long e :
+                List.of(iters.get(to).extent(), iters.get(iters.size() - 1).extent())) {
+            if (e == null || e <= block || e % block != 0) return 0;
+        }
+        return block;
+    }
+
+    /**
+     * Stage {@code id} copied in {@code block} x {@code block} tiles: the innermost loop {@code w} and the reading
+     * loop {@code c} split by the block, in the order (others, w.0, c.0, c.1, w.1).
+     */
+    private static LoopState blocked(LoopState s, int id, int to, int block) {
+        int n = s.stage(id).iters().size();
+        int inner = n - 1;
+        s = s.apply(new SplitStep(id, inner, s.stage(id).iters().get(inner).extent(), List.of(block), true));
+        s = s.apply(new SplitStep(id, to, s.stage(id).iters().get(to).extent(), List.of(block), true));
+        // now: loops before `to` at their places, to.0 and to.1 at to and to + 1, the loops between `to` and the
+        // innermost one moved up by one, the innermost loop's halves at n and n + 1
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < inner; i++) {
+            if (i < to) order.add(i);
+            else if (i > to) order.add(i + 1);
+        }
+        order.add(n);
+        order.add(to);
+        order.add(to + 1);
+        order.add(n + 1);
+        return s.apply(new ReorderStep(id, order));
     }
 
     /**

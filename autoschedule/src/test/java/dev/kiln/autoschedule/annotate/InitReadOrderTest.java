@@ -31,19 +31,47 @@ class InitReadOrderTest {
         return new InitReadOrder().apply(task, LoopState.initial(dag), new SplittableRandom(1));
     }
 
-    @Test
-    void aTransposeReadsItsSourceAlongTheInnermostLoop() {
-        Tensor x = Te.placeholder("X", FLOAT32, 2, 48, 64);
-        // T[b, i, j] = X[b, j, i] (loops named i, j, k): in the output's order the innermost k reads X 64 floats apart
-        Tensor t = Te.compute("T", Te.shape(2, 64, 48), (b, i, j) -> x.at(b, j, i));
-        ComputeDAG dag = ComputeDAG.of(t);
-        LoopState s = apply(dag);
-        assertThat(loops(s, "T")).containsExactly("i", "k", "j");
-        NDArray in = NDArray.random(FLOAT32, 7, 2, 48, 64);
-        NDArray expected = NDArray.allocate(FLOAT32, 2, 64, 48), got = NDArray.allocate(FLOAT32, 2, 64, 48);
+    private static void assertSameResult(ComputeDAG dag, LoopState s, long... inShape) {
+        long[] outShape = dag.outputs().get(0).shape().dims().stream()
+                .mapToLong(Long::longValue)
+                .toArray();
+        NDArray in = NDArray.random(FLOAT32, 7, inShape);
+        NDArray expected = NDArray.allocate(FLOAT32, outShape), got = NDArray.allocate(FLOAT32, outShape);
         Interpreter.run(LowerDefault.lower("ref", dag), in, expected);
         Interpreter.run(Lowering.lower("t", new Schedule(dag, s.steps())), in, got);
         assertThat(got.compareTo(expected, 0, 0).ok()).isTrue();
+    }
+
+    @Test
+    void aTransposeReadsItsSourceAlongTheInnermostLoop() {
+        Tensor x = Te.placeholder("X", FLOAT32, 2, 24, 40);
+        // T[b, i, j] = X[b, j, i] (loops named i, j, k): in the output's order the innermost k reads X 40 floats
+        // apart; 40 and 24 do not divide by a cache line's 16 floats, so the stage is reordered, not blocked
+        Tensor t = Te.compute("T", Te.shape(2, 40, 24), (b, i, j) -> x.at(b, j, i));
+        ComputeDAG dag = ComputeDAG.of(t);
+        LoopState s = apply(dag);
+        assertThat(loops(s, "T")).containsExactly("i", "k", "j");
+        assertSameResult(dag, s, 2, 24, 40);
+    }
+
+    @Test
+    void aLongTranspositionIsCopiedInBlocksOfACacheLine() {
+        Tensor x = Te.placeholder("X", FLOAT32, 64, 3, 48);
+        // T[h, d, l] = X[l, h, d] (loops i, j, k): j reads X contiguously, k writes T contiguously; both are longer
+        // than a 64-byte line of floats and divide by it, so the copy runs in 16 x 16 blocks, writes innermost
+        Tensor t = Te.compute("T", Te.shape(3, 48, 64), (h, d, l) -> x.at(l, h, d));
+        ComputeDAG dag = ComputeDAG.of(t);
+        SearchTask task = Workloads.task(dag);
+        assertThat(task.hardware().cacheLineBytes()).isEqualTo(64);
+        LoopState s = apply(dag);
+        assertThat(loops(s, "T")).containsExactly("i", "k.0", "j.0", "j.1", "k.1");
+        var iters = s.stage(s.stageIndex("T")).iters();
+        assertThat(iters.stream().map(Iter::extent).toList()).containsExactly(3L, 4L, 3L, 16L, 16L);
+        assertSameResult(dag, s, 64, 3, 48);
+        // a short reading loop (16: one block) leaves the stage reordered only
+        Tensor y = Te.placeholder("Y", FLOAT32, 64, 3, 16);
+        ComputeDAG shortDag = ComputeDAG.of(Te.compute("U", Te.shape(3, 16, 64), (h, d, l) -> y.at(l, h, d)));
+        assertThat(loops(apply(shortDag), "U")).containsExactly("i", "k", "j");
     }
 
     @Test
