@@ -5,6 +5,7 @@ import dev.kiln.ir.DType;
 import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.AmxTensorIntrinsics;
 import dev.kiln.schedule.TensorIntrinsic;
 import dev.kiln.schedule.TensorIntrinsics;
 import dev.kiln.target.CpuTarget;
@@ -34,13 +35,18 @@ final class CpuIntrinsics {
         void emit(CodeGen g, Operands ops);
     }
 
-    /** The nest's operands: the accumulator's store, then the pattern inputs' loads, in pattern order. */
-    private record Operands(Store acc, List<BufferLoad> inputs) {}
+    /**
+     * The nest's operands: the accumulator's store, then the pattern inputs' loads, in pattern order; the nest's
+     * loops (each bound to 0 while the implementation emits).
+     */
+    private record Operands(Store acc, List<BufferLoad> inputs, List<For> loops) {}
 
     private static final Map<String, Impl> IMPLS = Map.of(
             TensorIntrinsics.VNNI_U8S8, (g, o) -> dot(g, o, "llvm.x86.avx512.vpdpbusd.512", "<16 x i32>", "i32"),
             TensorIntrinsics.BF16_DOT,
-                    (g, o) -> dot(g, o, "llvm.x86.avx512bf16.dpbf16ps.512", "<32 x bfloat>", "float"));
+                    (g, o) -> dot(g, o, "llvm.x86.avx512bf16.dpbf16ps.512", "<32 x bfloat>", "float"),
+            AmxTensorIntrinsics.AMX_BF16, (g, o) -> amx(g, o, "llvm.x86.tdpbf16ps.internal"),
+            AmxTensorIntrinsics.AMX_U8S8, (g, o) -> amx(g, o, "llvm.x86.tdpbusd.internal"));
 
     /** The intrinsics this backend implements that {@code target} has the features for. */
     static Set<String> available(CpuTarget target) {
@@ -89,7 +95,7 @@ final class CpuIntrinsics {
         for (For f : loops)
             saved.put(f.var(), g.vars.put(f.var(), Val.uniform("0", f.var().dtype())));
         try {
-            impl.emit(g, new Operands(st, loads));
+            impl.emit(g, new Operands(st, loads, loops));
         } finally {
             for (For f : loops) {
                 Val prev = saved.get(f.var());
@@ -132,9 +138,59 @@ final class CpuIntrinsics {
         checkTypes(o, intrinsic);
     }
 
+    /**
+     * An AMX tile multiply: C's tile loaded, multiplied into by A's and B's, stored back (A and C with the strides
+     * their rows lie apart, B's rows dense), all through LLVM's shape-carrying {@code .internal} tile intrinsics, from
+     * which LLVM's tile configuration passes emit the kernel's {@code ldtilecfg}. The tile state must be permitted
+     * for the process first ({@link AmxPermission}; requested here when the host can run the kernel).
+     */
+    private static void amx(CodeGen g, Operands o, String intrinsic) {
+        if (AmxPermission.hostHasAmx()) AmxPermission.request();
+        String tile = "x86_amx";
+        g.mod.declare("llvm.x86.tileloadd64.internal", tile, "i16, i16, ptr, i64", "nounwind");
+        g.mod.declare("llvm.x86.tilestored64.internal", "void", "i16, i16, ptr, i64, " + tile, "nounwind");
+        g.mod.declare(intrinsic, tile, "i16, i16, i16, " + tile + ", " + tile + ", " + tile, "nounwind");
+        String shape = "i16 " + AmxTensorIntrinsics.ROWS + ", i16 " + AmxTensorIntrinsics.ROW_BYTES;
+        BufferLoad a = o.inputs().get(0), b = o.inputs().get(1);
+        String cPtr = address(g, o.acc().buffer(), o.acc().indices());
+        String cStride = rowStride(g, o, o.acc().buffer(), o.acc().indices(), cPtr);
+        String aPtr = address(g, a.buffer(), a.indices());
+        String aStride = rowStride(g, o, a.buffer(), a.indices(), aPtr);
+        String bPtr = address(g, b.buffer(), b.indices());
+        String c = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + cPtr + ", i64 "
+                + cStride + ")");
+        String at = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + aPtr + ", i64 "
+                + aStride + ")");
+        String bt = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + bPtr + ", i64 "
+                + AmxTensorIntrinsics.ROW_BYTES + ")");
+        String r = g.fn.emit("call " + tile + " @" + intrinsic + "(" + shape + ", i16 " + AmxTensorIntrinsics.ROW_BYTES
+                + ", " + tile + " " + c + ", " + tile + " " + at + ", " + tile + " " + bt + ")");
+        g.fn.line("call void @llvm.x86.tilestored64.internal(" + shape + ", ptr " + cPtr + ", i64 " + cStride + ", "
+                + tile + " " + r + ")");
+        checkTypes(o, intrinsic);
+    }
+
+    /**
+     * The bytes between rows of a strided tile operand: its address with the nest's first loop (the tile's rows) at
+     * 1, less its address at 0 ({@code first}).
+     */
+    private static String rowStride(
+            CodeGen g, Operands o, dev.kiln.ir.Buffer buf, List<dev.kiln.ir.Expr> idx, String first) {
+        dev.kiln.ir.Var row = o.loops().getFirst().var();
+        Val prev = g.vars.put(row, Val.uniform("1", row.dtype()));
+        try {
+            String next = address(g, buf, idx);
+            String p0 = g.fn.emit("ptrtoint ptr " + first + " to i64");
+            String p1 = g.fn.emit("ptrtoint ptr " + next + " to i64");
+            return g.fn.emit("sub i64 " + p1 + ", " + p0);
+        } finally {
+            g.vars.put(row, prev);
+        }
+    }
+
     private static void checkTypes(Operands o, String intrinsic) {
         DType acc = o.acc().buffer().dtype();
-        boolean ok = intrinsic.contains("vpdpbusd")
+        boolean ok = intrinsic.contains("vpdpbusd") || intrinsic.contains("tdpbusd")
                 ? acc == DType.INT32
                         && o.inputs().get(0).buffer().dtype() == DType.UINT8
                         && o.inputs().get(1).buffer().dtype() == DType.INT8

@@ -15,7 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The registry of tensor intrinsics, by name: the built-in CPU ones below, and any a backend or a
- * user {@link #register registers}. Declarations only; each backend keeps its own implementations
+ * user {@link #register registers} ({@link AmxTensorIntrinsics} and {@link CudaTensorIntrinsics} add theirs).
+ * Declarations only; each backend keeps its own implementations
  * under the same names (the LLVM backend's {@code CpuIntrinsics}).
  */
 public final class TensorIntrinsics {
@@ -53,6 +54,7 @@ public final class TensorIntrinsics {
                 DType.BFLOAT16,
                 DType.FLOAT32,
                 2));
+        AmxTensorIntrinsics.registerAll();
         CudaTensorIntrinsics.registerAll();
     }
 

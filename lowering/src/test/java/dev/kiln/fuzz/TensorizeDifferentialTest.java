@@ -10,6 +10,7 @@ import dev.kiln.nn.LowPrecision;
 import dev.kiln.nn.Quant;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.AmxTensorIntrinsics;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.schedule.TensorIntrinsics;
@@ -75,6 +76,57 @@ class TensorizeDifferentialTest {
             }
         }
         assertThat(failures).as("failing tensorized cases").isEmpty();
+    }
+
+    /**
+     * AMX tiles: packed u8 x s8 or bf16 matmuls of 16 to 48 rows and columns and one to three tiles of reduction,
+     * tiled 16 x 16 x (a tile's depth) around {@code tdpbusd} / {@code tdpbf16ps}, the outer loops in a random order,
+     * parallel or not, with the int8 requantization epilogue computed at the tile or at root.
+     */
+    @Test
+    void amxTiledProgramsMatchTheDefaultLowering() {
+        List<String> failures = new ArrayList<>();
+        for (int c = 0; c < Math.max(1, CASES / 4); c++) {
+            long seed = DifferentialTest.SEED + 2_000_029L * (c + 1);
+            SplittableRandom rng = new SplittableRandom(seed);
+            String where = "AMX case " + c + " seed " + seed;
+            boolean bf16 = rng.nextBoolean();
+            DType a = bf16 ? DType.BFLOAT16 : DType.UINT8, b = bf16 ? DType.BFLOAT16 : DType.INT8;
+            int depth = AmxTensorIntrinsics.ROW_BYTES / a.bytes();
+            long m = 16L * (1 + rng.nextInt(3)), n = 16L * (1 + rng.nextInt(3)), k = depth * (1L + rng.nextInt(3));
+            Tensor out = LowPrecision.matmulPacked(
+                    Te.placeholder("x", a, m, k), LowPrecision.packDenseWeight(Te.placeholder("w", b, n, k)));
+            ComputeDAG dag = !bf16 && rng.nextBoolean()
+                    ? ComputeDAG.of(Quant.requantize(
+                            out, Te.placeholder("scale", DType.FLOAT32, 1), Te.placeholder("zero", DType.UINT8, 1)))
+                    : ComputeDAG.of(out);
+            try {
+                ScheduleBuilder s = ScheduleBuilder.on(dag);
+                var st = s.stage(out.op().name());
+                st.split("m", 16);
+                st.split("n", 16);
+                st.split("k", depth);
+                List<String> outer = new ArrayList<>(List.of("m.0", "n.0"));
+                java.util.Collections.shuffle(outer, new java.util.Random(rng.nextLong()));
+                st.reorder(outer.get(0), outer.get(1), "k.0", "m.1", "n.1", "k.1");
+                st.tensorize("m.1", bf16 ? AmxTensorIntrinsics.AMX_BF16 : AmxTensorIntrinsics.AMX_U8S8);
+                if (rng.nextBoolean()) st.parallel(outer.get(0));
+                if (dag.outputs().get(0).op() != out.op() && rng.nextBoolean()) {
+                    var q = s.stage(dag.outputs().get(0).op().name());
+                    st.computeAt(q, q.loops().get(q.loops().size() - 2).name());
+                }
+                Schedule sch = s.build();
+                if (!Schedule.fromJson(sch.toJson(), dag).equals(sch)) throw new AssertionError("JSON round trip");
+                PrimFunc f =
+                        Lowering.lower("amx", sch, Lowering.Options.defaults().withVerify(true));
+                assertThat(f.toString()).contains("tensorize$x86.amx.");
+                String diff = compare(dag, LowerDefault.lower("reference", dag), f, seed, bf16);
+                if (diff != null) failures.add(where + ": " + diff + "\n" + sch.toJavaSource());
+            } catch (RuntimeException | AssertionError e) {
+                failures.add(where + ": " + e);
+            }
+        }
+        assertThat(failures).as("failing AMX cases").isEmpty();
     }
 
     private static Schedule schedule(

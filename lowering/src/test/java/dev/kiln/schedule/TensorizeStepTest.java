@@ -43,24 +43,35 @@ class TensorizeStepTest {
         ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 6, 32, 40);
         Schedule sch = tensorized(dag, TensorIntrinsics.VNNI_U8S8, 4);
         assertThat(sch.toJson()).contains("[\"TS\",3,3,\"x86.avx512.vpdpbusd.16x4\"]");
-        assertThat(Schedule.fromJson(sch.toJson(), dag)).isEqualTo(sch);
         assertThat(Schedule.fromJson(sch.toJson(), packedDense(DType.UINT8, DType.INT8, 6, 32, 40))
                         .toJson())
                 .isEqualTo(sch.toJson());
+        assertRoundTripsAndInterpretsExactly(dag, sch, "n.1", TensorIntrinsics.VNNI_U8S8);
+    }
+
+    /**
+     * The schedule's JSON and Java source (with its {@code .tensorize(loop, intrinsic)} line) rebuild it, and its
+     * lowering, tensorized with {@code intrinsic}, computes the packed u8 x s8 dense exactly on seeded inputs.
+     */
+    static void assertRoundTripsAndInterpretsExactly(ComputeDAG dag, Schedule sch, String loop, String intrinsic)
+            throws Exception {
+        assertThat(Schedule.fromJson(sch.toJson(), dag)).isEqualTo(sch);
         String src = sch.toJavaSource();
-        assertThat(src).contains(".tensorize(\"n.1\", \"x86.avx512.vpdpbusd.16x4\");");
+        assertThat(src).contains(".tensorize(\"" + loop + "\", \"" + intrinsic + "\");");
         String cls = "package gen; import dev.kiln.schedule.*; import dev.kiln.te.ComputeDAG;\n"
                 + "public class Rebuild implements java.util.function.Function<ComputeDAG, Schedule> {\n"
                 + "  public Schedule apply(ComputeDAG dag) {\n" + src + "    return schedule;\n  }\n}\n";
         assertThat(JavaSourceTest.compileAndRun(cls).apply(dag)).isEqualTo(sch);
 
-        PrimFunc f = Lowering.lower("vnni", sch);
-        assertThat(f.toString()).contains("tensorize$x86.avx512.vpdpbusd.16x4");
-        NDArray x = LowPrecisionData.full(DType.UINT8, 1, 6, 40);
-        NDArray w = LowPrecisionData.full(DType.INT8, 2, 32, 40);
-        NDArray out = NDArray.allocate(DType.INT32, 6, 32);
-        Interpreter.run(f, x, w, out);
-        assertThat(out.toLongArray()).containsExactly(LowPrecisionData.denseInt(x, w));
+        PrimFunc f = Lowering.lower("tensorized", sch);
+        assertThat(f.toString()).contains("tensorize$" + intrinsic);
+        var x = dag.inputs().get(0);
+        var w = dag.inputs().get(1);
+        NDArray xs = LowPrecisionData.full(DType.UINT8, 1, x.shape().toArray());
+        NDArray ws = LowPrecisionData.full(DType.INT8, 2, w.shape().toArray());
+        NDArray out = NDArray.allocate(DType.INT32, x.dim(0), w.dim(0));
+        Interpreter.run(f, xs, ws, out);
+        assertThat(out.toLongArray()).containsExactly(LowPrecisionData.denseInt(xs, ws));
     }
 
     @Test
