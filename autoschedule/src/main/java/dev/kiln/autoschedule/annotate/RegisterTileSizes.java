@@ -4,6 +4,7 @@ import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.AmxTensorIntrinsics;
 import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.SplitStep;
@@ -101,6 +102,8 @@ public final class RegisterTileSizes {
         for (var e : splits.entrySet()) {
             int b = bytes.get(e.getKey());
             Stage.Tensorized ts = t.stage(t.stageIndex(e.getKey())).tensorized();
+            // an AMX tile's accumulator is a tile register, not zmm vectors: left to the uniform draw
+            if (ts != null && AmxTensorIntrinsics.isAmx(ts.intrinsic())) continue;
             // a tensorized stage's vector axis is the intrinsic's outer part: each element is a
             // whole accumulator vector (16 int32 / float32), so it counts one vector, not one lane
             if (ts != null)

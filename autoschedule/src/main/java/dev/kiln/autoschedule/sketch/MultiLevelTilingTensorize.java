@@ -39,13 +39,36 @@ import java.util.concurrent.ConcurrentHashMap;
  * requantize of QLinearMatMul / QLinearConv, a bias or activation) also gets the sketches with the
  * consumer fused: tiled like the stage's outer one or two spatial levels, the stage computed at that
  * tile ({@code fuse}), so the accumulator tile is requantized while it is in cache.
+ *
+ * <p>A tile intrinsic (AMX's {@code tdpbf16ps} / {@code tdpbusd}: two spatial axes, a 16 x 16 output tile) takes a
+ * row axis i too, split by its rows, its inner part placed before j's: the nest is {@code i.t j.t k.t}, tensorized at
+ * {@code i.t}; such a stage gets no fused sketch. They are offered only by the rule built with {@code tiles}
+ * ({@link #cpuWithTiles}, or {@link #cpu} under {@code -Dkiln.search.amx=true}): the tuner does not pick them by
+ * itself until a search with them has run on a machine with AMX. The register-tile sampler leaves such a stage to
+ * the uniform draw ({@code RegisterTileSizes}: its model counts zmm accumulators, not tiles).
  */
-public record MultiLevelTilingTensorize(String structure) implements SketchRule {
+public record MultiLevelTilingTensorize(String structure, boolean tiles) implements SketchRule {
     private static final Map<String, Set<String>> OFFERED = new ConcurrentHashMap<>();
 
-    /** The CPU rule. */
+    /**
+     * The system property that lets the CPU rule use two-dimensional tile intrinsics (AMX): off until a search with
+     * them has run and been timed on a machine with AMX (none of this code's sessions had one).
+     */
+    public static final String AMX_PROPERTY = "kiln.search.amx";
+
+    /** The rule with one-dimensional intrinsics only (the dot products). */
+    public MultiLevelTilingTensorize(String structure) {
+        this(structure, false);
+    }
+
+    /** The CPU rule; tile intrinsics (AMX) only with {@code -Dkiln.search.amx=true} ({@link #AMX_PROPERTY}). */
     public static MultiLevelTilingTensorize cpu() {
-        return new MultiLevelTilingTensorize(MultiLevelTiling.CPU_STRUCTURE);
+        return new MultiLevelTilingTensorize(MultiLevelTiling.CPU_STRUCTURE, Boolean.getBoolean(AMX_PROPERTY));
+    }
+
+    /** The CPU rule with tile intrinsics offered too, where the target has them. */
+    public static MultiLevelTilingTensorize cpuWithTiles() {
+        return new MultiLevelTilingTensorize(MultiLevelTiling.CPU_STRUCTURE, true);
     }
 
     @Override
@@ -53,8 +76,15 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         return "MultiLevelTilingTensorize";
     }
 
-    /** A match: the intrinsic, and the uids of the stage's spatial and reduction axes it takes. */
-    record Match(TensorIntrinsic intrinsic, int spatialUid, int reduceUid) {}
+    /**
+     * A match: the intrinsic, and the uids of the stage's axes it takes: its row axis (a tile intrinsic's first
+     * spatial axis; -1 for a one-dimensional intrinsic), its vector axis (the last spatial one) and its reduction.
+     */
+    record Match(TensorIntrinsic intrinsic, int rowUid, int spatialUid, int reduceUid) {
+        boolean isTile() {
+            return rowUid >= 0;
+        }
+    }
 
     /**
      * The intrinsics offered on {@code target}: those the first backend supporting it implements
@@ -71,7 +101,7 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         if (task.target().kind().isGpu() || offered(task.target()).isEmpty()) return Condition.SKIP;
         if (!StagePredicates.needsMultiLevelTiling(access, state, stageId)) return Condition.SKIP;
-        return match(task, state, stageId) == null ? Condition.SKIP : Condition.APPLY_AND_SKIP_REST;
+        return match(task, state, stageId, tiles) == null ? Condition.SKIP : Condition.APPLY_AND_SKIP_REST;
     }
 
     /**
@@ -83,11 +113,12 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
      */
     @Override
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        Match m = match(task, state, stageId);
+        Match m = match(task, state, stageId, tiles);
         if (m == null) throw new KilnException("no tensor intrinsic matches stage " + stageId);
         Tiled base = tiled(state, stageId, m, structure);
         List<Derivation> out = new ArrayList<>();
         out.add(new Derivation(base.state(), stageId - 1));
+        if (m.isTile()) return out; // the fused sketches follow one intrinsic axis only
         int consumer = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);
         if (consumer < 0 || base.spatialSplitSteps().isEmpty() || !followable(state, stageId, consumer)) return out;
         for (int level = 1; level <= 2; level++) {
@@ -146,8 +177,11 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         return t.apply(new ComputeAtStep(stageId, consumer, level * axes.size() - 1));
     }
 
-    /** The first offered intrinsic (by name) and axes for which the tensorize step accepts the stage. */
-    static Match match(SearchTask task, LoopState s, int stageId) {
+    /**
+     * The first offered intrinsic (by name; tile intrinsics first, where {@code tiles}) and axes for which the
+     * tensorize step accepts the stage.
+     */
+    static Match match(SearchTask task, LoopState s, int stageId, boolean tiles) {
         Stage st = s.stage(stageId);
         if (st.isPlaceholder() || st.computeAt() != ComputeAtKind.ROOT || st.isTiled() || st.tensorized() != null) {
             return null;
@@ -155,26 +189,48 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         Set<String> offered = offered(task.target());
         for (TensorIntrinsic in : TensorIntrinsics.availableOn(task.target())) {
             if (!offered.contains(in.name())) continue;
-            if (in.op().axes().size() != 1 || in.op().reduceAxes().size() != 1) continue;
+            int rows = in.op().axes().size();
+            if (rows > 2 || (rows == 2 && !tiles) || in.op().reduceAxes().size() != 1) continue;
             // cheap test first: the accumulator's type
             if (st.op().outputs().get(0).dtype()
                     != in.pattern().outputs().get(0).dtype()) continue;
-            long ej = in.loopExtents().get(0), ek = in.loopExtents().get(1);
-            for (Iter j : st.iters()) {
-                if (j.kind() != IterKind.SPATIAL || j.extent() == null || j.extent() % ej != 0) continue;
-                for (Iter k : st.iters()) {
-                    if (k.kind() != IterKind.REDUCE || k.extent() == null || k.extent() % ek != 0) continue;
-                    Match m = new Match(in, j.uid(), k.uid());
-                    try {
-                        tile(s, stageId, m, "");
-                        return m;
-                    } catch (KilnException e) {
-                        // this intrinsic does not fit these axes (pattern, layout or alignment); try the next
+            List<Long> ext = in.loopExtents();
+            long ei = rows == 2 ? ext.get(0) : 1, ej = ext.get(rows - 1), ek = ext.get(rows);
+            for (Iter i : rows == 2 ? st.iters() : List.<Iter>of()) {
+                if (!fits(i, IterKind.SPATIAL, ei)) continue;
+                for (Iter j : st.iters()) {
+                    if (j == i || !fits(j, IterKind.SPATIAL, ej)) continue;
+                    for (Iter k : st.iters()) {
+                        if (!fits(k, IterKind.REDUCE, ek)) continue;
+                        Match m = new Match(in, i.uid(), j.uid(), k.uid());
+                        if (accepts(s, stageId, m)) return m;
                     }
+                }
+            }
+            for (Iter j : rows == 1 ? st.iters() : List.<Iter>of()) {
+                if (!fits(j, IterKind.SPATIAL, ej)) continue;
+                for (Iter k : st.iters()) {
+                    if (!fits(k, IterKind.REDUCE, ek)) continue;
+                    Match m = new Match(in, -1, j.uid(), k.uid());
+                    if (accepts(s, stageId, m)) return m;
                 }
             }
         }
         return null;
+    }
+
+    private static boolean fits(Iter it, IterKind kind, long extent) {
+        return it.kind() == kind && it.extent() != null && it.extent() % extent == 0;
+    }
+
+    /** Whether the tensorize step accepts the stage tiled for {@code m} (pattern, layout, alignment). */
+    private static boolean accepts(LoopState s, int stageId, Match m) {
+        try {
+            tile(s, stageId, m, "");
+            return true;
+        } catch (KilnException e) {
+            return false;
+        }
     }
 
     /**
@@ -197,10 +253,18 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         List<Integer> spatialAxes = new ArrayList<>();
         for (Iter it : s.stage(stageId).iters()) if (it.kind() == IterKind.SPATIAL) spatialAxes.add(it.uid());
         Map<Integer, Integer> splitOf = new java.util.HashMap<>();
-        long ej = m.intrinsic().loopExtents().get(0),
-                ek = m.intrinsic().loopExtents().get(1);
+        List<Long> ext = m.intrinsic().loopExtents();
+        int rows = m.isTile() ? 2 : 1;
+        long ej = ext.get(rows - 1), ek = ext.get(rows);
         // a split replaces its loop by the parts, in its place
         LoopState t = s;
+        int io = -1, it0 = -1;
+        if (m.isTile()) {
+            int iAt = t.stage(stageId).indexOfUid(m.rowUid());
+            t = split(t, stageId, m.rowUid(), List.of(Math.toIntExact(ext.get(0))));
+            io = t.stage(stageId).leaves().get(iAt);
+            it0 = t.stage(stageId).leaves().get(iAt + 1);
+        }
         int jAt = t.stage(stageId).indexOfUid(m.spatialUid());
         t = split(t, stageId, m.spatialUid(), List.of((int) ej));
         int jo = t.stage(stageId).leaves().get(jAt),
@@ -217,7 +281,7 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         }
         List<List<Integer>> space = levels(Math.max(nS, 1)), reduce = levels(Math.max(nR, 1));
         for (int uid : new ArrayList<>(t.stage(stageId).leaves())) {
-            if (uid == jt || uid == kt) continue;
+            if (uid == jt || uid == kt || uid == it0) continue;
             Iter it = t.stage(stageId).all().get(uid);
             boolean spatial = it.kind() == IterKind.SPATIAL;
             int n = spatial ? nS : nR;
@@ -240,6 +304,7 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
             int sc = 0, rc = 0;
             for (char c : structure.toCharArray()) order.addAll(c == 'S' ? space.get(sc++) : reduce.get(rc++));
         }
+        if (m.isTile()) order.add(it0);
         order.add(jt);
         order.add(kt);
         Stage now = t.stage(stageId);
@@ -247,11 +312,13 @@ public record MultiLevelTilingTensorize(String structure) implements SketchRule 
         for (int uid : order) perm.add(now.indexOfUid(uid));
         t = t.apply(new ReorderStep(stageId, perm));
         t = t.apply(new TensorizeStep(
-                stageId, t.stage(stageId).indexOfUid(jt), m.intrinsic().name()));
+                stageId,
+                t.stage(stageId).indexOfUid(m.isTile() ? it0 : jt),
+                m.intrinsic().name()));
         List<Integer> steps = new ArrayList<>();
         int intrinsicAxis = spatialAxes.indexOf(m.spatialUid());
         for (int uid : spatialAxes) {
-            Integer step = splitOf.get(uid == m.spatialUid() ? jo : uid);
+            Integer step = splitOf.get(uid == m.spatialUid() ? jo : uid == m.rowUid() ? io : uid);
             if (step == null) return new Tiled(t, List.of(), intrinsicAxis, ej);
             steps.add(step);
         }
