@@ -41,12 +41,20 @@ final class CpuIntrinsics {
      */
     private record Operands(Store acc, List<BufferLoad> inputs, List<For> loops) {}
 
-    private static final Map<String, Impl> IMPLS = Map.of(
-            TensorIntrinsics.VNNI_U8S8, (g, o) -> dot(g, o, "llvm.x86.avx512.vpdpbusd.512", "<16 x i32>", "i32"),
-            TensorIntrinsics.BF16_DOT,
-                    (g, o) -> dot(g, o, "llvm.x86.avx512bf16.dpbf16ps.512", "<32 x bfloat>", "float"),
-            AmxTensorIntrinsics.AMX_BF16, (g, o) -> amx(g, o, "llvm.x86.tdpbf16ps.internal"),
-            AmxTensorIntrinsics.AMX_U8S8, (g, o) -> amx(g, o, "llvm.x86.tdpbusd.internal"));
+    private static final Map<String, Impl> IMPLS = impls();
+
+    private static Map<String, Impl> impls() {
+        Map<String, Impl> m = new java.util.HashMap<>();
+        m.put(TensorIntrinsics.VNNI_U8S8, (g, o) -> dot(g, o, "llvm.x86.avx512.vpdpbusd.512", "<16 x i32>", "i32"));
+        m.put(
+                TensorIntrinsics.BF16_DOT,
+                (g, o) -> dot(g, o, "llvm.x86.avx512bf16.dpbf16ps.512", "<32 x bfloat>", "float"));
+        for (int n : AmxTensorIntrinsics.STEPS) {
+            m.put(AmxTensorIntrinsics.bf16(n), (g, o) -> amx(g, o, "llvm.x86.tdpbf16ps.internal", n));
+            m.put(AmxTensorIntrinsics.u8s8(n), (g, o) -> amx(g, o, "llvm.x86.tdpbusd.internal", n));
+        }
+        return Map.copyOf(m);
+    }
 
     /** The intrinsics this backend implements that {@code target} has the features for. */
     static Set<String> available(CpuTarget target) {
@@ -139,12 +147,13 @@ final class CpuIntrinsics {
     }
 
     /**
-     * An AMX tile multiply: C's tile loaded, multiplied into by A's and B's, stored back (A and C with the strides
-     * their rows lie apart, B's rows dense), all through LLVM's shape-carrying {@code .internal} tile intrinsics, from
-     * which LLVM's tile configuration passes emit the kernel's {@code ldtilecfg}. The tile state must be permitted
-     * for the process first ({@link AmxPermission}; requested here when the host can run the kernel).
+     * AMX tile multiplies: C's tile loaded, multiplied into by {@code steps} pairs of A and B tiles (A's next 64
+     * bytes of each row, B's next 16 rows), stored back once (A and C with the strides their rows lie apart, B's
+     * rows dense), all through LLVM's shape-carrying {@code .internal} tile intrinsics, from which LLVM's tile
+     * configuration passes emit the kernel's {@code ldtilecfg}. The tile state must be permitted for the process
+     * first ({@link AmxPermission}; requested here when the host can run the kernel).
      */
-    private static void amx(CodeGen g, Operands o, String intrinsic) {
+    private static void amx(CodeGen g, Operands o, String intrinsic, int steps) {
         if (AmxPermission.hostHasAmx()) AmxPermission.request();
         String tile = "x86_amx";
         g.mod.declare("llvm.x86.tileloadd64.internal", tile, "i16, i16, ptr, i64", "nounwind");
@@ -159,12 +168,19 @@ final class CpuIntrinsics {
         String bPtr = address(g, b.buffer(), b.indices());
         String c = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + cPtr + ", i64 "
                 + cStride + ")");
-        String at = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + aPtr + ", i64 "
-                + aStride + ")");
-        String bt = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + bPtr + ", i64 "
-                + AmxTensorIntrinsics.ROW_BYTES + ")");
-        String r = g.fn.emit("call " + tile + " @" + intrinsic + "(" + shape + ", i16 " + AmxTensorIntrinsics.ROW_BYTES
-                + ", " + tile + " " + c + ", " + tile + " " + at + ", " + tile + " " + bt + ")");
+        String r = c;
+        int bTileBytes = AmxTensorIntrinsics.ROWS * AmxTensorIntrinsics.ROW_BYTES;
+        for (int step = 0; step < steps; step++) {
+            String as = g.fn.emit(
+                    "getelementptr inbounds i8, ptr " + aPtr + ", i64 " + (long) step * AmxTensorIntrinsics.ROW_BYTES);
+            String bs = g.fn.emit("getelementptr inbounds i8, ptr " + bPtr + ", i64 " + (long) step * bTileBytes);
+            String at = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + as + ", i64 "
+                    + aStride + ")");
+            String bt = g.fn.emit("call " + tile + " @llvm.x86.tileloadd64.internal(" + shape + ", ptr " + bs + ", i64 "
+                    + AmxTensorIntrinsics.ROW_BYTES + ")");
+            r = g.fn.emit("call " + tile + " @" + intrinsic + "(" + shape + ", i16 " + AmxTensorIntrinsics.ROW_BYTES
+                    + ", " + tile + " " + r + ", " + tile + " " + at + ", " + tile + " " + bt + ")");
+        }
         g.fn.line("call void @llvm.x86.tilestored64.internal(" + shape + ", ptr " + cPtr + ", i64 " + cStride + ", "
                 + tile + " " + r + ")");
         checkTypes(o, intrinsic);

@@ -75,6 +75,25 @@ class AmxTensorizeJitTest {
     }
 
     @Test
+    void aChainedTileKeepsItsAccumulatorInTheTileRegister() {
+        // one 16 x 16 tile, two tdpbusd over 128 bytes of k: C loaded and stored once, A and B twice
+        ComputeDAG dag = TensorizeFixture.packedDense(DType.UINT8, DType.INT8, 16, 16, 128);
+        PrimFunc f = Lowering.lower("amx_chain", amxTiled(dag, AmxTensorIntrinsics.u8s8(2), 128));
+        try (CompiledKernel k = llvm.compile(f, SPR)) {
+            String asm = k.source().substring(k.source().indexOf("; ---- assembly"));
+            assertThat(count(asm, "tdpbusd")).as(asm).isEqualTo(2);
+            assertThat(count(asm, "tilestored")).as(asm).isEqualTo(1);
+            assertThat(count(asm, "tileloadd")).as(asm).isEqualTo(5);
+        }
+    }
+
+    private static int count(String s, String what) {
+        int n = 0;
+        for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + what.length())) n++;
+        return n;
+    }
+
+    @Test
     void aHostWithoutAmxRefusesByName() {
         assumeTrue(!AmxPermission.hostHasAmx(), "this host has AMX (the kernels run in the tests below)");
         assertThat(llvm.intrinsics(HOST)).doesNotContain(AmxTensorIntrinsics.AMX_BF16, AmxTensorIntrinsics.AMX_U8S8);

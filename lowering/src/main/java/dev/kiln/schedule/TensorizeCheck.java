@@ -24,7 +24,8 @@ import java.util.Map;
  * splits are guarded outside the nest, {@link ScheduleLowering}), the stage's body is the
  * pattern's body (same operators, casts, dtypes and reducer, one tensor read per pattern operand),
  * and every operand's element offset over the whole tile is the pattern's (its layout), at the
- * first, second and last tile of every axis, with the tile's first element aligned as declared.
+ * first, second and last tile of every axis, with the tile's first element aligned as declared (a tile of more than
+ * {@link #EXHAUSTIVE} points, a chained AMX intrinsic's, at every point along each loop and at seeded random ones).
  * Loops whose extents are still undecided (a sketch) are checked when the state is lowered.
  */
 final class TensorizeCheck {
@@ -261,7 +262,13 @@ final class TensorizeCheck {
     }
 
     /** The layout and alignment check over the tile, at sample positions of the other loops. */
-    private record Layout(
+    /** Tiles of up to this many points are checked at every point. */
+    static final int EXHAUSTIVE = 16_384;
+
+    /** Random points checked beyond the single-loop lines of a larger tile. */
+    static final int SAMPLED = 2_048;
+
+    record Layout(
             LoopState s,
             Stage st,
             ComputeOp op,
@@ -292,9 +299,7 @@ final class TensorizeCheck {
                 Map<String, Long> seen = new HashMap<>();
                 long[] pBase = null, sBase = null;
                 long[] lds = new long[operands.size()];
-                int points = 1;
-                for (long x : ext) points *= (int) x;
-                for (int point = 0; point < points; point++) {
+                for (int point : tilePoints(ext)) {
                     Map<Var, Long> env = new HashMap<>(base);
                     Map<Var, Long> penv = new HashMap<>();
                     int rest = point;
@@ -359,6 +364,31 @@ final class TensorizeCheck {
                     }
                 }
             }
+        }
+
+        /**
+         * The tile points (row-major indices over the nest's loops, the first point first) the layout check visits:
+         * every one up to {@link #EXHAUSTIVE}; beyond that (an AMX chain of several tile multiplies), the first, every
+         * point with a single loop off zero, the last, and {@link #SAMPLED} seeded random ones: index expressions
+         * are affine, floordiv and floormod of the loops, so a layout that differs from the pattern's differs along a
+         * single loop or at a random point with overwhelming likelihood, while the check stays linear in the nest.
+         */
+        static int[] tilePoints(List<Long> ext) {
+            long points = 1;
+            for (long x : ext) points *= x;
+            if (points <= EXHAUSTIVE)
+                return java.util.stream.IntStream.range(0, (int) points).toArray();
+            java.util.TreeSet<Integer> set = new java.util.TreeSet<>();
+            set.add(0);
+            long stride = 1;
+            for (int t = ext.size() - 1; t >= 0; t--) {
+                for (long l = 1; l < ext.get(t); l++) set.add(Math.toIntExact(l * stride));
+                stride *= ext.get(t);
+            }
+            set.add(Math.toIntExact(points - 1));
+            java.util.SplittableRandom r = new java.util.SplittableRandom(points);
+            for (int i = 0; i < SAMPLED; i++) set.add(r.nextInt(Math.toIntExact(points)));
+            return set.stream().mapToInt(Integer::intValue).toArray();
         }
 
         /**

@@ -13,6 +13,7 @@ import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import dev.kiln.tir.PrimFunc;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -53,6 +54,31 @@ class AmxTensorizeStepTest {
         Interpreter.run(f, x, w, out);
         // products of bf16 values are exact in float32; only the float32 sums round
         out.assertClose(LowPrecisionData.denseFloat(x, w), 1e-5, 1e-5);
+    }
+
+    @Test
+    void chainedTilesKeepTheResultAndTheChecks() throws Exception {
+        // four tdpbusd chained over 256 bytes of the reduction: 65 536 tile points, checked along every loop and at
+        // seeded random points
+        ComputeDAG dag = TensorizeStepTest.packedDense(DType.UINT8, DType.INT8, 32, 16, 512);
+        Schedule sch = amxTiled(dag, AmxTensorIntrinsics.u8s8(4), 256);
+        TensorizeStepTest.assertRoundTripsAndInterpretsExactly(dag, sch, "m.1", AmxTensorIntrinsics.u8s8(4));
+        assertThat(AmxTensorIntrinsics.steps(TensorIntrinsics.get(AmxTensorIntrinsics.u8s8(4))))
+                .isEqualTo(4);
+        assertThat(TensorizeCheck.Layout.tilePoints(List.of(16L, 16L, 256L)))
+                .hasSizeLessThan(16 * 16 * 256 / 8)
+                .startsWith(0)
+                .contains(1, 255, 256, 16 * 256, 16 * 16 * 256 - 1);
+        // an unpacked weight is still refused with the sampled check
+        Tensor x = Te.placeholder("x", DType.UINT8, 16, 512);
+        Tensor w = Te.placeholder("w", DType.INT8, 16, 512);
+        ComputeDAG plain = ComputeDAG.of(Te.compute("matmul_packed", Te.shape(16, 16), Te.names("m", "n"), (m, n) -> {
+            var k = Te.reduceAxis(512, "k");
+            return Te.sum(k, x.at(m, k).cast(DType.INT32).mul(w.at(n, k).cast(DType.INT32)));
+        }));
+        assertThatThrownBy(() -> amxTiled(plain, AmxTensorIntrinsics.u8s8(4), 256))
+                .isInstanceOf(ScheduleException.class)
+                .hasMessageContaining("laid out differently");
     }
 
     @Test

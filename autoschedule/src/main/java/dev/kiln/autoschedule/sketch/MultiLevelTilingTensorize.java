@@ -20,6 +20,7 @@ import dev.kiln.target.Backend;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -178,8 +179,8 @@ public record MultiLevelTilingTensorize(String structure, boolean tiles) impleme
     }
 
     /**
-     * The first offered intrinsic (by name; tile intrinsics first, where {@code tiles}) and axes for which the
-     * tensorize step accepts the stage.
+     * The first offered intrinsic (tile intrinsics first, where {@code tiles}, the deepest chain first) and axes for
+     * which the tensorize step accepts the stage.
      */
     static Match match(SearchTask task, LoopState s, int stageId, boolean tiles) {
         Stage st = s.stage(stageId);
@@ -187,7 +188,12 @@ public record MultiLevelTilingTensorize(String structure, boolean tiles) impleme
             return null;
         }
         Set<String> offered = offered(task.target());
-        for (TensorIntrinsic in : TensorIntrinsics.availableOn(task.target())) {
+        List<TensorIntrinsic> candidates = new ArrayList<>(TensorIntrinsics.availableOn(task.target()));
+        // tiles before dot products, the deepest chain of a tile first
+        candidates.sort(
+                Comparator.comparingInt((TensorIntrinsic in) -> -in.op().axes().size())
+                        .thenComparingLong(in -> -in.loopExtents().getLast()));
+        for (TensorIntrinsic in : candidates) {
             if (!offered.contains(in.name())) continue;
             int rows = in.op().axes().size();
             if (rows > 2 || (rows == 2 && !tiles) || in.op().reduceAxes().size() != 1) continue;

@@ -66,7 +66,8 @@ class AmxTilingTest {
         SearchTask task = SearchTask.of(dag, SPR);
         TargetRules rules = withTiles();
         List<Sketch> sketches = rules.sketches(task);
-        assertThat(sketches).isNotEmpty().allMatch(sk -> AmxTensorIntrinsics.AMX_U8S8.equals(intrinsicOf(sk.state())));
+        assertThat(sketches).isNotEmpty().allMatch(sk -> AmxTensorIntrinsics.u8s8(2)
+                .equals(intrinsicOf(sk.state())));
         var res = rules.population(task, sketches).sample(6, new SplittableRandom(17));
         assertThat(res.candidates()).isNotEmpty();
         NDArray x = NDArray.allocate(DType.UINT8, m, k), w = NDArray.allocate(DType.INT8, n, k);
@@ -74,7 +75,7 @@ class AmxTilingTest {
         for (long i = 0; i < x.numElements(); i++) x.setLongFlat(r.nextInt(256), i);
         for (long i = 0; i < w.numElements(); i++) w.setLongFlat(r.nextInt(256) - 128, i);
         for (Candidate c : res.candidates()) {
-            assertThat(intrinsicOf(c.state())).isEqualTo(AmxTensorIntrinsics.AMX_U8S8);
+            assertThat(intrinsicOf(c.state())).isEqualTo(AmxTensorIntrinsics.u8s8(2));
             NDArray out = NDArray.allocate(DType.INT32, m, n);
             Interpreter.run(Lowering.lower("amx", c.schedule()), x, w, out);
             for (int i = 0; i < m; i++)
@@ -105,7 +106,7 @@ class AmxTilingTest {
                 ref.setDoubleFlat(acc, (long) i * n + j);
             }
         for (Candidate c : res.candidates()) {
-            assertThat(intrinsicOf(c.state())).isEqualTo(AmxTensorIntrinsics.AMX_BF16);
+            assertThat(intrinsicOf(c.state())).isEqualTo(AmxTensorIntrinsics.bf16(2));
             NDArray out = NDArray.allocate(DType.FLOAT32, m, n);
             Interpreter.run(Lowering.lower("amx", c.schedule()), x, w, out);
             out.assertClose(ref, 1e-5, 1e-5);
