@@ -34,8 +34,12 @@ import java.util.Locale;
 record KilnLowp(
         CpuTarget target, Path log, int trials, long seed, KernelTimer timer, double tolerance, boolean inProcess) {
 
-    /** What Kiln gave: the timing, the kernel, whether it was tensorized, the check. */
-    record Result(KernelTimer.Timing timing, String kernel, boolean tensorized, Comparison check, String notes) {}
+    /** What Kiln gave: the timing, the kernel, the tensor intrinsic it uses (null: none), the check. */
+    record Result(KernelTimer.Timing timing, String kernel, String intrinsic, Comparison check, String notes) {
+        boolean tensorized() {
+            return intrinsic != null;
+        }
+    }
 
     Result run(LowpCase c, NDArray x, NDArray w, NDArray reference) {
         ComputeDAG dag = c.dag();
@@ -72,7 +76,13 @@ record KilnLowp(
             name = "UNTUNED default lowering";
             notes = "no record in " + log + "; run with --trials N";
         }
-        boolean tensorized = schedule != null && schedule.steps().stream().anyMatch(s -> s instanceof TensorizeStep);
+        String intrinsic = schedule == null
+                ? null
+                : schedule.steps().stream()
+                        .filter(s -> s instanceof TensorizeStep)
+                        .map(s -> ((TensorizeStep) s).intrinsic())
+                        .findFirst()
+                        .orElse(null);
         NDArray packed = c.packed(w);
         NDArray out = NDArray.allocate(c.outType(), c.outShape());
         try (CompiledKernel k = kernel) {
@@ -82,7 +92,7 @@ record KilnLowp(
                     c.dtype().equals("int8") ? 0 : tolerance,
                     c.dtype().equals("int8") ? 0 : tolerance);
             KernelTimer.Timing t = timer.time(() -> k.call(x, packed, out));
-            return new Result(t, name, tensorized, cmp, notes);
+            return new Result(t, name, intrinsic, cmp, notes);
         }
     }
 

@@ -1,11 +1,13 @@
 package dev.kiln.bench.lowp;
 
+import dev.kiln.autoschedule.sketch.MultiLevelTilingTensorize;
 import dev.kiln.bench.network.FmaOption;
 import dev.kiln.bench.plot.PeakProbe;
 import dev.kiln.bench.suite.KernelTimer;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.AmxTensorIntrinsics;
 import dev.kiln.schedule.TensorIntrinsics;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
@@ -83,6 +85,13 @@ public final class LowpCommand implements Callable<Integer> {
             description = "Measure tuning trials in this JVM, one quick sample each (smoke runs; not for numbers).")
     boolean inProcess;
 
+    @Option(
+            names = "--amx",
+            description = "Let the search tile the int8 and bf16 kernels for AMX (-Dkiln.search.amx=true) on a CPU "
+                    + "that has it; elsewhere says so and tunes as without. Give it its own --out: a log tuned "
+                    + "without it resumes as it was.")
+    boolean amx;
+
     @Mixin
     FmaOption fma = new FmaOption();
 
@@ -91,12 +100,33 @@ public final class LowpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!amx) return run();
+        // the search reads the property when it builds its rules; restored so that nothing else in this JVM tiles for
+        // AMX
+        String before = System.getProperty(MultiLevelTilingTensorize.AMX_PROPERTY);
+        System.setProperty(MultiLevelTilingTensorize.AMX_PROPERTY, "true");
+        try {
+            return run();
+        } finally {
+            if (before == null) System.clearProperty(MultiLevelTilingTensorize.AMX_PROPERTY);
+            else System.setProperty(MultiLevelTilingTensorize.AMX_PROPERTY, before);
+        }
+    }
+
+    private Integer run() throws Exception {
         checkChoices("--dtypes", dtypes, List.of("f32", "int8", "bf16"));
         checkChoices("--workloads", workloads, List.of("gemm", "conv"));
         KernelTimer timer = new KernelTimer(2, warmupSeconds, repeats, sampleSeconds);
         CpuTarget base = fma.apply(Target.cpu());
         System.out.println("kiln bench lowp on " + base + "; " + DnnlLowp.describe()
                 + "; numbers from a busy machine mean nothing");
+        if (amx) {
+            String why = TensorIntrinsics.get(AmxTensorIntrinsics.AMX_BF16).unavailableReason(base);
+            System.out.println(
+                    why == null
+                            ? "--amx: the search may tile the int8 and bf16 kernels for AMX"
+                            : "--amx: " + why + "; the search keeps to the AVX-512 dot products");
+        }
         List<LowpRow> all = new ArrayList<>();
         long[] g = gemm.stream().mapToLong(Long::longValue).toArray();
         long[] c = conv.stream().mapToLong(Long::longValue).toArray();
@@ -171,7 +201,8 @@ public final class LowpCommand implements Callable<Integer> {
             } else {
                 Path log = out.resolve("logs").resolve(lc.id() + ".json");
                 KilnLowp.Result k = new KilnLowp(target, log, trials, seed, timer, tol, inProcess).run(lc, x, w, ref);
-                String kernel = k.kernel() + (k.tensorized() ? ", tensorized" : ", not tensorized");
+                String kernel =
+                        k.kernel() + (k.tensorized() ? ", tensorized (" + k.intrinsic() + ")" : ", not tensorized");
                 kRow = row(lc, t, "kiln", k.check(), k.timing(), kernel, peak, k.notes());
                 if (dtype.equals("f32")) kilnF32 = kRow.medianMs();
             }
