@@ -257,6 +257,27 @@ public final class StagePredicates {
         return out;
     }
 
+    /**
+     * How many times stage {@code id}'s loop nest runs: the product of the extents of the loops around it, out to the
+     * root through every attach point (1 at root, and 1 at a loop whose enclosing loops all have extent 1: such a
+     * stage computes its whole result at once, as at root). A loop of unknown extent counts as 2; the product
+     * saturates.
+     */
+    public static long enclosingTrips(LoopState s, int id) {
+        long trips = 1;
+        Stage st = s.stage(id);
+        while (st.computeAt() == ComputeAtKind.ITER) {
+            Stage t = s.stage(st.attachStage());
+            for (Iter it : t.iters()) {
+                long e = it.extent() == null ? 2 : Math.max(1, it.extent());
+                trips = trips > Long.MAX_VALUE / e ? Long.MAX_VALUE : trips * e;
+                if (it.uid() == st.attachIter()) break;
+            }
+            st = t;
+        }
+        return trips;
+    }
+
     /** Whether some stage is computed at loop {@code it} of stage {@code stage}. */
     public static boolean hasAttached(LoopState s, int stage, Iter it) {
         for (int a : s.attachedTo(stage)) if (s.stage(a).attachIter() == it.uid()) return true;

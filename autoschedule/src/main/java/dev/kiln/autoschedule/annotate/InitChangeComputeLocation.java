@@ -95,6 +95,41 @@ public record InitChangeComputeLocation(boolean paddingOffRoot) implements InitR
     }
 
     /**
+     * Whether {@code s} computes a padding stage that {@link #keepsOffRoot} keeps inside its consumer as if at root:
+     * at root, or at a loop whose enclosing loops all have extent 1 ({@link StagePredicates#enclosingTrips} is 1), so
+     * that the whole padded copy is made at once, while a location inside the consumer that runs more than once
+     * exists. Such programs arise after sampling: a tile-size mutation can shrink the loops around the padding's
+     * location to extent 1 (in a 2000-trial MobileNet-V2 log, the best programs of its two 28x28x192 depthwise tasks
+     * padded their whole 0.6 MB input at once this way, and in the network ran at twice their time called again). The
+     * CPU's evolution refuses these children ({@code Children.of}), as it refuses nested parallel loops.
+     */
+    public static boolean padsWholeInputAtOnce(LoopState s) {
+        AccessAnalyzer access = null;
+        for (int id = 0; id < s.stages().size(); id++) {
+            Stage st = s.stage(id);
+            if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
+            if (StagePredicates.enclosingTrips(s, id) > 1) continue;
+            if (access == null) access = AccessAnalyzer.of(s);
+            if (!keepsOffRoot(access, s, id)) continue;
+            for (StagePredicates.Location at : StagePredicates.computeLocationCandidates(s, id)) {
+                if (runsMoreThanOnce(s, at)) return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a stage computed at {@code at} runs more than once. */
+    private static boolean runsMoreThanOnce(LoopState s, StagePredicates.Location at) {
+        if (StagePredicates.enclosingTrips(s, at.stage()) > 1) return true;
+        List<dev.kiln.schedule.Iter> iters = s.stage(at.stage()).iters();
+        for (int i = 0; i <= at.iter() && i < iters.size(); i++) {
+            Long e = iters.get(i).extent();
+            if (e == null || e > 1) return true;
+        }
+        return false;
+    }
+
+    /**
      * Kiln's rule: a padding stage (it reduces nothing and selects between a read and a value) whose single
      * consumer reads it without reuse ({@link StagePredicates#isReadWithoutReuse}: a depthwise conv, a pooling) is
      * computed inside its consumer, never at root.

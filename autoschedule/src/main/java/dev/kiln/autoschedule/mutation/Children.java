@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.mutation;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.CheckJvmTiles;
+import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
 import dev.kiln.autoschedule.annotate.InvalidSample;
 import dev.kiln.autoschedule.annotate.NestedParallel;
 import dev.kiln.autoschedule.gpu.CheckGpuLimits;
@@ -21,9 +22,11 @@ public final class Children {
     private Children() {}
 
     /**
-     * The candidate of {@code steps}, or null when they do not replay, bounds cannot be inferred,
-     * parallel loops nest (CPU), the JVM backend cannot keep its register tile in vector locals ({@link
-     * CheckJvmTiles}, JVM target) or the program breaks the device's limits ({@link CheckGpuLimits}).
+     * The candidate of {@code steps}, or null when they do not replay, bounds cannot be inferred, parallel loops nest
+     * (CPU), a depthwise conv's or a pooling's padding is computed whole at once where it could be computed inside
+     * its consumer (CPU, {@link InitChangeComputeLocation#padsWholeInputAtOnce}), the JVM backend cannot keep its
+     * register tile in vector locals ({@link CheckJvmTiles}, JVM target) or the program breaks the device's limits
+     * ({@link CheckGpuLimits}).
      */
     public static Candidate of(SearchTask task, List<Step> steps) {
         Candidate c;
@@ -34,6 +37,7 @@ public final class Children {
         }
         if (!task.target().kind().isGpu()) {
             if (NestedParallel.has(c.state())) return null;
+            if (InitChangeComputeLocation.padsWholeInputAtOnce(c.state())) return null;
             if (!CheckJvmTiles.isJvm(task.target()) || "false".equals(System.getProperty("kiln.search.jvmRules"))) {
                 return c;
             }

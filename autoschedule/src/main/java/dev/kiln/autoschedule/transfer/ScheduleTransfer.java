@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.transfer;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.InferBound;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
 import dev.kiln.autoschedule.annotate.NestedParallel;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.ir.KilnException;
@@ -56,7 +57,11 @@ public final class ScheduleTransfer {
             }
         }
         if (NestedParallel.has(s)) throw new NotTransferable("a parallel loop runs inside another");
-        Candidate c = Candidate.ofInferred(InferBound.apply(s));
+        LoopState inferred = InferBound.apply(s);
+        if (!to.target().kind().isGpu() && InitChangeComputeLocation.padsWholeInputAtOnce(inferred)) {
+            throw new NotTransferable("a padding its consumer reads without reuse is computed whole at once");
+        }
+        Candidate c = Candidate.ofInferred(inferred);
         if (lower) {
             ScheduleLowerer.forTarget(to.target())
                     .lower(to, to.rewriteLayouts(c.schedule()).schedule());
