@@ -13,6 +13,7 @@ import dev.kiln.schedule.RfactorStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
 import dev.kiln.te.ComputeOp;
+import dev.kiln.te.Operation;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -74,9 +75,17 @@ public final class StagePredicates {
      */
     public static boolean isReadWithoutReuse(AccessAnalyzer a, LoopState s, int id, int consumer) {
         if (!(s.stage(consumer).op() instanceof ComputeOp c)) return false;
-        List<List<Expr>> reads = a.access(c).reads().get(s.stage(id).op());
+        return readsWithoutReuse(a.access(c), c, s.stage(id).op());
+    }
+
+    /**
+     * {@link #isReadWithoutReuse} on one consumer's analysis ({@code OpAccess.of(consumer)}, no whole-state
+     * analysis): whether {@code consumer} reads {@code producer} with every spatial axis of extent above 1.
+     */
+    public static boolean readsWithoutReuse(OpAccess consumerAccess, ComputeOp consumer, Operation producer) {
+        List<List<Expr>> reads = consumerAccess.reads().get(producer);
         if (reads == null || reads.isEmpty()) return false;
-        for (List<Expr> idx : reads) if (OpAccess.missesAnAxis(c, List.of(idx))) return false;
+        for (List<Expr> idx : reads) if (OpAccess.missesAnAxis(consumer, List.of(idx))) return false;
         return true;
     }
 

@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.annotate;
 import dev.kiln.autoschedule.InferBound;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
+import dev.kiln.autoschedule.analysis.OpAccess;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.AddCacheReadPack;
 import dev.kiln.autoschedule.sketch.RowChains;
@@ -13,6 +14,7 @@ import dev.kiln.schedule.ComputeInlineStep;
 import dev.kiln.schedule.ComputeRootStep;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Stage;
+import dev.kiln.te.ComputeOp;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -104,13 +106,15 @@ public record InitChangeComputeLocation(boolean paddingOffRoot) implements InitR
      * CPU's evolution refuses these children ({@code Children.of}), as it refuses nested parallel loops.
      */
     public static boolean padsWholeInputAtOnce(LoopState s) {
-        AccessAnalyzer access = null;
+        // evolution asks this of every child: only the stages concerned are analysed, each alone
         for (int id = 0; id < s.stages().size(); id++) {
             Stage st = s.stage(id);
             if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
-            if (StagePredicates.enclosingTrips(s, id) > 1) continue;
-            if (access == null) access = AccessAnalyzer.of(s);
-            if (!keepsOffRoot(access, s, id)) continue;
+            if (StagePredicates.hasReduceIter(st) || StagePredicates.enclosingTrips(s, id) > 1) continue;
+            if (!OpAccess.of(st.op()).hasBranch()) continue;
+            int consumer = StagePredicates.singleConsumerId(s, id);
+            if (consumer < 0 || !(s.stage(consumer).op() instanceof ComputeOp c)) continue;
+            if (!StagePredicates.readsWithoutReuse(OpAccess.of(c), c, st.op())) continue;
             for (StagePredicates.Location at : StagePredicates.computeLocationCandidates(s, id)) {
                 if (runsMoreThanOnce(s, at)) return true;
             }
