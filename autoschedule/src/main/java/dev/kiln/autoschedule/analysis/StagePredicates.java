@@ -79,6 +79,16 @@ public final class StagePredicates {
     }
 
     /**
+     * Whether stage {@code id} reads one of the stages it reads directly ({@link #producers}, inputs included)
+     * without reuse ({@link #isReadWithoutReuse}): a depthwise conv reading its (padded) input, not a conv or a
+     * matmul, which read every input element for several outputs.
+     */
+    public static boolean readsAnInputWithoutReuse(AccessAnalyzer a, LoopState s, int id) {
+        for (int p : producers(s, id)) if (isReadWithoutReuse(a, s, p, id)) return true;
+        return false;
+    }
+
+    /**
      * {@link #isReadWithoutReuse} on one consumer's analysis ({@code OpAccess.of(consumer)}, no whole-state
      * analysis): whether {@code consumer} reads {@code producer} with every spatial axis of extent above 1.
      */

@@ -88,7 +88,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
     /**
      * Kiln's CPU rules. Sketches: Ansor's CPU rules in its order (AlwaysInline, AddRfactor,
      * [Kiln's {@link MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can
-     * compute,] AddCacheWrite, MultiLevelTilingWithFusion, MultiLevelTiling "SSRSRS", SkipStage) with
+     * compute,] AddCacheWrite, MultiLevelTilingWithFusion (Kiln's: a stage that reads an input without reuse, a
+     * depthwise conv, gets only its fused sketches), MultiLevelTiling "SSRSRS", SkipStage) with
      * Kiln's {@link MultiLevelTilingWithRowFusion} before AddCacheWrite (one more sketch for a matmul whose result
      * a softmax or a norm reduces row by row: everything computed per block of output rows), Kiln's
      * {@link FuseRowReductions} (the same for an input reduced row by row: a softmax or norm alone) and
@@ -167,7 +168,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new AlwaysInline(),
                         new AddRfactor(),
                         new AddCacheWrite(),
-                        MultiLevelTilingWithFusion.cpu(),
+                        MultiLevelTilingWithFusion.ansorCpu(),
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),
                         new SkipStage()),
                 List.of(

@@ -16,17 +16,34 @@ import java.util.List;
  * consumer: the consumer is tiled like the stage's outer {@code level} spatial levels and the
  * stage is computed at the last loop of the consumer's level {@code level - 1}. One sketch per
  * fusion level ({1, 2} on a CPU, {3} on a GPU; a level is used only if the structure has an 'S'
- * there). A stage that has a cache-write stage (or any stage on a GPU) gets only these
- * sketches; otherwise the rules after this one are tried too.
+ * there). A stage that has a cache-write stage (or any stage on a GPU), and in Kiln's CPU rule a stage that
+ * reads an input without reuse, gets only these sketches; otherwise the rules after this one are tried too.
  */
-public record MultiLevelTilingWithFusion(String structure, List<Integer> levels) implements SketchRule {
+public record MultiLevelTilingWithFusion(String structure, List<Integer> levels, boolean fuseReadsWithoutReuse)
+        implements SketchRule {
     public MultiLevelTilingWithFusion {
         levels = List.copyOf(levels);
     }
 
-    /** Ansor's CPU rule: structure "SSRSRS", fusion at levels 1 and 2. */
+    /** Ansor's rule with this structure and these fusion levels. */
+    public MultiLevelTilingWithFusion(String structure, List<Integer> levels) {
+        this(structure, levels, false);
+    }
+
+    /**
+     * Kiln's CPU rule: Ansor's (structure "SSRSRS", fusion at levels 1 and 2), and a stage that reads an input
+     * without reuse ({@link StagePredicates#readsAnInputWithoutReuse}: a depthwise conv) gets only the fused
+     * sketches. Unfused, such a stage writes its whole result into a heap temporary and its element-wise consumer
+     * reads it back in a second pass: for a depthwise conv as much memory traffic as the conv itself, on a temporary
+     * the tuner's repeats keep warm and a network meets cold (MobileNet-V2 at 1 thread, docs/PERFORMANCE.md).
+     */
     public static MultiLevelTilingWithFusion cpu() {
-        return new MultiLevelTilingWithFusion(MultiLevelTiling.CPU_STRUCTURE, List.of(1, 2));
+        return new MultiLevelTilingWithFusion(MultiLevelTiling.CPU_STRUCTURE, List.of(1, 2), true);
+    }
+
+    /** Ansor's CPU rule alone: structure "SSRSRS", fusion at levels 1 and 2. */
+    public static MultiLevelTilingWithFusion ansorCpu() {
+        return new MultiLevelTilingWithFusion(MultiLevelTiling.CPU_STRUCTURE, List.of(1, 2), false);
     }
 
     @Override
@@ -41,6 +58,7 @@ public record MultiLevelTilingWithFusion(String structure, List<Integer> levels)
         if (target < 0 || !followable(state, stageId, target)) return Condition.SKIP;
         return StagePredicates.hasCacheWriteStage(state, stageId)
                         || task.target().kind().isGpu()
+                        || (fuseReadsWithoutReuse && StagePredicates.readsAnInputWithoutReuse(access, state, stageId))
                 ? Condition.APPLY_AND_SKIP_REST
                 : Condition.APPLY;
     }

@@ -98,6 +98,38 @@ class SketchGenerationTest {
         }
     }
 
+    /** A depthwise conv, its bias and ReLU6 as MobileNet-V2 has them (NHWC, 3x3, 32 channels). */
+    private static dev.kiln.te.ComputeDAG depthwiseBiasClip() {
+        var data = dev.kiln.te.Te.placeholder("data", dev.kiln.ir.DType.FLOAT32, 1, 28, 28, 32);
+        var weight = dev.kiln.te.Te.placeholder("weight", dev.kiln.ir.DType.FLOAT32, 3, 3, 32, 1);
+        var bias = dev.kiln.te.Te.placeholder("bias", dev.kiln.ir.DType.FLOAT32, 32);
+        var conv = dev.kiln.nn.Conv.depthwiseConv2dNhwc(data, weight, 1, 1);
+        return dev.kiln.te.ComputeDAG.of(
+                dev.kiln.nn.Activation.clip(dev.kiln.nn.Elementwise.biasAdd(conv, bias, 3), 0, 6));
+    }
+
+    @Test
+    void aDepthwiseConvIsAlwaysFusedIntoItsEpilogueInKilnsSpace() {
+        var dag = depthwiseBiasClip();
+        List<Sketch> kiln = TargetRules.cpu().sketches(task(dag));
+        List<Sketch> ansor = sketches(dag);
+        java.util.function.Function<Sketch, ComputeAtKind> where = sk ->
+                sk.state().stage(sk.state().stageIndex("depthwise_conv2d_nhwc")).computeAt();
+        assertThat(kiln).isNotEmpty().allSatisfy(sk -> assertThat(where.apply(sk))
+                .as("the conv is computed inside its epilogue: %s", sk.steps())
+                .isEqualTo(ComputeAtKind.ITER));
+        // Ansor's space also tiles it alone, its whole result in a temporary the epilogue reads back
+        assertThat(ansor).anySatisfy(sk -> assertThat(where.apply(sk)).isEqualTo(ComputeAtKind.ROOT));
+        int conv = kiln.getFirst().state().stageIndex("depthwise_conv2d_nhwc");
+        var a = dev.kiln.autoschedule.analysis.AccessAnalyzer.of(kiln.getFirst().state());
+        assertThat(StagePredicates.readsAnInputWithoutReuse(a, kiln.getFirst().state(), conv))
+                .isTrue();
+        // a conv reuses its input: both spaces keep the unfused sketch (conv2dBnReluFusesAtTwoLevelsOrTilesAlone)
+        List<Sketch> conv2d = TargetRules.cpu().sketches(task(Workloads.conv2dBnRelu(1, 14, 14, 64, 64, 3, 1, 1)));
+        assertThat(conv2d)
+                .anySatisfy(sk -> assertThat(sk.state().stage(3).computeAt()).isEqualTo(ComputeAtKind.ROOT));
+    }
+
     @Test
     void maxPoolHasOneEmptySketch() {
         List<Sketch> s = sketches(Workloads.maxPool2d(1, 56, 56, 512, 1));
