@@ -261,13 +261,13 @@ final class TensorizeCheck {
         };
     }
 
-    /** The layout and alignment check over the tile, at sample positions of the other loops. */
     /** Tiles of up to this many points are checked at every point. */
     static final int EXHAUSTIVE = 16_384;
 
     /** Random points checked beyond the single-loop lines of a larger tile. */
     static final int SAMPLED = 2_048;
 
+    /** The layout and alignment check over the tile, at sample positions of the other loops. */
     record Layout(
             LoopState s,
             Stage st,

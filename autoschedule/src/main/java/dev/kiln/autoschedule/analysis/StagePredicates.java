@@ -283,16 +283,22 @@ public final class StagePredicates {
      * saturates.
      */
     public static long enclosingTrips(LoopState s, int id) {
-        long trips = 1;
         Stage st = s.stage(id);
-        while (st.computeAt() == ComputeAtKind.ITER) {
-            Stage t = s.stage(st.attachStage());
-            for (Iter it : t.iters()) {
-                long e = it.extent() == null ? 2 : Math.max(1, it.extent());
-                trips = trips > Long.MAX_VALUE / e ? Long.MAX_VALUE : trips * e;
-                if (it.uid() == st.attachIter()) break;
-            }
-            st = t;
+        if (st.computeAt() != ComputeAtKind.ITER) return 1;
+        List<Iter> iters = s.stage(st.attachStage()).iters();
+        int at = 0;
+        while (at < iters.size() - 1 && iters.get(at).uid() != st.attachIter()) at++;
+        return tripsAt(s, st.attachStage(), at);
+    }
+
+    /** How many times a stage computed at loop {@code iter} (current index) of stage {@code stage} runs. */
+    public static long tripsAt(LoopState s, int stage, int iter) {
+        long trips = enclosingTrips(s, stage);
+        List<Iter> iters = s.stage(stage).iters();
+        for (int i = 0; i <= iter && i < iters.size(); i++) {
+            Long extent = iters.get(i).extent();
+            long e = extent == null ? 2 : Math.max(1, extent);
+            trips = trips > Long.MAX_VALUE / e ? Long.MAX_VALUE : trips * e;
         }
         return trips;
     }

@@ -73,7 +73,7 @@ public record InitChangeComputeLocation(boolean paddingOffRoot) implements InitR
                 if (st.computeAt() == ComputeAtKind.ITER && AddCacheReadPack.isPackingCopy(s, id)) continue;
                 if (RowChains.isRowFused(access, s, id)) continue;
                 List<StagePredicates.Location> candidates = StagePredicates.computeLocationCandidates(s, id);
-                if (paddingOffRoot && !candidates.isEmpty() && keepsOffRoot(access, s, id)) {
+                if (paddingOffRoot && !candidates.isEmpty() && keepsOffRoot(s, id)) {
                     StagePredicates.Location at = candidates.get(rng.nextInt(candidates.size()));
                     s = s.apply(new ComputeAtStep(id, at.stage(), at.iter()));
                     continue;
@@ -106,29 +106,13 @@ public record InitChangeComputeLocation(boolean paddingOffRoot) implements InitR
      * CPU's evolution refuses these children ({@code Children.of}), as it refuses nested parallel loops.
      */
     public static boolean padsWholeInputAtOnce(LoopState s) {
-        // evolution asks this of every child: only the stages concerned are analysed, each alone
         for (int id = 0; id < s.stages().size(); id++) {
             Stage st = s.stage(id);
             if (st.isPlaceholder() || st.computeAt() == ComputeAtKind.INLINED) continue;
-            if (StagePredicates.hasReduceIter(st) || StagePredicates.enclosingTrips(s, id) > 1) continue;
-            if (!OpAccess.of(st.op()).hasBranch()) continue;
-            int consumer = StagePredicates.singleConsumerId(s, id);
-            if (consumer < 0 || !(s.stage(consumer).op() instanceof ComputeOp c)) continue;
-            if (!StagePredicates.readsWithoutReuse(OpAccess.of(c), c, st.op())) continue;
+            if (StagePredicates.enclosingTrips(s, id) > 1 || !keepsOffRoot(s, id)) continue;
             for (StagePredicates.Location at : StagePredicates.computeLocationCandidates(s, id)) {
-                if (runsMoreThanOnce(s, at)) return true;
+                if (StagePredicates.tripsAt(s, at.stage(), at.iter()) > 1) return true;
             }
-        }
-        return false;
-    }
-
-    /** Whether a stage computed at {@code at} runs more than once. */
-    private static boolean runsMoreThanOnce(LoopState s, StagePredicates.Location at) {
-        if (StagePredicates.enclosingTrips(s, at.stage()) > 1) return true;
-        List<dev.kiln.schedule.Iter> iters = s.stage(at.stage()).iters();
-        for (int i = 0; i <= at.iter() && i < iters.size(); i++) {
-            Long e = iters.get(i).extent();
-            if (e == null || e > 1) return true;
         }
         return false;
     }
@@ -138,10 +122,13 @@ public record InitChangeComputeLocation(boolean paddingOffRoot) implements InitR
      * consumer reads it without reuse ({@link StagePredicates#isReadWithoutReuse}: a depthwise conv, a pooling) is
      * computed inside its consumer, never at root.
      */
-    static boolean keepsOffRoot(AccessAnalyzer access, LoopState s, int id) {
+    static boolean keepsOffRoot(LoopState s, int id) {
+        // asked of every evolution child (padsWholeInputAtOnce): the two operations analysed alone, not the state
         Stage st = s.stage(id);
-        if (StagePredicates.hasReduceIter(st) || !access.access(st.op()).hasBranch()) return false;
+        if (StagePredicates.hasReduceIter(st) || !OpAccess.of(st.op()).hasBranch()) return false;
         int consumer = StagePredicates.singleConsumerId(s, id);
-        return consumer >= 0 && StagePredicates.isReadWithoutReuse(access, s, id, consumer);
+        return consumer >= 0
+                && s.stage(consumer).op() instanceof ComputeOp c
+                && StagePredicates.readsWithoutReuse(OpAccess.of(c), c, st.op());
     }
 }
