@@ -9,9 +9,19 @@ import java.util.Optional;
 
 /**
  * A vectorized loop of constant extent E becomes vector code by construction: the body is
- * generated once with {@code <W x T>} values, the loop variable being lane-linear
- * ({@code min + base + lane}), for W = E when E is at most {@link JitOptions#maxLanes()}; longer
- * loops run a serial loop over chunks of that many lanes and one remainder chunk.
+ * generated with {@code <W x T>} values, the loop variable being lane-linear
+ * ({@code min + base + lane}). Loops longer than {@link JitOptions#maxLanes()} run a serial loop
+ * over chunks of that many lanes; what is left (or the whole loop when it is shorter) is generated
+ * as one body per power of two of its extent, widest first: 24 lanes are a {@code <16 x T>} body
+ * and an {@code <8 x T>} one.
+ *
+ * <p>Why powers of two: LLVM legalises a vector of another width ({@code <24 x float>}) by
+ * widening and splitting it, and where such a vector is carried around a loop (a register tile's
+ * accumulators promoted out of its reduction loop) its x86 code generation falls apart into
+ * per-element inserts and stack spills: a 1x1 conv with 24 output channels of MobileNet-V2 ran 16
+ * times slower with its reduction inside the register tile than outside it, which kept the search
+ * away from the register-resident tiles of such layers (docs/PERFORMANCE.md, "Vector widths that
+ * are not powers of two"). Each power-of-two piece is a legal vector or a whole number of them.
  */
 final class VectorLoop {
     private VectorLoop() {}
@@ -39,9 +49,13 @@ final class VectorLoop {
         Val min = ExprGen.gen(g, f.min());
         int w = (int) Math.min(extent, g.options.maxLanes());
         long chunks = extent / w, rem = extent % w;
+        if (chunks == 1 && Long.bitCount(w) != 1) {
+            rem += w; // one body of a width that is not a power of two: split below
+            chunks = 0;
+        }
         if (chunks == 1) {
             chunk(g, f, min.ref(), w);
-        } else {
+        } else if (chunks > 1) {
             // for c in [0, chunks): the chunk starting at min + c * w
             String pre = g.fn.currentBlock();
             String header = g.fn.label("vloop"), body = g.fn.label("vbody"), exit = g.fn.label("vexit");
@@ -63,11 +77,17 @@ final class VectorLoop {
             g.fn.br(header);
             g.fn.block(exit);
         }
-        if (rem > 0) {
-            String base = min.isLiteral()
-                    ? IrTypes.intConst(t, Long.parseLong(min.ref()) + chunks * w)
-                    : g.fn.emit("add nsw " + ty + " " + min.ref() + ", " + IrTypes.intConst(t, chunks * w));
-            chunk(g, f, base, (int) rem);
+        long done = chunks * w;
+        while (rem > 0) {
+            long piece = Long.highestOneBit(rem);
+            String base = done == 0
+                    ? min.ref()
+                    : min.isLiteral()
+                            ? IrTypes.intConst(t, Long.parseLong(min.ref()) + done)
+                            : g.fn.emit("add nsw " + ty + " " + min.ref() + ", " + IrTypes.intConst(t, done));
+            chunk(g, f, base, (int) piece);
+            done += piece;
+            rem -= piece;
         }
     }
 
