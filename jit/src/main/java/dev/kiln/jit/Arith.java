@@ -39,6 +39,15 @@ final class Arith {
 
     private static Val floatBinary(CodeGen g, BinaryOp op, Val a, Val b) {
         DType t = a.dtype();
+        if (t == DType.FLOAT16) {
+            switch (op) {
+                case ADD, SUB, MUL, DIV -> {
+                    if (nativeHalf(g)) return halfBinary(g, op, a, b);
+                    g.mod.noteOnce(EMULATED_HALF);
+                }
+                default -> {}
+            }
+        }
         // contraction only where no rounding to a 16-bit type sits between the multiply and the add
         String c = g.options.fpContract() && (t == DType.FLOAT32 || t == DType.FLOAT64) ? " contract" : "";
         return switch (op) {
@@ -51,6 +60,59 @@ final class Arith {
             case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD ->
                 throw new IllegalStateException(op + " on floats is rejected by Binary");
         };
+    }
+
+    /** The kernel's note when its float16 arithmetic runs in float32 registers. */
+    static final String EMULATED_HALF = "float16 arithmetic is computed in float32 registers and rounded to half after"
+            + " each operation: the target has no avx512fp16 (with it, one half-precision instruction of 32 lanes)";
+
+    /** Whether float16 arithmetic runs in half registers: the target has AVX-512 FP16. */
+    static boolean nativeHalf(CodeGen g) {
+        return g.target.hasFeature("avx512fp16");
+    }
+
+    /**
+     * A float16 add, subtract, multiply or divide as one half-precision instruction ({@code vaddph}, {@code vmulph},
+     * ...; 32 lanes a zmm). Kiln's float16 values live in float registers, each rounded to half; the operands are
+     * narrowed back to half (exact), computed in half and widened, and LLVM folds the narrow-widen pairs away, so a
+     * chain of float16 operations stays in half registers. The same result as computing in float and rounding:
+     * float's 24-bit significand is at least twice half's 11 bits plus two, so rounding twice equals rounding once
+     * for these operations. With FMA contraction on (a fast-math target) a multiply feeding an add may fuse into
+     * one {@code vfmadd231ph}, rounding once where the interpreter rounds twice, as float32 contraction does.
+     */
+    private static Val halfBinary(CodeGen g, BinaryOp op, Val a, Val b) {
+        String opcode =
+                switch (op) {
+                    case ADD -> "fadd";
+                    case SUB -> "fsub";
+                    case MUL -> "fmul";
+                    case DIV -> "fdiv";
+                    default -> throw new IllegalStateException(op + " is not a half-precision instruction");
+                };
+        String c = g.options.fpContract() && op != BinaryOp.DIV ? " contract" : "";
+        if (a.isUniform() && b.isUniform()) {
+            String ah = g.fn.emit("fptrunc float " + a.ref() + " to half");
+            String bh = g.fn.emit("fptrunc float " + b.ref() + " to half");
+            String r = g.fn.emit(opcode + c + " half " + ah + ", " + bh);
+            return Val.uniform(g.fn.emit("fpext half " + r + " to float"), DType.FLOAT16);
+        }
+        String vh = IrTypes.vec("half", g.lanes);
+        String r = g.fn.emit(opcode + c + " " + vh + " " + halfVector(g, a) + ", " + halfVector(g, b));
+        return Val.varying(g.fn.emit("fpext " + vh + " " + r + " to " + IrTypes.vec("float", g.lanes)), DType.FLOAT16);
+    }
+
+    /** {@code v} as a {@code <lanes x half>} operand; a uniform value narrowed once, then broadcast. */
+    private static String halfVector(CodeGen g, Val v) {
+        if (v.form() == Val.Form.UNIFORM) {
+            // broadcast as i16 bits: a splat of a narrowed float is otherwise rewritten by LLVM into a narrowing of a
+            // float splat (a vcvtps2phx of a whole vector per broadcast)
+            String h = g.fn.emit("fptrunc float " + v.ref() + " to half");
+            String bits = g.splat(g.fn.emit("bitcast half " + h + " to i16"), "i16");
+            return g.fn.emit(
+                    "bitcast " + IrTypes.vec("i16", g.lanes) + " " + bits + " to " + IrTypes.vec("half", g.lanes));
+        }
+        String vf = IrTypes.vec("float", g.lanes);
+        return g.fn.emit("fptrunc " + vf + " " + g.vector(v) + " to " + IrTypes.vec("half", g.lanes));
     }
 
     /** a + b or a - b, keeping lane-linear values symbolic. */

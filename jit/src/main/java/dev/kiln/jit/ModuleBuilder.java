@@ -40,6 +40,11 @@ final class ModuleBuilder {
         notes.add(n);
     }
 
+    /** Adds {@code n} unless the module has it already. */
+    void noteOnce(String n) {
+        if (!notes.contains(n)) notes.add(n);
+    }
+
     List<String> notes() {
         return List.copyOf(notes);
     }
