@@ -150,8 +150,8 @@ public final class InitFillTileSize {
             List<Long> extents = new ArrayList<>();
             for (int at : g.splitSteps())
                 extents.add(((SplitStep) sketch.steps().get(at)).extent());
-            int[] tile =
-                    RegisterTileSizes.innermost(task.hardware(), g.elementBytes(), extents, memo, tailProbability, rng);
+            int[] tile = RegisterTileSizes.innermost(
+                    task.hardware(), g.registerBytes(task.target()), extents, memo, tailProbability, rng);
             if (tile == null) continue;
             for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
         }

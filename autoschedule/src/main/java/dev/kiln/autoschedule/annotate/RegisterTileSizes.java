@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.annotate;
 import dev.kiln.autoschedule.HardwareParams;
 import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.AmxTensorIntrinsics;
 import dev.kiln.schedule.IterKind;
@@ -11,6 +12,8 @@ import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
 import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -54,10 +57,21 @@ public final class RegisterTileSizes {
      * #tailCandidates}: 6 x 4, 12 x 2, 14 x 2 accumulators over 1024 rows): the row loops lie outside
      * the intrinsic's nest, and the lowering guards the tail there, so the nest stays exact.
      */
-    public record Group(String stage, List<Integer> splitSteps, int elementBytes, boolean tensorized) {
+    public record Group(String stage, List<Integer> splitSteps, int elementBytes, boolean tensorized, DType dtype) {
         public Group {
             splitSteps = List.copyOf(splitSteps);
             if (splitSteps.isEmpty()) throw new KilnException("a register-tile group of '" + stage + "' needs a split");
+        }
+
+        /**
+         * The bytes one element takes in a vector register on {@code target}: a bfloat16 stage computes in float32
+         * registers, and so does a float16 one unless the target has AVX-512 FP16 (32 half lanes a zmm); otherwise
+         * {@link #elementBytes}. A 32-wide float16 row is two zmm accumulators without FP16, one with it.
+         */
+        public int registerBytes(Target target) {
+            if (tensorized || elementBytes != 2) return elementBytes;
+            boolean nativeHalf = dtype == DType.FLOAT16 && target instanceof CpuTarget c && c.hasFeature("avx512fp16");
+            return dtype == DType.BFLOAT16 || (dtype == DType.FLOAT16 && !nativeHalf) ? 4 : elementBytes;
         }
     }
 
@@ -82,6 +96,7 @@ public final class RegisterTileSizes {
     private static List<Group> groups(ComputeDAG dag, List<Step> history, IntPredicate eligible) {
         Map<String, List<Integer>> splits = new LinkedHashMap<>();
         Map<String, Integer> bytes = new LinkedHashMap<>();
+        Map<String, DType> dtypes = new LinkedHashMap<>();
         LoopState t = LoopState.initial(dag);
         for (int i = 0; i < history.size(); i++) {
             Step step = history.get(i);
@@ -91,9 +106,9 @@ public final class RegisterTileSizes {
                         && StagePredicates.hasReduceIter(st)
                         && st.iter(sp.iterId()).kind() == IterKind.SPATIAL) {
                     splits.computeIfAbsent(st.name(), k -> new ArrayList<>()).add(i);
-                    bytes.put(
-                            st.name(),
-                            st.computeOp().outputs().getFirst().dtype().bytes());
+                    DType dt = st.computeOp().outputs().getFirst().dtype();
+                    bytes.put(st.name(), dt.bytes());
+                    dtypes.put(st.name(), dt);
                 }
             }
             t = t.apply(step);
@@ -109,7 +124,7 @@ public final class RegisterTileSizes {
             if (ts != null)
                 b *= Math.toIntExact(
                         TensorIntrinsics.get(ts.intrinsic()).loopExtents().getFirst());
-            out.add(new Group(e.getKey(), e.getValue(), b, ts != null));
+            out.add(new Group(e.getKey(), e.getValue(), b, ts != null, dtypes.get(e.getKey())));
         }
         return List.copyOf(out);
     }

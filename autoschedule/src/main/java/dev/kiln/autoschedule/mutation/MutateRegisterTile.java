@@ -53,7 +53,7 @@ public record MutateRegisterTile(FactorizationMemo memo, double tailProbability)
         List<RegisterTileSizes.Group> groups =
                 RegisterTileSizes.groups(task.dag(), parent.schedule().steps());
         InnermostTileRedraw.Tiles tiles = (g, extents, now, r) -> {
-            int bytes = groups.get(g).elementBytes();
+            int bytes = groups.get(g).registerBytes(task.target());
             List<int[]> exact = InnermostTileRedraw.except(
                     RegisterTileSizes.candidates(task.hardware(), bytes, extents, memo), now);
             List<int[]> tails = InnermostTileRedraw.except(

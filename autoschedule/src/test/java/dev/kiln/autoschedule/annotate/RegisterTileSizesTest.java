@@ -239,6 +239,38 @@ class RegisterTileSizesTest {
     }
 
     /**
+     * A 16-bit float stage's register tile is counted in the registers it runs in: float16 in half registers (32
+     * lanes a zmm) only on a target with AVX-512 FP16, float32 registers (16 lanes) otherwise, bfloat16 always in
+     * float32 registers. Without this a 32-wide float16 row would be counted one accumulator where it is two.
+     */
+    @Test
+    void sixteenBitFloatStagesCountTheRegistersTheyRunIn() {
+        var noFp16 = dev.kiln.target.Target.cpu().withCpu("skylake-avx512", "+avx2,+fma,+f16c,+avx512f,+avx512bw");
+        var fp16 = dev.kiln.target.Target.cpu()
+                .withCpu("sapphirerapids", "+avx2,+fma,+f16c,+avx512f,+avx512bw," + "+avx512vl,+avx512fp16");
+        for (var dt : List.of(dev.kiln.ir.DType.FLOAT16, dev.kiln.ir.DType.BFLOAT16)) {
+            var x = Te.placeholder("x", dt, 64, 128);
+            var w = Te.placeholder("w", dt, 128, 64);
+            ComputeDAG dag = ComputeDAG.of(dev.kiln.nn.Linalg.matmul(x, w));
+            Sketch sk = TargetRules.cpu().sketches(SearchTask.of(dag, fp16)).getFirst();
+            List<RegisterTileSizes.Group> g = RegisterTileSizes.groups(dag, sk);
+            assertThat(g).hasSize(1);
+            assertThat(g.getFirst().elementBytes()).isEqualTo(2);
+            assertThat(g.getFirst().registerBytes(noFp16))
+                    .as("%s without avx512fp16", dt)
+                    .isEqualTo(4);
+            assertThat(g.getFirst().registerBytes(fp16))
+                    .as("%s with avx512fp16", dt)
+                    .isEqualTo(dt == dev.kiln.ir.DType.FLOAT16 ? 2 : 4);
+        }
+        // in float32 registers a row of 32 float16 is two accumulators: 8 such rows do not fit with their loads
+        assertThat(RegisterTileSizes.candidates(AVX512, 4, List.of(64L, 64L), new FactorizationMemo()))
+                .noneMatch(t -> t[0] == 16 && t[1] == 32);
+        assertThat(RegisterTileSizes.candidates(AVX512, 2, List.of(64L, 64L), new FactorizationMemo()))
+                .anyMatch(t -> t[0] == 16 && t[1] == 32);
+    }
+
+    /**
      * The same tensorized stage takes row tails (1024 rows in tiles of 6, 12 or 14, as oneDNN's
      * brgemm does) within the register budget (accumulators + B vectors + 1 broadcast <= 32), the
      * vector axis still exact: 6 x 4 (29 registers), 12 x 2 (27), 14 x 2 (31), not 7 x 4 (33).
