@@ -42,7 +42,7 @@ final class Arith {
         if (t == DType.FLOAT16) {
             switch (op) {
                 case ADD, SUB, MUL, DIV -> {
-                    if (nativeHalf(g)) return halfBinary(g, op, a, b);
+                    if (g.target.hasNativeFloat16()) return halfBinary(g, op, a, b);
                     g.mod.noteOnce(EMULATED_HALF);
                 }
                 default -> {}
@@ -66,11 +66,6 @@ final class Arith {
     static final String EMULATED_HALF = "float16 arithmetic is computed in float32 registers and rounded to half after"
             + " each operation: the target has no avx512fp16 (with it, one half-precision instruction of 32 lanes)";
 
-    /** Whether float16 arithmetic runs in half registers: the target has AVX-512 FP16. */
-    static boolean nativeHalf(CodeGen g) {
-        return g.target.hasFeature("avx512fp16");
-    }
-
     /**
      * A float16 add, subtract, multiply or divide as one half-precision instruction ({@code vaddph}, {@code vmulph},
      * ...; 32 lanes a zmm). Kiln's float16 values live in float registers, each rounded to half; the operands are
@@ -91,9 +86,7 @@ final class Arith {
                 };
         String c = g.options.fpContract() && op != BinaryOp.DIV ? " contract" : "";
         if (a.isUniform() && b.isUniform()) {
-            String ah = g.fn.emit("fptrunc float " + a.ref() + " to half");
-            String bh = g.fn.emit("fptrunc float " + b.ref() + " to half");
-            String r = g.fn.emit(opcode + c + " half " + ah + ", " + bh);
+            String r = g.fn.emit(opcode + c + " half " + narrow(g, a) + ", " + narrow(g, b));
             return Val.uniform(g.fn.emit("fpext half " + r + " to float"), DType.FLOAT16);
         }
         String vh = IrTypes.vec("half", g.lanes);
@@ -101,13 +94,17 @@ final class Arith {
         return Val.varying(g.fn.emit("fpext " + vh + " " + r + " to " + IrTypes.vec("float", g.lanes)), DType.FLOAT16);
     }
 
+    /** A uniform float16 value (a float holding a rounded half) as a {@code half}: exact. */
+    private static String narrow(CodeGen g, Val v) {
+        return g.fn.emit("fptrunc float " + v.ref() + " to half");
+    }
+
     /** {@code v} as a {@code <lanes x half>} operand; a uniform value narrowed once, then broadcast. */
     private static String halfVector(CodeGen g, Val v) {
         if (v.form() == Val.Form.UNIFORM) {
             // broadcast as i16 bits: a splat of a narrowed float is otherwise rewritten by LLVM into a narrowing of a
             // float splat (a vcvtps2phx of a whole vector per broadcast)
-            String h = g.fn.emit("fptrunc float " + v.ref() + " to half");
-            String bits = g.splat(g.fn.emit("bitcast half " + h + " to i16"), "i16");
+            String bits = g.splat(g.fn.emit("bitcast half " + narrow(g, v) + " to i16"), "i16");
             return g.fn.emit(
                     "bitcast " + IrTypes.vec("i16", g.lanes) + " " + bits + " to " + IrTypes.vec("half", g.lanes));
         }

@@ -50,8 +50,8 @@ final class VectorLoop {
         int w = (int) Math.min(extent, g.options.maxLanes());
         long chunks = extent / w, rem = extent % w;
         if (chunks == 1 && Long.bitCount(w) != 1) {
-            rem += w; // one body of a width that is not a power of two: split below
-            chunks = 0;
+            chunks = 0; // one body of a width that is not a power of two: all of it split below
+            rem = extent;
         }
         if (chunks == 1) {
             chunk(g, f, min.ref(), w);

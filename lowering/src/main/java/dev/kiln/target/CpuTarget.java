@@ -77,6 +77,14 @@ public record CpuTarget(
         return false;
     }
 
+    /**
+     * Whether float16 arithmetic runs in half-precision registers (AVX-512 FP16: 32 lanes a zmm); without it the
+     * LLVM backend computes float16 in float32 registers, rounding after each operation.
+     */
+    public boolean hasNativeFloat16() {
+        return hasFeature("avx512fp16");
+    }
+
     @Override
     public String toString() {
         return "cpu -mtriple=" + triple + " -mcpu=" + cpu + (features.isEmpty() ? "" : " -mattr=" + features)

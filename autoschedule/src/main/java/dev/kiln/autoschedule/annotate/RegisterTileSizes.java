@@ -69,9 +69,10 @@ public final class RegisterTileSizes {
          * {@link #elementBytes}. A 32-wide float16 row is two zmm accumulators without FP16, one with it.
          */
         public int registerBytes(Target target) {
-            if (tensorized || elementBytes != 2) return elementBytes;
-            boolean nativeHalf = dtype == DType.FLOAT16 && target instanceof CpuTarget c && c.hasFeature("avx512fp16");
-            return dtype == DType.BFLOAT16 || (dtype == DType.FLOAT16 && !nativeHalf) ? 4 : elementBytes;
+            if (tensorized) return elementBytes;
+            boolean inFloat32 = dtype == DType.BFLOAT16
+                    || dtype == DType.FLOAT16 && !(target instanceof CpuTarget c && c.hasNativeFloat16());
+            return inFloat32 ? 4 : elementBytes;
         }
     }
 
