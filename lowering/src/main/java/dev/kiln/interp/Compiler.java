@@ -10,6 +10,7 @@ import dev.kiln.ir.Compare;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.ExprPrinter;
+import dev.kiln.ir.Exprs;
 import dev.kiln.ir.FloatImm;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.Intrinsic;
@@ -74,6 +75,8 @@ final class Compiler {
     private ExecNode stmt(Stmt s) {
         return switch (s) {
             case For f -> {
+                ExecNode nest = reductionNest(f);
+                if (nest != null) yield nest;
                 LongNode min = lng(f.min());
                 LongNode ext = lng(f.extent());
                 int slot = ints++;
@@ -122,6 +125,64 @@ final class Compiler {
             // Thread-bound loops run one after another, so every barrier is already satisfied.
             case Barrier b -> new StmtNodes.Nop();
         };
+    }
+
+    /**
+     * A nest of loops around one float accumulation {@code B[I] = B[I] + e}, as every reduction of a default lowering
+     * is ({@code for rc: conv[j, k, l] = conv[j, k, l] + x * w}), compiled so that {@code B[I]} lives in a frame slot
+     * across the nest: its address is computed and checked once, it is loaded before the first iteration and stored
+     * after the last. Null unless {@code f} is such a nest: every loop's extent a positive constant (so the body runs
+     * at least once, as the accumulation would, and any out-of-bounds {@code I} is reported as before), {@code I} free
+     * of the nest's variables, and {@code e} reading nothing of {@code B}. Each iteration rounds as the plain store
+     * does ({@code float32}: a float add), so results are the same bit for bit.
+     */
+    private ExecNode reductionNest(For outer) {
+        List<For> loops = new ArrayList<>();
+        Stmt body = outer;
+        while (true) {
+            if (body instanceof Seq q && q.stmts().size() == 1) body = q.stmts().get(0);
+            else if (body instanceof For g && g.extent() instanceof IntImm n && n.value() > 0) {
+                loops.add(g);
+                body = g.body();
+            } else break;
+        }
+        if (loops.isEmpty()
+                || !(body instanceof Store st)
+                || (st.buffer().dtype() != DType.FLOAT32 && st.buffer().dtype() != DType.FLOAT64)
+                || !(st.value() instanceof Binary bin)
+                || bin.op() != dev.kiln.ir.BinaryOp.ADD
+                || !(bin.a() instanceof BufferLoad self)
+                || self.buffer().base() != st.buffer().base()
+                || !self.indices().equals(st.indices())) return null;
+        Buffer b = st.buffer();
+        for (Expr i : st.indices()) for (For g : loops) if (Exprs.uses(i, g.var())) return null;
+        boolean[] readsB = {false};
+        Exprs.forEach(
+                bin.b(),
+                x -> readsB[0] |= x instanceof BufferLoad l && l.buffer().base() == b.base());
+        if (readsB[0]) return null;
+        int slot = bufSlot(b, "stored to");
+        Access at = access(b, st.indices(), true);
+        int acc = floats++;
+        boolean f32 = b.dtype() == DType.FLOAT32;
+        List<Integer> slots = new ArrayList<>();
+        List<Integer> prevs = new ArrayList<>();
+        List<LongNode> mins = new ArrayList<>();
+        for (For g : loops) {
+            mins.add(lng(g.min()));
+            int s = ints++;
+            slots.add(s);
+            prevs.add(varSlots.put(g.var(), s));
+        }
+        ExecNode inner = new MemoryNodes.Accumulate(acc, dbl(bin.b()), f32);
+        for (int k = loops.size() - 1; k >= 0; k--) {
+            For g = loops.get(k);
+            DType t = g.var().dtype();
+            inner = new StmtNodes.For(slots.get(k), mins.get(k), lng(g.extent()), inner, shift(t), t.isUnsigned());
+        }
+        for (int k = loops.size() - 1; k >= 0; k--)
+            restore(varSlots, loops.get(k).var(), prevs.get(k));
+        return new MemoryNodes.ReductionNest(slot, at, acc, f32, inner);
     }
 
     private ExecNode store(Store st) {

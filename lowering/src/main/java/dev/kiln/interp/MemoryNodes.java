@@ -214,6 +214,56 @@ final class MemoryNodes {
         }
     }
 
+    /**
+     * A loop nest whose one statement accumulates into {@code B[I]} ({@code Compiler.reductionNest}): {@code B[I]} is
+     * held in frame slot {@code acc} while {@code loops} run.
+     */
+    static final class ReductionNest extends ExecNode {
+        final int buf;
+        final Access at;
+        final int acc;
+        final boolean f32;
+        final ExecNode loops;
+
+        ReductionNest(int buf, Access at, int acc, boolean f32, ExecNode loops) {
+            this.buf = buf;
+            this.at = at;
+            this.acc = acc;
+            this.f32 = f32;
+            this.loops = loops;
+        }
+
+        @Override
+        void run(Frame f) {
+            long off = at.offset(f);
+            MemorySegment s = f.bufs[buf];
+            f.floats[acc] = f32 ? s.get(F32, off << 2) : s.get(F64, off << 3);
+            loops.run(f);
+            if (f32) s.set(F32, off << 2, (float) f.floats[acc]);
+            else s.set(F64, off << 3, f.floats[acc]);
+        }
+    }
+
+    /** {@code acc = acc + value} in the accumulator's type: the body of a {@link ReductionNest}. */
+    static final class Accumulate extends ExecNode {
+        final int acc;
+        final DoubleNode value;
+        final boolean f32;
+
+        Accumulate(int acc, DoubleNode value, boolean f32) {
+            this.acc = acc;
+            this.value = value;
+            this.f32 = f32;
+        }
+
+        @Override
+        void run(Frame f) {
+            double[] floats = f.floats;
+            if (f32) floats[acc] = (float) floats[acc] + (float) value.eval(f);
+            else floats[acc] = floats[acc] + value.eval(f);
+        }
+    }
+
     static final class StoreF64 extends ExecNode {
         final int buf;
         final Access at;

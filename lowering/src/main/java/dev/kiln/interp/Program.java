@@ -69,6 +69,11 @@ public final class Program {
         return function;
     }
 
+    /** The compiled body (for the interpreter's own tests, which check which nodes a statement became). */
+    ExecNode root() {
+        return body;
+    }
+
     /**
      * Runs the function on {@code args} (one per parameter, inputs then outputs). Every argument is
      * checked first: count, dtype, shape and strides must match the parameter buffers, or a

@@ -1,5 +1,9 @@
 package dev.kiln.interp;
 
+import static dev.kiln.interp.Ref.buf;
+import static dev.kiln.interp.Ref.i32;
+import static dev.kiln.interp.Ref.load;
+import static dev.kiln.interp.Ref.store;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kiln.ir.Binary;
 import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.Buffer;
-import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
@@ -26,7 +29,6 @@ import dev.kiln.tir.Let;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
-import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -38,24 +40,6 @@ import org.junit.jupiter.api.Test;
 class InterpreterStmtTest {
     private static final DType F32 = DType.FLOAT32;
     private static final DType I64 = DType.INT64;
-
-    private static Buffer buf(String name, DType t, long... shape) {
-        List<Long> s = new java.util.ArrayList<>();
-        for (long x : shape) s.add(x);
-        return Buffer.rowMajor(name, t, s, MemoryScope.GLOBAL);
-    }
-
-    private static Expr i32(long v) {
-        return IntImm.i32(v);
-    }
-
-    private static Expr load(Buffer b, Expr... idx) {
-        return new BufferLoad(b, List.of(idx));
-    }
-
-    private static Stmt store(Buffer b, Expr v, Expr... idx) {
-        return new Store(b, List.of(idx), v);
-    }
 
     @Test
     void everyLoopKindRunsSeriallyInOrder() {

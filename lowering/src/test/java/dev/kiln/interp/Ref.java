@@ -27,6 +27,25 @@ import java.util.function.Function;
 final class Ref {
     private Ref() {}
 
+    /** A row-major global buffer. */
+    static Buffer buf(String name, DType t, long... shape) {
+        List<Long> s = new ArrayList<>();
+        for (long x : shape) s.add(x);
+        return Buffer.rowMajor(name, t, s, MemoryScope.GLOBAL);
+    }
+
+    static Expr i32(long v) {
+        return IntImm.i32(v);
+    }
+
+    static Expr load(Buffer b, Expr... idx) {
+        return new BufferLoad(b, List.of(idx));
+    }
+
+    static Store store(Buffer b, Expr v, Expr... idx) {
+        return new Store(b, List.of(idx), v);
+    }
+
     static final DType[] FLOATS = {DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32, DType.FLOAT64};
     static final DType[] INTS = {DType.INT8, DType.INT16, DType.INT32, DType.INT64, DType.UINT8};
 

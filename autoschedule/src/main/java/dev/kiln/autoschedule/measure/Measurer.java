@@ -37,6 +37,16 @@ public interface Measurer extends AutoCloseable {
      */
     List<MeasureResult> measure(SearchTask task, List<Schedule> schedules);
 
+    /**
+     * Makes ready, before their first {@link #measure}, what measuring {@code tasks} needs once per workload (the
+     * interpreter's reference outputs, a serial run each), on up to {@code threads} threads at once: a network's
+     * tasks would otherwise each wait for their reference in turn on one core while the others idle (ResNet-50's
+     * 27 references take about 44 s of interpreter time). Nothing is timed meanwhile. A task whose workload cannot
+     * be made is left to fail at its first measure. The default does nothing (a measurer that makes nothing per
+     * workload in this process, such as a cluster's).
+     */
+    default void prepare(List<SearchTask> tasks, int threads) {}
+
     /** Measures the schedules of {@code candidates}; one result per candidate, in order. */
     default List<MeasureResult> measureCandidates(SearchTask task, List<Candidate> candidates) {
         return measure(task, candidates.stream().map(Candidate::schedule).toList());

@@ -191,6 +191,12 @@ public final class ProcessMeasurer implements Measurer {
     }
 
     @Override
+    public void prepare(List<SearchTask> tasks, int threads) {
+        if (closed) throw new KilnException("this measurer is closed");
+        references.prepare(tasks, options.seed(), options.checkCorrectness(), threads);
+    }
+
+    @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
         if (closed) throw new KilnException("this measurer is closed");
         Measurers.checkTask(task, schedules, target);

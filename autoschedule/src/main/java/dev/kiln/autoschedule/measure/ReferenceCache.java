@@ -6,9 +6,16 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The {@link Workload} of each task, made once: the arguments of the task's default lowering and,
@@ -18,11 +25,11 @@ import java.util.Map;
  */
 final class ReferenceCache implements AutoCloseable {
     private final Map<String, Workload> workloads = new HashMap<>();
-    private int computations;
+    private final AtomicInteger computations = new AtomicInteger();
 
     /** The workload of {@code task}; computes it (running the interpreter if {@code withReference}) the first time. */
     synchronized Workload get(SearchTask task, long seed, boolean withReference) {
-        String key = task.dag().workloadKey() + "|seed=" + seed + "|reference=" + withReference;
+        String key = key(task, seed, withReference);
         Workload w = workloads.get(key);
         if (w == null) {
             w = compute(task, seed, withReference);
@@ -31,9 +38,62 @@ final class ReferenceCache implements AutoCloseable {
         return w;
     }
 
+    /**
+     * Computes the workloads of {@code tasks} not made yet, on up to {@code threads} threads at once (each reference
+     * is one serial interpreter run; a network's tasks are independent), the largest first. A task whose workload
+     * cannot be made is skipped: {@link #get} computes it again when the task is measured and reports the failure
+     * there, as without this call.
+     */
+    void prepare(List<SearchTask> tasks, long seed, boolean withReference, int threads) {
+        Map<String, SearchTask> todo = new LinkedHashMap<>();
+        synchronized (this) {
+            for (SearchTask t : tasks) {
+                String key = key(t, seed, withReference);
+                if (!workloads.containsKey(key)) todo.putIfAbsent(key, t);
+            }
+        }
+        if (todo.isEmpty()) return;
+        List<Map.Entry<String, SearchTask>> order = new ArrayList<>(todo.entrySet());
+        order.sort(Comparator.comparingLong(
+                        (Map.Entry<String, SearchTask> e) -> e.getValue().dag().flopCount())
+                .reversed());
+        int n = Math.max(1, Math.min(threads, order.size()));
+        ExecutorService pool = Executors.newFixedThreadPool(n, r -> {
+            Thread th = new Thread(r, "kiln-reference");
+            th.setDaemon(true);
+            return th;
+        });
+        try {
+            List<Future<Workload>> made = new ArrayList<>();
+            for (Map.Entry<String, SearchTask> e : order)
+                made.add(pool.submit(() -> compute(e.getValue(), seed, withReference)));
+            for (int i = 0; i < order.size(); i++) {
+                Workload w;
+                try {
+                    w = made.get(i).get();
+                } catch (ExecutionException e) {
+                    continue; // reported by get() when the task is measured
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                synchronized (this) {
+                    Workload old = workloads.putIfAbsent(order.get(i).getKey(), w);
+                    if (old != null) w.close();
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     /** How many times a reference was computed (for tests: once per workload). */
-    synchronized int computations() {
-        return computations;
+    int computations() {
+        return computations.get();
+    }
+
+    private static String key(SearchTask task, long seed, boolean withReference) {
+        return task.dag().workloadKey() + "|seed=" + seed + "|reference=" + withReference;
     }
 
     private Workload compute(SearchTask task, long seed, boolean withReference) {
@@ -43,7 +103,7 @@ final class ReferenceCache implements AutoCloseable {
         for (int i = 0; i < reference.params().size(); i++)
             args.add(ArgumentSpec.of(reference.params().get(i), i < nInputs));
         if (!withReference) return new Workload(args, seed, List.of());
-        computations++;
+        computations.incrementAndGet();
         Workload noRefs = new Workload(args, seed, List.of());
         NDArray[] arrays = noRefs.allocate(reference.params());
         List<NDArray> refs = new ArrayList<>();

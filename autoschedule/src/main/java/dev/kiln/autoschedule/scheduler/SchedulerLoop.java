@@ -109,6 +109,7 @@ final class SchedulerLoop {
     private long start;
     private Writer tsv;
     private boolean ran;
+    private Runnable beforeFirstRound = () -> {};
 
     /** A scheduler over {@code tasks} timed by {@link System#nanoTime()}. */
     public SchedulerLoop(List<? extends SchedulableTask> tasks, TaskSchedulerOptions options) {
@@ -151,6 +152,15 @@ final class SchedulerLoop {
         busy = new boolean[n];
     }
 
+    /**
+     * Work to run once when {@link #run} starts, inside the time budget, before the first round ({@link TaskScheduler}:
+     * every task's reference computed up front, in parallel, by {@code Measurer.prepare}).
+     */
+    public SchedulerLoop beforeFirstRound(Runnable work) {
+        this.beforeFirstRound = Objects.requireNonNull(work, "work");
+        return this;
+    }
+
     /** Runs the scheduler until the budget is spent, every task is dead, or global early stopping. Runs once. */
     public SchedulerTrace run() {
         if (ran) throw new IllegalStateException("a SchedulerLoop runs once");
@@ -162,6 +172,7 @@ final class SchedulerLoop {
         }
         start = nanoTime.getAsLong();
         try {
+            beforeFirstRound.run();
             openTsv();
             return schedule();
         } finally {

@@ -132,7 +132,9 @@ public final class TaskScheduler {
                 if (options.transfer()) policy = transferring(policy, i, structureKeys, log);
                 runners.add(new SearchTaskRunner(t, policy, task -> measurer(task, made), log));
             }
-            SchedulerTrace trace = new SchedulerLoop(runners, options).run();
+            SchedulerTrace trace = new SchedulerLoop(runners, options)
+                    .beforeFirstRound(() -> prepareWorkloads(made))
+                    .run();
             runners.forEach(SearchTaskRunner::remeasure);
             List<TaskResult> results = new ArrayList<>();
             for (int i = 0; i < tasks.size(); i++) {
@@ -171,6 +173,26 @@ public final class TaskScheduler {
                 policy.get(),
                 () -> TransferSeeds.of(t.task(), similar, log, options.transferPrograms()),
                 t.description());
+    }
+
+    /**
+     * Has each measurer make its tasks' workloads (the interpreter's references) before the first round, on every
+     * core ({@link Measurer#prepare}): otherwise each task's first round waits for its reference on one core. A task
+     * whose measurer cannot be made is skipped here; its runner reports that when the task is first measured.
+     */
+    private void prepareWorkloads(Map<String, Measurer> made) {
+        Map<Measurer, List<SearchTask>> byMeasurer = new LinkedHashMap<>();
+        for (TuningTask t : tasks) {
+            try {
+                byMeasurer
+                        .computeIfAbsent(measurer(t, made), m -> new ArrayList<>())
+                        .add(t.task());
+            } catch (KilnException e) {
+                // reported by the task's runner
+            }
+        }
+        int threads = Runtime.getRuntime().availableProcessors();
+        byMeasurer.forEach((m, ts) -> m.prepare(ts, threads));
     }
 
     /** The measurer of a task: the options' one, or one per target string made with the factory. */

@@ -77,6 +77,30 @@ class LocalMeasurerTest {
     }
 
     @Test
+    void preparedReferencesAreComputedOnceAcrossThreadsAndServeLaterMeasurements() {
+        List<ComputeDAG> dags = List.of(Fixtures.matmul(9, 7, 5), Fixtures.matmul(4, 12, 6), Fixtures.matmul(3, 3, 3));
+        List<SearchTask> tasks =
+                dags.stream().map(d -> Fixtures.task(d, Target.cpu())).toList();
+        try (LocalMeasurer m = LocalMeasurer.interpreter(OPTIONS)) {
+            m.prepare(List.of(tasks.get(0), tasks.get(1), tasks.get(2), tasks.get(0)), 2);
+            assertThat(m.referenceComputations()).isEqualTo(3);
+            m.prepare(tasks, 2);
+            for (int i = 0; i < dags.size(); i++) {
+                MeasureResult r = m.measure(tasks.get(i), Fixtures.tiled(dags.get(i), 2, 3));
+                assertThat(r.ok()).as(r.toString()).isTrue();
+            }
+            assertThat(m.referenceComputations()).isEqualTo(3);
+            // A wrong program is still caught against a prepared reference.
+            Fixtures.EditingLowerer l = new Fixtures.EditingLowerer();
+            try (LocalMeasurer edited = LocalMeasurer.of(Target.cpu(), OPTIONS, l)) {
+                edited.prepare(tasks, 2);
+                MeasureResult wrong = edited.measure(tasks.get(0), l.edited(dags.get(0), Fixtures::wrongFirstElement));
+                assertThat(wrong.error()).isEqualTo(MeasureError.WRONG_RESULT);
+            }
+        }
+    }
+
+    @Test
     void withoutTheCheckNoReferenceIsComputedAndWrongProgramsAreTimed() {
         ComputeDAG dag = Fixtures.matmul(5, 6, 7);
         Fixtures.EditingLowerer l = new Fixtures.EditingLowerer();

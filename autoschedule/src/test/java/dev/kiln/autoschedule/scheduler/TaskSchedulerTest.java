@@ -186,6 +186,27 @@ class TaskSchedulerTest {
     }
 
     @Test
+    void everyTasksWorkloadIsPreparedOnceBeforeTheFirstMeasurement() {
+        List<String> calls = new ArrayList<>();
+        FakeMeasurer m = new FakeMeasurer(CPU) {
+            @Override
+            public void prepare(List<SearchTask> tasks, int threads) {
+                calls.add("prepare " + tasks.size() + " on " + threads);
+            }
+
+            @Override
+            public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
+                calls.add("measure");
+                return super.measure(task, schedules);
+            }
+        };
+        new TaskScheduler(tasks(), opts(8, m).build()).tune();
+        assertThat(calls.get(0))
+                .isEqualTo("prepare 2 on " + Runtime.getRuntime().availableProcessors());
+        assertThat(calls.subList(1, calls.size())).isNotEmpty().containsOnly("measure");
+    }
+
+    @Test
     void tasksShareOneCostModelWhenAsked() {
         List<dev.kiln.autoschedule.model.CostModel> models = new ArrayList<>();
         TaskSchedulerOptions o = TaskSchedulerOptions.builder()

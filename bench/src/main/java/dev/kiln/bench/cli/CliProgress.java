@@ -110,6 +110,11 @@ final class CliProgress implements Measurer {
     }
 
     @Override
+    public void prepare(List<SearchTask> tasks, int threads) {
+        inner.prepare(tasks, threads);
+    }
+
+    @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
         if (inner.asynchronous()) {
             try {

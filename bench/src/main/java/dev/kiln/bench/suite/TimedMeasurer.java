@@ -44,6 +44,11 @@ final class TimedMeasurer implements Measurer {
     }
 
     @Override
+    public void prepare(List<SearchTask> tasks, int threads) {
+        inner.prepare(tasks, threads);
+    }
+
+    @Override
     public List<MeasureResult> measure(SearchTask task, List<Schedule> schedules) {
         long s = System.nanoTime();
         try {
