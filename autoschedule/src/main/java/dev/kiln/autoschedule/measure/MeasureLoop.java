@@ -97,6 +97,16 @@ public final class MeasureLoop {
 
     /** Checks and times the program on {@code device} the way {@code o} says. */
     public static Outcome run(Device device, MeasureOptions o, Limits limits) {
+        return run(device, o, limits, Double.POSITIVE_INFINITY);
+    }
+
+    /**
+     * As {@link #run(Device, MeasureOptions, Limits)}, but a program whose checked run takes longer than
+     * {@code slowSeconds} is timed once: no warm-up, one repeat (after a flush where {@code o} asks), since it cannot
+     * be the best of its workload ({@link SlowPrograms} sets the bar) and its full warm-up and repeats would cost
+     * seconds of the tuning budget each.
+     */
+    public static Outcome run(Device device, MeasureOptions o, Limits limits, double slowSeconds) {
         boolean check = o.checkCorrectness() && device.hasReferences();
         double first;
         try {
@@ -117,6 +127,16 @@ public final class MeasureLoop {
                             "one run took %.3f s, more than the %.1f s allowed",
                             first,
                             o.timeoutSeconds()));
+        }
+        if (first > slowSeconds) {
+            try {
+                if (o.flushCache()) device.flushCache();
+                double[] once = {device.time(1)};
+                device.afterTiming();
+                return new Outcome(once, MeasureError.NONE, "");
+            } catch (RuntimeException | StackOverflowError e) {
+                return failure(device, e, "while timing: ");
+            }
         }
         try {
             for (int i = 0; i < o.warmup(); i++) device.launch();

@@ -36,6 +36,8 @@ public final class MeasureWorker {
     private final Map<String, Backend> backends = new HashMap<>();
     /** The providers' program measurers by target and options ({@link ProgramMeasurer}); null: none. */
     private final Map<String, ProgramMeasurer> programMeasurers = new HashMap<>();
+    /** The fastest timed program per workload file, and the bar above which a program is timed once. */
+    private final SlowPrograms slow = new SlowPrograms();
 
     private final Map<String, Workload> workloads = new LinkedHashMap<>(8, 0.75f, true);
     private CacheFlusher flusher;
@@ -111,6 +113,7 @@ public final class MeasureWorker {
                 long id,
                 CompiledKernel kernel,
                 PrimFunc func,
+                String workloadFile,
                 Workload workload,
                 MeasureOptions options,
                 double compileSeconds,
@@ -172,7 +175,16 @@ public final class MeasureWorker {
             }
             compileSeconds = (System.nanoTime() - t0) / 1e9;
             return new Built.Ready(
-                    id, kernel, func, workload, options, compileSeconds, backend.workerPool(target), backend, target);
+                    id,
+                    kernel,
+                    func,
+                    request.path("workload").asText(),
+                    workload,
+                    options,
+                    compileSeconds,
+                    backend.workerPool(target),
+                    backend,
+                    target);
         } catch (VirtualMachineError e) {
             return new Built.Done(vmFailed(id, e, compileSeconds));
         } catch (RuntimeException e) {
@@ -203,7 +215,9 @@ public final class MeasureWorker {
                             r.workload(),
                             options,
                             flusher,
-                            r.pool());
+                            r.pool(),
+                            slow.bar(r.workloadFile()));
+                    slow.timed(r.workloadFile(), out.costs());
                     yield new WorkerProtocol.Reply(
                             r.id(), out.error(), out.message(), out.costs(), r.compileSeconds(), false);
                 } catch (VirtualMachineError e) {

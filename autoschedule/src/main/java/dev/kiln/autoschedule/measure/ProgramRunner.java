@@ -54,6 +54,18 @@ final class ProgramRunner {
             MeasureOptions o,
             CacheFlusher flusher,
             WorkerPool pool) {
+        return run(kernel, params, workload, o, flusher, pool, Double.POSITIVE_INFINITY);
+    }
+
+    /** As above; a program whose checked run exceeds {@code slowSeconds} is timed once ({@link MeasureLoop}). */
+    static MeasureLoop.Outcome run(
+            Kernel kernel,
+            List<Buffer> params,
+            Workload workload,
+            MeasureOptions o,
+            CacheFlusher flusher,
+            WorkerPool pool,
+            double slowSeconds) {
         NDArray[] args;
         try {
             args = workload.allocate(params);
@@ -63,7 +75,8 @@ final class ProgramRunner {
         }
         pool.hold();
         try {
-            return MeasureLoop.run(new CpuDevice(kernel, args, workload, o, flusher), o, MeasureLoop.Limits.CPU);
+            return MeasureLoop.run(
+                    new CpuDevice(kernel, args, workload, o, flusher), o, MeasureLoop.Limits.CPU, slowSeconds);
         } finally {
             pool.release();
             for (NDArray a : args) a.close();

@@ -108,6 +108,45 @@ class MeasureLoopTest {
     }
 
     @Test
+    void aProgramSlowerThanTheBarIsCheckedThenTimedOnceAfterAFlush() {
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(10)
+                .withWarmup(2)
+                .withWarmupMs(100)
+                .withFlushCache(true);
+        FakeDevice slow = new FakeDevice(0.7);
+        MeasureLoop.Outcome out = MeasureLoop.run(slow, o, MeasureLoop.Limits.CPU, 0.5);
+        assertThat(out.error()).isEqualTo(MeasureError.NONE);
+        assertThat(out.costs()).containsExactly(0.7);
+        assertThat(slow.calls).containsExactly("poison", "checked", "compare", "flush", "time 1", "after");
+        // Under the bar: the full warm-up and ten flushed repeats.
+        FakeDevice fast = new FakeDevice(0.4);
+        assertThat(MeasureLoop.run(fast, o, MeasureLoop.Limits.CPU, 0.5).costs())
+                .hasSize(10);
+        assertThat(fast.calls).contains("launch").filteredOn("flush"::equals).hasSize(10);
+        // A wrong result is still a wrong result, however slow.
+        FakeDevice wrong = new FakeDevice(0.7);
+        wrong.wrong = "output 'C' differs";
+        assertThat(MeasureLoop.run(wrong, o, MeasureLoop.Limits.CPU, 0.5).error())
+                .isEqualTo(MeasureError.WRONG_RESULT);
+    }
+
+    @Test
+    void theBarIsTenTimesTheFastestOfTheWorkloadAndNeverUnderTheFloor() {
+        SlowPrograms slow = new SlowPrograms();
+        assertThat(slow.bar("a")).isInfinite();
+        slow.timed("a", new double[0]); // a failed program sets no bar
+        assertThat(slow.bar("a")).isInfinite();
+        slow.timed("a", new double[] {0.02, 0.012, 0.015});
+        assertThat(slow.bar("a")).isEqualTo(0.12, org.assertj.core.api.Assertions.within(1e-12));
+        slow.timed("a", new double[] {0.5});
+        assertThat(slow.bar("a")).isEqualTo(0.12, org.assertj.core.api.Assertions.within(1e-12));
+        slow.timed("b", new double[] {1e-4});
+        assertThat(slow.bar("b")).isEqualTo(SlowPrograms.FLOOR_SECONDS);
+        assertThat(slow.bar("c")).isInfinite();
+    }
+
+    @Test
     void withoutMinRepeatMsThereIsNoCalibrationAndTheCpuWarmsUpByTime() {
         FakeDevice d = new FakeDevice(2e-3);
         MeasureOptions o = MeasureOptions.defaults()
