@@ -90,6 +90,34 @@ class ProcessMeasurerTest {
     }
 
     @Test
+    void aProgramTenTimesSlowerThanTheFastestOfItsWorkloadIsTimedOnce() {
+        ComputeDAG dag = Fixtures.matmul(64, 72, 56);
+        SearchTask task = Fixtures.task(dag, TARGET);
+        // The default program run 2000 times over: the same output, hundreds of times slower than a tiled one.
+        java.util.function.UnaryOperator<dev.kiln.tir.PrimFunc> repeat = f -> f.withBody(dev.kiln.tir.For.serial(
+                new dev.kiln.ir.Var("rep"), dev.kiln.ir.IntImm.i32(0), dev.kiln.ir.IntImm.i32(2000), f.body()));
+        MeasureResult slowFirst = measurer.measure(task, lowerer.edited(dag, repeat));
+        assertThat(slowFirst.ok()).as(slowFirst.toString()).isTrue();
+        assertThat(slowFirst.costsSeconds())
+                .as("nothing of this workload timed before: in full")
+                .hasSize(3);
+        MeasureResult fast = measurer.measure(task, Fixtures.tiled(dag, 8, 8));
+        assertThat(fast.costsSeconds()).hasSize(3);
+        double bar = Math.max(
+                SlowPrograms.FLOOR_SECONDS,
+                SlowPrograms.RATIO * Arrays.stream(fast.costsSeconds()).min().orElseThrow());
+        assertThat(Arrays.stream(slowFirst.costsSeconds()).min().orElseThrow())
+                .as("the premise: the repeated program is over the bar")
+                .isGreaterThan(bar);
+        MeasureResult slowAgain = measurer.measure(task, lowerer.edited(dag, repeat));
+        assertThat(slowAgain.ok()).as(slowAgain.toString()).isTrue();
+        assertThat(slowAgain.costsSeconds())
+                .as("over 10x the fastest: timed once")
+                .hasSize(1);
+        assertThat(slowAgain.costsSeconds()[0]).isGreaterThan(bar);
+    }
+
+    @Test
     void sampledCandidatesRunCorrectly() {
         for (ComputeDAG dag : List.of(Workloads.matmul(24, 20, 36), Workloads.conv2dNhwcRelu(1, 7, 7, 4, 8, 3))) {
             SearchTask task = Fixtures.task(dag, TARGET);
