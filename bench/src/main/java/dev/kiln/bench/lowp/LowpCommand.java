@@ -135,9 +135,10 @@ public final class LowpCommand implements Callable<Integer> {
                 CpuTarget target = base.withCores(t);
                 String threadNote = DnnlLowp.setThreads(t);
                 Map<PeakProbe, Double> peaks = new EnumMap<>(PeakProbe.class);
-                // the 512-bit probes: the f32 FMA256 probe is the roof of machines without AVX-512 (MachinePeaks)
-                for (PeakProbe p : List.of(PeakProbe.VNNI, PeakProbe.BF16, PeakProbe.FMA)) {
-                    if (!dtypes.contains(dtypeOf(p))) continue;
+                // the 512-bit probes: the f32 FMA256 probe is the roof of machines without AVX-512 (MachinePeaks);
+                // the float16 FMA peak is printed with the 16-bit floats (no f16 workload rows yet)
+                for (PeakProbe p : List.of(PeakProbe.VNNI, PeakProbe.BF16, PeakProbe.FP16, PeakProbe.FMA)) {
+                    if (!dtypes.contains(p == PeakProbe.FP16 ? "bf16" : dtypeOf(p))) continue;
                     PeakProbe.Peak pk = p.measure(target, t, peakIterations, 3);
                     peaks.put(p, pk.opsPerSecond());
                     all.add(

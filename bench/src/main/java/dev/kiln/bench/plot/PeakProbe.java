@@ -16,9 +16,9 @@ import java.util.concurrent.CyclicBarrier;
 
 /**
  * The peak of one instruction set, measured: a loop of {@link #CHAINS} independent accumulator
- * chains of one vector instruction (512-bit VNNI {@code vpdpbusd}, BF16 {@code vdpbf16ps}, an f32
- * {@code vfmadd}, or a 256-bit f32 {@code vfmadd} for machines without AVX-512), written as LLVM IR
- * text and compiled by Kiln's own JIT, run on {@code threads} platform threads at once. Operations
+ * chains of one vector instruction (512-bit VNNI {@code vpdpbusd}, BF16 {@code vdpbf16ps}, FP16
+ * {@code vfmadd231ph}, an f32 {@code vfmadd}, or a 256-bit f32 {@code vfmadd} for machines without AVX-512),
+ * written as LLVM IR text and compiled by Kiln's own JIT, run on {@code threads} platform threads at once. Operations
  * count multiplies and adds (a multiply-accumulate is 2). The roofline's compute roof
  * ({@code MachinePeaks}) is the f32 FMA probe at the widest width the machine has.
  */
@@ -26,6 +26,7 @@ public enum PeakProbe {
     VNNI("int8 vpdpbusd", "llvm.x86.avx512.vpdpbusd.512", "<16 x i32>", "<16 x i32>", 128, "avx512vnni"),
     BF16("bf16 vdpbf16ps", "llvm.x86.avx512bf16.dpbf16ps.512", "<16 x float>", "<32 x bfloat>", 64, "avx512bf16"),
     FMA("f32 vfmadd", "llvm.fma.v16f32", "<16 x float>", "<16 x float>", 32, "avx512f"),
+    FP16("f16 vfmadd231ph", "llvm.fma.v32f16", "<32 x half>", "<32 x half>", 64, "avx512fp16"),
     FMA256("f32 vfmadd 256-bit", "llvm.fma.v8f32", "<8 x float>", "<8 x float>", 16, "fma");
 
     /** Independent chains: enough to cover a 4-cycle latency on 2 ports with room to spare. */
@@ -55,7 +56,7 @@ public enum PeakProbe {
 
     /** The IR: {@code void kiln_peak(i64 n, ptr in, ptr out)}, n iterations of CHAINS instructions. */
     String ir() {
-        boolean fma = this == FMA || this == FMA256;
+        boolean fma = this == FMA || this == FMA256 || this == FP16;
         StringBuilder b = new StringBuilder();
         b.append(
                         fma
@@ -106,7 +107,7 @@ public enum PeakProbe {
         }
         b.append("  %i1 = add i64 %i, 1\n  %c = icmp ult i64 %i1, %n\n  br i1 %c, label %loop, label %exit\nexit:\n");
         String prev = "%b0";
-        String add = accType.contains("float") ? "fadd" : "add";
+        String add = accType.contains("float") || accType.contains("half") ? "fadd" : "add";
         for (int c = 1; c < CHAINS; c++) {
             b.append("  %s")
                     .append(c)
@@ -122,6 +123,26 @@ public enum PeakProbe {
         return b.toString();
     }
 
+    /** The instruction the probe times, as the assembly spells it (a prefix for the FMA forms 132/213/231). */
+    String mnemonic() {
+        return switch (this) {
+            case VNNI -> "vpdpbusd";
+            case BF16 -> "vdpbf16ps";
+            case FMA, FMA256 -> "vfmadd";
+            case FP16 -> "vfmadd*ph";
+        };
+    }
+
+    /** How many of the probe's instructions {@code asm} holds (float16 FMAs: the {@code ph} forms only). */
+    long instructions(String asm) {
+        return asm.lines()
+                .map(String::strip)
+                .filter(l -> this == FP16
+                        ? l.startsWith("vfmadd") && l.split("\\s+")[0].endsWith("ph")
+                        : l.contains(mnemonic()))
+                .count();
+    }
+
     /** One measurement: operations per second over all threads, and per thread. */
     public record Peak(PeakProbe probe, int threads, double opsPerSecond, String note) {
         public double perCore() {
@@ -135,16 +156,9 @@ public enum PeakProbe {
         if (why != null) return new Peak(this, threads, Double.NaN, why);
         try (RawIr code = RawIr.compile(target, "peak probe " + name(), ir(), "kiln_peak");
                 Arena arena = Arena.ofShared()) {
-            String asm = code.assembly();
-            String mnemonic =
-                    switch (this) {
-                        case VNNI -> "vpdpbusd";
-                        case BF16 -> "vdpbf16ps";
-                        case FMA, FMA256 -> "vfmadd";
-                    };
-            long found = asm.lines().filter(l -> l.contains(mnemonic)).count();
+            long found = instructions(code.assembly());
             if (found < CHAINS) {
-                throw new KilnException("peak probe " + name() + ": the compiled loop has " + found + " " + mnemonic
+                throw new KilnException("peak probe " + name() + ": the compiled loop has " + found + " " + mnemonic()
                         + " instructions, not the " + CHAINS + " independent chains written");
             }
             MethodHandle h = Linker.nativeLinker()
