@@ -128,13 +128,14 @@ final class Compiler {
     }
 
     /**
-     * A nest of loops around one float accumulation {@code B[I] = B[I] + e}, as every reduction of a default lowering
-     * is ({@code for rc: conv[j, k, l] = conv[j, k, l] + x * w}), compiled so that {@code B[I]} lives in a frame slot
-     * across the nest: its address is computed and checked once, it is loaded before the first iteration and stored
-     * after the last. Null unless {@code f} is such a nest: every loop's extent a positive constant (so the body runs
-     * at least once, as the accumulation would, and any out-of-bounds {@code I} is reported as before), {@code I} free
-     * of the nest's variables, and {@code e} reading nothing of {@code B}. Each iteration rounds as the plain store
-     * does ({@code float32}: a float add), so results are the same bit for bit.
+     * A nest of loops around one accumulation {@code B[I] = B[I] + e} (float32, float64, int32 or int64), as every
+     * reduction of a default lowering is ({@code for rc: conv[j, k, l] = conv[j, k, l] + x * w}), compiled so that
+     * {@code B[I]} lives in a frame slot across the nest: its address is computed and checked once, it is loaded
+     * before the first iteration and stored after the last. Null unless {@code f} is such a nest: every loop's extent
+     * a positive constant (so the body runs at least once, as the accumulation would, and any out-of-bounds {@code I}
+     * is reported as before), {@code I} free of the nest's variables, and {@code e} reading nothing of {@code B}. Each
+     * iteration rounds or wraps as the plain store does ({@code float32}: a float add; {@code int32}: a 32-bit wrap),
+     * so results are the same bit for bit.
      */
     private ExecNode reductionNest(For outer) {
         List<For> loops = new ArrayList<>();
@@ -148,7 +149,7 @@ final class Compiler {
         }
         if (loops.isEmpty()
                 || !(body instanceof Store st)
-                || (st.buffer().dtype() != DType.FLOAT32 && st.buffer().dtype() != DType.FLOAT64)
+                || accumulator(st.buffer().dtype()) == null
                 || !(st.value() instanceof Binary bin)
                 || bin.op() != dev.kiln.ir.BinaryOp.ADD
                 || !(bin.a() instanceof BufferLoad self)
@@ -163,8 +164,8 @@ final class Compiler {
         if (readsB[0]) return null;
         int slot = bufSlot(b, "stored to");
         Access at = access(b, st.indices(), true);
-        int acc = floats++;
-        boolean f32 = b.dtype() == DType.FLOAT32;
+        MemoryNodes.Accumulator type = accumulator(b.dtype());
+        int acc = type.isFloat() ? floats++ : ints++;
         List<Integer> slots = new ArrayList<>();
         List<Integer> prevs = new ArrayList<>();
         List<LongNode> mins = new ArrayList<>();
@@ -174,7 +175,9 @@ final class Compiler {
             slots.add(s);
             prevs.add(varSlots.put(g.var(), s));
         }
-        ExecNode inner = new MemoryNodes.Accumulate(acc, dbl(bin.b()), f32);
+        ExecNode inner = type.isFloat()
+                ? new MemoryNodes.Accumulate(acc, dbl(bin.b()), type == MemoryNodes.Accumulator.F32)
+                : new MemoryNodes.AccumulateLong(acc, lng(bin.b()), shift(b.dtype()));
         for (int k = loops.size() - 1; k >= 0; k--) {
             For g = loops.get(k);
             DType t = g.var().dtype();
@@ -182,7 +185,18 @@ final class Compiler {
         }
         for (int k = loops.size() - 1; k >= 0; k--)
             restore(varSlots, loops.get(k).var(), prevs.get(k));
-        return new MemoryNodes.ReductionNest(slot, at, acc, f32, inner);
+        return new MemoryNodes.ReductionNest(slot, at, acc, type, inner);
+    }
+
+    /** The slot type a reduction nest accumulates {@code t} in, or null (narrow and unsigned types stay stores). */
+    private static MemoryNodes.Accumulator accumulator(DType t) {
+        return switch (t) {
+            case FLOAT32 -> MemoryNodes.Accumulator.F32;
+            case FLOAT64 -> MemoryNodes.Accumulator.F64;
+            case INT32 -> MemoryNodes.Accumulator.I32;
+            case INT64 -> MemoryNodes.Accumulator.I64;
+            default -> null;
+        };
     }
 
     private ExecNode store(Store st) {

@@ -214,6 +214,18 @@ final class MemoryNodes {
         }
     }
 
+    /** The types a {@link ReductionNest} holds in a frame slot: floats in {@code floats}, integers in {@code ints}. */
+    enum Accumulator {
+        F32,
+        F64,
+        I32,
+        I64;
+
+        boolean isFloat() {
+            return this == F32 || this == F64;
+        }
+    }
+
     /**
      * A loop nest whose one statement accumulates into {@code B[I]} ({@code Compiler.reductionNest}): {@code B[I]} is
      * held in frame slot {@code acc} while {@code loops} run.
@@ -222,14 +234,14 @@ final class MemoryNodes {
         final int buf;
         final Access at;
         final int acc;
-        final boolean f32;
+        final Accumulator type;
         final ExecNode loops;
 
-        ReductionNest(int buf, Access at, int acc, boolean f32, ExecNode loops) {
+        ReductionNest(int buf, Access at, int acc, Accumulator type, ExecNode loops) {
             this.buf = buf;
             this.at = at;
             this.acc = acc;
-            this.f32 = f32;
+            this.type = type;
             this.loops = loops;
         }
 
@@ -237,14 +249,23 @@ final class MemoryNodes {
         void run(Frame f) {
             long off = at.offset(f);
             MemorySegment s = f.bufs[buf];
-            f.floats[acc] = f32 ? s.get(F32, off << 2) : s.get(F64, off << 3);
+            switch (type) {
+                case F32 -> f.floats[acc] = s.get(F32, off << 2);
+                case F64 -> f.floats[acc] = s.get(F64, off << 3);
+                case I32 -> f.ints[acc] = s.get(I32, off << 2);
+                case I64 -> f.ints[acc] = s.get(I64, off << 3);
+            }
             loops.run(f);
-            if (f32) s.set(F32, off << 2, (float) f.floats[acc]);
-            else s.set(F64, off << 3, f.floats[acc]);
+            switch (type) {
+                case F32 -> s.set(F32, off << 2, (float) f.floats[acc]);
+                case F64 -> s.set(F64, off << 3, f.floats[acc]);
+                case I32 -> s.set(I32, off << 2, (int) f.ints[acc]);
+                case I64 -> s.set(I64, off << 3, f.ints[acc]);
+            }
         }
     }
 
-    /** {@code acc = acc + value} in the accumulator's type: the body of a {@link ReductionNest}. */
+    /** {@code acc = acc + value} in a float accumulator's type: the body of a {@link ReductionNest}. */
     static final class Accumulate extends ExecNode {
         final int acc;
         final DoubleNode value;
@@ -261,6 +282,25 @@ final class MemoryNodes {
             double[] floats = f.floats;
             if (f32) floats[acc] = (float) floats[acc] + (float) value.eval(f);
             else floats[acc] = floats[acc] + value.eval(f);
+        }
+    }
+
+    /** {@code acc = acc + value} wrapped to an integer accumulator's width: the body of a {@link ReductionNest}. */
+    static final class AccumulateLong extends ExecNode {
+        final int acc;
+        final LongNode value;
+        final int sh;
+
+        AccumulateLong(int acc, LongNode value, int sh) {
+            this.acc = acc;
+            this.value = value;
+            this.sh = sh;
+        }
+
+        @Override
+        void run(Frame f) {
+            long[] ints = f.ints;
+            ints[acc] = IntNodes.wrap(ints[acc] + value.eval(f), sh, false);
         }
     }
 

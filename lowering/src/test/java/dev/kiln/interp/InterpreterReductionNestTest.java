@@ -3,6 +3,7 @@ package dev.kiln.interp;
 import static dev.kiln.interp.Ref.buf;
 import static dev.kiln.interp.Ref.i32;
 import static dev.kiln.interp.Ref.load;
+import static dev.kiln.interp.Ref.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
+import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Var;
 import dev.kiln.runtime.NDArray;
@@ -25,9 +27,9 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * A loop nest around one accumulation {@code B[I] = B[I] + e} (every reduction of a default lowering) keeps
- * {@code B[I]} in a frame slot ({@code Compiler.reductionNest}): same results bit for bit as a store per iteration,
- * and only where that is so.
+ * A loop nest around one accumulation {@code B[I] = B[I] + e} (every float or int32/int64 sum of a default
+ * lowering) keeps {@code B[I]} in a frame slot ({@code Compiler.reductionNest}): same results bit for bit as a store
+ * per iteration, and only where that is so.
  */
 class InterpreterReductionNestTest {
     private static final DType F32 = DType.FLOAT32;
@@ -77,6 +79,45 @@ class InterpreterReductionNestTest {
                 }
             }
         }
+    }
+
+    @Test
+    void int32SumsWrapAsInt32AndInt64SumsDoNot() {
+        int m = 5, k = 300;
+        SplittableRandom rng = new SplittableRandom(11);
+        long[] av = new long[m * k], bv = new long[k];
+        for (int i = 0; i < av.length; i++) av[i] = rng.nextLong(-3_000_000_000L, 3_000_000_000L);
+        for (int i = 0; i < k; i++) bv[i] = rng.nextInt(-40_000, 40_000);
+        for (DType t : List.of(DType.INT32, DType.INT64)) {
+            Buffer a = buf("A", t, m, k), b = buf("B", t, k), c = buf("C", t, m);
+            Var i = new Var("i"), r = new Var("r");
+            Stmt init = store(c, t == DType.INT32 ? IntImm.i32(0) : IntImm.i64(0), i);
+            Stmt nest =
+                    For.serial(r, i32(0), i32(k), accumulate(c, load(a, i, r).mul(load(b, r)), i));
+            PrimFunc f = new PrimFunc("dot", List.of(a, b, c), For.serial(i, i32(0), i32(m), Seq.of(init, nest)));
+            try (NDArray x = NDArray.allocate(t, m, k);
+                    NDArray y = NDArray.allocate(t, k);
+                    NDArray z = NDArray.allocate(t, m)) {
+                for (int e = 0; e < av.length; e++) x.setLongFlat(av[e], e);
+                for (int e = 0; e < k; e++) y.setLongFlat(bv[e], e);
+                Interpreter.run(f, x, y, z);
+                for (int row = 0; row < m; row++) {
+                    int s32 = 0;
+                    long s64 = 0;
+                    for (int e = 0; e < k; e++) {
+                        s32 += (int) x.getLongFlat(row * k + e) * (int) bv[e];
+                        s64 += x.getLongFlat(row * k + e) * bv[e];
+                    }
+                    assertEquals(t == DType.INT32 ? s32 : s64, z.getLongFlat(row), t + " row " + row);
+                }
+            }
+        }
+        Buffer c = buf("C", DType.INT32, 1), a = buf("A", DType.INT32, 4);
+        Var q = new Var("q");
+        PrimFunc sum =
+                new PrimFunc("sum", List.of(a, c), For.serial(q, i32(0), i32(4), accumulate(c, load(a, q), i32(0))));
+        assertInstanceOf(
+                MemoryNodes.ReductionNest.class, Interpreter.compile(sum).root());
     }
 
     @Test
