@@ -44,8 +44,11 @@ class LowpCommandTest {
     @Test
     void tinyRunChecksEveryOutputAndRetimesFromTheLog() throws Exception {
         List<LowpRow> rows = run(2);
-        // 3 probes + 2 workloads x 3 precisions x (kiln, onednn)
-        assertThat(rows).hasSize(3 + 12);
+        // 4 probes (the f16 one alone for its dtype) + 2 workloads x 3 precisions x (kiln, onednn)
+        assertThat(rows).hasSize(4 + 12);
+        assertThat(rows.stream().filter(r -> r.dtype().equals("fp16")))
+                .singleElement()
+                .satisfies(r -> assertThat(r.impl()).isEqualTo("probe"));
         for (LowpRow r : rows) {
             if (r.impl().equals("kiln") && !r.dtype().equals("f32")) {
                 String why = LowpCommand.unavailable(Target.cpu(), r.dtype());
