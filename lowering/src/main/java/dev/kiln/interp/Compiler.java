@@ -149,18 +149,14 @@ final class Compiler {
         }
         if (loops.isEmpty()
                 || !(body instanceof Store st)
-                || accumulator(st.buffer().dtype()) == null
-                || !(st.value() instanceof Binary bin)
-                || bin.op() != dev.kiln.ir.BinaryOp.ADD
-                || !(bin.a() instanceof BufferLoad self)
-                || self.buffer().base() != st.buffer().base()
-                || !self.indices().equals(st.indices())) return null;
+                || accumulator(st.buffer().dtype()) == null) return null;
+        Expr e = increment(st);
+        if (e == null) return null;
         Buffer b = st.buffer();
         for (Expr i : st.indices()) for (For g : loops) if (Exprs.uses(i, g.var())) return null;
         boolean[] readsB = {false};
         Exprs.forEach(
-                bin.b(),
-                x -> readsB[0] |= x instanceof BufferLoad l && l.buffer().base() == b.base());
+                e, x -> readsB[0] |= x instanceof BufferLoad l && l.buffer().base() == b.base());
         if (readsB[0]) return null;
         int slot = bufSlot(b, "stored to");
         Access at = access(b, st.indices(), true);
@@ -176,8 +172,8 @@ final class Compiler {
             prevs.add(varSlots.put(g.var(), s));
         }
         ExecNode inner = type.isFloat()
-                ? new MemoryNodes.Accumulate(acc, dbl(bin.b()), type == MemoryNodes.Accumulator.F32)
-                : new MemoryNodes.AccumulateLong(acc, lng(bin.b()), shift(b.dtype()));
+                ? new MemoryNodes.Accumulate(acc, dbl(e), type == MemoryNodes.Accumulator.F32)
+                : new MemoryNodes.AccumulateLong(acc, lng(e), shift(b.dtype()));
         for (int k = loops.size() - 1; k >= 0; k--) {
             For g = loops.get(k);
             DType t = g.var().dtype();
@@ -186,6 +182,17 @@ final class Compiler {
         for (int k = loops.size() - 1; k >= 0; k--)
             restore(varSlots, loops.get(k).var(), prevs.get(k));
         return new MemoryNodes.ReductionNest(slot, at, acc, type, inner);
+    }
+
+    /** {@code e} when {@code st} is {@code B[I] = B[I] + e} (one buffer view, the same indices), else null. */
+    private static Expr increment(Store st) {
+        return st.value() instanceof Binary bin
+                        && bin.op() == dev.kiln.ir.BinaryOp.ADD
+                        && bin.a() instanceof BufferLoad l
+                        && l.buffer() == st.buffer()
+                        && l.indices().equals(st.indices())
+                ? bin.b()
+                : null;
     }
 
     /** The slot type a reduction nest accumulates {@code t} in, or null (narrow and unsigned types stay stores). */
@@ -203,14 +210,8 @@ final class Compiler {
         Buffer b = st.buffer();
         int slot = bufSlot(b, "stored to");
         Access at = access(b, st.indices(), true);
-        if (b.dtype() == DType.FLOAT32
-                && st.value() instanceof Binary bin
-                && bin.op() == dev.kiln.ir.BinaryOp.ADD
-                && bin.a() instanceof BufferLoad l
-                && l.buffer() == b
-                && l.indices().equals(st.indices())) {
-            return new MemoryNodes.AddToF32(slot, at, dbl(bin.b()));
-        }
+        Expr e = increment(st);
+        if (b.dtype() == DType.FLOAT32 && e != null) return new MemoryNodes.AddToF32(slot, at, dbl(e));
         return switch (b.dtype()) {
             case FLOAT32 -> new MemoryNodes.StoreF32(slot, at, dbl(st.value()));
             case FLOAT64 -> new MemoryNodes.StoreF64(slot, at, dbl(st.value()));
