@@ -104,7 +104,8 @@ public final class MeasureLoop {
      * As {@link #run(Device, MeasureOptions, Limits)}, but a program whose checked run takes longer than
      * {@code slowSeconds} is timed once: no warm-up, one repeat (after a flush where {@code o} asks), since it cannot
      * be the best of its workload ({@link SlowPrograms} sets the bar) and its full warm-up and repeats would cost
-     * seconds of the tuning budget each.
+     * seconds of the tuning budget each. That one timed run must be over the bar too: a fast program whose checked run
+     * alone was slow (a preemption or page faults on a busy machine) is then measured in full.
      */
     public static Outcome run(Device device, MeasureOptions o, Limits limits, double slowSeconds) {
         boolean check = o.checkCorrectness() && device.hasReferences();
@@ -131,9 +132,12 @@ public final class MeasureLoop {
         if (first > slowSeconds) {
             try {
                 if (o.flushCache()) device.flushCache();
-                double[] once = {device.time(1)};
-                device.afterTiming();
-                return new Outcome(once, MeasureError.NONE, "");
+                double once = device.time(1);
+                if (once > slowSeconds) {
+                    device.afterTiming();
+                    return new Outcome(new double[] {once}, MeasureError.NONE, "");
+                }
+                // the checked run was slow by accident (preempted, paged in on a loaded machine): time it in full
             } catch (RuntimeException | StackOverflowError e) {
                 return failure(device, e, "while timing: ");
             }

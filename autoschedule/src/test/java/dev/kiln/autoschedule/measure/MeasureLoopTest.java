@@ -17,6 +17,9 @@ class MeasureLoopTest {
     static class FakeDevice implements MeasureLoop.Device {
         final List<String> calls = new ArrayList<>();
         final double secondsPerRun;
+        /** What the checked run takes (a hiccup where it differs from {@link #secondsPerRun}). */
+        double checkedSeconds;
+
         boolean references = true;
         String wrong;
         RuntimeException failOnTime;
@@ -24,6 +27,7 @@ class MeasureLoopTest {
 
         FakeDevice(double secondsPerRun) {
             this.secondsPerRun = secondsPerRun;
+            this.checkedSeconds = secondsPerRun;
         }
 
         @Override
@@ -39,7 +43,7 @@ class MeasureLoopTest {
         @Override
         public double runChecked() {
             calls.add("checked");
-            return secondsPerRun;
+            return checkedSeconds;
         }
 
         @Override
@@ -124,6 +128,15 @@ class MeasureLoopTest {
         assertThat(MeasureLoop.run(fast, o, MeasureLoop.Limits.CPU, 0.5).costs())
                 .hasSize(10);
         assertThat(fast.calls).contains("launch").filteredOn("flush"::equals).hasSize(10);
+        // A checked run slow by accident: the one timed run is under the bar, so the program is measured in full
+        // (this once cost CI a program timed once at 5 ms that runs in 1 us).
+        FakeDevice hiccup = new FakeDevice(0.4);
+        hiccup.checkedSeconds = 0.9;
+        MeasureLoop.Outcome h = MeasureLoop.run(hiccup, o, MeasureLoop.Limits.CPU, 0.5);
+        assertThat(h.costs()).hasSize(10).containsOnly(0.4);
+        assertThat(hiccup.calls).startsWith("poison", "checked", "compare", "flush", "time 1", "launch");
+        assertThat(hiccup.calls).filteredOn("flush"::equals).hasSize(11);
+        assertThat(hiccup.calls).filteredOn("after"::equals).hasSize(1);
         // A wrong result is still a wrong result, however slow.
         FakeDevice wrong = new FakeDevice(0.7);
         wrong.wrong = "output 'C' differs";
