@@ -68,7 +68,7 @@ public record MultiLevelTilingWithFusion(String structure, List<Integer> levels,
      * stage. Ansor assumes it (its code aborts otherwise, e.g. for a reducing consumer of a
      * non-reducing stage); Kiln does not apply the rule then.
      */
-    private static boolean followable(LoopState s, int stageId, int target) {
+    static boolean followable(LoopState s, int stageId, int target) {
         Stage t = s.stage(target);
         long spatial = s.stage(stageId).iters().stream()
                 .filter(it -> it.kind() == IterKind.SPATIAL)

@@ -42,14 +42,35 @@ class MultiLevelTilingWithRowFusionTest {
                 .toList();
     }
 
+    /** The row-fused sketches whose scores are summed in a cache-write stage computed inside the copy's tile. */
+    private static List<Sketch> cached(List<Sketch> sketches) {
+        return rowFused(sketches).stream()
+                .filter(k ->
+                        k.state().stages().stream().anyMatch(st -> st.name().equals("scores.local")))
+                .toList();
+    }
+
     @Test
     void attentionGetsOneRowFusedSketchPerReductionVariant() {
         SearchTask task = Workloads.task(Workloads.attention(1, 32, 2, 16));
         List<Sketch> all = TargetRules.cpu().sketches(task);
         List<Sketch> fused = rowFused(all);
         // max and sum each with or without one of two rfactors: 9 states reach the scores, each gets one fused
-        // sketch, which AddCacheReadPack then offers with and without a packed copy of value_T
-        assertThat(fused).hasSize(18);
+        // sketch without a cache write and one with, which AddCacheReadPack then offers with and without a packed
+        // copy of value_T
+        assertThat(fused).hasSize(36);
+        assertThat(cached(all)).hasSize(18);
+        for (Sketch k : cached(all)) {
+            LoopState s = k.state();
+            // the copy follows the first two of the local stage's four spatial levels, and the local stage (its whole
+            // reduction) is computed at the last loop of the second
+            Stage local = s.stage(s.stageIndex("scores.local"));
+            Stage copy = s.stage(s.stageIndex("scores"));
+            assertThat(local.computeAt()).isEqualTo(ComputeAtKind.ITER);
+            assertThat(s.stage(local.attachStage()).name()).isEqualTo("scores");
+            assertThat(copy.indexOfUid(local.attachIter())).isEqualTo(7);
+            assertThat(copy.iters()).hasSize(12);
+        }
         for (Sketch k : fused) {
             LoopState s = k.state();
             Stage out = s.stage(s.stageIndex("softmax"));
@@ -133,6 +154,30 @@ class MultiLevelTilingWithRowFusionTest {
             Stage scores = s.stage(s.stageIndex("scores"));
             assertThat(scores.computeAt()).as(c.key()).isEqualTo(ComputeAtKind.ITER);
             assertThat(run(Lowering.lower("fused", c.schedule()), in)
+                            .compareTo(expected, 1e-5, 1e-5)
+                            .ok())
+                    .as(c.key())
+                    .isTrue();
+        }
+    }
+
+    @Test
+    void sampledCachedRowFusedProgramsComputeTheReference() {
+        ComputeDAG dag = Workloads.attention(1, 32, 2, 16);
+        SearchTask task = Workloads.task(dag);
+        TargetRules rules = TargetRules.cpu();
+        InitPopulation.Result res =
+                rules.population(task, cached(rules.sketches(task))).sample(24, new SplittableRandom(7));
+        assertThat(res.candidates()).hasSize(24);
+        List<NDArray> in = List.of(NDArray.random(FLOAT32, 3, 1, 32, 2, 16), NDArray.random(FLOAT32, 4, 1, 32, 2, 16));
+        NDArray expected = run(LowerDefault.lower("ref", dag), in);
+        for (Candidate c : res.candidates()) {
+            LoopState s = c.state();
+            assertThat(s.stage(s.stageIndex("scores.local")).computeAt())
+                    .as(c.key())
+                    .isEqualTo(ComputeAtKind.ITER);
+            assertThat(s.stage(s.stageIndex("scores")).computeAt()).as(c.key()).isEqualTo(ComputeAtKind.ITER);
+            assertThat(run(Lowering.lower("cached", c.schedule()), in)
                             .compareTo(expected, 1e-5, 1e-5)
                             .ok())
                     .as(c.key())
