@@ -37,6 +37,19 @@ final class Arith {
         };
     }
 
+    /**
+     * {@code acc + e} of a float accumulation ({@link StmtGen#floatAccumulation}: a fast-math target's float32 or
+     * float64 {@code B[I] = B[I] + e}). Scalar adds carry LLVM's {@code reassoc} flag, so a sum over a loop may be
+     * vectorized into partial sums (the last bits of the result may differ from the interpreter's in-order sum, as
+     * FMA contraction's may); vector adds (a vectorized loop's lanes are already partial sums) keep the plain
+     * flags, so no rewrite of a register tile's FMA chain is invited.
+     */
+    static Val accumulate(CodeGen g, Val acc, Val e) {
+        DType t = acc.dtype();
+        if (!acc.isUniform() || !e.isUniform() || e.dtype() != t) return floatBinary(g, BinaryOp.ADD, acc, e);
+        return g.op2("fadd reassoc contract", acc, e, t);
+    }
+
     private static Val floatBinary(CodeGen g, BinaryOp op, Val a, Val b) {
         DType t = a.dtype();
         if (t == DType.FLOAT16) {

@@ -1,6 +1,9 @@
 package dev.kiln.jit;
 
+import dev.kiln.ir.Binary;
+import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.Buffer;
+import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.ExprPrinter;
 import dev.kiln.ir.IntImm;
@@ -44,7 +47,10 @@ final class StmtGen {
             case For f -> loop(g, f);
             case Store st -> {
                 List<Val> idx = ExprGen.indices(g, st.indices());
-                Val v = ExprGen.gen(g, st.value());
+                Binary sum = floatAccumulation(g, st);
+                Val v = sum == null
+                        ? ExprGen.gen(g, st.value())
+                        : Arith.accumulate(g, ExprGen.gen(g, sum.a()), ExprGen.gen(g, sum.b()));
                 Memory.store(g, st.buffer(), idx, v);
             }
             case Allocate a -> allocate(g, a);
@@ -62,6 +68,26 @@ final class StmtGen {
                 // a barrier synchronises GPU threads; a CPU kernel has no thread-bound loops (they are rejected)
             }
         }
+    }
+
+    /**
+     * The add of a float32 or float64 accumulation {@code B[I] = B[I] + e} (one buffer view, the same indices) on a
+     * fast-math target (FMA contraction on), which {@link Arith#accumulate} marks reassociable; null otherwise. A sum
+     * over a scalar loop (a softmax's or a norm's row sum that the schedule did not rfactor) is otherwise a chain of
+     * dependent scalar adds that LLVM may not reorder: 128 {@code vaddss} a row in the attention workload, where
+     * reassociation lets LLVM's loop vectorizer keep vector partial sums.
+     */
+    static Binary floatAccumulation(CodeGen g, Store st) {
+        if (!g.options.fpContract()) return null;
+        DType t = st.buffer().dtype();
+        if (t != DType.FLOAT32 && t != DType.FLOAT64) return null;
+        return st.value() instanceof Binary bin
+                        && bin.op() == BinaryOp.ADD
+                        && bin.a() instanceof BufferLoad l
+                        && l.buffer() == st.buffer()
+                        && l.indices().equals(st.indices())
+                ? bin
+                : null;
     }
 
     /** Runs {@code body} with {@code v} bound to {@code var}, restoring any outer binding after. */

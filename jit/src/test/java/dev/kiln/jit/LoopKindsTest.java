@@ -275,6 +275,34 @@ class LoopKindsTest {
         }
     }
 
+    /**
+     * A row sum over a scalar loop: on a fast-math target its add is reassociable and LLVM keeps vector partial sums
+     * (before, 128 dependent {@code vaddss} a row in the attention workload's softmax); on a default target it stays
+     * the in-order chain and equals the interpreter bit for bit.
+     */
+    @Test
+    void aScalarSumIsVectorizedOnlyOnAFastMathTarget() {
+        int rows = 6, n = 128;
+        Var i = new Var("i"), j = new Var("j");
+        Buffer a = buf("A", F32, rows, n), s = buf("S", F32, rows);
+        Stmt row = Seq.of(
+                store(s, f(0), i),
+                loop(j, n, ForKind.SERIAL, store(s, load(s, i).add(load(a, i, j)), i)));
+        PrimFunc fn = new PrimFunc("rowsum", List.of(a, s), loop(i, rows, ForKind.SERIAL, row));
+        JitOptions contract = JitOptions.defaults().withFpContract(true);
+        JitCheck.matches(fn, JitCheck.randomArgs(fn, 21), 1e-5, 1e-6, contract);
+        JitCheck.exact(fn, 21);
+        try (LlvmKernel fast = JitCheck.BACKEND.compile(fn, JitCheck.TARGET, contract);
+                LlvmKernel exact = compile(fn)) {
+            assertThat(fast.optimizedIr())
+                    .contains("fadd reassoc")
+                    .containsPattern("fadd reassoc contract <\\d+ x float>");
+            assertThat(exact.optimizedIr())
+                    .doesNotContain("reassoc")
+                    .doesNotContainPattern("fadd[a-z ]* <\\d+ x float>");
+        }
+    }
+
     @Test
     void loopsWithNonZeroMinAndUnrolledOrVectorizedInsideVectorLoops() {
         Var i = new Var("i"), j = new Var("j"), u = new Var("u");
