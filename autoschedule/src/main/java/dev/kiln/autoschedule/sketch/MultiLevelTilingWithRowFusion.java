@@ -33,10 +33,13 @@ import java.util.List;
  *
  * <p>It also applies to the computing stage a cache write inserted ({@code scores.local}, whose element-wise consumer
  * is the copy {@code scores}) when the copy has the chain: the copy is computed per block of output rows as above,
- * follows the computing stage's first two spatial levels, and the computing stage is computed at the copy's
- * level-2 loop (as {@link MultiLevelTilingWithFusion} at level 2), so its buffer is one register tile that sums
- * the whole reduction before the copy stores it. Without the cache the block's accumulators go through memory
- * after every step of the outer reduction level: the best of 1000 attention programs (TBS 1,128,12,128 at one
+ * follows the computing stage's first three spatial levels, and the computing stage is computed at the copy's
+ * level-3 loop, so its buffer is the innermost tile alone, the register tile, which sums the whole reduction before
+ * the copy stores it. (Computed at level 2, as {@link MultiLevelTilingWithFusion}'s deepest CPU fusion, its buffer
+ * also spans the level-3 tile, which the register tile's reduction loops leave between them: the search met many
+ * programs with buffers too large for the registers, spilled and slow to compile, and ran into time-outs.) Without
+ * the cache the block's accumulators go through memory after every step of the outer reduction level: the best of
+ * 1000 attention programs (TBS 1,128,12,128 at one
  * thread, twenty-third session) ran at 0.43 ms, where the batch matmul alone reached 226 GFLOP/s (0.22 ms for its
  * 12 heads) and oneDNN the whole workload in 0.31 ms. The stages of the block keep their place in the annotation
  * ({@link RowChains#isRowFused}); tile sizes, the rfactor split, vectorisation and unrolling are sampled as for
@@ -48,8 +51,8 @@ public record MultiLevelTilingWithRowFusion(String structure) implements SketchR
         return new MultiLevelTilingWithRowFusion(MultiLevelTiling.CPU_STRUCTURE);
     }
 
-    /** The spatial levels the cache-write copy follows: the computing stage's buffer is its level-3 tile. */
-    static final int CACHED_LEVEL = 2;
+    /** The spatial levels the cache-write copy follows: the computing stage's buffer is its innermost tile. */
+    static final int CACHED_LEVEL = 3;
 
     @Override
     public String name() {
@@ -98,7 +101,7 @@ public record MultiLevelTilingWithRowFusion(String structure) implements SketchR
         order.add(o.iters().size() - 1);
         t = t.apply(new ReorderStep(out, order));
         int attach = rows - 1;
-        if (rowStage != stageId) { // the copy follows the first two levels; the register tile is computed inside them
+        if (rowStage != stageId) { // the copy follows three levels; the register tile is computed inside them
             t = MultiLevelTilingSupport.followTiling(t, rowStage, base.spatialSplitSteps(), CACHED_LEVEL);
             t = t.apply(new ComputeAtStep(
                     stageId, rowStage, CACHED_LEVEL * base.spatialSplitSteps().size() - 1));

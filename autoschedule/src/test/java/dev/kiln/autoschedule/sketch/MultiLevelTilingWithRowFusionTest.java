@@ -62,14 +62,14 @@ class MultiLevelTilingWithRowFusionTest {
         assertThat(cached(all)).hasSize(18);
         for (Sketch k : cached(all)) {
             LoopState s = k.state();
-            // the copy follows the first two of the local stage's four spatial levels, and the local stage (its whole
-            // reduction) is computed at the last loop of the second
+            // the copy follows the first three of the local stage's four spatial levels, and the local stage (its whole
+            // reduction over its innermost tile) is computed at the last loop of the third
             Stage local = s.stage(s.stageIndex("scores.local"));
             Stage copy = s.stage(s.stageIndex("scores"));
             assertThat(local.computeAt()).isEqualTo(ComputeAtKind.ITER);
             assertThat(s.stage(local.attachStage()).name()).isEqualTo("scores");
-            assertThat(copy.indexOfUid(local.attachIter())).isEqualTo(7);
-            assertThat(copy.iters()).hasSize(12);
+            assertThat(copy.indexOfUid(local.attachIter())).isEqualTo(11);
+            assertThat(copy.iters()).hasSize(16);
         }
         for (Sketch k : fused) {
             LoopState s = k.state();
