@@ -1,9 +1,7 @@
 package dev.kiln.jit;
 
 import dev.kiln.ir.Binary;
-import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.Buffer;
-import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.ExprPrinter;
 import dev.kiln.ir.IntImm;
@@ -78,16 +76,9 @@ final class StmtGen {
      * reassociation lets LLVM's loop vectorizer keep vector partial sums.
      */
     static Binary floatAccumulation(CodeGen g, Store st) {
-        if (!g.options.fpContract()) return null;
         DType t = st.buffer().dtype();
-        if (t != DType.FLOAT32 && t != DType.FLOAT64) return null;
-        return st.value() instanceof Binary bin
-                        && bin.op() == BinaryOp.ADD
-                        && bin.a() instanceof BufferLoad l
-                        && l.buffer() == st.buffer()
-                        && l.indices().equals(st.indices())
-                ? bin
-                : null;
+        boolean reassociable = g.options.fpContract() && (t == DType.FLOAT32 || t == DType.FLOAT64);
+        return reassociable && st.increment() != null ? (Binary) st.value() : null;
     }
 
     /** Runs {@code body} with {@code v} bound to {@code var}, restoring any outer binding after. */

@@ -150,7 +150,7 @@ final class Compiler {
         if (loops.isEmpty()
                 || !(body instanceof Store st)
                 || accumulator(st.buffer().dtype()) == null) return null;
-        Expr e = increment(st);
+        Expr e = st.increment();
         if (e == null) return null;
         Buffer b = st.buffer();
         for (Expr i : st.indices()) for (For g : loops) if (Exprs.uses(i, g.var())) return null;
@@ -184,17 +184,6 @@ final class Compiler {
         return new MemoryNodes.ReductionNest(slot, at, acc, type, inner);
     }
 
-    /** {@code e} when {@code st} is {@code B[I] = B[I] + e} (one buffer view, the same indices), else null. */
-    private static Expr increment(Store st) {
-        return st.value() instanceof Binary bin
-                        && bin.op() == dev.kiln.ir.BinaryOp.ADD
-                        && bin.a() instanceof BufferLoad l
-                        && l.buffer() == st.buffer()
-                        && l.indices().equals(st.indices())
-                ? bin.b()
-                : null;
-    }
-
     /** The slot type a reduction nest accumulates {@code t} in, or null (narrow and unsigned types stay stores). */
     private static MemoryNodes.Accumulator accumulator(DType t) {
         return switch (t) {
@@ -210,7 +199,7 @@ final class Compiler {
         Buffer b = st.buffer();
         int slot = bufSlot(b, "stored to");
         Access at = access(b, st.indices(), true);
-        Expr e = increment(st);
+        Expr e = st.increment();
         if (b.dtype() == DType.FLOAT32 && e != null) return new MemoryNodes.AddToF32(slot, at, dbl(e));
         return switch (b.dtype()) {
             case FLOAT32 -> new MemoryNodes.StoreF32(slot, at, dbl(st.value()));

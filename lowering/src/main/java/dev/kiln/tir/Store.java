@@ -1,6 +1,9 @@
 package dev.kiln.tir;
 
+import dev.kiln.ir.Binary;
+import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.Buffer;
+import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.ExprPrinter;
 import dev.kiln.ir.KilnException;
@@ -24,6 +27,21 @@ public record Store(Buffer buffer, List<Expr> indices, Expr value) implements St
             throw new KilnException("storing " + ExprPrinter.print(value) + " of type " + value.dtype()
                     + " into buffer '" + buffer.name() + "' of type " + buffer.dtype() + "; add a cast()");
         }
+    }
+
+    /**
+     * {@code e} when this store is an accumulation {@code B[I] = B[I] + e} (the value adds {@code e} to a load of the
+     * same buffer view, by identity, at equal indices), else null. The interpreter's reduction nests and the LLVM
+     * backend's reassociable sums both match this form.
+     */
+    public Expr increment() {
+        return value instanceof Binary bin
+                        && bin.op() == BinaryOp.ADD
+                        && bin.a() instanceof BufferLoad l
+                        && l.buffer() == buffer
+                        && l.indices().equals(indices)
+                ? bin.b()
+                : null;
     }
 
     @Override

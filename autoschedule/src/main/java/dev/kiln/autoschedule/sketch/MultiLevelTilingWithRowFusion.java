@@ -63,25 +63,31 @@ public record MultiLevelTilingWithRowFusion(String structure) implements SketchR
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         if (!StagePredicates.needsMultiLevelTiling(access, state, stageId)
                 || task.target().kind().isGpu()) return Condition.SKIP;
-        return rowStage(access, state, stageId) < 0 ? Condition.SKIP : Condition.APPLY;
+        return rowFused(access, state, stageId) == null ? Condition.SKIP : Condition.APPLY;
     }
 
+    /** The stage computed per block of output rows, and its chain to the output. */
+    private record RowFused(int stage, RowChains.RowChain chain) {}
+
     /**
-     * The stage computed per block of output rows: {@code stageId} itself where it has the chain, its cache-write copy
-     * where {@code stageId} is the computing stage of a cache write and the copy has the chain; -1 otherwise.
+     * {@code stageId} itself where it has the chain, its cache-write copy where {@code stageId} is the computing stage
+     * of a cache write and the copy has the chain; null otherwise.
      */
-    private static int rowStage(AccessAnalyzer access, LoopState state, int stageId) {
-        if (!StagePredicates.hasCacheWriteStage(state, stageId))
-            return RowChains.of(access, state, stageId) == null ? -1 : stageId;
-        int copy = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);
-        if (copy < 0 || !MultiLevelTilingWithFusion.followable(state, stageId, copy)) return -1;
-        return RowChains.of(access, state, copy) == null ? -1 : copy;
+    private static RowFused rowFused(AccessAnalyzer access, LoopState state, int stageId) {
+        int stage = stageId;
+        if (StagePredicates.hasCacheWriteStage(state, stageId)) {
+            stage = StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId);
+            if (stage < 0 || !MultiLevelTilingWithFusion.followable(state, stageId, stage)) return null;
+        }
+        RowChains.RowChain chain = RowChains.of(access, state, stage);
+        return chain == null ? null : new RowFused(stage, chain);
     }
 
     @Override
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        int rowStage = rowStage(access, state, stageId);
-        RowChains.RowChain chain = RowChains.of(access, state, rowStage);
+        RowFused fused = rowFused(access, state, stageId);
+        int rowStage = fused.stage();
+        RowChains.RowChain chain = fused.chain();
         MultiLevelTilingSupport.Tiled base = MultiLevelTilingSupport.multiLevelTiling(state, stageId, structure);
         int out = chain.output();
         int rows = state.stage(out).iters().size() - 1;
