@@ -106,8 +106,9 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         if (wanted.contains("learned")) policies.put("evolution + learned model", EvolutionarySearchPolicy::cpu);
         if (wanted.contains("pretrained")) {
             PretrainedModel pm = NetworkBench.pretrainedModel(pretrained);
-            if (pm.tasks().contains(task.workloadKey())) {
-                System.out.println("note: " + spec + " is in the pretrained model's training set; it is not held out");
+            if (inTrainingSet(pm, task)) {
+                System.out.println("note: " + spec + " is in the pretrained model's training set (as this "
+                        + "computation, perhaps with other weight layouts); it is not held out");
             }
             policies.put(
                     "evolution + pretrained model",
@@ -135,9 +136,11 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                             t, TargetRules.cpu().sketches(t), new RandomCostModel(s), EvolutionOptions.defaults(), s));
         }
         int[] checkpoints = {64, 100, 128, 192, 256, 384, 512, 768, 1000};
+        int[] marks = marks(checkpoints, trials);
         MeasureOptions options = MeasuredPrograms.OPTIONS.withRepeats(5);
         List<String> runs = new ArrayList<>();
-        List<Schedule> finals = new ArrayList<>();
+        List<Long> runSeeds = new ArrayList<>();
+        List<LogRecord[]> bestAtMarks = new ArrayList<>();
         StringBuilder out = new StringBuilder(String.format(
                 Locale.ROOT,
                 "%s (%.1f MFLOP), %d trials, 64 per round, seeds %s, target %s%nload average before: %s%n",
@@ -205,6 +208,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                 List<LogRecord> rs = log.records();
                 log.close();
                 double[] best = new double[rs.size()];
+                LogRecord[] bestRecords = new LogRecord[rs.size()];
                 double b = 0, measuring = 0;
                 LogRecord bestRecord = null;
                 for (int i = 0; i < rs.size(); i++) {
@@ -222,9 +226,13 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                         }
                     }
                     best[i] = b;
+                    bestRecords[i] = bestRecord;
                     measuring += r.wallSeconds();
                 }
-                finals.add(bestRecord == null ? null : bestRecord.schedule(dag));
+                LogRecord[] atMarks = new LogRecord[marks.length];
+                for (int k = 0; k < marks.length; k++)
+                    atMarks[k] = rs.isEmpty() ? null : bestRecords[Math.min(marks[k], rs.size()) - 1];
+                bestAtMarks.add(atMarks);
                 curves.computeIfAbsent(p.getKey(), k -> new ArrayList<>()).add(best);
                 StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "| %s | %d |", p.getKey(), seed));
                 for (int c : checkpoints) {
@@ -247,9 +255,30 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                             .append('\n');
                 lines.add(line);
                 runs.add(p.getKey());
+                runSeeds.add(seed);
             }
         }
-        double[] again = remeasure(task, target, options, finals, dag.flopCount());
+        // Every run's best-so-far program at each mark, re-measured together: the last mark's is the run's result.
+        Map<LogRecord, Integer> distinct = new java.util.IdentityHashMap<>();
+        List<Schedule> programs = new ArrayList<>();
+        for (LogRecord[] atMarks : bestAtMarks) {
+            for (LogRecord r : atMarks) {
+                if (r != null && !distinct.containsKey(r)) {
+                    distinct.put(r, programs.size());
+                    programs.add(r.schedule(dag));
+                }
+            }
+        }
+        double[] measuredAgain = remeasure(task, target, options, programs, dag.flopCount());
+        double[][] againAtMarks = new double[bestAtMarks.size()][marks.length];
+        double[] again = new double[bestAtMarks.size()];
+        for (int i = 0; i < bestAtMarks.size(); i++) {
+            for (int k = 0; k < marks.length; k++) {
+                LogRecord r = bestAtMarks.get(i)[k];
+                againAtMarks[i][k] = r == null ? 0 : measuredAgain[distinct.get(r)];
+            }
+            again[i] = againAtMarks[i][marks.length - 1];
+        }
         Map<String, List<Double>> againByPolicy = new LinkedHashMap<>();
         for (int i = 0; i < lines.size(); i++) {
             out.append(String.format(
@@ -315,6 +344,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                         sum / e.getValue().size()));
             }
         }
+        out.append(reachTable(runs, runSeeds, marks, againAtMarks));
         out.append(notes);
         out.append("load average after: ").append(CostModelBench.load()).append('\n');
         System.out.print(out);
@@ -344,6 +374,93 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
             out[i] = g[i][1];
         }
         return out;
+    }
+
+    /**
+     * Whether the model was trained on this computation: its workload key without the layout-free suffix
+     * (the suite tunes convs with {@code layout_free=[1]}, search-bench with the weights as given).
+     */
+    static boolean inTrainingSet(PretrainedModel pm, SearchTask task) {
+        String base = computation(task.workloadKey());
+        return pm.tasks().stream().anyMatch(k -> computation(k).equals(base));
+    }
+
+    private static String computation(String workloadKey) {
+        int space = workloadKey.indexOf(' ');
+        return space < 0 ? workloadKey : workloadKey.substring(0, space);
+    }
+
+    /** The checkpoints within {@code trials}, and {@code trials} itself as the last (the run's result). */
+    static int[] marks(int[] checkpoints, int trials) {
+        int[] within = Arrays.stream(checkpoints).filter(c -> c < trials).toArray();
+        int[] out = Arrays.copyOf(within, within.length + 1);
+        out[within.length] = trials;
+        return out;
+    }
+
+    /**
+     * The first mark at which a run's best-so-far program, re-measured, reaches {@code share} of its
+     * last mark's program re-measured ({@code again[k]}: the re-measured rate of the best program
+     * after {@code marks[k]} trials); {@code -1} when the last has no valid program.
+     */
+    static int firstMarkReaching(int[] marks, double[] again, double share) {
+        double last = again[again.length - 1];
+        if (!(last > 0)) return -1;
+        for (int k = 0; k < marks.length; k++) if (again[k] >= share * last) return marks[k];
+        return marks[marks.length - 1];
+    }
+
+    /**
+     * The trials-to-95% question answered on re-measured programs: a best-so-far curve is the running
+     * maximum of single noisy measurements, so late in a run it is biased upwards (more chances to
+     * catch a lucky timing) and "95% of the 1000-trial best" asks for more than 95% of the final
+     * program's speed. Here each run's best program at each mark is measured again alongside all the
+     * others, and compared with the run's own final program measured the same way.
+     */
+    static String reachTable(List<String> runs, List<Long> seeds, int[] marks, double[][] againAtMarks) {
+        StringBuilder t = new StringBuilder(String.format(
+                Locale.ROOT,
+                "%nEach run's best program after N trials, re-measured (median of 3 round-robin passes in one"
+                        + " measurer), as a share of its own %d-trial program re-measured the same way:%n%n"
+                        + "| policy | seed |",
+                marks[marks.length - 1]));
+        StringBuilder rule = new StringBuilder("|---|---|");
+        for (int m : marks) {
+            t.append(" @").append(m).append(" |");
+            rule.append("---|");
+        }
+        t.append(" trials to 95% |\n").append(rule).append("---|\n");
+        Map<String, List<Integer>> reach = new LinkedHashMap<>();
+        Map<String, double[]> shareSums = new LinkedHashMap<>();
+        for (int i = 0; i < runs.size(); i++) {
+            double[] a = againAtMarks[i];
+            double last = a[a.length - 1];
+            t.append("| ")
+                    .append(runs.get(i))
+                    .append(" | ")
+                    .append(seeds.get(i))
+                    .append(" |");
+            double[] sums = shareSums.computeIfAbsent(runs.get(i), k -> new double[marks.length + 1]);
+            for (int k = 0; k < marks.length; k++) {
+                double share = last > 0 ? a[k] / last : 0;
+                sums[k] += share;
+                t.append(String.format(Locale.ROOT, " %.3f (%.1f) |", share, a[k]));
+            }
+            sums[marks.length]++;
+            int r = firstMarkReaching(marks, a, 0.95);
+            reach.computeIfAbsent(runs.get(i), k -> new ArrayList<>()).add(r);
+            t.append(' ').append(r < 0 ? "-" : Integer.toString(r)).append(" |\n");
+        }
+        for (var e : shareSums.entrySet()) {
+            double[] sums = e.getValue();
+            t.append("| ").append(e.getKey()).append(" | mean |");
+            for (int k = 0; k < marks.length; k++)
+                t.append(String.format(Locale.ROOT, " %.3f |", sums[k] / sums[marks.length]));
+            List<Integer> r = reach.get(e.getKey());
+            long by100 = r.stream().filter(x -> x >= 0 && x <= 100).count();
+            t.append(String.format(Locale.ROOT, " %d of %d runs by 100 |%n", by100, r.size()));
+        }
+        return t.toString();
     }
 
     /** The first trial (1-based) whose best-so-far reaches {@code goal}; {@code none} if none does. */
