@@ -52,18 +52,31 @@ public final class PretrainedModel {
      * Trees trained with {@code params} on every program of {@code set} (Kiln's pairwise ranking loss is the default).
      */
     public static PretrainedModel train(PretrainingSet set, GbdtParams params, String description) {
+        return train(set, params, description, null);
+    }
+
+    /**
+     * Trees trained on {@code set} on top of {@code base}'s (continued boosting: the new trees fit what the base
+     * gets wrong on these programs; null for none), for records of tasks the base was not trained on when its own
+     * records are not at hand. The calibration is fitted on {@code set}'s programs; the training tasks are both
+     * models'.
+     */
+    public static PretrainedModel train(
+            PretrainingSet set, GbdtParams params, String description, PretrainedModel base) {
         Gbdt.TrainingSet d = set.trainingSet(FeatureLayout.LENGTH, 1.0);
-        Gbdt g = Gbdt.train(d, params);
+        Gbdt g = Gbdt.train(d, params, base == null ? null : base.trees);
         double[] raw = new double[d.programs()];
         for (int q = 0; q < raw.length; q++)
             raw[q] = g.predictProgram(d.x(), d.start()[q], d.start()[q + 1] - d.start()[q], d.width());
         Calibration c = Calibration.fit(raw, d.label());
-        List<String> tasks = set.perTask().keySet().stream()
-                .map(k -> k.substring(0, k.indexOf('\n')))
+        java.util.stream.Stream<String> own = set.perTask().keySet().stream().map(k -> k.substring(0, k.indexOf('\n')));
+        List<String> tasks = java.util.stream.Stream.concat(
+                        base == null ? java.util.stream.Stream.empty() : base.tasks.stream(), own)
                 .distinct()
                 .sorted()
                 .toList();
-        return new PretrainedModel(g, c, description, d.programs(), tasks);
+        int programs = d.programs() + (base == null ? 0 : base.programs);
+        return new PretrainedModel(g, c, description, programs, tasks);
     }
 
     /** The trees (to continue boosting from). */

@@ -108,6 +108,29 @@ class PretrainedModelTest {
     }
 
     @Test
+    void aModelBoostedOnNewTasksKeepsItsBaseAndLearnsTheirs() {
+        // the base saw only the conv; the new records are the two matmuls
+        PretrainedModel base = PretrainedModel.train(set(TRAIN.subList(2, 3), 80, 11), GbdtParams.defaults(), "conv");
+        PretrainingSet more = set(TRAIN.subList(0, 2), 120, 12);
+        PretrainedModel boosted = PretrainedModel.train(more, GbdtParams.defaults(), "conv, then matmuls", base);
+        assertThat(boosted.trees().trees()).isEqualTo(2 * base.trees().trees());
+        assertThat(boosted.tasks())
+                .containsExactlyInAnyOrderElementsOf(
+                        TRAIN.stream().map(SearchTask::workloadKey).toList());
+        assertThat(boosted.programs()).isEqualTo(80 + 240);
+        // it ranks a held-out matmul at least as well as a model of the matmuls alone
+        PretrainedModel alone = PretrainedModel.train(more, GbdtParams.defaults(), "matmuls");
+        List<Candidate> held = sample(HELD_OUT, 120, 13);
+        List<MeasureResult> truth = measure(HELD_OUT, held, 7, 0);
+        FeatureExtractor fx = FeatureExtractor.of(HELD_OUT);
+        double boostedAcc = pairwiseAccuracy(
+                held.stream().mapToDouble(c -> boosted.score(fx.extract(c))).toArray(), truth);
+        double aloneAcc = pairwiseAccuracy(
+                held.stream().mapToDouble(c -> alone.score(fx.extract(c))).toArray(), truth);
+        assertThat(boostedAcc).isGreaterThan(0.8).isGreaterThanOrEqualTo(aloneAcc - 0.02);
+    }
+
+    @Test
     void savesAndLoadsExactly(@TempDir Path dir) throws Exception {
         PretrainedModel pm = PretrainedModel.train(set(TRAIN.subList(0, 2), 60, 5), GbdtParams.defaults(), "two tasks");
         List<Candidate> held = sample(HELD_OUT, 30, 4);
