@@ -351,7 +351,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
                         sum / e.getValue().size()));
             }
         }
-        out.append(reachTable(runs, runSeeds, marks, againAtMarks));
+        out.append(reachTable(runs, runSeeds, marks, againAtMarks, "evolution + learned model"));
         out.append(notes);
         out.append("load average after: ").append(CostModelBench.load()).append('\n');
         System.out.print(out);
@@ -425,26 +425,46 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
      * maximum of single noisy measurements, so late in a run it is biased upwards (more chances to
      * catch a lucky timing) and "95% of the 1000-trial best" asks for more than 95% of the final
      * program's speed. Here each run's best program at each mark is measured again alongside all the
-     * others, and compared with the run's own final program measured the same way.
+     * others and compared with two references: the run's own final program measured the same way
+     * (a run that stalls early reaches its own final early), and the mean re-measured final program
+     * of the {@code reference} policy's runs (the same bar for every run; none when no run is that policy's).
      */
-    static String reachTable(List<String> runs, List<Long> seeds, int[] marks, double[][] againAtMarks) {
+    static String reachTable(
+            List<String> runs, List<Long> seeds, int[] marks, double[][] againAtMarks, String reference) {
+        double bar = 0;
+        int refs = 0;
+        for (int i = 0; i < runs.size(); i++) {
+            if (runs.get(i).equals(reference)) {
+                bar += againAtMarks[i][marks.length - 1];
+                refs++;
+            }
+        }
+        bar = refs == 0 ? 0 : 0.95 * bar / refs;
         StringBuilder t = new StringBuilder(String.format(
                 Locale.ROOT,
                 "%nEach run's best program after N trials, re-measured (the fastest of " + REMEASURE_PASSES
                         + " round-robin passes in one measurer), as a share of its own %d-trial program re-measured "
-                        + "the same way:%n%n"
+                        + "the same way; trials to 95%% of that, and to %s:%n%n"
                         + "| policy | seed |",
-                marks[marks.length - 1]));
+                marks[marks.length - 1],
+                bar > 0
+                        ? String.format(
+                                Locale.ROOT, "%.1f, 95%% of the mean re-measured final program of '%s'", bar, reference)
+                        : "a common bar (none: no run of '" + reference + "')"));
         StringBuilder rule = new StringBuilder("|---|---|");
         for (int m : marks) {
             t.append(" @").append(m).append(" |");
             rule.append("---|");
         }
-        t.append(" trials to 95% |\n").append(rule).append("---|\n");
-        Map<String, List<Integer>> reach = new LinkedHashMap<>();
-        Map<String, double[]> shareSums = new LinkedHashMap<>();
+        t.append(" trials to 95% of own | trials to the common bar |\n")
+                .append(rule)
+                .append("---|---|\n");
+        Map<String, List<Integer>> reach = new LinkedHashMap<>(), reachBar = new LinkedHashMap<>();
+        Map<String, double[]> shareSums = new LinkedHashMap<>(), rateSums = new LinkedHashMap<>();
         for (int i = 0; i < runs.size(); i++) {
             double[] a = againAtMarks[i];
+            double[] rates = rateSums.computeIfAbsent(runs.get(i), k -> new double[marks.length]);
+            for (int k = 0; k < marks.length; k++) rates[k] += a[k];
             double last = a[a.length - 1];
             t.append("| ")
                     .append(runs.get(i))
@@ -460,18 +480,53 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
             sums[marks.length]++;
             int r = firstMarkReaching(marks, a, 0.95);
             reach.computeIfAbsent(runs.get(i), k -> new ArrayList<>()).add(r);
-            t.append(' ').append(r < 0 ? "-" : Integer.toString(r)).append(" |\n");
+            int rb = bar > 0 ? firstMarkAtOrAbove(marks, a, bar) : -1;
+            reachBar.computeIfAbsent(runs.get(i), k -> new ArrayList<>()).add(rb);
+            t.append(' ')
+                    .append(r < 0 ? "-" : Integer.toString(r))
+                    .append(" | ")
+                    .append(bar <= 0 ? "-" : rb < 0 ? "not reached" : Integer.toString(rb))
+                    .append(" |\n");
         }
         for (var e : shareSums.entrySet()) {
             double[] sums = e.getValue();
             t.append("| ").append(e.getKey()).append(" | mean |");
             for (int k = 0; k < marks.length; k++)
                 t.append(String.format(Locale.ROOT, " %.3f |", sums[k] / sums[marks.length]));
-            List<Integer> r = reach.get(e.getKey());
-            long by100 = r.stream().filter(x -> x >= 0 && x <= 100).count();
-            t.append(String.format(Locale.ROOT, " %d of %d runs by 100 |%n", by100, r.size()));
+            t.append(' ')
+                    .append(by100(reach.get(e.getKey())))
+                    .append(" | ")
+                    .append(bar > 0 ? by100(reachBar.get(e.getKey())) : "-")
+                    .append(" |\n");
+        }
+        if (bar > 0) {
+            // the mean speed of the policy's programs at each mark against the reference's mean final program
+            t.append("\nMean re-measured rate of the best program after N trials, and its share of the mean final "
+                            + "program of '")
+                    .append(reference)
+                    .append("':\n\n| policy |");
+            for (int m : marks) t.append(" @").append(m).append(" |");
+            t.append('\n').append(rule, 0, rule.length() - 4).append('\n');
+            for (var e : rateSums.entrySet()) {
+                double n = shareSums.get(e.getKey())[marks.length];
+                t.append("| ").append(e.getKey()).append(" |");
+                for (double sum : e.getValue())
+                    t.append(String.format(Locale.ROOT, " %.1f (%.3f) |", sum / n, sum / n / (bar / 0.95)));
+                t.append('\n');
+            }
         }
         return t.toString();
+    }
+
+    private static String by100(List<Integer> reached) {
+        long n = reached.stream().filter(x -> x >= 0 && x <= 100).count();
+        return n + " of " + reached.size() + " runs by 100";
+    }
+
+    /** The first mark whose re-measured rate is at least {@code bar}; {@code -1} if none. */
+    static int firstMarkAtOrAbove(int[] marks, double[] again, double bar) {
+        for (int k = 0; k < marks.length; k++) if (again[k] >= bar) return marks[k];
+        return -1;
     }
 
     /** The first trial (1-based) whose best-so-far reaches {@code goal}; {@code none} if none does. */
