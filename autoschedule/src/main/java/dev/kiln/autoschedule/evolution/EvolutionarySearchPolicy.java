@@ -2,16 +2,20 @@ package dev.kiln.autoschedule.evolution;
 
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.autoschedule.annotate.CheckJvmTiles;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.annotate.InvalidSample;
 import dev.kiln.autoschedule.measure.MeasureResult;
 import dev.kiln.autoschedule.model.CostModel;
 import dev.kiln.autoschedule.model.GbdtCostModel;
+import dev.kiln.autoschedule.model.PretrainedModel;
 import dev.kiln.autoschedule.mutation.WeightedMutation;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.search.Trial;
 import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.ir.KilnException;
+import dev.kiln.target.Target;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -87,8 +91,9 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     }
 
     /**
-     * The default policy with the CPU rules ({@link TargetRules#cpu()}): the learned model,
-     * {@link EvolutionOptions#defaults()}.
+     * Evolution with the CPU rules ({@link TargetRules#cpu()}) and the learned model alone, not started from the
+     * pretrained model ({@link #forTask(SearchTask, long)} is the default), {@link EvolutionOptions#defaults()}: the
+     * baseline of the search benchmarks.
      */
     public static EvolutionarySearchPolicy cpu(SearchTask task, long seed) {
         TargetRules rules = TargetRules.cpu();
@@ -98,11 +103,31 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
 
     /**
      * The default policy of a task: its sketches under its target's rules ({@link TargetRules#of};
-     * on a GPU children that break the device's limits are dropped), the learned model,
-     * {@link EvolutionOptions#defaults()}.
+     * on a GPU children that break the device's limits are dropped), the learned model
+     * ({@link #defaultModel}), {@link EvolutionOptions#defaults()}.
      */
     public static EvolutionarySearchPolicy forTask(SearchTask task, long seed) {
+        return forTask(task, defaultModel(task, seed), seed);
+    }
+
+    /** The default policy of a task with the learned model alone, not started from the pretrained model. */
+    public static EvolutionarySearchPolicy withoutPretraining(SearchTask task, long seed) {
         return forTask(task, GbdtCostModel.defaults(seed), seed);
+    }
+
+    /**
+     * The default cost model of a task: {@link GbdtCostModel#defaults}, on an LLVM CPU target started from the model
+     * shipped with Kiln ({@link PretrainedModel#shipped()}, trained on Kiln's own CPU records: a new task is scored
+     * by it from the first round, then boosted on with its own measurements); on a GPU or the JVM backend, whose
+     * programs it has not seen, alone. A build without the shipped model says so.
+     */
+    public static GbdtCostModel defaultModel(SearchTask task, long seed) {
+        GbdtCostModel m = GbdtCostModel.defaults(seed);
+        if (task.target().kind() != Target.Kind.CPU || CheckJvmTiles.isJvm(task.target())) return m;
+        return m.withPretrained(PretrainedModel.shipped()
+                .orElseThrow(() -> new KilnException("this build of Kiln lacks its pretrained CPU cost model "
+                        + "(the resource of PretrainedModel.bundled()); tune with "
+                        + "EvolutionarySearchPolicy.withoutPretraining to search without it")));
     }
 
     /**

@@ -152,6 +152,15 @@ public final class PretrainedModel {
         }
     }
 
+    /** {@link #bundled()}, read once per process (the default CPU search starts every task from it). */
+    public static Optional<PretrainedModel> shipped() {
+        return Shipped.MODEL;
+    }
+
+    private static final class Shipped {
+        static final Optional<PretrainedModel> MODEL = bundled();
+    }
+
     /** The model shipped with Kiln, if this build has one (it is trained by {@code ./kiln pretrain}). */
     public static Optional<PretrainedModel> bundled() {
         try (InputStream raw = PretrainedModel.class.getResourceAsStream(RESOURCE)) {
