@@ -142,14 +142,23 @@ public record NetworkTuneOptions(TaskSchedulerOptions scheduler, boolean layoutR
         }
 
         /**
-         * Every task's cost model starts from {@code pretrained} ({@link GbdtCostModel#withPretrained}):
-         * the default evolutionary search with the learned model, warm from the first round. Replaces
-         * {@link #policies}.
+         * Every task's cost model starts from {@code pretrained} ({@link GbdtCostModel#withPretrained}) instead of
+         * the model shipped with Kiln (the default, {@link EvolutionarySearchPolicy#defaultModel}): the default
+         * evolutionary search with the learned model, warm from the first round. Replaces {@link #policies}.
          */
         public Builder pretrained(PretrainedModel pretrained) {
             Objects.requireNonNull(pretrained, "pretrained");
             s.policies((task, seed) -> EvolutionarySearchPolicy.forTask(
                     task, GbdtCostModel.defaults(seed).withPretrained(pretrained), seed));
+            return this;
+        }
+
+        /**
+         * Every task's cost model is the learned model alone, not started from the shipped pretrained model
+         * ({@link EvolutionarySearchPolicy#withoutPretraining}; Ansor's start). Replaces {@link #policies}.
+         */
+        public Builder withoutPretraining() {
+            s.policies(EvolutionarySearchPolicy::withoutPretraining);
             return this;
         }
 

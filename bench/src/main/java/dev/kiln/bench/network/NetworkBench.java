@@ -182,8 +182,9 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(
             names = "--pretrained",
             description =
-                    "Start every task's cost model from this pretrained model: a file written by ./kiln pretrain, or "
-                            + "'bundled' (default: none, the model starts random).")
+                    "Start every task's cost model from this pretrained model: a file written by ./kiln pretrain, "
+                            + "'bundled' (the one shipped with Kiln, the default) or 'none' (the learned model "
+                            + "alone, starting random).")
     String pretrained;
 
     @Option(
@@ -390,7 +391,7 @@ public final class NetworkBench implements Callable<Integer> {
                                         .forTarget(target)
                                         .withRemeasure(remeasureTop, remeasureRounds)
                                         .withFlushCache(flushCache.enabled())));
-                if (pretrained != null) ob.pretrained(pretrainedModel(pretrained));
+                applyPretrained(ob, pretrained);
                 if (sharedModel) ob.scheduler(b -> b.sharedCostModel(true));
                 ob.transfer(transfer.enabled());
                 cn = Network.tune(g, target, ob.build());
@@ -510,6 +511,13 @@ public final class NetworkBench implements Callable<Integer> {
                 throw new KilnException(
                         "--network: unknown network '" + name + "' (resnet50, mobilenetv2, bert, resnet18-small)");
         };
+    }
+
+    /** --pretrained on network tuning: a file, 'bundled' or null (the default start), or 'none'. */
+    public static void applyPretrained(NetworkTuneOptions.Builder b, String name) {
+        if (name == null || name.equals("bundled")) return; // the default search starts from the shipped model
+        if (name.equals("none")) b.withoutPretraining();
+        else b.pretrained(pretrainedModel(name));
     }
 
     /** The pretrained model named by --pretrained: a file, or the one shipped with Kiln. */

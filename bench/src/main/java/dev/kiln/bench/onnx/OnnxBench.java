@@ -104,6 +104,12 @@ public final class OnnxBench implements Callable<Integer> {
     boolean retune;
 
     @Option(
+            names = "--pretrained",
+            description = "The cost model's start when tuning: 'bundled' (the model shipped with Kiln, the default), "
+                    + "a file written by ./kiln pretrain, or 'none' (the learned model alone).")
+    String pretrained = "bundled";
+
+    @Option(
             names = "--repeats",
             description = "At least this many timed runs per implementation (default: ${DEFAULT-VALUE}).")
     int repeats = 20;
@@ -245,6 +251,7 @@ public final class OnnxBench implements Callable<Integer> {
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             cmd.addAll(cluster.args());
             if (retune) cmd.add("--retune");
+            cmd.addAll(List.of("--pretrained", pretrained));
             cmd.add(transfer.arg());
             cmd.add(fma.arg());
             cmd.add(flushCache.arg());
@@ -378,6 +385,7 @@ public final class OnnxBench implements Callable<Integer> {
                 .scheduler(b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache.enabled())))
                 .verbose(true)
                 .transfer(transfer.enabled());
+        NetworkBench.applyPretrained(tuning, pretrained);
         if (cluster.enabled()) tuning.measurers(cluster::start); // measured on the cluster's workers of the target
         CompiledNetwork cn = Network.tune(g, target, tuning.build());
         SchedulerResult r = cn.tuning().orElseThrow();
