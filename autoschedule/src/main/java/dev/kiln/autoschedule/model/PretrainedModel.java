@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 
@@ -69,9 +70,8 @@ public final class PretrainedModel {
         for (int q = 0; q < raw.length; q++)
             raw[q] = g.predictProgram(d.x(), d.start()[q], d.start()[q + 1] - d.start()[q], d.width());
         Calibration c = Calibration.fit(raw, d.label());
-        java.util.stream.Stream<String> own = set.perTask().keySet().stream().map(k -> k.substring(0, k.indexOf('\n')));
-        List<String> tasks = java.util.stream.Stream.concat(
-                        base == null ? java.util.stream.Stream.empty() : base.tasks.stream(), own)
+        Stream<String> own = set.perTask().keySet().stream().map(k -> k.substring(0, k.indexOf('\n')));
+        List<String> tasks = Stream.concat(base == null ? Stream.empty() : base.tasks.stream(), own)
                 .distinct()
                 .sorted()
                 .toList();

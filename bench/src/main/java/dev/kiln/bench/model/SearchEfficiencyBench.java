@@ -415,9 +415,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
      */
     static int firstMarkReaching(int[] marks, double[] again, double share) {
         double last = again[again.length - 1];
-        if (!(last > 0)) return -1;
-        for (int k = 0; k < marks.length; k++) if (again[k] >= share * last) return marks[k];
-        return marks[marks.length - 1];
+        return last > 0 ? firstMarkAtOrAbove(marks, again, share * last) : -1;
     }
 
     /**
