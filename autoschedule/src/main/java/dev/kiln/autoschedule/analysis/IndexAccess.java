@@ -15,7 +15,8 @@ import java.util.List;
  * How one read's indices relate to the reading operation's own output axes (Ansor's
  * IsSimpleAccess): the read is <em>simple</em> when every index is a constant or
  * {@code axis ± constant} for an output axis of the reader; then it also says whether some
- * output axis is missing, used twice, or used out of order (constants are ignored for all three).
+ * output axis is missing, used twice, or used out of order (constants are ignored for all three,
+ * except that index 0 in the position of an axis of extent 1 stands for that axis: not missing).
  */
 public record IndexAccess(boolean simple, boolean axisMissing, boolean axisDuplicated, boolean sameOrder) {
 
@@ -29,9 +30,16 @@ public record IndexAccess(boolean simple, boolean axisMissing, boolean axisDupli
         if (!(reader instanceof ComputeOp op)) return new IndexAccess(false, false, false, false);
         List<IterVar> axes = op.axes();
         int[] count = new int[axes.size()];
+        boolean[] unit = new boolean[axes.size()];
         List<Integer> positions = new ArrayList<>();
-        for (Expr index : indices) {
-            if (index instanceof IntImm) continue;
+        for (int d = 0; d < indices.size(); d++) {
+            Expr index = indices.get(d);
+            if (index instanceof IntImm c) {
+                // index 0 at the position of an axis of extent 1 reads that axis's one element: a broadcasting
+                // op's index of a unit dimension (the batch of 1 in a residual add), not a missing axis
+                if (c.value() == 0 && d < axes.size() && axes.get(d).extent() == 1) unit[d] = true;
+                continue;
+            }
             Var v = shiftedVar(index);
             int pos = v == null ? -1 : indexOf(axes, v);
             if (pos < 0) return new IndexAccess(false, false, false, false);
@@ -39,9 +47,9 @@ public record IndexAccess(boolean simple, boolean axisMissing, boolean axisDupli
             count[pos]++;
         }
         boolean missing = false, duplicated = false, ordered = true;
-        for (int c : count) {
-            missing |= c == 0;
-            duplicated |= c > 1;
+        for (int i = 0; i < count.length; i++) {
+            missing |= count[i] == 0 && !unit[i];
+            duplicated |= count[i] > 1;
         }
         for (int k = 1; k < positions.size(); k++) ordered &= positions.get(k) >= positions.get(k - 1);
         return new IndexAccess(true, missing, duplicated, ordered);
