@@ -51,6 +51,8 @@ final class NetworkCompiler {
                         "task" + t.id() + "_" + t.groups().getFirst().output();
                 CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, kernelName);
                 if (wl.rewritten()) notes.add("task " + t.id() + " (" + t.description() + "): " + wl.note());
+                if (!wl.skippedNote().isEmpty())
+                    notes.add("task " + t.id() + " (" + t.description() + "): " + wl.skippedNote());
                 layouts.put(t, wl);
                 kernels.add(k);
                 kernelOf.put(t, k);

@@ -5,6 +5,7 @@ import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.layout.LayoutRewrite;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
@@ -18,11 +19,13 @@ import java.util.stream.Collectors;
 final class WeightLayouts {
     private final Schedule schedule;
     private final LayoutRewrite.Result result;
+    private final List<LayoutRewrite.Skipped> skipped;
     private final Map<String, NDArray> packed = new HashMap<>();
 
-    private WeightLayouts(Schedule schedule, LayoutRewrite.Result result) {
+    private WeightLayouts(Schedule schedule, LayoutRewrite.Result result, List<LayoutRewrite.Skipped> skipped) {
         this.schedule = schedule;
         this.result = result;
+        this.skipped = List.copyOf(skipped);
     }
 
     /**
@@ -31,11 +34,13 @@ final class WeightLayouts {
      */
     static WeightLayouts of(NetworkTask t, Schedule s) {
         LayoutRewrite.Result r = t.task().rewriteLayouts(s);
-        return r.rewritten() || !r.folds().isEmpty() ? new WeightLayouts(r.schedule(), r) : unchanged(s);
+        return r.rewritten() || !r.folds().isEmpty()
+                ? new WeightLayouts(r.schedule(), r, r.skipped())
+                : new WeightLayouts(s, null, r.skipped());
     }
 
     static WeightLayouts unchanged(Schedule s) {
-        return new WeightLayouts(s, null);
+        return new WeightLayouts(s, null, List.of());
     }
 
     /** The schedule to compile (on the rewritten DAG when a layout changed). */
@@ -54,6 +59,19 @@ final class WeightLayouts {
                 + result.transforms().stream()
                         .map(x -> "argument " + x.argument() + " " + x.layout())
                         .collect(Collectors.joining("; "));
+    }
+
+    /**
+     * The layout-free weights of rank 2 or more that this schedule reads in their own layout, and why (its loops walk
+     * them in their layout, a cache_read copies them, ...): empty when every such weight was packed. Vectors (biases)
+     * are left out: packing one never changes how it is read.
+     */
+    String skippedNote() {
+        String s = skipped.stream()
+                .filter(x -> x.placeholder().rank() > 1)
+                .map(LayoutRewrite.Skipped::toString)
+                .collect(Collectors.joining("; "));
+        return s.isEmpty() ? "" : "weights kept in their layout: " + s;
     }
 
     /**

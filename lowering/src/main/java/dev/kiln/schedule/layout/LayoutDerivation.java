@@ -206,6 +206,7 @@ final class LayoutDerivation {
         List<Expr> idx = reads.get(0);
         for (int d = 0; d < idx.size(); d++) {
             int a = idx.get(d) instanceof IterVar v ? consumer.axes().indexOf(v) : -1;
+            if (a < 0 && unitRead(idx.get(d), d, consumer, target)) a = d;
             if (a < 0 || map.containsKey(a)) {
                 throw new NotRewritable(why + ", which reads it at " + ExprPrinter.print(idx.get(d)) + " on axis " + d
                         + ", not at one of its loop variables");
@@ -213,6 +214,21 @@ final class LayoutDerivation {
             map.put(a, d);
         }
         return map;
+    }
+
+    /**
+     * Whether index {@code e} at position {@code d} is 0 on a dimension of extent 1 of both the consumer and the
+     * tensor it reads: the one element of a unit axis (a broadcasting op reads the batch of 1 at 0), which stands
+     * for the consumer's axis {@code d} as in the sketch rules' {@code IndexAccess}.
+     */
+    private static boolean unitRead(Expr e, int d, ComputeOp consumer, Operation target) {
+        return e instanceof IntImm c
+                && c.value() == 0
+                && d < consumer.axes().size()
+                && consumer.axes().get(d).extent() == 1
+                && target instanceof ComputeOp t
+                && d < t.axes().size()
+                && t.axes().get(d).extent() == 1;
     }
 
     /** Index lists at which {@code e} reads an output of {@code target}, looking through inlined stages. */

@@ -119,6 +119,43 @@ class LayoutRewriteTest {
         assertPlainIndices(r);
     }
 
+    /**
+     * A residual block's output: conv -> add(conv, residual) -> relu, the add reading both operands' batch of 1 at
+     * index 0 as a broadcasting op does (the ONNX import's and the graph's binary ops), inlined, and the conv computed
+     * inside the relu's tiles. The 0 stands for the unit batch axis, so the weight is packed as in the plain fused
+     * tiling (before, the derivation gave up: "reads it at 0 on axis 0", and every ResNet-50 residual conv read its
+     * weights in their own layout, one strided row per reduction step).
+     */
+    @Test
+    void convInsideAResidualAddThatReadsTheUnitBatchAtZero() {
+        Tensor data = Te.placeholder("data", FLOAT32, 1, 8, 8, 8);
+        Tensor w = Te.placeholder("W", FLOAT32, 3, 3, 8, 16);
+        Tensor conv = Conv.conv2dNhwc(data, w, ConvParams.of(2, 1, 1));
+        Tensor residual = Te.placeholder("residual", FLOAT32, 1, 8, 8, 16);
+        Tensor add = Te.compute("add", Te.shape(1, 8, 8, 16), (n, h, x, c) -> conv.at(Te.i32(0), h, x, c)
+                .add(residual.at(Te.i32(0), h, x, c)));
+        ComputeDAG dag = ComputeDAG.of(Activation.relu(add));
+        ScheduleBuilder sb = ScheduleBuilder.on(dag);
+        sb.stage("pad").computeInline();
+        sb.stage("add").computeInline();
+        var relu = sb.stage("relu");
+        var cs = sb.stage("conv2d_nhwc");
+        relu.split("k", 4);
+        relu.split("l", 8);
+        relu.reorder("i", "j", "k.0", "l.0", "k.1", "l.1");
+        cs.computeAt(relu, "l.0");
+        relu.parallel(relu.fuse("i", "j", "k.0"));
+        relu.vectorize("l.1");
+        cs.split("rc", 4);
+        cs.reorder("i", "j", "rh", "rw", "rc.0", "rc.1", "k", "l");
+        cs.vectorize("l");
+        LayoutRewrite.Result r = check(sb.build(), Set.of(w), 5);
+        assertThat(r.skipped()).isEmpty();
+        assertThat(r.transform(w).orElseThrow().layout().toString())
+                .isEqualTo("[l/8:2, rh:3, rw:3, rc/4:2, rc%4:4, l%8:8]");
+        assertPlainIndices(r);
+    }
+
     @Test
     void conv3x3Stride2() {
         Conv2d c = Conv2d.of(9, 4, 8, 3, 2, 1, 1);
