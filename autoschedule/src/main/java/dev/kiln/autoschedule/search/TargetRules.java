@@ -37,6 +37,7 @@ import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.autoschedule.sketch.SketchRule;
 import dev.kiln.autoschedule.sketch.SkipStage;
+import dev.kiln.autoschedule.sketch.VectorLanesOutsideReduction;
 import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
@@ -92,10 +93,12 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * depthwise conv, gets only its fused sketches), MultiLevelTiling "SSRSRS", SkipStage) with
      * Kiln's {@link MultiLevelTilingWithRowFusion} before AddCacheWrite (one more sketch for a matmul whose result
      * a softmax or a norm reduces row by row: everything computed per block of output rows), Kiln's
-     * {@link FuseRowReductions} (the same for an input reduced row by row: a softmax or norm alone) and
-     * {@link AddCacheReadPack} before SkipStage, so an operand the register tile reads in rows gets
+     * {@link FuseRowReductions} (the same for an input reduced row by row: a softmax or norm alone),
+     * {@link AddCacheReadPack}, so an operand the register tile reads in rows gets
      * sketches with and without a packed copy ({@link #withRowPacking()} also packs the other operand,
-     * read along the reduction, where the first is packed). (Ansor's SimplifyComputeWithConstTensor, for
+     * read along the reduction, where the first is packed), and Kiln's {@link VectorLanesOutsideReduction} (a pooling
+     * or other reduction without reuse gets sketches with its reduction loops outside whole vectors of its innermost
+     * axis, so that it can be vectorised) before SkipStage. (Ansor's SimplifyComputeWithConstTensor, for
      * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
      * operations carry no such attribute.) Tile filling (InitFillTileSize) draws register tiles and, for half
      * of the stages with a reduction of 256 or more, a reduction block of 128-384 (ReductionTileSizes).
@@ -123,6 +126,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         MultiLevelTilingWithFusion.cpu(),
                         new MultiLevelTiling(MultiLevelTiling.CPU_STRUCTURE),
                         new AddCacheReadPack(),
+                        new VectorLanesOutsideReduction(),
                         new SkipStage()),
                 List.of(
                         new InitKBlocking(),

@@ -166,6 +166,31 @@ class SampledProgramsTest {
     }
 
     /**
+     * Pooling in NHWC and a sum over the outer axes, whose innermost axis is contiguous in every read: Kiln's
+     * {@code VectorLanesOutsideReduction} sketches (the reduction loops between whole vectors of that axis and
+     * the rest) join the default and rfactor ones, and every sample of every sketch computes the reference.
+     */
+    @Test
+    void poolingOverContiguousChannels() {
+        check(
+                "max pool nhwc 3x3 s2 p1, 32 channels",
+                ComputeDAG.of(Pool.maxPool2dNhwc(Te.placeholder("x", FLOAT32, 1, 9, 9, 32), 3, 2, 1)),
+                80,
+                12,
+                true);
+        check(
+                "avg pool nhwc 3x3 s1 p1, 64 channels",
+                ComputeDAG.of(Pool.avgPool2dNhwc(Te.placeholder("x", FLOAT32, 1, 5, 5, 64), 3, 1, 1, false)),
+                80,
+                13);
+        check(
+                "sum over h and w, 48 channels",
+                ComputeDAG.of(Reduction.sum(Te.placeholder("x", FLOAT32, 1, 7, 7, 48), 1, 2)),
+                40,
+                14);
+    }
+
+    /**
      * Transposed convs in the phase form (stride 2, dilation 1): the T2D shape (K 4, pad 1, no condition on the
      * reduction) and K 3 (the reduction's condition leaves out the taps past the kernel, so a schedule must keep
      * its reads of the weight under that guard).

@@ -44,6 +44,7 @@ class TargetRulesTest {
                         "MultiLevelTilingWithFusion",
                         "MultiLevelTiling",
                         "AddCacheReadPack",
+                        "VectorLanesOutsideReduction",
                         "SkipStage");
         assertThat(sketchNames(TargetRules.ansorCpu()))
                 .containsExactly(

@@ -137,6 +137,43 @@ class SketchGenerationTest {
         assertThat(s.get(0).steps()).isEmpty();
     }
 
+    /**
+     * Kiln's space: an NHWC max pool (3x3, stride 2, 64 channels) gets the vector-lane sketches, its reduction loops
+     * between the channel loop's outer part and 16, 32 or 64 channels, besides Ansor's rfactor and default ones; an
+     * NCHW pool (its innermost axis strided in the read) and a reduction over the last axis do not.
+     */
+    @Test
+    void anNhwcPoolGetsItsReductionOutsideWholeVectorsOfChannels() {
+        var pool = dev.kiln.nn.Pool.maxPool2dNhwc(
+                dev.kiln.te.Te.placeholder("x", dev.kiln.ir.DType.FLOAT32, 1, 16, 16, 64), 3, 2, 1);
+        var task = task(dev.kiln.te.ComputeDAG.of(pool));
+        List<Sketch> s = TargetRules.cpu().sketches(task);
+        int lanes = task.hardware().lanes(4);
+        List<List<String>> vectorSketches = s.stream()
+                .filter(k -> k.steps().stream()
+                        .anyMatch(st -> st instanceof dev.kiln.schedule.SplitStep sp
+                                && !StagePredicates.hasRfactorStage(k.state(), sp.stageId())))
+                .map(k -> k.state().stage(k.state().stages().size() - 1).iters().stream()
+                        .map(it -> it.name() + "=" + it.extent())
+                        .toList())
+                .toList();
+        List<List<String>> want = new java.util.ArrayList<>();
+        for (int v : new int[] {1, 2, 4}) {
+            if (v * lanes > 64) continue;
+            want.add(List.of("i=1", "j=8", "k=8", "l.0=" + 64 / (v * lanes), "rh=3", "rw=3", "l.1=" + v * lanes));
+        }
+        assertThat(vectorSketches).containsExactlyElementsOf(want);
+        assertThat(s).anySatisfy(k -> assertThat(k.steps()).isEmpty());
+        assertThat(s).hasSize(want.size() + 3); // and two rfactor sketches (9 > 4 cores) and the default
+        for (var dag : List.of(Workloads.maxPool2d(1, 16, 16, 64, 1), Workloads.minNm(10, 1024))) {
+            assertThat(TargetRules.cpu().sketches(task(dag)))
+                    .as("no vector-lane sketch for %s", dag)
+                    .allSatisfy(k -> assertThat(k.steps())
+                            .noneMatch(st -> st instanceof dev.kiln.schedule.ReorderStep r
+                                    && !StagePredicates.hasRfactorStage(k.state(), r.stageId())));
+        }
+    }
+
     @Test
     void minReductionHasTwoRfactorSketchesAndTheDefault() {
         List<Sketch> s = sketches(Workloads.minNm(10, 1024));
