@@ -1,24 +1,17 @@
 package dev.kiln.autoschedule.annotate;
 
-import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.Sketch;
-import dev.kiln.schedule.IterKind;
-import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.SplitStep;
-import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
-import dev.kiln.te.ComputeDAG;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.function.Consumer;
 import java.util.function.IntPredicate;
 
 /**
- * What Kiln's tile draws share ({@link RegisterTileSizes}, {@link ReductionTileSizes}, {@link StreamedOperandTiles}):
- * which splits of a step history they may set (a sketch's undecided splits, or a program's decided inner-to-outer ones
- * for the mutations), the tiled stages' spatial splits in a history, and the tile sizes of a split around a chosen
- * innermost tile.
+ * What Kiln's two innermost-tile draws share ({@link RegisterTileSizes}, {@link ReductionTileSizes}): which splits of
+ * a step history they may set (a sketch's undecided splits, or a program's decided inner-to-outer ones for the
+ * mutations), and the tile sizes of a split around a chosen innermost tile.
  */
 final class InnermostTiles {
     private InnermostTiles() {}
@@ -57,29 +50,5 @@ final class InnermostTiles {
         }
         out.add(inner);
         return out;
-    }
-
-    /** A multi-level split of a spatial loop of a stage with a reduction: the state before it, its stage, its index. */
-    record SpatialSplit(LoopState before, Stage stage, SplitStep split, int step) {}
-
-    /**
-     * Replays {@code history} from the initial state of {@code dag}, calling {@code f} for every eligible split with
-     * two or more tile sizes of a spatial loop of a stage with a reduction loop (the tiled stages' splits the draws
-     * set); returns the final state.
-     */
-    static LoopState forEachSpatialSplit(
-            ComputeDAG dag, List<Step> history, IntPredicate eligible, Consumer<SpatialSplit> f) {
-        LoopState t = LoopState.initial(dag);
-        for (int i = 0; i < history.size(); i++) {
-            Step step = history.get(i);
-            if (step instanceof SplitStep sp && sp.lengths().size() >= 2 && sp.extent() != null && eligible.test(i)) {
-                Stage st = t.stage(sp.stageId());
-                if (!st.isPlaceholder()
-                        && StagePredicates.hasReduceIter(st)
-                        && st.iter(sp.iterId()).kind() == IterKind.SPATIAL) f.accept(new SpatialSplit(t, st, sp, i));
-            }
-            t = t.apply(step);
-        }
-        return t;
     }
 }

@@ -1,11 +1,14 @@
 package dev.kiln.autoschedule.annotate;
 
 import dev.kiln.autoschedule.HardwareParams;
+import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.AmxTensorIntrinsics;
+import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
 import dev.kiln.schedule.TensorIntrinsics;
@@ -95,12 +98,22 @@ public final class RegisterTileSizes {
         Map<String, List<Integer>> splits = new LinkedHashMap<>();
         Map<String, Integer> bytes = new LinkedHashMap<>();
         Map<String, DType> dtypes = new LinkedHashMap<>();
-        LoopState t = InnermostTiles.forEachSpatialSplit(dag, history, eligible, s -> {
-            splits.computeIfAbsent(s.stage().name(), k -> new ArrayList<>()).add(s.step());
-            DType dt = s.stage().computeOp().outputs().getFirst().dtype();
-            bytes.put(s.stage().name(), dt.bytes());
-            dtypes.put(s.stage().name(), dt);
-        });
+        LoopState t = LoopState.initial(dag);
+        for (int i = 0; i < history.size(); i++) {
+            Step step = history.get(i);
+            if (step instanceof SplitStep sp && sp.lengths().size() >= 2 && sp.extent() != null && eligible.test(i)) {
+                Stage st = t.stage(sp.stageId());
+                if (!st.isPlaceholder()
+                        && StagePredicates.hasReduceIter(st)
+                        && st.iter(sp.iterId()).kind() == IterKind.SPATIAL) {
+                    splits.computeIfAbsent(st.name(), k -> new ArrayList<>()).add(i);
+                    DType dt = st.computeOp().outputs().getFirst().dtype();
+                    bytes.put(st.name(), dt.bytes());
+                    dtypes.put(st.name(), dt);
+                }
+            }
+            t = t.apply(step);
+        }
         List<Group> out = new ArrayList<>();
         for (var e : splits.entrySet()) {
             int b = bytes.get(e.getKey());

@@ -1,11 +1,15 @@
 package dev.kiln.autoschedule.annotate;
 
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
+import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.Exprs;
 import dev.kiln.ir.IterVar;
+import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
+import dev.kiln.schedule.SplitStep;
+import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.ComputeOp;
@@ -56,17 +60,28 @@ public final class StreamedOperandTiles {
         Map<String, List<Integer>> splits = new LinkedHashMap<>();
         Map<String, String> operands = new HashMap<>();
         Map<String, Set<String>> streamedAxes = new HashMap<>();
-        InnermostTiles.forEachSpatialSplit(dag, history, eligible, s -> {
-            String stage = s.stage().name();
-            Set<String> axes = streamedAxes.computeIfAbsent(stage, k -> {
-                Dominant d = dominant(s.before(), s.stage().computeOp());
-                if (d == null) return Set.of();
-                operands.put(stage, d.name());
-                return d.freeAxes();
-            });
-            if (axes.contains(s.stage().iter(s.split().iterId()).name()))
-                splits.computeIfAbsent(stage, k -> new ArrayList<>()).add(s.step());
-        });
+        LoopState t = LoopState.initial(dag);
+        for (int i = 0; i < history.size(); i++) {
+            Step step = history.get(i);
+            if (step instanceof SplitStep sp && sp.lengths().size() >= 2 && sp.extent() != null && eligible.test(i)) {
+                Stage st = t.stage(sp.stageId());
+                if (!st.isPlaceholder()
+                        && StagePredicates.hasReduceIter(st)
+                        && st.iter(sp.iterId()).kind() == IterKind.SPATIAL) {
+                    LoopState before = t;
+                    Set<String> axes = streamedAxes.computeIfAbsent(st.name(), k -> {
+                        Dominant d = dominant(before, st.computeOp());
+                        if (d == null) return Set.of();
+                        operands.put(st.name(), d.name());
+                        return d.freeAxes();
+                    });
+                    if (axes.contains(st.iter(sp.iterId()).name()))
+                        splits.computeIfAbsent(st.name(), k -> new ArrayList<>())
+                                .add(i);
+                }
+            }
+            t = t.apply(step);
+        }
         List<Group> out = new ArrayList<>();
         splits.forEach((stage, steps) -> out.add(new Group(stage, operands.get(stage), steps)));
         return List.copyOf(out);
