@@ -10,11 +10,9 @@ import dev.kiln.schedule.Step;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -35,10 +33,7 @@ import java.util.SplittableRandom;
  * {@code reductionBlockProbability} per such stage with a reduction of at least
  * {@link ReductionTileSizes#LARGE_REDUCTION}, the innermost reduction tiles are drawn among those whose product (the
  * block one level-0 reduction step covers, GotoBLAS's KC) is 128-384 ({@link ReductionTileSizes}), above Ansor's cap
- * of 64 on innermost tiles; the K-blocked programs need it ({@link InitKBlocking}). With probability
- * {@code streamedOperandProbability} per stage dominated by one operand ({@link StreamedOperandTiles}: a deep conv's
- * weights), the level-1 tiles of the spatial loops that operand is not indexed by are drawn as 1, so the operand is
- * streamed once per reduction block and reused inside it instead of once per level-1 iteration.
+ * of 64 on innermost tiles; the K-blocked programs need it ({@link InitKBlocking}).
  */
 public final class InitFillTileSize {
     public static final String NAME = "InitFillTileSize";
@@ -55,22 +50,13 @@ public final class InitFillTileSize {
      */
     public static final double DEFAULT_REDUCTION_BLOCK_PROBABILITY = 0.5;
 
-    /**
-     * The default share of streamed-operand draws per stage that has one: half (ResNet-50's deep convs, whose
-     * weights dwarf their activations, were tuned with every row re-streaming the weights).
-     */
-    public static final double DEFAULT_STREAMED_OPERAND_PROBABILITY = 0.5;
-
     private final FactorizationMemo memo;
     private final double registerTileProbability;
     private final double tailProbability;
     private final double reductionBlockProbability;
-    private final double streamedOperandProbability;
     private final Map<Sketch, List<RegisterTileSizes.Group>> groups =
             Collections.synchronizedMap(new IdentityHashMap<>());
     private final Map<Sketch, List<ReductionTileSizes.Group>> reductionGroups =
-            Collections.synchronizedMap(new IdentityHashMap<>());
-    private final Map<Sketch, List<StreamedOperandTiles.Group>> streamedGroups =
             Collections.synchronizedMap(new IdentityHashMap<>());
 
     /** Tile filling with {@link #DEFAULT_REGISTER_TILE_PROBABILITY}. */
@@ -99,33 +85,12 @@ public final class InitFillTileSize {
                 registerTileProbability == 0 ? 0 : DEFAULT_REDUCTION_BLOCK_PROBABILITY);
     }
 
-    /**
-     * Tile filling with each of Kiln's draws at its own probability per tiled stage, and the streamed-operand draw
-     * at {@link #DEFAULT_STREAMED_OPERAND_PROBABILITY} (0 when {@code registerTileProbability} is 0: Ansor's draw).
-     */
-    public InitFillTileSize(
-            FactorizationMemo memo,
-            double registerTileProbability,
-            double tailProbability,
-            double reductionBlockProbability) {
-        this(
-                memo,
-                registerTileProbability,
-                tailProbability,
-                reductionBlockProbability,
-                registerTileProbability == 0 ? 0 : DEFAULT_STREAMED_OPERAND_PROBABILITY);
-    }
-
     /** Tile filling with each of Kiln's draws at its own probability per tiled stage. */
     public InitFillTileSize(
             FactorizationMemo memo,
             double registerTileProbability,
             double tailProbability,
-            double reductionBlockProbability,
-            double streamedOperandProbability) {
-        if (!(streamedOperandProbability >= 0 && streamedOperandProbability <= 1)) {
-            throw new KilnException("streamedOperandProbability must be in [0, 1], not " + streamedOperandProbability);
-        }
+            double reductionBlockProbability) {
         if (!(reductionBlockProbability >= 0 && reductionBlockProbability <= 1)) {
             throw new KilnException("reductionBlockProbability must be in [0, 1], not " + reductionBlockProbability);
         }
@@ -139,7 +104,6 @@ public final class InitFillTileSize {
         this.registerTileProbability = registerTileProbability;
         this.tailProbability = tailProbability;
         this.reductionBlockProbability = reductionBlockProbability;
-        this.streamedOperandProbability = streamedOperandProbability;
     }
 
     /** The sketch's steps with every undecided split filled. */
@@ -147,7 +111,6 @@ public final class InitFillTileSize {
         List<Step> steps = new ArrayList<>(sketch.steps());
         Map<Integer, Integer> inner = registerTiles(task, sketch, rng);
         Map<Integer, Integer> blocks = reductionBlocks(task, sketch, rng);
-        Set<Integer> stationary = streamedOperand(task, sketch, rng);
         for (int i = 0; i < steps.size(); i++) {
             if (!(steps.get(i) instanceof SplitStep sp) || sp.isConcrete()) continue;
             if (sp.extent() == null) {
@@ -166,18 +129,13 @@ public final class InitFillTileSize {
                 steps.set(
                         i,
                         sp.withLengths(RegisterTileSizes.withInnermost(
-                                memo, sp.extent(), sp.lengths().size(), last, stationary.contains(i), rng)));
+                                memo, sp.extent(), sp.lengths().size(), last, rng)));
                 continue;
             }
             List<List<Integer>> schemes = memo.schemes(
                     sp.extent(), sp.lengths().size(), task.hardware().maxInnermostSplitFactor());
             if (last != null)
                 schemes = schemes.stream().filter(l -> l.getLast().equals(last)).toList();
-            if (stationary.contains(i)) {
-                List<List<Integer>> inner1 =
-                        schemes.stream().filter(l -> l.getFirst() == 1).toList();
-                if (!inner1.isEmpty()) schemes = inner1;
-            }
             steps.set(i, sp.withLengths(schemes.get(rng.nextInt(schemes.size()))));
         }
         return steps;
@@ -196,20 +154,6 @@ public final class InitFillTileSize {
                     task.hardware(), g.registerBytes(task.target()), extents, memo, tailProbability, rng);
             if (tile == null) continue;
             for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
-        }
-        return out;
-    }
-
-    /**
-     * The splits whose level-1 tile is drawn as 1, so the stage's dominant operand is reused inside its reduction
-     * block ({@link StreamedOperandTiles}; none on a GPU or when p = 0).
-     */
-    private Set<Integer> streamedOperand(SearchTask task, Sketch sketch, SplittableRandom rng) {
-        if (streamedOperandProbability == 0 || task.target().kind().isGpu()) return Set.of();
-        Set<Integer> out = new HashSet<>();
-        for (StreamedOperandTiles.Group g :
-                streamedGroups.computeIfAbsent(sketch, k -> StreamedOperandTiles.groups(task.dag(), k))) {
-            if (rng.nextDouble() < streamedOperandProbability) out.addAll(g.splitSteps());
         }
         return out;
     }

@@ -32,20 +32,9 @@ final class InnermostTiles {
      * innermost tiles the split covers) drawn uniformly, the outer level implicit; no draw for a one-level split.
      */
     static List<Integer> around(FactorizationMemo memo, long q, int levels, int inner, SplittableRandom rng) {
-        return around(memo, q, levels, inner, false, rng);
-    }
-
-    /** {@link #around}, with the level-1 tile 1 where {@code firstIsOne} and another level can take q. */
-    static List<Integer> around(
-            FactorizationMemo memo, long q, int levels, int inner, boolean firstIsOne, SplittableRandom rng) {
         List<Integer> out = new ArrayList<>();
         if (levels > 1) {
             List<List<Integer>> schemes = memo.schemes(q, levels - 1, Math.toIntExact(q));
-            if (firstIsOne) {
-                List<List<Integer>> ones =
-                        schemes.stream().filter(l -> l.getFirst() == 1).toList();
-                if (!ones.isEmpty()) schemes = ones;
-            }
             out.addAll(schemes.get(rng.nextInt(schemes.size())));
         }
         out.add(inner);

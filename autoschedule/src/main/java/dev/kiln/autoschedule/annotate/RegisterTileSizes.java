@@ -205,16 +205,10 @@ public final class RegisterTileSizes {
      */
     public static List<Integer> withInnermost(
             FactorizationMemo memo, long extent, int levels, int inner, SplittableRandom rng) {
-        return withInnermost(memo, extent, levels, inner, false, rng);
-    }
-
-    /** {@link #withInnermost}, with the level-1 tile 1 where {@code firstIsOne} ({@link StreamedOperandTiles}). */
-    public static List<Integer> withInnermost(
-            FactorizationMemo memo, long extent, int levels, int inner, boolean firstIsOne, SplittableRandom rng) {
         if (inner < 1 || inner > extent) {
             throw new KilnException("innermost tile " + inner + " does not fit a loop of extent " + extent);
         }
-        return InnermostTiles.around(memo, (extent + inner - 1) / inner, levels, inner, firstIsOne, rng);
+        return InnermostTiles.around(memo, (extent + inner - 1) / inner, levels, inner, rng);
     }
 
     private static List<int[]> enumerate(
