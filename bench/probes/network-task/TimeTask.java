@@ -1,0 +1,61 @@
+package dev.kiln.autoschedule.network;
+
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.graph.Graph;
+import dev.kiln.onnx.OnnxImporter;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.target.CompiledKernel;
+import dev.kiln.target.Target;
+import dev.kiln.ir.Buffer;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Times one task of an ONNX network alone, fresh random arguments: 3 rounds of 200 calls back to back ("warm") and
+ * 200 each after writing a 96 MB array ("swept"). Arguments: model.onnx log.jsonl threads task [steps-json [show]]:
+ * the log's best program, or the schedule steps given (printed lowered with a sixth argument).
+ */
+public class TimeTask {
+    public static void main(String[] a) throws Exception {
+        Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
+        Target target = Target.cpu().withCores(Integer.parseInt(a[2])).withFastMath(true);
+        List<NetworkTask> tasks = TaskExtraction.extract(Network.partition(g), target, true);
+        NetworkTask t = tasks.get(Integer.parseInt(a[3]));
+        var best = AutoSchedule.bestProgram(t.task(), Path.of(a[1]));
+        dev.kiln.schedule.Schedule sch = a.length > 4
+                ? dev.kiln.schedule.Schedule.fromSteps(new com.fasterxml.jackson.databind.ObjectMapper().readTree(a[4]), t.task().dag())
+                : best.schedule();
+        WeightLayouts wl = WeightLayouts.of(t, sch);
+        if (a.length > 5) System.out.println(dev.kiln.lower.Lowering.lower("p", wl.schedule(), target, dev.kiln.lower.Lowering.Options.defaults()));
+        CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, "probe");
+        List<Buffer> ps = k.func().params();
+        NDArray[] args = new NDArray[ps.size()];
+        for (int i = 0; i < args.length; i++) {
+            long[] dims = ps.get(i).shape().stream().mapToLong(e -> ((dev.kiln.ir.IntImm) e).value()).toArray();
+            args[i] = NDArray.random(ps.get(i).dtype(), 7 + i, dims);
+        }
+        float[] sweep = new float[24 << 20];
+        int n = 200;
+        for (int i = 0; i < 50; i++) k.call(args);
+        for (int round = 0; round < 3; round++) {
+            double[] warm = new double[n], cold = new double[n];
+            for (int i = 0; i < n; i++) {
+                long t0 = System.nanoTime();
+                k.call(args);
+                warm[i] = (System.nanoTime() - t0) / 1e6;
+            }
+            for (int i = 0; i < n; i++) {
+                for (int j = 0; j < sweep.length; j += 16) sweep[j] += 1;
+                long t0 = System.nanoTime();
+                k.call(args);
+                cold[i] = (System.nanoTime() - t0) / 1e6;
+            }
+            Arrays.sort(warm);
+            Arrays.sort(cold);
+            System.out.printf("task %d %s warm median %.4f min %.4f | swept median %.4f min %.4f (tuned %.4f)%n",
+                    t.id(), t.description(), warm[n / 2], warm[0], cold[n / 2], cold[0], best.seconds() * 1e3);
+        }
+    }
+}

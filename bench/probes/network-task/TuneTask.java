@@ -1,0 +1,24 @@
+package dev.kiln.autoschedule.network;
+
+import dev.kiln.autoschedule.tune.AutoSchedule;
+import dev.kiln.autoschedule.tune.TuneOptions;
+import dev.kiln.graph.Graph;
+import dev.kiln.onnx.OnnxImporter;
+import dev.kiln.target.Target;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/** Tunes one task of an ONNX network alone: model.onnx task trials log.jsonl [seed]; 2 threads, FMA contraction. */
+public class TuneTask {
+    public static void main(String[] a) throws Exception {
+        Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
+        Target target = Target.cpu().withCores(2).withFastMath(true);
+        List<NetworkTask> tasks = TaskExtraction.extract(Network.partition(g), target, true);
+        NetworkTask t = tasks.get(Integer.parseInt(a[1]));
+        String[] free = t.task().layoutFree().stream().map(i -> t.task().dag().arguments().get(i).name()).toArray(String[]::new);
+        var r = AutoSchedule.tune(t.task().dag(), target, TuneOptions.builder().trials(Integer.parseInt(a[2]))
+                .logFile(Path.of(a[3])).seed(a.length > 4 ? Long.parseLong(a[4]) : 1).layoutFree(free).build());
+        System.out.println("best " + r.seconds() * 1e3 + " ms: " + r.schedule());
+    }
+}
