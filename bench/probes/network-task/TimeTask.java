@@ -13,9 +13,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Times one task of an ONNX network alone, fresh random arguments: 3 rounds of 200 calls back to back ("warm") and
- * 200 each after writing a 96 MB array ("swept"). Arguments: model.onnx log.jsonl threads task [steps-json [show]]:
- * the log's best program, or the schedule steps given (printed lowered with a sixth argument).
+ * Times one task of an ONNX network alone, fresh random arguments: six rounds of 200 calls back to back ("warm", with
+ * percentiles) and 200 each after writing a 96 MB array ("swept"); with -Drealloc, new random arguments before each
+ * round. Arguments: model.onnx log.jsonl threads task [steps-json [show]]: the log's best program, or the schedule
+ * steps given (printed lowered with a sixth argument).
  */
 public class TimeTask {
     public static void main(String[] a) throws Exception {
@@ -39,7 +40,13 @@ public class TimeTask {
         float[] sweep = new float[24 << 20];
         int n = 200;
         for (int i = 0; i < 50; i++) k.call(args);
-        for (int round = 0; round < 3; round++) {
+        for (int round = 0; round < 6; round++) {
+            if (System.getProperty("realloc") != null)
+                for (int i = 0; i < args.length; i++) {
+                    long[] dims = ps.get(i).shape().stream().mapToLong(e -> ((dev.kiln.ir.IntImm) e).value()).toArray();
+                    args[i] = NDArray.random(ps.get(i).dtype(), 7 + i, dims);
+                    for (int w = 0; w < 5; w++) k.call(args);
+                }
             double[] warm = new double[n], cold = new double[n];
             for (int i = 0; i < n; i++) {
                 long t0 = System.nanoTime();
@@ -54,6 +61,7 @@ public class TimeTask {
             }
             Arrays.sort(warm);
             Arrays.sort(cold);
+            System.out.printf("  warm p10 %.3f p25 %.3f p50 %.3f p75 %.3f p90 %.3f%n", warm[n/10], warm[n/4], warm[n/2], warm[3*n/4], warm[9*n/10]);
             System.out.printf("task %d %s warm median %.4f min %.4f | swept median %.4f min %.4f (tuned %.4f)%n",
                     t.id(), t.description(), warm[n / 2], warm[0], cold[n / 2], cold[0], best.seconds() * 1e3);
         }

@@ -9,11 +9,14 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
-/** Tunes one task of an ONNX network alone: model.onnx task trials log.jsonl [seed]; 2 threads, FMA contraction. */
+/**
+ * Tunes one task of an ONNX network alone: model.onnx task trials log.jsonl [seed]; FMA contraction, 2 threads
+ * (-Dthreads=N for another count).
+ */
 public class TuneTask {
     public static void main(String[] a) throws Exception {
         Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
-        Target target = Target.cpu().withCores(2).withFastMath(true);
+        Target target = Target.cpu().withCores(Integer.getInteger("threads", 2)).withFastMath(true);
         List<NetworkTask> tasks = TaskExtraction.extract(Network.partition(g), target, true);
         NetworkTask t = tasks.get(Integer.parseInt(a[1]));
         String[] free = t.task().layoutFree().stream().map(i -> t.task().dag().arguments().get(i).name()).toArray(String[]::new);
