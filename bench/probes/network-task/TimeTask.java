@@ -32,21 +32,15 @@ public class TimeTask {
         if (a.length > 5) System.out.println(dev.kiln.lower.Lowering.lower("p", wl.schedule(), target, dev.kiln.lower.Lowering.Options.defaults()));
         CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, "probe");
         List<Buffer> ps = k.func().params();
-        NDArray[] args = new NDArray[ps.size()];
-        for (int i = 0; i < args.length; i++) {
-            long[] dims = ps.get(i).shape().stream().mapToLong(e -> ((dev.kiln.ir.IntImm) e).value()).toArray();
-            args[i] = NDArray.random(ps.get(i).dtype(), 7 + i, dims);
-        }
+        NDArray[] args = randomArgs(ps);
         float[] sweep = new float[24 << 20];
         int n = 200;
         for (int i = 0; i < 50; i++) k.call(args);
         for (int round = 0; round < 6; round++) {
-            if (System.getProperty("realloc") != null)
-                for (int i = 0; i < args.length; i++) {
-                    long[] dims = ps.get(i).shape().stream().mapToLong(e -> ((dev.kiln.ir.IntImm) e).value()).toArray();
-                    args[i] = NDArray.random(ps.get(i).dtype(), 7 + i, dims);
-                    for (int w = 0; w < 5; w++) k.call(args);
-                }
+            if (System.getProperty("realloc") != null) {
+                args = randomArgs(ps);
+                for (int w = 0; w < 5; w++) k.call(args);
+            }
             double[] warm = new double[n], cold = new double[n];
             for (int i = 0; i < n; i++) {
                 long t0 = System.nanoTime();
@@ -65,5 +59,15 @@ public class TimeTask {
             System.out.printf("task %d %s warm median %.4f min %.4f | swept median %.4f min %.4f (tuned %.4f)%n",
                     t.id(), t.description(), warm[n / 2], warm[0], cold[n / 2], cold[0], best.seconds() * 1e3);
         }
+    }
+
+    /** Seeded random arrays of the parameters' dtypes and shapes. */
+    private static NDArray[] randomArgs(List<Buffer> ps) {
+        NDArray[] args = new NDArray[ps.size()];
+        for (int i = 0; i < args.length; i++) {
+            long[] dims = ps.get(i).shape().stream().mapToLong(e -> ((dev.kiln.ir.IntImm) e).value()).toArray();
+            args[i] = NDArray.random(ps.get(i).dtype(), 7 + i, dims);
+        }
+        return args;
     }
 }

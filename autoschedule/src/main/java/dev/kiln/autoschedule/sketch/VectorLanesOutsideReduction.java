@@ -45,9 +45,7 @@ public record VectorLanesOutsideReduction() implements SketchRule {
     @Override
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         Stage st = state.stage(stageId);
-        int nSpace = 0;
-        while (nSpace < st.iters().size() && st.iter(nSpace).kind() == IterKind.SPATIAL) nSpace++;
-        int last = nSpace - 1;
+        int last = leadingSpatial(st) - 1;
         int n = st.iters().size();
         List<Derivation> out = new ArrayList<>();
         for (int inner : innerSizes(task, access, state, stageId)) {
@@ -79,8 +77,7 @@ public record VectorLanesOutsideReduction() implements SketchRule {
                 || StagePredicates.hasCacheWriteStage(state, stageId)
                 || StagePredicates.hasRfactorStage(state, stageId)) return List.of();
         if (st.iters().size() != op.axes().size() + op.reduceAxes().size()) return List.of();
-        int nSpace = 0;
-        while (nSpace < st.iters().size() && st.iter(nSpace).kind() == IterKind.SPATIAL) nSpace++;
+        int nSpace = leadingSpatial(st);
         if (nSpace != op.axes().size() || nSpace == 0) return List.of();
         Var axis = op.axes().getLast();
         var reads = access.readFrom(op);
@@ -92,14 +89,21 @@ public record VectorLanesOutsideReduction() implements SketchRule {
             }
         }
         Long extent = st.iter(nSpace - 1).extent();
+        if (extent == null) return List.of();
         int lanes = task.hardware().lanes(op.outputs().getFirst().dtype().bytes());
         List<Integer> out = new ArrayList<>();
-        if (extent == null) return out;
         for (int v : VECTORS) {
             long size = (long) v * lanes;
             if (size <= extent && extent % size == 0 && size <= task.hardware().maxInnermostSplitFactor())
                 out.add((int) size);
         }
         return out;
+    }
+
+    /** The number of spatial loops in front of the stage's first reduction loop. */
+    private static int leadingSpatial(Stage st) {
+        int n = 0;
+        while (n < st.iters().size() && st.iter(n).kind() == IterKind.SPATIAL) n++;
+        return n;
     }
 }
