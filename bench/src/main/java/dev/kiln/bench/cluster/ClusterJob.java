@@ -8,8 +8,12 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 
@@ -27,27 +31,39 @@ public final class ClusterJob implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ClusterJob.class.getName());
     /** How often a batch is sent again after the job's node stopped. */
     public static final int MAX_REJOINS = 3;
+    /**
+     * How long a node that left the cluster gets to stop by itself before the job stops it: a downed node that stays
+     * up quarantines the others after some seconds, and then the seed side downs itself.
+     */
+    static final int SELF_SHUTDOWN_WAIT_S = 5;
+
+    private static final long WATCH_PERIOD_MS = 500;
+    /** Checks, for every waiting batch of a rejoining job, whether its node has left the cluster. */
+    private static final ScheduledExecutorService WATCH = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kiln-cluster-job-watch");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final String target;
     private final Duration noWorkerTimeout;
-    private final ClusterSettings settings;
-    private final List<String> roles;
+    /** Starts a fresh node for a rejoining job; null for a job on a node it does not own. */
+    private final Supplier<ClusterNode> fresh;
+
     private volatile ClusterNode node;
     private volatile ActorRef<JobActor.Command> actor;
     private volatile boolean closed;
     private int rejoins;
 
     public ClusterJob(ClusterNode node, String target, Duration noWorkerTimeout) {
-        this(node, target, noWorkerTimeout, null, List.of());
+        this(node, target, noWorkerTimeout, null);
     }
 
-    private ClusterJob(
-            ClusterNode node, String target, Duration noWorkerTimeout, ClusterSettings settings, List<String> roles) {
+    private ClusterJob(ClusterNode node, String target, Duration noWorkerTimeout, Supplier<ClusterNode> fresh) {
         this.node = node;
         this.target = target;
         this.noWorkerTimeout = noWorkerTimeout;
-        this.settings = settings;
-        this.roles = List.copyOf(roles);
+        this.fresh = fresh;
         this.actor = node.spawn(JobActor.create(target, noWorkerTimeout), "job-" + UUID.randomUUID());
     }
 
@@ -57,7 +73,13 @@ public final class ClusterJob implements AutoCloseable {
      */
     public static ClusterJob rejoining(
             ClusterSettings settings, List<String> roles, String target, Duration noWorkerTimeout) {
-        return new ClusterJob(ClusterNode.start(settings, roles), target, noWorkerTimeout, settings, roles);
+        List<String> r = List.copyOf(roles);
+        return rejoining(() -> ClusterNode.start(settings, r), target, noWorkerTimeout);
+    }
+
+    /** A rejoining job whose nodes {@code fresh} starts (tests start nodes with settings of their own). */
+    static ClusterJob rejoining(Supplier<ClusterNode> fresh, String target, Duration noWorkerTimeout) {
+        return new ClusterJob(fresh.get(), target, noWorkerTimeout, fresh);
     }
 
     public String target() {
@@ -111,7 +133,7 @@ public final class ClusterJob implements AutoCloseable {
         try {
             synchronized (this) {
                 if (closed) throw new KilnException("the cluster job of target '" + target + "' is closed");
-                if (settings != null && stopping(node)) rejoin();
+                if (fresh != null && stopping(node)) rejoin();
                 n = node;
                 a = actor;
             }
@@ -121,14 +143,25 @@ public final class ClusterJob implements AutoCloseable {
         }
         CompletableFuture<List<MeasureResult>> done = new CompletableFuture<>();
         a.tell(new JobActor.Submit(items, workloads, done));
-        n.system()
-                .getWhenTerminated()
-                .thenRun(() -> done.completeExceptionally(new KilnException(
-                        nodeStopped().getMessage() + "; " + items.size() + " programs were not measured")));
+        Runnable gone = () -> done.completeExceptionally(
+                new KilnException(nodeStopped().getMessage() + "; " + items.size() + " programs were not measured"));
+        n.system().getWhenTerminated().thenRun(gone);
+        if (fresh != null) {
+            // a downed node normally shuts itself down within seconds, but a node that sees itself Down may wait on
+            // gossip that never comes (seen on overloaded CI hosts): the batch does not wait for its termination
+            ScheduledFuture<?> watch = WATCH.scheduleWithFixedDelay(
+                    () -> {
+                        if (stopping(n)) gone.run();
+                    },
+                    WATCH_PERIOD_MS,
+                    WATCH_PERIOD_MS,
+                    TimeUnit.MILLISECONDS);
+            done.whenComplete((r, e) -> watch.cancel(false));
+        }
         done.whenComplete((r, e) -> {
             if (e == null) {
                 out.complete(r);
-            } else if (settings != null && !closed && tries < MAX_REJOINS && stopping(n)) {
+            } else if (fresh != null && !closed && tries < MAX_REJOINS && stopping(n)) {
                 // the node is going (removed from the cluster): send the batch again from a fresh one
                 CompletableFuture.runAsync(() -> {
                     awaitTerminated(n);
@@ -140,15 +173,37 @@ public final class ClusterJob implements AutoCloseable {
         });
     }
 
-    /** Whether {@code n}'s actor system is shutting down or stopped. */
+    /**
+     * Whether {@code n} is leaving for good: its actor system is shutting down or stopped, or the cluster has marked
+     * it Down, Exiting or Removed (it will not serve the job again even if its shutdown is slow to start).
+     */
     private static boolean stopping(ClusterNode n) {
         return n.system().getWhenTerminated().toCompletableFuture().isDone()
-                || CoordinatedShutdown.get(n.system()).getShutdownReason().isPresent();
+                || CoordinatedShutdown.get(n.system()).getShutdownReason().isPresent()
+                || n.isGone();
     }
 
+    /**
+     * Waits for {@code n} to stop by itself for {@link #SELF_SHUTDOWN_WAIT_S} seconds, then stops it: a downed node
+     * whose own shutdown never starts must not hold the job (its fresh node takes the same role).
+     */
     private static void awaitTerminated(ClusterNode n) {
+        var terminated = n.system().getWhenTerminated().toCompletableFuture();
         try {
-            n.system().getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            terminated.get(SELF_SHUTDOWN_WAIT_S, TimeUnit.SECONDS);
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the tuner's node " + n.address() + " did not stop within " + SELF_SHUTDOWN_WAIT_S
+                            + " s of leaving the cluster; stopping it");
+        }
+        n.system().terminate();
+        try {
+            terminated.get(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
@@ -156,7 +211,7 @@ public final class ClusterJob implements AutoCloseable {
         }
     }
 
-    /** Starts a fresh node with the job's settings and a new dispatcher on it (the caller holds the lock). */
+    /** Starts a fresh node and a new dispatcher on it (the caller holds the lock). */
     private void rejoin() {
         ClusterNode old = node;
         awaitTerminated(old);
@@ -164,7 +219,7 @@ public final class ClusterJob implements AutoCloseable {
                 System.Logger.Level.WARNING,
                 "cluster job of target '" + target + "': the tuner's node " + old.address()
                         + " was removed from the cluster; joining again with a fresh node");
-        node = ClusterNode.start(settings, roles);
+        node = fresh.get();
         actor = node.spawn(JobActor.create(target, noWorkerTimeout), "job-" + UUID.randomUUID());
         rejoins++;
     }
@@ -223,6 +278,6 @@ public final class ClusterJob implements AutoCloseable {
             closed = true;
         }
         actor.tell(JobActor.Stop.INSTANCE);
-        if (settings != null) node.close();
+        if (fresh != null) node.close();
     }
 }

@@ -1,5 +1,7 @@
 package dev.kiln.bench.cluster;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import dev.kiln.ir.KilnException;
 import java.time.Duration;
 import java.util.List;
@@ -9,6 +11,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
@@ -21,16 +24,25 @@ import org.apache.pekko.cluster.typed.JoinSeedNodes;
  */
 public final class ClusterNode implements AutoCloseable {
     private final ActorSystem<Void> system;
+    /** Set once the cluster has removed this node (a node that has not joined yet also reads as Removed). */
+    private volatile boolean removed;
 
     private ClusterNode(ActorSystem<Void> system) {
         this.system = system;
+        org.apache.pekko.cluster.Cluster.get(Adapter.toClassic(system)).registerOnMemberRemoved(() -> removed = true);
     }
 
     /** Starts a node with {@code roles} ("tuner", "worker") and joins the cluster. */
     public static ClusterNode start(ClusterSettings settings, List<String> roles) {
+        return start(settings, roles, ConfigFactory.empty());
+    }
+
+    /** Starts a node whose Pekko configuration is {@code overrides} over the one {@code settings} gives. */
+    static ClusterNode start(ClusterSettings settings, List<String> roles, Config overrides) {
         ActorSystem<Void> system;
         try {
-            system = ActorSystem.create(Behaviors.empty(), ClusterSettings.SYSTEM_NAME, settings.config(roles));
+            system = ActorSystem.create(
+                    Behaviors.empty(), ClusterSettings.SYSTEM_NAME, overrides.withFallback(settings.config(roles)));
         } catch (RuntimeException e) {
             throw new KilnException("cannot start a cluster node on " + settings.host() + ":" + settings.port() + ": "
                     + e.getMessage());
@@ -55,6 +67,12 @@ public final class ClusterNode implements AutoCloseable {
     public boolean isUp() {
         MemberStatus s = Cluster.get(system).selfMember().status();
         return s == MemberStatus.up() || s == MemberStatus.weaklyUp();
+    }
+
+    /** Whether the cluster has marked this node Down, Exiting or Removed: it will not be up again. */
+    public boolean isGone() {
+        MemberStatus s = Cluster.get(system).selfMember().status();
+        return s == MemberStatus.down() || s == MemberStatus.exiting() || removed;
     }
 
     /** Waits up to {@code timeout} for this node to be up; returns whether it is. */
