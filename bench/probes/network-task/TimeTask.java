@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * Times one task of an ONNX network alone, fresh random arguments: six rounds of 200 calls back to back ("warm", with
  * percentiles) and 200 each after writing a 96 MB array ("swept"); with -Drealloc, new random arguments before each
- * round. Arguments: model.onnx log.jsonl threads task [steps-json [show]]: the log's best program, or the schedule
+ * round; with -Dasm=FILE, the kernel's optimised LLVM IR and assembly go to FILE. Arguments: model.onnx log.jsonl threads task [steps-json [show]]: the log's best program, or the schedule
  * steps given (printed lowered with a sixth argument).
  */
 public class TimeTask {
@@ -31,6 +31,7 @@ public class TimeTask {
         WeightLayouts wl = WeightLayouts.of(t, sch);
         if (a.length > 5) System.out.println(dev.kiln.lower.Lowering.lower("p", wl.schedule(), target, dev.kiln.lower.Lowering.Options.defaults()));
         CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, "probe");
+        if (System.getProperty("asm") != null) java.nio.file.Files.writeString(Path.of(System.getProperty("asm")), k.source());
         List<Buffer> ps = k.func().params();
         NDArray[] args = randomArgs(ps);
         float[] sweep = new float[24 << 20];

@@ -67,7 +67,10 @@ final class Arith {
             case ADD -> Casts.roundTo(g, g.op2("fadd" + c, a, b, t), t);
             case SUB -> Casts.roundTo(g, g.op2("fsub" + c, a, b, t), t);
             case MUL -> Casts.roundTo(g, g.op2("fmul" + c, a, b, t), t);
-            case DIV -> Casts.roundTo(g, g.op2("fdiv", a, b, t), t);
+            // a fast-math target's divide may multiply by the reciprocal (arcp): LLVM then divides once outside a
+            // loop whose divisor it does not change (softmax's row sum, a norm's deviation) and multiplies by the
+            // reciprocal of a constant (an average pool's window) instead of a vdivps per vector
+            case DIV -> Casts.roundTo(g, g.op2(c.isEmpty() ? "fdiv" : "fdiv arcp" + c, a, b, t), t);
             case MIN -> g.intrinsic("llvm.minimum", t, List.of(a, b));
             case MAX -> g.intrinsic("llvm.maximum", t, List.of(a, b));
             case FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD ->

@@ -14,6 +14,9 @@ import dev.kiln.ir.KilnException;
  *                     rounding instead of two; LLVM's {@code contract} flag). Off by default, so
  *                     results equal the interpreter's bit for bit; on for speed (FMA doubles the
  *                     peak of a matmul), as TVM does, when results may differ in the last bit.
+ *                     The same targets let a scalar float sum reassociate ({@code reassoc}) and a
+ *                     float divide multiply by the divisor's reciprocal ({@code arcp}, a bit or two
+ *                     off the divide's rounding).
  */
 public record JitOptions(ParallelRuntime runtime, int maxLanes, boolean optimize, boolean fpContract) {
     public JitOptions {
