@@ -4,6 +4,7 @@ import dev.kiln.ir.Expr;
 import dev.kiln.ir.ExprPrinter;
 import dev.kiln.ir.ExprRewriter;
 import dev.kiln.ir.Exprs;
+import dev.kiln.ir.IntImm;
 import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Reduce;
@@ -162,6 +163,19 @@ public final class ComputeOp implements Operation {
     /** The spatial axes, outermost first. */
     public List<IterVar> axes() {
         return axes;
+    }
+
+    /**
+     * Whether {@code index}, read by this op at position {@code d} of a tensor's indices, is the 0 of an axis of
+     * extent 1 of this op at that position: the one element of a unit axis (a broadcasting op reads the batch of 1
+     * at 0), which stands for axis {@code d} rather than leaving it out. The sketch rules' read classification and
+     * the weight layout derivation both read it so.
+     */
+    public boolean readsUnitAxisAt(Expr index, int d) {
+        return index instanceof IntImm c
+                && c.value() == 0
+                && d < axes.size()
+                && axes.get(d).extent() == 1;
     }
 
     /** The reduce axes of the body, or an empty list. */

@@ -34,10 +34,10 @@ public record IndexAccess(boolean simple, boolean axisMissing, boolean axisDupli
         List<Integer> positions = new ArrayList<>();
         for (int d = 0; d < indices.size(); d++) {
             Expr index = indices.get(d);
-            if (index instanceof IntImm c) {
+            if (index instanceof IntImm) {
                 // index 0 at the position of an axis of extent 1 reads that axis's one element: a broadcasting
                 // op's index of a unit dimension (the batch of 1 in a residual add), not a missing axis
-                if (c.value() == 0 && d < axes.size() && axes.get(d).extent() == 1) unit[d] = true;
+                if (op.readsUnitAxisAt(index, d)) unit[d] = true;
                 continue;
             }
             Var v = shiftedVar(index);

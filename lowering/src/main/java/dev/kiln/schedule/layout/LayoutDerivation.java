@@ -217,15 +217,12 @@ final class LayoutDerivation {
     }
 
     /**
-     * Whether index {@code e} at position {@code d} is 0 on a dimension of extent 1 of both the consumer and the
-     * tensor it reads: the one element of a unit axis (a broadcasting op reads the batch of 1 at 0), which stands
-     * for the consumer's axis {@code d} as in the sketch rules' {@code IndexAccess}.
+     * Whether index {@code e} at position {@code d} is 0 on a dimension of extent 1 of both the consumer
+     * ({@link ComputeOp#readsUnitAxisAt}, as the sketch rules' {@code IndexAccess} reads it) and the tensor it reads:
+     * it stands for the consumer's axis {@code d}.
      */
     private static boolean unitRead(Expr e, int d, ComputeOp consumer, Operation target) {
-        return e instanceof IntImm c
-                && c.value() == 0
-                && d < consumer.axes().size()
-                && consumer.axes().get(d).extent() == 1
+        return consumer.readsUnitAxisAt(e, d)
                 && target instanceof ComputeOp t
                 && d < t.axes().size()
                 && t.axes().get(d).extent() == 1;
