@@ -15,8 +15,9 @@ import java.util.Map;
 /**
  * Times one task of an ONNX network alone, fresh random arguments: six rounds of 200 calls back to back ("warm", with
  * percentiles) and 200 each after writing a 96 MB array ("swept"); with -Drealloc, new random arguments before each
- * round; with -Dasm=FILE, the kernel's optimised LLVM IR and assembly go to FILE. Arguments: model.onnx log.jsonl threads task [steps-json [show]]: the log's best program, or the schedule
- * steps given (printed lowered with a sixth argument).
+ * round; with -Dasm=FILE, the kernel's optimised LLVM IR and assembly go to FILE. Arguments: model.onnx log.jsonl
+ * threads task [steps-json [show]]: the log's best program, or the schedule steps given (printed lowered with a
+ * sixth argument).
  */
 public class TimeTask {
     public static void main(String[] a) throws Exception {

@@ -251,6 +251,24 @@ class ClusterSimulatedTest {
         }
     }
 
+    /**
+     * Submits 4 programs of 0.5 s (costs from {@code costBase}) once the 3 workers are known, waits until a worker
+     * holds some, then downs the job's node; returns the batch's results.
+     */
+    private static CompletableFuture<List<MeasureResult>> submitThenDownTheNode(ClusterJob job, double costBase)
+            throws InterruptedException {
+        job.awaitWorkers(3, Duration.ofSeconds(60));
+        ClusterNode node = job.node();
+        CompletableFuture<List<MeasureResult>> rs = job.submit(items(4, 0.5, costBase), Map.of());
+        long end = System.nanoTime() + 60_000_000_000L;
+        while (job.report().holding().isEmpty() && System.nanoTime() < end) Thread.sleep(20);
+        var cluster = org.apache.pekko.cluster.typed.Cluster.get(node.system());
+        cluster.manager()
+                .tell(new org.apache.pekko.cluster.typed.Down(
+                        cluster.selfMember().address()));
+        return rs;
+    }
+
     @Test
     @Order(4)
     void aTunerNodeRemovedFromTheClusterJoinsAgainAndItsBatchIsMeasured() throws Exception {
@@ -258,16 +276,9 @@ class ClusterSimulatedTest {
         // unreachable workers and a downed tuner the split brain resolver may down the seed's side too
         ClusterSettings s = fx.settings(0, List.of(tuner.address()));
         try (ClusterJob job = ClusterJob.rejoining(s, List.of("tuner"), "simulated", Duration.ofSeconds(60))) {
-            job.awaitWorkers(3, Duration.ofSeconds(60));
             ClusterNode first = job.node();
-            CompletableFuture<List<MeasureResult>> rs = job.submit(items(4, 0.5, 0.007), Map.of());
-            long end = System.nanoTime() + 60_000_000_000L;
-            while (job.report().holding().isEmpty() && System.nanoTime() < end) Thread.sleep(20);
             // the node is downed, as the cluster does to a member silent for too long: it stops
-            var cluster = org.apache.pekko.cluster.typed.Cluster.get(first.system());
-            cluster.manager()
-                    .tell(new org.apache.pekko.cluster.typed.Down(
-                            cluster.selfMember().address()));
+            CompletableFuture<List<MeasureResult>> rs = submitThenDownTheNode(job, 0.007);
             // normally answered within seconds; one CI run on an overloaded host waited past 120 s, so the deadline is
             // generous and a miss says what the job, the cluster and the workers saw
             assertAnswered(awaitOrDiagnose(rs, job, Duration.ofSeconds(300)), 4, 0.007);
@@ -296,15 +307,8 @@ class ClusterSimulatedTest {
                 com.typesafe.config.ConfigFactory.parseString("pekko.cluster.run-coordinated-shutdown-when-down = off");
         try (ClusterJob job = ClusterJob.rejoining(
                 () -> ClusterNode.start(s, List.of("tuner"), stayWhenDown), "simulated", Duration.ofSeconds(60))) {
-            job.awaitWorkers(3, Duration.ofSeconds(60));
             ClusterNode first = job.node();
-            CompletableFuture<List<MeasureResult>> rs = job.submit(items(4, 0.5, 0.009), Map.of());
-            long end = System.nanoTime() + 60_000_000_000L;
-            while (job.report().holding().isEmpty() && System.nanoTime() < end) Thread.sleep(20);
-            var cluster = org.apache.pekko.cluster.typed.Cluster.get(first.system());
-            cluster.manager()
-                    .tell(new org.apache.pekko.cluster.typed.Down(
-                            cluster.selfMember().address()));
+            CompletableFuture<List<MeasureResult>> rs = submitThenDownTheNode(job, 0.009);
             assertAnswered(awaitOrDiagnose(rs, job, Duration.ofSeconds(120)), 4, 0.009);
             assertThat(first.isGone()).as("the first node was downed").isTrue();
             assertThat(first.system().getWhenTerminated().toCompletableFuture().isDone())
