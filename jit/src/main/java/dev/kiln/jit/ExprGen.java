@@ -34,20 +34,33 @@ final class ExprGen {
 
     static Val gen(CodeGen g, Expr e) {
         return switch (e) {
-            case IntImm c -> Val.uniform(IrTypes.intConst(c.dtype(), c.value()), c.dtype());
+            case IntImm c ->
+                widensInIndex(g, c.dtype())
+                        ? Val.uniform(Long.toString(c.value()), DType.INT64)
+                        : Val.uniform(IrTypes.intConst(c.dtype(), c.value()), c.dtype());
             case FloatImm c -> Val.uniform(IrTypes.floatConst(c.dtype(), c.value()), c.dtype());
-            case Var v -> g.var(v);
-            case Binary b -> Arith.binary(g, b, gen(g, b.a()), gen(g, b.b()));
-            case Compare c -> Arith.compare(g, c.op(), gen(g, c.a()), gen(g, c.b()));
+            case Var v -> inIndexWidth(g, g.var(v));
+            case Binary b -> Arith.binary(g, b, inIndexWidth(g, gen(g, b.a())), inIndexWidth(g, gen(g, b.b())));
+            case Compare c -> Arith.compare(g, c.op(), inIndexWidth(g, gen(g, c.a())), inIndexWidth(g, gen(g, c.b())));
             case And a -> logical(g, a.a(), a.b(), true);
             case Or o -> logical(g, o.a(), o.b(), false);
             case Not n -> g.op2("xor", gen(g, n.a()), Val.uniform("true", DType.BOOL), DType.BOOL);
             case Select s -> select(g, s);
             case Cast c -> Casts.cast(g, gen(g, c.value()), c.dtype());
             case Call c -> {
-                List<Val> args = new ArrayList<>();
-                for (Expr a : c.args()) args.add(gen(g, a));
-                yield Arith.call(g, c, args);
+                // a call computes in its own type (llvm.abs.i32, ...), even inside an index; its result is widened
+                // there
+                boolean saved = g.inIndex;
+                g.inIndex = false;
+                Val r;
+                try {
+                    List<Val> args = new ArrayList<>();
+                    for (Expr a : c.args()) args.add(gen(g, a));
+                    r = Arith.call(g, c, args);
+                } finally {
+                    g.inIndex = saved;
+                }
+                yield inIndexWidth(g, r);
             }
             case BufferLoad l -> Memory.load(g, l.buffer(), indices(g, l.indices()));
             case TensorRead r ->
@@ -59,7 +72,14 @@ final class ExprGen {
         };
     }
 
-    /** Index expressions, generated with nsw integer arithmetic. */
+    /**
+     * Index expressions, generated with nsw integer arithmetic in i64: every narrower integer (a loop variable, a
+     * constant, a loaded index) is widened where it enters the expression, not once at the end. An i32 index would
+     * be sign-extended to i64 after its last add, and LLVM's reassociation drops the adds' nsw, so the extension could
+     * no longer be pushed through them: the address of a load whose index mixes a floordiv of the parallel loop with
+     * the inner loops was then recomputed per access (lea, movslq, and no unrolled addressing), measured 35% slower
+     * on a 3x3 conv (docs/PERFORMANCE.md, twenty-ninth session).
+     */
     static List<Val> indices(CodeGen g, List<Expr> idx) {
         boolean saved = g.inIndex;
         g.inIndex = true;
@@ -70,6 +90,16 @@ final class ExprGen {
         } finally {
             g.inIndex = saved;
         }
+    }
+
+    /** Whether an integer of type {@code t} is widened to i64 here: inside an index, narrower than 64 bits. */
+    private static boolean widensInIndex(CodeGen g, DType t) {
+        return g.inIndex && t.isInt() && t.bits() < 64;
+    }
+
+    /** {@code v} widened to i64 inside an index (see {@link #indices}), unchanged elsewhere. */
+    private static Val inIndexWidth(CodeGen g, Val v) {
+        return widensInIndex(g, v.dtype()) ? Memory.widen(g, v) : v;
     }
 
     /** Whether evaluating {@code e} can fault or report (a load, a division by a non-constant). */
@@ -97,11 +127,11 @@ final class ExprGen {
     private static Val select(CodeGen g, Select s) {
         Val c = gen(g, s.cond());
         boolean tSafe = !mayFault(s.t()), fSafe = !mayFault(s.f());
-        if (tSafe && fSafe) return g.select(c, gen(g, s.t()), gen(g, s.f()));
+        if (tSafe && fSafe) return g.select(c, inIndexWidth(g, gen(g, s.t())), inIndexWidth(g, gen(g, s.f())));
         Val notC = g.op2("xor", c, Val.uniform("true", DType.BOOL), DType.BOOL);
         Val t = tSafe ? gen(g, s.t()) : guarded(g, c, s.t(), null);
         Val f = fSafe ? gen(g, s.f()) : guarded(g, notC, s.f(), null);
-        return g.select(c, t, f);
+        return g.select(c, inIndexWidth(g, t), inIndexWidth(g, f));
     }
 
     /**

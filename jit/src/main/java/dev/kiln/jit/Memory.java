@@ -37,7 +37,8 @@ final class Memory {
         }
     }
 
-    private static Val widen(CodeGen g, Val v) {
+    /** {@code v} as an i64 (sign- or zero-extended by its type); a lane-linear value keeps its step. */
+    static Val widen(CodeGen g, Val v) {
         if (v.dtype() == DType.INT64) return v;
         String op = v.dtype().isUnsigned() ? "zext" : "sext";
         if (v.form() == Val.Form.LINEAR) {

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 /**
  * The hot loop of x86 assembly as LLVM prints it (AT&amp;T syntax): the smallest range from a label
  * to a later branch back to it that contains a given instruction, and its instruction mix (the
- * intrinsic, 512-bit loads, stores and broadcasts).
+ * intrinsic, 512-bit loads, stores and broadcasts, 32-to-64-bit sign extensions).
  */
 final class AsmLoops {
     private AsmLoops() {}
@@ -28,13 +28,21 @@ final class AsmLoops {
             int zmmLoads,
             int zmmStores,
             int broadcasts,
+            int signExtensions,
             int span) {
         @Override
         public String toString() {
             return String.format(
                     "loop %s: %d instructions, %d x the intrinsic (%d with a memory operand), %d zmm loads,"
-                            + " %d zmm stores, %d broadcasts",
-                    label, instructions, intrinsic, intrinsicFromMemory, zmmLoads, zmmStores, broadcasts);
+                            + " %d zmm stores, %d broadcasts, %d sign extensions",
+                    label,
+                    instructions,
+                    intrinsic,
+                    intrinsicFromMemory,
+                    zmmLoads,
+                    zmmStores,
+                    broadcasts,
+                    signExtensions);
         }
     }
 
@@ -79,7 +87,7 @@ final class AsmLoops {
     }
 
     private static Loop count(String[] lines, int[] best, String mnemonic) {
-        int n = 0, in = 0, inMem = 0, ld = 0, st = 0, bc = 0;
+        int n = 0, in = 0, inMem = 0, ld = 0, st = 0, bc = 0, sx = 0;
         for (int i = best[0] + 1; i <= best[1]; i++) {
             String s = lines[i];
             String t = s.strip();
@@ -90,8 +98,9 @@ final class AsmLoops {
             if (ZMM_STORE.matcher(s).find()) st++;
             if (ZMM_LOAD.matcher(s).find()) ld++;
             if (t.startsWith("vpbroadcast") || t.startsWith("vbroadcast")) bc++;
+            if (t.startsWith("movslq") || t.startsWith("movsxd") || t.startsWith("cltq")) sx++;
         }
-        return new Loop(lines[best[0]].strip(), n, in, inMem, ld, st, bc, best[1] - best[0]);
+        return new Loop(lines[best[0]].strip(), n, in, inMem, ld, st, bc, sx, best[1] - best[0]);
     }
 
     private static boolean isInstr(String line, String mnemonic) {
