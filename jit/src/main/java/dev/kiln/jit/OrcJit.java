@@ -45,8 +45,6 @@ final class OrcJit implements AutoCloseable {
     private final LLVMOrcLLJITRef jit;
     private final LLVMOrcJITDylibRef dylib;
     private final Object lock = new Object();
-    private final List<String> sessionErrors = new ArrayList<>();
-    private final ErrorReporter reporter;
     private boolean closed;
 
     /**
@@ -62,16 +60,34 @@ final class OrcJit implements AutoCloseable {
     /** Whether the pipeline unrolls loops; changed only by experiments ({@code UnrolledPipelineBenchmark}). */
     static volatile boolean loopUnrolling = true;
 
-    /** Collects materialisation errors, which the C API's lookup only summarises. */
-    private final class ErrorReporter extends LLVMOrcErrorReporterFunction {
+    /**
+     * Collects materialisation errors, which the C API's lookup only summarises. One reporter serves every JIT of the
+     * process and is never collected. With one JavaCPP callback per JIT, a link failure (an unresolved symbol) crashed
+     * the JVM in LLVM's error report ({@code JITLinkCtx::notifyFailed} calling address 0) in one order of this module's
+     * tests: {@code KernelHandleTest}'s unresolved symbol after a test that had compiled for a second CPU target, 4
+     * runs of 4; with this reporter 0 of 2 (what in the callback's lifetime went wrong was not found). The errors go to
+     * the thread that runs the lookup ({@link #ERRORS}): LLJIT materialises on the looking-up thread (no task
+     * dispatcher is configured), so each lookup sees its own module's errors; an error reported outside a lookup is
+     * logged.
+     */
+    private static final class ErrorReporter extends LLVMOrcErrorReporterFunction {
         @Override
         public void call(Pointer ctx, LLVMErrorRef err) {
             String m = Llvm.errorMessage(err);
-            synchronized (sessionErrors) {
-                sessionErrors.add(m);
+            List<String> sink = ERRORS.get();
+            if (sink != null) {
+                sink.add(m);
+            } else {
+                System.getLogger(OrcJit.class.getName()).log(System.Logger.Level.WARNING, "LLVM JIT: " + m);
             }
         }
     }
+
+    /** The reporter of every JIT's session (see {@link ErrorReporter}). */
+    private static final ErrorReporter REPORTER = new ErrorReporter();
+
+    /** The materialisation errors of the lookup running on this thread, or null outside a lookup. */
+    private static final ThreadLocal<List<String>> ERRORS = new ThreadLocal<>();
 
     OrcJit(CpuTarget target) {
         Llvm.init();
@@ -84,8 +100,7 @@ final class OrcJit implements AutoCloseable {
         Llvm.check(LLVMOrcCreateLLJIT(j, builder), "LLVM: cannot create an LLJIT for " + target);
         this.jit = j;
         this.dylib = LLVMOrcLLJITGetMainJITDylib(jit);
-        this.reporter = new ErrorReporter();
-        LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), reporter, null);
+        LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), REPORTER, null);
         LLVMOrcDefinitionGeneratorRef gen = new LLVMOrcDefinitionGeneratorRef();
         Llvm.check(
                 LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(gen, LLVMOrcLLJITGetGlobalPrefix(jit), null, null),
@@ -173,24 +188,22 @@ final class OrcJit implements AutoCloseable {
                         "LLVM: cannot add the module of '" + what + "' to the JIT: " + Llvm.errorMessage(err));
             }
             Map<String, Long> addrs = new LinkedHashMap<>();
-            synchronized (sessionErrors) {
-                sessionErrors.clear();
-            }
+            List<String> sessionErrors = new ArrayList<>();
+            ERRORS.set(sessionErrors);
             try (LongPointer out = new LongPointer(1)) {
                 for (String s : symbols) {
                     LLVMErrorRef e = LLVMOrcLLJITLookup(jit, out, s);
                     if (e != null && !e.isNull()) {
                         String msg = Llvm.errorMessage(e);
-                        String details;
-                        synchronized (sessionErrors) {
-                            details = String.join("; ", sessionErrors);
-                        }
+                        String details = String.join("; ", sessionErrors);
                         removeTracker(rt);
                         throw new KilnException("LLVM: linking '" + what + "' failed looking up " + s + ": " + msg
                                 + (details.isEmpty() ? "" : " (" + details + ")"));
                     }
                     addrs.put(s, out.get());
                 }
+            } finally {
+                ERRORS.remove();
             }
             long t1 = System.nanoTime();
             return new JitModule(

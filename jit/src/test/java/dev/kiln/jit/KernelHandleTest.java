@@ -230,6 +230,54 @@ class KernelHandleTest {
         }
     }
 
+    /**
+     * Link failures are reported with their details (the unresolved symbol) after many JITs have come and gone in the
+     * process, and two JITs failing at once on two threads each get their own module's errors: one error reporter
+     * serves every JIT and routes an error to the thread whose lookup materialises the module ({@code OrcJit}). Each of
+     * 40 JITs adds a module, half are closed and all are dropped, the collector runs, then a new JIT fails to link
+     * twice, and two more fail at once.
+     */
+    @Test
+    void aLinkFailureAfterManyJitsIsReportedWithItsDetails() throws Exception {
+        for (int i = 0; i < 40; i++) {
+            OrcJit j = new OrcJit(JitCheck.TARGET);
+            j.add("ok" + i, "define i32 @f" + i + "() {\n  ret i32 " + i + "\n}\n", List.of("f" + i), false);
+            if (i % 2 == 0) j.close();
+        }
+        System.gc();
+        Thread.sleep(50);
+        System.gc();
+        String unlinked =
+                "declare void @no_such_function_%s()\ndefine void @g() {\n  call void @no_such_function_%s()\n"
+                        + "  ret void\n}\n";
+        try (OrcJit jit = new OrcJit(JitCheck.TARGET)) {
+            for (int round = 0; round < 2; round++) {
+                KilnException e = assertThrows(
+                        KilnException.class,
+                        () -> jit.add("unlinked", String.format(unlinked, "a", "a"), List.of("g"), false));
+                assertThat(e.getMessage()).contains("'unlinked'").contains("no_such_function_a");
+            }
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            List<java.util.concurrent.Future<String>> msgs = new java.util.ArrayList<>();
+            for (String name : List.of("x", "y")) {
+                msgs.add(pool.submit(() -> {
+                    try (OrcJit jit = new OrcJit(JitCheck.TARGET)) {
+                        return assertThrows(
+                                        KilnException.class,
+                                        () -> jit.add(name, String.format(unlinked, name, name), List.of("g"), false))
+                                .getMessage();
+                    }
+                }));
+            }
+            assertThat(msgs.get(0).get()).contains("no_such_function_x").doesNotContain("no_such_function_y");
+            assertThat(msgs.get(1).get()).contains("no_such_function_y").doesNotContain("no_such_function_x");
+        } finally {
+            pool.shutdown();
+        }
+    }
+
     @Test
     void theServiceLoaderFindsTheLlvmBackend() {
         Backend b = Backend.forTarget(Target.cpu());
