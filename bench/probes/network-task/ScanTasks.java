@@ -1,18 +1,14 @@
 package dev.kiln.autoschedule.network;
 import dev.kiln.autoschedule.tune.AutoSchedule;
-import dev.kiln.graph.Graph;
-import dev.kiln.onnx.OnnxImporter;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 /** For each task: the best program's assembly: sign extensions, gathers, and instructions per FMA. */
 public class ScanTasks {
     public static void main(String[] a) throws Exception {
-        Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
-        Target target = Target.cpu().withCores(Integer.parseInt(a[2])).withFastMath(true);
-        List<NetworkTask> tasks = TaskExtraction.extract(Network.partition(g), target, true);
+        Target target = Probes.target(Integer.parseInt(a[2]));
+        List<NetworkTask> tasks = Probes.tasks(a[0], target);
         for (int i = 0; i < tasks.size(); i++) {
             NetworkTask t = tasks.get(i);
             try {

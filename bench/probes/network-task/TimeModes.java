@@ -1,8 +1,6 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.tune.AutoSchedule;
-import dev.kiln.graph.Graph;
-import dev.kiln.onnx.OnnxImporter;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.Backend;
 import dev.kiln.target.CacheEviction;
@@ -15,28 +13,19 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /** model log threads task [steps]: medians of 200 calls each: warm, clflush args, clflush + D MB dirty, 96 MB swept. */
 public class TimeModes {
     public static void main(String[] a) throws Exception {
-        Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
-        Target target = Target.cpu().withCores(Integer.parseInt(a[2])).withFastMath(true);
-        List<NetworkTask> tasks = TaskExtraction.extract(Network.partition(g), target, true);
-        NetworkTask t = tasks.get(Integer.parseInt(a[3]));
+        Target target = Probes.target(Integer.parseInt(a[2]));
+        NetworkTask t = Probes.tasks(a[0], target).get(Integer.parseInt(a[3]));
         var best = AutoSchedule.bestProgram(t.task(), Path.of(a[1]));
-        dev.kiln.schedule.Schedule sch = a.length > 4
-                ? dev.kiln.schedule.Schedule.fromSteps(new com.fasterxml.jackson.databind.ObjectMapper().readTree(a[4]), t.task().dag())
-                : best.schedule();
+        dev.kiln.schedule.Schedule sch = Probes.schedule(t, best, a.length > 4 ? a[4] : null);
         WeightLayouts wl = WeightLayouts.of(t, sch);
         CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, "probe");
         CacheEviction ev = Backend.forTarget(target).cacheEviction(target).orElseThrow();
         List<Buffer> ps = k.func().params();
-        NDArray[] args = new NDArray[ps.size()];
-        for (int i = 0; i < args.length; i++) {
-            long[] dims = ps.get(i).shape().stream().mapToLong(e -> ((dev.kiln.ir.IntImm) e).value()).toArray();
-            args[i] = NDArray.random(ps.get(i).dtype(), 7 + i, dims);
-        }
+        NDArray[] args = Probes.randomArgs(ps);
         MemorySegment dirty = Arena.ofAuto().allocate(96L << 20, 64);
         long[] sizes = {1L << 20, 2L << 20, 4L << 20, 96L << 20};
         int n = 200;

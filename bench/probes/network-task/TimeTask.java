@@ -1,8 +1,6 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.tune.AutoSchedule;
-import dev.kiln.graph.Graph;
-import dev.kiln.onnx.OnnxImporter;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.Target;
@@ -10,7 +8,6 @@ import dev.kiln.ir.Buffer;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Times one task of an ONNX network alone, fresh random arguments: six rounds of 200 calls back to back ("warm", with
@@ -21,26 +18,22 @@ import java.util.Map;
  */
 public class TimeTask {
     public static void main(String[] a) throws Exception {
-        Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
-        Target target = Target.cpu().withCores(Integer.parseInt(a[2])).withFastMath(true);
-        List<NetworkTask> tasks = TaskExtraction.extract(Network.partition(g), target, true);
-        NetworkTask t = tasks.get(Integer.parseInt(a[3]));
+        Target target = Probes.target(Integer.parseInt(a[2]));
+        NetworkTask t = Probes.tasks(a[0], target).get(Integer.parseInt(a[3]));
         var best = AutoSchedule.bestProgram(t.task(), Path.of(a[1]));
-        dev.kiln.schedule.Schedule sch = a.length > 4
-                ? dev.kiln.schedule.Schedule.fromSteps(new com.fasterxml.jackson.databind.ObjectMapper().readTree(a[4]), t.task().dag())
-                : best.schedule();
+        dev.kiln.schedule.Schedule sch = Probes.schedule(t, best, a.length > 4 ? a[4] : null);
         WeightLayouts wl = WeightLayouts.of(t, sch);
         if (a.length > 5) System.out.println(dev.kiln.lower.Lowering.lower("p", wl.schedule(), target, dev.kiln.lower.Lowering.Options.defaults()));
         CompiledKernel k = AutoSchedule.compile(wl.schedule(), target, "probe");
         if (System.getProperty("asm") != null) java.nio.file.Files.writeString(Path.of(System.getProperty("asm")), k.source());
         List<Buffer> ps = k.func().params();
-        NDArray[] args = randomArgs(ps);
+        NDArray[] args = Probes.randomArgs(ps);
         float[] sweep = new float[24 << 20];
         int n = 200;
         for (int i = 0; i < 50; i++) k.call(args);
         for (int round = 0; round < 6; round++) {
             if (System.getProperty("realloc") != null) {
-                args = randomArgs(ps);
+                args = Probes.randomArgs(ps);
                 for (int w = 0; w < 5; w++) k.call(args);
             }
             double[] warm = new double[n], cold = new double[n];
@@ -61,15 +54,5 @@ public class TimeTask {
             System.out.printf("task %d %s warm median %.4f min %.4f | swept median %.4f min %.4f (tuned %.4f)%n",
                     t.id(), t.description(), warm[n / 2], warm[0], cold[n / 2], cold[0], best.seconds() * 1e3);
         }
-    }
-
-    /** Seeded random arrays of the parameters' dtypes and shapes. */
-    private static NDArray[] randomArgs(List<Buffer> ps) {
-        NDArray[] args = new NDArray[ps.size()];
-        for (int i = 0; i < args.length; i++) {
-            long[] dims = ps.get(i).shape().stream().mapToLong(e -> ((dev.kiln.ir.IntImm) e).value()).toArray();
-            args[i] = NDArray.random(ps.get(i).dtype(), 7 + i, dims);
-        }
-        return args;
     }
 }

@@ -2,12 +2,9 @@ package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.autoschedule.tune.TuneOptions;
-import dev.kiln.graph.Graph;
-import dev.kiln.onnx.OnnxImporter;
 import dev.kiln.target.Target;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Tunes one task of an ONNX network alone: model.onnx task trials log.jsonl [seed]; FMA contraction, 2 threads
@@ -15,9 +12,8 @@ import java.util.Map;
  */
 public class TuneTask {
     public static void main(String[] a) throws Exception {
-        Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
-        Target target = Target.cpu().withCores(Integer.getInteger("threads", 2)).withFastMath(true);
-        List<NetworkTask> tasks = TaskExtraction.extract(Network.partition(g), target, true);
+        Target target = Probes.target(Integer.getInteger("threads", 2));
+        List<NetworkTask> tasks = Probes.tasks(a[0], target);
         NetworkTask t = tasks.get(Integer.parseInt(a[1]));
         String[] free = t.task().layoutFree().stream().map(i -> t.task().dag().arguments().get(i).name()).toArray(String[]::new);
         var r = AutoSchedule.tune(t.task().dag(), target, TuneOptions.builder().trials(Integer.parseInt(a[2]))
