@@ -49,6 +49,7 @@ public final class InferBound {
                     st.attachIter(),
                     st.autoUnrollMaxStep(),
                     st.storageAlign(),
+                    st.storageBlock(),
                     st.scope(),
                     st.tensorized()));
         }

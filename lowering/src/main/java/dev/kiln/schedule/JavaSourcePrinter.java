@@ -79,6 +79,7 @@ final class JavaSourcePrinter {
                     case PragmaStep x -> ".pragma(" + loop(s, x.stageId(), x.iterId()) + ", " + q(x.pragma()) + ");";
                     case StorageAlignStep x ->
                         ".storageAlign(" + x.iterId() + ", " + x.factor() + ", " + x.offset() + ");";
+                    case StorageBlockStep x -> ".storageBlock(" + x.dim() + ", " + x.factor() + ");";
                     case TensorizeStep x ->
                         ".tensorize(" + loop(s, x.stageId(), x.iterId()) + ", " + q(x.intrinsic()) + ");";
                 };

@@ -339,6 +339,15 @@ public final class ScheduleBuilder {
             return this;
         }
 
+        /**
+         * Stores dimension {@code dim} of the stage's buffer in blocks of {@code factor}, block index outermost (a
+         * packed panel); factor 0 takes the reader's innermost tile of that dimension. See {@link StorageBlockStep}.
+         */
+        public StageRef storageBlock(int dim, int factor) {
+            apply(new StorageBlockStep(id(), dim, factor));
+            return this;
+        }
+
         @Override
         public String toString() {
             return name;

@@ -128,7 +128,7 @@ public final class ScheduleLowering {
             Tensor actual = resolve(t);
             if (!seen.add(actual))
                 throw new KilnException("function '" + name + "': tensor '" + t.name() + "' is listed twice");
-            params.add(bufferFor(actual, MemoryScope.GLOBAL, actual.shape().dims(), null));
+            params.add(bufferFor(actual, MemoryScope.GLOBAL, actual.shape().dims(), null, null));
         }
         for (int i = 0; i < s.stages().size(); i++) {
             Stage st = s.stages().get(i);
@@ -150,7 +150,7 @@ public final class ScheduleLowering {
             if (st.isPlaceholder() || st.computeAt() != ComputeAtKind.ROOT) continue;
             for (Tensor t : st.op().outputs()) {
                 if (!buffers.containsKey(t))
-                    rootAllocs.add(bufferFor(t, st.scope(), t.shape().dims(), st.storageAlign()));
+                    rootAllocs.add(bufferFor(t, st.scope(), t.shape().dims(), st.storageAlign(), block(i)));
             }
             roots.add(emitStage(i));
         }
@@ -308,11 +308,30 @@ public final class ScheduleLowering {
 
     // ---- buffers ---------------------------------------------------------------------------
 
-    private Buffer bufferFor(Tensor t, MemoryScope scope, List<Long> shape, Stage.StorageAlign align) {
+    /** The block of stage {@code i}'s buffer ({@link StorageBlockStep}): {dim, factor}, or null. */
+    private long[] block(int i) {
+        Stage st = s.stages().get(i);
+        if (st.storageBlock() == null) return null;
+        return new long[] {st.storageBlock().dim(), StorageBlockStep.factorIn(s, i)};
+    }
+
+    private Buffer bufferFor(Tensor t, MemoryScope scope, List<Long> shape, Stage.StorageAlign align, long[] block) {
         Buffer existing = buffers.get(t);
         if (existing != null) return existing;
         String n = t.name();
         for (int k = 1; !names.add(n); k++) n = t.name() + "_" + k;
+        if (block != null) {
+            int d = (int) block[0];
+            long f = block[1];
+            List<Long> physical = new ArrayList<>();
+            physical.add(Math.ceilDiv(shape.get(d), f));
+            for (int q = 0; q < shape.size(); q++) if (q != d) physical.add(shape.get(q));
+            physical.add(f);
+            Buffer b = Buffer.rowMajor(n, t.dtype(), physical, scope);
+            buffers.put(t, b);
+            blocked.put(b, new Block(d, f, shape.size()));
+            return b;
+        }
         List<Expr> sh = new ArrayList<>();
         List<Expr> st = new ArrayList<>();
         long stride = 1;
@@ -329,6 +348,28 @@ public final class ScheduleLowering {
         return b;
     }
 
+    /** Dimension {@code dim} of a buffer of logical rank {@code rank} stored in blocks of {@code factor}. */
+    private record Block(int dim, long factor, int rank) {
+        /** {@code [x_d / f, the other indices..., x_d % f]} for the logical indices {@code idx}. */
+        List<Expr> physical(List<Expr> idx) {
+            Expr x = idx.get(dim);
+            List<Expr> out = new ArrayList<>();
+            out.add(x.floordiv(factor));
+            for (int q = 0; q < idx.size(); q++) if (q != dim) out.add(idx.get(q));
+            out.add(x.floormod(factor));
+            return out;
+        }
+    }
+
+    /** The blocked buffers ({@link StorageBlockStep}). */
+    private final Map<Buffer, Block> blocked = new IdentityHashMap<>();
+
+    /** The indices of an access of buffer {@code b} at logical indices {@code idx} (the same unless it is blocked). */
+    private List<Expr> physical(Buffer b, List<Expr> idx) {
+        Block k = blocked.get(b);
+        return k == null ? idx : k.physical(idx);
+    }
+
     // ---- emission --------------------------------------------------------------------------
 
     private Stmt emitStage(int i) {
@@ -338,7 +379,7 @@ public final class ScheduleLowering {
             Stage at = s.stages().get(a);
             if (at.computeAt() != ComputeAtKind.ITER) continue;
             for (Tensor t : at.op().outputs()) {
-                bufferFor(t, at.scope(), nests.get(a).region().extent(), at.storageAlign());
+                bufferFor(t, at.scope(), nests.get(a).region().extent(), at.storageAlign(), block(a));
                 bufferMin.put(t, nests.get(a).region().min());
             }
         }
@@ -354,6 +395,7 @@ public final class ScheduleLowering {
             storeIdx.add(isZero(min) ? v : v.sub(min));
         }
         List<Buffer> outs = op.outputs().stream().map(buffers::get).toList();
+        storeIdx = physical(outs.get(0), storeIdx);
         List<Expr> allGuards = new ArrayList<>(nest.guards().values());
         List<Expr> spatialGuards = new ArrayList<>();
         for (var e : nest.guards().entrySet()) {
@@ -525,7 +567,7 @@ public final class ScheduleLowering {
                             rel.add(isZero(min.get(d)) ? idx.get(d) : idx.get(d).sub(min.get(d)));
                         idx = rel;
                     }
-                    return new BufferLoad(b, idx);
+                    return new BufferLoad(b, physical(b, idx));
                 }
                 return rewriteChildren(x);
             }

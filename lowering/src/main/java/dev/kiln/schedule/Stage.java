@@ -24,6 +24,7 @@ import java.util.Objects;
  * @param attachIter  the uid of that stage's loop
  * @param autoUnrollMaxStep Ansor's auto_unroll_max_step pragma (0: none)
  * @param storageAlign  the storage_align of the stage's buffer, or null
+ * @param storageBlock  the blocked storage of the stage's buffer ({@link StorageBlockStep}), or null
  * @param scope     the memory scope of the stage's buffer
  * @param tensorized the tensorized loop nest, or null
  */
@@ -39,11 +40,19 @@ public record Stage(
         int attachIter,
         int autoUnrollMaxStep,
         StorageAlign storageAlign,
+        StorageBlock storageBlock,
         MemoryScope scope,
         Tensorized tensorized) {
 
     /** storage_align(dim, factor, offset): the stride of {@code dim} is padded to {@code factor*k + offset}. */
     public record StorageAlign(int dim, int factor, int offset) {}
+
+    /**
+     * storage_block(dim, factor): dimension {@code dim} of the buffer is stored in blocks of {@code factor}, the block
+     * index outermost and the position in the block innermost; factor 0 takes the extent of the innermost loop of the
+     * stage's reader over that dimension ({@link StorageBlockStep}).
+     */
+    public record StorageBlock(int dim, int factor) {}
 
     /** tensorize: the loop nest from loop {@code iterUid} inward runs intrinsic {@code intrinsic}. */
     public record Tensorized(int iterUid, String intrinsic) {}
@@ -72,7 +81,20 @@ public record Stage(
         }
         List<Integer> leaves = iters.stream().map(Iter::uid).toList();
         return new Stage(
-                op, output, iters.size(), iters, leaves, List.of(), ComputeAtKind.ROOT, -1, -1, 0, null, scope, null);
+                op,
+                output,
+                iters.size(),
+                iters,
+                leaves,
+                List.of(),
+                ComputeAtKind.ROOT,
+                -1,
+                -1,
+                0,
+                null,
+                null,
+                scope,
+                null);
     }
 
     public String name() {
@@ -156,6 +178,7 @@ public record Stage(
                 attachIter,
                 autoUnrollMaxStep,
                 storageAlign,
+                storageBlock,
                 scope,
                 tensorized);
     }
@@ -183,29 +206,34 @@ public record Stage(
                 iterUid,
                 autoUnrollMaxStep,
                 storageAlign,
+                storageBlock,
                 scope,
                 tensorized);
     }
 
     Stage withAutoUnroll(int steps) {
-        return rebuilt(op, steps, storageAlign, tensorized);
+        return rebuilt(op, steps, storageAlign, storageBlock, tensorized);
     }
 
     Stage withStorageAlign(StorageAlign sa) {
-        return rebuilt(op, autoUnrollMaxStep, sa, tensorized);
+        return rebuilt(op, autoUnrollMaxStep, sa, storageBlock, tensorized);
+    }
+
+    Stage withStorageBlock(StorageBlock sb) {
+        return rebuilt(op, autoUnrollMaxStep, storageAlign, sb, tensorized);
     }
 
     /** The same loops over a rebuilt operation (a reader of a cached tensor). */
     Stage withOp(Operation newOp) {
-        return rebuilt(newOp, autoUnrollMaxStep, storageAlign, tensorized);
+        return rebuilt(newOp, autoUnrollMaxStep, storageAlign, storageBlock, tensorized);
     }
 
     Stage withTensorized(Tensorized t) {
-        return rebuilt(op, autoUnrollMaxStep, storageAlign, t);
+        return rebuilt(op, autoUnrollMaxStep, storageAlign, storageBlock, t);
     }
 
     /** The same loops and placement with another operation or other attributes. */
-    private Stage rebuilt(Operation newOp, int unrollSteps, StorageAlign sa, Tensorized t) {
+    private Stage rebuilt(Operation newOp, int unrollSteps, StorageAlign sa, StorageBlock sb, Tensorized t) {
         return new Stage(
                 newOp,
                 output,
@@ -218,6 +246,7 @@ public record Stage(
                 attachIter,
                 unrollSteps,
                 sa,
+                sb,
                 scope,
                 t);
     }

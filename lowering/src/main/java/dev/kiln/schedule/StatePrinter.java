@@ -46,6 +46,13 @@ public final class StatePrinter {
                     .append(st.storageAlign())
                     .append('\n');
         }
+        if (st.storageBlock() != null) {
+            line(depth)
+                    .append(st.name())
+                    .append(" storage_block: ")
+                    .append(st.storageBlock())
+                    .append('\n');
+        }
         int d = depth;
         for (Iter it : st.iters()) {
             if (!(it.extent() != null && it.extent() == 1)) {

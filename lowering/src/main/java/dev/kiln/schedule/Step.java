@@ -21,6 +21,7 @@ public sealed interface Step
                 AnnotationStep,
                 PragmaStep,
                 StorageAlignStep,
+                StorageBlockStep,
                 TensorizeStep {
 
     /** The index of the stage the step transforms, in the state it is applied to. */

@@ -63,6 +63,7 @@ public final class StepJson {
             case PragmaStep s -> a.add("PR").add(s.stageId()).add(s.iterId()).add(s.pragma());
             case StorageAlignStep s ->
                 a.add("SA").add(s.stageId()).add(s.iterId()).add(s.factor()).add(s.offset());
+            case StorageBlockStep s -> a.add("SB").add(s.stageId()).add(s.dim()).add(s.factor());
             case TensorizeStep s -> a.add("TS").add(s.stageId()).add(s.iterId()).add(s.intrinsic());
         }
         return a;
@@ -94,6 +95,7 @@ public final class StepJson {
                 case "AN" -> new AnnotationStep(i(a, 1), i(a, 2), IterAnnotation.fromCode(i(a, 3)));
                 case "PR" -> new PragmaStep(i(a, 1), i(a, 2), a.get(3).asText());
                 case "SA" -> new StorageAlignStep(i(a, 1), i(a, 2), i(a, 3), i(a, 4));
+                case "SB" -> new StorageBlockStep(i(a, 1), i(a, 2), i(a, 3));
                 case "TS" -> new TensorizeStep(i(a, 1), i(a, 2), a.get(3).textValue());
                 default -> throw new ScheduleException("unknown step kind '" + kind + "' in " + a);
             };

@@ -17,6 +17,10 @@ public record StorageAlignStep(int stageId, int iterId, int factor, int offset) 
             throw new ScheduleException("storage_align needs factor > 0 and 0 <= offset < factor, got factor " + factor
                     + ", offset " + offset);
         }
+        if (st.storageBlock() != null) {
+            throw new ScheduleException("stage '" + st.name() + "' has a storage_block; a buffer is either padded or "
+                    + "blocked, not both");
+        }
         return s.withStage(stageId, st.withStorageAlign(new Stage.StorageAlign(iterId, factor, offset)));
     }
 

@@ -429,7 +429,8 @@ final class TensorizeCheck {
         private boolean onlyLast(Tensor t) {
             if (t.isPlaceholder()) return false;
             for (Stage x : s.stages()) {
-                if (x.op() == t.op()) return x.computeAt() != ComputeAtKind.ROOT || x.storageAlign() != null;
+                if (x.op() == t.op())
+                    return x.computeAt() != ComputeAtKind.ROOT || x.storageAlign() != null || x.storageBlock() != null;
             }
             return false;
         }

@@ -22,6 +22,7 @@ import dev.kiln.schedule.SplitStep;
 import dev.kiln.schedule.Stage;
 import dev.kiln.schedule.Step;
 import dev.kiln.schedule.StorageAlignStep;
+import dev.kiln.schedule.StorageBlockStep;
 import dev.kiln.te.ComputeDAG;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -124,6 +125,11 @@ public final class RandomSchedules {
                     SplitStep src = (SplitStep) s.steps().get(lastSplit);
                     yield new FollowSplitStep(
                             id, loop, lastSplit, 1 + rng.nextInt(src.lengths().size()));
+                }
+                if (rng.nextBoolean()) {
+                    // blocked storage: the reader's tile (0, refused where no one axis reads the dimension) or 1-5
+                    yield new StorageBlockStep(
+                            id, rng.nextInt(st.computeOp().axes().size()), rng.nextInt(6));
                 }
                 yield st.computeOp().axes().size() > 1 ? new StorageAlignStep(id, 0, 4, rng.nextInt(4)) : null;
             }

@@ -99,7 +99,8 @@ class ScheduleDataTest {
                 new RfactorStep(2, 3, 1),
                 new AnnotationStep(3, 0, IterAnnotation.THREAD_X),
                 new PragmaStep(2, 0, "auto_unroll_max_step$64"),
-                new StorageAlignStep(2, 0, 32, 1));
+                new StorageAlignStep(2, 0, 32, 1),
+                new StorageBlockStep(2, 1, 0));
         Schedule sch = new Schedule(dag, steps);
         // not a legal schedule (fromJson would replay and refuse it): the record format alone round-trips
         assertThat(Schedule.fromSteps(sch.stepsJson(), dag).steps()).isEqualTo(steps);
