@@ -1,6 +1,7 @@
 package dev.kiln.jit;
 
 import static dev.kiln.jit.Funcs.buf;
+import static dev.kiln.jit.Funcs.i32;
 import static dev.kiln.jit.Funcs.load;
 import static dev.kiln.jit.Funcs.loop;
 import static dev.kiln.jit.Funcs.store;
@@ -23,6 +24,7 @@ import java.util.function.DoubleUnaryOperator;
 import org.apache.commons.math3.special.Erf;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The float32 {@code exp}, {@code erf}, {@code tanh} and {@code sigmoid} that {@link FastMath} writes
@@ -69,6 +71,34 @@ class FastMathTest {
             check("sigmoid", in, args.get(4), v -> 1 / (1 + Math.exp(-v)), SIGMOID_ULP);
         } finally {
             for (NDArray a : args) a.close();
+        }
+    }
+
+    /**
+     * exp inside vector loops of widths that are not one zmm: on an AVX-512 target the scale by 2^n is {@code
+     * vscalefps} on zmm-sized pieces of the vector (the last padded), put back together; the values must not depend on
+     * how the lanes were cut.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {4, 8, 24, 48, 64})
+    void expInVectorLoopsOfEveryWidthStaysWithinItsUlpBound(int lanes) {
+        Var o = new Var("o"), l = new Var("l");
+        int n = N / lanes * lanes;
+        Buffer x = buf("x", DType.FLOAT32, n);
+        Buffer y = buf("y", DType.FLOAT32, n);
+        Expr at = o.mul(i32(lanes)).add(l);
+        var inner =
+                loop(l, lanes, ForKind.VECTORIZED, store(y, new Call(Intrinsic.EXP, List.<Expr>of(load(x, at))), at));
+        PrimFunc fn = new PrimFunc("exp_lanes_" + lanes, List.of(x, y), loop(o, n / lanes, ForKind.SERIAL, inner));
+        float[] in = java.util.Arrays.copyOf(inputs(), n);
+        try (LlvmKernel k = JitCheck.BACKEND.compile(fn, JitCheck.TARGET, JitOptions.defaults());
+                NDArray a = NDArray.allocate(x);
+                NDArray b = NDArray.allocate(y)) {
+            for (int j = 0; j < n; j++) a.setDoubleFlat(in[j], j);
+            k.call(a, b);
+            check("exp, " + lanes + " lanes", in, b, Math::exp, EXP_ULP);
+            boolean scalef = k.generatedIr().contains("llvm.x86.avx512.mask.scalef.ps.512");
+            assertThat(scalef).as("vscalefps used").isEqualTo(JitCheck.TARGET.hasFeature("avx512f"));
         }
     }
 
