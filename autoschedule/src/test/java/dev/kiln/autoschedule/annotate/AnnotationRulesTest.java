@@ -182,6 +182,32 @@ class AnnotationRulesTest {
     }
 
     @Test
+    void aLongContiguousRowIsVectorisedWholeOnTheLlvmBackendOnly() {
+        SplittableRandom rng = new SplittableRandom(3);
+        // 4 x 1024: the row is 128 vectors of 8 floats (FOUR_CORES' 32-byte vectors), read element by element
+        SearchTask row = Workloads.task(relu(4, 1024));
+        Stage st = new InitVectorization().apply(row, initial(row.dag()), rng).stage(1);
+        assertThat(st.iters().stream().map(Iter::toString).toList()).containsExactly("i (4)", "vectorize j (1024)");
+        // Ansor's rule alone, the JVM backend: left to the compiler
+        st = InitVectorization.ansor().apply(row, initial(row.dag()), rng).stage(1);
+        assertThat(st.iters().getLast().toString()).isEqualTo("j (1024)");
+        SearchTask jvm = SearchTask.of(row.dag(), dev.kiln.target.Target.jvm(), Workloads.FOUR_CORES);
+        st = new InitVectorization().apply(jvm, initial(jvm.dag()), rng).stage(1);
+        assertThat(st.iters().getLast().toString()).isEqualTo("j (1024)");
+        // not a whole number of vectors
+        SearchTask odd = Workloads.task(relu(4, 1020));
+        st = new InitVectorization().apply(odd, initial(odd.dag()), rng).stage(1);
+        assertThat(st.iters().getLast().toString()).isEqualTo("j (1020)");
+        // a transposing copy reads a column per row: its lanes would be a gather
+        Tensor x = Te.placeholder("x", FLOAT32, 64, 64);
+        SearchTask transpose = Workloads.task(ComputeDAG.of(Te.compute("t", Te.shape(64, 64), (i, j) -> x.at(j, i))));
+        st = new InitVectorization()
+                .apply(transpose, initial(transpose.dag()), rng)
+                .stage(1);
+        assertThat(st.iters().getLast().toString()).isEqualTo("j (64)");
+    }
+
+    @Test
     void boundInferenceShrinksTheOuterTilesOfAComputedAtStage() {
         SearchTask task = Workloads.task(Workloads.matmul(64, 64, 64));
         // Ansor's sketches, by index (Kiln's add packed twins in between)
