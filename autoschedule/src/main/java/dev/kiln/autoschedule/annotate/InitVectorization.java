@@ -104,7 +104,7 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
      * vscalefps}, and the cost model sees the vectors (SFM 1024: 0.39 -> 0.32 ms, docs/PERFORMANCE.md). The JVM
      * backend and GPUs keep Ansor's rule.
      */
-    static boolean longContiguousRow(SearchTask task, LoopState s, int id) {
+    public static boolean longContiguousRow(SearchTask task, LoopState s, int id) {
         if (task.target().kind().isGpu()
                 || task.target() instanceof dev.kiln.target.CpuTarget c
                         && c.triple().equals("jvm")) return false;
