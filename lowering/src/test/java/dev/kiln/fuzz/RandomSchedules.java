@@ -106,7 +106,11 @@ public final class RandomSchedules {
                         ? new RfactorStep(
                                 id, loop, rng.nextInt(st.computeOp().axes().size() + 1))
                         : null;
-            case 11 -> new AnnotationStep(id, loop, IterAnnotation.PARALLEL);
+            // the CPU runtimes run one level of parallel loops (a nested one is refused, naming it): one per stage
+            case 11 ->
+                !gpuBindings && st.iters().stream().anyMatch(x -> x.annotation() == IterAnnotation.PARALLEL)
+                        ? null
+                        : new AnnotationStep(id, loop, IterAnnotation.PARALLEL);
             case 12 ->
                 new AnnotationStep(id, n - 1, rng.nextBoolean() ? IterAnnotation.VECTORIZE : IterAnnotation.UNROLL);
             case 13 ->
