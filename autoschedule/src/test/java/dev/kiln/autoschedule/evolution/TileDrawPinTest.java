@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Test;
  * that use them, and the children of {@link MutateRegisterTile} and {@link MutateReductionTile}. A characterisation
  * test: the expected values were taken from the code before the two pairs of classes came to share their common
  * parts, so a refactoring that changes which sizes a seed draws (and with them every tuning run's reproducibility
- * from its seed) fails here.
+ * from its seed) fails here. The initial samples were re-recorded when {@code InitVectorization} began to vectorise
+ * long contiguous rows of untiled stages (the packed copies of these tasks), which changes their annotations and the
+ * draws after them; the tile draws and the mutation children were not affected.
  */
 class TileDrawPinTest {
 
@@ -95,8 +97,8 @@ class TileDrawPinTest {
     private static final String PINNED_WITH_INNERMOST = "[1, 2, 4, 128][3, 4, 8][1, 1, 5, 6][16, 2, 32];"
             + "[1, 1, 1, 128][2, 1, 8][1, 2, 5, 6][1, 1, 32];"
             + "[4, 1, 2, 128][2, 6, 8][1, 1, 1, 6][32, 1, 32];[8, 1, 1, 128][4, 3, 8][5, 2, 1, 6][1, 2, 32];";
-    private static final int PINNED_SAMPLES_MATMUL = 628794240;
-    private static final int PINNED_SAMPLES_CONV = 2120077294;
+    private static final int PINNED_SAMPLES_MATMUL = 529196160;
+    private static final int PINNED_SAMPLES_CONV = -1895619498;
     private static final String PINNED_REGISTER_MATMUL = "1=[1, 3, 16];1=[1, 1, 8]2=[1, 1, 8];1=[1, 4, 4]2=[3, 1, 16];"
             + "0=[2, 4, 4]1=[3, 1, 16];0=[32, 1, 2]1=[1, 3, 16];0=[2, 8, 1]1=[1, 1, 48];0=[1, 8, 8]1=[3, 1, 8];"
             + "1=[13, 1, 5]2=[3, 1, 16];1=[2, 16, 2]2=[3, 1, 16];0=[4, 1, 2]1=[2, 1, 24];1=[2, 8, 4]2=[1, 2, 24];"
