@@ -308,28 +308,26 @@ public final class ScheduleLowering {
 
     // ---- buffers ---------------------------------------------------------------------------
 
-    /** The block of stage {@code i}'s buffer ({@link StorageBlockStep}): {dim, factor}, or null. */
-    private long[] block(int i) {
+    /** The block of stage {@code i}'s buffer ({@link StorageBlockStep}), or null. */
+    private Block block(int i) {
         Stage st = s.stages().get(i);
         if (st.storageBlock() == null) return null;
-        return new long[] {st.storageBlock().dim(), StorageBlockStep.factorIn(s, i)};
+        return new Block(st.storageBlock().dim(), StorageBlockStep.factorIn(s, i));
     }
 
-    private Buffer bufferFor(Tensor t, MemoryScope scope, List<Long> shape, Stage.StorageAlign align, long[] block) {
+    private Buffer bufferFor(Tensor t, MemoryScope scope, List<Long> shape, Stage.StorageAlign align, Block block) {
         Buffer existing = buffers.get(t);
         if (existing != null) return existing;
         String n = t.name();
         for (int k = 1; !names.add(n); k++) n = t.name() + "_" + k;
         if (block != null) {
-            int d = (int) block[0];
-            long f = block[1];
             List<Long> physical = new ArrayList<>();
-            physical.add(Math.ceilDiv(shape.get(d), f));
-            for (int q = 0; q < shape.size(); q++) if (q != d) physical.add(shape.get(q));
-            physical.add(f);
+            physical.add(Math.ceilDiv(shape.get(block.dim()), block.factor()));
+            for (int q = 0; q < shape.size(); q++) if (q != block.dim()) physical.add(shape.get(q));
+            physical.add(block.factor());
             Buffer b = Buffer.rowMajor(n, t.dtype(), physical, scope);
             buffers.put(t, b);
-            blocked.put(b, new Block(d, f, shape.size()));
+            blocked.put(b, block);
             return b;
         }
         List<Expr> sh = new ArrayList<>();
@@ -348,8 +346,8 @@ public final class ScheduleLowering {
         return b;
     }
 
-    /** Dimension {@code dim} of a buffer of logical rank {@code rank} stored in blocks of {@code factor}. */
-    private record Block(int dim, long factor, int rank) {
+    /** Dimension {@code dim} of a buffer stored in blocks of {@code factor}. */
+    private record Block(int dim, long factor) {
         /** {@code [x_d / f, the other indices..., x_d % f]} for the logical indices {@code idx}. */
         List<Expr> physical(List<Expr> idx) {
             Expr x = idx.get(dim);

@@ -68,27 +68,29 @@ public record StorageBlockStep(int stageId, int dim, int factor) implements Step
         int[] at = readerAxis(s, id, sb.dim());
         Stage reader = s.stage(at[0]);
         int uid = at[1];
-        while (true) {
-            int next = -1;
-            for (IterRelation r : reader.relations()) {
-                if (r instanceof IterRelation.Split sp && sp.parent() == uid) next = sp.inner();
-                if (r instanceof IterRelation.Fuse f && f.parents().contains(uid) && next < 0) next = -2;
-            }
-            if (next == -2) {
-                throw new ScheduleException("storage_block of '" + st.name() + "': loop '"
-                        + reader.all().get(uid).name()
-                        + "' of its reader '" + reader.name() + "' is fused before it is split, so it has no innermost"
-                        + " tile; give the factor");
-            }
-            if (next < 0) break;
-            uid = next;
-        }
+        for (int inner = innerPart(st, reader, uid); inner >= 0; inner = innerPart(st, reader, uid)) uid = inner;
         Long e = reader.all().get(uid).extent();
         if (e == null) {
             throw new ScheduleException("storage_block of '" + st.name() + "': the extent of loop '"
                     + reader.all().get(uid).name() + "' of its reader '" + reader.name() + "' is not decided yet");
         }
         return e;
+    }
+
+    /**
+     * The inner loop of the split of loop {@code uid} of the reader, or -1 when it is not split; a loop fused before
+     * it is split has no innermost tile.
+     */
+    private static int innerPart(Stage st, Stage reader, int uid) {
+        for (IterRelation r : reader.relations()) {
+            if (r instanceof IterRelation.Split sp && sp.parent() == uid) return sp.inner();
+            if (r instanceof IterRelation.Fuse f && f.parents().contains(uid)) {
+                throw new ScheduleException("storage_block of '" + st.name() + "': loop '"
+                        + reader.all().get(uid).name() + "' of its reader '" + reader.name()
+                        + "' is fused before it is split, so it has no innermost tile; give the factor");
+            }
+        }
+        return -1;
     }
 
     /**

@@ -2,7 +2,11 @@ package dev.kiln.autoschedule.annotate;
 
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.StagePredicates;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.Exprs;
+import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
+import dev.kiln.ir.TensorRead;
 import dev.kiln.schedule.AnnotationStep;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.FuseStep;
@@ -11,6 +15,7 @@ import dev.kiln.schedule.IterAnnotation;
 import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Stage;
+import dev.kiln.te.ComputeOp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -105,12 +110,10 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
      * backend and GPUs keep Ansor's rule.
      */
     public static boolean longContiguousRow(SearchTask task, LoopState s, int id) {
-        if (task.target().kind().isGpu()
-                || task.target() instanceof dev.kiln.target.CpuTarget c
-                        && c.triple().equals("jvm")) return false;
+        if (task.target().kind().isGpu() || CheckJvmTiles.isJvm(task.target())) return false;
         Stage st = s.stage(id);
         if (StagePredicates.isTiled(st) || st.iters().isEmpty()) return false;
-        dev.kiln.te.ComputeOp op = st.computeOp();
+        ComputeOp op = st.computeOp();
         Iter it = st.iters().getLast();
         if (op.axes().isEmpty() || it.uid() != op.axes().size() - 1) return false;
         if (it.kind() != IterKind.SPATIAL || it.annotation() != IterAnnotation.NONE) return false;
@@ -118,17 +121,16 @@ public record InitVectorization(boolean wideRegisterTileRows) implements InitRul
         long extent = InitParallel.extent(it);
         int lanes = task.hardware().lanes(op.outputs().getFirst().dtype().bytes());
         if (extent <= task.hardware().maxVectorizeSize() || extent % lanes != 0) return false;
-        dev.kiln.ir.IterVar axis = op.axes().getLast();
+        IterVar axis = op.axes().getLast();
         boolean[] ok = {true};
-        for (dev.kiln.ir.Expr b : op.bodies()) {
-            dev.kiln.ir.Exprs.forEach(b, x -> {
-                if (!(x instanceof dev.kiln.ir.TensorRead r)) return;
-                List<dev.kiln.ir.Expr> idx = r.indices();
+        for (Expr b : op.bodies()) {
+            Exprs.forEach(b, x -> {
+                if (!(x instanceof TensorRead r)) return;
+                List<Expr> idx = r.indices();
                 for (int d = 0; d < idx.size(); d++) {
                     boolean last = d == idx.size() - 1;
-                    if (last
-                            ? !idx.get(d).equals(axis) && dev.kiln.ir.Exprs.uses(idx.get(d), axis)
-                            : dev.kiln.ir.Exprs.uses(idx.get(d), axis)) ok[0] = false;
+                    if (last ? !idx.get(d).equals(axis) && Exprs.uses(idx.get(d), axis) : Exprs.uses(idx.get(d), axis))
+                        ok[0] = false;
                 }
             });
         }
