@@ -20,7 +20,26 @@ import java.util.*;
  * compared, medians of 301 calls, best of the passes. {@code java ... TbsProbe PASSES}.
  */
 public final class TbsProbe {
+    /**
+     * value_T's copy: 0 as logged (scalar, l outer), 1 in 16 x 16 blocks with l vectorised (strided loads), 2 the
+     * same with k vectorised (strided stores), 3 as 1 with the k loop unrolled.
+     */
+    static int vmode = 0;
+
     static Schedule logged(ComputeDAG dag, boolean vecOut) {
+        return logged(dag, vecOut, "k.0");
+    }
+
+    /** The logged program with the softmax's max, exp and sums computed at {@code rowLevel} of its output. */
+    static Schedule logged(ComputeDAG dag, boolean vecOut, String rowLevel) {
+        return logged(dag, vecOut, rowLevel, 1);
+    }
+
+    /**
+     * ... with the row loops of the maximum and the exp split by {@code rows} and the inner part unrolled; rows -1:
+     * query_T inlined into the scores instead.
+     */
+    static Schedule logged(ComputeDAG dag, boolean vecOut, String rowLevel, int rows) {
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         s.stage("softmax_sum").split("k", 8);
         s.stage("softmax_sum").rfactor("k.1", 3);
@@ -36,20 +55,24 @@ public final class TbsProbe {
         s.stage("softmax").followSplit("j", 4, 1);
         s.stage("softmax").followSplit("k", 5, 1);
         s.stage("softmax").reorder("i.0", "j.0", "k.0", "i.1", "j.1", "k.1", "l");
-        s.stage("softmax_sum").computeAt("softmax", "k.0");
-        s.stage("softmax_sum.rf").computeAt("softmax", "k.0");
-        s.stage("softmax_exp").computeAt("softmax", "k.0");
-        s.stage("softmax_max").computeAt("softmax", "k.0");
+        s.stage("softmax_sum").computeAt("softmax", rowLevel);
+        s.stage("softmax_sum.rf").computeAt("softmax", rowLevel);
+        s.stage("softmax_exp").computeAt("softmax", rowLevel);
+        s.stage("softmax_max").computeAt("softmax", rowLevel);
         s.stage("scores").computeAt("softmax", "k.0");
         s.stage("value_T").cacheRead("local", "scores");
         s.stage("value_T.local").computeAt("scores", "k.0");
         s.stage("scores").reorder("i.0", "j.0", "m.0", "l.0", "k.0", "i.1", "j.1", "m.1", "l.1", "i.2", "j.2", "m.2",
                 "l.2", "k.1", "i.3", "j.3", "m.3", "l.3");
-        s.stage("value_T").split("l", 1);
-        s.stage("value_T").split("k", 8);
-        s.stage("value_T").reorder("i", "j", "l.0", "k.0", "k.1", "l.1");
-        s.stage("query_T").fuse("i", "j", "k");
-        s.stage("query_T").parallel("i@j@k@");
+        int vb = vmode == 0 ? 1 : 16;
+        s.stage("value_T").split("l", vb);
+        s.stage("value_T").split("k", vmode == 0 ? 8 : 16);
+        if (vmode == 2) s.stage("value_T").reorder("i", "j", "l.0", "k.0", "l.1", "k.1");
+        else s.stage("value_T").reorder("i", "j", "l.0", "k.0", "k.1", "l.1");
+        if (rows >= 0) {
+            s.stage("query_T").fuse("i", "j", "k");
+            s.stage("query_T").parallel("i@j@k@");
+        } else s.stage("query_T").computeInline();
         s.stage("value_T").fuse("i", "j", "l.0");
         s.stage("value_T").parallel("i@j@l.0@");
         s.stage("softmax").fuse("i.0", "j.0", "k.0");
@@ -58,13 +81,21 @@ public final class TbsProbe {
         s.stage("softmax_max").pragma("i", "auto_unroll_max_step$16");
         s.stage("softmax_sum.rf").pragma("i", "auto_unroll_max_step$64");
         s.stage("softmax_sum").pragma("i", "auto_unroll_max_step$16");
-        s.stage("query_T").vectorize("l");
-        s.stage("value_T").vectorize("l.1");
+        if (rows >= 0) s.stage("query_T").vectorize("l");
+        s.stage("value_T").vectorize(vmode == 2 ? "k.1" : "l.1");
+        if (vmode == 3) s.stage("value_T").unroll("k.1");
         s.stage("value_T.local").vectorize("ax3");
         s.stage("scores").vectorize("l.3");
         s.stage("softmax_exp").vectorize("l");
         s.stage("softmax_sum.rf").vectorize("k.1");
         if (vecOut) s.stage("softmax").vectorize("l");
+        if (rows > 1) {
+            s.stage("softmax_max").split("l", rows);
+            s.stage("softmax_max").unroll("l.1");
+            s.stage("softmax_exp").split("k", rows);
+            s.stage("softmax_exp").reorder("i", "j", "k.0", "k.1", "l");
+            s.stage("softmax_exp").unroll("k.1");
+        }
         return s.build();
     }
 

@@ -201,6 +201,11 @@ final class CodeGen {
      * {@code "i1 false"}. The result has {@code result}'s type.
      */
     Val intrinsic(String base, DType result, List<Val> args, String... extra) {
+        return flaggedIntrinsic("", base, result, args, extra);
+    }
+
+    /** {@link #intrinsic} as a call with fast-math {@code flags} ({@code "nsz"}; empty for none). */
+    Val flaggedIntrinsic(String flags, String base, DType result, List<Val> args, String... extra) {
         boolean uniform = args.stream().allMatch(Val::isUniform);
         int n = uniform ? 1 : lanes;
         String elem = IrTypes.reg(args.get(0).dtype());
@@ -218,7 +223,8 @@ final class CodeGen {
         }
         String ret = IrTypes.vec(IrTypes.reg(result), n);
         mod.declare(name, ret, String.join(", ", types));
-        String r = fn.emit("call " + ret + " @" + name + "(" + String.join(", ", ops) + ")");
+        String r = fn.emit("call " + (flags.isEmpty() ? "" : flags + " ") + ret + " @" + name + "("
+                + String.join(", ", ops) + ")");
         return uniform ? Val.uniform(r, result) : Val.varying(r, result);
     }
 

@@ -1,0 +1,114 @@
+package dev.kiln.bench.space;
+
+import dev.kiln.bench.suite.SuiteDags;
+import dev.kiln.bench.suite.SuiteWorkload;
+import dev.kiln.lower.Lowering;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.target.Backend;
+import dev.kiln.target.CompiledKernel;
+import dev.kiln.target.CpuTarget;
+import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Tensor;
+import dev.kiln.tir.*;
+import java.util.*;
+
+/**
+ * Where the time of TbsProbe's logged TBS 1,128,12,64 program goes: the lowered program with every loop nest that
+ * only writes one buffer removed (outputs wrong, timing only), timed against the whole program in the same passes.
+ * {@code java ... TbsKnock PASSES}.
+ */
+public final class TbsKnock {
+    static Set<String> writes(Stmt s) {
+        Set<String> out = new HashSet<>();
+        new StmtRewriter() {
+            @Override
+            public Stmt visit(Stmt t) {
+                if (t instanceof Store st) out.add(st.buffer().name());
+                return rewriteChildren(t);
+            }
+        }.visit(s);
+        return out;
+    }
+
+    static PrimFunc knock(PrimFunc f, Set<String> names) {
+        Stmt body = new StmtRewriter() {
+            @Override
+            public Stmt visit(Stmt t) {
+                if (t instanceof For) {
+                    Set<String> w = writes(t);
+                    if (!w.isEmpty() && names.containsAll(w)) return Seq.empty();
+                }
+                return rewriteChildren(t);
+            }
+        }.visit(f.body());
+        return f.withBody(body);
+    }
+
+    /** {@code f} with every call of {@code exp} replaced by its argument (the loads and stores around it kept). */
+    static PrimFunc noExp(PrimFunc f) {
+        dev.kiln.ir.ExprRewriter er = new dev.kiln.ir.ExprRewriter() {
+            @Override
+            public dev.kiln.ir.Expr visit(dev.kiln.ir.Expr e) {
+                if (e instanceof dev.kiln.ir.Call c && c.fn() == dev.kiln.ir.Intrinsic.EXP) return visit(c.args().get(0));
+                return rewriteChildren(e);
+            }
+        };
+        return f.withBody(new StmtRewriter() {
+            @Override
+            public dev.kiln.ir.Expr visitExpr(dev.kiln.ir.Expr e) {
+                return er.visit(e);
+            }
+        }.visit(f.body()));
+    }
+
+    public static void main(String[] a) throws Exception {
+        int passes = Integer.parseInt(a[0]);
+        CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true).withCores(1);
+        ComputeDAG dag = SuiteDags.of(new SuiteWorkload("TBS", List.of(1L, 128L, 12L, 64L), "probe"));
+        System.out.println("load before: " + Timing.loadAverage());
+        PrimFunc whole = Lowering.lower("tbs", TbsProbe.logged(dag, false));
+        String[][] arms = {
+            {}, {"query_T"}, {"value_T"}, {"value_T.local"}, {"scores"}, {"softmax_max"}, {"softmax_exp"},
+            {"softmax_sum.rf", "softmax_sum"}, {"softmax"},
+            {"softmax_max", "softmax_exp", "softmax_sum.rf", "softmax_sum", "softmax"}
+        };
+        List<CompiledKernel> ks = new ArrayList<>();
+        for (String[] arm : arms) ks.add(Backend.forTarget(target).compile(knock(whole, Set.of(arm)), target));
+        ks.add(Backend.forTarget(target).compile(noExp(whole), target));
+        PrimFunc rows = Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.1"));
+        if (a.length > 1) System.out.println(rows);
+        ks.add(Backend.forTarget(target).compile(rows, target));
+        for (int u : new int[] {2, -1, 6})
+            ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.0", u)), target));
+        for (int m = 1; m <= 3; m++) {
+            TbsProbe.vmode = m;
+            ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false)), target));
+        }
+        TbsProbe.vmode = 0;
+        List<NDArray> x = new ArrayList<>();
+        int seed = 1;
+        for (Tensor t : dag.arguments())
+            x.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
+                    : NDArray.allocate(t.dtype(), t.shape().toArray()));
+        NDArray[] args = x.toArray(NDArray[]::new);
+        double[] best = new double[ks.size()];
+        Arrays.fill(best, Double.MAX_VALUE);
+        for (int p = 0; p < passes; p++)
+            for (int v = 0; v < ks.size(); v++) best[v] = Math.min(best[v], TbsProbe.time(ks.get(v), args));
+        for (int v = 0; v < arms.length; v++)
+            System.out.printf(Locale.ROOT, "without %-70s %8.4f ms  (%+.4f)%n", String.join(",", arms[v]),
+                    best[v] * 1e3, (best[0] - best[v]) * 1e3);
+        System.out.printf(Locale.ROOT, "exp replaced by its argument %8.4f ms  (%+.4f)%n", best[arms.length] * 1e3,
+                (best[0] - best[arms.length]) * 1e3);
+        System.out.printf(Locale.ROOT, "max, exp and sums per row     %8.4f ms  (%+.4f)%n", best[arms.length + 1] * 1e3,
+                (best[0] - best[arms.length + 1]) * 1e3);
+        for (int u = 0; u < 3; u++)
+            System.out.printf(Locale.ROOT, "max and exp rows unrolled by %d %8.4f ms  (%+.4f)%n", new int[] {2, -1, 6}[u],
+                    best[arms.length + 2 + u] * 1e3, (best[0] - best[arms.length + 2 + u]) * 1e3);
+        for (int m = 1; m <= 3; m++)
+            System.out.printf(Locale.ROOT, "value_T copy mode %d           %8.4f ms  (%+.4f)%n", m,
+                    best[arms.length + 4 + m] * 1e3, (best[0] - best[arms.length + 4 + m]) * 1e3);
+        System.out.println("load after: " + Timing.loadAverage());
+    }
+}
