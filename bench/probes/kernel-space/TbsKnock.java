@@ -92,6 +92,16 @@ public final class TbsKnock {
             x.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
                     : NDArray.allocate(t.dtype(), t.shape().toArray()));
         NDArray[] args = x.toArray(NDArray[]::new);
+        // the value_T variants (the last three kernels) against the whole program: same outputs
+        NDArray out = args[args.length - 1];
+        ks.get(0).call(args);
+        NDArray want = NDArray.allocate(out.dtype(), out.shape());
+        for (long j = 0; j < out.numElements(); j++) want.setDoubleFlat(out.getDoubleFlat(j), j);
+        for (int m = 1; m <= 3; m++) {
+            ks.get(ks.size() - 4 + m).call(args);
+            out.assertClose(want, 1e-6, 1e-7);
+        }
+        System.out.println("value_T variants: outputs agree with the whole program's");
         double[] best = new double[ks.size()];
         Arrays.fill(best, Double.MAX_VALUE);
         for (int p = 0; p < passes; p++)

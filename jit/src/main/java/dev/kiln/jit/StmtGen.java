@@ -155,6 +155,7 @@ final class StmtGen {
     }
 
     private static void loop(CodeGen g, For f) {
+        if (TransposeBlock.tryGen(g, f)) return;
         switch (f.kind()) {
             case SERIAL -> {
                 if (g.autoUnroll > 0 && f.extent() instanceof IntImm && steps(f) <= g.autoUnroll) unrolled(g, f);

@@ -41,7 +41,8 @@ import java.util.SplittableRandom;
  * is moved innermost. When both that loop and the innermost one are longer than a block (the cache line's elements:
  * 16 floats) and divide by it, both are split by the block instead, and the loops run block by block: the other
  * loops, the innermost loop's blocks, the reading loop's blocks, then within a block the reading loop and the
- * innermost loop (a block's writes stay contiguous, so a vectorized copy gathers and stores whole vectors). The
+ * innermost loop (a block's writes stay contiguous; vectorized, the LLVM backend copies a block as whole vectors
+ * loaded, transposed in registers and stored: its {@code TransposeBlock}). The
  * block's splits are ordinary split steps, so the tile-size mutation resizes them. Deterministic: it draws nothing.
  */
 public record InitReadOrder() implements InitRule {
