@@ -14,18 +14,18 @@ import java.util.List;
  *
  * <pre>
  *   for a in [a0, a0 + E):              serial or unrolled, E a multiple of W
- *     vectorized for b in [b0, b0 + W):
+ *     vectorized for b in [b0, b0 + L):  L a multiple of W, W = one vector register's lanes or L if fewer
  *       dst[...] = src[...]             contiguous in b for dst, in a for src, strided in b for src
  * </pre>
  *
- * is what a blocked transposition ({@code InitReadOrder}'s cache-line blocks, a copy such as the attention
- * workload's {@code value_T[h, d, l] = value[l, h, d]}) lowers to. Generated loop by loop, each of its vectors is a
- * gather of W elements a row apart (W scalar loads on x86) or, vectorized the other way, a scatter. Here each group of
- * W values of {@code a} loads W contiguous vectors of {@code src} (one per {@code b}, lanes along {@code a}),
- * transposes them with log2(W) rounds of two-vector shuffles (the blocks of each 2 x 2 block matrix swapped across the
- * diagonal, block size W/2 down to 1; LLVM picks {@code vshuff32x4}, {@code vshufps}, {@code vunpcklps} and the like),
- * and stores W contiguous vectors of {@code dst} (one per {@code a}). Every element is read and written once, as in
- * the loop; the two buffers must differ (a copy in place would read what it wrote).
+ * (W from 4 to 16) is what a blocked transposition ({@code InitReadOrder}'s cache-line blocks, a copy such as the
+ * attention workload's {@code value_T[h, d, l] = value[l, h, d]}) lowers to. Generated loop by loop, each of its
+ * vectors is a gather of W elements a row apart (W scalar loads on x86) or, vectorized the other way, a scatter. Here
+ * each W x W block loads W contiguous vectors of {@code src} (one per {@code b}, lanes along {@code a}), transposes
+ * them with log2(W) rounds of two-vector shuffles (the blocks of each 2 x 2 block matrix swapped across the diagonal,
+ * block size W/2 down to 1; LLVM picks {@code vshuff32x4}, {@code vshufps}, {@code vunpcklps} and the like), and
+ * stores W contiguous vectors of {@code dst} (one per {@code a}). Every element is read and written once, as in the
+ * loop; the two buffers must differ (a copy in place would read what it wrote).
  *
  * <p>Taken only where the offsets prove it under code generation's own lane forms (the load's offset lane-linear with
  * step 1 in {@code a}, the store's in {@code b}); anything else is generated as before.
@@ -40,11 +40,13 @@ final class TransposeBlock {
         if (!(outer.extent() instanceof IntImm e) || !(outer.body() instanceof For inner)) return false;
         if (inner.kind() != ForKind.VECTORIZED || !(inner.extent() instanceof IntImm w)) return false;
         if (!(inner.body() instanceof Store st) || !(st.value() instanceof BufferLoad ld)) return false;
-        int lanes = (int) w.value();
         DType t = st.buffer().dtype();
-        if (lanes < 4 || lanes > 16 || Long.bitCount(lanes) != 1 || lanes > g.options.maxLanes()) return false;
+        if (ld.buffer().dtype() != t || !plain(t)) return false;
+        // blocks of one vector register (16 floats on AVX-512), or the whole inner loop when it is shorter
+        long inner0 = w.value();
+        int lanes = (int) Math.min(inner0, Math.min(g.options.maxLanes(), 64 / t.bytes()));
+        if (lanes < 4 || Long.bitCount(lanes) != 1 || inner0 % lanes != 0 || inner0 / lanes > 8) return false;
         if (e.value() % lanes != 0 || e.value() / lanes > 16) return false;
-        if (ld.buffer().dtype() != t || !plain(t) || lanes * t.bytes() > 64) return false;
         if (ld.buffer().base() == st.buffer().base()) return false;
 
         Val aMin = ExprGen.gen(g, outer.min()), bMin = ExprGen.gen(g, inner.min());
@@ -54,38 +56,44 @@ final class TransposeBlock {
         int savedLanes = g.lanes;
         g.lanes = lanes;
         try {
-            for (long q = 0; q < e.value(); q += lanes) {
-                List<String> rows = new ArrayList<>(lanes);
-                Val a0 = plus(g, aMin, q);
-                for (int r = 0; r < lanes; r++) {
-                    Val[] row = new Val[1];
-                    Val b = plus(g, bMin, r);
-                    StmtGen.bind(
-                            g,
-                            outer.var(),
-                            Val.linear(a0.ref(), 1, a0.dtype()),
-                            () -> StmtGen.bind(g, inner.var(), b, () -> row[0] = ExprGen.gen(g, ld)));
-                    rows.add(g.vector(row[0]));
-                }
-                List<String> cols = transpose(g, rows, IrTypes.vec(IrTypes.reg(t), lanes));
-                for (int c = 0; c < lanes; c++) {
-                    Val a = plus(g, aMin, q + c);
-                    Val col = Val.varying(cols.get(c), t);
-                    StmtGen.bind(
-                            g,
-                            outer.var(),
-                            a,
-                            () -> StmtGen.bind(
-                                    g,
-                                    inner.var(),
-                                    Val.linear(bMin.ref(), 1, bMin.dtype()),
-                                    () -> Memory.store(g, st.buffer(), ExprGen.indices(g, st.indices()), col)));
-                }
-            }
+            for (long q = 0; q < e.value(); q += lanes)
+                for (long j = 0; j < inner0; j += lanes)
+                    block(g, outer, inner, st, ld, plus(g, aMin, q), plus(g, bMin, j));
         } finally {
             g.lanes = savedLanes;
         }
         return true;
+    }
+
+    /** One block: {@code a} in [a0, a0 + W), {@code b} in [b0, b0 + W), W = {@code g.lanes}. */
+    private static void block(CodeGen g, For outer, For inner, Store st, BufferLoad ld, Val a0, Val b0) {
+        int lanes = g.lanes;
+        DType t = st.buffer().dtype();
+        List<String> rows = new ArrayList<>(lanes);
+        for (int r = 0; r < lanes; r++) {
+            Val[] row = new Val[1];
+            Val b = plus(g, b0, r);
+            StmtGen.bind(
+                    g,
+                    outer.var(),
+                    Val.linear(a0.ref(), 1, a0.dtype()),
+                    () -> StmtGen.bind(g, inner.var(), b, () -> row[0] = ExprGen.gen(g, ld)));
+            rows.add(g.vector(row[0]));
+        }
+        List<String> cols = transpose(g, rows, IrTypes.vec(IrTypes.reg(t), lanes));
+        for (int c = 0; c < lanes; c++) {
+            Val a = plus(g, a0, c);
+            Val col = Val.varying(cols.get(c), t);
+            StmtGen.bind(
+                    g,
+                    outer.var(),
+                    a,
+                    () -> StmtGen.bind(
+                            g,
+                            inner.var(),
+                            Val.linear(b0.ref(), 1, b0.dtype()),
+                            () -> Memory.store(g, st.buffer(), ExprGen.indices(g, st.indices()), col)));
+        }
     }
 
     /** Types whose register and memory forms are the same (no conversion around a load or store). */

@@ -51,10 +51,12 @@ class TransposeBlockTest {
         "FLOAT32, 8, 8, SERIAL",
         "INT32, 4, 8, SERIAL",
         "FLOAT64, 8, 8, SERIAL",
-        "INT64, 4, 4, SERIAL"
+        "INT64, 4, 4, SERIAL",
+        "FLOAT32, 32, 16, SERIAL",
+        "FLOAT32, 64, 32, SERIAL"
     })
     void blocksAreTransposedInRegistersExactly(DType t, int w, int kBlock, ForKind kind) {
-        int rows = 48, cols = 64;
+        int rows = 192, cols = 64;
         try (LlvmKernel k = JitCheck.BACKEND.compile(
                 copy(t, rows, cols, w, kBlock, kind), JitCheck.TARGET, JitOptions.defaults())) {
             check(k, t, rows, cols);
