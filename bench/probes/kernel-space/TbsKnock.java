@@ -16,7 +16,8 @@ import java.util.*;
 /**
  * Where the time of TbsProbe's logged TBS 1,128,12,64 program goes: the lowered program with every loop nest that
  * only writes one buffer removed (outputs wrong, timing only), timed against the whole program in the same passes.
- * {@code java ... TbsKnock PASSES}.
+ * {@code java ... TbsKnock PASSES [STEPS.json]}: with a file, that schedule's steps (a log record's {@code steps}
+ * array) instead of TbsProbe's program, and only the removals.
  */
 public final class TbsKnock {
     static Set<String> writes(Stmt s) {
@@ -62,12 +63,31 @@ public final class TbsKnock {
         }.visit(f.body()));
     }
 
+    static NDArray[] arguments(ComputeDAG dag) {
+        List<NDArray> x = new ArrayList<>();
+        int seed = 1;
+        for (Tensor t : dag.arguments())
+            x.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
+                    : NDArray.allocate(t.dtype(), t.shape().toArray()));
+        return x.toArray(NDArray[]::new);
+    }
+
     public static void main(String[] a) throws Exception {
         int passes = Integer.parseInt(a[0]);
         CpuTarget target = ((CpuTarget) Target.cpu()).withFastMath(true).withCores(1);
         ComputeDAG dag = SuiteDags.of(new SuiteWorkload("TBS", List.of(1L, 128L, 12L, 64L), "probe"));
         System.out.println("load before: " + Timing.loadAverage());
-        PrimFunc whole = Lowering.lower("tbs", TbsProbe.logged(dag, false));
+        // a schedule's steps as JSON (the "steps" array of a log record) in place of TbsProbe's logged program; the
+        // TbsProbe variants are then left out
+        boolean given = a.length > 1 && !a[1].equals("show");
+        dev.kiln.schedule.Schedule sched = given
+                ? dev.kiln.schedule.Schedule.fromSteps(
+                        new com.fasterxml.jackson.databind.ObjectMapper()
+                                .readTree(java.nio.file.Files.readString(java.nio.file.Path.of(a[1]))),
+                        dag)
+                : TbsProbe.logged(dag, false);
+        PrimFunc whole = Lowering.lower("tbs", sched);
+        if (given) System.out.println(whole);
         String[][] arms = {
             {}, {"query_T"}, {"value_T"}, {"value_T.local"}, {"scores"}, {"softmax_max"}, {"softmax_exp"},
             {"softmax_sum.rf", "softmax_sum"}, {"softmax"},
@@ -76,6 +96,20 @@ public final class TbsKnock {
         List<CompiledKernel> ks = new ArrayList<>();
         for (String[] arm : arms) ks.add(Backend.forTarget(target).compile(knock(whole, Set.of(arm)), target));
         ks.add(Backend.forTarget(target).compile(noExp(whole), target));
+        if (given) {
+            NDArray[] args = arguments(dag);
+            double[] best = new double[ks.size()];
+            Arrays.fill(best, Double.MAX_VALUE);
+            for (int p = 0; p < passes; p++)
+                for (int v = 0; v < ks.size(); v++) best[v] = Math.min(best[v], TbsProbe.time(ks.get(v), args));
+            for (int v = 0; v < arms.length; v++)
+                System.out.printf(Locale.ROOT, "without %-70s %8.4f ms  (%+.4f)%n", String.join(",", arms[v]),
+                        best[v] * 1e3, (best[0] - best[v]) * 1e3);
+            System.out.printf(Locale.ROOT, "exp replaced by its argument   %8.4f ms  (%+.4f)%n", best[arms.length] * 1e3,
+                    (best[0] - best[arms.length]) * 1e3);
+            System.out.println("load after: " + Timing.loadAverage());
+            return;
+        }
         PrimFunc rows = Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.1"));
         if (a.length > 1) System.out.println(rows);
         ks.add(Backend.forTarget(target).compile(rows, target));
@@ -86,12 +120,7 @@ public final class TbsKnock {
             ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false)), target));
         }
         TbsProbe.vmode = 0;
-        List<NDArray> x = new ArrayList<>();
-        int seed = 1;
-        for (Tensor t : dag.arguments())
-            x.add(t.isPlaceholder() ? NDArray.random(t.dtype(), seed++, t.shape().toArray())
-                    : NDArray.allocate(t.dtype(), t.shape().toArray()));
-        NDArray[] args = x.toArray(NDArray[]::new);
+        NDArray[] args = arguments(dag);
         // the value_T variants (the last three kernels) against the whole program: same outputs
         NDArray out = args[args.length - 1];
         ks.get(0).call(args);
