@@ -65,6 +65,33 @@ class TransposeBlockTest {
     }
 
     @Test
+    void loopsStartingAtAnOuterLoopsValueAreTransposedToo() {
+        // for k0: for k in [k0 * 16, k0 * 16 + 16): vectorized for l in [l0 * 16, l0 * 16 + 16): the mins are values
+        // of the loops around, not constants
+        int rows = 48, cols = 64, w = 16;
+        Buffer src = buf("src", DType.FLOAT32, rows, cols), dst = buf("dst", DType.FLOAT32, cols, rows);
+        Var l0 = new Var("l0"), k0 = new Var("k0"), k = new Var("k"), l = new Var("l");
+        Stmt copy = new dev.kiln.tir.For(
+                l, l0.mul(i32(w)), i32(w), ForKind.VECTORIZED, null, store(dst, load(src, l, k), k, l));
+        Stmt nest = loop(
+                l0,
+                rows / w,
+                ForKind.SERIAL,
+                loop(
+                        k0,
+                        cols / w,
+                        ForKind.SERIAL,
+                        new dev.kiln.tir.For(k, k0.mul(i32(w)), i32(w), ForKind.SERIAL, null, copy)));
+        try (LlvmKernel kern = JitCheck.BACKEND.compile(
+                new PrimFunc("transpose_offset_mins", List.of(src, dst), nest),
+                JitCheck.TARGET,
+                JitOptions.defaults())) {
+            check(kern, DType.FLOAT32, rows, cols);
+            assertThat(kern.generatedIr()).contains("shufflevector").doesNotContain("llvm.masked.gather");
+        }
+    }
+
+    @Test
     void aStridedStoreKeepsTheLoopsOwnCode() {
         // dst[l, k] = src[l, k] with l vectorized: both sides a row apart, no transposition to make
         int rows = 32, cols = 16, w = 16;
