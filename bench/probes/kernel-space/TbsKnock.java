@@ -115,19 +115,19 @@ public final class TbsKnock {
         ks.add(Backend.forTarget(target).compile(rows, target));
         for (int u : new int[] {2, -1, 6})
             ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.0", u)), target));
-        for (int m = 1; m <= 3; m++) {
+        for (int m = 1; m <= 4; m++) {
             TbsProbe.vmode = m;
             ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false)), target));
         }
         TbsProbe.vmode = 0;
         NDArray[] args = arguments(dag);
-        // the value_T variants (the last three kernels) against the whole program: same outputs
+        // the value_T variants (the last four kernels) against the whole program: same outputs
         NDArray out = args[args.length - 1];
         ks.get(0).call(args);
         NDArray want = NDArray.allocate(out.dtype(), out.shape());
         for (long j = 0; j < out.numElements(); j++) want.setDoubleFlat(out.getDoubleFlat(j), j);
-        for (int m = 1; m <= 3; m++) {
-            ks.get(ks.size() - 4 + m).call(args);
+        for (int m = 1; m <= 4; m++) {
+            ks.get(ks.size() - 5 + m).call(args);
             out.assertClose(want, 1e-6, 1e-7);
         }
         System.out.println("value_T variants: outputs agree with the whole program's");
@@ -145,7 +145,7 @@ public final class TbsKnock {
         for (int u = 0; u < 3; u++)
             System.out.printf(Locale.ROOT, "max and exp rows unrolled by %d %8.4f ms  (%+.4f)%n", new int[] {2, -1, 6}[u],
                     best[arms.length + 2 + u] * 1e3, (best[0] - best[arms.length + 2 + u]) * 1e3);
-        for (int m = 1; m <= 3; m++)
+        for (int m = 1; m <= 4; m++)
             System.out.printf(Locale.ROOT, "value_T copy mode %d           %8.4f ms  (%+.4f)%n", m,
                     best[arms.length + 4 + m] * 1e3, (best[0] - best[arms.length + 4 + m]) * 1e3);
         System.out.println("load after: " + Timing.loadAverage());

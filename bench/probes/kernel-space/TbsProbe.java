@@ -22,7 +22,7 @@ import java.util.*;
 public final class TbsProbe {
     /**
      * value_T's copy: 0 as logged (scalar, l outer), 1 in 16 x 16 blocks with l vectorised (strided loads), 2 the
-     * same with k vectorised (strided stores), 3 as 1 with the k loop unrolled.
+     * same with k vectorised (strided stores), 3 as 1 with the k loop unrolled, 4 as 1 in 16 x 8 blocks.
      */
     static int vmode = 0;
 
@@ -66,7 +66,7 @@ public final class TbsProbe {
                 "l.2", "k.1", "i.3", "j.3", "m.3", "l.3");
         int vb = vmode == 0 ? 1 : 16;
         s.stage("value_T").split("l", vb);
-        s.stage("value_T").split("k", vmode == 0 ? 8 : 16);
+        s.stage("value_T").split("k", vmode == 0 || vmode == 4 ? 8 : 16);
         if (vmode == 2) s.stage("value_T").reorder("i", "j", "l.0", "k.0", "l.1", "k.1");
         else s.stage("value_T").reorder("i", "j", "l.0", "k.0", "k.1", "l.1");
         if (rows >= 0) {

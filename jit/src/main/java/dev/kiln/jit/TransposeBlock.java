@@ -13,7 +13,7 @@ import java.util.List;
  * A transposing copy of W x W blocks, done in vector registers. The nest
  *
  * <pre>
- *   for a in [a0, a0 + E):              serial or unrolled, E a multiple of W
+ *   for a in [a0, a0 + E):              serial or unrolled, E a multiple of W, or a power of two from 4 below it
  *     vectorized for b in [b0, b0 + L):  L a multiple of W, W = one vector register's lanes or L if fewer
  *       dst[...] = src[...]             contiguous in b for dst, in a for src, strided in b for src
  * </pre>
@@ -46,7 +46,10 @@ final class TransposeBlock {
         long inner0 = w.value();
         int lanes = (int) Math.min(inner0, Math.min(g.options.maxLanes(), 64 / t.bytes()));
         if (lanes < 4 || Long.bitCount(lanes) != 1 || inner0 % lanes != 0 || inner0 / lanes > 8) return false;
-        if (e.value() % lanes != 0 || e.value() / lanes > 16) return false;
+        // the outer loop's side of a block: W, or the whole loop when it is shorter (a W x E block, E of W columns)
+        int aBlock = (int) Math.min(e.value(), lanes);
+        if (aBlock < 4 || Long.bitCount(aBlock) != 1 || e.value() % aBlock != 0 || e.value() / aBlock > 16)
+            return false;
         if (ld.buffer().base() == st.buffer().base()) return false;
 
         Val aMin = ExprGen.gen(g, outer.min()), bMin = ExprGen.gen(g, inner.min());
@@ -56,32 +59,43 @@ final class TransposeBlock {
         int savedLanes = g.lanes;
         g.lanes = lanes;
         try {
-            for (long q = 0; q < e.value(); q += lanes)
+            for (long q = 0; q < e.value(); q += aBlock)
                 for (long j = 0; j < inner0; j += lanes)
-                    block(g, outer, inner, st, ld, plus(g, aMin, q), plus(g, bMin, j));
+                    block(g, outer, inner, st, ld, plus(g, aMin, q), plus(g, bMin, j), aBlock);
         } finally {
             g.lanes = savedLanes;
         }
         return true;
     }
 
-    /** One block: {@code a} in [a0, a0 + W), {@code b} in [b0, b0 + W), W = {@code g.lanes}. */
-    private static void block(CodeGen g, For outer, For inner, Store st, BufferLoad ld, Val a0, Val b0) {
+    /**
+     * One block: {@code a} in [a0, a0 + E), {@code b} in [b0, b0 + W), W = {@code g.lanes}, E = {@code aBlock} (W or
+     * less): W rows of E lanes, widened to W lanes where E is less (the extra lanes never stored), transposed, and
+     * the first E columns stored.
+     */
+    private static void block(CodeGen g, For outer, For inner, Store st, BufferLoad ld, Val a0, Val b0, int aBlock) {
         int lanes = g.lanes;
         DType t = st.buffer().dtype();
+        String vty = IrTypes.vec(IrTypes.reg(t), lanes);
         List<String> rows = new ArrayList<>(lanes);
         for (int r = 0; r < lanes; r++) {
             Val[] row = new Val[1];
             Val b = plus(g, b0, r);
-            StmtGen.bind(
-                    g,
-                    outer.var(),
-                    Val.linear(a0.ref(), 1, a0.dtype()),
-                    () -> StmtGen.bind(g, inner.var(), b, () -> row[0] = ExprGen.gen(g, ld)));
-            rows.add(g.vector(row[0]));
+            g.lanes = aBlock;
+            try {
+                StmtGen.bind(
+                        g,
+                        outer.var(),
+                        Val.linear(a0.ref(), 1, a0.dtype()),
+                        () -> StmtGen.bind(g, inner.var(), b, () -> row[0] = ExprGen.gen(g, ld)));
+                String v = g.vector(row[0]);
+                rows.add(aBlock == lanes ? v : widen(g, v, IrTypes.vec(IrTypes.reg(t), aBlock), aBlock, lanes));
+            } finally {
+                g.lanes = lanes;
+            }
         }
-        List<String> cols = transpose(g, rows, IrTypes.vec(IrTypes.reg(t), lanes));
-        for (int c = 0; c < lanes; c++) {
+        List<String> cols = transpose(g, rows, vty);
+        for (int c = 0; c < aBlock; c++) {
             Val a = plus(g, a0, c);
             Val col = Val.varying(cols.get(c), t);
             StmtGen.bind(
@@ -94,6 +108,13 @@ final class TransposeBlock {
                             Val.linear(b0.ref(), 1, b0.dtype()),
                             () -> Memory.store(g, st.buffer(), ExprGen.indices(g, st.indices()), col)));
         }
+    }
+
+    /** {@code v} of {@code n} lanes as a vector of {@code w} lanes, the lanes past {@code n} poison. */
+    private static String widen(CodeGen g, String v, String ty, int n, int w) {
+        StringBuilder mask = new StringBuilder();
+        for (int p = 0; p < w; p++) mask.append(p == 0 ? "" : ", ").append(p < n ? "i32 " + p : "i32 poison");
+        return g.fn.emit("shufflevector " + ty + " " + v + ", " + ty + " poison, <" + w + " x i32> <" + mask + ">");
     }
 
     /** Types whose register and memory forms are the same (no conversion around a load or store). */

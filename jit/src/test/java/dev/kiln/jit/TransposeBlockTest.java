@@ -53,7 +53,10 @@ class TransposeBlockTest {
         "FLOAT64, 8, 8, SERIAL",
         "INT64, 4, 4, SERIAL",
         "FLOAT32, 32, 16, SERIAL",
-        "FLOAT32, 64, 32, SERIAL"
+        "FLOAT32, 64, 32, SERIAL",
+        "FLOAT32, 16, 8, SERIAL",
+        "FLOAT32, 16, 4, SERIAL",
+        "INT32, 32, 8, SERIAL"
     })
     void blocksAreTransposedInRegistersExactly(DType t, int w, int kBlock, ForKind kind) {
         int rows = 192, cols = 64;
