@@ -33,12 +33,17 @@ import java.util.List;
 final class TransposeBlock {
     private TransposeBlock() {}
 
-    /** Emits {@code outer} as transposed vector blocks and returns true, or emits nothing and returns false. */
+    /**
+     * Emits {@code outer} as transposed vector blocks and returns true, or returns false having emitted at most index
+     * arithmetic that nothing uses (the probes of {@link #proves}), after which the caller generates the loop itself.
+     */
     static boolean tryGen(CodeGen g, For outer) {
         if (g.lanes != 1 || g.mask != null) return false;
+        if (outer.var().dtype().isUnsigned()) return false; // loop variables of index type (i32, i64)
         if (outer.kind() != ForKind.SERIAL && outer.kind() != ForKind.UNROLLED) return false;
         if (!(outer.extent() instanceof IntImm e) || !(outer.body() instanceof For inner)) return false;
         if (inner.kind() != ForKind.VECTORIZED || !(inner.extent() instanceof IntImm w)) return false;
+        if (inner.var().dtype().isUnsigned()) return false;
         if (!(inner.body() instanceof Store st) || !(st.value() instanceof BufferLoad ld)) return false;
         DType t = st.buffer().dtype();
         if (ld.buffer().dtype() != t || !plain(t)) return false;
