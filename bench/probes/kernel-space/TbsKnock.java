@@ -94,60 +94,47 @@ public final class TbsKnock {
             {"softmax_max", "softmax_exp", "softmax_sum.rf", "softmax_sum", "softmax"}
         };
         List<CompiledKernel> ks = new ArrayList<>();
-        for (String[] arm : arms) ks.add(Backend.forTarget(target).compile(knock(whole, Set.of(arm)), target));
+        List<String> labels = new ArrayList<>();
+        for (String[] arm : arms) {
+            ks.add(Backend.forTarget(target).compile(knock(whole, Set.of(arm)), target));
+            labels.add("without " + String.join(",", arm));
+        }
         ks.add(Backend.forTarget(target).compile(noExp(whole), target));
-        if (given) {
-            NDArray[] args = arguments(dag);
-            double[] best = new double[ks.size()];
-            Arrays.fill(best, Double.MAX_VALUE);
-            for (int p = 0; p < passes; p++)
-                for (int v = 0; v < ks.size(); v++) best[v] = Math.min(best[v], TbsProbe.time(ks.get(v), args));
-            for (int v = 0; v < arms.length; v++)
-                System.out.printf(Locale.ROOT, "without %-70s %8.4f ms  (%+.4f)%n", String.join(",", arms[v]),
-                        best[v] * 1e3, (best[0] - best[v]) * 1e3);
-            System.out.printf(Locale.ROOT, "exp replaced by its argument   %8.4f ms  (%+.4f)%n", best[arms.length] * 1e3,
-                    (best[0] - best[arms.length]) * 1e3);
-            System.out.println("load after: " + Timing.loadAverage());
-            return;
-        }
-        PrimFunc rows = Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.1"));
-        if (a.length > 1) System.out.println(rows);
-        ks.add(Backend.forTarget(target).compile(rows, target));
-        for (int u : new int[] {2, -1, 6})
-            ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.0", u)), target));
-        for (int m = 1; m <= 4; m++) {
-            TbsProbe.vmode = m;
-            ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false)), target));
-        }
-        TbsProbe.vmode = 0;
+        labels.add("exp replaced by its argument");
         NDArray[] args = arguments(dag);
-        // the value_T variants (the last four kernels) against the whole program: same outputs
-        NDArray out = args[args.length - 1];
-        ks.get(0).call(args);
-        NDArray want = NDArray.allocate(out.dtype(), out.shape());
-        for (long j = 0; j < out.numElements(); j++) want.setDoubleFlat(out.getDoubleFlat(j), j);
-        for (int m = 1; m <= 4; m++) {
-            ks.get(ks.size() - 5 + m).call(args);
-            out.assertClose(want, 1e-6, 1e-7);
+        if (!given) {
+            PrimFunc rows = Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.1"));
+            if (a.length > 1) System.out.println(rows);
+            ks.add(Backend.forTarget(target).compile(rows, target));
+            labels.add("max, exp and sums per row");
+            for (int u : new int[] {2, -1, 6}) {
+                ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false, "k.0", u)), target));
+                labels.add(u < 0 ? "query_T inlined" : "max and exp rows unrolled by " + u);
+            }
+            for (int m = 1; m <= 4; m++) {
+                TbsProbe.vmode = m;
+                ks.add(Backend.forTarget(target).compile(Lowering.lower("tbs", TbsProbe.logged(dag, false)), target));
+                labels.add("value_T copy mode " + m);
+            }
+            TbsProbe.vmode = 0;
+            // the value_T variants (the last four kernels) against the whole program: same outputs
+            NDArray out = args[args.length - 1];
+            ks.get(0).call(args);
+            NDArray want = NDArray.allocate(out.dtype(), out.shape());
+            for (long j = 0; j < out.numElements(); j++) want.setDoubleFlat(out.getDoubleFlat(j), j);
+            for (int m = 1; m <= 4; m++) {
+                ks.get(ks.size() - 5 + m).call(args);
+                out.assertClose(want, 1e-6, 1e-7);
+            }
+            System.out.println("value_T variants: outputs agree with the whole program's");
         }
-        System.out.println("value_T variants: outputs agree with the whole program's");
         double[] best = new double[ks.size()];
         Arrays.fill(best, Double.MAX_VALUE);
         for (int p = 0; p < passes; p++)
             for (int v = 0; v < ks.size(); v++) best[v] = Math.min(best[v], TbsProbe.time(ks.get(v), args));
-        for (int v = 0; v < arms.length; v++)
-            System.out.printf(Locale.ROOT, "without %-70s %8.4f ms  (%+.4f)%n", String.join(",", arms[v]),
-                    best[v] * 1e3, (best[0] - best[v]) * 1e3);
-        System.out.printf(Locale.ROOT, "exp replaced by its argument %8.4f ms  (%+.4f)%n", best[arms.length] * 1e3,
-                (best[0] - best[arms.length]) * 1e3);
-        System.out.printf(Locale.ROOT, "max, exp and sums per row     %8.4f ms  (%+.4f)%n", best[arms.length + 1] * 1e3,
-                (best[0] - best[arms.length + 1]) * 1e3);
-        for (int u = 0; u < 3; u++)
-            System.out.printf(Locale.ROOT, "max and exp rows unrolled by %d %8.4f ms  (%+.4f)%n", new int[] {2, -1, 6}[u],
-                    best[arms.length + 2 + u] * 1e3, (best[0] - best[arms.length + 2 + u]) * 1e3);
-        for (int m = 1; m <= 4; m++)
-            System.out.printf(Locale.ROOT, "value_T copy mode %d           %8.4f ms  (%+.4f)%n", m,
-                    best[arms.length + 4 + m] * 1e3, (best[0] - best[arms.length + 4 + m]) * 1e3);
+        for (int v = 0; v < ks.size(); v++)
+            System.out.printf(Locale.ROOT, "%-78s %8.4f ms  (%+.4f)%n", labels.get(v), best[v] * 1e3,
+                    (best[0] - best[v]) * 1e3);
         System.out.println("load after: " + Timing.loadAverage());
     }
 }

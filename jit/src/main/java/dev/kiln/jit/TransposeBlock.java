@@ -81,7 +81,7 @@ final class TransposeBlock {
     private static void block(CodeGen g, For outer, For inner, Store st, BufferLoad ld, Val a0, Val b0, int aBlock) {
         int lanes = g.lanes;
         DType t = st.buffer().dtype();
-        String vty = IrTypes.vec(IrTypes.reg(t), lanes);
+        String vty = IrTypes.vec(IrTypes.reg(t), lanes), rowTy = IrTypes.vec(IrTypes.reg(t), aBlock);
         List<String> rows = new ArrayList<>(lanes);
         for (int r = 0; r < lanes; r++) {
             Val[] row = new Val[1];
@@ -94,7 +94,7 @@ final class TransposeBlock {
                         Val.linear(a0.ref(), 1, a0.dtype()),
                         () -> StmtGen.bind(g, inner.var(), b, () -> row[0] = ExprGen.gen(g, ld)));
                 String v = g.vector(row[0]);
-                rows.add(aBlock == lanes ? v : widen(g, v, IrTypes.vec(IrTypes.reg(t), aBlock), aBlock, lanes));
+                rows.add(aBlock == lanes ? v : widen(g, v, rowTy, aBlock, lanes));
             } finally {
                 g.lanes = lanes;
             }
@@ -181,7 +181,7 @@ final class TransposeBlock {
      * of i clear) exchange their off-diagonal d x d blocks, {@code x[i][p + d]} with {@code x[i + d][p]} for p with
      * bit d clear; after the round with d = 1 row i holds what was column i.
      */
-    static List<String> transpose(CodeGen g, List<String> rows, String vty) {
+    private static List<String> transpose(CodeGen g, List<String> rows, String vty) {
         int n = rows.size();
         List<String> x = new ArrayList<>(rows);
         for (int d = n / 2; d >= 1; d /= 2) {
