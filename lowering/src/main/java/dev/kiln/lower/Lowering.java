@@ -111,7 +111,7 @@ public final class Lowering {
      * its result whatever the bindings).
      */
     public static Pipeline pipeline() {
-        return new Pipeline(null, null, phases(null));
+        return new Pipeline(null, null, phases(null, false));
     }
 
     /**
@@ -124,8 +124,9 @@ public final class Lowering {
      *       partitioning, unrolling and flattening multiply the code, so a bad schedule fails fast;</li>
      *   <li>{@code loops}: partition-loops (guard-free main parts, so that the loops vectorize and
      *       unroll see are guard-free), simplify (unwrap the one-iteration tails, drop the guards now
-     *       known false), legalize-vectorize (before unrolling, so that a vectorized loop it demotes
-     *       to unrolled is then really unrolled), unroll-loops (explicit unroll and
+     *       known false), on CPU targets with fast math skip-padded-terms ({@link SkipPaddedTerms}: reduction
+     *       terms that read zero padding are skipped behind guards), legalize-vectorize (before unrolling, so
+     *       that a vectorized loop it demotes to unrolled is then really unrolled), unroll-loops (explicit unroll and
      *       auto_unroll_max_step);</li>
      *   <li>{@code flatten}: flatten-buffers, last of the structural passes, which reason on n-d indices;</li>
      *   <li>{@code cleanup}: simplify (fold the flattened offsets and the constants unrolling
@@ -136,32 +137,29 @@ public final class Lowering {
      */
     public static Pipeline pipeline(Target target) {
         return switch (target) {
-            case CpuTarget c -> new Pipeline(Target.Kind.CPU, null, phases(null));
+            case CpuTarget c -> new Pipeline(Target.Kind.CPU, null, phases(null, c.fastMath()));
             case CudaTarget c -> gpuPipeline(GpuLimits.of(c));
         };
     }
 
     /** The pipeline of a GPU with the given limits. */
     public static Pipeline gpuPipeline(GpuLimits limits) {
-        return new Pipeline(Target.Kind.CUDA, limits, phases(limits));
+        return new Pipeline(Target.Kind.CUDA, limits, phases(limits, false));
     }
 
-    private static List<Phase> phases(GpuLimits gpu) {
+    private static List<Phase> phases(GpuLimits gpu, boolean fastMath) {
         Pass simplify = new Pass("simplify", Simplify::apply);
         List<Phase> out = new ArrayList<>();
         out.add(new Phase("canonicalize", List.of(simplify)));
         if (gpu != null) out.add(new Phase("gpu", GpuPasses.passes(gpu)));
-        out.add(new Phase(
-                "loops",
-                List.of(
-                        new Pass("unswitch-guards", UnswitchGuards::apply),
-                        new Pass("partition-loops", PartitionLoops::apply),
-                        simplify,
-                        new Pass(
-                                "legalize-vectorize",
-                                LegalizeVectorize::apply,
-                                Set.of(VerifyWellFormed.Rule.VECTOR_LANES)),
-                        new Pass("unroll-loops", UnrollLoops::apply))));
+        List<Pass> loops = new ArrayList<>(List.of(
+                new Pass("unswitch-guards", UnswitchGuards::apply),
+                new Pass("partition-loops", PartitionLoops::apply),
+                simplify));
+        if (fastMath) loops.add(new Pass("skip-padded-terms", SkipPaddedTerms::apply));
+        loops.add(new Pass("legalize-vectorize", LegalizeVectorize::apply, Set.of(VerifyWellFormed.Rule.VECTOR_LANES)));
+        loops.add(new Pass("unroll-loops", UnrollLoops::apply));
+        out.add(new Phase("loops", loops));
         out.add(new Phase("flatten", List.of(new Pass("flatten-buffers", FlattenBuffers::apply))));
         out.add(new Phase("cleanup", List.of(simplify, new Pass("remove-no-ops", RemoveNoOps::apply))));
         if (gpu != null) {

@@ -14,7 +14,10 @@ import java.util.Objects;
  * @param vectorBits      the widest SIMD register in bits (128, 256 or 512)
  * @param cacheLineBytes  the cache line size in bytes
  * @param fastMath        whether float {@code a * b + c} may be contracted into one FMA (one rounding
- *                        instead of two). Off by default, so compiled code matches the interpreter
+ *                        instead of two), min and max may return either zero for -0 and +0, and
+ *                        reduction terms that multiply zero padding may be skipped (the lowering's
+ *                        {@code SkipPaddedTerms}: exact for finite values, but {@code 0 * inf} no longer
+ *                        gives NaN). Off by default, so compiled code matches the interpreter
  *                        bit for bit; tuned kernels turn it on for speed and are checked with a
  *                        tolerance. Written {@code -fast-math=1} in the target string.
  */

@@ -24,13 +24,15 @@ public interface ScheduleLowerer {
     PrimFunc lower(SearchTask task, Schedule schedule);
 
     /**
-     * The standard pipeline for {@code target}: {@link Lowering#lower(String, Schedule)} on a CPU; on CUDA,
+     * The standard pipeline for {@code target}: {@link Lowering#pipeline(Target)} on a CPU (with the fast-math
+     * passes where the target contracts and reassociates floats); on CUDA,
      * {@link GpuPasses#lower} with the target's thread, shared-memory and warp limits and the
      * task's largest vthread extent (8 if the task does not say).
      */
     static ScheduleLowerer forTarget(Target target) {
         return switch (target) {
-            case CpuTarget c -> (task, schedule) -> Lowering.lower(FUNCTION_NAME, schedule);
+            case CpuTarget c ->
+                (task, schedule) -> Lowering.lower(FUNCTION_NAME, schedule, c, Lowering.Options.defaults());
             case CudaTarget c ->
                 (task, schedule) ->
                         GpuPasses.lower(FUNCTION_NAME, schedule, gpuLimits(c, task), Lowering.Options.defaults());

@@ -1,0 +1,325 @@
+package dev.kiln.lower;
+
+import dev.kiln.arith.IntRange;
+import dev.kiln.arith.Simplifier;
+import dev.kiln.ir.And;
+import dev.kiln.ir.Binary;
+import dev.kiln.ir.BinaryOp;
+import dev.kiln.ir.Buffer;
+import dev.kiln.ir.BufferLoad;
+import dev.kiln.ir.Cast;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.Exprs;
+import dev.kiln.ir.FloatImm;
+import dev.kiln.ir.IntImm;
+import dev.kiln.ir.Not;
+import dev.kiln.ir.Select;
+import dev.kiln.ir.Var;
+import dev.kiln.tir.Allocate;
+import dev.kiln.tir.For;
+import dev.kiln.tir.ForKind;
+import dev.kiln.tir.IfThenElse;
+import dev.kiln.tir.Let;
+import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Stmt;
+import dev.kiln.tir.StmtRewriter;
+import dev.kiln.tir.StmtVisitor;
+import dev.kiln.tir.Stmts;
+import dev.kiln.tir.Store;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reduction terms that multiply by zero padding are skipped, as oneDNN's convolutions skip the taps that fall in
+ * the padding. A padded copy ({@code pad[j, k, c] = select(1 <= j && j < 15 && ..., data[j - 1, ...], 0)}, stored
+ * once in the function) is zero wherever its condition is false, so an update {@code acc[...] = acc[...] + pad[j.2 +
+ * rh, ...] * w[...]} adds nothing there. Each conjunct of the condition, read at the update's index, becomes a
+ * guard around the body of the innermost loop whose variable it uses (or of a loop further in on the way to the
+ * update), where that body holds no other store and at least {@link #MIN_GUARDED_WORK} executions of the update
+ * (a vectorized loop counted once):
+ *
+ * <pre>
+ * for j.2 in 0..14 {                               for j.2 in 0..14 {
+ *   for rh in 0..3 {                                 for rh in 0..3 {
+ *     for rw in 0..3 {                     =&gt;          if (j.2 + rh &gt;= 1 &amp;&amp; j.2 + rh &lt; 15) {
+ *       for rc in 0..128 {                                 for rw in 0..3 { ... }
+ *         for k.3 in 0..14 { ... }                       }
+ * </pre>
+ *
+ * <p>For a 3 x 3 convolution with padding 1 on a 14 x 14 image the skipped rows are 2 of 42 (5%), on 7 x 7 2 of 21
+ * (10%) per padded dimension whose reduction loop lies outside the register tile; a conjunct that uses a loop
+ * inside the tile (the columns of a tile of 14 pixels) gives no guard, as a branch per vector of the tile would cost
+ * more than it saves.
+ *
+ * <p>Only for fast-math targets ({@link Lowering#pipeline(dev.kiln.target.Target)}): skipping {@code 0 * w} is exact
+ * for finite {@code w} (adding a zero product leaves the sum as it was) but drops the NaN that an infinite or NaN
+ * weight times zero gives. The padded buffer must be allocated in the function, stored by exactly one statement
+ * whose value is a {@code select} with a literal zero arm and whose indices are its loop variables (plus terms
+ * free of them), and read as a factor of the update's increment (through casts); anything else is left alone.
+ */
+public final class SkipPaddedTerms {
+    private SkipPaddedTerms() {}
+
+    /** The fewest executions of the update (a vectorized loop counted once) a guard must be able to skip. */
+    static final long MIN_GUARDED_WORK = 16;
+
+    public static PrimFunc apply(PrimFunc f) {
+        Context cx = new Context();
+        cx.collect(f.body());
+        if (cx.padded.isEmpty()) return f;
+        Map<For, Set<Expr>> guards = new IdentityHashMap<>();
+        cx.findUpdates(f.body(), new ArrayList<>(), guards);
+        if (guards.isEmpty()) return f;
+        return f.withBody(
+                new StmtRewriter() {
+                    @Override
+                    public Stmt visit(Stmt x) {
+                        if (x instanceof For l && guards.containsKey(l)) {
+                            Expr cond = null;
+                            for (Expr c : guards.get(l)) cond = cond == null ? c : new And(cond, c);
+                            return l.withBody(IfThenElse.of(cond, visit(l.body())));
+                        }
+                        return rewriteChildren(x);
+                    }
+                }.visit(f.body()));
+    }
+
+    /** A padded buffer's one store, the loops around it, and the condition under which its value may be non-zero. */
+    private record Padding(Store store, List<For> loops, Expr nonZero) {}
+
+    private static final class Context {
+        final Map<Buffer, Padding> padded = new IdentityHashMap<>();
+        /** Variables bound by a let anywhere (conditions using them are not moved). */
+        final Set<Var> lets = new HashSet<>();
+
+        void collect(Stmt body) {
+            Set<Buffer> allocated = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+            Map<Buffer, Integer> storeCount = new IdentityHashMap<>();
+            Map<Buffer, Padding> candidate = new IdentityHashMap<>();
+            new StmtVisitor() {
+                final List<For> loops = new ArrayList<>();
+
+                @Override
+                public void visit(Stmt x) {
+                    switch (x) {
+                        case Allocate a -> allocated.add(a.buffer());
+                        case Let l -> lets.add(l.var());
+                        case Store s -> {
+                            storeCount.merge(s.buffer().base(), 1, Integer::sum);
+                            Expr nz = nonZero(s.value());
+                            if (nz != null && s.buffer() == s.buffer().base()) {
+                                candidate.put(s.buffer(), new Padding(s, List.copyOf(loops), nz));
+                            }
+                        }
+                        default -> {}
+                    }
+                    if (x instanceof For l) {
+                        loops.add(l);
+                        visitChildren(x);
+                        loops.removeLast();
+                    } else {
+                        visitChildren(x);
+                    }
+                }
+            }.visit(body);
+            candidate.forEach((b, p) -> {
+                if (allocated.contains(b) && storeCount.get(b) == 1) padded.put(b, p);
+            });
+        }
+
+        /** Walks to every update, recording the guards its padded factors allow on the loops around it. */
+        void findUpdates(Stmt s, List<For> loops, Map<For, Set<Expr>> guards) {
+            switch (s) {
+                case For l -> {
+                    loops.add(l);
+                    findUpdates(l.body(), loops, guards);
+                    loops.removeLast();
+                }
+                case Store st -> {
+                    Expr inc = st.increment();
+                    if (inc == null) return;
+                    List<BufferLoad> factors = new ArrayList<>();
+                    factors(inc, factors);
+                    for (BufferLoad ld : factors) {
+                        Padding p = padded.get(ld.buffer());
+                        if (p == null || p.store().buffer() == st.buffer()) continue;
+                        Expr nz = readAt(p, ld, loops);
+                        if (nz != null) place(st, nz, loops, guards);
+                    }
+                }
+                default -> {
+                    for (Stmt c : children(s)) findUpdates(c, loops, guards);
+                }
+            }
+        }
+
+        /**
+         * The padding's non-zero condition at the element {@code ld} reads: each of the store's own loop variables
+         * replaced by the read's index less the store index's other terms. Null when the store's indices or the
+         * condition do not allow it.
+         */
+        Expr readAt(Padding p, BufferLoad ld, List<For> readLoops) {
+            Set<Var> common = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+            for (For l : p.loops()) for (For r : readLoops) if (r == l) common.add(l.var());
+            Set<Var> own = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+            for (For l : p.loops()) if (!common.contains(l.var())) own.add(l.var());
+            Map<Var, Expr> at = new HashMap<>();
+            List<Expr> idx = p.store().indices();
+            for (int d = 0; d < idx.size(); d++) {
+                Expr i = idx.get(d);
+                Var v = null;
+                Expr rest = null;
+                boolean minus = false;
+                if (i instanceof Var x && own.contains(x)) v = x;
+                else if (i instanceof Binary b && (b.op() == BinaryOp.ADD || b.op() == BinaryOp.SUB)) {
+                    if (b.a() instanceof Var x && own.contains(x)) {
+                        v = x;
+                        rest = b.b();
+                        minus = b.op() == BinaryOp.SUB;
+                    } else if (b.op() == BinaryOp.ADD && b.b() instanceof Var x && own.contains(x)) {
+                        v = x;
+                        rest = b.a();
+                    }
+                }
+                if (v == null) {
+                    if (usesAny(i, own)) return null;
+                    continue;
+                }
+                if (at.containsKey(v) || (rest != null && usesAny(rest, own))) return null;
+                Expr read = ld.indices().get(d);
+                if (read.dtype() != v.dtype()) return null;
+                at.put(v, rest == null ? read : minus ? read.add(rest) : read.sub(rest));
+            }
+            for (Var v : own) if (Exprs.uses(p.nonZero(), v) && !at.containsKey(v)) return null;
+            return Exprs.substitute(p.nonZero(), at);
+        }
+
+        /** Adds a guard for each conjunct of {@code nz} at the loop that can hold it, if any. */
+        void place(Store update, Expr nz, List<For> loops, Map<For, Set<Expr>> guards) {
+            Map<Var, IntRange> ranges = new HashMap<>();
+            for (For l : loops) {
+                var lo = PassSupport.constant(l.min());
+                var ext = PassSupport.constant(l.extent());
+                if (lo.isPresent() && ext.isPresent() && ext.getAsLong() >= 1) {
+                    ranges.put(l.var(), IntRange.ofExtent(lo.getAsLong(), ext.getAsLong()));
+                }
+            }
+            Simplifier simp = new Simplifier(ranges);
+            List<Expr> conjuncts = new ArrayList<>();
+            split(nz, conjuncts);
+            for (Expr c0 : conjuncts) {
+                Expr c = simp.simplify(c0);
+                if (c instanceof IntImm b && b.value() != 0) continue; // always true here
+                int innermost = -1;
+                boolean movable = true;
+                for (Var v : vars(c)) {
+                    if (lets.contains(v)) movable = false;
+                    for (int i = 0; i < loops.size(); i++)
+                        if (loops.get(i).var() == v) innermost = Math.max(innermost, i);
+                }
+                if (!movable || innermost < 0) continue;
+                for (int i = innermost; i < loops.size(); i++) {
+                    For l = loops.get(i);
+                    if (l.kind() == ForKind.VECTORIZED || l.kind() == ForKind.THREAD_BOUND) break;
+                    if (work(loops, i) < MIN_GUARDED_WORK) break;
+                    if (onlyStore(l.body(), update)) {
+                        guards.computeIfAbsent(l, k -> new LinkedHashSet<>()).add(c);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /** The executions of the update under loop {@code i}'s body: the product of the inner loops' extents. */
+    private static long work(List<For> loops, int i) {
+        long n = 1;
+        for (int j = i + 1; j < loops.size(); j++) {
+            For l = loops.get(j);
+            if (l.kind() == ForKind.VECTORIZED) continue;
+            var ext = PassSupport.constant(l.extent());
+            if (ext.isEmpty()) return Long.MAX_VALUE;
+            n = Math.multiplyExact(n, Math.max(1, ext.getAsLong()));
+        }
+        return n;
+    }
+
+    /** Whether {@code update} is the only store statement in {@code s}. */
+    private static boolean onlyStore(Stmt s, Store update) {
+        boolean[] other = {false};
+        Stmts.forEachStmt(s, x -> other[0] |= x instanceof Store st && st != update);
+        return !other[0];
+    }
+
+    /** When a stored value may be non-zero: {@code c} for {@code select(c, x, 0)}, not c for select(c, 0, x). */
+    private static Expr nonZero(Expr value) {
+        if (!(value instanceof Select sel)) return null;
+        if (isZero(sel.f()) && !isZero(sel.t())) return sel.cond();
+        if (isZero(sel.t()) && !isZero(sel.f())) return new Not(sel.cond());
+        return null;
+    }
+
+    private static boolean isZero(Expr e) {
+        return (e instanceof FloatImm x && x.value() == 0) || (e instanceof IntImm i && i.value() == 0);
+    }
+
+    /** The loads that multiply the whole of {@code e}: factors of products, through casts. */
+    private static void factors(Expr e, List<BufferLoad> out) {
+        switch (e) {
+            case BufferLoad l -> out.add(l);
+            case Cast c -> factors(c.value(), out);
+            case Binary b
+            when b.op() == BinaryOp.MUL -> {
+                factors(b.a(), out);
+                factors(b.b(), out);
+            }
+            default -> {}
+        }
+    }
+
+    private static void split(Expr e, List<Expr> out) {
+        if (e instanceof And a) {
+            split(a.a(), out);
+            split(a.b(), out);
+        } else {
+            out.add(e);
+        }
+    }
+
+    private static Set<Var> vars(Expr e) {
+        Set<Var> out = new LinkedHashSet<>();
+        Exprs.forEach(e, x -> {
+            if (x instanceof Var v) out.add(v);
+        });
+        return out;
+    }
+
+    private static boolean usesAny(Expr e, Set<Var> vs) {
+        for (Var v : vs) if (Exprs.uses(e, v)) return true;
+        return false;
+    }
+
+    private static List<Stmt> children(Stmt s) {
+        List<Stmt> out = new ArrayList<>();
+        new StmtVisitor() {
+            boolean top = true;
+
+            @Override
+            public void visit(Stmt x) {
+                if (top) {
+                    top = false;
+                    visitChildren(x);
+                } else {
+                    out.add(x);
+                }
+            }
+        }.visit(s);
+        return out;
+    }
+}
