@@ -8,10 +8,12 @@ import dev.kiln.ir.BinaryOp;
 import dev.kiln.ir.Buffer;
 import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.Cast;
+import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.Exprs;
 import dev.kiln.ir.FloatImm;
 import dev.kiln.ir.IntImm;
+import dev.kiln.ir.Literals;
 import dev.kiln.ir.Not;
 import dev.kiln.ir.Select;
 import dev.kiln.ir.Var;
@@ -21,6 +23,7 @@ import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
 import dev.kiln.tir.PrimFunc;
+import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.StmtRewriter;
 import dev.kiln.tir.StmtVisitor;
@@ -52,10 +55,14 @@ import java.util.Set;
  *         for k.3 in 0..14 { ... }                       }
  * </pre>
  *
- * <p>For a 3 x 3 convolution with padding 1 on a 14 x 14 image the skipped rows are 2 of 42 (5%), on 7 x 7 2 of 21
- * (10%) per padded dimension whose reduction loop lies outside the register tile; a conjunct that uses a loop
- * inside the tile (the columns of a tile of 14 pixels) gives no guard, as a branch per vector of the tile would cost
- * more than it saves.
+ * <p>A conjunct whose innermost loop is a loop of the register tile (too little work under it for a branch, such
+ * as the 14 pixels of a row tile against the column taps {@code k.3 + rw}) and which uses one other variable, of a
+ * loop of at most {@link #MAX_PEELED} iterations around it ({@code rw}), peels that loop instead: one copy per value,
+ * and in each copy the tile loop runs only over the run of values where the conjunct holds, so the unrolled tile
+ * simply has fewer pixels at the borders ({@code for rw = 0: k.3 in 1..14; rw = 1: 0..14; rw = 2: 0..13}).
+ *
+ * <p>For a 3 x 3 convolution with padding 1 the skipped taps are 2 of 42 per padded dimension on a 14 x 14 image
+ * (5%), 2 of 21 on 7 x 7 (10%).
  *
  * <p>Only for fast-math targets ({@link Lowering#pipeline(dev.kiln.target.Target)}): skipping {@code 0 * w} is exact
  * for finite {@code w} (adding a zero product leaves the sum as it was) but drops the NaN that an infinite or NaN
@@ -69,25 +76,98 @@ public final class SkipPaddedTerms {
     /** The fewest executions of the update (a vectorized loop counted once) a guard must be able to skip. */
     static final long MIN_GUARDED_WORK = 16;
 
+    /** The most iterations a loop may have to be peeled for the tile loops inside it. */
+    static final long MAX_PEELED = 8;
+
     public static PrimFunc apply(PrimFunc f) {
         Context cx = new Context();
         cx.collect(f.body());
         if (cx.padded.isEmpty()) return f;
-        Map<For, Set<Expr>> guards = new IdentityHashMap<>();
-        cx.findUpdates(f.body(), new ArrayList<>(), guards);
-        if (guards.isEmpty()) return f;
-        return f.withBody(
-                new StmtRewriter() {
-                    @Override
-                    public Stmt visit(Stmt x) {
-                        if (x instanceof For l && guards.containsKey(l)) {
-                            Expr cond = null;
-                            for (Expr c : guards.get(l)) cond = cond == null ? c : new And(cond, c);
-                            return l.withBody(IfThenElse.of(cond, visit(l.body())));
-                        }
-                        return rewriteChildren(x);
-                    }
-                }.visit(f.body()));
+        Plan plan = new Plan();
+        cx.findUpdates(f.body(), new ArrayList<>(), plan);
+        if (plan.guards.isEmpty() && plan.peels.isEmpty()) return f;
+        return f.withBody(new Apply(plan).visit(f.body()));
+    }
+
+    /**
+     * What to do: guards on loop bodies, and the loops to peel with, for each tile loop inside one, the conjuncts
+     * of the peeled loop's variable and the tile loop's that narrow the tile loop's range in each copy.
+     */
+    private static final class Plan {
+        final Map<For, Set<Expr>> guards = new IdentityHashMap<>();
+        final Map<For, Map<For, Set<Expr>>> peels = new IdentityHashMap<>();
+    }
+
+    /** Applies a plan: the guards, and each peeled loop as one copy per value with its tile loops narrowed. */
+    private static final class Apply extends StmtRewriter {
+        final Plan plan;
+        /** The tile loops' ranges in the copy being made ({min, extent}; extent 0: dropped), or null outside one. */
+        Map<For, long[]> clip;
+
+        Apply(Plan plan) {
+            this.plan = plan;
+        }
+
+        @Override
+        public Stmt visit(Stmt x) {
+            if (!(x instanceof For l)) return rewriteChildren(x);
+            if (clip == null && plan.peels.containsKey(l)) return peel(l);
+            long[] range = clip == null ? null : clip.get(l);
+            if (range != null && range[1] == 0) return Seq.empty();
+            Stmt body = visit(l.body());
+            if (plan.guards.containsKey(l)) {
+                Expr cond = null;
+                for (Expr c : plan.guards.get(l)) cond = cond == null ? c : new And(cond, c);
+                body = IfThenElse.of(cond, body);
+            }
+            if (range == null) return l.withBody(body);
+            DType t = l.var().dtype();
+            return new For(l.var(), Literals.of(t, range[0]), Literals.of(t, range[1]), l.kind(), l.thread(), body);
+        }
+
+        private Stmt peel(For p) {
+            long lo = PassSupport.constant(p.min()).getAsLong();
+            long ext = PassSupport.constant(p.extent()).getAsLong();
+            List<Stmt> copies = new ArrayList<>();
+            for (long v = lo; v < lo + ext; v++) {
+                Expr value = Literals.of(p.var().dtype(), v);
+                clip = new IdentityHashMap<>();
+                for (var e : plan.peels.get(p).entrySet()) {
+                    long[] r = narrowed(e.getKey(), e.getValue(), p.var(), value);
+                    if (r != null) clip.put(e.getKey(), r);
+                }
+                Stmt body = visit(p.body());
+                clip = null;
+                copies.add(Stmts.substitute(body, p.var(), value));
+            }
+            return Seq.of(copies);
+        }
+    }
+
+    /**
+     * The values of tile loop {@code k} for which every conjunct holds with {@code p = value}, as {min, extent} (extent
+     * 0 when none does); null when that is the whole range, not one run, or not decided by the two values.
+     */
+    private static long[] narrowed(For k, Set<Expr> conjuncts, Var p, Expr value) {
+        long lo = PassSupport.constant(k.min()).getAsLong();
+        long ext = PassSupport.constant(k.extent()).getAsLong();
+        long first = -1, last = -1;
+        for (long v = lo; v < lo + ext; v++) {
+            Map<Var, Expr> at = Map.of(p, value, k.var(), Literals.of(k.var().dtype(), v));
+            boolean holds = true;
+            for (Expr c : conjuncts) {
+                Expr r = new Simplifier().simplify(Exprs.substitute(c, at));
+                if (!(r instanceof IntImm b)) return null;
+                holds &= b.value() != 0;
+            }
+            if (!holds) continue;
+            if (first < 0) first = v;
+            else if (last != v - 1) return null; // two runs
+            last = v;
+        }
+        if (first < 0) return new long[] {lo, 0};
+        if (first == lo && last == lo + ext - 1) return null;
+        return new long[] {first, last - first + 1};
     }
 
     /** A padded buffer's one store, the loops around it, and the condition under which its value may be non-zero. */
@@ -134,11 +214,11 @@ public final class SkipPaddedTerms {
         }
 
         /** Walks to every update, recording the guards its padded factors allow on the loops around it. */
-        void findUpdates(Stmt s, List<For> loops, Map<For, Set<Expr>> guards) {
+        void findUpdates(Stmt s, List<For> loops, Plan plan) {
             switch (s) {
                 case For l -> {
                     loops.add(l);
-                    findUpdates(l.body(), loops, guards);
+                    findUpdates(l.body(), loops, plan);
                     loops.removeLast();
                 }
                 case Store st -> {
@@ -150,11 +230,11 @@ public final class SkipPaddedTerms {
                         Padding p = padded.get(ld.buffer());
                         if (p == null || p.store().buffer() == st.buffer()) continue;
                         Expr nz = readAt(p, ld, loops);
-                        if (nz != null) place(st, nz, loops, guards);
+                        if (nz != null) place(st, nz, loops, plan);
                     }
                 }
                 default -> {
-                    for (Stmt c : children(s)) findUpdates(c, loops, guards);
+                    for (Stmt c : children(s)) findUpdates(c, loops, plan);
                 }
             }
         }
@@ -201,7 +281,7 @@ public final class SkipPaddedTerms {
         }
 
         /** Adds a guard for each conjunct of {@code nz} at the loop that can hold it, if any. */
-        void place(Store update, Expr nz, List<For> loops, Map<For, Set<Expr>> guards) {
+        void place(Store update, Expr nz, List<For> loops, Plan plan) {
             Map<Var, IntRange> ranges = new HashMap<>();
             for (For l : loops) {
                 var lo = PassSupport.constant(l.min());
@@ -224,16 +304,43 @@ public final class SkipPaddedTerms {
                         if (loops.get(i).var() == v) innermost = Math.max(innermost, i);
                 }
                 if (!movable || innermost < 0) continue;
-                for (int i = innermost; i < loops.size(); i++) {
+                boolean placed = false;
+                for (int i = innermost; i < loops.size() && !placed; i++) {
                     For l = loops.get(i);
                     if (l.kind() == ForKind.VECTORIZED || l.kind() == ForKind.THREAD_BOUND) break;
                     if (work(loops, i) < MIN_GUARDED_WORK) break;
                     if (onlyStore(l.body(), update)) {
-                        guards.computeIfAbsent(l, k -> new LinkedHashSet<>()).add(c);
-                        break;
+                        plan.guards
+                                .computeIfAbsent(l, k -> new LinkedHashSet<>())
+                                .add(c);
+                        placed = true;
                     }
                 }
+                if (!placed) peel(update, c, innermost, loops, plan);
             }
+        }
+
+        /**
+         * A conjunct of a tile loop {@code k} (too little work under it for a branch) and one loop {@code p} around it
+         * of a few iterations: {@code p} is peeled, and in each copy {@code k} runs only where the conjunct holds.
+         */
+        void peel(Store update, Expr c, int innermost, List<For> loops, Plan plan) {
+            For k = loops.get(innermost);
+            Set<Var> vs = vars(c);
+            if (vs.size() != 2 || !isConstantLoop(k) || !onlyStore(k.body(), update)) return;
+            if (k.kind() != ForKind.SERIAL && k.kind() != ForKind.UNROLLED) return;
+            For p = null;
+            for (int i = 0; i < innermost; i++) if (vs.contains(loops.get(i).var())) p = loops.get(i);
+            if (p == null || !isConstantLoop(p) || (p.kind() != ForKind.SERIAL && p.kind() != ForKind.UNROLLED)) return;
+            long ext = PassSupport.constant(p.extent()).getAsLong();
+            if (ext > MAX_PEELED
+                    || ext * Stmts.size(p.body(), PartitionLoops.MAX_BODY_STMTS) > PartitionLoops.MAX_BODY_STMTS) {
+                return;
+            }
+            plan.peels
+                    .computeIfAbsent(p, x -> new IdentityHashMap<>())
+                    .computeIfAbsent(k, x -> new LinkedHashSet<>())
+                    .add(c);
         }
     }
 
@@ -251,6 +358,12 @@ public final class SkipPaddedTerms {
     }
 
     /** Whether {@code update} is the only store statement in {@code s}. */
+    private static boolean isConstantLoop(For l) {
+        return PassSupport.constant(l.min()).isPresent()
+                && PassSupport.constant(l.extent()).isPresent()
+                && PassSupport.constant(l.extent()).getAsLong() >= 1;
+    }
+
     private static boolean onlyStore(Stmt s, Store update) {
         boolean[] other = {false};
         Stmts.forEachStmt(s, x -> other[0] |= x instanceof Store st && st != update);

@@ -20,6 +20,7 @@ import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.Tensor;
+import dev.kiln.tir.For;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Stmts;
@@ -60,7 +61,7 @@ class SkipPaddedTermsTest {
     }
 
     @Test
-    void theRowTapsAreGuardedOutsideTheTileAndTheColumnTapsInsideItAreNot() {
+    void theRowTapsAreGuardedAndTheColumnTapsLoopIsPeeledWithTheTileNarrowed() {
         // the tuned 14 x 14 layer's shape in small: rh and rw outside a tile of one row's pixels x the channels
         PrimFunc f = PassChecks.simplified(ordered(conv(6, 6, 8, 16, 1), "i", "j", "rh", "rw", "rc", "k", "l"));
         assertThat(ifs(f)).isEmpty();
@@ -69,8 +70,36 @@ class SkipPaddedTermsTest {
         assertThat(guards).hasSize(1);
         String cond = guards.getFirst().cond().toString();
         assertThat(cond).contains("j").contains("rh").doesNotContain("rw").doesNotContain("k");
-        // the guard wraps the body of rh: the rw loop and everything in it
-        assertThat(guards.getFirst().then().toString()).startsWith("for rw");
+        // the column taps use rw and the tile's k (one vector of work under k: no branch there): rw is peeled, and
+        // its three copies run k over 1..6, 0..6 and 0..5 (min..extent printed; the init's k loop first)
+        assertThat(loops(g, "rw")).isEmpty();
+        assertThat(loops(g, "k").stream().map(l -> l.min() + ".." + l.extent()).toList())
+                .containsExactly("0..6", "1..5", "0..6", "0..5");
+        assertSameResults(f, g);
+    }
+
+    /** The conv's loops named {@code name} (not the pad's, which has loops of the same names), in program order. */
+    private static List<For> loops(PrimFunc f, String name) {
+        List<For> out = new ArrayList<>();
+        Stmts.forEachStmt(f.body(), x -> {
+            if (x instanceof For l
+                    && l.var().name().equals(name)
+                    && Stmts.stored(l.body()).stream().noneMatch(b -> b.name().equals("pad"))) out.add(l);
+        });
+        return out;
+    }
+
+    @Test
+    void aLoopOfMoreIterationsThanMaxPeeledIsNotPeeled() {
+        // a 1 x 9 window (9 > MAX_PEELED column taps) outside the row's tile: the taps loop stays one loop
+        Tensor data = placeholder("data", FLOAT32, 1, 6, 12, 8);
+        Tensor weight = placeholder("weight", FLOAT32, 1, 9, 8, 16);
+        ComputeDAG dag = ComputeDAG.of(
+                Conv.conv2dNhwc(data, weight, ConvParams.of(2, 1, 0).withPadding(0, 4)));
+        PrimFunc f = PassChecks.simplified(ordered(dag, "i", "j", "rh", "rw", "rc", "k", "l"));
+        PrimFunc g = SkipPaddedTerms.apply(f);
+        assertThat(loops(g, "rw")).hasSize(1);
+        assertThat(loops(g, "k").getFirst().extent().toString()).isEqualTo("12");
         assertSameResults(f, g);
     }
 
@@ -88,11 +117,17 @@ class SkipPaddedTermsTest {
 
     @Test
     void aBodyTooSmallForABranchGetsNoGuard() {
-        // rw's body is 6 channels: fewer than MIN_GUARDED_WORK updates per branch, so only rh (18) is guarded
+        // rw's body is 6 channels: fewer than MIN_GUARDED_WORK updates per branch, so only rh (18) is guarded; the
+        // column taps peel k (5 values) instead, each copy running rw over its valid taps
         PrimFunc f = PassChecks.simplified(ordered(conv(5, 5, 6, 16, 1), "i", "j", "k", "rh", "rw", "rc", "l"));
-        List<IfThenElse> guards = ifs(SkipPaddedTerms.apply(f));
-        assertThat(guards).hasSize(1);
-        assertThat(guards.getFirst().cond().toString()).contains("rh").doesNotContain("rw");
+        PrimFunc g = SkipPaddedTerms.apply(f);
+        assertThat(ifs(g))
+                .hasSize(5) // the rh guard in each of k's copies
+                .allSatisfy(i -> assertThat(i.cond().toString()).contains("rh").doesNotContain("rw"));
+        assertThat(loops(g, "k")).isEmpty();
+        assertThat(loops(g, "rw").stream().map(l -> l.min() + ".." + l.extent()).toList())
+                .containsExactly("1..2", "0..3", "0..3", "0..3", "0..2");
+        assertSameResults(f, g);
     }
 
     @Test
