@@ -364,9 +364,18 @@ public final class SkipPaddedTerms {
                 && PassSupport.constant(l.extent()).getAsLong() >= 1;
     }
 
+    /**
+     * Whether {@code update} is all {@code s} does: no other store, and no call, barrier or allocation (an intrinsic's
+     * call may write memory) that skipping the body would skip too.
+     */
     private static boolean onlyStore(Stmt s, Store update) {
         boolean[] other = {false};
-        Stmts.forEachStmt(s, x -> other[0] |= x instanceof Store st && st != update);
+        Stmts.forEachStmt(
+                s,
+                x -> other[0] |= (x instanceof Store st && st != update)
+                        || x instanceof dev.kiln.tir.Evaluate
+                        || x instanceof dev.kiln.tir.Barrier
+                        || x instanceof Allocate);
         return !other[0];
     }
 
