@@ -291,8 +291,7 @@ public final class SkipPaddedTerms {
                 }
             }
             Simplifier simp = new Simplifier(ranges);
-            List<Expr> conjuncts = new ArrayList<>();
-            split(nz, conjuncts);
+            List<Expr> conjuncts = PartitionLoops.conjuncts(nz);
             for (Expr c0 : conjuncts) {
                 Expr c = simp.simplify(c0);
                 if (c instanceof IntImm b && b.value() != 0) continue; // always true here
@@ -402,15 +401,6 @@ public final class SkipPaddedTerms {
                 factors(b.b(), out);
             }
             default -> {}
-        }
-    }
-
-    private static void split(Expr e, List<Expr> out) {
-        if (e instanceof And a) {
-            split(a.a(), out);
-            split(a.b(), out);
-        } else {
-            out.add(e);
         }
     }
 
