@@ -18,6 +18,8 @@ import dev.kiln.ir.Not;
 import dev.kiln.ir.Select;
 import dev.kiln.ir.Var;
 import dev.kiln.tir.Allocate;
+import dev.kiln.tir.Barrier;
+import dev.kiln.tir.Evaluate;
 import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
@@ -30,6 +32,7 @@ import dev.kiln.tir.StmtVisitor;
 import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -84,7 +87,7 @@ public final class SkipPaddedTerms {
         cx.collect(f.body());
         if (cx.padded.isEmpty()) return f;
         Plan plan = new Plan();
-        cx.findUpdates(f.body(), new ArrayList<>(), plan);
+        cx.findUpdates(f.body(), plan);
         if (plan.guards.isEmpty() && plan.peels.isEmpty()) return f;
         return f.withBody(new Apply(plan).visit(f.body()));
     }
@@ -179,7 +182,7 @@ public final class SkipPaddedTerms {
         final Set<Var> lets = new HashSet<>();
 
         void collect(Stmt body) {
-            Set<Buffer> allocated = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+            Set<Buffer> allocated = Collections.newSetFromMap(new IdentityHashMap<>());
             Map<Buffer, Integer> storeCount = new IdentityHashMap<>();
             Map<Buffer, Padding> candidate = new IdentityHashMap<>();
             new StmtVisitor() {
@@ -213,29 +216,36 @@ public final class SkipPaddedTerms {
             });
         }
 
-        /** Walks to every update, recording the guards its padded factors allow on the loops around it. */
-        void findUpdates(Stmt s, List<For> loops, Plan plan) {
-            switch (s) {
-                case For l -> {
-                    loops.add(l);
-                    findUpdates(l.body(), loops, plan);
-                    loops.removeLast();
-                }
-                case Store st -> {
-                    Expr inc = st.increment();
-                    if (inc == null) return;
-                    List<BufferLoad> factors = new ArrayList<>();
-                    factors(inc, factors);
-                    for (BufferLoad ld : factors) {
-                        Padding p = padded.get(ld.buffer());
-                        if (p == null || p.store().buffer() == st.buffer()) continue;
-                        Expr nz = readAt(p, ld, loops);
-                        if (nz != null) place(st, nz, loops, plan);
+        /** Walks to every update, recording the guards and peels its padded factors allow on the loops around it. */
+        void findUpdates(Stmt body, Plan plan) {
+            new StmtVisitor() {
+                final List<For> loops = new ArrayList<>();
+
+                @Override
+                public void visit(Stmt x) {
+                    if (x instanceof For l) {
+                        loops.add(l);
+                        visitChildren(x);
+                        loops.removeLast();
+                    } else if (x instanceof Store st) {
+                        update(st, loops, plan);
+                    } else {
+                        visitChildren(x);
                     }
                 }
-                default -> {
-                    for (Stmt c : children(s)) findUpdates(c, loops, plan);
-                }
+            }.visit(body);
+        }
+
+        private void update(Store st, List<For> loops, Plan plan) {
+            Expr inc = st.increment();
+            if (inc == null) return;
+            List<BufferLoad> factors = new ArrayList<>();
+            factors(inc, factors);
+            for (BufferLoad ld : factors) {
+                Padding p = padded.get(ld.buffer());
+                if (p == null || p.store().buffer() == st.buffer()) continue;
+                Expr nz = readAt(p, ld, loops);
+                if (nz != null) place(st, nz, loops, plan);
             }
         }
 
@@ -245,9 +255,9 @@ public final class SkipPaddedTerms {
          * condition do not allow it.
          */
         Expr readAt(Padding p, BufferLoad ld, List<For> readLoops) {
-            Set<Var> common = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+            Set<Var> common = Collections.newSetFromMap(new IdentityHashMap<>());
             for (For l : p.loops()) for (For r : readLoops) if (r == l) common.add(l.var());
-            Set<Var> own = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+            Set<Var> own = Collections.newSetFromMap(new IdentityHashMap<>());
             for (For l : p.loops()) if (!common.contains(l.var())) own.add(l.var());
             Map<Var, Expr> at = new HashMap<>();
             List<Expr> idx = p.store().indices();
@@ -356,7 +366,7 @@ public final class SkipPaddedTerms {
         return n;
     }
 
-    /** Whether {@code update} is the only store statement in {@code s}. */
+    /** Whether {@code l} has a constant min and a constant extent of at least 1. */
     private static boolean isConstantLoop(For l) {
         return PassSupport.constant(l.min()).isPresent()
                 && PassSupport.constant(l.extent()).isPresent()
@@ -372,8 +382,8 @@ public final class SkipPaddedTerms {
         Stmts.forEachStmt(
                 s,
                 x -> other[0] |= (x instanceof Store st && st != update)
-                        || x instanceof dev.kiln.tir.Evaluate
-                        || x instanceof dev.kiln.tir.Barrier
+                        || x instanceof Evaluate
+                        || x instanceof Barrier
                         || x instanceof Allocate);
         return !other[0];
     }
@@ -415,23 +425,5 @@ public final class SkipPaddedTerms {
     private static boolean usesAny(Expr e, Set<Var> vs) {
         for (Var v : vs) if (Exprs.uses(e, v)) return true;
         return false;
-    }
-
-    private static List<Stmt> children(Stmt s) {
-        List<Stmt> out = new ArrayList<>();
-        new StmtVisitor() {
-            boolean top = true;
-
-            @Override
-            public void visit(Stmt x) {
-                if (top) {
-                    top = false;
-                    visitChildren(x);
-                } else {
-                    out.add(x);
-                }
-            }
-        }.visit(s);
-        return out;
     }
 }
