@@ -17,15 +17,24 @@ import java.util.Optional;
  * Evicts a program's data from the CPU caches between timed runs, so that every run starts cold
  * (TVM's {@code enable_cpu_cache_flush}), as a kernel's call in a network does: the other kernels of a run have
  * pushed its weights out of every cache. Where the backend can evict memory ({@link Backend#cacheEviction}: the
- * LLVM backend's {@code clflush}), every argument of the program is evicted from all cores' caches, and on
- * request ({@link #TEMPORARIES_PROPERTY}) every heap temporary it takes from the backend's workspace too
- * ({@link CompiledKernel#heapTemporaries}: a padded copy of an input, a packed operand): in a network the other
- * kernels push those out as well, and a depthwise conv timed with its padded copy warm from the previous repeat
- * ran up to twice as slow in MobileNet-V2 as in the tuner. Otherwise
- * (the interpreter, the JVM backend) one value per cache line is written to a buffer a quarter larger than the
- * last-level cache (8 MiB at least) from the measuring thread: that clears the shared cache and that core's own,
- * while the other cores' private caches keep what a parallel program left there, so it models a network's
- * cold weights only in part; {@link #describe()} says which one runs.
+ * LLVM backend's {@code clflush}), the flusher first fills the caches with modified lines (one value written per
+ * cache line of a buffer a quarter larger than the last-level cache, by the measuring thread), then evicts every
+ * argument of the program from all cores' caches, and on request ({@link #TEMPORARIES_PROPERTY}) every heap
+ * temporary it takes from the backend's workspace too ({@link CompiledKernel#heapTemporaries}: a padded copy of an
+ * input, a packed operand): in a network the other kernels push those out as well, and a depthwise conv timed with
+ * its padded copy warm from the previous repeat ran up to twice as slow in MobileNet-V2 as in the tuner.
+ *
+ * <p>The fill ({@link #DIRTY_PROPERTY}, on by default) is what the network leaves: the kernels before a call wrote
+ * their outputs, so the call's reads of its weights from memory wait on write-backs too. A program whose weight
+ * reads come in bursts (a conv over a 7x7 map whose 9.4 MB of weights are read once per output row) loses more to
+ * that than one that spreads them over its run, while on clean caches the two measured the same; ResNet-50 tuned
+ * with the fill ran 1.03-1.05x faster at 2 threads in two same-process A/B runs against logs tuned without it
+ * (docs/PERFORMANCE.md, thirty-third session).
+ *
+ * <p>Otherwise (the interpreter, the JVM backend) one value per cache line is written to a buffer a quarter larger
+ * than the last-level cache (8 MiB at least) from the measuring thread: that clears the shared cache and that
+ * core's own, while the other cores' private caches keep what a parallel program left there, so it models a
+ * network's cold weights only in part; {@link #describe()} says which one runs.
  */
 final class CacheFlusher {
     private static final long FALLBACK_LLC_BYTES = 32L << 20;
@@ -36,8 +45,17 @@ final class CacheFlusher {
      */
     static final String TEMPORARIES_PROPERTY = "kiln.measure.evictTemporaries";
 
+    /**
+     * {@code -Dkiln.measure.dirtyFill=false} leaves the caches clean before the evictions (the flush before the
+     * thirty-third session); by default an evicting flusher fills them with modified lines first.
+     */
+    static final String DIRTY_PROPERTY = "kiln.measure.dirtyFill";
+
     private final CacheEviction eviction;
     private final boolean temporaries;
+    /** An evicting flusher's buffer of dirty lines, written before the evictions; null when it writes none. */
+    private final MemorySegment dirty;
+
     private final MemorySegment buffer;
     private long round;
 
@@ -45,21 +63,34 @@ final class CacheFlusher {
     CacheFlusher() {
         this.eviction = null;
         this.temporaries = false;
-        long llc = lastLevelCacheBytes();
-        long bytes = Math.max(8L << 20, llc + llc / 4);
-        buffer = Arena.ofAuto().allocate(bytes, 64);
+        this.dirty = null;
+        buffer = Arena.ofAuto().allocate(fillBytes(), 64);
     }
 
-    /** A flusher that evicts the program's arguments with {@code eviction}. */
+    /** A flusher that evicts the program's arguments with {@code eviction}, as the system properties say. */
     CacheFlusher(CacheEviction eviction) {
-        this(eviction, Boolean.getBoolean(TEMPORARIES_PROPERTY));
+        this(
+                eviction,
+                Boolean.getBoolean(TEMPORARIES_PROPERTY),
+                Boolean.parseBoolean(System.getProperty(DIRTY_PROPERTY, "true")));
     }
 
-    /** A flusher that evicts the program's arguments, and its heap temporaries where {@code temporaries}. */
-    CacheFlusher(CacheEviction eviction, boolean temporaries) {
+    /**
+     * A flusher that evicts the program's arguments, and its heap temporaries where {@code temporaries}; where
+     * {@code dirtyFill}, it first writes one value per cache line of a buffer a quarter larger than the last-level
+     * cache, so the run starts with the caches full of modified lines that must be written back as it reads.
+     */
+    CacheFlusher(CacheEviction eviction, boolean temporaries, boolean dirtyFill) {
         this.eviction = java.util.Objects.requireNonNull(eviction, "eviction");
         this.temporaries = temporaries;
+        this.dirty = dirtyFill ? Arena.ofAuto().allocate(fillBytes(), 64) : null;
         this.buffer = null;
+    }
+
+    /** A quarter more than the last-level cache, 8 MiB at least. */
+    private static long fillBytes() {
+        long llc = lastLevelCacheBytes();
+        return Math.max(8L << 20, llc + llc / 4);
     }
 
     /** Evicts the arguments where {@code backend} can on {@code target}, else writes a buffer (and says so once). */
@@ -84,12 +115,14 @@ final class CacheFlusher {
 
     /** How this flusher flushes, for reports. */
     String describe() {
-        if (evicts() && !temporaries)
-            return "every argument evicted from all cores' caches (clflush), heap temporaries left warm (-D"
+        if (!evicts()) return "a " + (buffer.byteSize() >> 20) + " MiB buffer written by the measuring thread";
+        String fill = dirty == null
+                ? ""
+                : "the caches filled with " + (dirty.byteSize() >> 20) + " MiB of modified lines, then ";
+        if (!temporaries)
+            return fill + "every argument evicted from all cores' caches (clflush), heap temporaries left warm (-D"
                     + TEMPORARIES_PROPERTY + "=true evicts them)";
-        return evicts()
-                ? "every argument and heap temporary evicted from all cores' caches (clflush)"
-                : "a " + (buffer.byteSize() >> 20) + " MiB buffer written by the measuring thread";
+        return fill + "every argument and heap temporary evicted from all cores' caches (clflush)";
     }
 
     /** The size of the buffer written ({@code 0} for an evicting flusher). */
@@ -103,12 +136,28 @@ final class CacheFlusher {
      */
     void flush(NDArray[] args, java.util.List<Long> temporaries) {
         if (eviction != null) {
+            if (dirty != null) fill(dirty);
             for (NDArray a : args) if (a != null) eviction.evict(a.segment());
             if (this.temporaries) for (long bytes : temporaries) eviction.evictTemporaries(bytes);
             return;
         }
+        fill(buffer);
+    }
+
+    /** One value per cache line of {@code m}, new each round, so every line is modified. */
+    private void fill(MemorySegment m) {
         long v = ++round;
-        for (long off = 0; off < buffer.byteSize(); off += 64) buffer.set(ValueLayout.JAVA_LONG, off, v + off);
+        for (long off = 0; off < m.byteSize(); off += 64) m.set(ValueLayout.JAVA_LONG, off, v + off);
+    }
+
+    /** The value the last fill wrote at byte {@code offset} of the dirty buffer (a multiple of 64; for tests). */
+    long dirtyLine(long offset) {
+        return dirty.get(ValueLayout.JAVA_LONG, offset) - offset;
+    }
+
+    /** The bytes of dirty lines an evicting flusher writes before its evictions (0: none). */
+    long dirtyBytes() {
+        return dirty == null ? 0 : dirty.byteSize();
     }
 
     /** The largest cache sysfs lists for cpu0 (usually the L3), or 32 MiB if it cannot be read. */

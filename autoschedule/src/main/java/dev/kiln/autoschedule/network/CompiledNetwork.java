@@ -309,6 +309,13 @@ public final class CompiledNetwork implements AutoCloseable {
         return calls.size();
     }
 
+    /** One label per kernel call, in call order: its fused group's description and task, "conv2d+bias_add (task 3)". */
+    public List<String> callLabels() {
+        return calls.stream()
+                .map(c -> c.group().description() + " (task " + c.task().id() + ")")
+                .toList();
+    }
+
     public Target target() {
         return target;
     }

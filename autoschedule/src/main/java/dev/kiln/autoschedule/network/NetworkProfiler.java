@@ -153,8 +153,10 @@ final class NetworkProfiler {
         List<VariantComparison.Row> rows = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             double medians = 0, minima = 0;
+            double[] each = new double[calls];
             for (int c = 0; c < calls; c++) {
                 CallTimer.Stats st = new CallTimer.Stats(perCall[k][c], null);
+                each[c] = st.median();
                 medians += st.median();
                 minima += st.min();
             }
@@ -163,7 +165,8 @@ final class NetworkProfiler {
                     new CallTimer.Stats(times[k], null),
                     counted ? (double) sleeps[k] / whole : Double.NaN,
                     medians,
-                    minima));
+                    minima,
+                    each));
         }
         return new VariantComparison(rows);
     }

@@ -17,8 +17,24 @@ public record VariantComparison(List<Row> rows) {
      * @param sleeps the parallel runtime's sleeps per whole run (NaN when not counted)
      * @param callMedians the sum over the kernel calls of each call's median, in the runs timed call by call
      * @param callMinima  the sum of each call's minimum, the same runs
+     * @param perCallMedians each call's median in those runs, in seconds, in call order
      */
-    public record Row(String name, CallTimer.Stats times, double sleeps, double callMedians, double callMinima) {}
+    public record Row(
+            String name,
+            CallTimer.Stats times,
+            double sleeps,
+            double callMedians,
+            double callMinima,
+            double[] perCallMedians) {
+        public Row {
+            perCallMedians = perCallMedians.clone();
+        }
+
+        @Override
+        public double[] perCallMedians() {
+            return perCallMedians.clone();
+        }
+    }
 
     public VariantComparison {
         rows = List.copyOf(rows);
@@ -52,6 +68,31 @@ public record VariantComparison(List<Row> rows) {
                     ref.callMedians() / r.callMedians(),
                     r.callMinima() * 1e3,
                     ref.callMinima() / r.callMinima()));
+        }
+        return sb.toString();
+    }
+
+    /**
+     * The {@code top} kernel calls whose medians differ most between the first variant and variant {@code k}, one
+     * line each: the call, its label ({@code labels}, one per call, as {@link CompiledNetwork#callLabels()}), both
+     * medians and the first's over variant {@code k}'s (above 1: faster in variant {@code k}).
+     */
+    public String callDifferences(int k, List<String> labels, int top) {
+        double[] a = rows.getFirst().perCallMedians(), b = rows.get(k).perCallMedians();
+        if (labels.size() != a.length)
+            throw new dev.kiln.ir.KilnException(
+                    "call differences: " + labels.size() + " labels for " + a.length + " calls");
+        Integer[] order = new Integer[a.length];
+        for (int c = 0; c < a.length; c++) order[c] = c;
+        java.util.Arrays.sort(order, (x, y) -> Double.compare(Math.abs(b[y] - a[y]), Math.abs(b[x] - a[x])));
+        StringBuilder sb = new StringBuilder(
+                String.format(Locale.ROOT, "%-5s %-44s %10s %10s %8s%n", "call", "kernel", "A ms", "B ms", "A/B"));
+        for (int i = 0; i < Math.min(top, a.length); i++) {
+            int c = order[i];
+            String label = labels.get(c);
+            if (label.length() > 44) label = label.substring(0, 43) + "~";
+            sb.append(String.format(
+                    Locale.ROOT, "%-5d %-44s %10.4f %10.4f %8.3f%n", c, label, a[c] * 1e3, b[c] * 1e3, a[c] / b[c]));
         }
         return sb.toString();
     }

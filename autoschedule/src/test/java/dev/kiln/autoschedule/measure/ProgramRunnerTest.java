@@ -136,7 +136,8 @@ class ProgramRunnerTest {
                         return 1;
                     }
                 },
-                true);
+                true,
+                false);
         assertThat(flusher.describe()).contains("heap temporary");
         ProgramRunner.Kernel kernel = new ProgramRunner.Kernel() {
             @Override
@@ -165,6 +166,29 @@ class ProgramRunnerTest {
             ProgramRunner.run(kernel, List.of(X, Y), w, flushedThreeRepeats(), warm, WorkerPool.NONE);
             assertThat(evicted).hasSize(3 * 2).allMatch(s -> s.startsWith("argument"));
         }
+    }
+
+    @Test
+    void aDirtyFillingFlusherWritesItsLinesBeforeEachRoundOfEvictions() {
+        // each flush writes a new value to every line of its buffer, then evicts the arguments: the evictions of
+        // flush r see the buffer's first line holding r
+        List<Long> seen = new java.util.ArrayList<>();
+        CacheFlusher[] self = new CacheFlusher[1];
+        self[0] = new CacheFlusher(seg -> seen.add(self[0].dirtyLine(0)), false, true);
+        assertThat(self[0].dirtyBytes()).isGreaterThanOrEqualTo(8L << 20);
+        assertThat(self[0].describe()).contains("modified lines, then every argument evicted");
+        try (Workload w = workload()) {
+            MeasureLoop.Outcome out = ProgramRunner.run(
+                    ProgramRunnerTest::affine, List.of(X, Y), w, flushedThreeRepeats(), self[0], WorkerPool.NONE);
+            assertThat(out.error()).isEqualTo(MeasureError.NONE);
+        }
+        assertThat(seen).containsExactly(1L, 1L, 2L, 2L, 3L, 3L);
+        // without the fill (-Dkiln.measure.dirtyFill=false): no buffer, and the description says so
+        CacheFlusher plain = new CacheFlusher(seg -> {}, false, false);
+        assertThat(plain.dirtyBytes()).isZero();
+        assertThat(plain.describe()).doesNotContain("modified");
+        // the default (no property set in the tests): the fill
+        assertThat(new CacheFlusher(seg -> {}).dirtyBytes()).isEqualTo(self[0].dirtyBytes());
     }
 
     @Test

@@ -4,6 +4,7 @@ import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.autoschedule.measure.ClassPathOnly;
 import dev.kiln.autoschedule.measure.FaultyBackend;
 import dev.kiln.graph.Graph;
@@ -68,8 +69,13 @@ class CompiledNetworkTest {
             assertThat(c.rows().get(1).times().calls()).isEqualTo(2); // runs 0 and 2 whole, run 1 call by call
             for (VariantComparison.Row row : c.rows()) {
                 assertThat(row.callMinima()).isPositive().isLessThanOrEqualTo(row.callMedians());
+                assertThat(row.perCallMedians()).hasSize(cn.kernelCalls());
+                assertThat(java.util.Arrays.stream(row.perCallMedians()).sum())
+                        .isCloseTo(row.callMedians(), org.assertj.core.data.Offset.offset(1e-12));
             }
             assertThat(c.describe()).contains("BEST_FIT", "RECENT", "by medians", "sum of minima");
+            assertThat(cn.callLabels()).hasSize(cn.kernelCalls()).allMatch(l -> l.contains("(task "));
+            assertThat(c.callDifferences(1, cn.callLabels(), 3).lines()).hasSize(1 + 3);
             cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL); // the variants ran last in either order
             try (NDArray y = cn.run(x)) { // the network's own arena is untouched by the second plan
                 y.assertClose(expected, RTOL, ATOL);
@@ -79,6 +85,25 @@ class CompiledNetworkTest {
                     .isInstanceOf(KilnException.class)
                     .hasMessageContaining("runs");
         }
+    }
+
+    @Test
+    void callDifferencesListTheCallsThatDifferMostFirst() {
+        CallTimer.Stats runs = new CallTimer.Stats(new double[] {1e-3, 2e-3}, null);
+        VariantComparison c = new VariantComparison(List.of(
+                new VariantComparison.Row("A", runs, 0, 6e-3, 5e-3, new double[] {1e-3, 2e-3, 3e-3}),
+                new VariantComparison.Row("B", runs, 0, 6e-3, 5e-3, new double[] {1.1e-3, 1e-3, 3.4e-3})));
+        List<String> lines = c.callDifferences(1, List.of("conv (task 0)", "dense (task 1)", "pool (task 2)"), 2)
+                .lines()
+                .toList();
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0)).contains("A ms", "B ms", "A/B");
+        // call 1 differs by 1 ms (A/B 2.000), call 2 by 0.4 ms (0.882); call 0 (0.1 ms) left out
+        assertThat(lines.get(1)).startsWith("1 ").contains("dense (task 1)", "2.0000", "1.0000", "2.000");
+        assertThat(lines.get(2)).startsWith("2 ").contains("pool (task 2)", "0.882");
+        assertThatThrownBy(() -> c.callDifferences(1, List.of("one label"), 2))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("1 labels for 3 calls");
     }
 
     @Test

@@ -5,6 +5,7 @@ import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
+import dev.kiln.autoschedule.network.VariantComparison;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.FlushCacheOption;
@@ -166,6 +167,19 @@ public final class OnnxBench implements Callable<Integer> {
                     + "instead of the default (0: none; default: ${DEFAULT-VALUE}).")
     int cacheAb;
 
+    @Option(
+            names = "--log-ab",
+            paramLabel = "LOG",
+            description = "After timing, a same-process comparison of the network built from --log against the one "
+                    + "built from LOG ('-<n>t' added per thread count, as --log), their runs alternating, with each "
+                    + "kernel call's median where the two differ most (needs --ab-runs).")
+    Path logAb;
+
+    @Option(
+            names = "--ab-runs",
+            description = "Runs of each network in the --log-ab comparison (default: ${DEFAULT-VALUE}).")
+    int abRuns = 40;
+
     @picocli.CommandLine.Mixin
     dev.kiln.bench.cluster.ClusterTuneOptions cluster = new dev.kiln.bench.cluster.ClusterTuneOptions();
 
@@ -258,6 +272,7 @@ public final class OnnxBench implements Callable<Integer> {
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
+            if (logAb != null) cmd.addAll(List.of("--log-ab", logAb.toString(), "--ab-runs", String.valueOf(abRuns)));
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
             pb.environment().put("OMP_NUM_THREADS", String.valueOf(t));
             System.out.printf(Locale.ROOT, "== %d thread(s): child JVM; load %s%n", t, NetworkBench.loadAverage());
@@ -342,6 +357,7 @@ public final class OnnxBench implements Callable<Integer> {
                         .describe()
                         .indent(3));
             }
+            if (logAb != null) compareLogs(g, target, cn, threadLog, inputs, want, t);
         }
         System.out.printf(
                 Locale.ROOT,
@@ -360,6 +376,60 @@ public final class OnnxBench implements Callable<Integer> {
     }
 
     /** Builds from the log when it covers the model (and --retune is off), else tunes; {@code how} says which. */
+    /**
+     * {@code --log-ab}: the network built from the other log, its output checked against ONNX Runtime's, then both
+     * networks' runs alternating in this process ({@link CompiledNetwork#compare}).
+     */
+    private void compareLogs(
+            Graph g,
+            CpuTarget target,
+            CompiledNetwork cn,
+            Path threadLog,
+            NDArray[] inputs,
+            List<NDArray> want,
+            int t) {
+        Path other = NetworkBench.logFor(logAb, t);
+        try (CompiledNetwork b = Network.build(g, target, other)) {
+            List<NDArray> outs = b.runAll(inputs);
+            for (int i = 0; i < outs.size(); i++) {
+                double tol = outs.get(i).dtype().isFloat() ? tolerance : 0;
+                Comparison c = outs.get(i).compareTo(want.get(i), tol, tol);
+                if (!c.ok())
+                    throw new KilnException("--log-ab: the network built from " + other + " gives output '"
+                            + g.outputs().get(i) + "' unlike ONNX Runtime's: " + c);
+            }
+            System.out.printf(
+                    Locale.ROOT,
+                    "   same-process comparison of two logs (%d runs each, alternating; output of B checked): A %s,"
+                            + " B %s%n",
+                    abRuns,
+                    threadLog,
+                    other);
+            VariantComparison vc = cn.compare(
+                    warmup,
+                    abRuns,
+                    inputs,
+                    List.of(named(cn.asBuilt(), "A: " + threadLog), named(b.asBuilt(), "B: " + other)));
+            System.out.print(vc.describe().indent(3));
+            System.out.println("   the calls that differ most (medians of the runs timed call by call):");
+            System.out.print(vc.callDifferences(1, cn.callLabels(), 15).indent(3));
+        }
+    }
+
+    private static CompiledNetwork.Variant named(CompiledNetwork.Variant v, String name) {
+        return new CompiledNetwork.Variant() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public void run(NDArray[] inputs, double[] perCall) {
+                v.run(inputs, perCall);
+            }
+        };
+    }
+
     private CompiledNetwork compile(Graph g, CpuTarget target, Path threadLog, StringBuilder how)
             throws java.io.IOException {
         if (Files.exists(threadLog) && !retune) {
