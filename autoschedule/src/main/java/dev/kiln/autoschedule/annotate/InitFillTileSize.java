@@ -33,7 +33,11 @@ import java.util.SplittableRandom;
  * {@code reductionBlockProbability} per such stage with a reduction of at least
  * {@link ReductionTileSizes#LARGE_REDUCTION}, the innermost reduction tiles are drawn among those whose product (the
  * block one level-0 reduction step covers, GotoBLAS's KC) is 128-384 ({@link ReductionTileSizes}), above Ansor's cap
- * of 64 on innermost tiles; the K-blocked programs need it ({@link InitKBlocking}).
+ * of 64 on innermost tiles; the K-blocked programs need it ({@link InitKBlocking}). With probability
+ * {@code weightStationaryProbability} per such stage that reads a large constant weight
+ * ({@link WeightStationaryTiles}), the splits of the axes the weight does not depend on are drawn with level-0
+ * factor 1, so the parallel level-0 tiles split the output channels alone and each thread reads only its own
+ * blocks of weights.
  */
 public final class InitFillTileSize {
     public static final String NAME = "InitFillTileSize";
@@ -50,10 +54,17 @@ public final class InitFillTileSize {
      */
     public static final double DEFAULT_REDUCTION_BLOCK_PROBABILITY = 0.5;
 
+    /**
+     * The default share of weight-stationary draws per stage with large constant weights: a quarter, so the rest of
+     * the population keeps Ansor's splits (a row split is as fast where the weights stay in cache).
+     */
+    public static final double DEFAULT_WEIGHT_STATIONARY_PROBABILITY = 0.25;
+
     private final FactorizationMemo memo;
     private final double registerTileProbability;
     private final double tailProbability;
     private final double reductionBlockProbability;
+    private final double weightStationaryProbability;
     private final Map<Sketch, List<RegisterTileSizes.Group>> groups =
             Collections.synchronizedMap(new IdentityHashMap<>());
     private final Map<Sketch, List<ReductionTileSizes.Group>> reductionGroups =
@@ -85,12 +96,34 @@ public final class InitFillTileSize {
                 registerTileProbability == 0 ? 0 : DEFAULT_REDUCTION_BLOCK_PROBABILITY);
     }
 
-    /** Tile filling with each of Kiln's draws at its own probability per tiled stage. */
+    /**
+     * Tile filling with register tiles, their tails and reduction blocks at these probabilities, and weight-stationary
+     * splits with {@link #DEFAULT_WEIGHT_STATIONARY_PROBABILITY} (0 when {@code registerTileProbability} is 0).
+     */
     public InitFillTileSize(
             FactorizationMemo memo,
             double registerTileProbability,
             double tailProbability,
             double reductionBlockProbability) {
+        this(
+                memo,
+                registerTileProbability,
+                tailProbability,
+                reductionBlockProbability,
+                registerTileProbability == 0 ? 0 : DEFAULT_WEIGHT_STATIONARY_PROBABILITY);
+    }
+
+    /** Tile filling with each of Kiln's draws at its own probability per tiled stage. */
+    public InitFillTileSize(
+            FactorizationMemo memo,
+            double registerTileProbability,
+            double tailProbability,
+            double reductionBlockProbability,
+            double weightStationaryProbability) {
+        if (!(weightStationaryProbability >= 0 && weightStationaryProbability <= 1)) {
+            throw new KilnException(
+                    "weightStationaryProbability must be in [0, 1], not " + weightStationaryProbability);
+        }
         if (!(reductionBlockProbability >= 0 && reductionBlockProbability <= 1)) {
             throw new KilnException("reductionBlockProbability must be in [0, 1], not " + reductionBlockProbability);
         }
@@ -104,6 +137,7 @@ public final class InitFillTileSize {
         this.registerTileProbability = registerTileProbability;
         this.tailProbability = tailProbability;
         this.reductionBlockProbability = reductionBlockProbability;
+        this.weightStationaryProbability = weightStationaryProbability;
     }
 
     /** The sketch's steps with every undecided split filled. */
@@ -111,6 +145,7 @@ public final class InitFillTileSize {
         List<Step> steps = new ArrayList<>(sketch.steps());
         Map<Integer, Integer> inner = registerTiles(task, sketch, rng);
         Map<Integer, Integer> blocks = reductionBlocks(task, sketch, rng);
+        java.util.Set<Integer> stationary = weightStationary(task, sketch, rng);
         for (int i = 0; i < steps.size(); i++) {
             if (!(steps.get(i) instanceof SplitStep sp) || sp.isConcrete()) continue;
             if (sp.extent() == null) {
@@ -126,16 +161,21 @@ public final class InitFillTileSize {
             }
             Integer last = inner.get(i);
             if (last != null && sp.extent() % last != 0) {
-                steps.set(
-                        i,
-                        sp.withLengths(RegisterTileSizes.withInnermost(
-                                memo, sp.extent(), sp.lengths().size(), last, rng)));
+                int levels = sp.lengths().size();
+                List<Integer> lengths = stationary.contains(i) && levels >= 2
+                        ? wholeAround(sp.extent(), levels, last, rng)
+                        : RegisterTileSizes.withInnermost(memo, sp.extent(), levels, last, rng);
+                steps.set(i, sp.withLengths(lengths));
                 continue;
             }
             List<List<Integer>> schemes = memo.schemes(
                     sp.extent(), sp.lengths().size(), task.hardware().maxInnermostSplitFactor());
             if (last != null)
                 schemes = schemes.stream().filter(l -> l.getLast().equals(last)).toList();
+            if (stationary.contains(i)) {
+                List<List<Integer>> whole = whole(schemes, sp.extent());
+                if (!whole.isEmpty()) schemes = whole; // else the extent is longer than the inner tiles may cover
+            }
             steps.set(i, sp.withLengths(schemes.get(rng.nextInt(schemes.size()))));
         }
         return steps;
@@ -170,6 +210,44 @@ public final class InitFillTileSize {
             if (tiles.isEmpty()) continue;
             int[] tile = tiles.get(rng.nextInt(tiles.size()));
             for (int k = 0; k < tile.length; k++) out.put(g.splitSteps().get(k), tile[k]);
+        }
+        return out;
+    }
+
+    /** The schemes among {@code schemes} that cover {@code extent} below level 0 (level-0 factor 1). */
+    private static List<List<Integer>> whole(List<List<Integer>> schemes, long extent) {
+        return schemes.stream()
+                .filter(l -> l.stream().mapToLong(Integer::longValue).reduce(1, (x, y) -> x * y) == extent)
+                .toList();
+    }
+
+    /**
+     * A split of {@code extent} into {@code levels} tile sizes whose innermost {@code inner} leaves a tail, with the
+     * level-0 factor 1: the middle levels a factorisation of {@code ceil(extent / inner)} drawn uniformly.
+     */
+    private List<Integer> wholeAround(long extent, int levels, int inner, SplittableRandom rng) {
+        long blocks = (extent + inner - 1) / inner;
+        List<List<Integer>> heads = whole(memo.schemes(blocks, levels - 1, Integer.MAX_VALUE), blocks);
+        List<Integer> out = new ArrayList<>(heads.get(rng.nextInt(heads.size())));
+        out.add(inner);
+        return out;
+    }
+
+    /**
+     * The split steps drawn weight-stationary: for each register-tile group whose stage reads large constant weights
+     * ({@link WeightStationaryTiles}), with probability {@code weightStationaryProbability}, its splits of the axes
+     * the weights do not depend on (none on a GPU or when p = 0).
+     */
+    private java.util.Set<Integer> weightStationary(SearchTask task, Sketch sketch, SplittableRandom rng) {
+        if (weightStationaryProbability == 0
+                || task.target().kind().isGpu()
+                || task.layoutFree().isEmpty()) return java.util.Set.of();
+        java.util.Set<Integer> out = new java.util.HashSet<>();
+        for (RegisterTileSizes.Group g : groups.computeIfAbsent(sketch, k -> RegisterTileSizes.groups(task.dag(), k))) {
+            List<Integer> splits =
+                    WeightStationaryTiles.splits(task, sketch.state().steps(), g);
+            if (splits.isEmpty() || rng.nextDouble() >= weightStationaryProbability) continue;
+            out.addAll(splits);
         }
         return out;
     }
