@@ -166,6 +166,26 @@ public final class CompiledNetwork implements AutoCloseable {
          * kernel call), each call's time in seconds goes into it.
          */
         void run(NDArray[] inputs, double[] perCall);
+
+        /** The same runs under another name (to tell two networks' variants apart in a comparison). */
+        default Variant named(String name) {
+            return of(name, this::run);
+        }
+
+        /** A variant named {@code name} whose runs are {@code run}'s. */
+        static Variant of(String name, java.util.function.BiConsumer<NDArray[], double[]> run) {
+            return new Variant() {
+                @Override
+                public String name() {
+                    return name;
+                }
+
+                @Override
+                public void run(NDArray[] inputs, double[] perCall) {
+                    run.accept(inputs, perCall);
+                }
+            };
+        }
     }
 
     /** This network as built. */
@@ -200,17 +220,7 @@ public final class CompiledNetwork implements AutoCloseable {
     }
 
     private Variant variant(String name, List<Call> cs) {
-        return new Variant() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public void run(NDArray[] inputs, double[] perCall) {
-                runCalls(cs, inputs, ownOutputs, perCall);
-            }
-        };
+        return Variant.of(name, (inputs, perCall) -> runCalls(cs, inputs, ownOutputs, perCall));
     }
 
     /**

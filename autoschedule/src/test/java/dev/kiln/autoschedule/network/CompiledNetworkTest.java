@@ -76,6 +76,10 @@ class CompiledNetworkTest {
             assertThat(c.describe()).contains("BEST_FIT", "RECENT", "by medians", "sum of minima");
             assertThat(cn.callLabels()).hasSize(cn.kernelCalls()).allMatch(l -> l.contains("(task "));
             assertThat(c.callDifferences(1, cn.callLabels(), 3).lines()).hasSize(1 + 3);
+            CompiledNetwork.Variant renamed = recent.named("B: recent");
+            assertThat(renamed.name()).isEqualTo("B: recent");
+            renamed.run(new NDArray[] {x}, null); // the same runs under the new name
+            cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL);
             cn.ownOutputs()[0].assertClose(expected, RTOL, ATOL); // the variants ran last in either order
             try (NDArray y = cn.run(x)) { // the network's own arena is untouched by the second plan
                 y.assertClose(expected, RTOL, ATOL);

@@ -4,7 +4,6 @@ import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.MemoryPlan;
 import dev.kiln.jit.LlvmBackend;
 import dev.kiln.jit.ParallelRuntime;
-import dev.kiln.runtime.NDArray;
 import dev.kiln.target.CpuTarget;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,25 +37,17 @@ final class CacheVariants {
             CompiledNetwork.Variant v, CpuTarget target, long cpt, boolean named) {
         long byDefault = LlvmBackend.defaultChunksPerThread();
         String name = v.name() + (named ? ", " + cpt + " chunk(s) per thread" : "");
-        return new CompiledNetwork.Variant() {
-            @Override
-            public String name() {
-                return name;
+        return CompiledNetwork.Variant.of(name, (inputs, perCall) -> {
+            if (cpt == byDefault) {
+                v.run(inputs, perCall);
+                return;
             }
-
-            @Override
-            public void run(NDArray[] inputs, double[] perCall) {
-                if (cpt == byDefault) {
-                    v.run(inputs, perCall);
-                    return;
-                }
-                LlvmBackend.tuneRuntimeChunks(target, ParallelRuntime.NATIVE_POOL, cpt);
-                try {
-                    v.run(inputs, perCall);
-                } finally {
-                    LlvmBackend.tuneRuntimeChunks(target, ParallelRuntime.NATIVE_POOL, byDefault);
-                }
+            LlvmBackend.tuneRuntimeChunks(target, ParallelRuntime.NATIVE_POOL, cpt);
+            try {
+                v.run(inputs, perCall);
+            } finally {
+                LlvmBackend.tuneRuntimeChunks(target, ParallelRuntime.NATIVE_POOL, byDefault);
             }
-        };
+        });
     }
 }

@@ -409,25 +409,11 @@ public final class OnnxBench implements Callable<Integer> {
                     warmup,
                     abRuns,
                     inputs,
-                    List.of(named(cn.asBuilt(), "A: " + threadLog), named(b.asBuilt(), "B: " + other)));
+                    List.of(cn.asBuilt().named("A: " + threadLog), b.asBuilt().named("B: " + other)));
             System.out.print(vc.describe().indent(3));
             System.out.println("   the calls that differ most (medians of the runs timed call by call):");
             System.out.print(vc.callDifferences(1, cn.callLabels(), 15).indent(3));
         }
-    }
-
-    private static CompiledNetwork.Variant named(CompiledNetwork.Variant v, String name) {
-        return new CompiledNetwork.Variant() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public void run(NDArray[] inputs, double[] perCall) {
-                v.run(inputs, perCall);
-            }
-        };
     }
 
     private CompiledNetwork compile(Graph g, CpuTarget target, Path threadLog, StringBuilder how)
