@@ -10,9 +10,11 @@ import dev.kiln.schedule.Step;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -68,6 +70,9 @@ public final class InitFillTileSize {
     private final Map<Sketch, List<RegisterTileSizes.Group>> groups =
             Collections.synchronizedMap(new IdentityHashMap<>());
     private final Map<Sketch, List<ReductionTileSizes.Group>> reductionGroups =
+            Collections.synchronizedMap(new IdentityHashMap<>());
+    /** Per sketch, each register-tile group's weight-stationary splits ({@link WeightStationaryTiles}). */
+    private final Map<Sketch, List<List<Integer>>> stationaryGroups =
             Collections.synchronizedMap(new IdentityHashMap<>());
 
     /** Tile filling with {@link #DEFAULT_REGISTER_TILE_PROBABILITY}. */
@@ -145,7 +150,7 @@ public final class InitFillTileSize {
         List<Step> steps = new ArrayList<>(sketch.steps());
         Map<Integer, Integer> inner = registerTiles(task, sketch, rng);
         Map<Integer, Integer> blocks = reductionBlocks(task, sketch, rng);
-        java.util.Set<Integer> stationary = weightStationary(task, sketch, rng);
+        Set<Integer> stationary = weightStationary(task, sketch, rng);
         for (int i = 0; i < steps.size(); i++) {
             if (!(steps.get(i) instanceof SplitStep sp) || sp.isConcrete()) continue;
             if (sp.extent() == null) {
@@ -238,14 +243,18 @@ public final class InitFillTileSize {
      * ({@link WeightStationaryTiles}), with probability {@code weightStationaryProbability}, its splits of the axes
      * the weights do not depend on (none on a GPU or when p = 0).
      */
-    private java.util.Set<Integer> weightStationary(SearchTask task, Sketch sketch, SplittableRandom rng) {
+    private Set<Integer> weightStationary(SearchTask task, Sketch sketch, SplittableRandom rng) {
         if (weightStationaryProbability == 0
                 || task.target().kind().isGpu()
-                || task.layoutFree().isEmpty()) return java.util.Set.of();
-        java.util.Set<Integer> out = new java.util.HashSet<>();
-        for (RegisterTileSizes.Group g : groups.computeIfAbsent(sketch, k -> RegisterTileSizes.groups(task.dag(), k))) {
-            List<Integer> splits =
-                    WeightStationaryTiles.splits(task, sketch.state().steps(), g);
+                || task.layoutFree().isEmpty()) return Set.of();
+        List<List<Integer>> perGroup = stationaryGroups.computeIfAbsent(sketch, k -> {
+            List<List<Integer>> out = new ArrayList<>();
+            for (RegisterTileSizes.Group g : groups.computeIfAbsent(k, x -> RegisterTileSizes.groups(task.dag(), x)))
+                out.add(WeightStationaryTiles.splits(task, k.state().steps(), g));
+            return List.copyOf(out);
+        });
+        Set<Integer> out = new HashSet<>();
+        for (List<Integer> splits : perGroup) {
             if (splits.isEmpty() || rng.nextDouble() >= weightStationaryProbability) continue;
             out.addAll(splits);
         }

@@ -53,18 +53,19 @@ final class CacheFlusher {
 
     private final CacheEviction eviction;
     private final boolean temporaries;
-    /** An evicting flusher's buffer of dirty lines, written before the evictions; null when it writes none. */
-    private final MemorySegment dirty;
-
+    /**
+     * The buffer written one value per line before each timed run: the whole flush without eviction, the dirty fill
+     * before the evictions with it; null for an evicting flusher without the fill.
+     */
     private final MemorySegment buffer;
+
     private long round;
 
     /** A flusher that writes a buffer larger than the last-level cache (no eviction). */
     CacheFlusher() {
         this.eviction = null;
         this.temporaries = false;
-        this.dirty = null;
-        buffer = Arena.ofAuto().allocate(fillBytes(), 64);
+        this.buffer = Arena.ofAuto().allocate(fillBytes(), 64);
     }
 
     /** A flusher that evicts the program's arguments with {@code eviction}, as the system properties say. */
@@ -83,8 +84,7 @@ final class CacheFlusher {
     CacheFlusher(CacheEviction eviction, boolean temporaries, boolean dirtyFill) {
         this.eviction = java.util.Objects.requireNonNull(eviction, "eviction");
         this.temporaries = temporaries;
-        this.dirty = dirtyFill ? Arena.ofAuto().allocate(fillBytes(), 64) : null;
-        this.buffer = null;
+        this.buffer = dirtyFill ? Arena.ofAuto().allocate(fillBytes(), 64) : null;
     }
 
     /** A quarter more than the last-level cache, 8 MiB at least. */
@@ -116,9 +116,9 @@ final class CacheFlusher {
     /** How this flusher flushes, for reports. */
     String describe() {
         if (!evicts()) return "a " + (buffer.byteSize() >> 20) + " MiB buffer written by the measuring thread";
-        String fill = dirty == null
+        String fill = buffer == null
                 ? ""
-                : "the caches filled with " + (dirty.byteSize() >> 20) + " MiB of modified lines, then ";
+                : "the caches filled with " + (buffer.byteSize() >> 20) + " MiB of modified lines, then ";
         if (!temporaries)
             return fill + "every argument evicted from all cores' caches (clflush), heap temporaries left warm (-D"
                     + TEMPORARIES_PROPERTY + "=true evicts them)";
@@ -127,7 +127,7 @@ final class CacheFlusher {
 
     /** The size of the buffer written ({@code 0} for an evicting flusher). */
     long bytes() {
-        return buffer == null ? 0 : buffer.byteSize();
+        return evicts() || buffer == null ? 0 : buffer.byteSize();
     }
 
     /**
@@ -135,29 +135,23 @@ final class CacheFlusher {
      * {@code temporaries} (bytes; {@link CompiledKernel#heapTemporaries}).
      */
     void flush(NDArray[] args, java.util.List<Long> temporaries) {
-        if (eviction != null) {
-            if (dirty != null) fill(dirty);
-            for (NDArray a : args) if (a != null) eviction.evict(a.segment());
-            if (this.temporaries) for (long bytes : temporaries) eviction.evictTemporaries(bytes);
-            return;
+        if (buffer != null) {
+            long v = ++round;
+            for (long off = 0; off < buffer.byteSize(); off += 64) buffer.set(ValueLayout.JAVA_LONG, off, v + off);
         }
-        fill(buffer);
-    }
-
-    /** One value per cache line of {@code m}, new each round, so every line is modified. */
-    private void fill(MemorySegment m) {
-        long v = ++round;
-        for (long off = 0; off < m.byteSize(); off += 64) m.set(ValueLayout.JAVA_LONG, off, v + off);
+        if (eviction == null) return;
+        for (NDArray a : args) if (a != null) eviction.evict(a.segment());
+        if (this.temporaries) for (long bytes : temporaries) eviction.evictTemporaries(bytes);
     }
 
     /** The value the last fill wrote at byte {@code offset} of the dirty buffer (a multiple of 64; for tests). */
     long dirtyLine(long offset) {
-        return dirty.get(ValueLayout.JAVA_LONG, offset) - offset;
+        return buffer.get(ValueLayout.JAVA_LONG, offset) - offset;
     }
 
     /** The bytes of dirty lines an evicting flusher writes before its evictions (0: none). */
     long dirtyBytes() {
-        return dirty == null ? 0 : dirty.byteSize();
+        return evicts() && buffer != null ? buffer.byteSize() : 0;
     }
 
     /** The largest cache sysfs lists for cpu0 (usually the L3), or 32 MiB if it cannot be read. */

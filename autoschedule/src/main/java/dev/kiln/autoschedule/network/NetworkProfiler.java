@@ -152,19 +152,17 @@ final class NetworkProfiler {
         boolean counted = pool.sleeps() >= 0;
         List<VariantComparison.Row> rows = new ArrayList<>();
         for (int k = 0; k < n; k++) {
-            double medians = 0, minima = 0;
+            double minima = 0;
             double[] each = new double[calls];
             for (int c = 0; c < calls; c++) {
                 CallTimer.Stats st = new CallTimer.Stats(perCall[k][c], null);
                 each[c] = st.median();
-                medians += st.median();
                 minima += st.min();
             }
             rows.add(new VariantComparison.Row(
                     variants.get(k).name(),
                     new CallTimer.Stats(times[k], null),
                     counted ? (double) sleeps[k] / whole : Double.NaN,
-                    medians,
                     minima,
                     each));
         }

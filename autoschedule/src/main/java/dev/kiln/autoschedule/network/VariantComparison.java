@@ -1,6 +1,8 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.measure.CallTimer;
+import dev.kiln.ir.KilnException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -15,19 +17,17 @@ public record VariantComparison(List<Row> rows) {
      * @param name   the variant
      * @param times  its runs
      * @param sleeps the parallel runtime's sleeps per whole run (NaN when not counted)
-     * @param callMedians the sum over the kernel calls of each call's median, in the runs timed call by call
-     * @param callMinima  the sum of each call's minimum, the same runs
+     * @param callMinima  the sum of each call's minimum, in the runs timed call by call
      * @param perCallMedians each call's median in those runs, in seconds, in call order
      */
-    public record Row(
-            String name,
-            CallTimer.Stats times,
-            double sleeps,
-            double callMedians,
-            double callMinima,
-            double[] perCallMedians) {
+    public record Row(String name, CallTimer.Stats times, double sleeps, double callMinima, double[] perCallMedians) {
         public Row {
             perCallMedians = perCallMedians.clone();
+        }
+
+        /** The sum over the kernel calls of each call's median. */
+        public double callMedians() {
+            return Arrays.stream(perCallMedians).sum();
         }
 
         @Override
@@ -80,11 +80,10 @@ public record VariantComparison(List<Row> rows) {
     public String callDifferences(int k, List<String> labels, int top) {
         double[] a = rows.getFirst().perCallMedians(), b = rows.get(k).perCallMedians();
         if (labels.size() != a.length)
-            throw new dev.kiln.ir.KilnException(
-                    "call differences: " + labels.size() + " labels for " + a.length + " calls");
+            throw new KilnException("call differences: " + labels.size() + " labels for " + a.length + " calls");
         Integer[] order = new Integer[a.length];
         for (int c = 0; c < a.length; c++) order[c] = c;
-        java.util.Arrays.sort(order, (x, y) -> Double.compare(Math.abs(b[y] - a[y]), Math.abs(b[x] - a[x])));
+        Arrays.sort(order, (x, y) -> Double.compare(Math.abs(b[y] - a[y]), Math.abs(b[x] - a[x])));
         StringBuilder sb = new StringBuilder(
                 String.format(Locale.ROOT, "%-5s %-44s %10s %10s %8s%n", "call", "kernel", "A ms", "B ms", "A/B"));
         for (int i = 0; i < Math.min(top, a.length); i++) {

@@ -320,8 +320,7 @@ public final class OnnxBench implements Callable<Integer> {
             Timing tm = Timing.of(() -> cn.run(inputs, outs), warmup, warmupMs, repeats, minSeconds);
             String err = "-", check = "ok";
             for (int i = 0; i < outs.length; i++) {
-                double tol = outs[i].dtype().isFloat() ? tolerance : 0; // integer outputs must match exactly
-                Comparison c = outs[i].compareTo(want.get(i), tol, tol);
+                Comparison c = againstOrt(outs[i], want.get(i));
                 err = String.format(Locale.ROOT, "%.2e", c.maxAbsError());
                 if (!c.ok()) {
                     check = "MISMATCH";
@@ -375,7 +374,12 @@ public final class OnnxBench implements Callable<Integer> {
         return rows.stream().anyMatch(r -> r.contains("MISMATCH")) ? 1 : 0;
     }
 
-    /** Builds from the log when it covers the model (and --retune is off), else tunes; {@code how} says which. */
+    /** Kiln's output against ONNX Runtime's: within --tolerance (abs and rel), integer outputs exactly. */
+    private Comparison againstOrt(NDArray out, NDArray want) {
+        double tol = out.dtype().isFloat() ? tolerance : 0;
+        return out.compareTo(want, tol, tol);
+    }
+
     /**
      * {@code --log-ab}: the network built from the other log, its output checked against ONNX Runtime's, then both
      * networks' runs alternating in this process ({@link CompiledNetwork#compare}).
@@ -392,8 +396,7 @@ public final class OnnxBench implements Callable<Integer> {
         try (CompiledNetwork b = Network.build(g, target, other)) {
             List<NDArray> outs = b.runAll(inputs);
             for (int i = 0; i < outs.size(); i++) {
-                double tol = outs.get(i).dtype().isFloat() ? tolerance : 0;
-                Comparison c = outs.get(i).compareTo(want.get(i), tol, tol);
+                Comparison c = againstOrt(outs.get(i), want.get(i));
                 if (!c.ok())
                     throw new KilnException("--log-ab: the network built from " + other + " gives output '"
                             + g.outputs().get(i) + "' unlike ONNX Runtime's: " + c);
@@ -416,6 +419,7 @@ public final class OnnxBench implements Callable<Integer> {
         }
     }
 
+    /** Builds from the log when it covers the model (and --retune is off), else tunes; {@code how} says which. */
     private CompiledNetwork compile(Graph g, CpuTarget target, Path threadLog, StringBuilder how)
             throws java.io.IOException {
         if (Files.exists(threadLog) && !retune) {
