@@ -30,7 +30,9 @@ import java.util.concurrent.Future;
  * best measured programs (up to {@code measuredSeedRatio} of the population, fastest first),
  * evolves them with the cost model ({@link EvolutionarySearch}) into twice as many candidates as
  * the round measures, and picks the batch eps-greedily: the best predicted programs, and
- * {@code floor(epsGreedy * n)} programs drawn at random from the fresh samples (exploration).
+ * {@code floor(epsGreedy * n)} programs drawn at random from the fresh samples (exploration). On a CPU the
+ * best predicted programs hold at most {@link EvolutionOptions#tileShare} of one register tile while there are others
+ * ({@link TileNiches}, Kiln's).
  * Measured programs are never proposed again; a round that finds nothing new is searched once
  * more before the policy gives up (Ansor's retry on empty). Every measurement goes to the model
  * ({@link #update}). A round that measures few programs uses a smaller population
@@ -160,12 +162,15 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         List<Candidate> population = new ArrayList<>(fresh);
         int seeds = (int) Math.min(measuredValid.size(), Math.floor(o.measuredSeedRatio() * o.population()));
         for (int i = 0; i < seeds; i++) population.add(measuredValid.get(i).candidate());
+        // with register-tile niches the whole ranking: an evolution that converged on one tile has the best
+        // programs of the others far down it
         List<Candidate> best = new EvolutionarySearch(task, mutations, model, o, pool, stats)
-                .run(population, 2 * n, measured, rng.split());
+                .run(population, nichesOn(n) ? Integer.MAX_VALUE : 2 * n, measured, rng.split());
 
         int numRandom = (int) Math.floor(options.epsGreedy() * n);
         List<Candidate> randoms = new ArrayList<>();
         for (Candidate c : fresh) if (!measured.contains(c.key())) randoms.add(c);
+        best = niches(best, measured, n - numRandom);
         List<Candidate> out = new ArrayList<>();
         Set<String> taken = new HashSet<>();
         int i = 0;
@@ -176,6 +181,26 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         searchNanos += System.nanoTime() - t0;
         rounds++;
         return out;
+    }
+
+    /**
+     * On a CPU, {@code best} without measured programs and with at most {@link EvolutionOptions#tileShare} of the
+     * first {@code take} sharing one register tile while others are left ({@link TileNiches#order}).
+     */
+    private List<Candidate> niches(List<Candidate> best, Set<String> measured, int take) {
+        if (!nichesOn(take)) return best;
+        List<Candidate> ranked = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (Candidate c : best) if (!measured.contains(c.key()) && seen.add(c.key())) ranked.add(c);
+        return TileNiches.order(
+                ranked,
+                c -> TileNiches.signature(task.dag(), c.schedule().steps()),
+                take,
+                TileNiches.cap(take, options.tileShare()));
+    }
+
+    private boolean nichesOn(int take) {
+        return options.tileShare() < 1 && take >= 2 && task.target().kind() == Target.Kind.CPU;
     }
 
     /** Daemon workers that end after a few idle seconds, so that a policy nobody closes leaks nothing. */
