@@ -20,8 +20,6 @@ import dev.kiln.ir.KilnException;
  * @param epsGreedy               share of each measured batch drawn from the random programs
  * @param measuredSeedRatio       at most this share of the population is the best measured programs
  * @param threads                 threads that sample, mutate and score (1: the caller's thread only)
- * @param tileShare               on a CPU, at most this share of a batch's model picks share one register tile
- *                                while programs of other tiles are left ({@link TileNiches}; Kiln's, 1: no cap)
  */
 public record EvolutionOptions(
         int population,
@@ -32,8 +30,7 @@ public record EvolutionOptions(
         double crossoverProbability,
         double epsGreedy,
         double measuredSeedRatio,
-        int threads,
-        double tileShare) {
+        int threads) {
     public EvolutionOptions {
         if (population < 2) throw new KilnException("evolution: population must be at least 2, got " + population);
         if (generations < 0 || randomModelGenerations < 0) {
@@ -50,50 +47,16 @@ public record EvolutionOptions(
         probability("epsGreedy", epsGreedy);
         probability("measuredSeedRatio", measuredSeedRatio);
         if (threads < 1) throw new KilnException("evolution: threads must be at least 1, got " + threads);
-        if (!(tileShare > 0 && tileShare <= 1)) {
-            throw new KilnException("evolution: tileShare must be in (0, 1], got " + tileShare);
-        }
     }
 
     private static void probability(String what, double p) {
         if (!(p >= 0 && p <= 1)) throw new KilnException("evolution: " + what + " must be in [0, 1], got " + p);
     }
 
-    /**
-     * The default share of a batch's model picks one register tile may take ({@link TileNiches}); the system property
-     * {@value #TILE_SHARE_PROPERTY} overrides it (1: Ansor's picks, no cap).
-     */
-    public static final double DEFAULT_TILE_SHARE = 0.25;
-
-    /** The system property that sets the default {@code tileShare} (for same-seed comparisons). */
-    public static final String TILE_SHARE_PROPERTY = "kiln.search.tileShare";
-
     /** Kiln's CPU defaults (see the class comment), on every core of this machine. */
     public static EvolutionOptions defaults() {
-        String share = System.getProperty(TILE_SHARE_PROPERTY);
-        double tileShare;
-        try {
-            tileShare = share == null ? DEFAULT_TILE_SHARE : Double.parseDouble(share);
-        } catch (NumberFormatException e) {
-            throw new KilnException("-D" + TILE_SHARE_PROPERTY + "=" + share + " is not a number in (0, 1]");
-        }
         return new EvolutionOptions(
-                512, 4, 2, 512, 0.85, 0.10, 0.05, 0.2, Runtime.getRuntime().availableProcessors(), tileShare);
-    }
-
-    /** These options with register-tile share {@code share} ({@link TileNiches}; 1: no cap). */
-    public EvolutionOptions withTileShare(double share) {
-        return new EvolutionOptions(
-                population,
-                generations,
-                randomModelGenerations,
-                initSamples,
-                mutationProbability,
-                crossoverProbability,
-                epsGreedy,
-                measuredSeedRatio,
-                threads,
-                share);
+                512, 4, 2, 512, 0.85, 0.10, 0.05, 0.2, Runtime.getRuntime().availableProcessors());
     }
 
     /** These options with another population, and as many fresh random programs per round. */
@@ -107,8 +70,7 @@ public record EvolutionOptions(
                 crossoverProbability,
                 epsGreedy,
                 measuredSeedRatio,
-                threads,
-                tileShare);
+                threads);
     }
 
     public EvolutionOptions withInitSamples(int n) {
@@ -121,8 +83,7 @@ public record EvolutionOptions(
                 crossoverProbability,
                 epsGreedy,
                 measuredSeedRatio,
-                threads,
-                tileShare);
+                threads);
     }
 
     public EvolutionOptions withGenerations(int n) {
@@ -135,8 +96,7 @@ public record EvolutionOptions(
                 crossoverProbability,
                 epsGreedy,
                 measuredSeedRatio,
-                threads,
-                tileShare);
+                threads);
     }
 
     /** These options with crossover probability {@code p}, mutation taking at most what is left. */
@@ -151,8 +111,7 @@ public record EvolutionOptions(
                 p,
                 epsGreedy,
                 measuredSeedRatio,
-                threads,
-                tileShare);
+                threads);
     }
 
     public EvolutionOptions withThreads(int n) {
@@ -165,7 +124,6 @@ public record EvolutionOptions(
                 crossoverProbability,
                 epsGreedy,
                 measuredSeedRatio,
-                n,
-                tileShare);
+                n);
     }
 }

@@ -15,6 +15,8 @@ import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.search.Trial;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.ir.KilnException;
+import dev.kiln.schedule.Step;
+import dev.kiln.schedule.TensorizeStep;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -30,9 +32,7 @@ import java.util.concurrent.Future;
  * best measured programs (up to {@code measuredSeedRatio} of the population, fastest first),
  * evolves them with the cost model ({@link EvolutionarySearch}) into twice as many candidates as
  * the round measures, and picks the batch eps-greedily: the best predicted programs, and
- * {@code floor(epsGreedy * n)} programs drawn at random from the fresh samples (exploration). On a CPU the
- * best predicted programs hold at most {@link EvolutionOptions#tileShare} of one register tile while there are others
- * ({@link TileNiches}, Kiln's).
+ * {@code floor(epsGreedy * n)} programs drawn at random from the fresh samples (exploration).
  * Measured programs are never proposed again; a round that finds nothing new is searched once
  * more before the policy gives up (Ansor's retry on empty). Every measurement goes to the model
  * ({@link #update}). A round that measures few programs uses a smaller population
@@ -109,7 +109,10 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
      * ({@link #defaultModel}), {@link EvolutionOptions#defaults()}.
      */
     public static EvolutionarySearchPolicy forTask(SearchTask task, long seed) {
-        return forTask(task, defaultModel(task, seed), seed);
+        TargetRules rules = TargetRules.of(task);
+        List<Sketch> sketches = rules.sketches(task);
+        return new EvolutionarySearchPolicy(
+                task, rules, sketches, defaultModel(task, sketches, seed), EvolutionOptions.defaults(), seed);
     }
 
     /** The default policy of a task with the learned model alone, not started from the pretrained model. */
@@ -120,16 +123,32 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
     /**
      * The default cost model of a task: {@link GbdtCostModel#defaults}, on an LLVM CPU target started from the model
      * shipped with Kiln ({@link PretrainedModel#shipped()}, trained on Kiln's own CPU records: a new task is scored
-     * by it from the first round, then boosted on with its own measurements); on a GPU or the JVM backend, whose
-     * programs it has not seen, alone. A build without the shipped model says so.
+     * by it from the first round, then boosted on with its own measurements); alone on a GPU or the JVM backend, and
+     * for a task with a tensorized sketch ({@link #tensorized}), whose programs it has not seen. A build without the
+     * shipped model says so.
      */
     public static GbdtCostModel defaultModel(SearchTask task, long seed) {
+        boolean cpu = task.target().kind() == Target.Kind.CPU && !CheckJvmTiles.isJvm(task.target());
+        return defaultModel(task, cpu ? TargetRules.of(task).sketches(task) : List.of(), seed);
+    }
+
+    private static GbdtCostModel defaultModel(SearchTask task, List<Sketch> sketches, long seed) {
         GbdtCostModel m = GbdtCostModel.defaults(seed);
         if (task.target().kind() != Target.Kind.CPU || CheckJvmTiles.isJvm(task.target())) return m;
+        // The shipped model saw float32 programs only. On a tensorized stage it ranked one-vector register tiles
+        // first: the int8 GEMM 1024 at 2 threads, 100 trials, ended at 0.79-0.80x oneDNN on two seeds of three, all
+        // its measured programs after the first round 16 x 1 tiles; started without it, 0.96x on both.
+        if (tensorized(sketches)) return m;
         return m.withPretrained(PretrainedModel.shipped()
                 .orElseThrow(() -> new KilnException("this build of Kiln lacks its pretrained CPU cost model "
                         + "(the resource of PretrainedModel.bundled()); tune with "
                         + "EvolutionarySearchPolicy.withoutPretraining to search without it")));
+    }
+
+    /** Whether a sketch among {@code sketches} computes a stage with a tensor intrinsic (a {@link TensorizeStep}). */
+    public static boolean tensorized(List<Sketch> sketches) {
+        for (Sketch sk : sketches) for (Step st : sk.state().steps()) if (st instanceof TensorizeStep) return true;
+        return false;
     }
 
     /**
@@ -162,15 +181,12 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         List<Candidate> population = new ArrayList<>(fresh);
         int seeds = (int) Math.min(measuredValid.size(), Math.floor(o.measuredSeedRatio() * o.population()));
         for (int i = 0; i < seeds; i++) population.add(measuredValid.get(i).candidate());
-        // with register-tile niches the whole ranking: an evolution that converged on one tile has the best
-        // programs of the others far down it
         List<Candidate> best = new EvolutionarySearch(task, mutations, model, o, pool, stats)
-                .run(population, nichesOn(n) ? Integer.MAX_VALUE : 2 * n, measured, rng.split());
+                .run(population, 2 * n, measured, rng.split());
 
         int numRandom = (int) Math.floor(options.epsGreedy() * n);
         List<Candidate> randoms = new ArrayList<>();
         for (Candidate c : fresh) if (!measured.contains(c.key())) randoms.add(c);
-        best = niches(best, measured, n - numRandom);
         List<Candidate> out = new ArrayList<>();
         Set<String> taken = new HashSet<>();
         int i = 0;
@@ -181,26 +197,6 @@ public final class EvolutionarySearchPolicy implements SearchPolicy, AutoCloseab
         searchNanos += System.nanoTime() - t0;
         rounds++;
         return out;
-    }
-
-    /**
-     * On a CPU, {@code best} without measured programs and with at most {@link EvolutionOptions#tileShare} of the
-     * first {@code take} sharing one register tile while others are left ({@link TileNiches#order}).
-     */
-    private List<Candidate> niches(List<Candidate> best, Set<String> measured, int take) {
-        if (!nichesOn(take)) return best;
-        List<Candidate> ranked = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
-        for (Candidate c : best) if (!measured.contains(c.key()) && seen.add(c.key())) ranked.add(c);
-        return TileNiches.order(
-                ranked,
-                c -> TileNiches.signature(task.dag(), c.schedule().steps()),
-                take,
-                TileNiches.cap(take, options.tileShare()));
-    }
-
-    private boolean nichesOn(int take) {
-        return options.tileShare() < 1 && take >= 2 && task.target().kind() == Target.Kind.CPU;
     }
 
     /** Daemon workers that end after a few idle seconds, so that a policy nobody closes leaks nothing. */
