@@ -4,13 +4,10 @@ import dev.kiln.bench.suite.KernelTimer;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IterVar;
-import dev.kiln.lower.Lowering;
 import dev.kiln.nn.LowPrecision;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
-import dev.kiln.schedule.ScheduleBuilder;
 import dev.kiln.schedule.TensorIntrinsics;
-import dev.kiln.target.Backend;
 import dev.kiln.target.CompiledKernel;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
@@ -44,8 +41,8 @@ public final class LowpPackStudy {
         NDArray[] wide = new NDArray[tiles.length];
         for (int i = 0; i < tiles.length; i++) {
             int rows = tiles[i][0], v = tiles[i][1];
-            k[i][0] = compile(c.dag(), "matmul_packed", rows, v, g, intrinsic, target, "panel");
-            k[i][1] = compile(wideDag(c, v, g), "matmul_wide", rows, v, g, intrinsic, target, "wide");
+            k[i][0] = LowpTileStudy.tile(c.dag(), "matmul_packed", rows, v, g, intrinsic, target, "panel");
+            k[i][1] = LowpTileStudy.tile(wideDag(c, v, g), "matmul_wide", rows, v, g, intrinsic, target, "wide");
             wide[i] = widePack(c, w, v, g);
         }
         System.out.println("LowpPackStudy: " + dtype + " GEMM " + n + ", " + threads + " threads; load "
@@ -100,20 +97,5 @@ public final class LowpPackStudy {
             out.setDoubleFlat(w.getDouble(q[1] * g + q[4], (q[0] * v + q[2]) * 16 + q[3]), i);
         }
         return out;
-    }
-
-    static CompiledKernel compile(
-            ComputeDAG dag, String stage, int rows, int v, int g, String intrinsic, CpuTarget target, String name) {
-        ScheduleBuilder s = ScheduleBuilder.on(dag);
-        var st = s.stage(stage);
-        st.split("m", rows);
-        st.split("n", v, 16);
-        st.split("k", g);
-        st.reorder("m.0", "n.0", "k.0", "m.1", "n.1", "n.2", "k.1");
-        st.tensorize("n.2", intrinsic);
-        st.unroll("m.1");
-        st.unroll("n.1");
-        st.parallel("m.0");
-        return Backend.forTarget(target).compile(Lowering.lower(name + "_" + rows + "x" + v, s.build()), target);
     }
 }

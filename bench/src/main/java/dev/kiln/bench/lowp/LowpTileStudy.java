@@ -51,18 +51,7 @@ public final class LowpTileStudy {
         double tol = dtype.equals("int8") ? 0 : 1e-3;
         CompiledKernel[] kernels = new CompiledKernel[tiles.length];
         for (int i = 0; i < tiles.length; i++) {
-            ScheduleBuilder s = ScheduleBuilder.on(c.dag());
-            var st = s.stage("matmul_packed");
-            st.split("m", tiles[i][0]);
-            st.split("n", tiles[i][1], 16);
-            st.split("k", kStep);
-            st.reorder("m.0", "n.0", "k.0", "m.1", "n.1", "n.2", "k.1");
-            st.tensorize("n.2", intrinsic);
-            st.unroll("m.1");
-            st.unroll("n.1");
-            st.parallel("m.0");
-            kernels[i] = Backend.forTarget(target)
-                    .compile(Lowering.lower(dtype + "_" + tiles[i][0] + "x" + tiles[i][1], s.build()), target);
+            kernels[i] = tile(c.dag(), "matmul_packed", tiles[i][0], tiles[i][1], kStep, intrinsic, target, dtype);
         }
         System.out.println("LowpTileStudy: " + dtype + " GEMM " + n + ", " + threads + " threads"
                 + (note == null ? "" : ", " + note) + "; load " + dev.kiln.bench.network.NetworkBench.loadAverage());
@@ -88,6 +77,34 @@ public final class LowpTileStudy {
             for (CompiledKernel k : kernels) k.close();
         }
         System.out.println("load " + dev.kiln.bench.network.NetworkBench.loadAverage());
+    }
+
+    /**
+     * The tile {@code rows x vectors} of the GEMM stage {@code stage} (axes m, n, k) compiled: m split by the rows, n
+     * into vectors of 16, k by the intrinsic's {@code kStep}, the whole K inside each tile, the intrinsic on the 16
+     * lanes, the row and vector loops unrolled, the row tiles parallel; named {@code prefix_RxV}.
+     */
+    static CompiledKernel tile(
+            dev.kiln.te.ComputeDAG dag,
+            String stage,
+            int rows,
+            int vectors,
+            int kStep,
+            String intrinsic,
+            CpuTarget target,
+            String prefix) {
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var st = s.stage(stage);
+        st.split("m", rows);
+        st.split("n", vectors, 16);
+        st.split("k", kStep);
+        st.reorder("m.0", "n.0", "k.0", "m.1", "n.1", "n.2", "k.1");
+        st.tensorize("n.2", intrinsic);
+        st.unroll("m.1");
+        st.unroll("n.1");
+        st.parallel("m.0");
+        return Backend.forTarget(target)
+                .compile(Lowering.lower(prefix + "_" + rows + "x" + vectors, s.build()), target);
     }
 
     /** {@code "8x2,6x4"}: rows x vectors per tile. */
