@@ -28,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -176,6 +177,14 @@ public final class OnnxBench implements Callable<Integer> {
     Path logAb;
 
     @Option(
+            names = "--rounds",
+            description = "Time ONNX Runtime and Kiln in this many alternating rounds (a fresh ONNX Runtime session "
+                    + "each round, closed before Kiln's block) and print Kiln's speed per round: the host's drift "
+                    + "over a child falls on both sides of each ratio. The table's rows stay the first round's "
+                    + "(default: ${DEFAULT-VALUE}).")
+    int rounds = 1;
+
+    @Option(
             names = "--ab-runs",
             description = "Runs of each network in the --log-ab comparison (default: ${DEFAULT-VALUE}).")
     int abRuns = 40;
@@ -206,6 +215,7 @@ public final class OnnxBench implements Callable<Integer> {
         if (log == null)
             log = model.resolveSibling(model.getFileName().toString().replaceFirst("\\.onnx$", "") + ".jsonl");
         cluster.check();
+        if (rounds < 1) throw new KilnException("--rounds must be at least 1, got " + rounds);
         if (child) return child(threads[0]);
         if (zoo != null && !Files.exists(model)) {
             ModelWriter w =
@@ -272,6 +282,7 @@ public final class OnnxBench implements Callable<Integer> {
             if (profile) cmd.add("--profile");
             if (holdAb > 0) cmd.addAll(List.of("--hold-ab", String.valueOf(holdAb)));
             if (cacheAb > 0) cmd.addAll(List.of("--cache-ab", String.valueOf(cacheAb)));
+            if (rounds > 1) cmd.addAll(List.of("--rounds", String.valueOf(rounds)));
             if (logAb != null) cmd.addAll(List.of("--log-ab", logAb.toString(), "--ab-runs", String.valueOf(abRuns)));
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
             pb.environment().put("OMP_NUM_THREADS", String.valueOf(t));
@@ -292,9 +303,11 @@ public final class OnnxBench implements Callable<Integer> {
         List<String> rows = new ArrayList<>();
         // ONNX Runtime first, its session closed before Kiln runs, so its spinning threads do not share the cores
         List<NDArray> want;
+        Timing ortTime;
         try (OrtSessionRunner ort = new OrtSessionRunner(bytes, t, g.inputs(), inputs)) {
             want = ort.run(g.outputValues());
             Timing tm = Timing.of(ort::runOnly, warmup, warmupMs, repeats, minSeconds);
+            ortTime = tm;
             rows.add(row(
                     t,
                     "onnxruntime " + ortVersion(),
@@ -329,6 +342,10 @@ public final class OnnxBench implements Callable<Integer> {
             }
             rows.add(row(t, "kiln", tm, err, check, note));
             System.out.println("   " + cn.summary());
+            if (rounds > 1) {
+                System.out.print(alternate(bytes, t, g, inputs, ortTime, tm, () -> cn.run(inputs, outs))
+                        .indent(3));
+            }
             if (profile) {
                 NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
                 System.out.print(prof.table(8).indent(3));
@@ -372,6 +389,56 @@ public final class OnnxBench implements Callable<Integer> {
                 "load after");
         rows.forEach(r -> System.out.println(r));
         return rows.stream().anyMatch(r -> r.contains("MISMATCH")) ? 1 : 0;
+    }
+
+    /**
+     * {@code --rounds}: rounds 2 to N of ONNX Runtime's block (a session of its own, closed before Kiln's threads run,
+     * as in the first round) then Kiln's, each timed as the first round's; a table of the rounds and Kiln's speed
+     * (ONNX Runtime's median over Kiln's) per round, with the median of those ratios.
+     */
+    private String alternate(byte[] bytes, int t, Graph g, NDArray[] inputs, Timing ort1, Timing kiln1, Runnable kiln) {
+        List<Timing> ort = new ArrayList<>(List.of(ort1));
+        List<Timing> kl = new ArrayList<>(List.of(kiln1));
+        for (int r = 1; r < rounds; r++) {
+            try (OrtSessionRunner o = new OrtSessionRunner(bytes, t, g.inputs(), inputs)) {
+                ort.add(Timing.of(o::runOnly, warmup, warmupMs, repeats, minSeconds));
+            }
+            kl.add(Timing.of(kiln, warmup, warmupMs, repeats, minSeconds));
+        }
+        StringBuilder sb = new StringBuilder(String.format(
+                Locale.ROOT,
+                "ONNX Runtime and Kiln in %d alternating rounds (medians, ms):%n%-6s %12s %10s %9s %-15s%n",
+                rounds,
+                "round",
+                "onnxruntime",
+                "kiln",
+                "speed",
+                "load before"));
+        double[] ratio = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            ratio[r] = ort.get(r).medianMs() / kl.get(r).medianMs();
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "%-6d %12.3f %10.3f %8.3fx %-15s%n",
+                    r + 1,
+                    ort.get(r).medianMs(),
+                    kl.get(r).medianMs(),
+                    ratio[r],
+                    ort.get(r).loadBefore()));
+        }
+        double[] sorted = ratio.clone();
+        Arrays.sort(sorted);
+        double median = rounds % 2 == 1 ? sorted[rounds / 2] : (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
+        sb.append(String.format(
+                Locale.ROOT,
+                "Kiln's speed over the rounds: median %.3fx (%.3fx to %.3fx); %d of %d rounds at least ONNX Runtime's"
+                        + "%n",
+                median,
+                sorted[0],
+                sorted[rounds - 1],
+                Arrays.stream(ratio).filter(x -> x >= 1).count(),
+                rounds));
+        return sb.toString();
     }
 
     /** Kiln's output against ONNX Runtime's: within --tolerance (abs and rel), integer outputs exactly. */

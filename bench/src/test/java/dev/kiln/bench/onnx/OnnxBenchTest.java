@@ -102,7 +102,7 @@ class OnnxBenchTest {
         assertThat(logged).as("one JSON line per measured program").isNotEmpty().allMatch(l -> l.startsWith("{"));
 
         StringBuilder second = new StringBuilder();
-        assertThat(run(second, args(model, log, "--child", "--cache-ab", "2", "--profile")))
+        assertThat(run(second, args(model, log, "--child", "--cache-ab", "2", "--profile", "--rounds", "3")))
                 .as(second.toString())
                 .isZero();
         assertThat(second)
@@ -115,6 +115,10 @@ class OnnxBenchTest {
                 .containsPattern("matched: [2-9] Kiln calls .* against [2-9] ONNX Runtime nodes")
                 .contains("no search")
                 .doesNotContain("tuned: ")
+                // --rounds: three rounds of ONNX Runtime then Kiln, each a row with Kiln's speed, and their median
+                .contains("ONNX Runtime and Kiln in 3 alternating rounds")
+                .containsPattern("(?m)^ +3 +\\d+\\.\\d{3} +\\d+\\.\\d{3} +\\d+\\.\\d{3}x ")
+                .containsPattern("Kiln's speed over the rounds: median \\d+\\.\\d{3}x \\(.*\\); \\d of 3 rounds")
                 .containsPattern("(?m)^1 +kiln .* ok ");
         assertThat(Files.readAllLines(threadLog))
                 .as("applying the log measures nothing")
