@@ -38,6 +38,7 @@ public final class PadSkip {
         Pipeline without = with.withPhase(new Lowering.Phase("loops", loops));
         PrimFunc fw = with.lower("skip", packed, Lowering.Options.defaults());
         PrimFunc fo = without.lower("noskip", packed, Lowering.Options.defaults());
+        if (Boolean.getBoolean("show")) System.out.println(fw); // -Dshow=true: the program with the pass
         System.out.println(w + " " + threads + "t, load before " + Timing.loadAverage() + ", guards: "
                 + fw.toString().split("if \\(", -1).length + " ifs with the pass, "
                 + fo.toString().split("if \\(", -1).length + " without");

@@ -83,11 +83,30 @@ public final class SkipPaddedTerms {
     static final long MAX_PEELED = 8;
 
     public static PrimFunc apply(PrimFunc f) {
+        return apply(f, true);
+    }
+
+    /**
+     * The pass, with or without the split of loops at their borders for conjuncts of three variables ({@link
+     * #partitionable}); without it, as before that split existed (for same-process comparisons).
+     */
+    public static PrimFunc apply(PrimFunc f, boolean partitionBorders) {
         Context cx = new Context();
+        cx.partition = partitionBorders;
         cx.collect(f.body());
         if (cx.padded.isEmpty()) return f;
         Plan plan = new Plan();
         cx.findUpdates(f.body(), plan);
+        if (!plan.partitions.isEmpty()) {
+            // the loops of three-variable conjuncts split at their borders first; then everything planned again on
+            // the new body, where each border copy's conjunct has two variables left (and the interior's none)
+            f = f.withBody(new Partition(plan.partitions).visit(f.body()));
+            cx = new Context();
+            cx.partition = false;
+            cx.collect(f.body());
+            plan = new Plan();
+            cx.findUpdates(f.body(), plan);
+        }
         if (plan.guards.isEmpty() && plan.peels.isEmpty()) return f;
         return f.withBody(new Apply(plan).visit(f.body()));
     }
@@ -99,6 +118,42 @@ public final class SkipPaddedTerms {
     private static final class Plan {
         final Map<For, Set<Expr>> guards = new IdentityHashMap<>();
         final Map<For, Map<For, Set<Expr>>> peels = new IdentityHashMap<>();
+        /** Loops split at their borders: for each, the values where some conjunct may fail (the rest are runs). */
+        final Map<For, java.util.TreeSet<Long>> partitions = new IdentityHashMap<>();
+    }
+
+    /**
+     * Splits each loop of a plan's partitions into one copy per border value (the value substituted) and a loop
+     * over each run of values between them, in order.
+     */
+    private static final class Partition extends StmtRewriter {
+        final Map<For, java.util.TreeSet<Long>> borders;
+
+        Partition(Map<For, java.util.TreeSet<Long>> borders) {
+            this.borders = borders;
+        }
+
+        @Override
+        public Stmt visit(Stmt x) {
+            if (!(x instanceof For l) || !borders.containsKey(l)) return rewriteChildren(x);
+            Stmt body = visit(l.body());
+            long lo = PassSupport.constant(l.min()).getAsLong();
+            long end = lo + PassSupport.constant(l.extent()).getAsLong();
+            DType t = l.var().dtype();
+            List<Stmt> pieces = new ArrayList<>();
+            long run = lo;
+            for (long v = lo; v <= end; v++) {
+                boolean border = v < end && borders.get(l).contains(v);
+                if (!border && v < end) continue;
+                if (v > run) {
+                    pieces.add(
+                            new For(l.var(), Literals.of(t, run), Literals.of(t, v - run), l.kind(), l.thread(), body));
+                }
+                if (border) pieces.add(Stmts.substitute(body, l.var(), Literals.of(t, v)));
+                run = v + 1;
+            }
+            return Seq.of(pieces);
+        }
     }
 
     /** Applies a plan: the guards, and each peeled loop as one copy per value with its tile loops narrowed. */
@@ -180,6 +235,8 @@ public final class SkipPaddedTerms {
         final Map<Buffer, Padding> padded = new IdentityHashMap<>();
         /** Variables bound by a let anywhere (conditions using them are not moved). */
         final Set<Var> lets = new HashSet<>();
+        /** Whether a conjunct of three variables may split a loop at its borders ({@link #partition}). */
+        boolean partition = true;
 
         void collect(Stmt body) {
             Set<Buffer> allocated = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -245,7 +302,7 @@ public final class SkipPaddedTerms {
                 Padding p = padded.get(ld.buffer());
                 if (p == null || p.store().buffer() == st.buffer()) continue;
                 Expr nz = readAt(p, ld, loops);
-                if (nz != null) place(st, nz, loops, plan);
+                if (nz != null) place(st, p, nz, loops, plan);
             }
         }
 
@@ -291,7 +348,7 @@ public final class SkipPaddedTerms {
         }
 
         /** Adds a guard for each conjunct of {@code nz} at the loop that can hold it, if any. */
-        void place(Store update, Expr nz, List<For> loops, Plan plan) {
+        void place(Store update, Padding pad, Expr nz, List<For> loops, Plan plan) {
             Map<Var, IntRange> ranges = new HashMap<>();
             for (For l : loops) {
                 var lo = PassSupport.constant(l.min());
@@ -325,8 +382,27 @@ public final class SkipPaddedTerms {
                         placed = true;
                     }
                 }
-                if (!placed) peel(update, c, innermost, loops, plan);
+                if (!placed && vars(c).size() == 3) partition(update, pad, c, innermost, loops, ranges, plan);
+                else if (!placed) peel(update, c, innermost, loops, plan);
             }
+        }
+
+        /** A conjunct of three variables: see {@link SkipPaddedTerms#partitionable}. */
+        void partition(
+                Store update,
+                Padding pad,
+                Expr c,
+                int innermost,
+                List<For> loops,
+                Map<Var, IntRange> ranges,
+                Plan plan) {
+            if (!partition) return;
+            For k = loops.get(innermost);
+            Set<Var> vs = vars(c);
+            List<For> around = new ArrayList<>();
+            for (int i = 0; i < innermost; i++) if (vs.contains(loops.get(i).var())) around.add(loops.get(i));
+            if (around.size() != 2) return;
+            partitionable(k, around.get(1), around.get(0), update, pad, c, ranges, plan);
         }
 
         /**
@@ -351,6 +427,53 @@ public final class SkipPaddedTerms {
                     .computeIfAbsent(k, x -> new LinkedHashSet<>())
                     .add(c);
         }
+    }
+
+    /**
+     * A conjunct of a tile loop {@code k} and two loops around it ({@code k.2 * 7 + k.3 + rw} of a row tile split in
+     * two, against the column taps): the outer of the two, {@code q}, is split at its borders, the values where the
+     * conjunct may fail for some value of the others, into one copy each ({@link Partition}); in those copies the
+     * conjunct has two variables and the peel of the inner one, {@code p}, narrows the tile. The runs between the
+     * borders keep their loop (the conjunct holds there). Only where that peel will follow ({@code p} within {@link
+     * #MAX_PEELED}), {@code q} has at most {@link #MAX_BORDERS} borders, the copies stay within {@link
+     * PartitionLoops#MAX_BODY_STMTS}, and the padded copy is not stored inside {@code q} (copying its one store
+     * would end the skip).
+     */
+    static final long MAX_BORDERS = 4;
+
+    /** See the constant above. */
+    private static boolean partitionable(
+            For k, For p, For q, Store update, Padding pad, Expr c, Map<Var, IntRange> ranges, Plan plan) {
+        for (For l : List.of(k, p, q)) {
+            if (!isConstantLoop(l) || (l.kind() != ForKind.SERIAL && l.kind() != ForKind.UNROLLED)) return false;
+        }
+        if (!onlyStore(k.body(), update)) return false;
+        long pExt = PassSupport.constant(p.extent()).getAsLong();
+        if (pExt > MAX_PEELED
+                || pExt * Stmts.size(p.body(), PartitionLoops.MAX_BODY_STMTS) > PartitionLoops.MAX_BODY_STMTS) {
+            return false;
+        }
+        boolean[] storesPad = {false};
+        Stmts.forEachStmt(q.body(), x -> storesPad[0] |= x == pad.store());
+        if (storesPad[0]) return false;
+        long lo = PassSupport.constant(q.min()).getAsLong();
+        long ext = PassSupport.constant(q.extent()).getAsLong();
+        Map<Var, IntRange> others = new HashMap<>(ranges);
+        others.remove(q.var());
+        Simplifier simp = new Simplifier(others);
+        java.util.TreeSet<Long> borders = new java.util.TreeSet<>();
+        for (long v = lo; v < lo + ext; v++) {
+            Expr r = simp.simplify(
+                    Exprs.substitute(c, Map.of(q.var(), Literals.of(q.var().dtype(), v))));
+            if (!(r instanceof IntImm b && b.value() != 0)) borders.add(v);
+        }
+        java.util.TreeSet<Long> all = new java.util.TreeSet<>(borders);
+        if (plan.partitions.containsKey(q)) all.addAll(plan.partitions.get(q));
+        if (borders.isEmpty() || all.size() > MAX_BORDERS) return false;
+        long pieces = 2L * all.size() + 1;
+        if (pieces * Stmts.size(q.body(), PartitionLoops.MAX_BODY_STMTS) > PartitionLoops.MAX_BODY_STMTS) return false;
+        plan.partitions.put(q, all);
+        return true;
     }
 
     /** The executions of the update under loop {@code i}'s body: the product of the inner loops' extents. */

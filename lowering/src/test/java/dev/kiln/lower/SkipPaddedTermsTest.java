@@ -90,6 +90,57 @@ class SkipPaddedTermsTest {
     }
 
     @Test
+    void aRowTileSplitInTwoIsPartitionedAtItsBordersThenTheColumnTapsArePeeled() {
+        // the 2-thread 14 x 14 layer's shape in small: the row's 8 pixels as k.0 (2) x k.1 (4), so the column
+        // conjunct k.0 * 4 + k.1 + rw uses three loops; k.0 is split at its borders (both of its values here),
+        // then rw is peeled in each copy and the tile loop k.1 narrowed where a column tap falls in the padding
+        ComputeDAG dag = conv(5, 8, 8, 16, 1);
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("conv2d_nhwc");
+        var k = c.split("k", 4);
+        c.reorder(c.loop("i"), c.loop("j"), k.get(0), c.loop("rh"), c.loop("rw"), c.loop("rc"), k.get(1), c.loop("l"));
+        c.vectorize("l");
+        PrimFunc f = PassChecks.simplified(s.build());
+        PrimFunc g = SkipPaddedTerms.apply(f);
+        assertThat(loops(g, "rw")).as("rw peeled in both copies of k.0").isEmpty();
+        assertThat(loops(g, k.get(0).name()))
+                .as("k.0 split into its two border values")
+                .isEmpty();
+        // the reduction's k.1 loops: k.0 = 0 with rw = 0, 1, 2 (the first pixel has no left tap), then k.0 = 1
+        List<String> tile = loops(g, k.get(1).name()).stream()
+                .filter(l ->
+                        Stmts.stored(l.body()).stream().anyMatch(b -> b.name().equals("conv2d_nhwc")))
+                .map(l -> l.min() + ".." + l.extent())
+                .toList();
+        assertThat(tile).contains("1..3", "0..3").hasSizeGreaterThanOrEqualTo(6);
+        assertSameResults(f, g);
+
+        // a split with an interior: 12 pixels as 3 x 4, k.0 = 1 keeps a loop of its own (no copy, no narrowing)
+        ComputeDAG wide = conv(3, 12, 8, 16, 1);
+        ScheduleBuilder s2 = ScheduleBuilder.on(wide);
+        var c2 = s2.stage("conv2d_nhwc");
+        var k2 = c2.split("k", 4);
+        c2.reorder(
+                c2.loop("i"),
+                c2.loop("j"),
+                k2.get(0),
+                c2.loop("rh"),
+                c2.loop("rw"),
+                c2.loop("rc"),
+                k2.get(1),
+                c2.loop("l"));
+        c2.vectorize("l");
+        PrimFunc f2 = PassChecks.simplified(s2.build());
+        PrimFunc g2 = SkipPaddedTerms.apply(f2);
+        assertThat(loops(g2, k2.get(0).name()).stream()
+                        .map(l -> l.min() + ".." + l.extent())
+                        .toList())
+                .as("the interior value of k.0 stays a loop")
+                .contains("1..1");
+        assertSameResults(f2, g2);
+    }
+
+    @Test
     void aLoopOfMoreIterationsThanMaxPeeledIsNotPeeled() {
         // a 1 x 9 window (9 > MAX_PEELED column taps) outside the row's tile: the taps loop stays one loop
         Tensor data = placeholder("data", FLOAT32, 1, 6, 12, 8);
