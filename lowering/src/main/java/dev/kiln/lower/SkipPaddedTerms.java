@@ -40,6 +40,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Reduction terms that multiply by zero padding are skipped, as oneDNN's convolutions skip the taps that fall in
@@ -87,8 +88,8 @@ public final class SkipPaddedTerms {
     }
 
     /**
-     * The pass, with or without the split of loops at their borders for conjuncts of three variables ({@link
-     * #partitionable}); without it, as before that split existed (for same-process comparisons).
+     * The pass, with or without the split of loops at their borders for conjuncts of three variables ({@code
+     * Context.partition}); without it, as before that split existed (for same-process comparisons).
      */
     public static PrimFunc apply(PrimFunc f, boolean partitionBorders) {
         Context cx = new Context();
@@ -119,7 +120,7 @@ public final class SkipPaddedTerms {
         final Map<For, Set<Expr>> guards = new IdentityHashMap<>();
         final Map<For, Map<For, Set<Expr>>> peels = new IdentityHashMap<>();
         /** Loops split at their borders: for each, the values where some conjunct may fail (the rest are runs). */
-        final Map<For, java.util.TreeSet<Long>> partitions = new IdentityHashMap<>();
+        final Map<For, TreeSet<Long>> partitions = new IdentityHashMap<>();
     }
 
     /**
@@ -127,9 +128,9 @@ public final class SkipPaddedTerms {
      * over each run of values between them, in order.
      */
     private static final class Partition extends StmtRewriter {
-        final Map<For, java.util.TreeSet<Long>> borders;
+        final Map<For, TreeSet<Long>> borders;
 
-        Partition(Map<For, java.util.TreeSet<Long>> borders) {
+        Partition(Map<For, TreeSet<Long>> borders) {
             this.borders = borders;
         }
 
@@ -387,7 +388,16 @@ public final class SkipPaddedTerms {
             }
         }
 
-        /** A conjunct of three variables: see {@link SkipPaddedTerms#partitionable}. */
+        /**
+         * A conjunct of a tile loop {@code k} and two loops around it ({@code k.2 * 7 + k.3 + rw} of a row tile split
+         * in two, against the column taps): the outer of the two, {@code q}, is split at its borders, the values where
+         * the conjunct may fail for some value of the others, into one copy each ({@link Partition}); in those copies
+         * the conjunct has two variables and the peel of the inner one, {@code p}, narrows the tile. The runs between
+         * the borders keep their loop (the conjunct holds there). Only where that peel will follow ({@link
+         * #peelable}), {@code q} has at most {@link #MAX_BORDERS} borders, the copies stay within {@link
+         * PartitionLoops#MAX_BODY_STMTS}, and the padded copy is not stored inside {@code q} (copying its one store
+         * would end the skip).
+         */
         void partition(
                 Store update,
                 Padding pad,
@@ -402,7 +412,28 @@ public final class SkipPaddedTerms {
             List<For> around = new ArrayList<>();
             for (int i = 0; i < innermost; i++) if (vs.contains(loops.get(i).var())) around.add(loops.get(i));
             if (around.size() != 2) return;
-            partitionable(k, around.get(1), around.get(0), update, pad, c, ranges, plan);
+            For q = around.get(0), p = around.get(1);
+            if (!serialConstant(k) || !serialConstant(q) || !onlyStore(k.body(), update) || !peelable(p)) return;
+            boolean[] storesPad = {false};
+            Stmts.forEachStmt(q.body(), x -> storesPad[0] |= x == pad.store());
+            if (storesPad[0]) return;
+            long lo = PassSupport.constant(q.min()).getAsLong();
+            long ext = PassSupport.constant(q.extent()).getAsLong();
+            Map<Var, IntRange> others = new HashMap<>(ranges);
+            others.remove(q.var());
+            Simplifier simp = new Simplifier(others);
+            TreeSet<Long> borders = new TreeSet<>();
+            for (long v = lo; v < lo + ext; v++) {
+                Expr r = simp.simplify(
+                        Exprs.substitute(c, Map.of(q.var(), Literals.of(q.var().dtype(), v))));
+                if (!(r instanceof IntImm b && b.value() != 0)) borders.add(v);
+            }
+            TreeSet<Long> all = new TreeSet<>(borders);
+            if (plan.partitions.containsKey(q)) all.addAll(plan.partitions.get(q));
+            if (borders.isEmpty() || all.size() > MAX_BORDERS) return;
+            long pieces = 2L * all.size() + 1;
+            if (pieces * Stmts.size(q.body(), PartitionLoops.MAX_BODY_STMTS) > PartitionLoops.MAX_BODY_STMTS) return;
+            plan.partitions.put(q, all);
         }
 
         /**
@@ -412,16 +443,10 @@ public final class SkipPaddedTerms {
         void peel(Store update, Expr c, int innermost, List<For> loops, Plan plan) {
             For k = loops.get(innermost);
             Set<Var> vs = vars(c);
-            if (vs.size() != 2 || !isConstantLoop(k) || !onlyStore(k.body(), update)) return;
-            if (k.kind() != ForKind.SERIAL && k.kind() != ForKind.UNROLLED) return;
+            if (vs.size() != 2 || !serialConstant(k) || !onlyStore(k.body(), update)) return;
             For p = null;
             for (int i = 0; i < innermost; i++) if (vs.contains(loops.get(i).var())) p = loops.get(i);
-            if (p == null || !isConstantLoop(p) || (p.kind() != ForKind.SERIAL && p.kind() != ForKind.UNROLLED)) return;
-            long ext = PassSupport.constant(p.extent()).getAsLong();
-            if (ext > MAX_PEELED
-                    || ext * Stmts.size(p.body(), PartitionLoops.MAX_BODY_STMTS) > PartitionLoops.MAX_BODY_STMTS) {
-                return;
-            }
+            if (p == null || !peelable(p)) return;
             plan.peels
                     .computeIfAbsent(p, x -> new IdentityHashMap<>())
                     .computeIfAbsent(k, x -> new LinkedHashSet<>())
@@ -429,51 +454,20 @@ public final class SkipPaddedTerms {
         }
     }
 
-    /**
-     * A conjunct of a tile loop {@code k} and two loops around it ({@code k.2 * 7 + k.3 + rw} of a row tile split in
-     * two, against the column taps): the outer of the two, {@code q}, is split at its borders, the values where the
-     * conjunct may fail for some value of the others, into one copy each ({@link Partition}); in those copies the
-     * conjunct has two variables and the peel of the inner one, {@code p}, narrows the tile. The runs between the
-     * borders keep their loop (the conjunct holds there). Only where that peel will follow ({@code p} within {@link
-     * #MAX_PEELED}), {@code q} has at most {@link #MAX_BORDERS} borders, the copies stay within {@link
-     * PartitionLoops#MAX_BODY_STMTS}, and the padded copy is not stored inside {@code q} (copying its one store
-     * would end the skip).
-     */
+    /** The most border values a loop may be split at for a conjunct of three variables ({@code Context.partition}). */
     static final long MAX_BORDERS = 4;
 
-    /** See the constant above. */
-    private static boolean partitionable(
-            For k, For p, For q, Store update, Padding pad, Expr c, Map<Var, IntRange> ranges, Plan plan) {
-        for (For l : List.of(k, p, q)) {
-            if (!isConstantLoop(l) || (l.kind() != ForKind.SERIAL && l.kind() != ForKind.UNROLLED)) return false;
-        }
-        if (!onlyStore(k.body(), update)) return false;
-        long pExt = PassSupport.constant(p.extent()).getAsLong();
-        if (pExt > MAX_PEELED
-                || pExt * Stmts.size(p.body(), PartitionLoops.MAX_BODY_STMTS) > PartitionLoops.MAX_BODY_STMTS) {
-            return false;
-        }
-        boolean[] storesPad = {false};
-        Stmts.forEachStmt(q.body(), x -> storesPad[0] |= x == pad.store());
-        if (storesPad[0]) return false;
-        long lo = PassSupport.constant(q.min()).getAsLong();
-        long ext = PassSupport.constant(q.extent()).getAsLong();
-        Map<Var, IntRange> others = new HashMap<>(ranges);
-        others.remove(q.var());
-        Simplifier simp = new Simplifier(others);
-        java.util.TreeSet<Long> borders = new java.util.TreeSet<>();
-        for (long v = lo; v < lo + ext; v++) {
-            Expr r = simp.simplify(
-                    Exprs.substitute(c, Map.of(q.var(), Literals.of(q.var().dtype(), v))));
-            if (!(r instanceof IntImm b && b.value() != 0)) borders.add(v);
-        }
-        java.util.TreeSet<Long> all = new java.util.TreeSet<>(borders);
-        if (plan.partitions.containsKey(q)) all.addAll(plan.partitions.get(q));
-        if (borders.isEmpty() || all.size() > MAX_BORDERS) return false;
-        long pieces = 2L * all.size() + 1;
-        if (pieces * Stmts.size(q.body(), PartitionLoops.MAX_BODY_STMTS) > PartitionLoops.MAX_BODY_STMTS) return false;
-        plan.partitions.put(q, all);
-        return true;
+    /** A constant loop, serial or unrolled: one that a peel or a split at its borders may copy. */
+    private static boolean serialConstant(For l) {
+        return isConstantLoop(l) && (l.kind() == ForKind.SERIAL || l.kind() == ForKind.UNROLLED);
+    }
+
+    /** Whether {@code p} may be peeled: {@link #serialConstant}, at most {@link #MAX_PEELED} copies of a small body. */
+    private static boolean peelable(For p) {
+        if (!serialConstant(p)) return false;
+        long ext = PassSupport.constant(p.extent()).getAsLong();
+        return ext <= MAX_PEELED
+                && ext * Stmts.size(p.body(), PartitionLoops.MAX_BODY_STMTS) <= PartitionLoops.MAX_BODY_STMTS;
     }
 
     /** The executions of the update under loop {@code i}'s body: the product of the inner loops' extents. */

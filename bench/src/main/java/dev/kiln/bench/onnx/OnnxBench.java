@@ -428,16 +428,13 @@ public final class OnnxBench implements Callable<Integer> {
                     ratio[r],
                     ort.get(r).loadBefore()));
         }
-        double[] sorted = ratio.clone();
-        Arrays.sort(sorted);
-        double median = rounds % 2 == 1 ? sorted[rounds / 2] : (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
         sb.append(String.format(
                 Locale.ROOT,
                 "Kiln's speed over the rounds: median %.3fx (%.3fx to %.3fx); %d of %d rounds at least ONNX Runtime's"
                         + "%n",
-                median,
-                sorted[0],
-                sorted[rounds - 1],
+                OrtProfile.median(ratio),
+                Arrays.stream(ratio).min().getAsDouble(),
+                Arrays.stream(ratio).max().getAsDouble(),
                 Arrays.stream(ratio).filter(x -> x >= 1).count(),
                 rounds));
         return sb.toString();

@@ -249,7 +249,12 @@ record OrtProfile(List<NodeTime> nodes) {
     }
 
     private static double median(List<Double> xs) {
-        double[] a = xs.stream().mapToDouble(Double::doubleValue).toArray();
+        return median(xs.stream().mapToDouble(Double::doubleValue).toArray());
+    }
+
+    /** The median of {@code xs} (the mean of the middle two for an even count); {@code xs} is left as it is. */
+    static double median(double[] xs) {
+        double[] a = xs.clone();
         Arrays.sort(a);
         return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
     }
