@@ -270,6 +270,37 @@ class ClusterSimulatedTest {
         return rs;
     }
 
+    /**
+     * After a batch submitted before the job's node was downed has been answered: waits until the node sees itself
+     * gone, then runs one more batch, which a rejoining job sends from a fresh node. The batch may have been answered
+     * either way: by a fresh node (the job saw the Down first and stopped the old node) or by the old one, when the
+     * workers' results reached it before it saw itself Down (slow gossip on a loaded host; a downed node that does
+     * not shut itself down is not stopped until the job sends again). Both end with one rejoin and the old node
+     * stopped by the job.
+     */
+    private static void assertNextBatchRejoins(ClusterJob job, ClusterNode first, double costBase) throws Exception {
+        long end = System.nanoTime() + 60_000_000_000L;
+        while (!first.isGone() && System.nanoTime() < end) Thread.sleep(20);
+        assertThat(first.isGone())
+                .as("the first node sees itself downed within 60 s")
+                .isTrue();
+        int before = job.rejoins();
+        assertAnswered(job.run(items(2, 0.1, costBase), Map.of()), 2, costBase);
+        assertThat(job.rejoins())
+                .as("one rejoin (%d before the next batch)", before)
+                .isEqualTo(1);
+        assertThat(job.node()).isNotSameAs(first);
+        // the job stopped the old node before it started the fresh one (5 s for it to stop by itself, then
+        // terminate() and 10 s more); its termination is awaited with a margin for a loaded host
+        assertThat(terminatesWithin(first, Duration.ofSeconds(60)))
+                .as("the downed node's actor system terminated")
+                .isTrue();
+        // the new node answered as soon as it had joined; the cluster marks it Up a little later (on convergence)
+        assertThat(job.node().awaitUp(Duration.ofSeconds(30)))
+                .as("the rejoined node is Up within 30 s")
+                .isTrue();
+    }
+
     /** Whether {@code node}'s actor system has terminated or does so within {@code limit}. */
     private static boolean terminatesWithin(ClusterNode node, Duration limit) throws Exception {
         try {
@@ -293,23 +324,12 @@ class ClusterSimulatedTest {
             // normally answered within seconds; one CI run on an overloaded host waited past 120 s, so the deadline is
             // generous and a miss says what the job, the cluster and the workers saw
             assertAnswered(awaitOrDiagnose(rs, job, Duration.ofSeconds(300)), 4, 0.007);
-            // the downed node terminates; its coordinated shutdown may still be running (up to 10 s per phase) when
-            // the rejoined node has answered the batch, so wait for it with a deadline (one CI run read it at once
-            // and failed, 2026-12-05; one clean-clone run, 2026-12-06, saw phases time out one after another past
-            // 60 s on a loaded host, so the deadline is 180 s)
-            assertThat(terminatesWithin(first, Duration.ofSeconds(180)))
-                    .as("the downed node's actor system terminated within 180 s")
-                    .isTrue();
-            assertThat(job.rejoins()).isEqualTo(1);
-            assertThat(job.node()).isNotSameAs(first);
-            // the new node answered the batch as soon as it had joined; the cluster marks it Up a little later (on
-            // convergence), so wait for that with a deadline rather than reading it at once (the one failure of this
-            // test, in 6 CI runs)
-            assertThat(job.node().awaitUp(Duration.ofSeconds(30)))
-                    .as("the rejoined node is Up within 30 s")
-                    .isTrue();
+            // two CI runs (2026-12-05, 2026-12-06) found the downed node still running after the batch, most likely
+            // because the workers' results reached it before it saw itself Down (so no rejoin had stopped it) and it
+            // did not shut itself down (as the test below simulates): the next batch is what stops it
+            assertNextBatchRejoins(job, first, 0.008);
             // and it goes on measuring
-            assertAnswered(job.run(items(2, 0.1, 0.008), Map.of()), 2, 0.008);
+            assertAnswered(job.run(items(2, 0.1, 0.010), Map.of()), 2, 0.010);
         }
     }
 
@@ -326,15 +346,7 @@ class ClusterSimulatedTest {
             ClusterNode first = job.node();
             CompletableFuture<List<MeasureResult>> rs = submitThenDownTheNode(job, 0.009);
             assertAnswered(awaitOrDiagnose(rs, job, Duration.ofSeconds(120)), 4, 0.009);
-            assertThat(first.isGone()).as("the first node was downed").isTrue();
-            assertThat(terminatesWithin(first, Duration.ofSeconds(60)))
-                    .as("the job stopped the downed node")
-                    .isTrue();
-            assertThat(job.rejoins()).isEqualTo(1);
-            assertThat(job.node().awaitUp(Duration.ofSeconds(30)))
-                    .as("the rejoined node is Up within 30 s")
-                    .isTrue();
-            assertAnswered(job.run(items(2, 0.1, 0.011), Map.of()), 2, 0.011);
+            assertNextBatchRejoins(job, first, 0.011);
         }
     }
 }
