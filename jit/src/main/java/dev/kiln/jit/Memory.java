@@ -12,7 +12,7 @@ import java.util.List;
  * scalar access, anything else a gather or scatter; accesses under a partial mask use LLVM's
  * masked intrinsics (a scalar access under a mask runs only if some lane is active).
  */
-public final class Memory {
+final class Memory {
     private Memory() {}
 
     /** The element offset of {@code idx} in buffer {@code b}, as an i64 value. */
@@ -65,13 +65,6 @@ public final class Memory {
 
     // ---- loads ---------------------------------------------------------------------------------
 
-    /** EXPERIMENT: bytes ahead of each contiguous vector load of an argument to prefetch (0: none). */
-    public static volatile int PREFETCH_AHEAD = Integer.getInteger("kiln.prefetchAhead", 0);
-
-    public static volatile String PREFETCH_ONLY = System.getProperty("kiln.prefetchOnly", ".*");
-
-    public static volatile int PREFETCH_LOCALITY = Integer.getInteger("kiln.prefetchLocality", 3);
-
     static Val load(CodeGen g, Buffer b, List<Val> idx) {
         Val off = offset(g, b, idx);
         DType t = b.dtype();
@@ -99,15 +92,6 @@ public final class Memory {
         if (off.form() == Val.Form.LINEAR && off.step() == 1) {
             String p = g.fn.emit("getelementptr inbounds " + mt + ", ptr " + base + ", i64 " + off.ref());
             if (g.mask == null) {
-                int ahead = PREFETCH_AHEAD;
-                if (ahead > 0
-                        && (base.startsWith("%p") || base.startsWith("%b"))
-                        && b.base().name().matches(PREFETCH_ONLY)) {
-                    String q = g.fn.emit("getelementptr i8, ptr " + p + ", i64 " + ahead);
-                    g.mod.declare("llvm.prefetch.p0", "void", "ptr, i32, i32, i32");
-                    g.fn.line(
-                            "call void @llvm.prefetch.p0(ptr " + q + ", i32 0, i32 " + PREFETCH_LOCALITY + ", i32 1)");
-                }
                 raw = g.fn.emit("load " + vmt + ", ptr " + p + ", align " + align);
             } else {
                 String fn = "llvm.masked.load." + IrTypes.mangle(mt, g.lanes) + ".p0";

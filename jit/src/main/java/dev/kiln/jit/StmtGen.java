@@ -104,23 +104,6 @@ final class StmtGen {
             CpuIntrinsics.emit(g, p);
             return;
         }
-        if (p.key().equals("kiln_prefetch_lines")
-                && p.body() instanceof dev.kiln.tir.Evaluate ev
-                && ev.value() instanceof dev.kiln.ir.BufferLoad ld) {
-            // EXPERIMENT: prefetch value lines from the load's address
-            Val off = Memory.offset(g, ld.buffer(), ExprGen.indices(g, ld.indices()));
-            String base = g.buffer(ld.buffer());
-            String bytes = g.fn.emit(
-                    "mul i64 " + off.ref() + ", " + ld.buffer().dtype().bytes());
-            g.mod.declare("llvm.prefetch.p0", "void", "ptr, i32, i32, i32");
-            for (long m = 0; m < p.value(); m++) {
-                String o = g.fn.emit("add i64 " + bytes + ", " + (64 * m));
-                String q = g.fn.emit("getelementptr i8, ptr " + base + ", i64 " + o);
-                g.fn.line("call void @llvm.prefetch.p0(ptr " + q + ", i32 0, i32 " + Memory.PREFETCH_LOCALITY
-                        + ", i32 1)");
-            }
-            return;
-        }
         if (!p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP)) {
             gen(g, p.body());
             return;
