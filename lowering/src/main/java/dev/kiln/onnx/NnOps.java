@@ -18,7 +18,7 @@ final class NnOps {
     private NnOps() {}
 
     /** ONNX OIHW weight -> Kiln HWIO ([KH, KW, CI/groups, CO]). */
-    private static final int[] OIHW_TO_HWIO = {2, 3, 1, 0};
+    static final int[] OIHW_TO_HWIO = {2, 3, 1, 0};
 
     static void conv(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, Set.of("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"));
@@ -32,22 +32,9 @@ final class NnOps {
                     + Arrays.toString(x.shape()) + " and weight " + Arrays.toString(w.shape()));
         }
         long[] ws = w.shape();
-        long[] kernel = a.getInts("kernel_shape");
-        if (kernel != null && (kernel[0] != ws[2] || kernel[1] != ws[3])) {
-            throw new KilnException(
-                    "kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
-        }
-        long[] strides = ConvOps.ints(a, "strides", 2), dil = ConvOps.ints(a, "dilations", 2);
-        long[] pads = ConvOps.pads(a, x.shape(), new long[] {ws[2], ws[3]}, strides, dil, false);
-        long groups = a.getInt("group", 1);
+        Op conv = conv2d(a, x.shape(), ws);
         Value xv = ctx.nhwc(x);
         Value wv = ctx.inLayout(w, OIHW_TO_HWIO);
-        Op conv = new Op.Conv2d(
-                "NHWC",
-                List.of(strides[0], strides[1]),
-                List.of(pads[0], pads[1], pads[2], pads[3]),
-                List.of(dil[0], dil[1]),
-                groups);
         if (b == null) {
             ctx.emit(n.getOutput(0), conv, NHWC, xv, wv);
             return;
@@ -57,6 +44,27 @@ final class NnOps {
                     "bias of shape " + Arrays.toString(b.shape()) + " for " + ws[0] + " output channels");
         ValueRef c = ctx.emit(n.getOutput(0) + "/conv", conv, NHWC, xv, wv);
         ctx.emit(n.getOutput(0), new Op.BiasAdd(3), NHWC, c.value(), ctx.plain(b));
+    }
+
+    /**
+     * The NHWC {@code conv2d} of a 2-D Conv's attributes ({@code a}) for an input of shape {@code xs} (NCHW) and a
+     * weight of shape {@code ws} (OIHW): strides, dilations, pads (auto_pad resolved) and groups, the kernel_shape
+     * attribute checked against the weight.
+     */
+    static Op.Conv2d conv2d(Attrs a, long[] xs, long[] ws) {
+        long[] kernel = a.getInts("kernel_shape");
+        if (kernel != null && (kernel.length != 2 || kernel[0] != ws[2] || kernel[1] != ws[3])) {
+            throw new KilnException(
+                    "kernel_shape " + Arrays.toString(kernel) + " disagrees with the weight's " + Arrays.toString(ws));
+        }
+        long[] strides = ConvOps.ints(a, "strides", 2), dil = ConvOps.ints(a, "dilations", 2);
+        long[] pads = ConvOps.pads(a, xs, new long[] {ws[2], ws[3]}, strides, dil, false);
+        return new Op.Conv2d(
+                "NHWC",
+                List.of(strides[0], strides[1]),
+                List.of(pads[0], pads[1], pads[2], pads[3]),
+                List.of(dil[0], dil[1]),
+                a.getInt("group", 1));
     }
 
     static void batchNorm(ImportContext ctx, NodeProto n) {

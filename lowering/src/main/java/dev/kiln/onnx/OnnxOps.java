@@ -55,6 +55,8 @@ final class OnnxOps {
             "DequantizeLinear",
             "QLinearMatMul",
             "MatMulInteger",
+            "QLinearConv",
+            "ConvInteger",
             "Range",
             "Expand",
             "Where",
@@ -100,6 +102,8 @@ final class OnnxOps {
             case "DequantizeLinear" -> QuantOps.dequantizeLinear(ctx, n);
             case "QLinearMatMul" -> QuantOps.qlinearMatmul(ctx, n);
             case "MatMulInteger" -> QuantOps.matmulInteger(ctx, n);
+            case "QLinearConv" -> QuantOps.qlinearConv(ctx, n);
+            case "ConvInteger" -> QuantOps.convInteger(ctx, n);
             case "Range" -> IndexOps.range(ctx, n);
             case "Expand" -> IndexOps.expand(ctx, n);
             case "Where" -> IndexOps.where(ctx, n);

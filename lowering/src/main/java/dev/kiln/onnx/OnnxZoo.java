@@ -293,6 +293,48 @@ public final class OnnxZoo {
         return m.output("logits").output("hidden_q", DType.UINT8).output("acc", DType.INT32);
     }
 
+    /**
+     * A quantised CNN in ONNX Runtime's QOperator form (what its static quantisation writes for convolutions) on
+     * input "x" [batch, 3, size, size] (float32): QuantizeLinear to uint8, a 3x3 stride-2 QLinearConv to
+     * {@code channels}, a 3x3 one, a 1x1 stride-2 one to twice the channels (int8 weights with per-channel scales,
+     * int32 biases; uint8 "conv3_q"), DequantizeLinear and GlobalAveragePool to "features" [batch, 2 * channels, 1,
+     * 1]. Weights stay in [-63, 63] as in {@link #quantizedMlp}.
+     */
+    public static ModelWriter quantizedCnn(String name, long channels, long size, long seed) {
+        ModelWriter m = new ModelWriter(name, 21);
+        long s0 = seed * 1000;
+        m.input("x", "batch", 3L, size, size);
+        String sx = m.floats("x.scale", new float[] {0.0125f}), zx = m.ints("x.zero", DType.UINT8, new long[] {128});
+        String q = m.node("QuantizeLinear", new String[] {"x", sx, zx}, "x_q");
+        long[][] layers = {{3, channels, 3, 2}, {channels, channels, 3, 1}, {channels, 2 * channels, 1, 2}};
+        float[] outScale = {0.04f, 0.05f, 0.06f};
+        long[] outZero = {100, 90, 80};
+        for (int i = 0; i < layers.length; i++) {
+            long ci = layers[i][0], co = layers[i][1], k = layers[i][2], stride = layers[i][3];
+            String p = "conv" + (i + 1);
+            String w = m.randomInts(p + ".weight_q", DType.INT8, s0++, -63, 63, co, ci, k, k);
+            String ws = m.uniform(p + ".weight_scale", s0++, 0.002, 0.006, co);
+            String wz = m.ints(p + ".weight_zero", DType.INT8, new long[(int) co], co);
+            String b = m.randomInts(p + ".bias_q", DType.INT32, s0++, -3000, 3000, co);
+            String ys = m.floats(p + ".scale", new float[] {outScale[i]}),
+                    yz = m.ints(p + ".zero", DType.UINT8, new long[] {outZero[i]});
+            long pad = k / 2;
+            q = m.node(
+                    "QLinearConv",
+                    new String[] {q, sx, zx, w, ws, wz, ys, yz, b},
+                    p + "_q",
+                    "strides",
+                    new long[] {stride, stride},
+                    "pads",
+                    new long[] {pad, pad, pad, pad});
+            sx = ys;
+            zx = yz;
+        }
+        String f = m.node("DequantizeLinear", new String[] {q, sx, zx}, "conv3");
+        m.node("GlobalAveragePool", new String[] {f}, "features");
+        return m.output("features").output("conv3_q", DType.UINT8);
+    }
+
     private static long ch(long c, double width) {
         return Math.max(8, Math.round(c * width / 8) * 8);
     }

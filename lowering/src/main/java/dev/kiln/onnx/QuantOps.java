@@ -12,13 +12,13 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The int8 family: QuantizeLinear, DequantizeLinear (per-tensor, per-axis or, on constants, blocked
- * scales), QLinearMatMul
- * and MatMulInteger. Scales and zero points must be constants known at import (as every exporter
- * writes them). On constants the operators fold at import (an int8 weight behind a
- * DequantizeLinear becomes a float32 weight); on graph values they become {@code quantize},
- * {@code dequantize}, {@code dense_integer} (int32 accumulation) and {@code requantize} nodes,
- * which fuse and tune like the rest.
+ * The int8 family: QuantizeLinear, DequantizeLinear (per-tensor, per-axis or, on constants, blocked scales),
+ * QLinearMatMul, MatMulInteger, and the 2-D QLinearConv and ConvInteger (an int32 convolution of the operands with
+ * their zero points taken off; the weight must be a constant). Scales and zero points must be constants known at
+ * import (as every exporter writes them). On constants the operators fold at import (an int8 weight behind a
+ * DequantizeLinear becomes a float32 weight); on graph values they become {@code quantize}, {@code dequantize},
+ * {@code dense_integer} (int32 accumulation), int32 {@code conv2d} and {@code requantize} nodes, which fuse and tune
+ * like the rest.
  */
 final class QuantOps {
     private QuantOps() {}
@@ -106,6 +106,99 @@ final class QuantOps {
         Value m = ctx.plain(new ConstRef(Const.ofFloats(mult, bs.shape())));
         Value z = ctx.plain(new ConstRef(yz.reshape(1)));
         ctx.emitView(n.getOutput(0), new Op.Requantize(), outShape, acc, m, z);
+    }
+
+    private static final Set<String> CONV_ATTRS =
+            Set.of("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides");
+
+    /** ConvInteger (2-D): int32 = conv(x - x_zero, w - w_zero), x's padding at its zero point. */
+    static void convInteger(ImportContext ctx, NodeProto n) {
+        Attrs a = new Attrs(n, CONV_ATTRS);
+        Ref x = ctx.required(n, 0), w = ctx.required(n, 1);
+        Const xz =
+                ctx.input(n, 2) == null ? Const.ofInts(typeOf(x), new long[1], 1) : ctx.constant(n, 2, "x_zero_point");
+        Const wz =
+                ctx.input(n, 3) == null ? Const.ofInts(typeOf(w), new long[1], 1) : ctx.constant(n, 3, "w_zero_point");
+        if (xz.size() != 1)
+            throw new KilnException("x_zero_point must be a scalar, got shape " + Arrays.toString(xz.shape()));
+        integerConv(ctx, n, n.getOutput(0), a, x, w, xz, wz, null);
+    }
+
+    /**
+     * QLinearConv (2-D): requantize(conv(x - x_zero, w - w_zero) + B, x_scale * w_scale / y_scale, y_zero), the
+     * weight scale and zero point per tensor or per output channel, B the optional int32 bias.
+     */
+    static void qlinearConv(ImportContext ctx, NodeProto n) {
+        Attrs a = new Attrs(n, CONV_ATTRS);
+        Ref x = ctx.required(n, 0), w = ctx.required(n, 3), b = ctx.input(n, 8);
+        Const xs = floatConst(ctx, n, 1, "x_scale"), ys = floatConst(ctx, n, 6, "y_scale");
+        Const xz = ctx.constant(n, 2, "x_zero_point"),
+                wz = ctx.constant(n, 5, "w_zero_point"),
+                yz = ctx.constant(n, 7, "y_zero_point");
+        if (xs.size() != 1 || xz.size() != 1)
+            throw new KilnException("x_scale and x_zero_point must be scalars, got shapes "
+                    + Arrays.toString(xs.shape()) + " and " + Arrays.toString(xz.shape()));
+        if (ys.size() != 1 || yz.size() != 1) throw new KilnException("y_scale and y_zero_point must be scalars");
+        if (yz.dtype() != DType.UINT8 && yz.dtype() != DType.INT8)
+            throw new KilnException("y_zero_point must be uint8 or int8, got " + yz.dtype());
+        Const ws = floatConst(ctx, n, 4, "w_scale");
+        long m = w.rank() == 4 ? w.shape()[0] : -1;
+        if (ws.size() != 1 && ws.size() != m)
+            throw new KilnException("w_scale must be a scalar or one value per output channel (" + m + "), got shape "
+                    + Arrays.toString(ws.shape()));
+        float[] mult = new float[ws.size()]; // as ONNX Runtime computes it: (x_scale * w_scale) / y_scale in float32
+        for (int j = 0; j < mult.length; j++) mult[j] = (float) xs.get(0) * (float) ws.get(j) / (float) ys.get(0);
+        Value acc = integerConv(ctx, n, null, a, x, w, xz, wz, b);
+        Value mv = ctx.plain(new ConstRef(Const.ofFloats(mult, mult.length)));
+        Value z = ctx.plain(new ConstRef(yz.reshape(1)));
+        ctx.emit(n.getOutput(0), new Op.Requantize(), ImportContext.NHWC, acc, mv, z);
+    }
+
+    /**
+     * The int32 NHWC convolution of 8-bit x and a constant 8-bit weight (OIHW) with their zero points taken off
+     * (x widened by cast and subtract nodes, so its padding is its zero point as ONNX says; the weight folded to
+     * int32 at import), plus the int32 bias {@code b} when given; defines {@code out} when it is not null.
+     */
+    private static Value integerConv(
+            ImportContext ctx, NodeProto n, String out, Attrs a, Ref x, Ref w, Const xz, Const wz, Ref b) {
+        if (x.rank() != 4 || w.rank() != 4) {
+            throw new KilnException("only 2-D convolutions are supported (input and weight of rank 4), got input "
+                    + Arrays.toString(x.shape()) + " and weight " + Arrays.toString(w.shape()));
+        }
+        DType xt = typeOf(x), wt = typeOf(w);
+        if ((xt != DType.UINT8 && xt != DType.INT8) || (wt != DType.UINT8 && wt != DType.INT8))
+            throw new KilnException("x and w must be uint8 or int8, got " + xt + " and " + wt);
+        if (xz.dtype() != xt || wz.dtype() != wt) {
+            throw new KilnException("zero points must have their operand's type: x " + xt + " with " + xz.dtype()
+                    + ", w " + wt + " with " + wz.dtype());
+        }
+        if (!(w instanceof ConstRef cw)) {
+            throw new KilnException("the weight ('" + n.getInput(n.getOpType().equals("QLinearConv") ? 3 : 1)
+                    + "') must be a constant (an initializer); a computed weight is not supported");
+        }
+        long[] wsh = w.shape();
+        long co = wsh[0];
+        if (wz.size() != 1 && wz.size() != co)
+            throw new KilnException("w_zero_point must be a scalar or one value per output channel (" + co
+                    + "), got shape " + Arrays.toString(wz.shape()));
+        Op.Conv2d conv = NnOps.conv2d(a, x.shape(), wsh);
+        long perChannel = Const.count(wsh) / co;
+        long[] centred = new long[cw.c().size()];
+        for (int i = 0; i < centred.length; i++)
+            centred[i] = cw.c().getLong(i) - wz.getLong(wz.size() == 1 ? 0 : (int) (i / perChannel));
+        Value wv = ctx.inLayout(
+                new ConstRef(Const.ofInts(DType.INT32, centred, wsh), cw.name() == null ? null : cw.name() + "/i32"),
+                NnOps.OIHW_TO_HWIO);
+        Value xv = widened(ctx, n, "x", ctx.nhwc(x), xz.reshape(1));
+        String name = out != null ? out : n.getOutput(0) + "/acc";
+        if (b == null) return ctx.emit(name, conv, ImportContext.NHWC, xv, wv).value();
+        if (b.rank() != 1 || b.shape()[0] != co || typeOf(b) != DType.INT32)
+            throw new KilnException("the bias (B) must be int32 of shape [" + co + "], got " + typeOf(b) + " "
+                    + Arrays.toString(b.shape()));
+        Value c = ctx.emit(n.getOutput(0) + "/conv", conv, ImportContext.NHWC, xv, wv)
+                .value();
+        return ctx.emit(name, new Op.BiasAdd(3), ImportContext.NHWC, c, ctx.plain(b))
+                .value();
     }
 
     /** The operands' ranks and inner extents. */

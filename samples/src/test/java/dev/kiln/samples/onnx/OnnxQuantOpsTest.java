@@ -245,6 +245,113 @@ class OnnxQuantOpsTest {
     }
 
     @Test
+    void qlinearConvAndConvInteger() {
+        ModelWriter m = new ModelWriter("qconv", 21)
+                .input("x", DType.UINT8, "batch", 4L, 9L, 8L)
+                .input("s", DType.INT8, "batch", 4L, 7L, 7L);
+        String xs = m.floats("xs", new float[] {0.02f}), xz = m.ints("xz", DType.UINT8, new long[] {120});
+        // per-channel weight scales, an int32 bias, stride 2 and uneven pads (padded with x's zero point); uint8 out
+        m.output(
+                m.node(
+                        "QLinearConv",
+                        new String[] {
+                            "x",
+                            xs,
+                            xz,
+                            m.randomInts("w", DType.INT8, 1, -63, 63, 6, 4, 3, 3),
+                            m.uniform("ws", 2, 0.005, 0.02, 6),
+                            m.ints("wz", DType.INT8, new long[6], 6),
+                            m.floats("ys", new float[] {0.05f}),
+                            m.ints("yz", DType.UINT8, new long[] {128}),
+                            m.randomInts("b", DType.INT32, 3, -2000, 2000, 6)
+                        },
+                        "y",
+                        "strides",
+                        new long[] {2, 1},
+                        "pads",
+                        new long[] {1, 0, 2, 1}),
+                DType.UINT8);
+        // grouped, int8 in and out, per-tensor scales and zero points, no bias
+        m.output(
+                m.node(
+                        "QLinearConv",
+                        new String[] {
+                            "s",
+                            xs,
+                            m.ints("sz", DType.INT8, new long[] {-5}),
+                            m.randomInts("wg", DType.INT8, 4, -63, 63, 6, 2, 3, 3),
+                            m.floats("wsg", new float[] {0.01f}),
+                            m.ints("wzg", DType.INT8, new long[] {0}),
+                            m.floats("ysg", new float[] {0.03f}),
+                            m.ints("yzg", DType.INT8, new long[] {-7})
+                        },
+                        "y_grouped",
+                        "group",
+                        2L,
+                        "pads",
+                        new long[] {1, 1, 1, 1}),
+                DType.INT8);
+        // ConvInteger: uint8 data and weight, both zero points, a dilation
+        m.output(
+                m.node(
+                        "ConvInteger",
+                        new String[] {
+                            "x",
+                            m.randomInts("wu", DType.UINT8, 5, 0, 255, 3, 4, 2, 2),
+                            xz,
+                            m.ints("wuz", DType.UINT8, new long[] {100})
+                        },
+                        "acc",
+                        "dilations",
+                        new long[] {2, 1}),
+                DType.INT32);
+        Graph g = check(m);
+        assertThat(g.nodes().stream().map(n -> n.op().kind())).contains("conv2d", "requantize");
+    }
+
+    @Test
+    void qlinearConvRefusesWhatItCannotRun() {
+        ModelWriter m = new ModelWriter("qconv_bad", 21).input("x", DType.UINT8, 1L, 4L, 5L, 5L);
+        m.input("wx", DType.INT8, 2L, 4L, 3L, 3L);
+        m.node(
+                "QLinearConv",
+                new String[] {
+                    "x",
+                    m.floats("xs", new float[] {0.02f}),
+                    m.ints("xz", DType.UINT8, new long[] {120}),
+                    "wx",
+                    m.floats("ws", new float[] {0.01f}),
+                    m.ints("wz", DType.INT8, new long[] {0}),
+                    m.floats("ys", new float[] {0.05f}),
+                    m.ints("yz", DType.UINT8, new long[] {128})
+                },
+                "y");
+        assertThatThrownBy(
+                        () -> OnnxImporter.fromModel(m.output("y", DType.UINT8).build(), Map.of()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("node 'qlinearconv_1' (QLinearConv)")
+                .hasMessageContaining("the weight ('wx') must be a constant");
+        ModelWriter m2 = new ModelWriter("qconv_bias", 21).input("x", DType.UINT8, 1L, 4L, 5L, 5L);
+        m2.node(
+                "QLinearConv",
+                new String[] {
+                    "x",
+                    m2.floats("xs", new float[] {0.02f}),
+                    m2.ints("xz", DType.UINT8, new long[] {120}),
+                    m2.randomInts("w", DType.INT8, 1, -63, 63, 2, 4, 3, 3),
+                    m2.floats("ws", new float[] {0.01f, 0.02f, 0.03f}, 3),
+                    m2.ints("wz", DType.INT8, new long[] {0}),
+                    m2.floats("ys", new float[] {0.05f}),
+                    m2.ints("yz", DType.UINT8, new long[] {128})
+                },
+                "y");
+        assertThatThrownBy(
+                        () -> OnnxImporter.fromModel(m2.output("y", DType.UINT8).build(), Map.of()))
+                .isInstanceOf(KilnException.class)
+                .hasMessageContaining("w_scale must be a scalar or one value per output channel (2), got shape [3]");
+    }
+
+    @Test
     void batchedIntegerMatmuls() {
         ModelWriter m = new ModelWriter("qbatched", 21)
                 .input("a", DType.UINT8, "batch", 2L, 3L, 8L)
@@ -487,6 +594,12 @@ class OnnxQuantOpsTest {
     @Test
     void quantizedMlpFromTheZoo() {
         OnnxCheck.check(OnnxZoo.quantizedMlp("qmlp", 48, 64, 10, 3), Map.of("batch", 4L), RTOL, ATOL, true);
+    }
+
+    @Test
+    void quantizedCnnFromTheZoo() {
+        // uint8 "conv3_q" exactly; the pooled float features within float32 rounding of ONNX Runtime's sum order
+        OnnxCheck.check(OnnxZoo.quantizedCnn("qcnn", 16, 20, 3), Map.of("batch", 2L), 1e-5, 1e-6, true);
     }
 
     @Test

@@ -45,7 +45,7 @@ class OnnxTuneTest {
     }
 
     @Test
-    void quantizedMlpAndBertWithEmbeddingsTuneAndMatchOnnxRuntime() {
+    void quantizedMlpAndCnnAndBertWithEmbeddingsTuneAndMatchOnnxRuntime() {
         CpuTarget target = Target.cpu();
         MeasureOptions fast = MeasureOptions.defaults()
                 .withRepeats(1)
@@ -63,6 +63,14 @@ class OnnxTuneTest {
                     g -> tune(g, m, target));
             assertThat(q.nodes().stream().map(n -> n.op().kind()))
                     .contains("quantize", "dense_integer", "requantize", "dequantize", "cast");
+            Graph c = OnnxCheck.checkBuilt(
+                    OnnxZoo.quantizedCnn("qcnn", 16, 12, 3),
+                    Map.of("batch", 1L),
+                    1e-5,
+                    1e-6,
+                    Map.of(),
+                    g -> tune(g, m, target));
+            assertThat(c.nodes().stream().map(n -> n.op().kind())).contains("conv2d", "requantize");
             Map<String, long[]> ids = Map.of(
                     "input_ids",
                     new long[] {0, 100},
