@@ -71,10 +71,7 @@ final class QuantOps {
     static void matmulInteger(ImportContext ctx, NodeProto n) {
         new Attrs(n, Set.of());
         Ref a = ctx.required(n, 0), b = ctx.required(n, 1);
-        Const az =
-                ctx.input(n, 2) == null ? Const.ofInts(typeOf(a), new long[1], 1) : ctx.constant(n, 2, "a_zero_point");
-        Const bz =
-                ctx.input(n, 3) == null ? Const.ofInts(typeOf(b), new long[1], 1) : ctx.constant(n, 3, "b_zero_point");
+        Const az = optionalZero(ctx, n, 2, a, "a_zero_point"), bz = optionalZero(ctx, n, 3, b, "b_zero_point");
         if (az.size() != 1)
             throw new KilnException("a_zero_point must be a scalar (per-row zero points are not supported), got shape "
                     + Arrays.toString(az.shape()));
@@ -115,10 +112,7 @@ final class QuantOps {
     static void convInteger(ImportContext ctx, NodeProto n) {
         Attrs a = new Attrs(n, CONV_ATTRS);
         Ref x = ctx.required(n, 0), w = ctx.required(n, 1);
-        Const xz =
-                ctx.input(n, 2) == null ? Const.ofInts(typeOf(x), new long[1], 1) : ctx.constant(n, 2, "x_zero_point");
-        Const wz =
-                ctx.input(n, 3) == null ? Const.ofInts(typeOf(w), new long[1], 1) : ctx.constant(n, 3, "w_zero_point");
+        Const xz = optionalZero(ctx, n, 2, x, "x_zero_point"), wz = optionalZero(ctx, n, 3, w, "w_zero_point");
         if (xz.size() != 1)
             throw new KilnException("x_zero_point must be a scalar, got shape " + Arrays.toString(xz.shape()));
         integerConv(ctx, n, n.getOutput(0), a, x, w, xz, wz, null);
@@ -199,6 +193,11 @@ final class QuantOps {
                 .value();
         return ctx.emit(name, new Op.BiasAdd(3), ImportContext.NHWC, c, ctx.plain(b))
                 .value();
+    }
+
+    /** Input {@code i}, an optional zero point of {@code operand}: the constant, or a scalar 0 of its type. */
+    private static Const optionalZero(ImportContext ctx, NodeProto n, int i, Ref operand, String what) {
+        return ctx.input(n, i) == null ? Const.ofInts(typeOf(operand), new long[1], 1) : ctx.constant(n, i, what);
     }
 
     /** The operands' ranks and inner extents. */
