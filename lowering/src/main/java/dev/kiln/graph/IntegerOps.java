@@ -5,14 +5,17 @@ import static dev.kiln.graph.OpPattern.ELEMWISE;
 import static dev.kiln.graph.OpPattern.OUT_EWISE_FUSABLE;
 
 import dev.kiln.ir.DType;
+import dev.kiln.ir.KilnException;
+import dev.kiln.nn.LowPrecision;
 import dev.kiln.nn.Operator;
+import dev.kiln.nn.Pad;
 import dev.kiln.nn.Quant;
 import dev.kiln.te.Tensor;
 import java.util.List;
 
 /**
- * The integer operators of the graph: cast, quantize, dequantize, requantize and dense_integer (8-bit data
- * accumulating in int32).
+ * The integer operators of the graph: cast, quantize, dequantize, requantize, dense_integer (8-bit data
+ * accumulating in int32) and conv2d_packed (the dot-product instructions' conv).
  *
  * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
  * {@code Op.Quantize}, {@code Op.Cast}, ... as if they were declared in it (member types are inherited). Sealed,
@@ -65,6 +68,41 @@ public sealed interface IntegerOps permits Op {
     record DenseInteger() implements Op {
         public Tensor build(List<Tensor> in) {
             return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3));
+        }
+    }
+
+    /**
+     * A 2-D NHWC convolution of uint8 or int8 x [N, H, W, C] with an int8 weight packed to
+     * {@code [CO/16, KH, KW, C/4, 16, 4]} ({@code LowPrecision.packConv2dWeight}'s layout), accumulating in int32:
+     * x padded with {@code padValue} (pads top, left, bottom, right), then {@code LowPrecision.conv2dPacked} with
+     * {@code stride} on both axes, the computation the tensorize rule puts on VNNI's {@code vpdpbusd}. The weight is
+     * already in the instruction's layout, so it is not a layout-rewritable weight input.
+     */
+    @Operator(
+            "uint8/int8 x int8 NHWC conv2d on a weight packed for the dot-product instructions, x padded with a value.")
+    @OpSpec(kind = "conv2d_packed", arity = 2, pattern = OUT_EWISE_FUSABLE)
+    record Conv2dPacked(long stride, List<Long> pads, long padValue) implements Op {
+        public Conv2dPacked {
+            pads = List.copyOf(pads);
+            if (stride < 1) throw new KilnException("conv2d_packed: stride must be at least 1, got " + stride);
+            if (pads.size() != 4 || pads.stream().anyMatch(v -> v < 0))
+                throw new KilnException("conv2d_packed: needs 4 pads >= 0 (top, left, bottom, right), got " + pads);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            Tensor x = in.get(0);
+            if (pads.stream().anyMatch(v -> v > 0)) {
+                x = Pad.pad(
+                        x,
+                        new long[] {0, pads.get(0), pads.get(1), 0},
+                        new long[] {0, pads.get(2), pads.get(3), 0},
+                        (double) padValue);
+            }
+            return LowPrecision.conv2dPacked(x, in.get(1), Math.toIntExact(stride));
+        }
+
+        public String attrs() {
+            return "stride=" + stride + " pads=" + pads + (padValue == 0 ? "" : " pad_value=" + padValue);
         }
     }
 }

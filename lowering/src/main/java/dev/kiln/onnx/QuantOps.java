@@ -176,6 +176,9 @@ final class QuantOps {
             throw new KilnException("w_zero_point must be a scalar or one value per output channel (" + co
                     + "), got shape " + Arrays.toString(wz.shape()));
         Op.Conv2d conv = NnOps.conv2d(a, x.shape(), wsh);
+        String name = out != null ? out : n.getOutput(0) + "/acc";
+        Value packed = packedConv(ctx, n, name, conv, x, cw.c(), xz, wz, b);
+        if (packed != null) return packed;
         long perChannel = Const.count(wsh) / co;
         long[] centred = new long[cw.c().size()];
         for (int i = 0; i < centred.length; i++)
@@ -184,7 +187,6 @@ final class QuantOps {
                 new ConstRef(Const.ofInts(DType.INT32, centred, wsh), cw.name() == null ? null : cw.name() + "/i32"),
                 NnOps.OIHW_TO_HWIO);
         Value xv = widened(ctx, n, "x", ctx.nhwc(x), xz.reshape(1));
-        String name = out != null ? out : n.getOutput(0) + "/acc";
         if (b == null) return ctx.emit(name, conv, ImportContext.NHWC, xv, wv).value();
         if (b.rank() != 1 || b.shape()[0] != co || typeOf(b) != DType.INT32)
             throw new KilnException("the bias (B) must be int32 of shape [" + co + "], got " + typeOf(b) + " "
@@ -193,6 +195,61 @@ final class QuantOps {
                 .value();
         return ctx.emit(name, new Op.BiasAdd(3), ImportContext.NHWC, c, ctx.plain(b))
                 .value();
+    }
+
+    /**
+     * The convolution on the dot-product instructions' layout when it fits them: uint8 x, an int8 weight with zero
+     * points 0 (symmetric, as ONNX Runtime's quantiser writes weights), one group, no dilation, the same stride on
+     * both axes, input channels a multiple of 4 and output channels of 16. Then x is padded with its zero point and
+     * convolved uncentred with the weight packed at import ({@code Op.Conv2dPacked}, which the tensorize rule puts
+     * on VNNI), and {@code x_zero * sum(w[o])} comes off through the bias: {@code conv(x - xz, w) = conv(x, w) - xz
+     * * sum(w[o])}, padding included. Returns the int32 result named {@code name}, or null when it does not fit (the
+     * caller then widens both operands to int32).
+     */
+    private static Value packedConv(
+            ImportContext ctx, NodeProto n, String name, Op.Conv2d conv, Ref x, Const w, Const xz, Const wz, Ref b) {
+        long[] ws = w.shape();
+        long co = ws[0], ci = ws[1], kh = ws[2], kw = ws[3];
+        boolean symmetric = true;
+        for (int i = 0; i < wz.size(); i++) symmetric &= wz.getLong(i) == 0;
+        int g = 4, lanes = 16;
+        if (typeOf(x) != DType.UINT8
+                || w.dtype() != DType.INT8
+                || !symmetric
+                || conv.groups() != 1
+                || !conv.dilations().equals(List.of(1L, 1L))
+                || !conv.strides().get(0).equals(conv.strides().get(1))
+                || ci % g != 0
+                || co % lanes != 0) return null;
+        long[] bias = new long[(int) co];
+        if (b != null) {
+            if (!(b instanceof ConstRef cb)) return null;
+            for (int o = 0; o < co; o++) bias[o] = cb.c().getLong(o);
+        }
+        long[] packed = new long[w.size()];
+        long zero = xz.getLong(0);
+        for (int o = 0; o < co; o++) {
+            long sum = 0;
+            for (int c = 0; c < ci; c++)
+                for (int r = 0; r < kh; r++)
+                    for (int s = 0; s < kw; s++) {
+                        long v = w.getLong((int) (((o * ci + c) * kh + r) * kw + s));
+                        sum += v;
+                        long at =
+                                ((((o / lanes * kh + r) * kw + s) * (ci / g) + c / g) * lanes + o % lanes) * g + c % g;
+                        packed[(int) at] = v;
+                    }
+            bias[o] -= zero * sum;
+            if (bias[o] < Integer.MIN_VALUE || bias[o] > Integer.MAX_VALUE) return null;
+        }
+        String wName = n.getInput(n.getOpType().equals("QLinearConv") ? 3 : 1) + "/packed";
+        Value pw =
+                ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, co / lanes, kh, kw, ci / g, lanes, g), wName));
+        Op op = new Op.Conv2dPacked(conv.strides().get(0), conv.pads(), zero);
+        Value acc = ctx.emit(name + "/uncentred", op, ImportContext.NHWC, ctx.nhwc(x), pw)
+                .value();
+        Value bv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, bias, co)));
+        return ctx.emit(name, new Op.BiasAdd(3), ImportContext.NHWC, acc, bv).value();
     }
 
     /** Input {@code i}, an optional zero point of {@code operand}: the constant, or a scalar 0 of its type. */
