@@ -74,7 +74,8 @@ public sealed interface IntegerOps permits Op {
     /**
      * A 2-D NHWC convolution of uint8 or int8 x [N, H, W, C] with an int8 weight packed to
      * {@code [CO/16, KH, KW, C/4, 16, 4]} ({@code LowPrecision.packConv2dWeight}'s layout), accumulating in int32:
-     * x padded with {@code padValue} (pads top, left, bottom, right), then {@code LowPrecision.conv2dPacked} with
+     * x padded with {@code padValue} (pads top, left, bottom, right; and its channels up to the weight's, whose extra
+     * input channels hold zeros), then {@code LowPrecision.conv2dPacked} with
      * {@code stride} on both axes, the computation the tensorize rule puts on VNNI's {@code vpdpbusd}. The weight is
      * already in the instruction's layout, so it is not a layout-rewritable weight input.
      */
@@ -91,11 +92,16 @@ public sealed interface IntegerOps permits Op {
 
         public Tensor build(List<Tensor> in) {
             Tensor x = in.get(0);
-            if (pads.stream().anyMatch(v -> v > 0)) {
+            // channels up to the packed weight's (a multiple of the dot product's group), whose extra rows are 0
+            long extra = in.get(1).dim(3) * in.get(1).dim(5) - x.dim(3);
+            if (extra < 0)
+                throw new KilnException("conv2d_packed: input " + x.name() + " has " + x.dim(3)
+                        + " channels, more than the packed weight's " + (x.dim(3) + extra));
+            if (extra > 0 || pads.stream().anyMatch(v -> v > 0)) {
                 x = Pad.pad(
                         x,
                         new long[] {0, pads.get(0), pads.get(1), 0},
-                        new long[] {0, pads.get(2), pads.get(3), 0},
+                        new long[] {0, pads.get(2), pads.get(3), extra},
                         (double) padValue);
             }
             return LowPrecision.conv2dPacked(x, in.get(1), Math.toIntExact(stride));

@@ -13,12 +13,13 @@ import java.util.Set;
 
 /**
  * The int8 family: QuantizeLinear, DequantizeLinear (per-tensor, per-axis or, on constants, blocked scales),
- * QLinearMatMul, MatMulInteger, and the 2-D QLinearConv and ConvInteger (an int32 convolution of the operands with
- * their zero points taken off; the weight must be a constant). Scales and zero points must be constants known at
+ * QLinearMatMul, MatMulInteger, and the 2-D QLinearConv and ConvInteger (the weight must be a constant: packed for
+ * the dot-product instructions when it fits them, {@link #packedConv}, else an int32 convolution of the operands with
+ * their zero points taken off). Scales and zero points must be constants known at
  * import (as every exporter writes them). On constants the operators fold at import (an int8 weight behind a
  * DequantizeLinear becomes a float32 weight); on graph values they become {@code quantize}, {@code dequantize},
- * {@code dense_integer} (int32 accumulation), int32 {@code conv2d} and {@code requantize} nodes, which fuse and tune
- * like the rest.
+ * {@code dense_integer} (int32 accumulation), {@code conv2d_packed} or int32 {@code conv2d} and {@code requantize}
+ * nodes, which fuse and tune like the rest.
  */
 final class QuantOps {
     private QuantOps() {}
@@ -200,7 +201,8 @@ final class QuantOps {
     /**
      * The convolution on the dot-product instructions' layout when it fits them: uint8 x, an int8 weight with zero
      * points 0 (symmetric, as ONNX Runtime's quantiser writes weights), one group, no dilation, the same stride on
-     * both axes, input channels a multiple of 4 and output channels of 16. Then x is padded with its zero point and
+     * both axes and output channels a multiple of 16 (input channels padded up to a multiple of 4, their weights 0:
+     * an RGB image's 3). Then x is padded with its zero point and
      * convolved uncentred with the weight packed at import ({@code Op.Conv2dPacked}, which the tensorize rule puts
      * on VNNI), and {@code x_zero * sum(w[o])} comes off through the bias: {@code conv(x - xz, w) = conv(x, w) - xz
      * * sum(w[o])}, padding included. Returns the int32 result named {@code name}, or null when it does not fit (the
@@ -219,14 +221,14 @@ final class QuantOps {
                 || conv.groups() != 1
                 || !conv.dilations().equals(List.of(1L, 1L))
                 || !conv.strides().get(0).equals(conv.strides().get(1))
-                || ci % g != 0
                 || co % lanes != 0) return null;
+        long cp = (ci + g - 1) / g * g; // input channels rounded up to the group: the extra weights are 0
         long[] bias = new long[(int) co];
         if (b != null) {
             if (!(b instanceof ConstRef cb)) return null;
             for (int o = 0; o < co; o++) bias[o] = cb.c().getLong(o);
         }
-        long[] packed = new long[w.size()];
+        long[] packed = new long[(int) (co * kh * kw * cp)];
         long zero = xz.getLong(0);
         for (int o = 0; o < co; o++) {
             long sum = 0;
@@ -236,7 +238,7 @@ final class QuantOps {
                         long v = w.getLong((int) (((o * ci + c) * kh + r) * kw + s));
                         sum += v;
                         long at =
-                                ((((o / lanes * kh + r) * kw + s) * (ci / g) + c / g) * lanes + o % lanes) * g + c % g;
+                                ((((o / lanes * kh + r) * kw + s) * (cp / g) + c / g) * lanes + o % lanes) * g + c % g;
                         packed[(int) at] = v;
                     }
             bias[o] -= zero * sum;
@@ -244,7 +246,7 @@ final class QuantOps {
         }
         String wName = n.getInput(n.getOpType().equals("QLinearConv") ? 3 : 1) + "/packed";
         Value pw =
-                ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, co / lanes, kh, kw, ci / g, lanes, g), wName));
+                ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, co / lanes, kh, kw, cp / g, lanes, g), wName));
         Op op = new Op.Conv2dPacked(conv.strides().get(0), conv.pads(), zero);
         Value acc = ctx.emit(name + "/uncentred", op, ImportContext.NHWC, ctx.nhwc(x), pw)
                 .value();

@@ -628,7 +628,11 @@ class OnnxQuantOpsTest {
     @Test
     void quantizedCnnFromTheZoo() {
         // uint8 "conv3_q" exactly; the pooled float features within float32 rounding of ONNX Runtime's sum order
-        OnnxCheck.check(OnnxZoo.quantizedCnn("qcnn", 16, 20, 3), Map.of("batch", 2L), 1e-5, 1e-6, true);
+        Graph g = OnnxCheck.check(OnnxZoo.quantizedCnn("qcnn", 16, 20, 3), Map.of("batch", 2L), 1e-5, 1e-6, true);
+        // all three on the packed path, the RGB input's 3 channels padded to 4
+        assertThat(g.nodes().stream().map(n -> n.op().kind()))
+                .filteredOn("conv2d_packed"::equals)
+                .hasSize(3);
     }
 
     @Test

@@ -70,7 +70,7 @@ class OnnxTuneTest {
                     1e-6,
                     Map.of(),
                     g -> tune(g, m, target));
-            assertThat(c.nodes().stream().map(n -> n.op().kind())).contains("conv2d", "requantize");
+            assertThat(c.nodes().stream().map(n -> n.op().kind())).contains("conv2d_packed", "requantize");
             Map<String, long[]> ids = Map.of(
                     "input_ids",
                     new long[] {0, 100},
