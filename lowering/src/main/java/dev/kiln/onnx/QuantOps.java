@@ -176,9 +176,12 @@ final class QuantOps {
         if (wz.size() != 1 && wz.size() != co)
             throw new KilnException("w_zero_point must be a scalar or one value per output channel (" + co
                     + "), got shape " + Arrays.toString(wz.shape()));
+        if (b != null && (b.rank() != 1 || b.shape()[0] != co || typeOf(b) != DType.INT32))
+            throw new KilnException("the bias (B) must be int32 of shape [" + co + "], got " + typeOf(b) + " "
+                    + Arrays.toString(b.shape()));
         Op.Conv2d conv = NnOps.conv2d(a, x.shape(), wsh);
         String name = out != null ? out : n.getOutput(0) + "/acc";
-        Value packed = packedConv(ctx, n, name, conv, x, cw.c(), xz, wz, b);
+        Value packed = packedConv(ctx, name, conv, x, cw, xz, wz, b);
         if (packed != null) return packed;
         long perChannel = Const.count(wsh) / co;
         long[] centred = new long[cw.c().size()];
@@ -189,9 +192,6 @@ final class QuantOps {
                 NnOps.OIHW_TO_HWIO);
         Value xv = widened(ctx, n, "x", ctx.nhwc(x), xz.reshape(1));
         if (b == null) return ctx.emit(name, conv, ImportContext.NHWC, xv, wv).value();
-        if (b.rank() != 1 || b.shape()[0] != co || typeOf(b) != DType.INT32)
-            throw new KilnException("the bias (B) must be int32 of shape [" + co + "], got " + typeOf(b) + " "
-                    + Arrays.toString(b.shape()));
         Value c = ctx.emit(n.getOutput(0) + "/conv", conv, ImportContext.NHWC, xv, wv)
                 .value();
         return ctx.emit(name, new Op.BiasAdd(3), ImportContext.NHWC, c, ctx.plain(b))
@@ -209,7 +209,8 @@ final class QuantOps {
      * caller then widens both operands to int32).
      */
     private static Value packedConv(
-            ImportContext ctx, NodeProto n, String name, Op.Conv2d conv, Ref x, Const w, Const xz, Const wz, Ref b) {
+            ImportContext ctx, String name, Op.Conv2d conv, Ref x, ConstRef cw, Const xz, Const wz, Ref b) {
+        Const w = cw.c();
         long[] ws = w.shape();
         long co = ws[0], ci = ws[1], kh = ws[2], kw = ws[3];
         boolean symmetric = true;
@@ -244,7 +245,7 @@ final class QuantOps {
             bias[o] -= zero * sum;
             if (bias[o] < Integer.MIN_VALUE || bias[o] > Integer.MAX_VALUE) return null;
         }
-        String wName = n.getInput(n.getOpType().equals("QLinearConv") ? 3 : 1) + "/packed";
+        String wName = cw.name() == null ? null : cw.name() + "/packed";
         Value pw =
                 ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, co / lanes, kh, kw, cp / g, lanes, g), wName));
         Op op = new Op.Conv2dPacked(conv.strides().get(0), conv.pads(), zero);
