@@ -15,7 +15,7 @@ import java.util.List;
 
 /**
  * The integer operators of the graph: cast, quantize, dequantize, requantize, dense_integer (8-bit data
- * accumulating in int32) and conv2d_packed (the dot-product instructions' conv).
+ * accumulating in int32), and matmul_packed and conv2d_packed (the dot-product instructions' matmul and conv).
  *
  * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
  * {@code Op.Quantize}, {@code Op.Cast}, ... as if they were declared in it (member types are inherited). Sealed,
@@ -68,6 +68,30 @@ public sealed interface IntegerOps permits Op {
     record DenseInteger() implements Op {
         public Tensor build(List<Tensor> in) {
             return Quant.denseInteger(in.get(0), in.get(1), in.get(2), in.get(3));
+        }
+    }
+
+    /**
+     * {@code x [M, K]} (uint8 or int8) times an int8 weight packed to {@code [N/16, Kp/4, 16, 4]}
+     * ({@code LowPrecision.packMatmulWeight}'s layout, {@code Kp} K rounded up to a multiple of 4, the extra rows
+     * zero), accumulating in int32: x's columns padded with zeros up to {@code Kp}, then
+     * {@code LowPrecision.matmulPacked}, the computation the tensorize rule puts on VNNI's {@code vpdpbusd}. The
+     * weight is already in the instruction's layout, so it is not a layout-rewritable weight input.
+     */
+    @Operator("uint8/int8 x int8 matmul `[M, K] x packed [N/16, K/4, 16, 4]` for the dot-product instructions.")
+    @OpSpec(kind = "matmul_packed", arity = 2, pattern = OUT_EWISE_FUSABLE)
+    record MatmulPacked() implements Op {
+        public Tensor build(List<Tensor> in) {
+            Tensor x = in.get(0), w = in.get(1);
+            if (x.rank() != 2 || w.rank() != 4)
+                throw new KilnException("matmul_packed: needs x [M, K] and a packed weight [N/16, K/4, 16, 4], got "
+                        + x.name() + " " + x.shape() + " and " + w.name() + " " + w.shape());
+            long extra = w.dim(1) * w.dim(3) - x.dim(1);
+            if (extra < 0)
+                throw new KilnException("matmul_packed: input " + x.name() + " has " + x.dim(1)
+                        + " columns, more than the packed weight's " + (x.dim(1) + extra));
+            if (extra > 0) x = Pad.pad(x, new long[] {0, 0}, new long[] {0, extra});
+            return LowPrecision.matmulPacked(x, w);
         }
     }
 

@@ -46,6 +46,7 @@ public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, Layo
                 IntegerOps.Dequantize,
                 IntegerOps.Requantize,
                 IntegerOps.DenseInteger,
+                IntegerOps.MatmulPacked,
                 IntegerOps.Conv2dPacked,
                 LayoutOps.Take,
                 LayoutOps.Where,

@@ -13,13 +13,14 @@ import java.util.Set;
 
 /**
  * The int8 family: QuantizeLinear, DequantizeLinear (per-tensor, per-axis or, on constants, blocked scales),
- * QLinearMatMul, MatMulInteger, and the 2-D QLinearConv and ConvInteger (the weight must be a constant: packed for
- * the dot-product instructions when it fits them, {@link #packedConv}, else an int32 convolution of the operands with
- * their zero points taken off). Scales and zero points must be constants known at
- * import (as every exporter writes them). On constants the operators fold at import (an int8 weight behind a
- * DequantizeLinear becomes a float32 weight); on graph values they become {@code quantize}, {@code dequantize},
- * {@code dense_integer} (int32 accumulation), {@code conv2d_packed} or int32 {@code conv2d} and {@code requantize}
- * nodes, which fuse and tune like the rest.
+ * QLinearMatMul and MatMulInteger (on the dot-product instructions' layout when B is a constant that fits them,
+ * {@link #packedMatmul}, else int32), and the 2-D QLinearConv and ConvInteger (the weight must be a constant: packed
+ * for the dot-product instructions when it fits them, {@link #packedConv}, else an int32 convolution of the operands
+ * with their zero points taken off). Scales and zero points must be constants known at import (as every exporter
+ * writes them). On constants the operators fold at import (an int8 weight behind a DequantizeLinear becomes a float32
+ * weight); on graph values they become {@code quantize}, {@code dequantize}, {@code matmul_packed} or {@code
+ * dense_integer} (int32 accumulation), {@code conv2d_packed} or int32 {@code conv2d} and {@code requantize} nodes,
+ * which fuse and tune like the rest.
  */
 final class QuantOps {
     private QuantOps() {}
@@ -317,6 +318,10 @@ final class QuantOps {
         }
         if (b.rank() > 2) return batchedIntegerMatmul(ctx, n, out, a, b, az, bz);
         long rows = Const.count(as) / k;
+        if (b instanceof ConstRef cb) {
+            Value packed = packedMatmul(ctx, n, out, outShape(a, b), ctx.asShape(a, rows, k), cb, az, bz);
+            if (packed != null) return packed;
+        }
         Value w;
         if (b instanceof ConstRef cb) {
             w = ctx.plain(new ConstRef(cb.c().transpose(1, 0), cb.name() == null ? null : cb.name() + "/T"));
@@ -327,6 +332,59 @@ final class QuantOps {
         if (out != null)
             return ctx.emitView(out, new Op.DenseInteger(), outShape(a, b), ins).value();
         return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.DenseInteger(), ins);
+    }
+
+    /**
+     * The product on the dot-product instructions' layout when it fits them: B an 8-bit constant whose zero points
+     * are its type's middle or 0 (int8 with 0, symmetric as ONNX Runtime's quantiser writes weights; uint8 with 128,
+     * shifted to int8 with 0), N a multiple of 16. An int8 A is shifted to uint8 ({@code a + 128}, its zero point
+     * too); B is packed at import to {@code [N/16, K/4, 16, 4]} (K rounded up, the extra rows 0) and {@code
+     * a_zero * sum_k(b[k, n])} comes off through an int32 bias: {@code (a - az) x b = a x b - az * colsum(b)}. The
+     * graph op {@code matmul_packed} is what the tensorize rule puts on VNNI. Returns the [rows, N] accumulator
+     * (defining {@code out} when it is not null), or null when it does not fit.
+     */
+    private static Value packedMatmul(
+            ImportContext ctx, NodeProto n, String out, long[] shape, Value x, ConstRef cb, Const az, Const bz) {
+        Const b = cb.c();
+        long k = b.shape()[0], cols = b.shape()[1];
+        int g = 4, lanes = 16;
+        long bShift = b.dtype() == DType.UINT8 ? -128 : 0, aShift = x.dtype() == DType.INT8 ? 128 : 0;
+        boolean symmetric = true;
+        for (int i = 0; i < bz.size(); i++) symmetric &= bz.getLong(i) + bShift == 0;
+        if (!symmetric || cols % lanes != 0) return null;
+        long kp = (k + g - 1) / g * g, zero = az.getLong(0) + aShift;
+        long[] packed = new long[(int) (kp * cols)], bias = new long[(int) cols];
+        boolean anyBias = false;
+        for (int j = 0; j < cols; j++) {
+            long sum = 0;
+            for (int r = 0; r < k; r++) {
+                long v = b.getLong((int) (r * cols + j)) + bShift;
+                sum += v;
+                packed[(int) ((((j / lanes) * (kp / g) + r / g) * lanes + j % lanes) * g + r % g)] = v;
+            }
+            bias[j] = -zero * sum;
+            if (bias[j] < Integer.MIN_VALUE || bias[j] > Integer.MAX_VALUE) return null;
+            anyBias |= bias[j] != 0;
+        }
+        String base = n.getOutput(0);
+        if (aShift != 0) { // int8 -> uint8: a + 128 (wraps in int32 -> uint8 exactly)
+            Value wide = ctx.g.node(ctx.fresh(base + "/a_i32"), new Op.Cast(DType.INT32), x);
+            Value c = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, new long[] {aShift}, 1)));
+            Value up = ctx.g.node(ctx.fresh(base + "/a_shifted"), new Op.Binary(Op.BinaryKind.ADD), wide, c);
+            x = ctx.g.node(ctx.fresh(base + "/a_u8"), new Op.Cast(DType.UINT8), up);
+        }
+        String wName = cb.name() == null ? null : cb.name() + "/packed";
+        Value pw = ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, cols / lanes, kp / g, lanes, g), wName));
+        Op mm = new Op.MatmulPacked();
+        if (!anyBias) {
+            if (out != null) return ctx.emitView(out, mm, shape, x, pw).value();
+            return ctx.g.node(ctx.fresh(base + "/acc"), mm, x, pw);
+        }
+        Value acc = ctx.g.node(ctx.fresh(base + "/uncentred"), mm, x, pw);
+        Value bv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, bias, cols)));
+        if (out != null)
+            return ctx.emitView(out, new Op.BiasAdd(1), shape, acc, bv).value();
+        return ctx.g.node(ctx.fresh(base + "/acc"), new Op.BiasAdd(1), acc, bv);
     }
 
     /**

@@ -60,6 +60,7 @@ class OpSpecTest {
         ops.add(new Op.Dequantize());
         ops.add(new Op.Requantize());
         ops.add(new Op.DenseInteger());
+        ops.add(new Op.MatmulPacked());
         ops.add(new Op.Conv2dPacked(2, List.of(1L, 0L, 1L, 0L), 128));
         ops.add(new Op.Take(0));
         ops.add(new Op.Where());
@@ -179,6 +180,8 @@ class OpSpecTest {
             Requantize requantize 3 BROADCAST []
               ''
             DenseInteger dense_integer 4 OUT_EWISE_FUSABLE [1]
+              ''
+            MatmulPacked matmul_packed 2 OUT_EWISE_FUSABLE []
               ''
             Conv2dPacked conv2d_packed 2 OUT_EWISE_FUSABLE []
               'stride=2 pads=[1, 0, 1, 0] pad_value=128'

@@ -416,6 +416,7 @@ public final class TorchNetwork implements AutoCloseable {
                     Op.Dequantize _,
                     Op.Requantize _,
                     Op.DenseInteger _,
+                    Op.MatmulPacked _,
                     Op.Conv2dPacked _,
                     Op.Take _,
                     Op.Where _,

@@ -17,7 +17,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The integer and lookup operators tune like the rest: the quantised MLP (quantize, dense_integer
+ * The integer and lookup operators tune like the rest: the quantised MLP (quantize, matmul_packed and dense_integer
  * with its requantize epilogue, dequantize, cast) and a small BERT with embeddings (take on run-time
  * ids, mask) tuned a few trials per task (random sampling, in-process measurement), then checked
  * against ONNX Runtime: integer outputs exactly, float outputs with the tolerance of the untuned tests.
@@ -62,7 +62,7 @@ class OnnxTuneTest {
                     Map.of(),
                     g -> tune(g, m, target));
             assertThat(q.nodes().stream().map(n -> n.op().kind()))
-                    .contains("quantize", "dense_integer", "requantize", "dequantize", "cast");
+                    .contains("quantize", "matmul_packed", "dense_integer", "requantize", "dequantize", "cast");
             Graph c = OnnxCheck.checkBuilt(
                     OnnxZoo.quantizedCnn("qcnn", 16, 12, 3),
                     Map.of("batch", 1L),
