@@ -53,6 +53,29 @@ public final class Quant {
         });
     }
 
+    /**
+     * ONNX DynamicQuantizeLinear's parameters of float32 {@code x}, as float32 {@code [scale, zeroPoint]}: with
+     * {@code lo = min(0, min(x))} and {@code hi = max(0, max(x))} (the range widened to hold 0), {@code scale = (hi -
+     * lo) / 255} (1 when the range is empty) and {@code zeroPoint = round_half_even(clamp(-lo / scale, 0, 255))}, in
+     * float32 step by step as ONNX Runtime computes them. {@link #quantize} with them (the zero point cast to uint8)
+     * gives the operator's uint8 output.
+     */
+    @Operator("DynamicQuantizeLinear's `[scale, zero point]` for uint8 from float32 x's range widened to hold 0.")
+    public static Tensor dynamicQuantParams(Tensor x) {
+        String op = "dynamic_qparams";
+        if (x.dtype() != DType.FLOAT32)
+            throw new KilnException(op + ": tensor " + Axes.describe(x) + " must be float32, got " + x.dtype());
+        Tensor hi = Reduction.max(x, true), lo = Reduction.min(x, true);
+        long[] at = new long[x.rank()];
+        return Te.computeN(op, TAG, Shape.of(2), idx -> {
+            Expr h = hi.at(at).max(0.0), l = lo.at(at).min(0.0);
+            Expr scale =
+                    Te.select(h.eq(l), Literals.of(DType.FLOAT32, 1.0), h.sub(l).div(255.0));
+            Expr zero = Te.round(l.neg().div(scale).max(0.0).min(255.0));
+            return Te.select(idx.get(0).eq(0L), scale, zero);
+        });
+    }
+
     /** {@code float32(int32(x) - int32(zeroPoint)) * scale}: integer data back to float32. */
     @Operator("`float32(x - zeroPoint) * scale`: integer data back to float32.")
     public static Tensor dequantize(Tensor x, Tensor scale, Tensor zeroPoint) {

@@ -1,6 +1,7 @@
 package dev.kiln.graph;
 
 import static dev.kiln.graph.OpPattern.BROADCAST;
+import static dev.kiln.graph.OpPattern.COMM_REDUCE;
 import static dev.kiln.graph.OpPattern.ELEMWISE;
 import static dev.kiln.graph.OpPattern.OUT_EWISE_FUSABLE;
 
@@ -14,8 +15,8 @@ import dev.kiln.te.Tensor;
 import java.util.List;
 
 /**
- * The integer operators of the graph: cast, quantize, dequantize, requantize, dense_integer (8-bit data
- * accumulating in int32), and matmul_packed and conv2d_packed (the dot-product instructions' matmul and conv).
+ * The integer operators of the graph: cast, quantize, dynamic_qparams, dequantize, requantize, dense_integer (8-bit
+ * data accumulating in int32), and matmul_packed and conv2d_packed (the dot-product instructions' matmul and conv).
  *
  * <p>A family of {@link Op}'s records: {@code Op} extends this interface, so its records are named
  * {@code Op.Quantize}, {@code Op.Cast}, ... as if they were declared in it (member types are inherited). Sealed,
@@ -41,6 +42,18 @@ public sealed interface IntegerOps permits Op {
     record Quantize() implements Op {
         public Tensor build(List<Tensor> in) {
             return Quant.quantize(in.get(0), in.get(1), in.get(2));
+        }
+    }
+
+    /**
+     * float32 [scale, zero point] of DynamicQuantizeLinear from x's range (see {@code Quant.dynamicQuantParams}):
+     * the reduction over all of x that a {@link Quantize} of x to uint8 reads its parameters from.
+     */
+    @Operator("DynamicQuantizeLinear's float32 `[scale, zero point]` for uint8 from x's range widened to hold 0.")
+    @OpSpec(kind = "dynamic_qparams", arity = 1, pattern = COMM_REDUCE)
+    record DynamicQuantParams() implements Op {
+        public Tensor build(List<Tensor> in) {
+            return Quant.dynamicQuantParams(in.get(0));
         }
     }
 

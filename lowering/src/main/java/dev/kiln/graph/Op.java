@@ -43,6 +43,7 @@ public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, Layo
                 LayoutOps.Concat,
                 IntegerOps.Cast,
                 IntegerOps.Quantize,
+                IntegerOps.DynamicQuantParams,
                 IntegerOps.Dequantize,
                 IntegerOps.Requantize,
                 IntegerOps.DenseInteger,

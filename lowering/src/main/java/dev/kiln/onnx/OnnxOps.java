@@ -53,6 +53,7 @@ final class OnnxOps {
             "Dropout",
             "QuantizeLinear",
             "DequantizeLinear",
+            "DynamicQuantizeLinear",
             "QLinearMatMul",
             "MatMulInteger",
             "QLinearConv",
@@ -100,6 +101,7 @@ final class OnnxOps {
             case "Identity", "Dropout" -> ShapeOps.identity(ctx, n);
             case "QuantizeLinear" -> QuantOps.quantizeLinear(ctx, n);
             case "DequantizeLinear" -> QuantOps.dequantizeLinear(ctx, n);
+            case "DynamicQuantizeLinear" -> QuantOps.dynamicQuantizeLinear(ctx, n);
             case "QLinearMatMul" -> QuantOps.qlinearMatmul(ctx, n);
             case "MatMulInteger" -> QuantOps.matmulInteger(ctx, n);
             case "QLinearConv" -> QuantOps.qlinearConv(ctx, n);

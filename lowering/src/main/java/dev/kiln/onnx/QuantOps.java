@@ -69,16 +69,73 @@ final class QuantOps {
         emit(ctx, n, new Op.Dequantize(), x, scale, zp, axis);
     }
 
-    /** MatMulInteger: int32 = (A - a_zero) x (B - b_zero). */
+    /**
+     * DynamicQuantizeLinear: float32 x to uint8 with a scale and zero point from x's own range (widened to hold 0),
+     * outputs y, y_scale and y_zero_point (scalars). On a graph value, a {@code dynamic_qparams} node (the range's
+     * reduction and the two parameters, {@code Quant.dynamicQuantParams}) feeds a {@code quantize} of x; on a
+     * constant it folds at import, computed the same way.
+     */
+    static void dynamicQuantizeLinear(ImportContext ctx, NodeProto n) {
+        new Attrs(n, Set.of());
+        Ref x = ctx.required(n, 0);
+        if (typeOf(x) != DType.FLOAT32) throw new KilnException("input 0 (x) must be float32, got " + typeOf(x));
+        String[] out = {n.getOutput(0), output(n, 1), output(n, 2)};
+        if (x instanceof ConstRef c) {
+            float[] data = c.c().toFloat().floats();
+            float hi = 0, lo = 0;
+            for (float v : data) {
+                hi = Math.max(hi, v);
+                lo = Math.min(lo, v);
+            }
+            float scale = hi == lo ? 1f : (hi - lo) / 255f;
+            float zero = (float) Math.rint(Math.min(255f, Math.max(0f, -lo / scale)));
+            Const s = Const.ofFloats(new float[] {scale}), z = Const.ofInts(DType.UINT8, new long[] {(long) zero});
+            ctx.fold(out[0], foldQuantize(c.c().toFloat(), s.reshape(1), z.reshape(1), -1));
+            if (out[1] != null) ctx.fold(out[1], s);
+            if (out[2] != null) ctx.fold(out[2], z);
+            return;
+        }
+        Value xv = ImportContext.isView(x) ? ((ValueRef) x).value() : ctx.inLayout(x, ImportContext.layoutOf(x));
+        String base = out[0];
+        Value p = ctx.g.node(ctx.fresh(base + "/qparams"), new Op.DynamicQuantParams(), xv);
+        Value s = ctx.g.node(ctx.fresh(base + "/scale"), new Op.StridedSlice(List.of(0L), List.of(1L), List.of(1L)), p);
+        Value zf = ctx.g.node(
+                ctx.fresh(base + "/zero_f32"), new Op.StridedSlice(List.of(1L), List.of(1L), List.of(1L)), p);
+        Value z = ctx.g.node(ctx.fresh(base + "/zero"), new Op.Cast(DType.UINT8), zf);
+        emitPerTensor(ctx, n, new Op.Quantize(), x, s, z);
+        if (out[1] != null) ctx.defineView(out[1], s, new long[0]);
+        if (out[2] != null) ctx.defineView(out[2], z, new long[0]);
+    }
+
+    /** Output {@code i}'s name, or null when the node leaves it out (or names it ""). */
+    private static String output(NodeProto n, int i) {
+        return i < n.getOutputCount() && !n.getOutput(i).isEmpty() ? n.getOutput(i) : null;
+    }
+
+    /**
+     * MatMulInteger: int32 = (A - a_zero) x (B - b_zero). a_zero may be computed (DynamicQuantizeLinear's
+     * y_zero_point, as ONNX Runtime's dynamic quantisation writes it) when B is 2-D.
+     */
     static void matmulInteger(ImportContext ctx, NodeProto n) {
         new Attrs(n, Set.of());
         Ref a = ctx.required(n, 0), b = ctx.required(n, 1);
-        Const az = optionalZero(ctx, n, 2, a, "a_zero_point"), bz = optionalZero(ctx, n, 3, b, "b_zero_point");
+        Const bz = optionalZero(ctx, n, 3, b, "b_zero_point");
+        Const az;
+        Value azComputed = null;
+        if (ctx.input(n, 2) instanceof ValueRef v) {
+            if (Const.count(v.shape()) != 1 || b.rank() != 2)
+                throw new KilnException("a computed a_zero_point ('" + n.getInput(2) + "') must be a scalar with a "
+                        + "2-D B, got shapes " + Arrays.toString(v.shape()) + " and " + Arrays.toString(b.shape()));
+            azComputed = ctx.asShape(v, 1);
+            az = Const.ofInts(v.value().dtype(), new long[1], 1); // its type for the checks; the value is computed
+        } else {
+            az = optionalZero(ctx, n, 2, a, "a_zero_point");
+        }
         if (az.size() != 1)
             throw new KilnException("a_zero_point must be a scalar (per-row zero points are not supported), got shape "
                     + Arrays.toString(az.shape()));
         checkOperands(a, b);
-        integerMatmul(ctx, n, n.getOutput(0), a, b, az, bParam(bz, b, "b_zero_point"));
+        integerMatmul(ctx, n, n.getOutput(0), a, b, az, azComputed, bParam(bz, b, "b_zero_point"));
     }
 
     /** QLinearMatMul: requantize((A - a_zero) x (B - b_zero), a_scale * b_scale / y_scale, y_zero). */
@@ -100,7 +157,7 @@ final class QuantOps {
         Const bs = bParam(bsRaw, b, "b_scale");
         float[] mult = new float[bs.size()]; // as ONNX Runtime computes it: (a_scale * b_scale) / y_scale in float32
         for (int j = 0; j < mult.length; j++) mult[j] = (float) as.get(0) * (float) bs.get(j) / (float) ys.get(0);
-        Value acc = integerMatmul(ctx, n, null, a, b, az, bParam(bz, b, "b_zero_point"));
+        Value acc = integerMatmul(ctx, n, null, a, b, az, null, bParam(bz, b, "b_zero_point"));
         long[] outShape = outShape(a, b);
         Value m = ctx.plain(new ConstRef(Const.ofFloats(mult, bs.shape())));
         Value z = ctx.plain(new ConstRef(yz.reshape(1)));
@@ -309,7 +366,8 @@ final class QuantOps {
      * (B transposed to [N, K]: at import when constant, by a transpose node otherwise); defines
      * {@code out} when it is not null. Returns the [rows, N] accumulator.
      */
-    private static Value integerMatmul(ImportContext ctx, NodeProto n, String out, Ref a, Ref b, Const az, Const bz) {
+    private static Value integerMatmul(
+            ImportContext ctx, NodeProto n, String out, Ref a, Ref b, Const az, Value azComputed, Const bz) {
         long[] as = a.shape();
         long k = as[as.length - 1];
         if (az.dtype() != typeOf(a) || bz.dtype() != typeOf(b)) {
@@ -319,7 +377,7 @@ final class QuantOps {
         if (b.rank() > 2) return batchedIntegerMatmul(ctx, n, out, a, b, az, bz);
         long rows = Const.count(as) / k;
         if (b instanceof ConstRef cb) {
-            Value packed = packedMatmul(ctx, n, out, outShape(a, b), ctx.asShape(a, rows, k), cb, az, bz);
+            Value packed = packedMatmul(ctx, n, out, outShape(a, b), ctx.asShape(a, rows, k), cb, az, azComputed, bz);
             if (packed != null) return packed;
         }
         Value w;
@@ -328,7 +386,8 @@ final class QuantOps {
         } else {
             w = ctx.g.node(ctx.fresh(ctx.plain(b).name() + "/T"), new Op.Transpose(List.of(1, 0)), ctx.plain(b));
         }
-        Value[] ins = {ctx.asShape(a, rows, k), w, ctx.plain(new ConstRef(az.reshape(1))), ctx.plain(new ConstRef(bz))};
+        Value zero = azComputed != null ? azComputed : ctx.plain(new ConstRef(az.reshape(1)));
+        Value[] ins = {ctx.asShape(a, rows, k), w, zero, ctx.plain(new ConstRef(bz))};
         if (out != null)
             return ctx.emitView(out, new Op.DenseInteger(), outShape(a, b), ins).value();
         return ctx.g.node(ctx.fresh(n.getOutput(0) + "/acc"), new Op.DenseInteger(), ins);
@@ -344,7 +403,15 @@ final class QuantOps {
      * (defining {@code out} when it is not null), or null when it does not fit.
      */
     private static Value packedMatmul(
-            ImportContext ctx, NodeProto n, String out, long[] shape, Value x, ConstRef cb, Const az, Const bz) {
+            ImportContext ctx,
+            NodeProto n,
+            String out,
+            long[] shape,
+            Value x,
+            ConstRef cb,
+            Const az,
+            Value azComputed,
+            Const bz) {
         Const b = cb.c();
         long k = b.shape()[0], cols = b.shape()[1];
         int g = 4, lanes = 16;
@@ -353,7 +420,7 @@ final class QuantOps {
         for (int i = 0; i < bz.size(); i++) symmetric &= bz.getLong(i) + bShift == 0;
         if (!symmetric || cols % lanes != 0) return null;
         long kp = (k + g - 1) / g * g, zero = az.getLong(0) + aShift;
-        long[] packed = new long[(int) (kp * cols)], bias = new long[(int) cols];
+        long[] packed = new long[(int) (kp * cols)], bias = new long[(int) cols], colsum = new long[(int) cols];
         boolean anyBias = false;
         for (int j = 0; j < cols; j++) {
             long sum = 0;
@@ -362,6 +429,7 @@ final class QuantOps {
                 sum += v;
                 packed[(int) ((((j / lanes) * (kp / g) + r / g) * lanes + j % lanes) * g + r % g)] = v;
             }
+            colsum[j] = sum;
             bias[j] = -zero * sum;
             if (bias[j] < Integer.MIN_VALUE || bias[j] > Integer.MAX_VALUE) return null;
             anyBias |= bias[j] != 0;
@@ -376,15 +444,22 @@ final class QuantOps {
         String wName = cb.name() == null ? null : cb.name() + "/packed";
         Value pw = ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, cols / lanes, kp / g, lanes, g), wName));
         Op mm = new Op.MatmulPacked();
-        if (!anyBias) {
+        Value bv = anyBias ? ctx.plain(new ConstRef(Const.ofInts(DType.INT32, bias, cols))) : null, term = null;
+        if (azComputed != null) { // a computed zero point: - int32(az) * colsum(B), after the shift's bias
+            Value zi = ctx.g.node(ctx.fresh(base + "/a_zero_i32"), new Op.Cast(DType.INT32), azComputed);
+            Value cs = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, colsum, cols), base + "/b_colsum"));
+            term = ctx.g.node(ctx.fresh(base + "/a_zero_term"), new Op.Binary(Op.BinaryKind.MULTIPLY), zi, cs);
+        }
+        if (bv == null && term == null) {
             if (out != null) return ctx.emitView(out, mm, shape, x, pw).value();
             return ctx.g.node(ctx.fresh(base + "/acc"), mm, x, pw);
         }
         Value acc = ctx.g.node(ctx.fresh(base + "/uncentred"), mm, x, pw);
-        Value bv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, bias, cols)));
-        if (out != null)
-            return ctx.emitView(out, new Op.BiasAdd(1), shape, acc, bv).value();
-        return ctx.g.node(ctx.fresh(base + "/acc"), new Op.BiasAdd(1), acc, bv);
+        if (bv != null && term != null) acc = ctx.g.node(ctx.fresh(base + "/biased"), new Op.BiasAdd(1), acc, bv);
+        Op last = term != null ? new Op.Binary(Op.BinaryKind.SUBTRACT) : new Op.BiasAdd(1);
+        Value rhs = term != null ? term : bv;
+        if (out != null) return ctx.emitView(out, last, shape, acc, rhs).value();
+        return ctx.g.node(ctx.fresh(base + "/acc"), last, acc, rhs);
     }
 
     /**
@@ -480,16 +555,21 @@ final class QuantOps {
         return axis;
     }
 
+    /** A quantize or dequantize node on x in x's own layout (or view) with a one-element scale and zero point. */
+    private static void emitPerTensor(ImportContext ctx, NodeProto n, Op op, Ref x, Value s, Value z) {
+        if (ImportContext.isView(x)) {
+            ctx.emitView(n.getOutput(0), op, x.shape(), ((ValueRef) x).value(), s, z);
+        } else {
+            int[] layout = ImportContext.layoutOf(x);
+            ctx.emit(n.getOutput(0), op, layout, ctx.inLayout(x, layout), s, z);
+        }
+    }
+
     /** A quantize or dequantize node on x in x's own layout, the scale and zero point shaped to broadcast. */
     private static void emit(ImportContext ctx, NodeProto n, Op op, Ref x, Const scale, Const zp, int axis) {
         if (axis < 0) {
-            Value s = ctx.plain(new ConstRef(scale.reshape(1))), z = ctx.plain(new ConstRef(zp.reshape(1)));
-            if (ImportContext.isView(x)) {
-                ctx.emitView(n.getOutput(0), op, x.shape(), ((ValueRef) x).value(), s, z);
-            } else {
-                int[] layout = ImportContext.layoutOf(x);
-                ctx.emit(n.getOutput(0), op, layout, ctx.inLayout(x, layout), s, z);
-            }
+            emitPerTensor(
+                    ctx, n, op, x, ctx.plain(new ConstRef(scale.reshape(1))), ctx.plain(new ConstRef(zp.reshape(1))));
             return;
         }
         long[] bshape = new long[x.rank()];

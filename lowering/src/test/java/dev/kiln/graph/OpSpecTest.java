@@ -57,6 +57,7 @@ class OpSpecTest {
         ops.add(new Op.Concat(1));
         ops.add(new Op.Cast(DType.INT8));
         ops.add(new Op.Quantize());
+        ops.add(new Op.DynamicQuantParams());
         ops.add(new Op.Dequantize());
         ops.add(new Op.Requantize());
         ops.add(new Op.DenseInteger());
@@ -174,6 +175,8 @@ class OpSpecTest {
             Cast cast 1 ELEMWISE []
               'to=int8'
             Quantize quantize 3 BROADCAST []
+              ''
+            DynamicQuantParams dynamic_qparams 1 COMM_REDUCE []
               ''
             Dequantize dequantize 3 BROADCAST []
               ''

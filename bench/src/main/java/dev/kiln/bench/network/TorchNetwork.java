@@ -413,6 +413,7 @@ public final class TorchNetwork implements AutoCloseable {
             }
             case Op.Cast _,
                     Op.Quantize _,
+                    Op.DynamicQuantParams _,
                     Op.Dequantize _,
                     Op.Requantize _,
                     Op.DenseInteger _,

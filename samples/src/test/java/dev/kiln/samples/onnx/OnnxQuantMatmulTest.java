@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.graph.Graph;
 import dev.kiln.ir.DType;
 import dev.kiln.onnx.ModelWriter;
+import dev.kiln.onnx.proto.Onnx.TensorProto;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -98,5 +99,60 @@ class OnnxQuantMatmulTest {
                 .doesNotContain("matmul_packed")
                 .filteredOn("dense_integer"::equals)
                 .hasSize(2);
+    }
+
+    @Test
+    void dynamicQuantizeLinear() {
+        ModelWriter m = new ModelWriter("dynamic_quantize", 21)
+                .input("x", "batch", 5L, 33L)
+                .input("d", 4L, 6L);
+        m.node("DynamicQuantizeLinear", new String[] {"x"}, new String[] {"y", "y_scale", "y_zero"});
+        // all >= 0: the range widened to 0, zero point 0
+        String r = m.node("Relu", new String[] {"x"}, "r");
+        m.node("DynamicQuantizeLinear", new String[] {r}, new String[] {"ry", "ry_scale", "ry_zero"});
+        // all 0: scale 1
+        String z = m.node("Mul", new String[] {"x", m.floats("zero", new float[] {0f})}, "z");
+        m.node("DynamicQuantizeLinear", new String[] {z}, new String[] {"zy", "zy_scale", "zy_zero"});
+        for (String p : List.of("", "r", "z"))
+            m.output(p + "y", DType.UINT8).output(p + "y_scale").output(p + "y_zero", DType.UINT8);
+        // a constant folds at import (its outputs read here through a computed input d)
+        String[] c = {"cy", "cs", "cz"};
+        m.node("DynamicQuantizeLinear", new String[] {m.weight("c", 7, 3.0, 4, 6)}, c);
+        int i = 0;
+        for (String v : c) {
+            String f = m.node("Cast", new String[] {v}, v + ".f", "to", (long) TensorProto.DataType.FLOAT_VALUE);
+            m.output(m.node("Add", new String[] {f, "d"}, "const_" + i++));
+        }
+        Graph g = OnnxQuantOpsTest.check(m);
+        assertThat(kinds(g)).filteredOn("dynamic_qparams"::equals).hasSize(3);
+    }
+
+    /**
+     * ONNX Runtime's dynamic quantisation of a MatMul: the activation quantised at run time
+     * (DynamicQuantizeLinear), MatMulInteger with its computed zero point, the int32 product scaled back to float32
+     * by the computed scale times the weight's and the bias added.
+     */
+    @Test
+    void dynamicallyQuantizedMatmul() {
+        ModelWriter m = new ModelWriter("dynamic_matmul", 21).input("x", "batch", 4L, 40L);
+        m.node("DynamicQuantizeLinear", new String[] {"x"}, new String[] {"xq", "xs", "xz"});
+        for (long cols : new long[] {32, 20}) { // 32: the dot-product path; 20: dense_integer
+            String p = "fc" + cols;
+            String w = m.randomInts(p + ".w", DType.INT8, cols, -63, 63, 40, cols);
+            String acc = m.node(
+                    "MatMulInteger",
+                    new String[] {"xq", w, "xz", m.ints(p + ".wz", DType.INT8, new long[] {0})},
+                    p + ".acc");
+            String scale = m.node("Mul", new String[] {"xs", m.floats(p + ".ws", new float[] {0.004f})}, p + ".s");
+            String f = m.node("Cast", new String[] {acc}, p + ".f", "to", (long) TensorProto.DataType.FLOAT_VALUE);
+            String y = m.node("Mul", new String[] {f, scale}, p + ".y");
+            m.node("Add", new String[] {y, m.weight(p + ".b", cols + 1, 0.1, cols)}, p);
+            m.output(acc, DType.INT32).output(p);
+        }
+        Graph g = OnnxQuantOpsTest.check(m);
+        assertThat(kinds(g))
+                .contains("dynamic_qparams", "dense_integer")
+                .filteredOn("matmul_packed"::equals)
+                .hasSize(1);
     }
 }
