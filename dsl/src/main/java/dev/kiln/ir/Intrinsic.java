@@ -22,7 +22,13 @@ public enum Intrinsic {
     /** Round half to even, as IEEE roundeven / LLVM llvm.roundeven. */
     ROUND(1),
     /** a * b + c with one rounding. */
-    FMA(3);
+    FMA(3),
+    /**
+     * a / b correctly rounded, as a plain divide, but never relaxed by a fast-math target (a divide that may multiply
+     * by the divisor's reciprocal, LLVM's {@code arcp}, is a bit or two off): the divide that quantisation specifies,
+     * where one bit decides a rounded integer (ONNX's {@code round(x / scale)}).
+     */
+    EXACT_DIV(2);
 
     private final int arity;
 

@@ -47,7 +47,9 @@ public final class Quant {
                     op + ": zero point tensor " + Axes.describe(zeroPoint) + " must be an integer type, got " + to);
         Shape s = broadcast(op, x, scale, zeroPoint);
         return Te.computeN(op, TAG, s, idx -> {
-            Expr q = Te.round(x.at(idx).div(Elementwise.broadcastRead(scale, idx)))
+            // divided exactly (never by a fast-math target's reciprocal), as ONNX specifies: one bit off can round
+            // to the next integer
+            Expr q = Te.round(Te.exactDiv(x.at(idx), Elementwise.broadcastRead(scale, idx)))
                     .add(Elementwise.broadcastRead(zeroPoint, idx).cast(x.dtype()));
             return clampTo(q, to).cast(to);
         });
@@ -57,8 +59,9 @@ public final class Quant {
      * ONNX DynamicQuantizeLinear's parameters of float32 {@code x}, as float32 {@code [scale, zeroPoint]}: with
      * {@code lo = min(0, min(x))} and {@code hi = max(0, max(x))} (the range widened to hold 0), {@code scale = (hi -
      * lo) / 255} (1 when the range is empty) and {@code zeroPoint = round_half_even(clamp(-lo / scale, 0, 255))}, in
-     * float32 step by step as ONNX Runtime computes them. {@link #quantize} with them (the zero point cast to uint8)
-     * gives the operator's uint8 output.
+     * float32 step by step as ONNX Runtime computes them (the divides exact on every target: a zero point near a
+     * half, as symmetric data gives, would otherwise round either way). {@link #quantize} with them (the zero point
+     * cast to uint8) gives the operator's uint8 output.
      */
     @Operator("DynamicQuantizeLinear's `[scale, zero point]` for uint8 from float32 x's range widened to hold 0.")
     public static Tensor dynamicQuantParams(Tensor x) {
@@ -69,9 +72,9 @@ public final class Quant {
         long[] at = new long[x.rank()];
         return Te.computeN(op, TAG, Shape.of(2), idx -> {
             Expr h = hi.at(at).max(0.0), l = lo.at(at).min(0.0);
-            Expr scale =
-                    Te.select(h.eq(l), Literals.of(DType.FLOAT32, 1.0), h.sub(l).div(255.0));
-            Expr zero = Te.round(l.neg().div(scale).max(0.0).min(255.0));
+            Expr range = Te.exactDiv(h.sub(l), Literals.of(DType.FLOAT32, 255.0));
+            Expr scale = Te.select(h.eq(l), Literals.of(DType.FLOAT32, 1.0), range);
+            Expr zero = Te.round(Te.exactDiv(l.neg(), scale).max(0.0).min(255.0));
             return Te.select(idx.get(0).eq(0L), scale, zero);
         });
     }

@@ -414,6 +414,11 @@ public final class Te {
         return call(Intrinsic.CEIL, x);
     }
 
+    /** {@code a / b} correctly rounded on every target, fast-math ones too ({@link Intrinsic#EXACT_DIV}). */
+    public static Expr exactDiv(Expr a, Expr b) {
+        return call(Intrinsic.EXACT_DIV, a, b);
+    }
+
     public static Expr round(Expr x) {
         return call(Intrinsic.ROUND, x);
     }

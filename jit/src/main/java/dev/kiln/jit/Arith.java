@@ -189,6 +189,8 @@ final class Arith {
             case SQRT -> unaryFloat(g, "llvm.sqrt", x);
             case TANH -> FastMath.applies(t) ? Casts.roundTo(g, FastMath.tanh(g, x), t) : unaryFloat(g, "llvm.tanh", x);
             case POW -> Casts.roundTo(g, g.intrinsic("llvm.pow", t, args), t);
+            // a plain fdiv, without the fast-math target's arcp (Arith.binary): correctly rounded
+            case EXACT_DIV -> Casts.roundTo(g, g.op2("fdiv", x, args.get(1), t), t);
             case FLOOR -> g.intrinsic("llvm.floor", t, args);
             case CEIL -> g.intrinsic("llvm.ceil", t, args);
             case ROUND -> g.intrinsic("llvm.roundeven", t, args);

@@ -205,6 +205,7 @@ final class ConstFold {
                     case SIGMOID -> 1.0 / (1.0 + StrictMath.exp(-v[0]));
                     case ERF -> Double.NaN; // not folded, see below
                     case POW -> StrictMath.pow(v[0], v[1]);
+                    case EXACT_DIV -> v[0] / v[1];
                     case ABS -> Math.abs(v[0]);
                     case FLOOR -> Math.floor(v[0]);
                     case CEIL -> Math.ceil(v[0]);

@@ -368,6 +368,7 @@ final class Compiler {
             case SIGMOID -> new IntrinsicNodes.Sigmoid(x, mode);
             case ERF -> new IntrinsicNodes.ErfNode(x, mode);
             case POW -> new IntrinsicNodes.Pow(x, a.get(1), mode);
+            case EXACT_DIV -> new FloatNodes.Div(x, a.get(1), mode);
             case ABS -> new IntrinsicNodes.Abs(x, mode);
             case FLOOR -> new IntrinsicNodes.Floor(x, mode);
             case CEIL -> new IntrinsicNodes.Ceil(x, mode);

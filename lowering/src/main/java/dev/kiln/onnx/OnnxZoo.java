@@ -120,7 +120,32 @@ public final class OnnxZoo {
      * Erf) as older exporters write them.
      */
     public static ModelWriter bertLayer(String name, long seq, long dim, long heads, long ffn, int opset, long seed) {
-        Net n = new Net(name, opset, seed);
+        return bertLayer(new Net(name, opset, seed), seq, dim, heads, ffn);
+    }
+
+    /**
+     * BERT-base's encoder layer (sequence 128) as ONNX Runtime's dynamic quantisation ({@code quantize_dynamic}, int8
+     * weights) writes it: see {@link #dynamicQuantizedBertLayer(String, long, long, long, long, long)}.
+     */
+    public static ModelWriter dynamicQuantizedBertLayer(long seq, long seed) {
+        return dynamicQuantizedBertLayer("qbert_layer", seq, 768, 12, 3072, seed);
+    }
+
+    /**
+     * A BERT encoder layer (opset 20) with its six Linear layers quantised as ONNX Runtime's {@code
+     * quantize_dynamic} writes them: the input quantised at run time (DynamicQuantizeLinear), MatMulInteger with an
+     * int8 weight (per tensor, symmetric: zero point 0), the int32 product cast to float32 and multiplied by the
+     * input's scale times the weight's, then the bias added. The attention's products of two activations, the
+     * softmax, GELU and layer norms stay float32. Weights stay in [-63, 63] as in {@link #quantizedMlp}.
+     */
+    public static ModelWriter dynamicQuantizedBertLayer(
+            String name, long seq, long dim, long heads, long ffn, long seed) {
+        Net n = new Net(name, 20, seed);
+        n.dynamicInt8 = true;
+        return bertLayer(n, seq, dim, heads, ffn);
+    }
+
+    private static ModelWriter bertLayer(Net n, long seq, long dim, long heads, long ffn) {
         n.m.input("hidden", "batch", seq, dim);
         n.m.node("Identity", new String[] {encoderLayer(n, "", "hidden", dim, heads, ffn, null)}, "output");
         return n.m.output("output");
@@ -344,6 +369,10 @@ public final class OnnxZoo {
         final ModelWriter m;
         final int opset;
         long seed;
+        /** Whether {@link #linear} writes ONNX Runtime's dynamic int8 quantisation of the MatMul. */
+        boolean dynamicInt8;
+
+        private final java.util.Set<String> quantized = new java.util.HashSet<>();
 
         Net(String name, int opset, long seed) {
             this.m = new ModelWriter(name, opset);
@@ -392,9 +421,28 @@ public final class OnnxZoo {
                     p + ".relu6");
         }
 
-        /** x @ W + b with W [in, out] (PyTorch exports Linear on 3-D inputs as MatMul + Add). */
+        /**
+         * x @ W + b with W [in, out] (PyTorch exports Linear on 3-D inputs as MatMul + Add); with {@link
+         * #dynamicInt8}, the MatMul quantised dynamically (see {@link OnnxZoo#dynamicQuantizedBertLayer}).
+         */
         String linear(String p, String x, long in, long out) {
-            String y = m.node("MatMul", new String[] {x, w(p + ".weight", Math.sqrt(3.0 / in), in, out)}, p + ".mm");
+            if (!dynamicInt8) {
+                String y =
+                        m.node("MatMul", new String[] {x, w(p + ".weight", Math.sqrt(3.0 / in), in, out)}, p + ".mm");
+                return m.node("Add", new String[] {y, w(p + ".bias", 0.1, out)}, p);
+            }
+            String[] q = {x + "_quantized", x + "_scale", x + "_zero_point"};
+            if (!quantized.contains(x)) { // one DynamicQuantizeLinear per input, shared by the q, k, v projections
+                m.node("DynamicQuantizeLinear", new String[] {x}, q);
+                quantized.add(x);
+            }
+            String wq = m.randomInts(p + ".weight_quantized", DType.INT8, seed++, -63, 63, in, out);
+            String wz = m.ints(p + ".weight_zero_point", DType.INT8, new long[] {0});
+            String acc = m.node("MatMulInteger", new String[] {q[0], wq, q[2], wz}, p + ".mm_quant");
+            String ws = m.floats(p + ".weight_scale", new float[] {(float) (Math.sqrt(3.0 / in) / 63)});
+            String scale = m.node("Mul", new String[] {q[1], ws}, p + ".scale");
+            String f = m.node("Cast", new String[] {acc}, p + ".mm_f", "to", (long) TensorProto.DataType.FLOAT_VALUE);
+            String y = m.node("Mul", new String[] {f, scale}, p + ".mm");
             return m.node("Add", new String[] {y, w(p + ".bias", 0.1, out)}, p);
         }
 

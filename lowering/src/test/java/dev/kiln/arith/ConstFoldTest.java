@@ -222,6 +222,7 @@ class ConstFoldTest {
         assertEquals(8.0, foldFloat(call(Intrinsic.POW, FloatImm.f32(2), FloatImm.f32(3))));
         assertEquals(2.0, foldFloat(call(Intrinsic.ROUND, FloatImm.f32(2.5))));
         assertEquals(4.0, foldFloat(call(Intrinsic.ROUND, FloatImm.f32(3.5))));
+        assertEquals((double) (7f / 255f), foldFloat(call(Intrinsic.EXACT_DIV, FloatImm.f32(7), FloatImm.f32(255))));
         assertEquals(-3.0, foldFloat(call(Intrinsic.FLOOR, FloatImm.f32(-2.5))));
         assertEquals(-2.0, foldFloat(call(Intrinsic.CEIL, FloatImm.f32(-2.5))));
         assertEquals(2.5, foldFloat(call(Intrinsic.ABS, FloatImm.f32(-2.5))));

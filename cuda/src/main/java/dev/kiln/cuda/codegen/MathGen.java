@@ -28,6 +28,7 @@ final class MathGen {
             case SIGMOID -> "(1.0f / (1.0f + __expf(-" + x + ")))";
             case ERF -> "erff(" + x + ")";
             case POW -> "__powf(" + x + ", " + a.get(1) + ")";
+            case EXACT_DIV -> "__fdiv_rn(" + x + ", " + a.get(1) + ")";
             case ABS -> "fabsf(" + x + ")";
             case FLOOR -> "floorf(" + x + ")";
             case CEIL -> "ceilf(" + x + ")";
@@ -46,6 +47,7 @@ final class MathGen {
             case CEIL -> "ceilf(" + x + ")";
             case ROUND -> "rintf(" + x + ")";
             case FMA -> "fmaf(" + x + ", " + a.get(1) + ", " + a.get(2) + ")";
+            case EXACT_DIV -> "__fdiv_rn(" + x + ", " + a.get(1) + ")";
             case EXP, LOG, RSQRT, TANH, SIGMOID, ERF, POW ->
                 "(float)(" + double_(fn, a.stream().map(s -> "(double)" + s).toList()) + ")";
         };
@@ -63,6 +65,7 @@ final class MathGen {
             case SIGMOID -> "(1.0 / (1.0 + exp(-" + x + ")))";
             case ERF -> "erf(" + x + ")";
             case POW -> "pow(" + x + ", " + a.get(1) + ")";
+            case EXACT_DIV -> "__ddiv_rn(" + x + ", " + a.get(1) + ")";
             case ABS -> "fabs(" + x + ")";
             case FLOOR -> "floor(" + x + ")";
             case CEIL -> "ceil(" + x + ")";
@@ -78,7 +81,7 @@ final class MathGen {
     static String half(Intrinsic fn, DType t, List<String> a, boolean fastMath) {
         List<String> f = a.stream().map(s -> toFloat(t, s)).toList();
         return switch (fn) {
-            case SQRT, ABS, FLOOR, CEIL, ROUND -> fromFloat(t, exactFloat(fn, f));
+            case SQRT, ABS, FLOOR, CEIL, ROUND, EXACT_DIV -> fromFloat(t, exactFloat(fn, f));
             case EXP, LOG, RSQRT, TANH, SIGMOID, ERF, POW, FMA ->
                 fastMath
                         ? fromFloat(t, fastFloat(fn, f))

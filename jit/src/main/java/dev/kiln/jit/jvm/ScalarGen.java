@@ -528,6 +528,7 @@ final class ScalarGen {
             case SIGMOID -> g.invokeStatic(OPS, "sigmoid", "(D)D");
             case ERF -> g.invokeStatic(OPS, "erf", "(D)D");
             case POW -> g.invokeStatic("java/lang/Math", "pow", "(DD)D");
+            case EXACT_DIV -> mv.visitInsn(f32AsDouble || j == JType.DOUBLE ? DDIV : FDIV); // the JVM never relaxes
             case FLOOR -> g.invokeStatic("java/lang/Math", "floor", "(D)D");
             case CEIL -> g.invokeStatic("java/lang/Math", "ceil", "(D)D");
             case ROUND -> g.invokeStatic("java/lang/Math", "rint", "(D)D");

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kiln.graph.Graph;
 import dev.kiln.ir.DType;
 import dev.kiln.onnx.ModelWriter;
+import dev.kiln.onnx.OnnxZoo;
 import dev.kiln.onnx.proto.Onnx.TensorProto;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -154,5 +156,24 @@ class OnnxQuantMatmulTest {
                 .contains("dynamic_qparams", "dense_integer")
                 .filteredOn("matmul_packed"::equals)
                 .hasSize(1);
+    }
+
+    @Test
+    void dynamicallyQuantizedBertLayerFromTheZoo() {
+        Graph g = OnnxCheck.check(
+                OnnxZoo.dynamicQuantizedBertLayer("qbert", 16, 64, 4, 128, 3),
+                Map.of("batch", 2L),
+                OnnxNetworksTest.RTOL,
+                OnnxNetworksTest.ATOL,
+                true);
+        assertThat(kinds(g))
+                .doesNotContain("dense_integer")
+                .filteredOn("matmul_packed"::equals)
+                .as("the six Linear layers")
+                .hasSize(6);
+        assertThat(kinds(g))
+                .filteredOn("dynamic_qparams"::equals)
+                .as("q, k, v share one")
+                .hasSize(4);
     }
 }
