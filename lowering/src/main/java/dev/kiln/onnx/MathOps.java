@@ -127,7 +127,8 @@ final class MathOps {
     /**
      * A binary op on a view (see {@link ImportContext#emitView}) computed on the view's own shape when
      * the other operand lines up with it: a constant broadcast along trailing axes the two shapes
-     * share (a bias), or a value of the same ONNX shape (viewed the same way). Returns false when it does not apply.
+     * share (a bias), a value of the same ONNX shape (viewed the same way), or a computed value of one element.
+     * Returns false when it does not apply.
      */
     private static boolean onView(ImportContext ctx, NodeProto n, Op op, Ref a, Ref b) {
         ValueRef view = ImportContext.isView(a) ? (ValueRef) a : ImportContext.isView(b) ? (ValueRef) b : null;
@@ -151,6 +152,8 @@ final class MathOps {
             }
         } else if (other instanceof ValueRef o && o.layout() == null && Arrays.equals(other.shape(), ld)) {
             ov = ctx.asShape(o, kd); // the same elements in the same order: a view of the other operand too
+        } else if (other instanceof ValueRef o && Const.count(o.shape()) == 1) {
+            ov = ctx.asShape(o, 1); // one computed value (a dynamic quantisation's scale): broadcast as it is
         }
         if (ov == null) return false;
         Value x = view.value();
