@@ -102,8 +102,8 @@ final class OnnxOps {
             case "QuantizeLinear" -> QuantOps.quantizeLinear(ctx, n);
             case "DequantizeLinear" -> QuantOps.dequantizeLinear(ctx, n);
             case "DynamicQuantizeLinear" -> QuantOps.dynamicQuantizeLinear(ctx, n);
-            case "QLinearMatMul" -> QuantOps.qlinearMatmul(ctx, n);
-            case "MatMulInteger" -> QuantOps.matmulInteger(ctx, n);
+            case "QLinearMatMul" -> QuantMatmulOps.qlinearMatmul(ctx, n);
+            case "MatMulInteger" -> QuantMatmulOps.matmulInteger(ctx, n);
             case "QLinearConv" -> QuantOps.qlinearConv(ctx, n);
             case "ConvInteger" -> QuantOps.convInteger(ctx, n);
             case "Range" -> IndexOps.range(ctx, n);
