@@ -95,7 +95,9 @@ public final class OnnxImporter {
             Value v = g.input(in.getName(), inputType(in), inputShape(in, dims));
             ctx.define(in.getName(), new ValueRef(v, v.dims(), null));
         }
-        for (NodeProto n : gp.getNodeList()) convert(ctx, n);
+        List<NodeProto> nodes = QdqFusion.fuse( // a QDQ model's units into QLinearConv / QLinearMatMul
+                gp.getNodeList(), t -> ctx.isDefined(t) && ctx.ref(t) instanceof ConstRef c ? c.c() : null, outputs);
+        for (NodeProto n : nodes) convert(ctx, n);
         List<Value> outs = new ArrayList<>();
         for (ValueInfoProto o : gp.getOutputList()) {
             Ref r = ctx.ref(o.getName());

@@ -58,6 +58,25 @@ public final class OnnxZoo {
         return n.m.output("logits");
     }
 
+    /**
+     * ResNet-50 v1.5 statically quantised in QDQ form, as ONNX Runtime's {@code quantize_static} writes it by default
+     * (int8 activations and per-channel int8 weights; see {@link #qdqResnet}).
+     */
+    public static ModelWriter qdqResnet50(long image, long seed) {
+        return qdqResnet("qdq_resnet50", new int[] {3, 4, 6, 3}, 64, image, 1000, seed);
+    }
+
+    /**
+     * A bottleneck ResNet as {@link #resnet}, statically quantised in QDQ form: batch norm folded, every Conv between
+     * DequantizeLinear'd int8 input and weights (one scale per output channel) and a QuantizeLinear of its output
+     * (int8, the Relu in the zero point -128 as the quantiser leaves it), int32 biases, the residual Add and the pools
+     * on dequantised values and quantised again, a float classifier; scales about four standard deviations of each
+     * tensor.
+     */
+    public static ModelWriter qdqResnet(String name, int[] blocks, long base, long image, long classes, long seed) {
+        return QdqResnet.build(name, blocks, base, image, classes, seed);
+    }
+
     /** MobileNet-V2 (width 1.0, all 7 stages), 1000 classes. */
     public static ModelWriter mobilenetV2(long image, long seed) {
         return mobilenetV2("mobilenetv2", image, 1.0, 7, 1000, seed);

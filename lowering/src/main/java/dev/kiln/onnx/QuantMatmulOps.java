@@ -175,9 +175,7 @@ final class QuantMatmulOps {
         long k = b.shape()[0], cols = b.shape()[1];
         int g = 4, lanes = 16;
         long bShift = b.dtype() == DType.UINT8 ? -128 : 0, aShift = x.dtype() == DType.INT8 ? 128 : 0;
-        boolean symmetric = true;
-        for (int i = 0; i < bz.size(); i++) symmetric &= bz.getLong(i) + bShift == 0;
-        if (!symmetric || cols % lanes != 0) return null;
+        if (!packable(b.dtype(), bz, cols)) return null;
         long kp = (k + g - 1) / g * g, zero = az.getLong(0) + aShift;
         long[] packed = new long[(int) (kp * cols)], bias = new long[(int) cols], colsum = new long[(int) cols];
         boolean anyBias = false;
@@ -194,12 +192,7 @@ final class QuantMatmulOps {
             anyBias |= bias[j] != 0;
         }
         String base = n.getOutput(0);
-        if (aShift != 0) { // int8 -> uint8: a + 128 (wraps in int32 -> uint8 exactly)
-            Value wide = ctx.g.node(ctx.fresh(base + "/a_i32"), new Op.Cast(DType.INT32), x);
-            Value c = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, new long[] {aShift}, 1)));
-            Value up = ctx.g.node(ctx.fresh(base + "/a_shifted"), new Op.Binary(Op.BinaryKind.ADD), wide, c);
-            x = ctx.g.node(ctx.fresh(base + "/a_u8"), new Op.Cast(DType.UINT8), up);
-        }
+        if (aShift != 0) x = QuantOps.toUint8(ctx, base + "/a", x); // int8 -> uint8: a + 128
         String wName = cb.name() == null ? null : cb.name() + "/packed";
         Value pw = ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, cols / lanes, kp / g, lanes, g), wName));
         Op mm = new Op.MatmulPacked();
@@ -219,6 +212,18 @@ final class QuantMatmulOps {
         Value rhs = term != null ? term : bv;
         if (out != null) return ctx.emitView(out, last, shape, acc, rhs).value();
         return ctx.g.node(ctx.fresh(base + "/acc"), last, acc, rhs);
+    }
+
+    /**
+     * Whether a constant 2-D B of type {@code b} with zero points {@code bz} and {@code cols} columns fits {@link
+     * #packedMatmul}: every zero point its type's middle (int8 0, uint8 128), columns a multiple of 16. (The QDQ
+     * fusion asks the same before it turns a float MatMul into QLinearMatMul.)
+     */
+    static boolean packable(DType b, Const bz, long cols) {
+        if (b != DType.INT8 && b != DType.UINT8) return false;
+        long middle = b == DType.UINT8 ? 128 : 0;
+        for (int i = 0; i < bz.size(); i++) if (bz.getLong(i) != middle) return false;
+        return cols % 16 == 0;
     }
 
     /**

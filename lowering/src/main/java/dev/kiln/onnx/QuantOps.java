@@ -205,7 +205,8 @@ final class QuantOps {
     }
 
     /**
-     * The convolution on the dot-product instructions' layout when it fits them: uint8 x, an int8 weight with zero
+     * The convolution on the dot-product instructions' layout when it fits them: 8-bit x (int8 shifted to uint8,
+     * {@code x + 128}, its zero point too), an int8 weight with zero
      * points 0 (symmetric, as ONNX Runtime's quantiser writes weights), one group, no dilation, the same stride on
      * both axes and output channels a multiple of 16 (input channels padded up to a multiple of 4, their weights 0:
      * an RGB image's 3). Then x is padded with its zero point and
@@ -219,16 +220,9 @@ final class QuantOps {
         Const w = cw.c();
         long[] ws = w.shape();
         long co = ws[0], ci = ws[1], kh = ws[2], kw = ws[3];
-        boolean symmetric = true;
-        for (int i = 0; i < wz.size(); i++) symmetric &= wz.getLong(i) == 0;
         int g = 4, lanes = 16;
-        if (typeOf(x) != DType.UINT8
-                || w.dtype() != DType.INT8
-                || !symmetric
-                || conv.groups() != 1
-                || !conv.dilations().equals(List.of(1L, 1L))
-                || !conv.strides().get(0).equals(conv.strides().get(1))
-                || co % lanes != 0) return null;
+        boolean signed = typeOf(x) == DType.INT8;
+        if (!packable(typeOf(x), w.dtype(), wz, conv.groups(), conv.dilations(), conv.strides(), co)) return null;
         long cp = (ci + g - 1) / g * g; // input channels rounded up to the group: the extra weights are 0
         long[] bias = new long[(int) co];
         if (b != null) {
@@ -236,7 +230,7 @@ final class QuantOps {
             for (int o = 0; o < co; o++) bias[o] = cb.c().getLong(o);
         }
         long[] packed = new long[(int) (co * kh * kw * cp)];
-        long zero = xz.getLong(0);
+        long zero = xz.getLong(0) + (signed ? 128 : 0);
         for (int o = 0; o < co; o++) {
             long sum = 0;
             for (int c = 0; c < ci; c++)
@@ -255,10 +249,41 @@ final class QuantOps {
         Value pw =
                 ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, co / lanes, kh, kw, cp / g, lanes, g), wName));
         Op op = new Op.Conv2dPacked(conv.strides().get(0), conv.pads(), zero);
-        Value acc = ctx.emit(name + "/uncentred", op, ImportContext.NHWC, ctx.nhwc(x), pw)
-                .value();
+        Value xv = signed ? toUint8(ctx, name + "/x", ctx.nhwc(x)) : ctx.nhwc(x);
+        Value acc =
+                ctx.emit(name + "/uncentred", op, ImportContext.NHWC, xv, pw).value();
         Value bv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, bias, co)));
         return ctx.emit(name, new Op.BiasAdd(3), ImportContext.NHWC, acc, bv).value();
+    }
+
+    /**
+     * Whether a convolution of these operands fits {@link #packedConv}: 8-bit x, an int8 weight with every zero
+     * point 0, one group, no dilation, one stride for both axes, output channels a multiple of 16. (The QDQ fusion
+     * asks the same before it turns a float convolution into QLinearConv.)
+     */
+    static boolean packable(
+            DType x, DType w, Const wz, long groups, List<Long> dilations, List<Long> strides, long co) {
+        boolean symmetric = true;
+        for (int i = 0; i < wz.size(); i++) symmetric &= wz.getLong(i) == 0;
+        return (x == DType.UINT8 || x == DType.INT8)
+                && w == DType.INT8
+                && symmetric
+                && groups == 1
+                && dilations.stream().allMatch(d -> d == 1)
+                && strides.size() == 2
+                && strides.get(0).equals(strides.get(1))
+                && co % 16 == 0;
+    }
+
+    /**
+     * int8 {@code v} shifted to uint8, {@code v + 128} (in int32, narrowed exactly): what the dot-product
+     * instructions' unsigned operand takes; the zero point moves by the same 128.
+     */
+    static Value toUint8(ImportContext ctx, String base, Value v) {
+        Value wide = ctx.g.node(ctx.fresh(base + "_i32"), new Op.Cast(DType.INT32), v);
+        Value c = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, new long[] {128}, 1)));
+        Value up = ctx.g.node(ctx.fresh(base + "_shifted"), new Op.Binary(Op.BinaryKind.ADD), wide, c);
+        return ctx.g.node(ctx.fresh(base + "_u8"), new Op.Cast(DType.UINT8), up);
     }
 
     /** Input {@code i}, an optional zero point of {@code operand}: the constant, or a scalar 0 of its type. */

@@ -67,7 +67,8 @@ public final class OnnxBench implements Callable<Integer> {
             description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (one "
                     + "encoder layer), bert-base (12 layers with embeddings, "
                     + "int64 token ids), qmlp (a quantised MLP), qcnn (a quantised CNN: three QLinearConv), qbert (a "
-                    + "BERT layer with ONNX Runtime's dynamic int8 quantisation) (seeded random weights).")
+                    + "BERT layer with ONNX Runtime's dynamic int8 quantisation), qdq-resnet50 (ResNet-50 statically "
+                    + "quantised in QDQ form, int8 activations) (seeded random weights).")
     String zoo;
 
     @Option(
@@ -229,9 +230,10 @@ public final class OnnxBench implements Callable<Integer> {
                         case "qmlp" -> OnnxZoo.quantizedMlp("qmlp", 784, 512, 10, seed);
                         case "qcnn" -> OnnxZoo.quantizedCnn("qcnn", 64, 112, seed);
                         case "qbert" -> OnnxZoo.dynamicQuantizedBertLayer(128, seed);
+                        case "qdq-resnet50" -> OnnxZoo.qdqResnet50(224, seed);
                         default ->
                             throw new KilnException("--zoo: unknown model '" + zoo
-                                    + "' (resnet50, mobilenetv2, bert, bert-base, qmlp, qcnn, qbert)");
+                                    + "' (resnet50, mobilenetv2, bert, bert-base, qmlp, qcnn, qbert, qdq-resnet50)");
                     };
             w.write(model);
             System.out.println("written " + model + " (" + zoo + ", seeded random weights)");

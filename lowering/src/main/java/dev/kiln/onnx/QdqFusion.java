@@ -1,0 +1,269 @@
+package dev.kiln.onnx;
+
+import dev.kiln.ir.DType;
+import dev.kiln.onnx.proto.Onnx.AttributeProto;
+import dev.kiln.onnx.proto.Onnx.NodeProto;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * The QDQ form of a quantised model turned into integer operators before import, as ONNX Runtime's QDQ transformer
+ * does. A statically quantised model in QDQ form (what ONNX Runtime's {@code quantize_static} writes by default, and
+ * PyTorch's and TensorRT's exporters) keeps every operator in float and marks the quantisation with a
+ * DequantizeLinear before each input and a QuantizeLinear after the output: read as written, each convolution
+ * would run in float32 between a round trip through 8 bits. This pass finds the node units
+ *
+ * <pre>
+ *   DequantizeLinear(x_q) --+
+ *   DequantizeLinear(W_q) --+-- Conv --[Relu]-- QuantizeLinear --> y_q
+ *   DequantizeLinear(B_q) --+  (optional)
+ *
+ *   DequantizeLinear(a_q) --+-- MatMul --[Relu]-- QuantizeLinear --> y_q
+ *   DequantizeLinear(B_q) --+
+ * </pre>
+ *
+ * <p>and replaces each with the QLinearConv or QLinearMatMul that computes it in integers: x an 8-bit graph value
+ * with one scale and zero point, the weight an 8-bit initializer (per tensor or per output channel), the conv's
+ * bias an int32 initializer whose scale is x's times the weight's (the quantiser's rule; another scale leaves the
+ * unit in float), the float result used by the QuantizeLinear alone; a Relu between them goes when the output's
+ * zero point is its type's minimum (then it changes nothing). A unit is fused only where its integer operator
+ * takes the dot-product path ({@link QuantOps#packable}, {@link QuantMatmulOps#packable}); anything else (a
+ * depthwise or grouped conv, a computed B, a weight with zero points) stays float, which computes the same values
+ * up to float rounding. DequantizeLinear nodes left with no consumer are dropped. The float ops between the units
+ * (Add, MaxPool, pools, reshapes) stay as they are: their DequantizeLinear and QuantizeLinear fuse into them.
+ */
+final class QdqFusion {
+    private QdqFusion() {}
+
+    /** The scale of an int32 bias may differ from x_scale * w_scale by this relative amount (float32 rounding). */
+    static final double BIAS_SCALE_RTOL = 1e-5;
+
+    /**
+     * The nodes with every fusable unit replaced, in an order still topological; {@code constants} gives an
+     * initializer's value by name (null for anything else), {@code graphOutputs} the names the graph returns.
+     */
+    static List<NodeProto> fuse(List<NodeProto> nodes, Function<String, Const> constants, Set<String> graphOutputs) {
+        Map<String, NodeProto> producer = new HashMap<>();
+        Map<String, List<NodeProto>> consumers = new HashMap<>();
+        for (NodeProto n : nodes) {
+            for (String o : n.getOutputList()) producer.put(o, n);
+            for (String i : n.getInputList())
+                if (!i.isEmpty())
+                    consumers.computeIfAbsent(i, k -> new ArrayList<>()).add(n);
+        }
+        Unit u = new Unit(producer, consumers, constants, graphOutputs);
+        Map<NodeProto, NodeProto> replaced = new HashMap<>(); // the QuantizeLinear -> its fused node
+        Set<NodeProto> removed = new HashSet<>();
+        for (NodeProto q : nodes) {
+            if (!q.getOpType().equals("QuantizeLinear") || !q.getDomain().isEmpty()) continue;
+            NodeProto fused = u.match(q, removed);
+            if (fused != null) replaced.put(q, fused);
+        }
+        if (replaced.isEmpty()) return nodes;
+        List<NodeProto> out = new ArrayList<>();
+        for (NodeProto n : nodes) {
+            if (replaced.containsKey(n)) out.add(replaced.get(n));
+            else if (!removed.contains(n)) out.add(n);
+        }
+        return dropDeadDequantize(out, graphOutputs);
+    }
+
+    /** DequantizeLinear nodes whose output nothing reads any more (a fused unit's weight and bias). */
+    private static List<NodeProto> dropDeadDequantize(List<NodeProto> nodes, Set<String> graphOutputs) {
+        Set<String> read = new HashSet<>(graphOutputs);
+        for (NodeProto n : nodes) read.addAll(n.getInputList());
+        List<NodeProto> out = new ArrayList<>();
+        for (NodeProto n : nodes)
+            if (!n.getOpType().equals("DequantizeLinear") || read.contains(n.getOutput(0))) out.add(n);
+        return out;
+    }
+
+    /** The matching of one unit, read backwards from its QuantizeLinear. */
+    private record Unit(
+            Map<String, NodeProto> producer,
+            Map<String, List<NodeProto>> consumers,
+            Function<String, Const> constants,
+            Set<String> graphOutputs) {
+
+        NodeProto match(NodeProto q, Set<NodeProto> removed) {
+            Const ys = scalarParam(q, 1), yz = scalarParam(q, 2);
+            if (ys == null || yz == null || !ys.isFloat() || !eightBit(yz.dtype()) || attr(q, "block_size") != 0)
+                return null;
+            NodeProto op = soleProducer(q.getInput(0), q);
+            NodeProto relu = null;
+            if (op != null && op.getOpType().equals("Relu") && op.getDomain().isEmpty()) {
+                long min = yz.dtype() == DType.UINT8 ? 0 : -128;
+                if (yz.getLong(0) != min) return null; // a Relu that clamps above the type's minimum: left in float
+                relu = op;
+                op = soleProducer(relu.getInput(0), relu);
+            }
+            if (op == null || !op.getDomain().isEmpty()) return null;
+            NodeProto fused =
+                    switch (op.getOpType()) {
+                        case "Conv" -> conv(op, q);
+                        case "MatMul" -> matmul(op, q);
+                        default -> null;
+                    };
+            if (fused == null) return null;
+            removed.add(op);
+            if (relu != null) removed.add(relu);
+            return fused;
+        }
+
+        /** Conv with DequantizeLinear on x, W and the optional bias, into QLinearConv. */
+        private NodeProto conv(NodeProto conv, NodeProto q) {
+            NodeProto dx = activation(conv.getInput(0));
+            NodeProto dw = weight(conv.getInput(1));
+            if (dx == null || dw == null || conv.getInputCount() > 3) return null;
+            Const w = constants.apply(dw.getInput(0)), ws = param(dw, 1), wz = param(dw, 2);
+            if (w == null || w.rank() != 4 || ws == null || wz == null || ws.size() != wz.size()) return null;
+            long co = w.shape()[0];
+            if (ws.size() != 1 && (ws.size() != co || attr(dw, "axis") != 0)) return null;
+            long[] dilations = ints(conv, "dilations"), strides = ints(conv, "strides");
+            if (!QuantOps.packable(
+                    param(dx, 2).dtype(),
+                    w.dtype(),
+                    wz,
+                    attr(conv, "group"),
+                    boxed(dilations == null ? new long[] {1, 1} : dilations),
+                    boxed(strides == null ? new long[] {1, 1} : strides),
+                    co)) return null;
+            String bias = null;
+            if (conv.getInputCount() == 3 && !conv.getInput(2).isEmpty()) {
+                bias = bias(conv.getInput(2), param(dx, 1).get(0), ws, co);
+                if (bias == null) return null;
+            }
+            List<String> in = new ArrayList<>(List.of(
+                    dx.getInput(0),
+                    dx.getInput(1),
+                    dx.getInput(2),
+                    dw.getInput(0),
+                    dw.getInput(1),
+                    dw.getInput(2),
+                    q.getInput(1),
+                    q.getInput(2)));
+            if (bias != null) in.add(bias);
+            return NodeProto.newBuilder()
+                    .setOpType("QLinearConv")
+                    .setName(conv.getName())
+                    .addAllInput(in)
+                    .addOutput(q.getOutput(0))
+                    .addAllAttribute(conv.getAttributeList())
+                    .build();
+        }
+
+        /** MatMul of a DequantizeLinear'd activation by a DequantizeLinear'd 2-D 8-bit initializer: QLinearMatMul. */
+        private NodeProto matmul(NodeProto mm, NodeProto q) {
+            NodeProto da = activation(mm.getInput(0)), db = weight(mm.getInput(1));
+            if (da == null || db == null) return null;
+            Const b = constants.apply(db.getInput(0)), bs = param(db, 1), bz = param(db, 2);
+            if (b == null || b.rank() != 2 || bs == null || bz == null || bs.size() != bz.size()) return null;
+            long cols = b.shape()[1];
+            if (bs.size() != 1
+                    && (bs.size() != cols || bs.rank() != 1 || !(attr(db, "axis") == 1 || attr(db, "axis") == -1)))
+                return null;
+            if (!QuantMatmulOps.packable(b.dtype(), bz, cols)) return null;
+            return NodeProto.newBuilder()
+                    .setOpType("QLinearMatMul")
+                    .setName(mm.getName())
+                    .addAllInput(List.of(
+                            da.getInput(0),
+                            da.getInput(1),
+                            da.getInput(2),
+                            db.getInput(0),
+                            db.getInput(1),
+                            db.getInput(2),
+                            q.getInput(1),
+                            q.getInput(2)))
+                    .addOutput(q.getOutput(0))
+                    .build();
+        }
+
+        /**
+         * The int32 initializer behind a bias DequantizeLinear whose zero points are 0 and whose scale is x_scale
+         * times the weight's (per channel), or null.
+         */
+        private String bias(String name, double xs, Const ws, long co) {
+            NodeProto db = producer.get(name);
+            if (db == null || !isDequantize(db)) return null;
+            Const b = constants.apply(db.getInput(0)), bs = param(db, 1);
+            if (b == null || b.dtype() != DType.INT32 || b.rank() != 1 || b.shape()[0] != co || bs == null) return null;
+            if (bs.size() != 1 && bs.size() != co) return null;
+            if (db.getInputCount() > 2 && !db.getInput(2).isEmpty()) {
+                Const bz = constants.apply(db.getInput(2));
+                if (bz == null) return null;
+                for (int i = 0; i < bz.size(); i++) if (bz.getLong(i) != 0) return null;
+            }
+            for (int o = 0; o < co; o++) {
+                double want = (float) xs * (float) ws.get(ws.size() == 1 ? 0 : o);
+                double have = bs.get(bs.size() == 1 ? 0 : o);
+                if (Math.abs(have - want) > BIAS_SCALE_RTOL * Math.abs(want)) return null;
+            }
+            return db.getInput(0);
+        }
+
+        /** The DequantizeLinear of a computed 8-bit tensor with one scale and zero point behind {@code name}. */
+        private NodeProto activation(String name) {
+            NodeProto d = producer.get(name);
+            if (d == null || !isDequantize(d) || constants.apply(d.getInput(0)) != null) return null;
+            Const s = scalarParam(d, 1), z = scalarParam(d, 2);
+            return s != null && s.isFloat() && z != null && eightBit(z.dtype()) ? d : null;
+        }
+
+        /** The DequantizeLinear of an initializer behind {@code name} (no blocks). */
+        private NodeProto weight(String name) {
+            NodeProto d = producer.get(name);
+            if (d == null || !isDequantize(d) || constants.apply(d.getInput(0)) == null) return null;
+            return attr(d, "block_size") == 0 && d.getInputCount() >= 3 ? d : null;
+        }
+
+        /** The node producing {@code name} when {@code user} is its only reader and the graph does not return it. */
+        private NodeProto soleProducer(String name, NodeProto user) {
+            List<NodeProto> readers = consumers.getOrDefault(name, List.of());
+            if (graphOutputs.contains(name) || readers.size() != 1 || readers.get(0) != user) return null;
+            NodeProto p = producer.get(name);
+            return p == null || p.getOutputCount() != 1 ? null : p;
+        }
+
+        private Const param(NodeProto n, int i) {
+            return i < n.getInputCount() && !n.getInput(i).isEmpty() ? constants.apply(n.getInput(i)) : null;
+        }
+
+        private Const scalarParam(NodeProto n, int i) {
+            Const c = param(n, i);
+            return c != null && c.size() == 1 ? c : null;
+        }
+    }
+
+    private static boolean isDequantize(NodeProto n) {
+        return n.getOpType().equals("DequantizeLinear") && n.getDomain().isEmpty();
+    }
+
+    private static boolean eightBit(DType t) {
+        return t == DType.UINT8 || t == DType.INT8;
+    }
+
+    /** An integer attribute, with ONNX's defaults for the ones read here (axis 1, group 1, block_size 0). */
+    private static long attr(NodeProto n, String name) {
+        for (AttributeProto a : n.getAttributeList()) if (a.getName().equals(name)) return a.getI();
+        return name.equals("block_size") ? 0 : 1;
+    }
+
+    private static long[] ints(NodeProto n, String name) {
+        for (AttributeProto a : n.getAttributeList())
+            if (a.getName().equals(name))
+                return a.getIntsList().stream().mapToLong(Long::longValue).toArray();
+        return null;
+    }
+
+    private static List<Long> boxed(long[] v) {
+        List<Long> out = new ArrayList<>();
+        for (long x : v) out.add(x);
+        return out;
+    }
+}

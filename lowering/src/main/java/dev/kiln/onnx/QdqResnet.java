@@ -1,0 +1,155 @@
+package dev.kiln.onnx;
+
+import dev.kiln.ir.DType;
+import java.util.SplittableRandom;
+
+/**
+ * A bottleneck ResNet in the QDQ form ONNX Runtime's {@code quantize_static} writes by default (int8 activations,
+ * asymmetric; int8 weights, symmetric, one scale per output channel; batch norm folded into the convolutions; int32
+ * biases with scale x_scale * w_scale): every Conv reads DequantizeLinear'd input and weight and its output goes
+ * through a QuantizeLinear (a Relu after a Conv or the residual Add is dropped, its range given by the output's zero
+ * point at -128, as the quantiser removes it); the residual Add, the max pool and the global average pool read
+ * DequantizeLinear'd int8 values and are quantised again; the classifier's Gemm runs on the dequantised features
+ * with float weights. The scales are set from the variance the random weights give each tensor (He-scaled weights
+ * keep a conv's output near unit variance; the last conv of each residual branch is scaled down by 2), about four
+ * standard deviations to the edge of the int8 range, as a calibration on such data would set them.
+ */
+final class QdqResnet {
+    private final ModelWriter m;
+    private final SplittableRandom random;
+    private long seed;
+    private final java.util.Map<String, String> dequantized = new java.util.HashMap<>();
+
+    private QdqResnet(String name, long seed) {
+        this.m = new ModelWriter(name, 17);
+        this.seed = seed * 1000;
+        this.random = new SplittableRandom(seed);
+    }
+
+    /** An int8 tensor: its name, scale and zero point (initializer names), and the second moment of its values. */
+    private record Q(String name, String scale, String zero, float s, long z, double m2) {}
+
+    static ModelWriter build(String name, int[] blocks, long base, long image, long classes, long seed) {
+        QdqResnet n = new QdqResnet(name, seed);
+        n.m.input("data", "batch", 3L, image, image);
+        Q x = n.quantize("data", "data", 1.0 / 3, false); // uniform in [-1, 1]
+        x = n.conv("stem", x, 3, base, 7, 2, 3, 1.0, true);
+        Q pooled = n.newQ("stem.pool", x.s, x.z, x.m2); // a max pool keeps its input's scale, as ONNX Runtime's
+        String pool = n.m.node(
+                "MaxPool",
+                new String[] {n.dequantize(x)},
+                "stem.pool_f",
+                "kernel_shape",
+                new long[] {3, 3},
+                "strides",
+                new long[] {2, 2},
+                "pads",
+                new long[] {1, 1, 1, 1});
+        x = n.requantize(pool, pooled);
+        long cin = base;
+        for (int s = 0; s < blocks.length; s++) {
+            long width = base << s, cout = width * 4;
+            for (int b = 0; b < blocks[s]; b++) {
+                String p = "layer" + (s + 1) + "." + b;
+                long stride = b == 0 && s > 0 ? 2 : 1;
+                String skipIn = n.dequantize(x);
+                Q y = n.conv(p + ".conv1", x, cin, width, 1, 1, 0, 1.0, true);
+                y = n.conv(p + ".conv2", y, width, width, 3, stride, 1, 1.0, true);
+                y = n.conv(p + ".conv3", y, width, cout, 1, 1, 0, 0.5, false);
+                Q skip = b == 0 ? n.conv(p + ".down", x, cin, cout, 1, stride, 0, 1.0, false) : x;
+                String sum = n.m.node(
+                        "Add", new String[] {n.dequantize(y), skip == x ? skipIn : n.dequantize(skip)}, p + ".add");
+                x = n.quantize(sum, p + ".out", y.m2 + skip.m2, true); // the block's Relu, in the zero point
+                cin = cout;
+            }
+        }
+        String f = n.m.node("GlobalAveragePool", new String[] {n.dequantize(x)}, "pool_f");
+        Q pooledFeatures = n.quantize(f, "pool", x.m2, false);
+        String flat = n.m.node("Flatten", new String[] {n.dequantize(pooledFeatures)}, "flatten", "axis", 1L);
+        n.m.node(
+                "Gemm",
+                new String[] {
+                    flat,
+                    n.m.weight("fc.weight", n.seed++, 1.0 / Math.sqrt(cin), classes, cin),
+                    n.m.weight("fc.bias", n.seed++, 0.1, classes)
+                },
+                "logits",
+                "transB",
+                1L);
+        return n.m.output("logits");
+    }
+
+    /**
+     * {@code x} (float, second moment {@code m2}) quantised to int8: after a Relu ({@code relu}) the range [0, 4
+     * sigma] with zero point -128, else [-4 sigma, 4 sigma] with zero point 0.
+     */
+    private Q quantize(String x, String name, double m2, boolean relu) {
+        double sigma = Math.sqrt(m2);
+        Q q = relu ? newQ(name, (float) (4 * sigma / 255), -128, m2 / 2) : newQ(name, (float) (4 * sigma / 127), 0, m2);
+        return requantize(x, q);
+    }
+
+    private Q newQ(String name, float s, long z, double m2) {
+        String scale = m.floats(name + ".scale", new float[] {s});
+        String zero = m.ints(name + ".zero_point", DType.INT8, new long[] {z});
+        return new Q(name + "_q", scale, zero, s, z, m2);
+    }
+
+    private Q requantize(String x, Q q) {
+        m.node("QuantizeLinear", new String[] {x, q.scale, q.zero}, q.name);
+        return q;
+    }
+
+    /** One DequantizeLinear per int8 tensor, shared by its readers (as the quantiser writes it by default). */
+    private String dequantize(Q q) {
+        return dequantized.computeIfAbsent(
+                q.name, k -> m.node("DequantizeLinear", new String[] {q.name, q.scale, q.zero}, q.name + "_dq"));
+    }
+
+    /**
+     * A conv (batch norm folded: weight and bias) in QDQ form: int8 weights uniform in [-127, 127] with per-channel
+     * scales giving He-uniform values times {@code gain}, an int32 bias near 0.1, the output quantised.
+     */
+    private Q conv(String p, Q x, long cin, long cout, long k, long stride, long pad, double gain, boolean relu) {
+        long fan = cin * k * k;
+        String w = m.randomInts(p + ".weight_quantized", DType.INT8, seed++, -127, 127, cout, cin, k, k);
+        float[] ws = new float[(int) cout], bs = new float[(int) cout];
+        long[] bq = new long[(int) cout];
+        for (int o = 0; o < cout; o++) {
+            ws[o] = (float) (gain * Math.sqrt(6.0 / fan) / 127 * (0.8 + 0.4 * random.nextDouble()));
+            bs[o] = x.s * ws[o];
+            bq[o] = Math.round((random.nextDouble() * 0.2 - 0.1) / bs[o]);
+        }
+        String wdq = m.node(
+                "DequantizeLinear",
+                new String[] {
+                    w,
+                    m.floats(p + ".weight_scale", ws, cout),
+                    m.ints(p + ".weight_zero_point", DType.INT8, new long[(int) cout], cout)
+                },
+                p + ".weight",
+                "axis",
+                0L);
+        String bdq = m.node(
+                "DequantizeLinear",
+                new String[] {
+                    m.ints(p + ".bias_quantized", DType.INT32, bq, cout),
+                    m.floats(p + ".bias_scale", bs, cout),
+                    m.ints(p + ".bias_zero_point", DType.INT32, new long[(int) cout], cout)
+                },
+                p + ".bias",
+                "axis",
+                0L);
+        String y = m.node(
+                "Conv",
+                new String[] {dequantize(x), wdq, bdq},
+                p,
+                "kernel_shape",
+                new long[] {k, k},
+                "strides",
+                new long[] {stride, stride},
+                "pads",
+                new long[] {pad, pad, pad, pad});
+        return quantize(y, p, gain * gain * 2 * x.m2, relu);
+    }
+}
