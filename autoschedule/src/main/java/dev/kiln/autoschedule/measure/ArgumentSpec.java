@@ -7,18 +7,43 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One argument of a measured program: its name, dtype and shape, and whether it is an input
- * (filled with seeded random values) or an output (compared with the reference).
+ * One argument of a measured program: its name, dtype and shape, whether it is an input (filled with seeded random
+ * values) or an output (compared with the reference), and for an integer output whether its values are floats
+ * rounded to integers ({@code rounded}: a quantize or requantize). Such an output may differ from the reference by
+ * one step where the float value lies within float32 rounding of a half-way point: the compiled program rounds
+ * products and sums in another order than the interpreter (FMA contraction on the fast-math target, a tiled
+ * reduction), and one side rounds up where the other rounds down. Every other integer output must match exactly.
  */
-record ArgumentSpec(String name, DType dtype, long[] shape, boolean input) {
+record ArgumentSpec(String name, DType dtype, long[] shape, boolean input, boolean rounded) {
     ArgumentSpec {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(dtype, "dtype");
         shape = shape.clone();
+        if (rounded && (input || !dtype.isInt()))
+            throw new KilnException("argument '" + name + "': only an integer output can be rounded from floats");
+    }
+
+    ArgumentSpec(String name, DType dtype, long[] shape, boolean input) {
+        this(name, dtype, shape, input, false);
     }
 
     static ArgumentSpec of(Buffer b, boolean input) {
         return new ArgumentSpec(b.name(), b.dtype(), b.constShape(), input);
+    }
+
+    /** {@code b} as an argument; an integer output with {@code rounded} when the task rounds floats to integers. */
+    static ArgumentSpec of(Buffer b, boolean input, boolean rounded) {
+        return new ArgumentSpec(
+                b.name(),
+                b.dtype(),
+                b.constShape(),
+                input,
+                rounded && !input && b.dtype().isInt());
+    }
+
+    /** The absolute tolerance of this output's comparison: at least one step for a rounded integer output. */
+    double atol(double atol) {
+        return rounded ? Math.max(1, atol) : atol;
     }
 
     @Override
@@ -56,16 +81,18 @@ record ArgumentSpec(String name, DType dtype, long[] shape, boolean input) {
                 && name.equals(a.name)
                 && dtype == a.dtype
                 && Arrays.equals(shape, a.shape)
-                && input == a.input;
+                && input == a.input
+                && rounded == a.rounded;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, dtype, Arrays.hashCode(shape), input);
+        return Objects.hash(name, dtype, Arrays.hashCode(shape), input, rounded);
     }
 
     @Override
     public String toString() {
-        return (input ? "input " : "output ") + name + ": " + dtype + Arrays.toString(shape);
+        return (input ? "input " : "output ") + name + ": " + dtype + Arrays.toString(shape)
+                + (rounded ? " (rounded from floats)" : "");
     }
 }

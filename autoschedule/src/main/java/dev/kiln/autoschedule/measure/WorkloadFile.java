@@ -17,12 +17,12 @@ import java.util.List;
 
 /**
  * A {@link Workload} in a file, how the tuner hands the reference outputs to the measuring
- * worker: the magic line {@code KILN-WORKLOAD-1}, the seed, the arguments (name, dtype, shape,
- * input or output), then each reference output's elements in row-major order and native byte
+ * worker: the magic line {@code KILN-WORKLOAD-2}, the seed, the arguments (name, dtype, shape,
+ * input or output, rounded from floats), then each reference output's elements in row-major order and native byte
  * order, as {@link NDArray} stores them.
  */
 final class WorkloadFile {
-    private static final String MAGIC = "KILN-WORKLOAD-1";
+    private static final String MAGIC = "KILN-WORKLOAD-2";
 
     private WorkloadFile() {}
 
@@ -36,6 +36,7 @@ final class WorkloadFile {
                 out.writeUTF(a.name());
                 out.writeUTF(a.dtype().displayName());
                 out.writeBoolean(a.input());
+                out.writeBoolean(a.rounded());
                 long[] shape = a.shape();
                 out.writeInt(shape.length);
                 for (long s : shape) out.writeLong(s);
@@ -78,10 +79,10 @@ final class WorkloadFile {
             for (int i = 0; i < n; i++) {
                 String name = in.readUTF();
                 DType dtype = DType.parse(in.readUTF());
-                boolean input = in.readBoolean();
+                boolean input = in.readBoolean(), rounded = in.readBoolean();
                 long[] shape = new long[in.readInt()];
                 for (int d = 0; d < shape.length; d++) shape[d] = in.readLong();
-                args.add(new ArgumentSpec(name, dtype, shape, input));
+                args.add(new ArgumentSpec(name, dtype, shape, input, rounded));
             }
             int nRefs = in.readInt();
             List<ArgumentSpec> outs = args.stream().filter(a -> !a.input()).toList();

@@ -365,4 +365,59 @@ class ProgramRunnerTest {
         assertThat(CacheFlusher.parseSize("512")).isEqualTo(512);
         assertThat(new CacheFlusher().bytes()).isGreaterThanOrEqualTo(8L << 20);
     }
+
+    /**
+     * An int8 output that rounds floats (a quantize) may be one step from the reference where the float value sits
+     * at a half-way point within float32 rounding; two steps, or one on an integer output that rounds nothing, is a
+     * wrong result.
+     */
+    @Test
+    void aRoundedIntegerOutputMayBeOneStepOffAndNoMore() {
+        Buffer q = Buffer.rowMajor("q", DType.INT8, List.of(37L), MemoryScope.GLOBAL);
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(1)
+                .withNumber(1)
+                .withWarmup(0)
+                .withWarmupMs(0);
+        for (boolean rounded : new boolean[] {true, false}) {
+            for (int off : new int[] {0, 1, 2}) {
+                NDArray ref = NDArray.allocate(DType.INT8, 37);
+                for (int i = 0; i < 37; i++) ref.setLong(i - 18, i);
+                List<ArgumentSpec> args = List.of(ArgumentSpec.of(X, true), ArgumentSpec.of(q, false, rounded));
+                try (Workload w = new Workload(args, 10, List.of(ref))) {
+                    MeasureLoop.Outcome out = ProgramRunner.run(
+                            a -> {
+                                for (int i = 0; i < 37; i++) a[1].setLong(i - 18 + (i == 5 ? off : 0), i);
+                            },
+                            List.of(X, q),
+                            w,
+                            o,
+                            null,
+                            WorkerPool.NONE);
+                    boolean ok = off == 0 || (rounded && off == 1);
+                    assertThat(out.error())
+                            .as("rounded " + rounded + ", " + off + " step(s) off: " + out.message())
+                            .isEqualTo(ok ? MeasureError.NONE : MeasureError.WRONG_RESULT);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aTaskRoundsFloatsWhenItCastsAFloatToAnInteger() {
+        var x = dev.kiln.te.Te.placeholder("x", DType.FLOAT32, 8);
+        var scale = dev.kiln.te.Te.placeholder("s", DType.FLOAT32, 1);
+        var zero = dev.kiln.te.Te.placeholder("z", DType.INT8, 1);
+        var acc = dev.kiln.te.Te.placeholder("acc", DType.INT32, 8);
+        assertThat(ReferenceCache.roundsFloats(dev.kiln.te.ComputeDAG.of(dev.kiln.nn.Quant.quantize(x, scale, zero))))
+                .isTrue();
+        assertThat(ReferenceCache.roundsFloats(
+                        dev.kiln.te.ComputeDAG.of(dev.kiln.nn.Quant.requantize(acc, scale, zero))))
+                .isTrue();
+        // int8 widened and added: integers only, checked exactly
+        var sum = dev.kiln.te.Te.compute("sum", dev.kiln.te.Shape.of(8), i -> zero.at(0)
+                .cast(DType.INT32)
+                .add(acc.at(i)));
+        assertThat(ReferenceCache.roundsFloats(dev.kiln.te.ComputeDAG.of(sum))).isFalse();
+    }
 }

@@ -25,11 +25,13 @@ class WorkloadFileTest {
                 new ArgumentSpec("idx", DType.INT8, new long[] {7}, true),
                 new ArgumentSpec("out16", DType.FLOAT16, new long[] {2, 3, 3}, false),
                 new ArgumentSpec("mask", DType.BOOL, new long[] {11}, false),
-                new ArgumentSpec("wide", DType.FLOAT64, new long[] {1000, 300}, false));
+                new ArgumentSpec("wide", DType.FLOAT64, new long[] {1000, 300}, false),
+                new ArgumentSpec("quantized", DType.INT8, new long[] {9}, false, true));
         List<NDArray> refs = List.of(
                 NDArray.random(DType.FLOAT16, 1, 2, 3, 3),
                 NDArray.random(DType.BOOL, 2, 11),
-                NDArray.random(DType.FLOAT64, 3, 1000, 300));
+                NDArray.random(DType.FLOAT64, 3, 1000, 300),
+                NDArray.random(DType.INT8, 4, 9));
         Path f = dir.resolve("w.bin");
         try (Workload w = new Workload(args, 77, refs);
                 Workload back = roundTrip(w, f)) {
