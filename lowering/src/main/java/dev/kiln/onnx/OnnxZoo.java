@@ -59,22 +59,25 @@ public final class OnnxZoo {
     }
 
     /**
-     * ResNet-50 v1.5 statically quantised in QDQ form, as ONNX Runtime's {@code quantize_static} writes it by default
-     * (int8 activations and per-channel int8 weights; see {@link #qdqResnet}).
+     * ResNet-50 v1.5 statically quantised in QDQ form as ONNX Runtime's {@code quantize_static} writes it, with
+     * activations of type {@code activations} (int8, its default, or uint8, what it recommends on x86) and
+     * per-channel int8 weights (see {@link #qdqResnet}).
      */
-    public static ModelWriter qdqResnet50(long image, long seed) {
-        return qdqResnet("qdq_resnet50", new int[] {3, 4, 6, 3}, 64, image, 1000, seed);
+    public static ModelWriter qdqResnet50(long image, DType activations, long seed) {
+        String name = activations == DType.UINT8 ? "qdq_resnet50_u8" : "qdq_resnet50";
+        return qdqResnet(name, new int[] {3, 4, 6, 3}, 64, image, 1000, activations, seed);
     }
 
     /**
      * A bottleneck ResNet as {@link #resnet}, statically quantised in QDQ form: batch norm folded, every Conv between
-     * DequantizeLinear'd int8 input and weights (one scale per output channel) and a QuantizeLinear of its output
-     * (int8, the Relu in the zero point -128 as the quantiser leaves it), int32 biases, the residual Add and the pools
-     * on dequantised values and quantised again, a float classifier; scales about four standard deviations of each
-     * tensor.
+     * DequantizeLinear'd input (int8 or uint8 {@code activations}) and int8 weights (one scale per output channel)
+     * and a QuantizeLinear of its output (the Relu in the zero point at the type's minimum, as the quantiser leaves
+     * it), int32 biases, the residual Add and the pools on dequantised values and quantised again, one
+     * DequantizeLinear per reader, a float classifier; scales about four standard deviations of each tensor.
      */
-    public static ModelWriter qdqResnet(String name, int[] blocks, long base, long image, long classes, long seed) {
-        return QdqResnet.build(name, blocks, base, image, classes, seed);
+    public static ModelWriter qdqResnet(
+            String name, int[] blocks, long base, long image, long classes, DType activations, long seed) {
+        return QdqResnet.build(name, blocks, base, image, classes, activations, seed);
     }
 
     /** MobileNet-V2 (width 1.0, all 7 stages), 1000 classes. */

@@ -64,13 +64,108 @@ final class QdqFusion {
             NodeProto fused = u.match(q, removed);
             if (fused != null) replaced.put(q, fused);
         }
-        if (replaced.isEmpty()) return nodes;
-        List<NodeProto> out = new ArrayList<>();
-        for (NodeProto n : nodes) {
-            if (replaced.containsKey(n)) out.add(replaced.get(n));
-            else if (!removed.contains(n)) out.add(n);
+        List<NodeProto> out = nodes;
+        if (!replaced.isEmpty()) {
+            out = new ArrayList<>();
+            for (NodeProto n : nodes) {
+                if (replaced.containsKey(n)) out.add(replaced.get(n));
+                else if (!removed.contains(n)) out.add(n);
+            }
+            out = dropDeadDequantize(out, graphOutputs);
         }
-        return dropDeadDequantize(out, graphOutputs);
+        return asUint8(out, constants, graphOutputs);
+    }
+
+    /** Where each integer operator of the family keeps its zero point: the tensor it writes, each one it reads. */
+    private static int outputZero(NodeProto n) {
+        return switch (n.getOpType()) {
+            case "QuantizeLinear" -> 2;
+            case "QLinearConv", "QLinearMatMul" -> 7;
+            default -> -1;
+        };
+    }
+
+    private static boolean readsAsActivation(NodeProto n, String t) {
+        boolean op = isDequantize(n)
+                || n.getOpType().equals("QLinearConv")
+                || n.getOpType().equals("QLinearMatMul");
+        return op
+                && n.getDomain().isEmpty()
+                && n.getInput(0).equals(t)
+                && n.getInputList().lastIndexOf(t) == 0;
+    }
+
+    /**
+     * Internal int8 activations kept as uint8: a tensor {@code q} the graph does not return, written by a
+     * QuantizeLinear, QLinearConv or QLinearMatMul and read only as the activation of DequantizeLinear, QLinearConv
+     * or QLinearMatMul (each with a scalar int8 zero point), is written as {@code q + 128} with every zero point 128
+     * higher, uint8. The values each reader computes are the same ({@code q - z = (q + 128) - (z + 128)}, the
+     * saturation at [-128, 127] the same as at [0, 255]), but the dot-product instructions take the unsigned
+     * operand as it is, with no shift of each int8 activation before each convolution. The new zero points are
+     * Constant nodes put first.
+     */
+    private static List<NodeProto> asUint8(
+            List<NodeProto> nodes, Function<String, Const> constants, Set<String> graphOutputs) {
+        Map<String, List<NodeProto>> readers = new HashMap<>();
+        for (NodeProto n : nodes)
+            for (String i : new HashSet<>(n.getInputList()))
+                if (!i.isEmpty())
+                    readers.computeIfAbsent(i, k -> new ArrayList<>()).add(n);
+        Map<NodeProto, NodeProto.Builder> edits = new HashMap<>();
+        Map<String, NodeProto> zeros = new java.util.LinkedHashMap<>(); // int8 zero point name -> its uint8 Constant
+        for (NodeProto p : nodes) {
+            int zi = outputZero(p);
+            if (zi < 0 || !p.getDomain().isEmpty() || p.getOutputCount() != 1) continue;
+            String t = p.getOutput(0);
+            List<NodeProto> rs = readers.getOrDefault(t, List.of());
+            if (graphOutputs.contains(t) || rs.isEmpty() || !int8Scalar(p, zi, constants)) continue;
+            if (p.getOpType().equals("QuantizeLinear") && hasAttr(p, "output_dtype")) continue;
+            if (!rs.stream().allMatch(r -> readsAsActivation(r, t) && int8Scalar(r, 2, constants))) continue;
+            rezero(edits, zeros, p, zi, constants);
+            for (NodeProto r : rs) rezero(edits, zeros, r, 2, constants);
+        }
+        if (edits.isEmpty()) return nodes;
+        List<NodeProto> out = new ArrayList<>(zeros.values());
+        for (NodeProto n : nodes) out.add(edits.containsKey(n) ? edits.get(n).build() : n);
+        return out;
+    }
+
+    private static boolean int8Scalar(NodeProto n, int i, Function<String, Const> constants) {
+        if (i >= n.getInputCount() || n.getInput(i).isEmpty()) return false;
+        Const c = constants.apply(n.getInput(i));
+        return c != null && c.dtype() == DType.INT8 && c.size() == 1;
+    }
+
+    /** Points input {@code i} of {@code n} (an int8 scalar zero point) at its uint8 form, zero + 128. */
+    private static void rezero(
+            Map<NodeProto, NodeProto.Builder> edits,
+            Map<String, NodeProto> zeros,
+            NodeProto n,
+            int i,
+            Function<String, Const> constants) {
+        String z = n.getInput(i);
+        NodeProto k = zeros.computeIfAbsent(z, name -> {
+            Const c = constants.apply(name);
+            var t = dev.kiln.onnx.proto.Onnx.TensorProto.newBuilder()
+                    .setName(name + "/uint8")
+                    .setDataType(dev.kiln.onnx.proto.Onnx.TensorProto.DataType.UINT8_VALUE)
+                    .addInt32Data((int) c.getLong(0) + 128);
+            for (long d : c.shape()) t.addDims(d);
+            return NodeProto.newBuilder()
+                    .setOpType("Constant")
+                    .setName(name + "/uint8")
+                    .addOutput(name + "/uint8")
+                    .addAttribute(AttributeProto.newBuilder()
+                            .setName("value")
+                            .setType(AttributeProto.AttributeType.TENSOR)
+                            .setT(t))
+                    .build();
+        });
+        edits.computeIfAbsent(n, NodeProto::toBuilder).setInput(i, k.getOutput(0));
+    }
+
+    private static boolean hasAttr(NodeProto n, String name) {
+        return n.getAttributeList().stream().anyMatch(a -> a.getName().equals(name));
     }
 
     /** DequantizeLinear nodes whose output nothing reads any more (a fused unit's weight and bias). */

@@ -4,33 +4,39 @@ import dev.kiln.ir.DType;
 import java.util.SplittableRandom;
 
 /**
- * A bottleneck ResNet in the QDQ form ONNX Runtime's {@code quantize_static} writes by default (int8 activations,
- * asymmetric; int8 weights, symmetric, one scale per output channel; batch norm folded into the convolutions; int32
- * biases with scale x_scale * w_scale): every Conv reads DequantizeLinear'd input and weight and its output goes
- * through a QuantizeLinear (a Relu after a Conv or the residual Add is dropped, its range given by the output's zero
- * point at -128, as the quantiser removes it); the residual Add, the max pool and the global average pool read
- * DequantizeLinear'd int8 values and are quantised again; the classifier's Gemm runs on the dequantised features
- * with float weights. The scales are set from the variance the random weights give each tensor (He-scaled weights
- * keep a conv's output near unit variance; the last conv of each residual branch is scaled down by 2), about four
- * standard deviations to the edge of the int8 range, as a calibration on such data would set them.
+ * A bottleneck ResNet in the QDQ form ONNX Runtime's {@code quantize_static} writes (int8 activations by default, or
+ * uint8, which ONNX Runtime recommends on x86; asymmetric; int8 weights, symmetric, one scale per output channel;
+ * batch norm folded into the convolutions; int32 biases with scale x_scale * w_scale): every Conv reads
+ * DequantizeLinear'd input and weight and its output goes through a QuantizeLinear (a Relu after a Conv or the
+ * residual Add is dropped, its range given by the output's zero point at the type's minimum, as the quantiser
+ * removes it); the residual Add, the max pool and the global average pool read DequantizeLinear'd 8-bit values and
+ * are quantised again; the classifier's Gemm runs on the dequantised features with float weights. The scales are
+ * set from the variance the random weights give each tensor (He-scaled weights keep a conv's output near unit
+ * variance; the last conv of each residual branch is scaled down by 2), about four standard deviations to the edge
+ * of the 8-bit range, as a calibration on such data would set them.
  */
 final class QdqResnet {
     private final ModelWriter m;
     private final SplittableRandom random;
     private long seed;
-    private final java.util.Map<String, String> dequantized = new java.util.HashMap<>();
+    private final java.util.Map<String, Integer> dequantized = new java.util.HashMap<>();
+    private final DType activations;
 
-    private QdqResnet(String name, long seed) {
+    private QdqResnet(String name, DType activations, long seed) {
         this.m = new ModelWriter(name, 17);
+        this.activations = activations;
         this.seed = seed * 1000;
         this.random = new SplittableRandom(seed);
     }
 
-    /** An int8 tensor: its name, scale and zero point (initializer names), and the second moment of its values. */
+    /** A quantised tensor: its name, scale and zero point (initializer names), and the second moment of its values. */
     private record Q(String name, String scale, String zero, float s, long z, double m2) {}
 
-    static ModelWriter build(String name, int[] blocks, long base, long image, long classes, long seed) {
-        QdqResnet n = new QdqResnet(name, seed);
+    static ModelWriter build(
+            String name, int[] blocks, long base, long image, long classes, DType activations, long seed) {
+        if (activations != DType.INT8 && activations != DType.UINT8)
+            throw new dev.kiln.ir.KilnException("activations must be int8 or uint8, got " + activations);
+        QdqResnet n = new QdqResnet(name, activations, seed);
         n.m.input("data", "batch", 3L, image, image);
         Q x = n.quantize("data", "data", 1.0 / 3, false); // uniform in [-1, 1]
         x = n.conv("stem", x, 3, base, 7, 2, 3, 1.0, true);
@@ -80,18 +86,21 @@ final class QdqResnet {
     }
 
     /**
-     * {@code x} (float, second moment {@code m2}) quantised to int8: after a Relu ({@code relu}) the range [0, 4
-     * sigma] with zero point -128, else [-4 sigma, 4 sigma] with zero point 0.
+     * {@code x} (float, second moment {@code m2}) quantised to the activation type: after a Relu ({@code relu}) the
+     * range [0, 4 sigma] with the type's minimum as zero point, else [-4 sigma, 4 sigma] with its middle.
      */
     private Q quantize(String x, String name, double m2, boolean relu) {
         double sigma = Math.sqrt(m2);
-        Q q = relu ? newQ(name, (float) (4 * sigma / 255), -128, m2 / 2) : newQ(name, (float) (4 * sigma / 127), 0, m2);
+        long min = activations == DType.UINT8 ? 0 : -128; // the type's minimum; its middle is min + 128
+        Q q = relu
+                ? newQ(name, (float) (4 * sigma / 255), min, m2 / 2)
+                : newQ(name, (float) (4 * sigma / 127), min + 128, m2);
         return requantize(x, q);
     }
 
     private Q newQ(String name, float s, long z, double m2) {
         String scale = m.floats(name + ".scale", new float[] {s});
-        String zero = m.ints(name + ".zero_point", DType.INT8, new long[] {z});
+        String zero = m.ints(name + ".zero_point", activations, new long[] {z});
         return new Q(name + "_q", scale, zero, s, z, m2);
     }
 
@@ -100,10 +109,15 @@ final class QdqResnet {
         return q;
     }
 
-    /** One DequantizeLinear per int8 tensor, shared by its readers (as the quantiser writes it by default). */
+    /**
+     * A DequantizeLinear of {@code q} for one reader: a reader of its own each (the quantiser's {@code
+     * DedicatedQDQPair}), which ONNX Runtime needs to fuse a conv whose input another node also reads (with one
+     * shared DequantizeLinear it left 20 of ResNet-50's 53 convs in float).
+     */
     private String dequantize(Q q) {
-        return dequantized.computeIfAbsent(
-                q.name, k -> m.node("DequantizeLinear", new String[] {q.name, q.scale, q.zero}, q.name + "_dq"));
+        int k = dequantized.merge(q.name, 1, Integer::sum);
+        String out = q.name + "_dq" + (k == 1 ? "" : "_" + k);
+        return m.node("DequantizeLinear", new String[] {q.name, q.scale, q.zero}, out);
     }
 
     /**

@@ -16,6 +16,7 @@ import dev.kiln.bench.network.TransferOption;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Op;
 import dev.kiln.graph.Value;
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.ModelWriter;
 import dev.kiln.onnx.OnnxImporter;
@@ -64,11 +65,11 @@ public final class OnnxBench implements Callable<Integer> {
 
     @Option(
             names = "--zoo",
-            description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert (one "
-                    + "encoder layer), bert-base (12 layers with embeddings, "
-                    + "int64 token ids), qmlp (a quantised MLP), qcnn (a quantised CNN: three QLinearConv), qbert (a "
-                    + "BERT layer with ONNX Runtime's dynamic int8 quantisation), qdq-resnet50 (ResNet-50 statically "
-                    + "quantised in QDQ form, int8 activations) (seeded random weights).")
+            description = "Write this model to MODEL first if MODEL does not exist: resnet50, mobilenetv2, bert "
+                    + "(one encoder layer), bert-base (12 layers with embeddings, int64 token ids), qmlp (a quantised "
+                    + "MLP), qcnn (a quantised CNN: three QLinearConv), qbert (a BERT layer with ONNX Runtime's "
+                    + "dynamic int8 quantisation), qdq-resnet50 and qdq-resnet50-u8 (ResNet-50 statically quantised "
+                    + "in QDQ form, int8 or uint8 activations) (seeded random weights).")
     String zoo;
 
     @Option(
@@ -230,10 +231,12 @@ public final class OnnxBench implements Callable<Integer> {
                         case "qmlp" -> OnnxZoo.quantizedMlp("qmlp", 784, 512, 10, seed);
                         case "qcnn" -> OnnxZoo.quantizedCnn("qcnn", 64, 112, seed);
                         case "qbert" -> OnnxZoo.dynamicQuantizedBertLayer(128, seed);
-                        case "qdq-resnet50" -> OnnxZoo.qdqResnet50(224, seed);
+                        case "qdq-resnet50" -> OnnxZoo.qdqResnet50(224, DType.INT8, seed);
+                        case "qdq-resnet50-u8" -> OnnxZoo.qdqResnet50(224, DType.UINT8, seed);
                         default ->
                             throw new KilnException("--zoo: unknown model '" + zoo
-                                    + "' (resnet50, mobilenetv2, bert, bert-base, qmlp, qcnn, qbert, qdq-resnet50)");
+                                    + "' (resnet50, mobilenetv2, bert, bert-base, qmlp, qcnn, qbert, "
+                                    + "qdq-resnet50, qdq-resnet50-u8)");
                     };
             w.write(model);
             System.out.println("written " + model + " (" + zoo + ", seeded random weights)");

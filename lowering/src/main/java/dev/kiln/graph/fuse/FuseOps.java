@@ -32,7 +32,9 @@ import java.util.Map;
  *       NHWC copy the ONNX import puts before an image model's first conv; in the conv's group the search
  *       inlines it into the conv's padding copy, which then reads the input in its original layout, so the
  *       network runs no transpose kernel of its own (MobileNet-V2's took 0.06-0.16 ms of a 4-5.5 ms run;
- *       ONNX Runtime's first conv reads NCHW too).</li>
+ *       ONNX Runtime's first conv reads NCHW too). And an elementwise or broadcast op of the epilogue's shape
+ *       whose only reader is an epilogue node joins as that node's other operand ({@link #isEpilogueOperand}):
+ *       the dequantize of a quantised residual connection.</li>
  *   <li>Every other node is a group of its own; groups are capped at {@link #MAX_NODES} nodes.</li>
  * </ol>
  *
@@ -95,7 +97,9 @@ public final class FuseOps {
             Node reader = soleReader(g, n);
             if (reader == null) continue;
             int r = root(group, index.get(reader.name()));
-            if (anchored[r] && isInputLayoutPrologue(g, n, reader) && size[r] < MAX_NODES) {
+            if (anchored[r]
+                    && (isInputLayoutPrologue(g, n, reader) || isEpilogueOperand(g, n, reader, nodes, group, r, index))
+                    && size[r] < MAX_NODES) {
                 group[i] = r;
                 size[r]++;
                 continue;
@@ -151,6 +155,24 @@ public final class FuseOps {
         if (reader.op().pattern() != OpPattern.OUT_EWISE_FUSABLE
                 || !reader.op().kind().startsWith("conv")) return false;
         return !reader.inputs().isEmpty() && reader.inputs().getFirst().equals(n.name());
+    }
+
+    /**
+     * Whether {@code n}, elementwise or broadcast, is the other operand of an anchor's epilogue node {@code reader}
+     * (its only reader, not the anchor) with the reader's shape, and reads nothing group {@code r} computes: a
+     * dequantize of the skip connection that a quantised residual add reads. In the group each element of it is
+     * computed once, where the add reads it, so the network reads the int8 skip in the epilogue instead of
+     * writing and reading it again as float32 (four times the bytes) in a kernel of its own.
+     */
+    static boolean isEpilogueOperand(
+            Graph g, Node n, Node reader, List<Node> nodes, int[] group, int r, Map<String, Integer> index) {
+        if (!n.op().pattern().isEpilogue() || !reader.op().pattern().isEpilogue()) return false;
+        if (!n.output().shape().equals(reader.output().shape())) return false;
+        for (String in : n.inputs()) {
+            Integer j = index.get(in);
+            if (j != null && root(group, j) == r) return false;
+        }
+        return true;
     }
 
     private static boolean groupHasReduction(List<Node> nodes, int[] group, int r) {

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Statically quantised models in QDQ form against ONNX Runtime: the units DequantizeLinear -> Conv / MatMul ->
@@ -22,18 +24,24 @@ class OnnxQdqTest {
         return g.nodes().stream().map(n -> n.op().kind()).toList();
     }
 
-    @Test
-    void aQdqResnetRunsItsConvsInInt8AndMatchesOnnxRuntime() {
-        ModelWriter m =
-                OnnxZoo.qdqResnet("qdq_resnet", new int[] {1, 1}, 16, 32, 10, 5).output("layer2.0.out_q", DType.INT8);
-        // the int8 tensors exactly (the residual Add and the pools in float between them: ONNX Runtime's QLinearAdd
-        // and QLinearGlobalAveragePool round the same values); the float classifier within float32 rounding
+    /** int8 activations (what ONNX Runtime's quantiser writes by default) and uint8 (what it recommends on x86). */
+    @ParameterizedTest
+    @ValueSource(strings = {"INT8", "UINT8"})
+    void aQdqResnetRunsItsConvsInInt8AndMatchesOnnxRuntime(String activations) {
+        DType t = DType.valueOf(activations);
+        ModelWriter m = OnnxZoo.qdqResnet("qdq_resnet", new int[] {1, 1}, 16, 32, 10, t, 5)
+                .output("layer2.0.out_q", t);
+        // the 8-bit tensors exactly (the residual Add and the pools in float between them: ONNX Runtime's
+        // QLinearAdd and QLinearGlobalAveragePool round the same values); the float classifier within float32
+        // rounding
         Graph g = OnnxCheck.check(m, Map.of("batch", 2L), 1e-5, 1e-6, true);
         // stem, three per block and each stage's downsample: 9 convs, all int8 on the dot-product path
         assertThat(kinds(g))
                 .doesNotContain("conv2d")
                 .filteredOn("conv2d_packed"::equals)
                 .hasSize(9);
+        // the internal int8 activations are kept as uint8 (zero points + 128): no shift before any conv
+        assertThat(kinds(g)).doesNotContain("cast");
         // the scales keep the last block's output in range: many levels, few saturated
         NDArray out = OnnxCheck.ort(m.toBytes(), g, List.of(OnnxCheck.random(7, 2, 3, 32, 32)), 1)
                 .get(1);
@@ -42,8 +50,8 @@ class OnnxQdqTest {
         for (long i = 0; i < out.numElements(); i++) {
             long v = out.getLongFlat(i);
             levels.add(v);
-            if (v == 127) top++;
-            if (v == -128) zero++;
+            if (v == t.maxInt()) top++;
+            if (v == t.minInt()) zero++;
         }
         assertThat(levels.size()).isGreaterThan(100);
         assertThat((double) top / out.numElements()).isLessThan(0.02);
