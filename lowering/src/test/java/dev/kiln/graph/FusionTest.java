@@ -68,6 +68,22 @@ class FusionTest {
     }
 
     @Test
+    void aWideningStepForAnotherAnchorsEpilogueJoinsThatGroupAsAnOperand() {
+        // d1's value is narrowed (float16) and widened again for d2's residual add, like a quantised ResNet's
+        // downsample conv: requantize to uint8 and the dequantize its add reads. The widening step leaves d1's
+        // chain (its value crosses memory as float16) and joins d2's group as the add's other operand.
+        GraphBuilder b = new GraphBuilder("t");
+        Value x = b.input("x", FLOAT32, 4, 8);
+        Value d2 = b.dense("d2", x, b.weight("w2", 2, 0.3, 8, 8)); // first: its chain takes the add
+        Value d1 = b.dense("d1", x, b.weight("w1", 1, 0.3, 8, 8));
+        Value narrow = b.node("narrow", new Op.Cast(dev.kiln.ir.DType.FLOAT16), d1);
+        Value wide = b.node("wide", new Op.Cast(FLOAT32), narrow);
+        Graph g = b.output(b.relu("r", b.add("s", d2, wide))).build();
+        assertEquals(List.of("dense+cast", "dense+cast+add+relu"), groups(g));
+        checkAgainstNodeByNode(g, 4, 8);
+    }
+
+    @Test
     void aConvTakesTheLayoutCopyOfAnImageInputAsItsPrologue() {
         // the ONNX import's NCHW -> NHWC copy of the input before the first conv: one group, no transpose kernel
         GraphBuilder b = new GraphBuilder("t");

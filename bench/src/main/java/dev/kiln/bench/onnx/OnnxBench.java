@@ -351,11 +351,13 @@ public final class OnnxBench implements Callable<Integer> {
                     note += "; output '" + g.outputs().get(i) + "': " + c;
                 }
             }
-            boolean dynamic = g.nodes().stream().anyMatch(n -> n.op() instanceof Op.DynamicQuantParams);
-            if (check.equals("MISMATCH") && dynamic) {
-                note += " (the model quantises activations at run time, DynamicQuantizeLinear: a float's last bit can "
-                        + "move a value across an 8-bit rounding step, so outputs a step apart are expected; "
-                        + "docs/PERFORMANCE.md checks such models with --tolerance 0.05)";
+            boolean quantises = g.nodes().stream()
+                    .anyMatch(n -> n.op() instanceof Op.DynamicQuantParams || n.op() instanceof Op.Quantize);
+            if (check.equals("MISMATCH") && quantises) {
+                note += " (the model quantises computed values, QuantizeLinear or DynamicQuantizeLinear: a float's "
+                        + "last bit, summed in another order or fused into an FMA, can move a value across an 8-bit "
+                        + "rounding step, so outputs a step apart are expected; docs/PERFORMANCE.md checks such "
+                        + "models with --tolerance 0.05)";
             }
             rows.add(row(t, "kiln", tm, err, check, note));
             System.out.println("   " + cn.summary());

@@ -6,6 +6,7 @@ import dev.kiln.graph.LayoutOps;
 import dev.kiln.graph.Node;
 import dev.kiln.graph.OpPattern;
 import dev.kiln.graph.ReductionOps;
+import dev.kiln.graph.Value;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -22,7 +23,9 @@ import java.util.Map;
  *       as long as each value in the chain has exactly one reader and is not a graph output. On request
  *       ({@link #apply(Graph, boolean)}) the chain may also take one softmax or layer norm over the last
  *       axis (attention scores and their softmax, a dense layer and the layer norm after its residual add;
- *       TVM keeps those apart). Two anchors never share a group.</li>
+ *       TVM keeps those apart). Two anchors never share a group. A chain that would end widening its value (a
+ * dequantize, {@link #widens}) for an epilogue of another anchor's group stops before that step, which joins
+ * the reader's group instead (rule 2).</li>
  *   <li>Going backwards, an elementwise, broadcast or injective op whose only reader belongs to a
  *       reduction group (pooling, softmax, layer norm, mean) or to another such light group joins
  *       that group, as the reader's inlined producer (an add before a layer norm, a chain of
@@ -90,6 +93,20 @@ public final class FuseOps {
                 cur = next;
             }
         }
+        // 1b. a chain that ends widening its value for another anchored group's epilogue gives that step back
+        for (int i = 0; i < nodes.size(); i++) {
+            if (!anchored[i]) continue;
+            int last = -1;
+            for (int j = i + 1; j < nodes.size(); j++) if (group[j] == i) last = j;
+            if (last < 0) continue;
+            Node end = nodes.get(last);
+            Node reader = soleReader(g, end);
+            if (reader == null || !widens(g, end) || !reader.op().pattern().isEpilogue()) continue;
+            int r = root(group, index.get(reader.name()));
+            if (r == i || !anchored[r]) continue;
+            group[last] = last; // step 2 puts it in the reader's group as an epilogue operand
+            size[i]--;
+        }
         // 2. light producers join their sole reader's group unless it is anchored (an input's layout copy may)
         for (int i = nodes.size() - 1; i >= 0; i--) {
             Node n = nodes.get(i);
@@ -155,6 +172,18 @@ public final class FuseOps {
         if (reader.op().pattern() != OpPattern.OUT_EWISE_FUSABLE
                 || !reader.op().kind().startsWith("conv")) return false;
         return !reader.inputs().isEmpty() && reader.inputs().getFirst().equals(n.name());
+    }
+
+    /**
+     * Whether {@code n} writes wider elements than its first input has (a dequantize: 8-bit to float32): at the end
+     * of an anchor's chain whose value another anchored group's epilogue reads, it belongs in that group (step 1b),
+     * so the value crosses memory narrow. A quantised ResNet's downsample conv wrote its output as float32 for the
+     * residual add (four times the bytes of the uint8) before this.
+     */
+    static boolean widens(Graph g, Node n) {
+        if (!n.op().pattern().isEpilogue() || n.inputs().isEmpty()) return false;
+        Value in = g.value(n.inputs().getFirst());
+        return in != null && n.output().dtype().bytes() > in.dtype().bytes();
     }
 
     /**
