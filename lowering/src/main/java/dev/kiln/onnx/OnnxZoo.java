@@ -23,16 +23,7 @@ public final class OnnxZoo {
         Net n = new Net(name, 17, seed);
         n.m.input("data", "batch", 3L, image, image);
         String x = n.convBn("stem", "data", 3, base, 7, 2, 3, 1, "Relu");
-        x = n.m.node(
-                "MaxPool",
-                new String[] {x},
-                "stem.pool",
-                "kernel_shape",
-                new long[] {3, 3},
-                "strides",
-                new long[] {2, 2},
-                "pads",
-                new long[] {1, 1, 1, 1});
+        x = stemPool(n.m, x, "stem.pool");
         long cin = base;
         for (int s = 0; s < blocks.length; s++) {
             long width = base << s, cout = width * 4;
@@ -56,6 +47,20 @@ public final class OnnxZoo {
                 "transB",
                 1L);
         return n.m.output("logits");
+    }
+
+    /** A ResNet stem's 3x3 max pool of stride 2 (pads 1) of {@code x}, named {@code out}. */
+    static String stemPool(ModelWriter m, String x, String out) {
+        return m.node(
+                "MaxPool",
+                new String[] {x},
+                out,
+                "kernel_shape",
+                new long[] {3, 3},
+                "strides",
+                new long[] {2, 2},
+                "pads",
+                new long[] {1, 1, 1, 1});
     }
 
     /**

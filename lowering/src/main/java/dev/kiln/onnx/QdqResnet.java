@@ -41,17 +41,7 @@ final class QdqResnet {
         Q x = n.quantize("data", "data", 1.0 / 3, false); // uniform in [-1, 1]
         x = n.conv("stem", x, 3, base, 7, 2, 3, 1.0, true);
         Q pooled = n.newQ("stem.pool", x.s, x.z, x.m2); // a max pool keeps its input's scale, as ONNX Runtime's
-        String pool = n.m.node(
-                "MaxPool",
-                new String[] {n.dequantize(x)},
-                "stem.pool_f",
-                "kernel_shape",
-                new long[] {3, 3},
-                "strides",
-                new long[] {2, 2},
-                "pads",
-                new long[] {1, 1, 1, 1});
-        x = n.requantize(pool, pooled);
+        x = n.requantize(OnnxZoo.stemPool(n.m, n.dequantize(x), "stem.pool_f"), pooled);
         long cin = base;
         for (int s = 0; s < blocks.length; s++) {
             long width = base << s, cout = width * 4;
@@ -134,26 +124,8 @@ final class QdqResnet {
             bs[o] = x.s * ws[o];
             bq[o] = Math.round((random.nextDouble() * 0.2 - 0.1) / bs[o]);
         }
-        String wdq = m.node(
-                "DequantizeLinear",
-                new String[] {
-                    w,
-                    m.floats(p + ".weight_scale", ws, cout),
-                    m.ints(p + ".weight_zero_point", DType.INT8, new long[(int) cout], cout)
-                },
-                p + ".weight",
-                "axis",
-                0L);
-        String bdq = m.node(
-                "DequantizeLinear",
-                new String[] {
-                    m.ints(p + ".bias_quantized", DType.INT32, bq, cout),
-                    m.floats(p + ".bias_scale", bs, cout),
-                    m.ints(p + ".bias_zero_point", DType.INT32, new long[(int) cout], cout)
-                },
-                p + ".bias",
-                "axis",
-                0L);
+        String wdq = perChannel(p, "weight", w, ws, DType.INT8);
+        String bdq = perChannel(p, "bias", m.ints(p + ".bias_quantized", DType.INT32, bq, cout), bs, DType.INT32);
         String y = m.node(
                 "Conv",
                 new String[] {dequantize(x), wdq, bdq},
@@ -165,5 +137,13 @@ final class QdqResnet {
                 "pads",
                 new long[] {pad, pad, pad, pad});
         return quantize(y, p, gain * gain * 2 * x.m2, relu);
+    }
+
+    /** DequantizeLinear of the initializer {@code q} with one scale per output channel (axis 0), zero points 0. */
+    private String perChannel(String p, String what, String q, float[] scales, DType zeroType) {
+        int n = scales.length;
+        String scale = m.floats(p + "." + what + "_scale", scales, n);
+        String zero = m.ints(p + "." + what + "_zero_point", zeroType, new long[n], n);
+        return m.node("DequantizeLinear", new String[] {q, scale, zero}, p + "." + what, "axis", 0L);
     }
 }
