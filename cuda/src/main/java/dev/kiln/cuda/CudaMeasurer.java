@@ -196,7 +196,7 @@ public final class CudaMeasurer implements ProgramMeasurer {
         public String compareOutputs() {
             List<NDArray> outs = w.downloadOutputs(device);
             for (int o = 0; o < outs.size(); o++) {
-                Comparison c = outs.get(o).compareTo(w.reference(o), options.rtol(), options.atol());
+                Comparison c = outs.get(o).compareTo(w.reference(o), options.rtol(), w.atol(o, options.atol()));
                 if (!c.ok())
                     return "output '" + w.name(w.inputCount() + o)
                             + "' differs from the reference (the interpreter, float32 sums in float64): " + c.report();

@@ -26,6 +26,8 @@ final class GpuWorkload implements AutoCloseable {
     private final long seed;
     private final List<NDArray> inputArrays = new ArrayList<>();
     private final List<NDArray> references = new ArrayList<>();
+    /** Whether the task casts floats to integers: its integer outputs are checked within one step. */
+    private boolean rounded;
     /** Host arrays of the outputs: the poison uploaded before a checked run, and where results come back. */
     private final List<NDArray> poison = new ArrayList<>(), results = new ArrayList<>();
     /** The arguments on the device, uploaded once per device epoch. */
@@ -40,6 +42,7 @@ final class GpuWorkload implements AutoCloseable {
     static GpuWorkload of(SearchTask task, long seed, boolean withReference) {
         PrimFunc reference = Measurers.referenceProgram(task);
         GpuWorkload w = new GpuWorkload(reference.params(), task.dag().inputs().size(), seed);
+        w.rounded = Measurers.roundsFloats(task.dag());
         for (int i = 0; i < w.inputs; i++) {
             Buffer p = reference.params().get(i);
             w.inputArrays.add(NDArray.allocate(p).fillRandom(seed + i));
@@ -78,6 +81,14 @@ final class GpuWorkload implements AutoCloseable {
 
     boolean hasReferences() {
         return !references.isEmpty();
+    }
+
+    /**
+     * The absolute tolerance for output {@code o}: at least one step for an integer output of a task that rounds
+     * floats to integers ({@link Measurers#roundsFloats}), as the CPU measurers check it; {@code atol} otherwise.
+     */
+    double atol(int o, double atol) {
+        return rounded && references.get(o).dtype().isInt() ? Math.max(1, atol) : atol;
     }
 
     /** The reference of output {@code o} (counting outputs only). */

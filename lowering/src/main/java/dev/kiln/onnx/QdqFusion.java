@@ -34,8 +34,10 @@ import java.util.function.Function;
  * zero point is its type's minimum (then it changes nothing). A unit is fused only where its integer operator
  * takes the dot-product path ({@link QuantOps#packable}, {@link QuantMatmulOps#packable}); anything else (a
  * depthwise or grouped conv, a computed B, a weight with zero points) stays float, which computes the same values
- * up to float rounding. DequantizeLinear nodes left with no consumer are dropped. The float ops between the units
- * (Add, MaxPool, pools, reshapes) stay as they are: their DequantizeLinear and QuantizeLinear fuse into them.
+ * up to float rounding. A MaxPool between a DequantizeLinear and a QuantizeLinear of the same scale and zero point
+ * becomes the max pool of the 8-bit values (the same values, as ONNX Runtime's NhwcMaxPool). DequantizeLinear nodes
+ * left with no consumer are dropped. The float ops between the units (Add, average pools, reshapes) stay as they
+ * are: their DequantizeLinear and QuantizeLinear fuse into them.
  */
 final class QdqFusion {
     private QdqFusion() {}
@@ -98,11 +100,11 @@ final class QdqFusion {
     /**
      * Internal int8 activations kept as uint8: a tensor {@code q} the graph does not return, written by a
      * QuantizeLinear, QLinearConv or QLinearMatMul and read only as the activation of DequantizeLinear, QLinearConv
-     * or QLinearMatMul (each with a scalar int8 zero point), is written as {@code q + 128} with every zero point 128
-     * higher, uint8. The values each reader computes are the same ({@code q - z = (q + 128) - (z + 128)}, the
-     * saturation at [-128, 127] the same as at [0, 255]), but the dot-product instructions take the unsigned
-     * operand as it is, with no shift of each int8 activation before each convolution. The new zero points are
-     * Constant nodes put first.
+     * or QLinearMatMul (each with a scalar int8 zero point), or by max pools whose outputs are read so, is written
+     * as {@code q + 128} with every zero point 128 higher, uint8. The values each reader computes are the same
+     * ({@code q - z = (q + 128) - (z + 128)}, the saturation at [-128, 127] the same as at [0, 255]), but the
+     * dot-product instructions take the unsigned operand as it is, with no shift of each int8 activation before each
+     * convolution. The new zero points are Constant nodes put first.
      */
     private static List<NodeProto> asUint8(
             List<NodeProto> nodes, Function<String, Const> constants, Set<String> graphOutputs) {
@@ -120,14 +122,56 @@ final class QdqFusion {
             List<NodeProto> rs = readers.getOrDefault(t, List.of());
             if (graphOutputs.contains(t) || rs.isEmpty() || !int8Scalar(p, zi, constants)) continue;
             if (p.getOpType().equals("QuantizeLinear") && hasAttr(p, "output_dtype")) continue;
-            if (!rs.stream().allMatch(r -> readsAsActivation(r, t) && int8Scalar(r, 2, constants))) continue;
+            if (!retypable(t, readers, graphOutputs, constants)) continue;
             rezero(edits, zeros, p, zi, constants);
-            for (NodeProto r : rs) rezero(edits, zeros, r, 2, constants);
+            retype(t, readers, edits, zeros, constants);
         }
         if (edits.isEmpty()) return nodes;
         List<NodeProto> out = new ArrayList<>(zeros.values());
         for (NodeProto n : nodes) out.add(edits.containsKey(n) ? edits.get(n).build() : n);
         return out;
+    }
+
+    /** A max pool of {@code t}: it passes 8-bit values through, so its output is retyped with its input. */
+    private static boolean passesThrough(NodeProto n, String t) {
+        return n.getOpType().equals("MaxPool")
+                && n.getDomain().isEmpty()
+                && n.getInputCount() == 1
+                && n.getInput(0).equals(t)
+                && n.getOutputCount() == 1;
+    }
+
+    /**
+     * Whether every reader of {@code t} takes it as an activation with an int8 scalar zero point, or is a max pool
+     * whose output is retypable the same way; the graph must not return {@code t}.
+     */
+    private static boolean retypable(
+            String t,
+            Map<String, List<NodeProto>> readers,
+            Set<String> graphOutputs,
+            Function<String, Const> constants) {
+        List<NodeProto> rs = readers.getOrDefault(t, List.of());
+        if (graphOutputs.contains(t) || rs.isEmpty()) return false;
+        for (NodeProto r : rs) {
+            boolean ok = passesThrough(r, t)
+                    ? retypable(r.getOutput(0), readers, graphOutputs, constants)
+                    : readsAsActivation(r, t) && int8Scalar(r, 2, constants);
+            if (!ok) return false;
+        }
+        return true;
+    }
+
+    /** Moves the zero point of every reader of {@code t} (through max pools) to its uint8 form. */
+    private static void retype(
+            String t,
+            Map<String, List<NodeProto>> readers,
+            Map<NodeProto, NodeProto.Builder> edits,
+            Map<String, NodeProto> zeros,
+            Function<String, Const> constants) {
+        for (NodeProto r : readers.get(t)) {
+            if (passesThrough(r, t)) retype(r.getOutput(0), readers, edits, zeros, constants);
+            else rezero(edits, zeros, r, 2, constants);
+        }
     }
 
     private static boolean int8Scalar(NodeProto n, int i, Function<String, Const> constants) {
@@ -201,6 +245,7 @@ final class QdqFusion {
             NodeProto fused =
                     switch (op.getOpType()) {
                         case "Conv" -> conv(op, q);
+                        case "MaxPool" -> relu == null ? maxPool(op, q, ys, yz) : null;
                         case "MatMul" -> matmul(op, q);
                         default -> null;
                     };
@@ -249,6 +294,29 @@ final class QdqFusion {
                     .addAllInput(in)
                     .addOutput(q.getOutput(0))
                     .addAllAttribute(conv.getAttributeList())
+                    .build();
+        }
+
+        /**
+         * A max pool between a DequantizeLinear and a QuantizeLinear of the same scale and zero point: the same max
+         * pool of the 8-bit values (dequantizing is increasing, and quantizing a dequantized value gives it back;
+         * the padding, the type's lowest value, quantizes the float padding's minus infinity to the same), as ONNX
+         * Runtime's NhwcMaxPool runs it.
+         */
+        private NodeProto maxPool(NodeProto mp, NodeProto q, Const ys, Const yz) {
+            NodeProto dx = activation(mp.getInput(0));
+            if (dx == null
+                    || mp.getOutputCount() != 1
+                    || hasAttr(mp, "storage_order") && attr(mp, "storage_order") != 0) return null;
+            Const xs = param(dx, 1), xz = param(dx, 2);
+            if (xz.dtype() != yz.dtype() || xz.getLong(0) != yz.getLong(0) || (float) xs.get(0) != (float) ys.get(0))
+                return null;
+            return NodeProto.newBuilder()
+                    .setOpType("MaxPool")
+                    .setName(mp.getName())
+                    .addInput(dx.getInput(0))
+                    .addOutput(q.getOutput(0))
+                    .addAllAttribute(mp.getAttributeList())
                     .build();
         }
 

@@ -1,10 +1,16 @@
 package dev.kiln.autoschedule.measure;
 
 import dev.kiln.autoschedule.SearchTask;
+import dev.kiln.ir.Cast;
+import dev.kiln.ir.Expr;
+import dev.kiln.ir.Exprs;
 import dev.kiln.ir.KilnException;
 import dev.kiln.lower.Lowering;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.Target;
+import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.ComputeOp;
+import dev.kiln.te.Operation;
 import dev.kiln.te.WideAccumulation;
 import dev.kiln.tir.PrimFunc;
 import java.util.List;
@@ -30,6 +36,27 @@ public final class Measurers {
                         + s.dag().workloadKey() + ", not for the task's " + key);
             }
         }
+    }
+
+    /**
+     * Whether the computation casts a float value to an integer type anywhere (a quantize, a requantize): its integer
+     * outputs are floats rounded, and a program may put one a step from the reference where the float value lies
+     * within float32 rounding of a half-way point (FMA contraction, another summation order), so the measurers
+     * check them within one step ({@code ArgumentSpec.rounded}); any other integer output must match exactly.
+     */
+    public static boolean roundsFloats(ComputeDAG dag) {
+        boolean[] found = {false};
+        for (Operation op : dag.ops()) {
+            if (!(op instanceof ComputeOp c)) continue;
+            for (Expr body : c.bodies()) {
+                Exprs.forEach(body, e -> {
+                    if (e instanceof Cast cast
+                            && cast.dtype().isInt()
+                            && cast.value().dtype().isFloat()) found[0] = true;
+                });
+            }
+        }
+        return found[0];
     }
 
     /**

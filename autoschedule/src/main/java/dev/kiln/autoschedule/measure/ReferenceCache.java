@@ -2,14 +2,8 @@ package dev.kiln.autoschedule.measure;
 
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.interp.Interpreter;
-import dev.kiln.ir.Cast;
-import dev.kiln.ir.Expr;
-import dev.kiln.ir.Exprs;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
-import dev.kiln.te.ComputeDAG;
-import dev.kiln.te.ComputeOp;
-import dev.kiln.te.Operation;
 import dev.kiln.tir.PrimFunc;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -106,7 +100,7 @@ final class ReferenceCache implements AutoCloseable {
         PrimFunc reference = Measurers.referenceProgram(task);
         int nInputs = task.dag().inputs().size();
         List<ArgumentSpec> args = new ArrayList<>();
-        boolean rounded = roundsFloats(task.dag());
+        boolean rounded = Measurers.roundsFloats(task.dag());
         for (int i = 0; i < reference.params().size(); i++)
             args.add(ArgumentSpec.of(reference.params().get(i), i < nInputs, rounded));
         if (!withReference) return new Workload(args, seed, List.of());
@@ -126,22 +120,6 @@ final class ReferenceCache implements AutoCloseable {
             noRefs.close();
         }
         return new Workload(args, seed, refs);
-    }
-
-    /** Whether the computation casts a float value to an integer type anywhere (a quantize, a requantize). */
-    static boolean roundsFloats(ComputeDAG dag) {
-        boolean[] found = {false};
-        for (Operation op : dag.ops()) {
-            if (!(op instanceof ComputeOp c)) continue;
-            for (Expr body : c.bodies()) {
-                Exprs.forEach(body, e -> {
-                    if (e instanceof Cast cast
-                            && cast.dtype().isInt()
-                            && cast.value().dtype().isFloat()) found[0] = true;
-                });
-            }
-        }
-        return found[0];
     }
 
     @Override

@@ -409,15 +409,14 @@ class ProgramRunnerTest {
         var scale = dev.kiln.te.Te.placeholder("s", DType.FLOAT32, 1);
         var zero = dev.kiln.te.Te.placeholder("z", DType.INT8, 1);
         var acc = dev.kiln.te.Te.placeholder("acc", DType.INT32, 8);
-        assertThat(ReferenceCache.roundsFloats(dev.kiln.te.ComputeDAG.of(dev.kiln.nn.Quant.quantize(x, scale, zero))))
+        assertThat(Measurers.roundsFloats(dev.kiln.te.ComputeDAG.of(dev.kiln.nn.Quant.quantize(x, scale, zero))))
                 .isTrue();
-        assertThat(ReferenceCache.roundsFloats(
-                        dev.kiln.te.ComputeDAG.of(dev.kiln.nn.Quant.requantize(acc, scale, zero))))
+        assertThat(Measurers.roundsFloats(dev.kiln.te.ComputeDAG.of(dev.kiln.nn.Quant.requantize(acc, scale, zero))))
                 .isTrue();
         // int8 widened and added: integers only, checked exactly
         var sum = dev.kiln.te.Te.compute("sum", dev.kiln.te.Shape.of(8), i -> zero.at(0)
                 .cast(DType.INT32)
                 .add(acc.at(i)));
-        assertThat(ReferenceCache.roundsFloats(dev.kiln.te.ComputeDAG.of(sum))).isFalse();
+        assertThat(Measurers.roundsFloats(dev.kiln.te.ComputeDAG.of(sum))).isFalse();
     }
 }

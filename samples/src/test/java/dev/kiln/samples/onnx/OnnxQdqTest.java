@@ -128,8 +128,22 @@ class OnnxQdqTest {
                     m.ints("y3.z", DType.INT8, new long[] {0})
                 },
                 "y_mm");
+        // a max pool between quantize steps of the same scale and zero point: pooled in int8
+        String pool = m.node(
+                "MaxPool",
+                new String[] {x},
+                "pool",
+                "kernel_shape",
+                new long[] {3, 3},
+                "strides",
+                new long[] {2, 2},
+                "pads",
+                new long[] {1, 1, 1, 1});
+        m.node("QuantizeLinear", new String[] {pool, "x_q.s", "x_q.z"}, "y_pool");
         m.output("y_relu", DType.INT8).output("y_bias", DType.INT8).output("y_mm", DType.INT8);
+        m.output("y_pool", DType.INT8);
         Graph g = OnnxQuantOpsTest.check(m);
+        assertThat(kinds(g)).doesNotContain("dequantize");
         assertThat(kinds(g)).doesNotContain("conv2d", "dense", "matmul", "relu");
         assertThat(kinds(g)).filteredOn("conv2d_packed"::equals).hasSize(2);
         assertThat(kinds(g)).filteredOn("matmul_packed"::equals).hasSize(1);
