@@ -72,12 +72,14 @@ public final class FuseOps {
         int[] size = new int[nodes.size()];
         java.util.Arrays.fill(size, 1);
         boolean[] anchored = new boolean[nodes.size()];
+        int[] chainEnd = new int[nodes.size()]; // an anchor's last chain node (itself when it took none)
 
         // 1. anchors take their elementwise/broadcast epilogue chains
         for (int i = 0; i < nodes.size(); i++) {
             Node n = nodes.get(i);
             if (n.op().pattern() != OpPattern.OUT_EWISE_FUSABLE || group[i] != i) continue;
             anchored[i] = true;
+            chainEnd[i] = i;
             Node cur = n;
             boolean rowReduced = false;
             while (true) {
@@ -91,14 +93,13 @@ public final class FuseOps {
                 size[i]++;
                 rowReduced |= row;
                 cur = next;
+                chainEnd[i] = j;
             }
         }
         // 1b. a chain that ends widening its value for another anchored group's epilogue gives that step back
         for (int i = 0; i < nodes.size(); i++) {
-            if (!anchored[i]) continue;
-            int last = -1;
-            for (int j = i + 1; j < nodes.size(); j++) if (group[j] == i) last = j;
-            if (last < 0) continue;
+            int last = chainEnd[i];
+            if (!anchored[i] || last == i) continue;
             Node end = nodes.get(last);
             Node reader = soleReader(g, end);
             if (reader == null || !widens(g, end) || !reader.op().pattern().isEpilogue()) continue;
