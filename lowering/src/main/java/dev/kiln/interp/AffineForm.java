@@ -5,23 +5,45 @@ import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.Var;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
 /**
- * An integer expression of one type written as {@code constant + sum(coeff * variable)}, found at
- * compile time in trees of +, - and * by constants. Evaluating the form in 64-bit arithmetic and
- * wrapping once is exact: wrapping to 2^bits commutes with +, - and *.
+ * An integer expression of one type written as {@code constant + sum(coeff * variable) + sum(coeff * atom)}, found
+ * at compile time in trees of +, - and * by constants. An atom is any other integer expression of one loop variable
+ * whose range is a known constant (a packed layout's {@code floordiv(rc, 4)} or {@code floormod(o, 16)}): it is
+ * tabulated over that range once, so the index costs a table read where it cost a tree of division nodes.
+ * Evaluating the form in 64-bit arithmetic and wrapping once is exact: wrapping to 2^bits commutes with +, - and *.
  */
 final class AffineForm {
+    /** The largest loop range an atom is tabulated over. */
+    static final int MAX_TABLE = 1 << 14;
+
+    /** A loop variable's constant range: {@code [min, min + extent)}. */
+    record Range(long min, long extent) {}
+
     private long constant;
     private final Map<Integer, Long> terms = new LinkedHashMap<>(); // variable slot -> coefficient
+    private final Map<Expr, Long> atoms = new IdentityHashMap<>(); // atom -> coefficient
+    private final Map<Expr, Var> atomVars = new IdentityHashMap<>(); // atom -> its one variable
 
     private AffineForm() {}
 
-    /** The form of {@code e}, or null if it is not affine (in variables of type {@code t}). */
+    /** The form of {@code e}, or null if it is not affine (in variables of type {@code t}); no atoms. */
     static AffineForm of(Expr e, DType t, ToIntFunction<Var> slotOf) {
+        return of(e, t, slotOf, v -> null);
+    }
+
+    /**
+     * The form of {@code e} with atoms over the variables {@code rangeOf} gives a range for, or null if it is not
+     * affine in variables of type {@code t} and such atoms.
+     */
+    static AffineForm of(Expr e, DType t, ToIntFunction<Var> slotOf, Function<Var, Range> rangeOf) {
         if (e.dtype() != t || !t.isInt()) return null;
         if (e instanceof IntImm c) {
             AffineForm f = new AffineForm();
@@ -36,20 +58,53 @@ final class AffineForm {
         if (!(e instanceof Binary b)) return null;
         return switch (b.op()) {
             case ADD, SUB -> {
-                AffineForm x = of(b.a(), t, slotOf);
-                AffineForm y = x == null ? null : of(b.b(), t, slotOf);
+                AffineForm x = of(b.a(), t, slotOf, rangeOf);
+                AffineForm y = x == null ? null : of(b.b(), t, slotOf, rangeOf);
                 yield y == null ? null : x.plus(y, b.op() == dev.kiln.ir.BinaryOp.SUB ? -1 : 1);
             }
             case MUL -> {
-                AffineForm x = of(b.a(), t, slotOf);
-                AffineForm y = x == null ? null : of(b.b(), t, slotOf);
-                if (y == null) yield null;
-                if (y.terms.isEmpty()) yield x.times(y.constant);
-                if (x.terms.isEmpty()) yield y.times(x.constant);
-                yield null;
+                AffineForm x = of(b.a(), t, slotOf, rangeOf);
+                AffineForm y = x == null ? null : of(b.b(), t, slotOf, rangeOf);
+                if (y == null) yield atom(b, rangeOf);
+                if (y.isConstant()) yield x.times(y.constant);
+                if (x.isConstant()) yield y.times(x.constant);
+                yield atom(b, rangeOf);
             }
-            case DIV, FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD, MIN, MAX -> null;
+            case DIV, FLOORDIV, FLOORMOD, TRUNCDIV, TRUNCMOD, MIN, MAX -> atom(b, rangeOf);
         };
+    }
+
+    /** {@code e} as one atom, or null unless it is arithmetic on constants and one variable of a tabulable range. */
+    private static AffineForm atom(Expr e, Function<Var, Range> rangeOf) {
+        Var[] only = {null};
+        boolean[] ok = {true};
+        dev.kiln.ir.Exprs.forEach(e, x -> {
+            switch (x) {
+                case Var v -> {
+                    if (only[0] != null && only[0] != v) ok[0] = false;
+                    only[0] = v;
+                }
+                case IntImm c -> {}
+                case Binary b -> ok[0] &= b.op() != dev.kiln.ir.BinaryOp.DIV;
+                default -> ok[0] = false;
+            }
+        });
+        if (!ok[0] || only[0] == null) return null;
+        Range r = rangeOf.apply(only[0]);
+        if (r == null || r.extent() < 1 || r.extent() > MAX_TABLE) return null;
+        AffineForm f = new AffineForm();
+        f.atoms.put(e, 1L);
+        f.atomVars.put(e, only[0]);
+        return f;
+    }
+
+    private boolean isConstant() {
+        return terms.isEmpty() && atoms.isEmpty();
+    }
+
+    /** Whether the form has atoms (so {@link #node(DType)} cannot compute it: {@link #tabulated} does). */
+    boolean hasAtoms() {
+        return !atoms.isEmpty();
     }
 
     private AffineForm plus(AffineForm o, long sign) {
@@ -59,6 +114,10 @@ final class AffineForm {
             if (c == 0) terms.remove(t.getKey());
             else terms.put(t.getKey(), c);
         }
+        for (Map.Entry<Expr, Long> a : o.atoms.entrySet()) {
+            atoms.merge(a.getKey(), sign * a.getValue(), Long::sum);
+            atomVars.put(a.getKey(), o.atomVars.get(a.getKey()));
+        }
         return this;
     }
 
@@ -66,11 +125,67 @@ final class AffineForm {
         constant *= k;
         terms.replaceAll((slot, c) -> c * k);
         terms.values().removeIf(c -> c == 0);
+        atoms.replaceAll((atom, c) -> c * k);
         return this;
     }
 
-    /** The cheapest node computing this form in type {@code t}. */
+    /**
+     * This form with atoms as one node: each variable that has atoms reads one table (its own term folded in), built
+     * by evaluating the atoms' nodes ({@code compile}) at every value of its range; {@code generic} computes the
+     * expression when a variable is outside its range (never in a loop over that range). Null when an atom cannot be
+     * evaluated at some value of the range (a division by zero the program may never reach).
+     */
+    LongNode tabulated(
+            DType t,
+            ToIntFunction<Var> slotOf,
+            Function<Var, Range> rangeOf,
+            Function<Expr, LongNode> compile,
+            LongNode generic) {
+        Map<Var, long[]> tables = new IdentityHashMap<>();
+        List<Var> order = new ArrayList<>();
+        for (Map.Entry<Expr, Long> a : atoms.entrySet()) {
+            Var v = atomVars.get(a.getKey());
+            Range r = rangeOf.apply(v);
+            int slot = slotOf.applyAsInt(v);
+            long[] table = tables.get(v);
+            if (table == null) {
+                table = new long[(int) r.extent()];
+                long c = terms.getOrDefault(slot, 0L);
+                for (int x = 0; x < table.length; x++) table[x] = c * (r.min() + x);
+                tables.put(v, table);
+                order.add(v);
+            }
+            LongNode node = compile.apply(a.getKey());
+            Frame scratch = new Frame(slot + 1, 0, 0, 0, null);
+            try {
+                for (int x = 0; x < table.length; x++) {
+                    scratch.ints[slot] = r.min() + x;
+                    table[x] += a.getValue() * node.eval(scratch);
+                }
+            } catch (RuntimeException e) {
+                return null;
+            }
+        }
+        Map<Integer, Long> linear = new LinkedHashMap<>(terms);
+        int[] tabSlots = new int[order.size()];
+        long[] mins = new long[order.size()];
+        long[][] tabs = new long[order.size()][];
+        for (int k = 0; k < order.size(); k++) {
+            Var v = order.get(k);
+            tabSlots[k] = slotOf.applyAsInt(v);
+            linear.remove(tabSlots[k]);
+            mins[k] = rangeOf.apply(v).min();
+            tabs[k] = tables.get(v);
+        }
+        int[] slots = linear.keySet().stream().mapToInt(Integer::intValue).toArray();
+        long[] coeffs = linear.values().stream().mapToLong(Long::longValue).toArray();
+        return new LeafNodes.Tabulated(
+                constant, slots, coeffs, tabSlots, mins, tabs, generic, Compiler.shift(t), t.isUnsigned());
+    }
+
+    /** The cheapest node computing this form in type {@code t}; the form has no atoms. */
     LongNode node(DType t) {
+        if (hasAtoms()) throw new IllegalStateException("a form with atoms is tabulated");
         int sh = Compiler.shift(t);
         boolean uns = t.isUnsigned();
         if (terms.isEmpty()) return new LeafNodes.ConstLong(IntNodes.wrap(constant, sh, uns));

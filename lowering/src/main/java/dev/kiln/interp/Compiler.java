@@ -48,6 +48,8 @@ final class Compiler {
     private final String fn;
     private final Map<Var, Integer> varSlots = new IdentityHashMap<>();
     private final Map<Buffer, Integer> bufSlots = new IdentityHashMap<>();
+    // loop variables with a constant range, for the atoms of AffineForm
+    private final Map<Var, AffineForm.Range> ranges = new IdentityHashMap<>();
     private int ints;
     private int floats;
     private int bufs;
@@ -81,8 +83,10 @@ final class Compiler {
                 LongNode ext = lng(f.extent());
                 int slot = ints++;
                 Integer prev = varSlots.put(f.var(), slot);
+                AffineForm.Range prevRange = enterRange(f);
                 ExecNode body = stmt(f.body());
                 restore(varSlots, f.var(), prev);
+                restoreRange(f, prevRange);
                 DType t = f.var().dtype();
                 yield new StmtNodes.For(slot, min, ext, body, shift(t), t.isUnsigned());
             }
@@ -165,11 +169,13 @@ final class Compiler {
         List<Integer> slots = new ArrayList<>();
         List<Integer> prevs = new ArrayList<>();
         List<LongNode> mins = new ArrayList<>();
+        List<AffineForm.Range> prevRanges = new ArrayList<>();
         for (For g : loops) {
             mins.add(lng(g.min()));
             int s = ints++;
             slots.add(s);
             prevs.add(varSlots.put(g.var(), s));
+            prevRanges.add(enterRange(g));
         }
         ExecNode inner = type.isFloat()
                 ? new MemoryNodes.Accumulate(acc, dbl(e), type == MemoryNodes.Accumulator.F32)
@@ -179,8 +185,10 @@ final class Compiler {
             DType t = g.var().dtype();
             inner = new StmtNodes.For(slots.get(k), mins.get(k), lng(g.extent()), inner, shift(t), t.isUnsigned());
         }
-        for (int k = loops.size() - 1; k >= 0; k--)
+        for (int k = loops.size() - 1; k >= 0; k--) {
             restore(varSlots, loops.get(k).var(), prevs.get(k));
+            restoreRange(loops.get(k), prevRanges.get(k));
+        }
         return new MemoryNodes.ReductionNest(slot, at, acc, type, inner);
     }
 
@@ -242,8 +250,29 @@ final class Compiler {
 
     private LongNode intBinary(Binary b) {
         DType t = b.dtype();
-        AffineForm form = AffineForm.of(b, t, this::slotOf);
-        if (form != null) return form.node(t);
+        AffineForm form = AffineForm.of(b, t, this::slotOf, ranges::get);
+        if (form != null && !form.hasAtoms()) return form.node(t);
+        LongNode generic = genericBinary(b);
+        if (form == null) return generic;
+        LongNode tabulated = form.tabulated(
+                t, this::slotOf, ranges::get, e -> e instanceof Binary x ? genericBinary(x) : lng(e), generic);
+        return tabulated != null ? tabulated : generic;
+    }
+
+    /** {@code f}'s variable's range, when its bounds are constants, recorded for the body; returns the one before. */
+    private AffineForm.Range enterRange(For f) {
+        if (f.min() instanceof IntImm m && f.extent() instanceof IntImm n)
+            return ranges.put(f.var(), new AffineForm.Range(m.value(), n.value()));
+        return ranges.remove(f.var());
+    }
+
+    private void restoreRange(For f, AffineForm.Range prev) {
+        if (prev == null) ranges.remove(f.var());
+        else ranges.put(f.var(), prev);
+    }
+
+    private LongNode genericBinary(Binary b) {
+        DType t = b.dtype();
         LongNode x = lng(b.a());
         LongNode y = lng(b.b());
         int sh = shift(t);
@@ -294,7 +323,17 @@ final class Compiler {
             return to.isBool() ? new CastNodes.DoubleToBool(v) : new CastNodes.DoubleToLong(v, to);
         }
         LongNode v = lng(c.value());
-        return to.isBool() ? new CastNodes.LongToBool(v) : new CastNodes.Wrap(v, shift(to), to.isUnsigned());
+        if (to.isBool()) return new CastNodes.LongToBool(v);
+        // every integer node's value is already wrapped to its type, so a widening that keeps every value is free
+        return keepsEveryValue(c.value().dtype(), to) ? v : new CastNodes.Wrap(v, shift(to), to.isUnsigned());
+    }
+
+    /** Whether every value of integer type {@code from} is a value of integer type {@code to}. */
+    static boolean keepsEveryValue(DType from, DType to) {
+        if (from == to) return true;
+        if (from.isBool() || to.isBool() || from.isFloat() || to.isFloat()) return false;
+        if (from.isUnsigned()) return to.isUnsigned() ? to.bits() >= from.bits() : to.bits() > from.bits();
+        return !to.isUnsigned() && to.bits() >= from.bits();
     }
 
     private LongNode intLoad(BufferLoad l) {
