@@ -24,6 +24,9 @@ final class AffineForm {
     /** The largest loop range an atom is tabulated over. */
     static final int MAX_TABLE = 1 << 14;
 
+    /** The longest loop {@link #deltas} are computed over. */
+    static final int MAX_DELTAS = 1 << 16;
+
     /** A loop variable's constant range: {@code [min, min + extent)}. */
     record Range(long min, long extent) {}
 
@@ -181,6 +184,35 @@ final class AffineForm {
         long[] coeffs = linear.values().stream().mapToLong(Long::longValue).toArray();
         return new LeafNodes.Tabulated(
                 constant, slots, coeffs, tabSlots, mins, tabs, generic, Compiler.shift(t), t.isUnsigned());
+    }
+
+    /**
+     * How this form changes along {@code v} (in {@code slot}) over its range {@code r}: {@code d[x] = g(min + x) -
+     * g(min)}, where {@code g} is the sum of {@code v}'s term and its atoms (evaluated with {@code compile}'s nodes),
+     * so the form's value at {@code min + x} is its value at {@code min} plus {@code d[x]}, modulo its type's width.
+     * Null when the range is longer than {@link #MAX_DELTAS} or an atom cannot be evaluated at some value.
+     */
+    long[] deltas(Var v, int slot, Range r, Function<Expr, LongNode> compile) {
+        if (r.extent() < 1 || r.extent() > MAX_DELTAS) return null;
+        long[] d = new long[(int) r.extent()];
+        long c = terms.getOrDefault(slot, 0L);
+        for (int x = 0; x < d.length; x++) d[x] = c * x;
+        Frame scratch = new Frame(slot + 1, 0, 0, 0, null);
+        try {
+            for (Map.Entry<Expr, Long> a : atoms.entrySet()) {
+                if (atomVars.get(a.getKey()) != v) continue;
+                LongNode node = compile.apply(a.getKey());
+                scratch.ints[slot] = r.min();
+                long first = node.eval(scratch);
+                for (int x = 0; x < d.length; x++) {
+                    scratch.ints[slot] = r.min() + x;
+                    d[x] += a.getValue() * (node.eval(scratch) - first);
+                }
+            }
+        } catch (RuntimeException e) {
+            return null;
+        }
+        return d;
     }
 
     /** The cheapest node computing this form in type {@code t}; the form has no atoms. */

@@ -183,7 +183,10 @@ final class Compiler {
         for (int k = loops.size() - 1; k >= 0; k--) {
             For g = loops.get(k);
             DType t = g.var().dtype();
-            inner = new StmtNodes.For(slots.get(k), mins.get(k), lng(g.extent()), inner, shift(t), t.isUnsigned());
+            ExecNode dot = k == loops.size() - 1 ? DotLoops.of(this, g, slots.get(k), e, acc, type, inner) : null;
+            inner = dot != null
+                    ? dot
+                    : new StmtNodes.For(slots.get(k), mins.get(k), lng(g.extent()), inner, shift(t), t.isUnsigned());
         }
         for (int k = loops.size() - 1; k >= 0; k--) {
             restore(varSlots, loops.get(k).var(), prevs.get(k));
@@ -271,7 +274,7 @@ final class Compiler {
         else ranges.put(f.var(), prev);
     }
 
-    private LongNode genericBinary(Binary b) {
+    LongNode genericBinary(Binary b) {
         DType t = b.dtype();
         LongNode x = lng(b.a());
         LongNode y = lng(b.b());
@@ -458,7 +461,12 @@ final class Compiler {
         return s;
     }
 
-    private int bufSlot(Buffer b, String how) {
+    /** The constant range of loop variable {@code v} around the node being compiled, or null. */
+    AffineForm.Range rangeOf(Var v) {
+        return ranges.get(v);
+    }
+
+    int bufSlot(Buffer b, String how) {
         Integer s = bufSlots.get(b.base());
         if (s == null) {
             throw new KilnException("buffer '" + b.name() + "' is " + how + " in function '" + fn
@@ -467,7 +475,7 @@ final class Compiler {
         return s;
     }
 
-    private long[] constShape(Buffer b, String role) {
+    long[] constShape(Buffer b, String role) {
         try {
             return b.constShape();
         } catch (KilnException e) {
@@ -477,7 +485,7 @@ final class Compiler {
         }
     }
 
-    private long[] constStrides(Buffer b, String role) {
+    long[] constStrides(Buffer b, String role) {
         try {
             long[] st = b.constStrides();
             for (int d = 0; d < st.length; d++) {
