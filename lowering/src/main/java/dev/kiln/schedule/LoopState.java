@@ -40,7 +40,9 @@ public record LoopState(ComputeDAG dag, List<Stage> stages, List<Step> steps) {
         try {
             next = step.applyTo(this);
             next.checkAttachments();
-            for (int i = 0; i < next.stages.size(); i++) TensorizeStep.recheck(next, i, false);
+            for (int i = 0; i < next.stages.size(); i++) {
+                if (!TensorizeStep.unchangedFor(this, next, i)) TensorizeStep.recheck(next, i, false);
+            }
         } catch (KilnException | NullPointerException | IndexOutOfBoundsException | ArithmeticException e) {
             // the last three are a step record with a missing or out-of-range field (a hand-written
             // or corrupted one); name the step rather than let a raw exception out

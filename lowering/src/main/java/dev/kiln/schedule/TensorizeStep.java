@@ -1,5 +1,6 @@
 package dev.kiln.schedule;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -38,6 +39,29 @@ public record TensorizeStep(int stageId, int iterId, String intrinsic) implement
     @Override
     public String describe(LoopState s) {
         return "tensorize(" + StepChecks.loopName(s, stageId, iterId) + ", \"" + intrinsic + "\")";
+    }
+
+    /**
+     * Whether step {@code before -> after} left everything the check of stage {@code i} reads as it was, so its
+     * outcome in {@code after} is its outcome in {@code before} (which {@link LoopState#apply} checked): the stage
+     * itself (the same record: its loops, annotations, attachment and tensorized loop) and, of every stage, its
+     * operation, attachment and storage (what {@code hasAttachments} and the layout check's shrunk buffers read).
+     * The search replays each candidate's steps; after the tensorize step most steps change other stages.
+     */
+    static boolean unchangedFor(LoopState before, LoopState after, int i) {
+        List<Stage> a = before.stages(), b = after.stages();
+        if (a.size() != b.size() || i >= a.size() || a.get(i) != b.get(i)) return false;
+        for (int j = 0; j < a.size(); j++) {
+            Stage x = a.get(j), y = b.get(j);
+            if (x == y) continue;
+            if (x.op() != y.op()
+                    || x.computeAt() != y.computeAt()
+                    || x.attachStage() != y.attachStage()
+                    || x.attachIter() != y.attachIter()
+                    || !java.util.Objects.equals(x.storageAlign(), y.storageAlign())
+                    || !java.util.Objects.equals(x.storageBlock(), y.storageBlock())) return false;
+        }
+        return true;
     }
 
     /** Re-checks a tensorized stage after a later step (or before lowering, with {@code concrete}). */

@@ -148,6 +148,34 @@ class TensorizeStepTest {
                 .hasMessageContaining("unknown tensor intrinsic");
     }
 
+    /**
+     * After the tensorize step, a step that leaves the tensorized stage and every stage's attachment and storage as
+     * they were does not check the nest again ({@code TensorizeStep.unchangedFor}: the search replays each candidate's
+     * steps); one that computes a stage inside the nest is still refused.
+     */
+    @Test
+    void laterStepsOnOtherStagesSkipTheRecheckButAnAttachmentInsideTheNestIsRefused() {
+        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 4, 32, 16);
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        var c = s.stage("matmul_packed");
+        c.split("n", 16);
+        c.split("k", 4);
+        c.reorder("m", "n.0", "k.0", "n.1", "k.1");
+        c.tensorize("n.1", TensorIntrinsics.VNNI_U8S8);
+        LoopState before = s.state();
+        int mm = -1;
+        for (int i = 0; i < before.stages().size(); i++)
+            if (before.stages().get(i).name().equals("matmul_packed")) mm = i;
+        var pack = s.stage("packed_w");
+        pack.parallel(pack.loops().get(0));
+        assertThat(TensorizeStep.unchangedFor(before, s.state(), mm)).isTrue();
+        c.parallel("m");
+        assertThat(TensorizeStep.unchangedFor(before, s.state(), mm)).isFalse();
+        assertThatThrownBy(() -> pack.computeAt(c, "k.1"))
+                .isInstanceOf(ScheduleException.class)
+                .hasMessageContaining("computed inside");
+    }
+
     /** A tensorized tile whose rows ({@code mTile} of {@code m}) and vectors ({@code nTile} x 16) may leave a tail. */
     private static Schedule rowTiled(ComputeDAG dag, int mTile, int nTile) {
         ScheduleBuilder s = ScheduleBuilder.on(dag);
