@@ -29,13 +29,18 @@ class TensorizeStepTest {
 
     /** Tiles n by 16 and k by the group, the tile innermost, and tensorizes it. */
     static Schedule tensorized(ComputeDAG dag, String intrinsic, int group) {
+        return tensorizing(dag, intrinsic, group).build();
+    }
+
+    /** The builder of {@link #tensorized}, for more steps. */
+    static ScheduleBuilder tensorizing(ComputeDAG dag, String intrinsic, int group) {
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         ScheduleBuilder.StageRef c = s.stage("matmul_packed");
         c.split("n", 16);
         c.split("k", group);
         c.reorder("m", "n.0", "k.0", "n.1", "k.1");
         c.tensorize("n.1", intrinsic);
-        return s.build();
+        return s;
     }
 
     @Test
@@ -155,13 +160,8 @@ class TensorizeStepTest {
      */
     @Test
     void laterStepsOnOtherStagesSkipTheRecheckButAnAttachmentInsideTheNestIsRefused() {
-        ComputeDAG dag = packedDense(DType.UINT8, DType.INT8, 4, 32, 16);
-        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        ScheduleBuilder s = tensorizing(packedDense(DType.UINT8, DType.INT8, 4, 32, 16), TensorIntrinsics.VNNI_U8S8, 4);
         var c = s.stage("matmul_packed");
-        c.split("n", 16);
-        c.split("k", 4);
-        c.reorder("m", "n.0", "k.0", "n.1", "k.1");
-        c.tensorize("n.1", TensorIntrinsics.VNNI_U8S8);
         LoopState before = s.state();
         int mm = -1;
         for (int i = 0; i < before.stages().size(); i++)
