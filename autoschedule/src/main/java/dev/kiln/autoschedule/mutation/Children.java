@@ -3,6 +3,7 @@ package dev.kiln.autoschedule.mutation;
 import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.CheckJvmTiles;
+import dev.kiln.autoschedule.annotate.CheckTensorizedTiles;
 import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
 import dev.kiln.autoschedule.annotate.InvalidSample;
 import dev.kiln.autoschedule.annotate.NestedParallel;
@@ -24,7 +25,8 @@ public final class Children {
     /**
      * The candidate of {@code steps}, or null when they do not replay, bounds cannot be inferred, parallel loops nest
      * (CPU), a depthwise conv's or a pooling's padding is computed whole at once where it could be computed inside
-     * its consumer (CPU, {@link InitChangeComputeLocation#padsWholeInputAtOnce}), the JVM backend cannot keep its
+     * its consumer (CPU, {@link InitChangeComputeLocation#padsWholeInputAtOnce}), a tensorized register tile does not
+     * fit the vector registers (CPU, {@link CheckTensorizedTiles}), the JVM backend cannot keep its
      * register tile in vector locals ({@link CheckJvmTiles}, JVM target) or the program breaks the device's limits
      * ({@link CheckGpuLimits}).
      */
@@ -38,6 +40,7 @@ public final class Children {
         if (!task.target().kind().isGpu()) {
             if (NestedParallel.has(c.state())) return null;
             if (InitChangeComputeLocation.padsWholeInputAtOnce(c.state())) return null;
+            if (CheckTensorizedTiles.refusal(c.state(), task.hardware().vectorRegisters()) != null) return null;
             if (!CheckJvmTiles.isJvm(task.target()) || "false".equals(System.getProperty("kiln.search.jvmRules"))) {
                 return c;
             }

@@ -2,6 +2,7 @@ package dev.kiln.autoschedule.search;
 
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.annotate.CheckJvmTiles;
+import dev.kiln.autoschedule.annotate.CheckTensorizedTiles;
 import dev.kiln.autoschedule.annotate.FactorizationMemo;
 import dev.kiln.autoschedule.annotate.InitChangeComputeLocation;
 import dev.kiln.autoschedule.annotate.InitKBlocking;
@@ -87,32 +88,30 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
     }
 
     /**
-     * Kiln's CPU rules. Sketches: Ansor's CPU rules in its order (AlwaysInline, AddRfactor,
-     * [Kiln's {@link MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can
-     * compute,] AddCacheWrite, MultiLevelTilingWithFusion (Kiln's: a stage that reads an input without reuse, a
-     * depthwise conv, gets only its fused sketches), MultiLevelTiling "SSRSRS", SkipStage) with
-     * Kiln's {@link MultiLevelTilingWithRowFusion} before AddCacheWrite (one more sketch for a matmul whose result
-     * a softmax or a norm reduces row by row: everything computed per block of output rows), Kiln's
-     * {@link FuseRowReductions} (the same for an input reduced row by row: a softmax or norm alone),
-     * {@link AddCacheReadPack}, so an operand the register tile reads in rows gets
-     * sketches with and without a packed copy ({@link #withRowPacking()} also packs the other operand,
-     * read along the reduction, where the first is packed), and Kiln's {@link VectorLanesOutsideReduction} (a pooling
-     * or other reduction without reuse gets sketches with its reduction loops outside whole vectors of its innermost
-     * axis, so that it can be vectorised) before SkipStage. (Ansor's SimplifyComputeWithConstTensor, for
-     * Winograd-style operators carrying a const-tensor attribute, has nothing to act on: Kiln
-     * operations carry no such attribute.) Tile filling (InitFillTileSize) draws register tiles and, for half
-     * of the stages with a reduction of 256 or more, a reduction block of 128-384 (ReductionTileSizes).
-     * Annotation: Kiln's {@link InitKBlocking} (the tiled stages where it matters get the GotoBLAS loop
-     * order, the outer reduction level in front of the level-1 spatial loops: nine in ten of those with such
-     * a reduction block, half of the others), InitChangeComputeLocation (Kiln's: a depthwise conv's or a
-     * pooling's padding never at root), Kiln's {@link InitReadOrder} (a
-     * transposing copy's loops reordered so that it reads its source contiguously), InitParallel, InitUnroll
-     * {0, 16, 64, 512}, and Kiln's InitVectorization, which also vectorises register-tile rows wider than Ansor's
-     * limit. Mutations: Ansor's CPU weights (tile size 0.90, auto-unroll 0.04, compute location 0.05,
-     * parallel 0.01) with 0.10 of the tile-size weight given to Kiln's {@link MutateRegisterTile},
-     * which redraws a whole register tile at once, 0.05 to Kiln's {@link MutateKBlocking}, which
-     * toggles the K-blocking of one stage, and 0.05 to Kiln's {@link MutateReductionTile}, which moves a
-     * stage's reduction block among 128-384.
+     * Kiln's CPU rules. Sketches: Ansor's CPU rules in its order (AlwaysInline, AddRfactor, [Kiln's {@link
+     * MultiLevelTilingTensorize}, for a stage the CPU's dot-product instructions can compute,] AddCacheWrite,
+     * MultiLevelTilingWithFusion (Kiln's: a stage that reads an input without reuse, a depthwise conv, gets only its
+     * fused sketches), MultiLevelTiling "SSRSRS", SkipStage) with Kiln's {@link MultiLevelTilingWithRowFusion} before
+     * AddCacheWrite (one more sketch for a matmul whose result a softmax or a norm reduces row by row: everything
+     * computed per block of output rows), Kiln's {@link FuseRowReductions} (the same for an input reduced row by row:
+     * a softmax or norm alone), {@link AddCacheReadPack}, so an operand the register tile reads in rows gets sketches
+     * with and without a packed copy ({@link #withRowPacking()} also packs the other operand, read along the
+     * reduction, where the first is packed), and Kiln's {@link VectorLanesOutsideReduction} (a pooling or other
+     * reduction without reuse gets sketches with its reduction loops outside whole vectors of its innermost axis, so
+     * that it can be vectorised) before SkipStage. (Ansor's SimplifyComputeWithConstTensor, for Winograd-style
+     * operators carrying a const-tensor attribute, has nothing to act on: Kiln operations carry no such attribute.)
+     * Tile filling (InitFillTileSize) draws register tiles and, for half of the stages with a reduction of 256 or
+     * more, a reduction block of 128-384 (ReductionTileSizes). Annotation: Kiln's {@link InitKBlocking} (the tiled
+     * stages where it matters get the GotoBLAS loop order, the outer reduction level in front of the level-1 spatial
+     * loops: nine in ten of those with such a reduction block, half of the others), InitChangeComputeLocation
+     * (Kiln's: a depthwise conv's or a pooling's padding never at root), Kiln's {@link InitReadOrder} (a transposing
+     * copy's loops reordered so that it reads its source contiguously), InitParallel, InitUnroll {0, 16, 64, 512},
+     * Kiln's InitVectorization, which also vectorises register-tile rows wider than Ansor's limit, and Kiln's {@link
+     * CheckTensorizedTiles}, which refuses a tensorized register tile over the vector registers (evolution's children
+     * too). Mutations: Ansor's CPU weights (tile size 0.90, auto-unroll 0.04, compute location 0.05, parallel 0.01)
+     * with 0.10 of the tile-size weight given to Kiln's {@link MutateRegisterTile}, which redraws a whole register
+     * tile at once, 0.05 to Kiln's {@link MutateKBlocking}, which toggles the K-blocking of one stage, and 0.05 to
+     * Kiln's {@link MutateReductionTile}, which moves a stage's reduction block among 128-384.
      */
     public static TargetRules cpu() {
         return new TargetRules(
@@ -134,7 +133,8 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
                         new InitReadOrder(),
                         new InitParallel(),
                         InitUnroll.cpu(),
-                        new InitVectorization()),
+                        new InitVectorization(),
+                        new CheckTensorizedTiles()),
                 cpuMutations(0.70, 0.10, 0.05, 0.05));
     }
 

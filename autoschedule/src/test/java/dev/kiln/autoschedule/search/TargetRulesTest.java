@@ -61,7 +61,8 @@ class TargetRulesTest {
                         "InitReadOrder",
                         "InitParallel",
                         "InitUnroll",
-                        "InitVectorization");
+                        "InitVectorization",
+                        "CheckTensorizedTiles");
         assertThat(TargetRules.ansorCpu().initRules().stream()
                         .map(InitRule::name)
                         .toList())
