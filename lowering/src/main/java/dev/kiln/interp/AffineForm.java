@@ -133,10 +133,10 @@ final class AffineForm {
     }
 
     /**
-     * This form with atoms as one node: each variable that has atoms reads one table (its own term folded in), built
-     * by evaluating the atoms' nodes ({@code compile}) at every value of its range; {@code generic} computes the
-     * expression when a variable is outside its range (never in a loop over that range). Null when an atom cannot be
-     * evaluated at some value of the range (a division by zero the program may never reach).
+     * This form with atoms as one node: each variable that has atoms reads one table of its part of the form over its
+     * range ({@link #along}); {@code generic} computes the expression when a variable is outside its range (never in
+     * a loop over that range). Null when an atom cannot be evaluated at some value of the range (a division by zero
+     * the program may never reach).
      */
     LongNode tabulated(
             DType t,
@@ -144,41 +144,20 @@ final class AffineForm {
             Function<Var, Range> rangeOf,
             Function<Expr, LongNode> compile,
             LongNode generic) {
-        Map<Var, long[]> tables = new IdentityHashMap<>();
-        List<Var> order = new ArrayList<>();
-        for (Map.Entry<Expr, Long> a : atoms.entrySet()) {
-            Var v = atomVars.get(a.getKey());
-            Range r = rangeOf.apply(v);
-            int slot = slotOf.applyAsInt(v);
-            long[] table = tables.get(v);
-            if (table == null) {
-                table = new long[(int) r.extent()];
-                long c = terms.getOrDefault(slot, 0L);
-                for (int x = 0; x < table.length; x++) table[x] = c * (r.min() + x);
-                tables.put(v, table);
-                order.add(v);
-            }
-            LongNode node = compile.apply(a.getKey());
-            Frame scratch = new Frame(slot + 1, 0, 0, 0, null);
-            try {
-                for (int x = 0; x < table.length; x++) {
-                    scratch.ints[slot] = r.min() + x;
-                    table[x] += a.getValue() * node.eval(scratch);
-                }
-            } catch (RuntimeException e) {
-                return null;
-            }
-        }
+        List<Var> vars = new ArrayList<>();
+        for (Var v : atomVars.values()) if (!vars.contains(v)) vars.add(v);
         Map<Integer, Long> linear = new LinkedHashMap<>(terms);
-        int[] tabSlots = new int[order.size()];
-        long[] mins = new long[order.size()];
-        long[][] tabs = new long[order.size()][];
-        for (int k = 0; k < order.size(); k++) {
-            Var v = order.get(k);
+        int[] tabSlots = new int[vars.size()];
+        long[] mins = new long[vars.size()];
+        long[][] tabs = new long[vars.size()][];
+        for (int k = 0; k < vars.size(); k++) {
+            Var v = vars.get(k);
+            Range r = rangeOf.apply(v);
             tabSlots[k] = slotOf.applyAsInt(v);
+            mins[k] = r.min();
+            tabs[k] = along(v, tabSlots[k], r, compile);
+            if (tabs[k] == null) return null;
             linear.remove(tabSlots[k]);
-            mins[k] = rangeOf.apply(v).min();
-            tabs[k] = tables.get(v);
         }
         int[] slots = linear.keySet().stream().mapToInt(Integer::intValue).toArray();
         long[] coeffs = linear.values().stream().mapToLong(Long::longValue).toArray();
@@ -188,31 +167,43 @@ final class AffineForm {
 
     /**
      * How this form changes along {@code v} (in {@code slot}) over its range {@code r}: {@code d[x] = g(min + x) -
-     * g(min)}, where {@code g} is the sum of {@code v}'s term and its atoms (evaluated with {@code compile}'s nodes),
-     * so the form's value at {@code min + x} is its value at {@code min} plus {@code d[x]}, modulo its type's width.
-     * Null when the range is longer than {@link #MAX_DELTAS} or an atom cannot be evaluated at some value.
+     * g(min)} ({@link #along}), so the form's value at {@code min + x} is its value at {@code min} plus {@code d[x]},
+     * modulo its type's width. Null when the range is longer than {@link #MAX_DELTAS} or an atom cannot be evaluated
+     * at some value.
      */
     long[] deltas(Var v, int slot, Range r, Function<Expr, LongNode> compile) {
-        if (r.extent() < 1 || r.extent() > MAX_DELTAS) return null;
-        long[] d = new long[(int) r.extent()];
+        if (r.extent() > MAX_DELTAS) return null;
+        long[] d = along(v, slot, r, compile);
+        if (d == null) return null;
+        long first = d[0];
+        for (int x = 0; x < d.length; x++) d[x] -= first;
+        return d;
+    }
+
+    /**
+     * {@code g(min + x)} for every {@code x} of {@code v}'s range {@code r}, where {@code g} is the part of this form
+     * that depends on {@code v} (in {@code slot}): its term and its atoms, each atom evaluated with its node from
+     * {@code compile} at every value. Null when the range is empty or an atom cannot be evaluated at some value.
+     */
+    private long[] along(Var v, int slot, Range r, Function<Expr, LongNode> compile) {
+        if (r.extent() < 1) return null;
+        long[] g = new long[(int) r.extent()];
         long c = terms.getOrDefault(slot, 0L);
-        for (int x = 0; x < d.length; x++) d[x] = c * x;
+        for (int x = 0; x < g.length; x++) g[x] = c * (r.min() + x);
         Frame scratch = new Frame(slot + 1, 0, 0, 0, null);
         try {
             for (Map.Entry<Expr, Long> a : atoms.entrySet()) {
                 if (atomVars.get(a.getKey()) != v) continue;
                 LongNode node = compile.apply(a.getKey());
-                scratch.ints[slot] = r.min();
-                long first = node.eval(scratch);
-                for (int x = 0; x < d.length; x++) {
+                for (int x = 0; x < g.length; x++) {
                     scratch.ints[slot] = r.min() + x;
-                    d[x] += a.getValue() * (node.eval(scratch) - first);
+                    g[x] += a.getValue() * node.eval(scratch);
                 }
             }
         } catch (RuntimeException e) {
             return null;
         }
-        return d;
+        return g;
     }
 
     /** The cheapest node computing this form in type {@code t}; the form has no atoms. */

@@ -257,8 +257,7 @@ final class Compiler {
         if (form != null && !form.hasAtoms()) return form.node(t);
         LongNode generic = genericBinary(b);
         if (form == null) return generic;
-        LongNode tabulated = form.tabulated(
-                t, this::slotOf, ranges::get, e -> e instanceof Binary x ? genericBinary(x) : lng(e), generic);
+        LongNode tabulated = form.tabulated(t, this::slotOf, ranges::get, this::atomNode, generic);
         return tabulated != null ? tabulated : generic;
     }
 
@@ -274,7 +273,12 @@ final class Compiler {
         else ranges.put(f.var(), prev);
     }
 
-    LongNode genericBinary(Binary b) {
+    /** An atom of an {@link AffineForm} as a node of its own (not tabulated again: it is the atom itself). */
+    LongNode atomNode(Expr e) {
+        return e instanceof Binary b ? genericBinary(b) : lng(e);
+    }
+
+    private LongNode genericBinary(Binary b) {
         DType t = b.dtype();
         LongNode x = lng(b.a());
         LongNode y = lng(b.b());

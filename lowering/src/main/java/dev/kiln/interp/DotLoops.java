@@ -84,7 +84,7 @@ final class DotLoops {
         if (idx.dtype().isUnsigned()) return null;
         AffineForm form = AffineForm.of(idx, idx.dtype(), c::slotOf, c::rangeOf);
         if (form == null) return null;
-        long[] delta = form.deltas(g.var(), slot, range, a -> a instanceof Binary b ? c.genericBinary(b) : c.lng(a));
+        long[] delta = form.deltas(g.var(), slot, range, c::atomNode);
         if (delta == null) return null;
         long[] shape = c.constShape(l.buffer(), "accessed");
         long[] strides = c.constStrides(l.buffer(), "accessed");

@@ -58,8 +58,8 @@ public record TensorizeStep(int stageId, int iterId, String intrinsic) implement
                     || x.computeAt() != y.computeAt()
                     || x.attachStage() != y.attachStage()
                     || x.attachIter() != y.attachIter()
-                    || !java.util.Objects.equals(x.storageAlign(), y.storageAlign())
-                    || !java.util.Objects.equals(x.storageBlock(), y.storageBlock())) return false;
+                    || !Objects.equals(x.storageAlign(), y.storageAlign())
+                    || !Objects.equals(x.storageBlock(), y.storageBlock())) return false;
         }
         return true;
     }
