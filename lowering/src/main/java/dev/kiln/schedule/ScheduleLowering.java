@@ -184,6 +184,7 @@ public final class ScheduleLowering {
         for (int d = 0; d < red.size(); d++)
             rootExt.put(op.axes().size() + d, red.get(d).extent());
         Map<Integer, Long> ext = IterAlgebra.extents(st, rootExt);
+        TensorizeCheck.checkInferred(st, ext);
         Map<Integer, Var> vars = new HashMap<>();
         Map<Integer, Expr> leafValues = new HashMap<>();
         for (int uid : st.leaves()) {

@@ -29,6 +29,15 @@ import java.util.Map;
  * Loops whose extents are still undecided (a sketch) are checked when the state is lowered.
  */
 final class TensorizeCheck {
+    /**
+     * The layout check's outcomes by stage operation (held weakly; "" when the layout is the pattern's, else the
+     * refusal). The check reads only the operation, the intrinsic, the axes the tensorized loops come from and which
+     * operands live in shrunk buffers ({@link Layout#shrunk}), never a split factor or the loop order, so the search's
+     * replays, which re-check a tensorized stage after most steps and lower every candidate, compute it once per key.
+     */
+    private static final Map<ComputeOp, Map<String, String>> LAYOUTS =
+            java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
     private TensorizeCheck() {}
 
     /** Throws a {@link ScheduleException} with the reason unless the nest at {@code uid} matches. */
@@ -113,7 +122,60 @@ final class TensorizeCheck {
                 }
             }
         }
-        new Layout(s, st, op, in, roots, reads, where).check();
+        Layout layout = new Layout(s, st, op, in, roots, reads, where);
+        String key = in.name() + " " + roots + " " + layout.shrunk();
+        Map<String, String> known = LAYOUTS.computeIfAbsent(op, o -> new java.util.concurrent.ConcurrentHashMap<>());
+        String refused = known.get(key);
+        if (refused == null) {
+            try {
+                layout.check();
+                refused = "";
+            } catch (ScheduleException e) {
+                refused = e.getMessage();
+            }
+            known.put(key, refused);
+        }
+        if (!refused.isEmpty()) throw new ScheduleException(refused);
+    }
+
+    /**
+     * The check after bound inference: a stage computed inside another stage's loop covers only the region needed
+     * there, so its loops may be shorter than the schedule's own extents say (a consumer tiled by 8 shrinks a
+     * tensorized loop of 16 to 8). Throws unless every tensorized loop keeps the pattern's extent and every split on
+     * its way to its axis still divides, by the inferred extents {@code ext} (loop uid to extent).
+     */
+    static void checkInferred(Stage st, Map<Integer, Long> ext) {
+        if (st.tensorized() == null) return;
+        int pos = st.indexOfUid(st.tensorized().iterUid());
+        if (pos < 0) return; // the check at apply time reports a vanished loop
+        TensorIntrinsic in = TensorIntrinsics.get(st.tensorized().intrinsic());
+        String where = "tensorize '" + st.name() + "' with " + in.name() + ": ";
+        List<Integer> nest = st.leaves().subList(pos, st.leaves().size());
+        List<Long> want = in.loopExtents();
+        for (int t = 0; t < nest.size() && t < want.size(); t++) {
+            int uid = nest.get(t);
+            Long e = ext.get(uid);
+            if (e == null || e.longValue() != want.get(t)) {
+                throw new ScheduleException(where + "loop '" + st.all().get(uid).name() + "' runs " + e
+                        + " iterations where the stage is computed (bound inference: its consumer's tile needs no"
+                        + " more), but the intrinsic's loop " + t + " has extent " + want.get(t));
+            }
+            for (int u = uid; u >= st.numRoots(); ) {
+                IterRelation.Split found = null;
+                for (IterRelation rel : st.relations()) {
+                    if (rel instanceof IterRelation.Split sp && sp.inner() == u) found = sp;
+                }
+                if (found == null) break;
+                Long p = ext.get(found.parent()), o = ext.get(found.outer()), i = ext.get(found.inner());
+                if (p == null || o == null || i == null || o * i != p) {
+                    throw new ScheduleException(where + "where the stage is computed, the split of loop '"
+                            + st.all().get(found.parent()).name() + "' (" + p + " iterations by bound inference) "
+                            + "into " + o + " x " + i + " leaves a tail whose guard would fall inside the tensorized "
+                            + "loop '" + st.all().get(uid).name() + "'");
+                }
+                u = found.parent();
+            }
+        }
     }
 
     /** The original axis whose innermost part loop {@code uid} is. */
@@ -366,6 +428,18 @@ final class TensorizeCheck {
             }
         }
 
+        /** For each of the intrinsic's operands, whether its tensor's buffer may be shrunk ({@link #onlyLast}). */
+        List<Boolean> shrunk() {
+            List<Boolean> out = new ArrayList<>();
+            List<Tensor> operands = in.operands();
+            for (int k = 0; k < operands.size(); k++) {
+                boolean isOut = k == operands.size() - 1;
+                TensorRead r = reads.get(operands.get(k));
+                out.add(onlyLast(isOut ? op.outputs().get(0) : r == null ? null : Tensor.of(r)));
+            }
+            return out;
+        }
+
         /**
          * The tile points (row-major indices over the nest's loops, the first point first) the layout check visits:
          * every one up to {@link #EXHAUSTIVE}; beyond that (an AMX chain of several tile multiplies), the first, every
@@ -427,7 +501,7 @@ final class TensorizeCheck {
          * may vary over the tile.
          */
         private boolean onlyLast(Tensor t) {
-            if (t.isPlaceholder()) return false;
+            if (t == null || t.isPlaceholder()) return false;
             for (Stage x : s.stages()) {
                 if (x.op() == t.op())
                     return x.computeAt() != ComputeAtKind.ROOT || x.storageAlign() != null || x.storageBlock() != null;

@@ -245,4 +245,44 @@ class TensorizeStepTest {
                 .hasMessageContaining("leaves a tail")
                 .hasMessageContaining("tensorized loop 'n.1.1'");
     }
+    /**
+     * A tensorized stage computed inside its consumer's tile: the consumer's columns in tiles of 16 leave the
+     * intrinsic its 16 and the program exact; tiles of 8 shrink the tensorized loop to 8 by bound inference, which
+     * the search's bound inference and the lowering refuse (before, the backend's compile did).
+     */
+    @Test
+    void boundInferenceMustLeaveTheTensorizedLoopsWhole() {
+        Tensor x = Te.placeholder("x", DType.UINT8, 4, 16);
+        Tensor w = Te.placeholder("w", DType.INT8, 32, 16);
+        Tensor mm = LowPrecision.matmulPacked(x, LowPrecision.packDenseWeight(w));
+        Tensor plus = Te.compute("plus", Te.shape(4, 32), (i, j) -> mm.at(i, j).add(1));
+        ComputeDAG dag = ComputeDAG.of(plus);
+        for (int tile : new int[] {16, 8}) {
+            ScheduleBuilder s = tensorizing(dag, TensorIntrinsics.VNNI_U8S8, 4);
+            var consumer = s.stage("plus");
+            consumer.split("j", tile);
+            consumer.reorder("i", "j.0", "j.1");
+            s.stage("matmul_packed").computeAt(consumer, "j.0");
+            LoopState state = s.state();
+            if (tile == 16) {
+                assertThat(ScheduleLowering.inferExtents(state)).isNotEmpty();
+                NDArray xs = LowPrecisionData.full(DType.UINT8, 7, 4, 16);
+                NDArray ws = LowPrecisionData.full(DType.INT8, 8, 32, 16);
+                NDArray out = NDArray.allocate(DType.INT32, 4, 32);
+                Interpreter.run(Lowering.lower("fused", s.build()), xs, ws, out);
+                long[] want = LowPrecisionData.denseInt(xs, ws);
+                for (int k = 0; k < want.length; k++) want[k] += 1;
+                assertThat(out.toLongArray()).containsExactly(want);
+            } else {
+                for (var call : java.util.List.<org.assertj.core.api.ThrowableAssert.ThrowingCallable>of(
+                        () -> ScheduleLowering.inferExtents(state), () -> ScheduleLowering.lower("fused", state))) {
+                    assertThatThrownBy(call)
+                            .isInstanceOf(ScheduleException.class)
+                            .hasMessageContaining("tensorize 'matmul_packed'")
+                            .hasMessageContaining("loop 'n.1' runs 8 iterations")
+                            .hasMessageContaining("extent 16");
+                }
+            }
+        }
+    }
 }

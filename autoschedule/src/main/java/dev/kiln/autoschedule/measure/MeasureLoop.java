@@ -39,6 +39,11 @@ public final class MeasureLoop {
         /** Runs the program once, untimed (a device may queue it without waiting). */
         void launch();
 
+        /** The warm-up by time: untimed runs for at most {@code ms} milliseconds, until their times settle. */
+        default void warmUp(double ms) {
+            Warmup.run(this::launch, ms);
+        }
+
         /** The mean time of {@code number} back-to-back runs in seconds, all finished when it returns. */
         double time(long number);
 
@@ -108,6 +113,19 @@ public final class MeasureLoop {
      * alone was slow (a preemption or page faults on a busy machine) is then measured in full.
      */
     public static Outcome run(Device device, MeasureOptions o, Limits limits, double slowSeconds) {
+        return run(device, o, limits, slowSeconds, Double.POSITIVE_INFINITY);
+    }
+
+    /**
+     * As {@link #run(Device, MeasureOptions, Limits, double)}, and, with caches flushed before every timed run, a
+     * program whose repeats after a short warm-up ({@link MeasureOptions#FLUSHED_WARMUP_MS}) are all slower than
+     * {@code promisingSeconds} keeps those times: it is no contender for its workload's best ({@link SlowPrograms}
+     * sets the bar), and the rest of the warm-up, about a third of a network tune's measuring, would only make its
+     * number a few percent more exact. A program under the bar warms up in full and is timed again, so every
+     * contender is measured as before. Infinite {@code promisingSeconds}: every program is warmed up in full.
+     */
+    public static Outcome run(
+            Device device, MeasureOptions o, Limits limits, double slowSeconds, double promisingSeconds) {
         boolean check = o.checkCorrectness() && device.hasReferences();
         double first;
         try {
@@ -144,23 +162,43 @@ public final class MeasureLoop {
         }
         try {
             for (int i = 0; i < o.warmup(); i++) device.launch();
-            if (limits.warmupByTime()) Warmup.run(device::launch, o.warmupMs());
-            double[] costs = new double[o.repeats()];
-            if (o.flushCache()) {
-                // a flush costs far more than a small kernel: with it, every repeat is one run (as in TVM)
-                for (int r = 0; r < costs.length; r++) {
-                    device.flushCache();
-                    costs[r] = device.time(1);
-                }
-            } else {
-                long number = calibrate(device, o.number(), o.minRepeatMs() / 1e3, limits.maxNumber());
-                for (int r = 0; r < costs.length; r++) costs[r] = device.time(number);
+            boolean staged = limits.warmupByTime()
+                    && o.flushCache()
+                    && promisingSeconds < Double.POSITIVE_INFINITY
+                    && o.warmupMs() > MeasureOptions.FLUSHED_WARMUP_MS;
+            if (limits.warmupByTime()) device.warmUp(staged ? MeasureOptions.FLUSHED_WARMUP_MS : o.warmupMs());
+            double[] costs = repeats(device, o, limits);
+            if (staged && min(costs) <= promisingSeconds) {
+                device.warmUp(o.warmupMs());
+                costs = repeats(device, o, limits);
             }
             device.afterTiming();
             return new Outcome(costs, MeasureError.NONE, "");
         } catch (RuntimeException | StackOverflowError e) {
             return failure(device, e, "while timing: ");
         }
+    }
+
+    /** The timed repeats: each one run after a flush where {@code o} flushes, else calibrated runs. */
+    private static double[] repeats(Device device, MeasureOptions o, Limits limits) {
+        double[] costs = new double[o.repeats()];
+        if (o.flushCache()) {
+            // a flush costs far more than a small kernel: with it, every repeat is one run (as in TVM)
+            for (int r = 0; r < costs.length; r++) {
+                device.flushCache();
+                costs[r] = device.time(1);
+            }
+        } else {
+            long number = calibrate(device, o.number(), o.minRepeatMs() / 1e3, limits.maxNumber());
+            for (int r = 0; r < costs.length; r++) costs[r] = device.time(number);
+        }
+        return costs;
+    }
+
+    private static double min(double[] xs) {
+        double m = Double.POSITIVE_INFINITY;
+        for (double x : xs) m = Math.min(m, x);
+        return m;
     }
 
     /** The runs per repeat: {@code number} raised until a repeat lasts {@code minSeconds} (or {@code max}). */

@@ -114,6 +114,16 @@ public record MeasureOptions(
     }
 
     /**
+     * The short warm-up by time, in milliseconds, of a flushed measurement ({@link #flushCache()}, a network tune's)
+     * before its first timing: a program then timed well behind its workload's best keeps that timing, and only a
+     * contender gets the rest of {@link #warmupMs()} and is timed again ({@link MeasureLoop}). A flushed run is cold
+     * by design, so its warm-up ramps the clock and wakes the runtime rather than warming caches;
+     * {@code ./kiln measure-bench --policies flush,flush-short,flush-none} compares the two warm-ups on their own
+     * (docs/PERFORMANCE.md, "A short warm-up for programs that cannot win").
+     */
+    public static final double FLUSHED_WARMUP_MS = 10;
+
+    /**
      * The defaults: 1 warm-up run, then a warm-up by time of at most 100 ms (about 30 ms for a
      * kernel whose times are steady from the start), then 10 repeats of one run each (short timing
      * windows: on a shared machine a 10 ms window is rarely left alone, one run often is; the cost

@@ -54,10 +54,13 @@ final class ProgramRunner {
             MeasureOptions o,
             CacheFlusher flusher,
             WorkerPool pool) {
-        return run(kernel, params, workload, o, flusher, pool, Double.POSITIVE_INFINITY);
+        return run(kernel, params, workload, o, flusher, pool, Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY);
     }
 
-    /** As above; a program whose checked run exceeds {@code slowSeconds} is timed once ({@link MeasureLoop}). */
+    /**
+     * As above; a program whose checked run exceeds {@code slowSeconds} is timed once, and one timed slower than
+     * {@code promisingSeconds} after a short warm-up keeps that timing ({@link MeasureLoop}).
+     */
     static MeasureLoop.Outcome run(
             Kernel kernel,
             List<Buffer> params,
@@ -65,7 +68,8 @@ final class ProgramRunner {
             MeasureOptions o,
             CacheFlusher flusher,
             WorkerPool pool,
-            double slowSeconds) {
+            double slowSeconds,
+            double promisingSeconds) {
         NDArray[] args;
         try {
             args = workload.allocate(params);
@@ -76,7 +80,11 @@ final class ProgramRunner {
         pool.hold();
         try {
             return MeasureLoop.run(
-                    new CpuDevice(kernel, args, workload, o, flusher), o, MeasureLoop.Limits.CPU, slowSeconds);
+                    new CpuDevice(kernel, args, workload, o, flusher),
+                    o,
+                    MeasureLoop.Limits.CPU,
+                    slowSeconds,
+                    promisingSeconds);
         } finally {
             pool.release();
             for (NDArray a : args) a.close();

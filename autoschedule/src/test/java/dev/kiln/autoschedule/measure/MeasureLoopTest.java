@@ -144,6 +144,63 @@ class MeasureLoopTest {
                 .isEqualTo(MeasureError.WRONG_RESULT);
     }
 
+    /** A fake device that records its warm-ups by time instead of running them. */
+    static class WarmupRecorder extends FakeDevice {
+        WarmupRecorder(double secondsPerRun) {
+            super(secondsPerRun);
+        }
+
+        @Override
+        public void warmUp(double ms) {
+            calls.add("warm-up " + (long) ms + " ms");
+        }
+    }
+
+    @Test
+    void aFlushedProgramBehindTheBarKeepsItsTimingAfterTheShortWarmupAndAContenderIsWarmedUpInFull() {
+        MeasureOptions o = MeasureOptions.defaults()
+                .withRepeats(2)
+                .withWarmup(1)
+                .withWarmupMs(100)
+                .withFlushCache(true);
+        List<String> quick = List.of(
+                "poison", "checked", "compare", "launch", "warm-up 10 ms", "flush", "time 1", "flush", "time 1");
+        // behind the bar (1.3x the workload's best, say): the short warm-up and one set of repeats
+        WarmupRecorder behind = new WarmupRecorder(2e-3);
+        MeasureLoop.Outcome b = MeasureLoop.run(behind, o, MeasureLoop.Limits.CPU, 1.0, 1.5e-3);
+        assertThat(b.costs()).containsExactly(2e-3, 2e-3);
+        assertThat(behind.calls).containsExactlyElementsOf(concat(quick, List.of("after")));
+        // a contender: the rest of the warm-up, then timed again
+        WarmupRecorder contender = new WarmupRecorder(1e-3);
+        MeasureLoop.Outcome c = MeasureLoop.run(contender, o, MeasureLoop.Limits.CPU, 1.0, 1.5e-3);
+        assertThat(c.costs()).containsExactly(1e-3, 1e-3);
+        assertThat(contender.calls)
+                .containsExactlyElementsOf(
+                        concat(quick, List.of("warm-up 100 ms", "flush", "time 1", "flush", "time 1", "after")));
+        // no bar yet (the workload's first program) or warm caches: the full warm-up at once
+        for (MeasureOptions opts : List.of(o, o.withFlushCache(false))) {
+            WarmupRecorder d = new WarmupRecorder(2e-3);
+            double bar = opts.flushCache() ? Double.POSITIVE_INFINITY : 1.5e-3;
+            MeasureLoop.run(d, opts, MeasureLoop.Limits.CPU, 1.0, bar);
+            assertThat(d.calls).contains("warm-up 100 ms").doesNotContain("warm-up 10 ms");
+        }
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> out = new ArrayList<>(a);
+        out.addAll(b);
+        return out;
+    }
+
+    @Test
+    void theContendersBarIsThirtyPercentOverTheFastestOfTheWorkload() {
+        SlowPrograms slow = new SlowPrograms();
+        assertThat(slow.promising("a")).isInfinite();
+        slow.timed("a", new double[] {0.02, 0.01});
+        assertThat(slow.promising("a")).isEqualTo(0.013, org.assertj.core.api.Assertions.within(1e-12));
+        assertThat(slow.promising("b")).isInfinite();
+    }
+
     @Test
     void theBarIsTenTimesTheFastestOfTheWorkloadAndNeverUnderTheFloor() {
         SlowPrograms slow = new SlowPrograms();

@@ -59,7 +59,8 @@ public final class MeasureBench implements Callable<Integer> {
 
     @Option(
             names = "--policies",
-            description = "Comma-separated policies: legacy, warmup, default, flush, long (default: ${DEFAULT-VALUE}).")
+            description = "Comma-separated policies: legacy, warmup, default, flush, flush-short, flush-none, long "
+                    + "(default: ${DEFAULT-VALUE}).")
     String policies = "legacy,warmup,default";
 
     @Option(names = "--threads", description = "Cores the programs may use (default: ${DEFAULT-VALUE}).")

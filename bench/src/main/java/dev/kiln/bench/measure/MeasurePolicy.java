@@ -14,14 +14,17 @@ import java.util.List;
  */
 public record MeasurePolicy(String name, MeasureOptions options) {
     /** The names {@link #of} accepts. */
-    public static final List<String> NAMES = List.of("legacy", "warmup", "default", "flush", "long");
+    public static final List<String> NAMES =
+            List.of("legacy", "warmup", "default", "flush", "flush-short", "flush-none", "long");
 
     /**
      * {@code legacy}: the tuner's timing before issue 13 (1 warm-up run, 5 repeats of at least
      * 10 ms); {@code warmup}: legacy with the warm-up by time (at most 100 ms); {@code default}:
      * {@link MeasureOptions#defaults()} (the warm-up by time, then 10 repeats of one run each);
-     * {@code flush}: the default with a cache flush before every run; {@code long}: the default
-     * with 20 repeats.
+     * {@code flush}: the default with a cache flush before every run (the network tuner's timing before the fortieth
+     * session); {@code flush-short}: flush with the warm-up by time cut to {@link MeasureOptions#FLUSHED_WARMUP_MS}
+     * (the network tuner's now); {@code flush-none}: flush with no warm-up by time (the one warm-up run only);
+     * {@code long}: the default with 20 repeats.
      */
     public static MeasurePolicy of(String name, double timeoutSeconds) {
         MeasureOptions d = MeasureOptions.defaults().withRemeasure(0, 0).withTimeoutSeconds(timeoutSeconds);
@@ -32,6 +35,8 @@ public record MeasurePolicy(String name, MeasureOptions options) {
                     case "warmup" -> legacy.withWarmupMs(d.warmupMs());
                     case "default" -> d;
                     case "flush" -> d.withFlushCache(true);
+                    case "flush-short" -> d.withFlushCache(true).withWarmupMs(MeasureOptions.FLUSHED_WARMUP_MS);
+                    case "flush-none" -> d.withFlushCache(true).withWarmupMs(0);
                     case "long" -> d.withRepeats(20);
                     default -> throw new KilnException("measure policy '" + name + "': expected one of " + NAMES);
                 };
