@@ -80,9 +80,12 @@ final class ChildJvm implements AutoCloseable {
     /**
      * Measures {@code requests} (one program each, in order) as one batch: the child compiles them all on
      * {@code threads} threads, then times them one by one ({@link WorkerBatch}). Results are those of
-     * {@link #measure} for each: a child that dies or stalls while compiling (no program finished within
-     * {@code timeoutSeconds}) is killed and the whole batch is measured again the serial way, which isolates the
-     * program at fault; one that dies or hangs while timing a program costs that program (its time-out is what
+     * {@link #measure} for each: a child that stalls while compiling (no program finished within
+     * {@code timeoutSeconds}) is killed, the programs it was compiling (one per build thread, the first unfinished
+     * ones) are {@link MeasureError#TIMEOUT}s and the rest of the batch goes to a fresh child (measured again the
+     * serial way, a stalled program took that time-out twice: 40 s of a tune's budget); a child that dies while
+     * compiling is killed and the whole batch is measured again the serial way, which isolates the program at fault;
+     * one that dies or hangs while timing a program costs that program (its time-out is what
      * its compile left of {@code timeoutSeconds}), and the rest of the batch goes to a fresh child. Each result's
      * wall time is its share of the build (the build's wall time over the batch) plus the wait for its reply.
      */
@@ -111,18 +114,46 @@ final class ChildJvm implements AutoCloseable {
         WorkerProcess w = worker;
         w.send(line);
         double[] compileSeconds = new double[which.size()];
+        boolean[] done = new boolean[which.size()];
         int built = 0;
         while (built < which.size()) {
+            long t2 = System.nanoTime();
             WorkerProcess.Answer a = w.await(limit);
             if (a instanceof WorkerProcess.Answer.Replied r && r.reply().has("compiled")) {
                 long k = r.reply().path("compiled").asLong(-1) - firstId;
-                if (k >= 0 && k < which.size()) {
+                if (k >= 0 && k < which.size() && !done[(int) k]) {
                     compileSeconds[(int) k] = r.reply().path("compile_s").asDouble();
+                    done[(int) k] = true;
                     built++;
                     continue;
                 }
             }
-            discard(w); // died, stalled or confused while compiling: measure the batch the serial way
+            discard(w);
+            if (a instanceof WorkerProcess.Answer.TimedOut) {
+                // No compile ended within the time-out, so none started in it either: the programs compiling now
+                // (the first `threads` unfinished ones, as the child's build pool takes them in order) have each
+                // compiled for longer than a program may take. They are the time-outs; the rest go to a fresh child.
+                double waited = (System.nanoTime() - t2) / 1e9;
+                List<Integer> rest = new ArrayList<>();
+                int blamed = 0;
+                for (int k = 0; k < which.size(); k++) {
+                    if (!done[k] && blamed < threads) {
+                        blamed++;
+                        out[which.get(k)] = MeasureResult.failed(
+                                        MeasureError.TIMEOUT,
+                                        "still compiling after " + limit
+                                                + " s (compiling, checking and timing); the worker was killed",
+                                        0,
+                                        0)
+                                .withWallSeconds(waited);
+                    } else {
+                        rest.add(which.get(k));
+                    }
+                }
+                batch(requests, rest, out, threads, limit);
+                return;
+            }
+            // died or confused while compiling: measure the batch the serial way, which isolates the program at fault
             for (int i : which) out[i] = timed(requests.get(i), limit);
             return;
         }

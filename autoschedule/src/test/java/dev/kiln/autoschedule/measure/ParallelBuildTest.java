@@ -109,14 +109,19 @@ class ParallelBuildTest {
         assertThat(crash.get(1).errorMessage()).contains("exit status 21");
         assertThat(crash.get(2).errorMessage())
                 .isEqualTo("faulty: faulty backend: function 'kiln_measured' refused on purpose");
-        // a compile that never ends stalls the build: killed after the time-out, then found in turn
-        List<MeasureResult> hang =
-                parallel.measure(w.task(), List.of(w.fault(Fault.HANG_IN_COMPILE), w.fault(Fault.NONE), w.tiled(2, 2)));
+        // a compile that never ends stalls the build: killed after the time-out, the program still compiling is the
+        // time-out (not compiled and timed out again in turn), the others measured in one fresh child
+        int starts = parallel.workerStarts();
+        List<MeasureResult> hang = parallel.measure(
+                w.task(), List.of(w.fault(Fault.NONE), w.fault(Fault.HANG_IN_COMPILE), w.tiled(2, 2), w.tiled(1, 3)));
         assertThat(hang)
                 .extracting(MeasureResult::error)
-                .containsExactly(MeasureError.TIMEOUT, MeasureError.NONE, MeasureError.NONE);
-        assertThat(hang.get(0).errorMessage()).contains("no result after 2.0 s");
-        assertThat(hang.get(1).costsSeconds()).hasSize(2);
+                .containsExactly(MeasureError.NONE, MeasureError.TIMEOUT, MeasureError.NONE, MeasureError.NONE);
+        assertThat(hang.get(1).errorMessage()).contains("still compiling after 2.0 s");
+        assertThat(hang.get(1).wallSeconds()).isBetween(2.0, 3.9);
+        assertThat(hang.get(0).costsSeconds()).hasSize(2);
+        assertThat(hang.get(3).costsSeconds()).hasSize(2);
+        assertThat(parallel.workerStarts() - starts).isEqualTo(1);
     }
 
     @Test
