@@ -61,6 +61,12 @@ final class FnBuilder {
         terminated = true;
     }
 
+    /** Ends the current block with {@code br label %to, !llvm.loop loopId}: the back edge of loop {@code loopId}. */
+    void br(String to, String loopId) {
+        line("br label %" + to + ", !llvm.loop " + loopId);
+        terminated = true;
+    }
+
     /** Ends the current block with a conditional branch. */
     void condBr(String cond, String then, String otherwise) {
         line("br i1 " + cond + ", label %" + then + ", label %" + otherwise);

@@ -14,6 +14,8 @@ final class ModuleBuilder {
     private final List<String> functions = new ArrayList<>();
     private final Map<String, String> declarations = new LinkedHashMap<>();
     private final List<String> notes = new ArrayList<>();
+    private final List<String> metadata = new ArrayList<>();
+    private String unrollDisable;
 
     ModuleBuilder(String name) {
         this.name = name;
@@ -29,6 +31,20 @@ final class ModuleBuilder {
     String declare(String fn, String ret, String params, String attrs) {
         declarations.putIfAbsent(fn, "declare " + ret + " @" + fn + "(" + params + ") " + attrs);
         return "@" + fn;
+    }
+
+    /**
+     * A fresh loop id ({@code !N = distinct !{!N, !{"llvm.loop.unroll.disable"}}}) for the back edge of a loop LLVM
+     * must not unroll ({@link StmtGen}).
+     */
+    String noUnrollLoop() {
+        if (unrollDisable == null) {
+            unrollDisable = "!" + metadata.size();
+            metadata.add(unrollDisable + " = !{!\"llvm.loop.unroll.disable\"}");
+        }
+        String id = "!" + metadata.size();
+        metadata.add(id + " = distinct !{" + id + ", " + unrollDisable + "}");
+        return id;
     }
 
     void add(FnBuilder f) {
@@ -55,6 +71,7 @@ final class ModuleBuilder {
         sb.append('\n');
         for (String f : functions) sb.append(f).append('\n');
         for (String d : declarations.values()) sb.append(d).append('\n');
+        for (String m : metadata) sb.append(m).append('\n');
         return sb.toString();
     }
 }

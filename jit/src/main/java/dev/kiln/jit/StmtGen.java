@@ -216,8 +216,62 @@ final class StmtGen {
         g.fn.br(latch);
         g.fn.block(latch);
         g.fn.line(next + " = add nsw " + ty + " " + i + ", 1");
-        g.fn.br(header);
+        if (steps(f) > llvmUnrollSteps && holdsEmittedLoop(f.body(), g.autoUnroll) && holdsTensorized(f.body())) {
+            g.fn.br(header, g.mod.noUnrollLoop());
+        } else g.fn.br(header);
         g.fn.block(exit);
+    }
+
+    /**
+     * The most steps ({@link #steps}) a serial loop that holds other loops may have for LLVM to unroll it
+     * ({@code -Dkiln.jit.llvmUnrollSteps}; {@link Long#MAX_VALUE}: no limit, as before). Kiln unrolls what the schedule
+     * asks ({@code auto_unroll_max_step}, unrolled loops); LLVM's full unroller then takes loops of constant extent one
+     * level at a time, innermost first, and a nest of small loops around a tensorized body (4 x 2 x 16 x 28 around one
+     * {@code vpdpbusd}) became 3,584 copies: 50 s of optimisation and code generation for a program 4.5x slower than
+     * its task's best. A loop over the limit that holds a loop this backend emits as a loop and a tensorized nest
+     * gets {@code llvm.loop.unroll.disable}. LLVM's unrolling of smaller nests, which many of the best programs need
+     * (forbidding all outer-loop unrolling made int8 convs up to 4.5x slower, a limit of 1,024 two of them 7.5%), and of
+     * nests without intrinsics (a 1,024-step limit on every nest made a max pool and a dense 1.6x slower) is left alone (probe {@code UnrollAB},
+     * docs/PERFORMANCE.md, "LLVM's unrolling around intrinsics").
+     */
+    static volatile long llvmUnrollSteps = Long.getLong("kiln.jit.llvmUnrollSteps", 2048);
+
+    /** Whether {@code s} holds a tensorized nest. */
+    static boolean holdsTensorized(Stmt s) {
+        boolean[] found = new boolean[1];
+        dev.kiln.tir.Stmts.forEachStmt(s, x -> {
+            if (x instanceof Pragma p && p.tensorIntrinsic() != null) found[0] = true;
+        });
+        return found[0];
+    }
+
+    /**
+     * Whether {@code s} holds a loop this backend emits as a loop: a serial loop it does not unroll itself under
+     * {@code autoUnroll} (an {@code auto_unroll_max_step} pragma inside sets its own), looking inside loops it unrolls
+     * and not inside tensorized nests (one intrinsic) or vectorized loops.
+     */
+    static boolean holdsEmittedLoop(Stmt s, long autoUnroll) {
+        return switch (s) {
+            case For f ->
+                switch (f.kind()) {
+                    case SERIAL ->
+                        !(autoUnroll > 0 && f.extent() instanceof IntImm && steps(f) <= autoUnroll)
+                                || holdsEmittedLoop(f.body(), autoUnroll);
+                    case UNROLLED -> holdsEmittedLoop(f.body(), autoUnroll);
+                    case VECTORIZED, PARALLEL, THREAD_BOUND -> false;
+                };
+            case Allocate a -> holdsEmittedLoop(a.body(), autoUnroll);
+            case Seq q -> q.stmts().stream().anyMatch(x -> holdsEmittedLoop(x, autoUnroll));
+            case IfThenElse i ->
+                holdsEmittedLoop(i.then(), autoUnroll)
+                        || i.otherwise() != null && holdsEmittedLoop(i.otherwise(), autoUnroll);
+            case Let l -> holdsEmittedLoop(l.body(), autoUnroll);
+            case Pragma p ->
+                p.tensorIntrinsic() == null
+                        && holdsEmittedLoop(
+                                p.body(), p.key().equals(Pragma.AUTO_UNROLL_MAX_STEP) ? p.value() : autoUnroll);
+            default -> false;
+        };
     }
 
     private static void unrolled(CodeGen g, For f) {
