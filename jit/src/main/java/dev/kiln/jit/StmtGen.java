@@ -230,9 +230,9 @@ final class StmtGen {
      * {@code vpdpbusd}) became 3,584 copies: 50 s of optimisation and code generation for a program 4.5x slower than
      * its task's best. A loop over the limit that holds a loop this backend emits as a loop and a tensorized nest
      * gets {@code llvm.loop.unroll.disable}. LLVM's unrolling of smaller nests, which many of the best programs need
-     * (forbidding all outer-loop unrolling made int8 convs up to 4.5x slower, a limit of 1,024 two of them 7.5%), and of
-     * nests without intrinsics (a 1,024-step limit on every nest made a max pool and a dense 1.6x slower) is left alone (probe {@code UnrollAB},
-     * docs/PERFORMANCE.md, "LLVM's unrolling around intrinsics").
+     * (forbidding all outer-loop unrolling made int8 convs up to 4.5x slower, a limit of 1,024 two of them 7.5%),
+     * and of nests without intrinsics (a 1,024-step limit on every nest made a max pool and a dense 1.6x slower) is
+     * left alone (probe {@code UnrollAB}, docs/PERFORMANCE.md, "LLVM's unrolling around intrinsics").
      */
     static volatile long llvmUnrollSteps = Long.getLong("kiln.jit.llvmUnrollSteps", 2048);
 
