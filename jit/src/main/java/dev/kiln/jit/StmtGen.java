@@ -216,7 +216,8 @@ final class StmtGen {
         g.fn.br(latch);
         g.fn.block(latch);
         g.fn.line(next + " = add nsw " + ty + " " + i + ", 1");
-        if (steps(f) > llvmUnrollSteps && holdsEmittedLoop(f.body(), g.autoUnroll) && holdsTensorized(f.body())) {
+        // the rare case first: most programs hold no tensorized nest
+        if (holdsTensorized(f.body()) && steps(f) > llvmUnrollSteps && holdsEmittedLoop(f.body(), g.autoUnroll)) {
             g.fn.br(header, g.mod.noUnrollLoop());
         } else g.fn.br(header);
         g.fn.block(exit);

@@ -160,20 +160,13 @@ final class TensorizeCheck {
                         + " iterations where the stage is computed (bound inference: its consumer's tile needs no"
                         + " more), but the intrinsic's loop " + t + " has extent " + want.get(t));
             }
-            for (int u = uid; u >= st.numRoots(); ) {
-                IterRelation.Split found = null;
-                for (IterRelation rel : st.relations()) {
-                    if (rel instanceof IterRelation.Split sp && sp.inner() == u) found = sp;
-                }
-                if (found == null) break;
-                Long p = ext.get(found.parent()), o = ext.get(found.outer()), i = ext.get(found.inner());
-                if (p == null || o == null || i == null || o * i != p) {
-                    throw new ScheduleException(where + "where the stage is computed, the split of loop '"
-                            + st.all().get(found.parent()).name() + "' (" + p + " iterations by bound inference) "
-                            + "into " + o + " x " + i + " leaves a tail whose guard would fall inside the tensorized "
-                            + "loop '" + st.all().get(uid).name() + "'");
-                }
-                u = found.parent();
+            IterRelation.Split tail = tailSplit(st, uid, ext::get);
+            if (tail != null) {
+                throw new ScheduleException(where + "where the stage is computed, the split of loop '"
+                        + st.all().get(tail.parent()).name() + "' (" + ext.get(tail.parent())
+                        + " iterations by bound inference) into " + ext.get(tail.outer()) + " x "
+                        + ext.get(tail.inner()) + " leaves a tail whose guard would fall inside the tensorized loop '"
+                        + st.all().get(uid).name() + "'");
             }
         }
     }
@@ -203,27 +196,37 @@ final class TensorizeCheck {
      * nest's loops; the lowering puts their guards outside it.
      */
     private static void tailInside(Stage st, int uid, String where) {
+        java.util.function.Function<Integer, Long> extent = u -> st.all().get(u).extent();
+        IterRelation.Split tail = tailSplit(st, uid, extent);
+        if (tail != null) {
+            throw new ScheduleException(where + "the split of loop '"
+                    + st.all().get(tail.parent()).name() + "' (extent " + extent.apply(tail.parent()) + ") into '"
+                    + st.all().get(tail.outer()).name() + "' x '"
+                    + st.all().get(tail.inner()).name()
+                    + "' (" + extent.apply(tail.outer()) + " x " + extent.apply(tail.inner())
+                    + ") leaves a tail whose guard would fall inside the tensorized "
+                    + "loop '" + st.all().get(uid).name()
+                    + "' (alignment: split the axis by a divisor, or pad it)");
+        }
+    }
+
+    /**
+     * The first split on the way from loop {@code uid} up to its original axis whose parts do not multiply to its
+     * parent by {@code extent} (loop uid to extent; unknown extents count as not dividing), or null when all divide.
+     */
+    private static IterRelation.Split tailSplit(Stage st, int uid, java.util.function.Function<Integer, Long> extent) {
         int u = uid;
         while (u >= st.numRoots()) {
             IterRelation.Split found = null;
             for (IterRelation rel : st.relations()) {
                 if (rel instanceof IterRelation.Split sp && sp.inner() == u) found = sp;
             }
-            if (found == null) return; // rootOf has refused anything else
-            Long p = st.all().get(found.parent()).extent();
-            Long o = st.all().get(found.outer()).extent();
-            Long i = st.all().get(found.inner()).extent();
-            if (p == null || o == null || i == null || o * i != p) {
-                throw new ScheduleException(where + "the split of loop '"
-                        + st.all().get(found.parent()).name() + "' (extent " + p + ") into '"
-                        + st.all().get(found.outer()).name() + "' x '"
-                        + st.all().get(found.inner()).name()
-                        + "' (" + o + " x " + i + ") leaves a tail whose guard would fall inside the tensorized "
-                        + "loop '" + st.all().get(uid).name()
-                        + "' (alignment: split the axis by a divisor, or pad it)");
-            }
+            if (found == null) return null; // rootOf has refused anything else
+            Long p = extent.apply(found.parent()), o = extent.apply(found.outer()), i = extent.apply(found.inner());
+            if (p == null || o == null || i == null || o * i != p) return found;
             u = found.parent();
         }
+        return null;
     }
 
     /** Whether every split under root axis {@code root} divides its parent exactly. */

@@ -144,9 +144,7 @@ public record MeasureOptions(
      * seconds. Explicitly chosen options are kept as they are.
      */
     public MeasureOptions forTarget(dev.kiln.target.Target target) {
-        boolean jvm =
-                target instanceof dev.kiln.target.CpuTarget c && c.triple().equals("jvm");
-        return jvm && equals(defaults()) ? jvmDefaults() : this;
+        return dev.kiln.autoschedule.annotate.CheckJvmTiles.isJvm(target) && equals(defaults()) ? jvmDefaults() : this;
     }
 
     /**

@@ -217,7 +217,10 @@ public final class MeasureWorker {
                             flusher,
                             r.pool(),
                             slow.bar(r.workloadFile()),
-                            jvm(r.target()) ? Double.POSITIVE_INFINITY : slow.promising(r.workloadFile()));
+                            // the JVM backend's kernels need the whole warm-up for C2 to compile them at all
+                            dev.kiln.autoschedule.annotate.CheckJvmTiles.isJvm(r.target())
+                                    ? Double.POSITIVE_INFINITY
+                                    : slow.promising(r.workloadFile()));
                     slow.timed(r.workloadFile(), out.costs());
                     yield new WorkerProtocol.Reply(
                             r.id(), out.error(), out.message(), out.costs(), r.compileSeconds(), false);
@@ -228,14 +231,6 @@ public final class MeasureWorker {
                 }
             }
         };
-    }
-
-    /**
-     * Whether the target is the JVM backend's, whose kernels need their whole warm-up to be compiled by C2 at all:
-     * every program gets it there, however slow its first timing.
-     */
-    private static boolean jvm(Target target) {
-        return target instanceof dev.kiln.target.CpuTarget c && c.triple().equals("jvm");
     }
 
     private static WorkerProtocol.Reply vmFailed(long id, VirtualMachineError e, double compileSeconds) {
