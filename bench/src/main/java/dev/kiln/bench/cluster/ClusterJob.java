@@ -201,13 +201,27 @@ public final class ClusterJob implements AutoCloseable {
                     "the tuner's node " + n.address() + " did not stop within " + SELF_SHUTDOWN_WAIT_S
                             + " s of leaving the cluster; stopping it");
         }
+        long t0 = System.nanoTime();
         n.system().terminate();
         try {
             terminated.get(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
-            // a fresh node is started anyway
+            // a fresh node is started anyway; its coordinated shutdown's phases may take some tens of seconds more
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the tuner's node " + n.address() + " has not stopped within 10 s of being stopped (shutdown "
+                            + "reason "
+                            + CoordinatedShutdown.get(n.system())
+                                    .getShutdownReason()
+                                    .orElse(null)
+                            + "); starting a fresh node beside it");
+            terminated.whenComplete((r, x) -> LOG.log(
+                    System.Logger.Level.INFO,
+                    String.format(
+                            "the tuner's node %s stopped %.1f s after being stopped",
+                            n.address(), (System.nanoTime() - t0) / 1e9)));
         }
     }
 
