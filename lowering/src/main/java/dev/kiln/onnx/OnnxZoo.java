@@ -85,6 +85,28 @@ public final class OnnxZoo {
         return QdqResnet.build(name, blocks, base, image, classes, activations, seed);
     }
 
+    /**
+     * MobileNet-V2 (width 1.0, all 7 stages, 1000 classes) statically quantised in QDQ form as ONNX Runtime's {@code
+     * quantize_static} writes it, with activations of type {@code activations} (int8 or uint8) and per-channel int8
+     * weights, depthwise convs included (see {@link #qdqMobilenetV2(String, long, double, int, long, DType, long)}).
+     */
+    public static ModelWriter qdqMobilenetV2(long image, DType activations, long seed) {
+        String name = activations == DType.UINT8 ? "qdq_mobilenetv2_u8" : "qdq_mobilenetv2";
+        return qdqMobilenetV2(name, image, 1.0, 7, 1000, activations, seed);
+    }
+
+    /**
+     * MobileNet-V2 as {@link #mobilenetV2(String, long, double, int, long, long)}, statically quantised in QDQ form:
+     * batch norm folded, every Conv (depthwise too) between DequantizeLinear'd 8-bit input and int8 weights with one
+     * scale per output channel and a QuantizeLinear of its output (each Relu6 in the output's range: zero point at
+     * the type's minimum, top at most 6), int32 biases, the residual Add and the pool on dequantised values and
+     * quantised again, one DequantizeLinear per reader, a float classifier.
+     */
+    public static ModelWriter qdqMobilenetV2(
+            String name, long image, double width, int stages, long classes, DType activations, long seed) {
+        return QdqMobilenet.build(name, image, width, stages, classes, activations, seed);
+    }
+
     /** MobileNet-V2 (width 1.0, all 7 stages), 1000 classes. */
     public static ModelWriter mobilenetV2(long image, long seed) {
         return mobilenetV2("mobilenetv2", image, 1.0, 7, 1000, seed);
@@ -387,7 +409,7 @@ public final class OnnxZoo {
         return m.output("features").output("conv3_q", DType.UINT8);
     }
 
-    private static long ch(long c, double width) {
+    static long ch(long c, double width) {
         return Math.max(8, Math.round(c * width / 8) * 8);
     }
 

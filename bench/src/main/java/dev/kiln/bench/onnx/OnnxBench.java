@@ -69,7 +69,8 @@ public final class OnnxBench implements Callable<Integer> {
                     + "(one encoder layer), bert-base (12 layers with embeddings, int64 token ids), qmlp (a quantised "
                     + "MLP), qcnn (a quantised CNN: three QLinearConv), qbert (a BERT layer with ONNX Runtime's "
                     + "dynamic int8 quantisation), qdq-resnet50 and qdq-resnet50-u8 (ResNet-50 statically quantised "
-                    + "in QDQ form, int8 or uint8 activations) (seeded random weights).")
+                    + "in QDQ form, int8 or uint8 activations), qdq-mobilenetv2 and qdq-mobilenetv2-u8 (MobileNet-V2 "
+                    + "the same) (seeded random weights).")
     String zoo;
 
     @Option(
@@ -233,10 +234,12 @@ public final class OnnxBench implements Callable<Integer> {
                         case "qbert" -> OnnxZoo.dynamicQuantizedBertLayer(128, seed);
                         case "qdq-resnet50" -> OnnxZoo.qdqResnet50(224, DType.INT8, seed);
                         case "qdq-resnet50-u8" -> OnnxZoo.qdqResnet50(224, DType.UINT8, seed);
+                        case "qdq-mobilenetv2" -> OnnxZoo.qdqMobilenetV2(224, DType.INT8, seed);
+                        case "qdq-mobilenetv2-u8" -> OnnxZoo.qdqMobilenetV2(224, DType.UINT8, seed);
                         default ->
                             throw new KilnException("--zoo: unknown model '" + zoo
                                     + "' (resnet50, mobilenetv2, bert, bert-base, qmlp, qcnn, qbert, "
-                                    + "qdq-resnet50, qdq-resnet50-u8)");
+                                    + "qdq-resnet50, qdq-resnet50-u8, qdq-mobilenetv2, qdq-mobilenetv2-u8)");
                     };
             w.write(model);
             System.out.println("written " + model + " (" + zoo + ", seeded random weights)");

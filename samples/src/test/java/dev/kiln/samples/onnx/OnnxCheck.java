@@ -127,17 +127,25 @@ final class OnnxCheck {
         return g;
     }
 
+    /** Every output against ONNX Runtime's; a miss names each output that differs (the first is the cause). */
     static void compare(String who, Graph g, List<NDArray> actual, List<NDArray> expected, double rtol, double atol) {
+        AssertionError first = null;
+        StringBuilder misses = new StringBuilder();
         for (int i = 0; i < expected.size(); i++) {
             NDArray want = expected.get(i);
             boolean exact = !want.dtype().isFloat();
             try {
                 actual.get(i).assertClose(want, exact ? 0 : rtol, exact ? 0 : atol);
             } catch (AssertionError e) {
-                throw new AssertionError(
-                        who + ", output '" + g.outputs().get(i) + "' against ONNX Runtime: " + e.getMessage(), e);
+                if (first == null) first = e;
+                misses.append(misses.isEmpty() ? "" : "; ")
+                        .append("output '")
+                        .append(g.outputs().get(i))
+                        .append("': ")
+                        .append(e.getMessage());
             }
         }
+        if (first != null) throw new AssertionError(who + " against ONNX Runtime: " + misses, first);
     }
 
     static OnnxJavaType javaType(DType t) {
