@@ -84,6 +84,32 @@ class FusionTest {
     }
 
     @Test
+    void aWideningStepBeforeAConvsDataInputJoinsThatConvAsItsPrologue() {
+        // a QDQ MobileNet-V2's expansion conv writes 8 bits (here float16) and its depthwise conv reads them
+        // widened: the widening step leaves the expansion's chain and joins the depthwise conv's group, so the value
+        // crosses memory narrow
+        GraphBuilder b = new GraphBuilder("t");
+        Value x = b.input("x", FLOAT32, 1, 6, 6, 4);
+        Value e = b.conv2d("expand", x, b.weight("we", 1, 0.3, 1, 1, 4, 8), "NHWC", 1, 0, 1);
+        Value narrow = b.node("narrow", new Op.Cast(dev.kiln.ir.DType.FLOAT16), b.relu("r", e));
+        Value wide = b.node("wide", new Op.Cast(FLOAT32), narrow);
+        Value dw = b.conv2d("dw", wide, b.weight("wd", 2, 0.3, 3, 3, 1, 8), "NHWC", 2, 1, 8);
+        Graph g = b.output(b.biasAdd("bias", dw, b.weight("bd", 3, 0.1, 8), -1)).build();
+        assertEquals(List.of("conv2d+relu+cast", "cast+conv2d+bias_add"), groups(g));
+        checkAgainstNodeByNode(g, 1, 6, 6, 4);
+
+        // not when the conv reads the widened value as its weight, nor when a second node reads it
+        GraphBuilder b2 = new GraphBuilder("t2");
+        Value x2 = b2.input("x", FLOAT32, 1, 6, 6, 8);
+        Value e2 = b2.conv2d("expand", x2, b2.weight("we", 1, 0.3, 1, 1, 8, 8), "NHWC", 1, 0, 1);
+        Value wide2 =
+                b2.node("wide", new Op.Cast(FLOAT32), b2.node("narrow", new Op.Cast(dev.kiln.ir.DType.FLOAT16), e2));
+        Value dw2 = b2.conv2d("dw", wide2, b2.weight("wd", 2, 0.3, 3, 3, 1, 8), "NHWC", 1, 1, 8);
+        Graph g2 = b2.output(b2.add("sum", dw2, wide2)).build();
+        assertEquals(List.of("conv2d+cast+cast", "conv2d+add"), groups(g2));
+    }
+
+    @Test
     void aConvTakesTheLayoutCopyOfAnImageInputAsItsPrologue() {
         // the ONNX import's NCHW -> NHWC copy of the input before the first conv: one group, no transpose kernel
         GraphBuilder b = new GraphBuilder("t");

@@ -37,7 +37,9 @@ import java.util.Map;
  *       network runs no transpose kernel of its own (MobileNet-V2's took 0.06-0.16 ms of a 4-5.5 ms run;
  *       ONNX Runtime's first conv reads NCHW too). And an elementwise or broadcast op of the epilogue's shape
  *       whose only reader is an epilogue node joins as that node's other operand ({@link #isEpilogueOperand}):
- *       the dequantize of a quantised residual connection.</li>
+ *       the dequantize of a quantised residual connection. A widening step (a dequantize) whose only reader is a
+ *       convolution's data input joins the convolution's group as its prologue ({@link #isWideningPrologue}), even
+ *       from the end of another anchor's chain (rule 1b).</li>
  *   <li>Every other node is a group of its own; groups are capped at {@link #MAX_NODES} nodes.</li>
  * </ol>
  *
@@ -102,7 +104,8 @@ public final class FuseOps {
             if (!anchored[i] || last == i) continue;
             Node end = nodes.get(last);
             Node reader = soleReader(g, end);
-            if (reader == null || !widens(g, end) || !reader.op().pattern().isEpilogue()) continue;
+            if (reader == null || !widens(g, end)) continue;
+            if (!reader.op().pattern().isEpilogue() && !isWideningPrologue(g, end, reader)) continue;
             int r = root(group, index.get(reader.name()));
             if (r == i || !anchored[r]) continue;
             group[last] = last; // step 2 puts it in the reader's group as an epilogue operand
@@ -116,7 +119,9 @@ public final class FuseOps {
             if (reader == null) continue;
             int r = root(group, index.get(reader.name()));
             if (anchored[r]
-                    && (isInputLayoutPrologue(g, n, reader) || isEpilogueOperand(g, n, reader, nodes, group, r, index))
+                    && (isInputLayoutPrologue(g, n, reader)
+                            || isWideningPrologue(g, n, reader)
+                            || isEpilogueOperand(g, n, reader, nodes, group, r, index))
                     && size[r] < MAX_NODES) {
                 group[i] = r;
                 size[r]++;
@@ -173,6 +178,22 @@ public final class FuseOps {
         if (reader.op().pattern() != OpPattern.OUT_EWISE_FUSABLE
                 || !reader.op().kind().startsWith("conv")) return false;
         return !reader.inputs().isEmpty() && reader.inputs().getFirst().equals(n.name());
+    }
+
+    /**
+     * Whether {@code n} widens its value ({@link #widens}: a dequantize) and its only reader, {@code reader}, is a
+     * convolution reading it as its data (first) input: the conv's group takes it as its prologue (step 1b takes it
+     * from the end of its producer's chain), so the value crosses memory narrow and the conv converts each element
+     * where it reads it. A QDQ MobileNet-V2's depthwise convs compute in float on dequantised 8-bit values: each
+     * expansion wrote its output as float32 for them (four times the bytes, 4.8 MB at 112 x 112 x 96) before this.
+     */
+    static boolean isWideningPrologue(Graph g, Node n, Node reader) {
+        if (!widens(g, n)) return false;
+        if (reader.op().pattern() != OpPattern.OUT_EWISE_FUSABLE
+                || !reader.op().kind().startsWith("conv")) return false;
+        return !reader.inputs().isEmpty()
+                && reader.inputs().getFirst().equals(n.name())
+                && reader.inputs().lastIndexOf(n.name()) == 0;
     }
 
     /**

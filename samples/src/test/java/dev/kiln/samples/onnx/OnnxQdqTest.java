@@ -59,28 +59,28 @@ class OnnxQdqTest {
     }
 
     /**
-     * A QDQ MobileNet-V2 (three stages at width 0.5: the expansion-free first block, stride-2 and residual blocks,
-     * all three kinds of conv) against ONNX Runtime, which runs every conv as QLinearConv, the depthwise ones too,
-     * and the adds as QLinearAdd. Kiln's stem, expansions, projections with 16 or more channels and last conv are
-     * int8 on the dot-product path; the depthwise convs compute in float between their 8-bit input and output, the
-     * same values. The 8-bit block outputs agree exactly here, the logits within float32 rounding. (With a fourth
-     * stage one of ONNX Runtime's QLinearAdd outputs in 256 rounds a near tie the other way, its scale ratios
-     * precomputed in float where the model's Add rounds the exact sum, and the last conv's small output scale
-     * turns that LSB into several.)
+     * A QDQ MobileNet-V2 (all seven stages at width 0.5 on 32 x 32 images: the expansion-free first block, stride-2
+     * and residual blocks, all three kinds of conv) against ONNX Runtime, which runs every conv as QLinearConv, the
+     * depthwise ones too, and the adds as QLinearAdd. Kiln's stem, expansions, projections of 16 or more channels
+     * and last conv are int8 on the dot-product path; the depthwise convs compute in float between their 8-bit
+     * input and output, the same values. The 8-bit block outputs agree exactly, the logits within float32 rounding.
+     * (ONNX Runtime's QLinearAdd precomputes its scale ratios in float where the model's Add rounds the exact sum,
+     * so a near tie can round the other way; with these scales no output here is one.)
      */
     @ParameterizedTest
     @ValueSource(strings = {"INT8", "UINT8"})
     void aQdqMobilenetV2MatchesOnnxRuntime(String activations) {
         DType t = DType.valueOf(activations);
-        ModelWriter m = OnnxZoo.qdqMobilenetV2("qdq_mnv2", 32, 0.5, 3, 10, t, 3)
+        ModelWriter m = OnnxZoo.qdqMobilenetV2("qdq_mnv2", 32, 0.5, 7, 10, t, 3)
                 .output("features.2.1.out_q", t)
-                .output("features.3.2.out_q", t);
+                .output("features.4.3.out_q", t)
+                .output("features.6.2.out_q", t);
         Graph g = OnnxCheck.check(m, Map.of("batch", 2L), 1e-5, 1e-5, true);
-        // the stem, 5 expansions, 5 of 6 projections (the first has 8 channels) and the last conv
-        assertThat(kinds(g)).filteredOn("conv2d_packed"::equals).hasSize(12);
+        // the stem, 16 expansions, 16 of 17 projections (the first has 8 channels) and the last conv
+        assertThat(kinds(g)).filteredOn("conv2d_packed"::equals).hasSize(34);
         assertThat(g.nodes())
                 .filteredOn(n -> n.op() instanceof dev.kiln.graph.AnchorOps.Conv2d c && c.groups() > 1)
-                .hasSize(6);
+                .hasSize(17);
         // uint8 activations go to the dot products as they are (int8 ones the model returns stay int8 and are
         // shifted for their readers)
         if (t == DType.UINT8) assertThat(kinds(g)).doesNotContain("cast");
