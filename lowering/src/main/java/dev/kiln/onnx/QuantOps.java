@@ -150,9 +150,26 @@ final class QuantOps {
         float[] mult = new float[ws.size()]; // as ONNX Runtime computes it: (x_scale * w_scale) / y_scale in float32
         for (int j = 0; j < mult.length; j++) mult[j] = (float) xs.get(0) * (float) ws.get(j) / (float) ys.get(0);
         Value acc = integerConv(ctx, n, null, a, x, w, xz, wz, b);
+        long channels = acc.dims()[3]; // more than m when the packed path padded the output channels
+        if (mult.length > 1 && channels > mult.length) mult = Arrays.copyOf(mult, (int) channels);
         Value mv = ctx.plain(new ConstRef(Const.ofFloats(mult, mult.length)));
         Value z = ctx.plain(new ConstRef(yz.reshape(1)));
-        ctx.emit(n.getOutput(0), new Op.Requantize(), ImportContext.NHWC, acc, mv, z);
+        if (channels == m) {
+            ctx.emit(n.getOutput(0), new Op.Requantize(), ImportContext.NHWC, acc, mv, z);
+        } else {
+            Value q = ctx.g.node(ctx.fresh(n.getOutput(0) + "/padded"), new Op.Requantize(), acc, mv, z);
+            firstChannels(ctx, n.getOutput(0), q, m);
+        }
+    }
+
+    /**
+     * ONNX output {@code out} is the first {@code co} channels of the NHWC value {@code v} (a strided slice of the
+     * last axis: the packed path computes output channels in blocks of 16).
+     */
+    private static Value firstChannels(ImportContext ctx, String out, Value v, long co) {
+        long[] d = v.dims();
+        Op slice = new Op.StridedSlice(List.of(0L, 0L, 0L, 0L), List.of(1L, 1L, 1L, 1L), List.of(d[0], d[1], d[2], co));
+        return ctx.emit(out, slice, ImportContext.NHWC, v).value();
     }
 
     /**
@@ -187,7 +204,9 @@ final class QuantOps {
                     + Arrays.toString(b.shape()));
         Op.Conv2d conv = NnOps.conv2d(a, x.shape(), wsh);
         String name = out != null ? out : n.getOutput(0) + "/acc";
-        Value packed = packedConv(ctx, name, conv, x, cw, xz, wz, b);
+        boolean padded = co % PACKED_LANES != 0;
+        Value packed = packedConv(ctx, padded && out != null ? name + "/padded" : name, conv, x, cw, xz, wz, b);
+        if (packed != null && padded && out != null) return firstChannels(ctx, out, packed, co);
         if (packed != null) return packed;
         long perChannel = Const.count(wsh) / co;
         long[] centred = new long[cw.c().size()];
@@ -207,29 +226,31 @@ final class QuantOps {
     /**
      * The convolution on the dot-product instructions' layout when it fits them: 8-bit x (int8 shifted to uint8,
      * {@code x + 128}, its zero point too), an int8 weight with zero
-     * points 0 (symmetric, as ONNX Runtime's quantiser writes weights), one group, no dilation, the same stride on
-     * both axes and output channels a multiple of 16 (input channels padded up to a multiple of 4, their weights 0:
-     * an RGB image's 3). Then x is padded with its zero point and
+     * points 0 (symmetric, as ONNX Runtime's quantiser writes weights), one group, no dilation and the same stride
+     * on both axes (input channels padded up to a multiple of 4, their weights 0: an RGB image's 3; output channels
+     * up to a multiple of 16, weights and bias 0: a MobileNet-V2's 24-channel projections, which the caller slices
+     * off after the epilogue). Then x is padded with its zero point and
      * convolved uncentred with the weight packed at import ({@code Op.Conv2dPacked}, which the tensorize rule puts
      * on VNNI), and {@code x_zero * sum(w[o])} comes off through the bias: {@code conv(x - xz, w) = conv(x, w) - xz
-     * * sum(w[o])}, padding included. Returns the int32 result named {@code name}, or null when it does not fit (the
-     * caller then widens both operands to int32).
+     * * sum(w[o])}, padding included. Returns the int32 result named {@code name}, with the padded channels, or null
+     * when it does not fit (the caller then widens both operands to int32).
      */
     private static Value packedConv(
             ImportContext ctx, String name, Op.Conv2d conv, Ref x, ConstRef cw, Const xz, Const wz, Ref b) {
         Const w = cw.c();
         long[] ws = w.shape();
         long co = ws[0], ci = ws[1], kh = ws[2], kw = ws[3];
-        int g = 4, lanes = 16;
+        int g = 4, lanes = PACKED_LANES;
         boolean signed = typeOf(x) == DType.INT8;
         if (!packable(typeOf(x), w.dtype(), wz, conv.groups(), conv.dilations(), conv.strides(), co)) return null;
         long cp = (ci + g - 1) / g * g; // input channels rounded up to the group: the extra weights are 0
-        long[] bias = new long[(int) co];
+        long cop = (co + lanes - 1) / lanes * lanes; // output channels rounded up to the lanes: weights, bias 0
+        long[] bias = new long[(int) cop];
         if (b != null) {
             if (!(b instanceof ConstRef cb)) return null;
             for (int o = 0; o < co; o++) bias[o] = cb.c().getLong(o);
         }
-        long[] packed = new long[(int) (co * kh * kw * cp)];
+        long[] packed = new long[(int) (cop * kh * kw * cp)];
         long zero = xz.getLong(0) + (signed ? 128 : 0);
         for (int o = 0; o < co; o++) {
             long sum = 0;
@@ -247,19 +268,22 @@ final class QuantOps {
         }
         String wName = cw.name() == null ? null : cw.name() + "/packed";
         Value pw =
-                ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, co / lanes, kh, kw, cp / g, lanes, g), wName));
+                ctx.plain(new ConstRef(Const.ofInts(DType.INT8, packed, cop / lanes, kh, kw, cp / g, lanes, g), wName));
         Op op = new Op.Conv2dPacked(conv.strides().get(0), conv.pads(), zero);
         Value xv = signed ? toUint8(ctx, name + "/x", ctx.nhwc(x)) : ctx.nhwc(x);
         Value acc =
                 ctx.emit(name + "/uncentred", op, ImportContext.NHWC, xv, pw).value();
-        Value bv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, bias, co)));
+        Value bv = ctx.plain(new ConstRef(Const.ofInts(DType.INT32, bias, cop)));
         return ctx.emit(name, new Op.BiasAdd(3), ImportContext.NHWC, acc, bv).value();
     }
 
+    /** The output channels of one dot-product accumulator: the packed weight's innermost block. */
+    static final int PACKED_LANES = 16;
+
     /**
      * Whether a convolution of these operands fits {@link #packedConv}: 8-bit x, an int8 weight with every zero
-     * point 0, one group, no dilation, one stride for both axes, output channels a multiple of 16. (The QDQ fusion
-     * asks the same before it turns a float convolution into QLinearConv.)
+     * point 0, one group, no dilation, one stride for both axes ({@code co} output channels: any number, padded to
+     * a multiple of 16). (The QDQ fusion asks the same before it turns a float convolution into QLinearConv.)
      */
     static boolean packable(
             DType x, DType w, Const wz, long groups, List<Long> dilations, List<Long> strides, long co) {
@@ -272,7 +296,7 @@ final class QuantOps {
                 && dilations.stream().allMatch(d -> d == 1)
                 && strides.size() == 2
                 && strides.get(0).equals(strides.get(1))
-                && co % 16 == 0;
+                && co >= 1;
     }
 
     /**

@@ -105,14 +105,33 @@ class OnnxQuantConvTest {
                         "pads",
                         new long[] {1, 0, 2, 1}),
                 DType.UINT8);
+        // 24 output channels (a MobileNet-V2 projection's): the packed conv computes 32, the extra weights and
+        // bias 0, requantises them and keeps the first 24
+        m.input("p24", DType.UINT8, "batch", 20L, 5L, 6L);
+        m.output(
+                m.node(
+                        "QLinearConv",
+                        new String[] {
+                            "p24",
+                            xs,
+                            xz,
+                            m.randomInts("w24", DType.INT8, 9, -63, 63, 24, 20, 1, 1),
+                            m.uniform("ws24", 10, 0.005, 0.02, 24),
+                            m.ints("wz24", DType.INT8, new long[24], 24),
+                            m.floats("ys24", new float[] {0.04f}),
+                            m.ints("yz24", DType.UINT8, new long[] {100}),
+                            m.randomInts("b24", DType.INT32, 11, -2000, 2000, 24)
+                        },
+                        "y_padded"),
+                DType.UINT8);
         // (ConvInteger takes the same path with an int8 weight, which ONNX Runtime 1.23.2 has no kernel for: only
         // uint8 x uint8, which stays on the int32 path above)
         Graph g = check(m);
         assertThat(g.nodes().stream().map(n -> n.op().kind()))
-                .contains("conv2d", "requantize")
+                .contains("conv2d", "requantize", "strided_slice")
                 .filteredOn("conv2d_packed"::equals)
-                .as("the one conv that fits the dot-product instructions")
-                .hasSize(1);
+                .as("the two convs that fit the dot-product instructions")
+                .hasSize(2);
     }
 
     @Test
