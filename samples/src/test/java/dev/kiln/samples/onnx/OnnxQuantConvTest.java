@@ -134,6 +134,44 @@ class OnnxQuantConvTest {
                 .hasSize(2);
     }
 
+    /**
+     * ConvInteger with an int8 weight of 24 output channels takes the packed path (padded to 32, the first 24 kept).
+     * ONNX Runtime 1.23.2 has no ConvInteger kernel for an int8 weight, so it runs the same convolution with the
+     * weight as uint8 {@code w + 128} and zero point 128: {@code conv(x - xz, (w + 128) - 128)}.
+     */
+    @Test
+    void convIntegerWithAnInt8WeightAndPaddedChannelsAgainstOnnxRuntimesUint8Kernel() {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(12);
+        long[] w = new long[24 * 20 * 3 * 3], wu = new long[w.length];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = r.nextLong(-127, 128);
+            wu[i] = w[i] + 128;
+        }
+        java.util.function.BiFunction<DType, long[], ModelWriter> model = (t, values) -> {
+            ModelWriter m = new ModelWriter("convint_padded", 21).input("x", DType.UINT8, "batch", 20L, 7L, 6L);
+            return m.output(
+                    m.node(
+                            "ConvInteger",
+                            new String[] {
+                                "x",
+                                m.ints("w", t, values, 24, 20, 3, 3),
+                                m.ints("xz", DType.UINT8, new long[] {121}),
+                                m.ints("wz", t, new long[] {t == DType.UINT8 ? 128 : 0})
+                            },
+                            "acc",
+                            "strides",
+                            new long[] {2, 2},
+                            "pads",
+                            new long[] {1, 1, 1, 1}),
+                    DType.INT32);
+        };
+        Graph g = OnnxCheck.checkAgainst(
+                model.apply(DType.UINT8, wu), model.apply(DType.INT8, w), Map.of("batch", 2L), 0, 0);
+        assertThat(g.nodes().stream().map(n -> n.op().kind()))
+                .contains("conv2d_packed", "strided_slice")
+                .doesNotContain("conv2d");
+    }
+
     @Test
     void qlinearConvRefusesWhatItCannotRun() {
         ModelWriter computed =
