@@ -112,11 +112,17 @@ public final class OnnxZoo {
         return mobilenetV2("mobilenetv2", image, 1.0, 7, 1000, seed);
     }
 
+    /**
+     * MobileNet-V2's inverted residual stages: expansion t, channels c, blocks n, first stride s (the float model's and
+     * {@link QdqMobilenet}'s).
+     */
+    static final long[][] MOBILENET_V2_STAGES = {
+        {1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}
+    };
+
     /** MobileNet-V2 with channels scaled by {@code width} and only its first {@code stages} stages. */
     public static ModelWriter mobilenetV2(String name, long image, double width, int stages, long classes, long seed) {
-        long[][] settings = {
-            {1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}
-        };
+        long[][] settings = MOBILENET_V2_STAGES;
         Net n = new Net(name, 13, seed);
         n.m.input("input", "batch", 3L, image, image);
         long cin = ch(32, width);

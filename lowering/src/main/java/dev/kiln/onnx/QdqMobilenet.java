@@ -1,6 +1,7 @@
 package dev.kiln.onnx;
 
 import dev.kiln.ir.DType;
+import dev.kiln.ir.KilnException;
 import dev.kiln.onnx.QdqWriter.Act;
 import dev.kiln.onnx.QdqWriter.Q;
 
@@ -15,25 +16,21 @@ import dev.kiln.onnx.QdqWriter.Q;
 final class QdqMobilenet {
     private QdqMobilenet() {}
 
-    /** The inverted residual settings: expansion t, channels c, blocks n, first stride s, per stage. */
-    private static final long[][] SETTINGS = {
-        {1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}
-    };
-
     static ModelWriter build(
             String name, long image, double width, int stages, long classes, DType activations, long seed) {
-        if (stages < 1 || stages > SETTINGS.length)
-            throw new dev.kiln.ir.KilnException("MobileNet-V2 has 1 to 7 stages, asked for " + stages);
+        long[][] settings = OnnxZoo.MOBILENET_V2_STAGES;
+        if (stages < 1 || stages > settings.length)
+            throw new KilnException("MobileNet-V2 has 1 to 7 stages, asked for " + stages);
         QdqWriter n = new QdqWriter(name, 13, activations, seed);
         n.m.input("input", "batch", 3L, image, image);
         Q x = n.quantize("input", "input", 1.0 / 3, Act.NONE); // uniform in [-1, 1]
         long cin = OnnxZoo.ch(32, width);
         x = n.conv("features.0", x, 3, cin, 3, 2, 1, 1, bn(x, 1), Act.RELU6);
         for (int s = 0; s < stages; s++) {
-            long t = SETTINGS[s][0], cout = OnnxZoo.ch(SETTINGS[s][1], width);
-            for (int b = 0; b < SETTINGS[s][2]; b++) {
+            long t = settings[s][0], cout = OnnxZoo.ch(settings[s][1], width);
+            for (int b = 0; b < settings[s][2]; b++) {
                 String p = "features." + (s + 1) + "." + b;
-                long stride = b == 0 ? SETTINGS[s][3] : 1, hidden = cin * t;
+                long stride = b == 0 ? settings[s][3] : 1, hidden = cin * t;
                 boolean residual = stride == 1 && cin == cout;
                 String skipIn = residual ? n.dequantize(x) : null;
                 Q y = t == 1 ? x : n.conv(p + ".expand", x, cin, hidden, 1, 1, 0, 1, bn(x, 1), Act.RELU6);

@@ -2,7 +2,9 @@ package dev.kiln.onnx;
 
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -100,11 +102,11 @@ final class QdqWriter {
         }
         String wdq = perChannel(p, "weight", w, ws, DType.INT8);
         String bdq = perChannel(p, "bias", m.ints(p + ".bias_quantized", DType.INT32, bq, cout), bs, DType.INT32);
-        java.util.List<Object> attrs = new java.util.ArrayList<>(java.util.List.of(
-                "kernel_shape", new long[] {k, k}, "strides", new long[] {stride, stride}, "pads", new long[] {
+        List<Object> attrs = new ArrayList<>(
+                List.of("kernel_shape", new long[] {k, k}, "strides", new long[] {stride, stride}, "pads", new long[] {
                     pad, pad, pad, pad
                 }));
-        if (groups != 1) attrs.addAll(java.util.List.of("group", groups)); // (the ResNet's files stay as they were)
+        if (groups != 1) attrs.addAll(List.of("group", groups)); // (the ResNet's files stay as they were)
         String y = m.node("Conv", new String[] {dequantize(x), wdq, bdq}, p, attrs.toArray());
         return quantize(y, p, gain * gain * 2 * x.m2, act);
     }

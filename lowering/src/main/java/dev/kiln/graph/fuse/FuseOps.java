@@ -175,6 +175,11 @@ public final class FuseOps {
     static boolean isInputLayoutPrologue(Graph g, Node n, Node reader) {
         if (!(n.op() instanceof LayoutOps.Transpose)) return false;
         if (n.inputs().size() != 1 || !g.isInput(n.inputs().getFirst())) return false;
+        return readsAsConvData(reader, n);
+    }
+
+    /** Whether {@code reader} is a convolution (an anchor) that reads {@code n}'s value as its data (first) input. */
+    private static boolean readsAsConvData(Node reader, Node n) {
         if (reader.op().pattern() != OpPattern.OUT_EWISE_FUSABLE
                 || !reader.op().kind().startsWith("conv")) return false;
         return !reader.inputs().isEmpty() && reader.inputs().getFirst().equals(n.name());
@@ -188,12 +193,7 @@ public final class FuseOps {
      * expansion wrote its output as float32 for them (four times the bytes, 4.8 MB at 112 x 112 x 96) before this.
      */
     static boolean isWideningPrologue(Graph g, Node n, Node reader) {
-        if (!widens(g, n)) return false;
-        if (reader.op().pattern() != OpPattern.OUT_EWISE_FUSABLE
-                || !reader.op().kind().startsWith("conv")) return false;
-        return !reader.inputs().isEmpty()
-                && reader.inputs().getFirst().equals(n.name())
-                && reader.inputs().lastIndexOf(n.name()) == 0;
+        return widens(g, n) && readsAsConvData(reader, n) && reader.inputs().lastIndexOf(n.name()) == 0;
     }
 
     /**
