@@ -46,7 +46,10 @@ final class ExprGen {
             case Or o -> logical(g, o.a(), o.b(), false);
             case Not n -> g.op2("xor", gen(g, n.a()), Val.uniform("true", DType.BOOL), DType.BOOL);
             case Select s -> select(g, s);
-            case Cast c -> Casts.cast(g, gen(g, c.value()), c.dtype());
+            case Cast c -> {
+                Val v = NarrowCasts.enabled() ? NarrowCasts.gen(g, c) : null;
+                yield v != null ? v : Casts.cast(g, gen(g, c.value()), c.dtype());
+            }
             case Call c -> {
                 // a call computes in its own type (llvm.abs.i32, ...), even inside an index; its result is widened
                 // there
