@@ -9,7 +9,7 @@ public class ListTasks {
         for (int i = 0; i < tasks.size(); i++) {
             var t = tasks.get(i);
             String s = t.task().dag().toString().replace('\n', ' ');
-            System.out.println(i + " w=" + t.weight() + " " + s.substring(0, Math.min(220, s.length())));
+            System.out.println(i + " w=" + t.weight() + " " + s.substring(0, Math.min(Integer.getInteger("width", 220), s.length())));
         }
     }
 }

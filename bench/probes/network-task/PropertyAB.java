@@ -16,17 +16,25 @@ import java.util.List;
  */
 public class PropertyAB {
     public static void main(String[] a) throws Exception {
-        Target target = Probes.target(Integer.parseInt(a[2]));
-        List<NetworkTask> tasks = Probes.tasks(a[0], target);
+        compare(a[0], a[1], Integer.parseInt(a[2]), v -> {
+            if (v == 0) System.setProperty(a[3], "false");
+            else System.clearProperty(a[3]);
+        });
+    }
+
+    /** The comparison, {@code variant.accept(0)} before the old code's compile and {@code accept(1)} before the new. */
+    static void compare(String model, String log, int threads, java.util.function.IntConsumer variant)
+            throws Exception {
+        Target target = Probes.target(threads);
+        List<NetworkTask> tasks = Probes.tasks(model, target);
         double sumOld = 0, sumNew = 0;
         for (NetworkTask t : tasks) {
-            var best = AutoSchedule.bestProgram(t.task(), Path.of(a[1]));
+            var best = AutoSchedule.bestProgram(t.task(), Path.of(log));
             WeightLayouts wl = WeightLayouts.of(t, best.schedule());
             CompiledKernel[] k = new CompiledKernel[2];
             double[] compile = new double[2];
             for (int v = 0; v < 2; v++) {
-                if (v == 0) System.setProperty(a[3], "false");
-                else System.clearProperty(a[3]);
+                variant.accept(v);
                 long t0 = System.nanoTime();
                 k[v] = AutoSchedule.compile(wl.schedule(), target, "ab" + t.id() + "v" + v);
                 compile[v] = (System.nanoTime() - t0) / 1e9;
