@@ -13,10 +13,12 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.target.Target;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -157,8 +159,15 @@ public final class TaskScheduler {
     }
 
     /**
+     * A similar task's program is transferred into a later batch when its throughput beats the task's best by more
+     * than this factor.
+     */
+    static final double LATE_TRANSFER_MARGIN = 1.1;
+
+    /**
      * The task's policy led, in its first batch, by programs of its similar tasks (same structural key) measured
-     * so far in the shared log ({@link TransferSeeds}).
+     * so far in the shared log ({@link TransferSeeds#of}), and in each later one by those that have come to run
+     * faster than its own best ({@link TransferSeeds#better}).
      */
     private Supplier<SearchPolicy> transferring(
             Supplier<SearchPolicy> policy, int index, List<String> structureKeys, TuningLog log) {
@@ -169,10 +178,14 @@ public final class TaskScheduler {
                 similar.add(tasks.get(j).task());
         }
         if (similar.isEmpty()) return policy;
-        return () -> new TransferPolicy(
-                policy.get(),
-                () -> TransferSeeds.of(t.task(), similar, log, options.transferPrograms()),
-                t.description());
+        return () -> {
+            Set<String> seen = new HashSet<>();
+            return new TransferPolicy(
+                    policy.get(),
+                    () -> TransferSeeds.of(t.task(), similar, log, options.transferPrograms()),
+                    k -> TransferSeeds.better(t.task(), similar, log, seen, k, LATE_TRANSFER_MARGIN),
+                    t.description());
+        };
     }
 
     /**

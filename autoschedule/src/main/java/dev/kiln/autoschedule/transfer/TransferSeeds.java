@@ -58,4 +58,48 @@ public final class TransferSeeds {
         }
         return out;
     }
+
+    /**
+     * Programs of the similar tasks that run faster than {@code to}'s own best, for a task the search comes back to:
+     * the valid programs of every other task with {@code to}'s structural key whose throughput beats {@code to}'s
+     * best program's in {@code log} by more than {@code margin} (1.1: 10%), fastest first, skipping the ones in
+     * {@code seen} (their source key and steps; each program considered is added, adapted or not, so none is tried
+     * twice), each adapted with {@link ScheduleTransfer}; at most {@code limit} distinct ones, out of at most {@code
+     * 4 x limit} adaptations. Empty while {@code to} has no valid program of its own (its first batch takes {@link
+     * #of}'s seeds).
+     */
+    public static List<Seed> better(
+            SearchTask to, List<SearchTask> similar, TuningLog log, Set<String> seen, int limit, double margin) {
+        if (limit < 1) throw new KilnException("transfer: the number of transferred programs must be at least 1");
+        var own = ProgramCosts.of(log.records(to.workloadKey(), to.targetDescription()))
+                .best();
+        if (own.isEmpty() || !(own.get().seconds() > 0)) return List.of();
+        double bar = to.dag().flopCount() / own.get().seconds() * margin;
+        String key = to.structureKey();
+        record Source(SearchTask task, LogRecord record, double rate, String id) {}
+        List<Source> sources = new ArrayList<>();
+        for (SearchTask t : similar) {
+            if (t.workloadKey().equals(to.workloadKey()) || !t.structureKey().equals(key)) continue;
+            for (ProgramCosts.Program p : ProgramCosts.of(log.records(t.workloadKey(), t.targetDescription()))
+                    .programs()) {
+                double s = p.seconds();
+                if (!(s > 0) || Double.isInfinite(s)) continue;
+                double rate = t.dag().flopCount() / s;
+                String id = t.workloadKey() + " " + p.first().steps();
+                if (rate > bar && !seen.contains(id)) sources.add(new Source(t, p.first(), rate, id));
+            }
+        }
+        sources.sort(Comparator.comparingDouble((Source s) -> -s.rate()));
+        List<Seed> out = new ArrayList<>();
+        Set<String> keys = new HashSet<>();
+        int tries = 0;
+        for (Source s : sources) {
+            if (out.size() >= limit || tries++ >= 4 * limit) break;
+            seen.add(s.id());
+            var c = ScheduleTransfer.adapt(s.record().schedule(s.task()), to, true);
+            if (c.isPresent() && keys.add(c.get().key()))
+                out.add(new Seed(c.get(), s.task().workloadKey()));
+        }
+        return out;
+    }
 }
