@@ -164,6 +164,11 @@ public final class TaskScheduler {
      */
     static final double LATE_TRANSFER_MARGIN = 1.1;
 
+    /** The late transfer, off with {@code -Dkiln.lateTransfer=false} (for A/B runs). */
+    static boolean lateTransfer() {
+        return !"false".equals(System.getProperty("kiln.lateTransfer"));
+    }
+
     /**
      * The task's policy led, in its first batch, by programs of its similar tasks (same structural key) measured
      * so far in the shared log ({@link TransferSeeds#of}), and in each later one by those that have come to run
@@ -183,7 +188,9 @@ public final class TaskScheduler {
             return new TransferPolicy(
                     policy.get(),
                     () -> TransferSeeds.of(t.task(), similar, log, options.transferPrograms()),
-                    k -> TransferSeeds.better(t.task(), similar, log, seen, k, LATE_TRANSFER_MARGIN),
+                    k -> lateTransfer()
+                            ? TransferSeeds.better(t.task(), similar, log, seen, k, LATE_TRANSFER_MARGIN)
+                            : List.of(),
                     t.description());
         };
     }
