@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * ONNX Runtime's own per-node profile of a model ({@code SessionOptions.enableProfiling}: a Chrome trace with one
@@ -111,10 +112,11 @@ record OrtProfile(List<NodeTime> nodes) {
         for (FusedGroup fg : partition.groups()) groups.put(fg.id(), fg);
         Map<String, List<String>> outputsOf = new HashMap<>();
         for (NodeProto n : model.getGraph().getNodeList()) outputsOf.put(n.getName(), n.getOutputList());
+        Map<String, String> quantized = quantizedOutputs(model);
         Map<Integer, List<NodeTime>> byCall = new HashMap<>();
         List<NodeTime> unmatched = new ArrayList<>();
         for (NodeTime t : nodes) {
-            int c = matchingCall(t.name(), outputsOf, calls, groups);
+            int c = matchingCall(t.name(), outputsOf, quantized, calls, groups);
             if (c < 0) unmatched.add(t);
             else byCall.computeIfAbsent(c, k -> new ArrayList<>()).add(t);
         }
@@ -204,10 +206,15 @@ record OrtProfile(List<NodeTime> nodes) {
         return sb.toString();
     }
 
-    /** The index of the Kiln call computing ONNX Runtime node {@code ortName}'s values, or -1. */
+    /**
+     * The index of the Kiln call computing ONNX Runtime node {@code ortName}'s values, or -1; a value that a
+     * QuantizeLinear quantizes ({@code quantized}) stands for that QuantizeLinear's output too, which is what
+     * ONNX Runtime's fused QLinearConv and Kiln's QDQ unit compute.
+     */
     static int matchingCall(
             String ortName,
             Map<String, List<String>> outputsOf,
+            Map<String, String> quantized,
             NetworkProfile calls,
             Map<Integer, FusedGroup> groups) {
         List<String> values = new ArrayList<>();
@@ -216,6 +223,7 @@ record OrtProfile(List<NodeTime> nodes) {
             if (outs != null) values.addAll(outs);
             values.add(candidate); // a name ONNX Runtime made up from an output's
         }
+        for (String v : List.copyOf(values)) if (quantized.containsKey(v)) values.add(quantized.get(v));
         for (int c = 0; c < calls.calls().size(); c++) {
             FusedGroup g = groups.get(calls.calls().get(c).group());
             if (g == null) continue;
@@ -229,12 +237,44 @@ record OrtProfile(List<NodeTime> nodes) {
         return -1;
     }
 
-    /** The name itself, and without each prefix and suffix ONNX Runtime adds. */
+    /**
+     * The name itself, and without each prefix and suffix ONNX Runtime adds (its QDQ transformer names a fused
+     * QLinearConv {@code <conv>_token_<n>}).
+     */
     static List<String> candidates(String ortName) {
         List<String> out = new ArrayList<>(List.of(ortName));
         for (String p : PREFIXES) if (ortName.startsWith(p)) out.add(ortName.substring(p.length()));
         for (String s : SUFFIXES) {
             for (String n : List.copyOf(out)) if (n.endsWith(s)) out.add(n.substring(0, n.length() - s.length()));
+        }
+        for (String n : List.copyOf(out)) {
+            String bare = TOKEN.matcher(n).replaceFirst("");
+            if (!bare.equals(n)) out.add(bare);
+        }
+        return out;
+    }
+
+    private static final Pattern TOKEN = Pattern.compile("_token_\\d+$");
+
+    /**
+     * For each value a QuantizeLinear reads, directly or through one Relu, that QuantizeLinear's output: a QDQ
+     * model's conv writes a float value, which ONNX Runtime's and Kiln's fused units replace by its quantized one.
+     */
+    static Map<String, String> quantizedOutputs(ModelProto model) {
+        Map<String, NodeProto> producer = new HashMap<>();
+        Map<String, Integer> readers = new HashMap<>();
+        for (NodeProto n : model.getGraph().getNodeList()) {
+            for (String o : n.getOutputList()) producer.put(o, n);
+            for (String in : n.getInputList()) readers.merge(in, 1, Integer::sum);
+        }
+        Map<String, String> out = new HashMap<>();
+        for (NodeProto n : model.getGraph().getNodeList()) {
+            if (!n.getOpType().equals("QuantizeLinear") || n.getInputCount() == 0) continue;
+            String x = n.getInput(0);
+            out.put(x, n.getOutput(0));
+            NodeProto p = producer.get(x);
+            if (p != null && p.getOpType().equals("Relu") && readers.get(x) == 1 && p.getInputCount() == 1)
+                out.put(p.getInput(0), n.getOutput(0));
         }
         return out;
     }
