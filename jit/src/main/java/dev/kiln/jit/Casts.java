@@ -44,10 +44,7 @@ final class Casts {
             // uint8: 0.25 -> 0.048 ms at one thread; CastTest checks every value against the interpreter)
             long lo = to.isUnsigned() ? 0 : -(1L << (to.bits() - 1));
             long hi = (1L << (to.isUnsigned() ? to.bits() : to.bits() - 1)) - 1;
-            Val zero = Val.uniform(IrTypes.floatConst(from, 0), from);
-            Val c = g.select(g.op2("fcmp uno", v, v, DType.BOOL), zero, v);
-            c = g.intrinsic("llvm.maxnum", from, List.of(c, Val.uniform(IrTypes.floatConst(from, lo), from)));
-            c = g.intrinsic("llvm.minnum", from, List.of(c, Val.uniform(IrTypes.floatConst(from, hi), from)));
+            Val c = nanToZeroClamped(g, v, lo, hi);
             return intToInt(g, g.convert("fptosi", c, IrTypes.reg(DType.INT32), DType.INT32), to);
         }
         if (to.isInt()) {
@@ -62,6 +59,18 @@ final class Casts {
             return v.isUniform() ? Val.uniform(r, to) : Val.varying(r, to);
         }
         return floatToFloat(g, v, to);
+    }
+
+    /**
+     * Float {@code v} with NaN as 0, then clamped to {@code [lo, hi]}: NaN goes to 0 first, so LLVM knows the
+     * clamp's operands are numbers and emits one max and one min.
+     */
+    static Val nanToZeroClamped(CodeGen g, Val v, double lo, double hi) {
+        DType t = v.dtype();
+        Val zero = Val.uniform(IrTypes.floatConst(t, 0), t);
+        Val c = g.select(g.op2("fcmp uno", v, v, DType.BOOL), zero, v);
+        c = g.intrinsic("llvm.maxnum", t, List.of(c, Val.uniform(IrTypes.floatConst(t, lo), t)));
+        return g.intrinsic("llvm.minnum", t, List.of(c, Val.uniform(IrTypes.floatConst(t, hi), t)));
     }
 
     private static Val intToInt(CodeGen g, Val v, DType to) {

@@ -8,7 +8,6 @@ import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.FloatImm;
 import dev.kiln.ir.Select;
-import java.util.List;
 
 /**
  * Casts around a float value clamped into a narrow integer type, generated with fewer instructions and the same
@@ -118,21 +117,17 @@ final class NarrowCasts {
     }
 
     /**
-     * {@code k.x} with NaN as 0, clamped to {@code [lo, hi]} (which holds 0): NaN goes to 0 first, so LLVM knows
-     * the clamp's operands are numbers and emits one max and one min.
+     * {@code k.x} with NaN as 0, clamped to {@code [lo, hi]} (which holds 0); for {@code lo == 0}, {@code x > 0 ? x
+     * : 0} does both in one {@code vmaxps} (NaN and -0 give +0), then one {@code vminps}.
      */
     private static Val clamped(CodeGen g, Clamp k) {
         Val v = ExprGen.gen(g, k.x());
+        if (k.lo() != 0) return Casts.nanToZeroClamped(g, v, k.lo(), k.hi());
         DType t = v.dtype();
         Val zero = Val.uniform(IrTypes.floatConst(t, 0), t);
-        if (k.lo() == 0) { // x > 0 ? x : 0 is 0 for NaN and -0 as well: one vmaxps, and one vminps after it
-            Val hi = Val.uniform(IrTypes.floatConst(t, k.hi()), t);
-            Val c = g.select(g.op2("fcmp ogt", v, zero, DType.BOOL), v, zero);
-            return g.select(g.op2("fcmp olt", c, hi, DType.BOOL), c, hi);
-        }
-        Val c = g.select(g.op2("fcmp uno", v, v, DType.BOOL), zero, v);
-        c = g.intrinsic("llvm.maxnum", t, List.of(c, Val.uniform(IrTypes.floatConst(t, k.lo()), t)));
-        return g.intrinsic("llvm.minnum", t, List.of(c, Val.uniform(IrTypes.floatConst(t, k.hi()), t)));
+        Val hi = Val.uniform(IrTypes.floatConst(t, k.hi()), t);
+        Val c = g.select(g.op2("fcmp ogt", v, zero, DType.BOOL), v, zero);
+        return g.select(g.op2("fcmp olt", c, hi, DType.BOOL), c, hi);
     }
 
     /**

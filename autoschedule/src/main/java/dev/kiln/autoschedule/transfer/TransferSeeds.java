@@ -32,31 +32,7 @@ public final class TransferSeeds {
      * (tasks other than {@code to} with its structural key; others are ignored).
      */
     public static List<Seed> of(SearchTask to, List<SearchTask> similar, TuningLog log, int limit) {
-        if (limit < 1) throw new KilnException("transfer: the number of transferred programs must be at least 1");
-        String key = to.structureKey();
-        record Source(SearchTask task, LogRecord record, double rate) {}
-        List<Source> sources = new ArrayList<>();
-        for (SearchTask t : similar) {
-            if (t.workloadKey().equals(to.workloadKey()) || !t.structureKey().equals(key)) continue;
-            for (ProgramCosts.Program p : ProgramCosts.of(log.records(t.workloadKey(), t.targetDescription()))
-                    .programs()) {
-                double s = p.seconds();
-                if (!(s > 0) || Double.isInfinite(s)) continue;
-                sources.add(new Source(t, p.first(), t.dag().flopCount() / s));
-            }
-        }
-        sources.sort(Comparator.comparingDouble((Source s) -> -s.rate()));
-        List<Seed> out = new ArrayList<>();
-        Set<String> keys = new HashSet<>();
-        int tries = 0;
-        for (Source s : sources) {
-            if (out.size() >= limit || tries++ >= 4 * limit) break;
-            var from = s.record().schedule(s.task());
-            var c = ScheduleTransfer.adapt(from, to, true);
-            if (c.isPresent() && keys.add(c.get().key()))
-                out.add(new Seed(c.get(), s.task().workloadKey()));
-        }
-        return out;
+        return adapted(to, similar, log, Double.NEGATIVE_INFINITY, new HashSet<>(), limit);
     }
 
     /**
@@ -74,7 +50,17 @@ public final class TransferSeeds {
         var own = ProgramCosts.of(log.records(to.workloadKey(), to.targetDescription()))
                 .best();
         if (own.isEmpty() || !(own.get().seconds() > 0)) return List.of();
-        double bar = to.dag().flopCount() / own.get().seconds() * margin;
+        return adapted(to, similar, log, to.dag().flopCount() / own.get().seconds() * margin, seen, limit);
+    }
+
+    /**
+     * The similar tasks' valid programs of throughput above {@code bar} and not in {@code seen}, fastest first,
+     * adapted to {@code to}: up to {@code limit} distinct ones out of at most {@code 4 x limit} adaptations, each
+     * program tried added to {@code seen}.
+     */
+    private static List<Seed> adapted(
+            SearchTask to, List<SearchTask> similar, TuningLog log, double bar, Set<String> seen, int limit) {
+        if (limit < 1) throw new KilnException("transfer: the number of transferred programs must be at least 1");
         String key = to.structureKey();
         record Source(SearchTask task, LogRecord record, double rate, String id) {}
         List<Source> sources = new ArrayList<>();

@@ -58,14 +58,20 @@ class TransferPolicyTest {
                 .candidates();
     }
 
+    /** {@code n} programs sampled for {@code from} (with {@code seed}), adapted to {@code to}. */
+    static List<TransferSeeds.Seed> adaptedSeeds(SearchTask from, SearchTask to, int n, long seed) {
+        List<TransferSeeds.Seed> out = new ArrayList<>();
+        for (Candidate c : sample(from, n, seed)) {
+            out.add(new TransferSeeds.Seed(ScheduleTransfer.adaptOrThrow(c.schedule(), to, true), from.workloadKey()));
+        }
+        return out;
+    }
+
     @Test
     void seedsLeadTheFirstBatchThenTheInnerPolicyFillsIt() {
         SearchTask a = Workloads.task(StructureKeyTest.convRelu(14, 8, 16, 3, 1));
         SearchTask b = Workloads.task(StructureKeyTest.convRelu(28, 4, 8, 3, 1));
-        List<TransferSeeds.Seed> seeds = new ArrayList<>();
-        for (Candidate c : sample(a, 3, 5)) {
-            seeds.add(new TransferSeeds.Seed(ScheduleTransfer.adaptOrThrow(c.schedule(), b, true), a.workloadKey()));
-        }
+        List<TransferSeeds.Seed> seeds = adaptedSeeds(a, b, 3, 5);
         List<Candidate> own = sample(b, 6, 9);
         ListPolicy inner = new ListPolicy(own);
         TransferPolicy p = new TransferPolicy(inner, () -> seeds, "b");
@@ -94,10 +100,7 @@ class TransferPolicyTest {
     void laterBatchesAreLedByWhatTheLateSupplierOffers() {
         SearchTask a = Workloads.task(StructureKeyTest.convRelu(14, 8, 16, 3, 1));
         SearchTask b = Workloads.task(StructureKeyTest.convRelu(28, 4, 8, 3, 1));
-        List<TransferSeeds.Seed> late = new ArrayList<>();
-        for (Candidate c : sample(a, 3, 11)) {
-            late.add(new TransferSeeds.Seed(ScheduleTransfer.adaptOrThrow(c.schedule(), b, true), a.workloadKey()));
-        }
+        List<TransferSeeds.Seed> late = adaptedSeeds(a, b, 3, 11);
         List<Candidate> own = sample(b, 8, 9);
         List<Integer> asked = new ArrayList<>();
         TransferPolicy p = new TransferPolicy(
