@@ -34,6 +34,7 @@ import dev.kiln.autoschedule.sketch.MultiLevelTiling;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingTensorize;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingWithFusion;
 import dev.kiln.autoschedule.sketch.MultiLevelTilingWithRowFusion;
+import dev.kiln.autoschedule.sketch.SimplifyComputeWithConstTensor;
 import dev.kiln.autoschedule.sketch.Sketch;
 import dev.kiln.autoschedule.sketch.SketchGenerator;
 import dev.kiln.autoschedule.sketch.SketchRule;
@@ -98,8 +99,9 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
      * with and without a packed copy ({@link #withRowPacking()} also packs the other operand, read along the
      * reduction, where the first is packed), and Kiln's {@link VectorLanesOutsideReduction} (a pooling or other
      * reduction without reuse gets sketches with its reduction loops outside whole vectors of its innermost axis, so
-     * that it can be vectorised) before SkipStage. (Ansor's SimplifyComputeWithConstTensor, for Winograd-style
-     * operators carrying a const-tensor attribute, has nothing to act on: Kiln operations carry no such attribute.)
+     * that it can be vectorised) before SkipStage. Ansor's {@link SimplifyComputeWithConstTensor} comes right after
+     * AlwaysInline: Winograd's transform stages get their constant-matrix loops unrolled (Kiln keeps a vector of
+     * channels innermost below them).
      * Tile filling (InitFillTileSize) draws register tiles and, for half of the stages with a reduction of 256 or
      * more, a reduction block of 128-384 (ReductionTileSizes). Annotation: Kiln's {@link InitKBlocking} (the tiled
      * stages where it matters get the GotoBLAS loop order, the outer reduction level in front of the level-1 spatial
@@ -117,6 +119,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
         return new TargetRules(
                 List.of(
                         new AlwaysInline(),
+                        new SimplifyComputeWithConstTensor(),
                         new AddRfactor(),
                         MultiLevelTilingTensorize.cpu(),
                         MultiLevelTilingWithRowFusion.cpu(),
@@ -170,6 +173,7 @@ public record TargetRules(List<SketchRule> sketchRules, List<InitRule> initRules
         return new TargetRules(
                 List.of(
                         new AlwaysInline(),
+                        new SimplifyComputeWithConstTensor(),
                         new AddRfactor(),
                         new AddCacheWrite(),
                         MultiLevelTilingWithFusion.ansorCpu(),

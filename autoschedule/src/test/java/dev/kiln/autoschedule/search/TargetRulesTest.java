@@ -36,6 +36,7 @@ class TargetRulesTest {
         assertThat(sketchNames(cpu))
                 .containsExactly(
                         "AlwaysInline",
+                        "SimplifyComputeWithConstTensor",
                         "AddRfactor",
                         "MultiLevelTilingTensorize",
                         "MultiLevelTilingWithRowFusion",
@@ -49,6 +50,7 @@ class TargetRulesTest {
         assertThat(sketchNames(TargetRules.ansorCpu()))
                 .containsExactly(
                         "AlwaysInline",
+                        "SimplifyComputeWithConstTensor",
                         "AddRfactor",
                         "AddCacheWrite",
                         "MultiLevelTilingWithFusion",
