@@ -199,6 +199,7 @@ public final class Winograd {
     }
 
     /** The weight transform {@code U = G g G^T} as a stage: HWIO [3, 3, CI, CO] -> [alpha, alpha, CI, CO]. */
+    @Operator("Winograd's weight transform G g G^T: HWIO [3, 3, CI, CO] -> [m+2, m+2, CI, CO].")
     public static Tensor transformWeight(Tensor weightHwio, int m) {
         Matrices mat = matrices(m);
         if (weightHwio.rank() != 4 || weightHwio.dim(0) != 3 || weightHwio.dim(1) != 3) {

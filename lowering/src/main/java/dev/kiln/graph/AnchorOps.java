@@ -65,6 +65,31 @@ public sealed interface AnchorOps permits Op {
     }
 
     /**
+     * A 3x3, stride-1 NHWC convolution by Winograd's F(m x m, 3 x 3) ({@code Winograd.conv2dNhwcTransformed}), its
+     * weight already transformed to [m + 2, m + 2, CI, CO]; {@code pads} = [top, left, bottom, right]. The pass
+     * {@code WinogradConvs} makes it from a {@link Conv2d} with a constant weight.
+     */
+    @Operator("3x3 stride-1 NHWC conv2d by Winograd F(m x m, 3 x 3), weight transformed to [m+2, m+2, CI, CO].")
+    @OpSpec(kind = "conv2d_winograd", arity = 2, pattern = OUT_EWISE_FUSABLE, weightInputs = 1)
+    record Conv2dWinograd(int m, List<Long> pads) implements Op {
+        public Conv2dWinograd {
+            pads = List.copyOf(pads);
+            if (m != 2 && m != 4) throw new KilnException("conv2d_winograd: tile size m must be 2 or 4, got " + m);
+            if (pads.size() != 4 || pads.stream().anyMatch(v -> v < 0))
+                throw new KilnException("conv2d_winograd: needs 4 pads >= 0 (top, left, bottom, right), got " + pads);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            ConvParams p = ConvParams.of(2, 1, 0).withPadding2d(pads.get(0), pads.get(2), pads.get(1), pads.get(3));
+            return dev.kiln.nn.Winograd.conv2dNhwcTransformed(in.get(0), in.get(1), m, p);
+        }
+
+        public String attrs() {
+            return "m=" + m + " pads=" + pads;
+        }
+    }
+
+    /**
      * A convolution of any spatial rank in a named layout ({@code Conv.conv}: e.g. data "NCL" with
      * weight "OIL", or "NCDHW" with "OIDHW", as ONNX lays out 1-D and 3-D convolutions), or, when
      * {@code transposed}, a transposed convolution ({@code ConvTranspose.convTranspose}: weight

@@ -98,4 +98,49 @@ class GraphPassesTest {
         assertEquals(List.of("d"), clean.nodes().getLast().inputs());
         sameResult(g, clean);
     }
+
+    @Test
+    void winogradReplacesTheThreeByThreeStrideOneFloatConvsWithAConstantWeight() {
+        GraphBuilder b = new GraphBuilder("t");
+        Value x = b.input("x", FLOAT32, 1, 10, 9, 32);
+        Value w = b.weight("w", 1, 0.2, 3, 3, 32, 32);
+        Value c1 = b.relu("r1", b.conv2d("c1", x, w, "NHWC", 1, 1, 1)); // F(2x2): 10 x 9 output, 32 -> 32
+        Value c2 = b.conv2d("c2", c1, w, "NHWC", 1, 1, 1); // the same weight: transformed once
+        Value s2 = b.conv2d("s2", c2, b.weight("w2", 2, 0.2, 3, 3, 32, 32), "NHWC", 2, 1, 1); // strided: direct
+        Value p1 = b.conv2d("p1", c2, b.weight("w3", 3, 0.2, 1, 1, 32, 32), "NHWC", 1, 0, 1); // 1x1: direct
+        Value small = b.conv2d("small", b.input("y", FLOAT32, 1, 6, 6, 32), w, "NHWC", 1, 1, 1); // 6 x 6: direct
+        Value narrow = b.conv2d(
+                "narrow", b.input("z", FLOAT32, 1, 8, 8, 8), b.weight("w4", 4, 0.2, 3, 3, 8, 8), "NHWC", 1, 1, 1);
+        Value wide = b.conv2d( // 96 channels: F(4x4), padding only at the top and left
+                "wide", b.input("v", FLOAT32, 1, 7, 8, 96), b.weight("w5", 5, 0.05, 3, 3, 96, 96), "NHWC", 1, 1, 1);
+        Graph g = b.output(s2, p1, small, narrow, wide).build();
+        Graph r = dev.kiln.graph.pass.WinogradConvs.apply(g);
+        assertEquals(
+                List.of(
+                        "conv2d_winograd",
+                        "relu",
+                        "conv2d_winograd",
+                        "conv2d",
+                        "conv2d",
+                        "conv2d",
+                        "conv2d",
+                        "conv2d_winograd"),
+                kinds(r));
+        assertEquals(
+                List.of("w.winograd2", "w5.winograd4"),
+                r.constants().keySet().stream()
+                        .filter(k -> k.contains("winograd"))
+                        .toList());
+        assertEquals(List.of(4L, 4L, 32L, 32L), r.value("w.winograd2").shape());
+        assertEquals(List.of(6L, 6L, 96L, 96L), r.value("w5.winograd4").shape());
+        // the transforms round differently from the direct sums: within 1e-4 of values of order 1
+        try (NodeRunner run = NodeRunner.interpreter()) {
+            NDArray[] ins = g.inputs().stream()
+                    .map(v -> NDArray.random(FLOAT32, 9, v.dims()))
+                    .toArray(NDArray[]::new);
+            List<NDArray> want = ReferenceExecutor.run(g, run, ins);
+            List<NDArray> got = ReferenceExecutor.run(r, run, ins);
+            for (int i = 0; i < want.size(); i++) got.get(i).assertClose(want.get(i), 1e-4, 1e-4);
+        }
+    }
 }

@@ -10,8 +10,10 @@ import dev.kiln.graph.Graph;
 import dev.kiln.graph.fuse.FuseOps;
 import dev.kiln.graph.fuse.Partition;
 import dev.kiln.graph.pass.GraphPasses;
+import dev.kiln.graph.pass.WinogradConvs;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
+import dev.kiln.target.CpuTarget;
 import dev.kiln.target.Target;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,9 +37,28 @@ import java.util.Map;
 public final class Network {
     private Network() {}
 
-    /** The graph after the passes, cut into fused groups. */
+    /** The graph after the passes, cut into fused groups (no Winograd convolutions: see the target's overload). */
     public static Partition partition(Graph g) {
         return FuseOps.apply(GraphPasses.optimize(g));
+    }
+
+    /**
+     * The graph after the passes, cut into fused groups, as {@code target} tunes and runs it: for the LLVM CPU
+     * target the 3x3 stride-1 float convolutions with a constant weight become Winograd convolutions ({@link
+     * WinogradConvs}; {@code -Dkiln.winograd=false} keeps them direct, e.g. for logs tuned before 2026-12-07).
+     */
+    public static Partition partition(Graph g, Target target) {
+        Graph opt = GraphPasses.optimize(g);
+        if (winograd(target)) opt = WinogradConvs.apply(opt);
+        return FuseOps.apply(opt);
+    }
+
+    /** Whether {@link #partition(Graph, Target)} makes Winograd convolutions for {@code target}. */
+    public static boolean winograd(Target target) {
+        return WinogradConvs.enabled()
+                && target instanceof CpuTarget c
+                && target.kind() == Target.Kind.CPU
+                && !"jvm".equals(c.triple());
     }
 
     /**
@@ -53,7 +74,7 @@ public final class Network {
      * ({@link TaskExtraction#extract}).
      */
     public static List<NetworkTask> tasks(Graph g, Target target, boolean layoutRewrite) {
-        return TaskExtraction.extract(partition(g), target, layoutRewrite);
+        return TaskExtraction.extract(partition(g, target), target, layoutRewrite);
     }
 
     /**
@@ -63,7 +84,7 @@ public final class Network {
      * Throws naming each task that ended without a valid program (with its first errors).
      */
     public static CompiledNetwork tune(Graph g, Target target, NetworkTuneOptions options) {
-        Partition p = partition(g);
+        Partition p = partition(g, target);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, options.layoutRewrite());
         List<TuningTask> tt = new ArrayList<>();
         for (NetworkTask t : tasks) tt.add(new TuningTask(t.task(), t.weight(), t.tag(), t.description()));
@@ -107,7 +128,7 @@ public final class Network {
      * their weights follow it.
      */
     public static CompiledNetwork build(Graph g, Target target, Path log, boolean layoutRewrite) {
-        Partition p = partition(g);
+        Partition p = partition(g, target);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, layoutRewrite);
         Map<NetworkTask, BestProgram> best = bestPrograms(g, tasks, log);
         return NetworkCompiler.compile(
@@ -120,7 +141,7 @@ public final class Network {
      * this is a comparison, not a way to run a network faster).
      */
     public static CompiledNetwork buildWithoutPacking(Graph g, Target target, Path log) {
-        Partition p = partition(g);
+        Partition p = partition(g, target);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, true);
         List<String> notes = new ArrayList<>();
         notes.add("weights in their original layout although the programs were tuned with them packed");
@@ -166,7 +187,7 @@ public final class Network {
      * checks and as the untuned baseline. The result's notes say so.
      */
     public static CompiledNetwork buildUntuned(Graph g, Target target) {
-        Partition p = partition(g);
+        Partition p = partition(g, target);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target);
         Map<NetworkTask, Schedule> schedules = new LinkedHashMap<>();
         for (NetworkTask t : tasks) schedules.put(t, Schedule.empty(t.task().dag()));

@@ -155,7 +155,9 @@ class CompiledNetworkTest {
 
     @Test
     void taskExtractionDeduplicatesAndWeighs() {
-        List<NetworkTask> tasks = Network.tasks(Models.resnet50(1, 224, 1), FaultyBackend.TARGET);
+        // the direct convolutions (Network.partition without a target keeps them)
+        List<NetworkTask> tasks =
+                TaskExtraction.extract(Network.partition(Models.resnet50(1, 224, 1)), FaultyBackend.TARGET, true);
         long convTasks =
                 tasks.stream().filter(t -> t.description().startsWith("conv2d")).count();
         int convGroups = tasks.stream()
@@ -174,6 +176,17 @@ class CompiledNetworkTest {
         assertThat(tasks.stream().mapToInt(NetworkTask::weight).sum())
                 .isEqualTo(
                         Network.partition(Models.resnet50(1, 224, 1)).groups().size() - 1);
+        // as the CPU target tunes it: the 13 stride-1 3x3 convs by Winograd (F(4x4) in layer 2, F(2x2) in the
+        // others), 4x and 2.25x fewer multiplications in their GEMMs
+        List<NetworkTask> wino = Network.tasks(Models.resnet50(1, 224, 1), FaultyBackend.TARGET);
+        assertThat(wino.stream()
+                        .filter(t -> t.description().startsWith("conv2d_winograd"))
+                        .mapToInt(NetworkTask::weight)
+                        .sum())
+                .isEqualTo(Network.winograd(FaultyBackend.TARGET) ? 13 : 0);
+        double winoGflop =
+                wino.stream().mapToDouble(t -> t.weight() * (double) t.flops()).sum() / 1e9;
+        if (Network.winograd(FaultyBackend.TARGET)) assertThat(winoGflop).isBetween(6.7, 6.9);
     }
 
     @Test

@@ -329,7 +329,8 @@ public final class NetworkBench implements Callable<Integer> {
             if (torch) {
                 timeTorch(name, t, g, inputs, want);
             } else {
-                System.out.print(Network.partition(g).toString().indent(3)); // the fused groups Kiln tunes and runs
+                System.out.print(
+                        Network.partition(g, target).toString().indent(3)); // the fused groups Kiln tunes and runs
                 timeKiln(name, t, g, target, threadLog, inputs, want);
             }
             want.close();

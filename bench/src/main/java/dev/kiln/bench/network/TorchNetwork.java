@@ -419,6 +419,7 @@ public final class TorchNetwork implements AutoCloseable {
                     Op.DenseInteger _,
                     Op.MatmulPacked _,
                     Op.Conv2dPacked _,
+                    Op.Conv2dWinograd _,
                     Op.Take _,
                     Op.Where _,
                     Op.BroadcastTo _,

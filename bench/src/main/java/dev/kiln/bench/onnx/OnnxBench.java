@@ -519,7 +519,7 @@ public final class OnnxBench implements Callable<Integer> {
                 how.append("the log did not cover every task, so tuned; ");
             }
         }
-        System.out.print(Network.partition(g).toString().indent(3));
+        System.out.print(Network.partition(g, target).toString().indent(3));
         Path dir = threadLog.toAbsolutePath().getParent();
         if (dir != null) Files.createDirectories(dir);
         NetworkTuneOptions.Builder tuning = NetworkTuneOptions.builder()
