@@ -24,7 +24,7 @@ final class Probes {
     /** The tasks of {@code model} (batch bound to 1), layout rewrite on. */
     static List<NetworkTask> tasks(String model, Target target) {
         Graph g = OnnxImporter.load(Path.of(model), Map.of("batch", 1L));
-        return TaskExtraction.extract(Network.partition(g), target, true);
+        return TaskExtraction.extract(Network.partition(g, target), target, true);
     }
 
     /** The schedule {@code stepsJson} gives (a steps array), or {@code best}'s when it is null. */

@@ -16,7 +16,7 @@ public class ShowFunc {
     public static void main(String[] a) throws Exception {
         Graph g = OnnxImporter.load(Path.of(a[0]), Map.of("batch", 1L));
         Target target = Target.cpu().withCores(Integer.parseInt(a[2])).withFastMath(true);
-        Partition p = Network.partition(g);
+        Partition p = Network.partition(g, target);
         List<NetworkTask> tasks = TaskExtraction.extract(p, target, true);
         for (int i = 3; i < a.length; i++) {
             NetworkTask t = tasks.get(Integer.parseInt(a[i]));

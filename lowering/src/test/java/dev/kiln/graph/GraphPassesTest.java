@@ -33,13 +33,18 @@ class GraphPassesTest {
     }
 
     static void sameResult(Graph a, Graph b) {
+        sameResult(a, b, 1e-5);
+    }
+
+    /** {@code a} and {@code b} on the same seeded inputs, in the interpreter, within {@code tol} (rtol and atol). */
+    static void sameResult(Graph a, Graph b, double tol) {
         try (NodeRunner r = NodeRunner.interpreter()) {
             NDArray[] ins = a.inputs().stream()
                     .map(v -> NDArray.random(FLOAT32, 9, v.dims()))
                     .toArray(NDArray[]::new);
             List<NDArray> x = ReferenceExecutor.run(a, r, ins);
             List<NDArray> y = ReferenceExecutor.run(b, r, ins);
-            for (int i = 0; i < x.size(); i++) y.get(i).assertClose(x.get(i), 1e-5, 1e-5);
+            for (int i = 0; i < x.size(); i++) y.get(i).assertClose(x.get(i), tol, tol);
         }
     }
 
@@ -134,13 +139,6 @@ class GraphPassesTest {
         assertEquals(List.of(4L, 4L, 32L, 32L), r.value("w.winograd2").shape());
         assertEquals(List.of(6L, 6L, 96L, 96L), r.value("w5.winograd4").shape());
         // the transforms round differently from the direct sums: within 1e-4 of values of order 1
-        try (NodeRunner run = NodeRunner.interpreter()) {
-            NDArray[] ins = g.inputs().stream()
-                    .map(v -> NDArray.random(FLOAT32, 9, v.dims()))
-                    .toArray(NDArray[]::new);
-            List<NDArray> want = ReferenceExecutor.run(g, run, ins);
-            List<NDArray> got = ReferenceExecutor.run(r, run, ins);
-            for (int i = 0; i < want.size(); i++) got.get(i).assertClose(want.get(i), 1e-4, 1e-4);
-        }
+        sameResult(g, r, 1e-4);
     }
 }

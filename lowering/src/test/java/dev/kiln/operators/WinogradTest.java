@@ -106,7 +106,7 @@ class WinogradTest {
             assertThat(Winograd.unrolledAxes(c)).as(c.name()).isEqualTo(want);
         }
         assertThat(ConvTesting.stages(out))
-                .containsExactly("weight_transform", "pad", "data_pack", "bgemm", "inverse", "conv2d_winograd_nhwc");
+                .containsExactly("pad", "data_pack", "weight_transform", "bgemm", "inverse", "conv2d_winograd_nhwc");
     }
 
     @ParameterizedTest(name = "{0}")

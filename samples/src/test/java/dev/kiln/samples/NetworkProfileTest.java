@@ -38,12 +38,7 @@ class NetworkProfileTest {
         CpuTarget target = Target.cpu();
         Graph g = Models.bertLayer(8, 16, 2, 32, 6); // 11 small tasks: one trial each
         Path log = dir.resolve("bert.jsonl");
-        MeasureOptions fast = MeasureOptions.defaults()
-                .withRepeats(1)
-                .withMinRepeatMs(0)
-                .withWarmup(0)
-                .withWarmupMs(0)
-                .withRemeasure(0, 0);
+        MeasureOptions fast = MeasureOptions.smoke();
         NDArray x = NDArray.random(FLOAT32, 3, g.inputs().getFirst().dims());
         double[] fromSearch;
         try (LocalMeasurer m = LocalMeasurer.of(target, fast)) {

@@ -37,12 +37,7 @@ class NetworkTuneTest {
         Graph net = Models.resnet18(1, 64, 8, 10, 12);
         CpuTarget target = Target.cpu();
         Path log = dir.resolve("net.jsonl");
-        MeasureOptions fast = MeasureOptions.defaults()
-                .withRepeats(1)
-                .withMinRepeatMs(0)
-                .withWarmup(0)
-                .withWarmupMs(0)
-                .withRemeasure(0, 0);
+        MeasureOptions fast = MeasureOptions.smoke();
         int tasks = Network.tasks(net, target).size();
         try (LocalMeasurer m = LocalMeasurer.of(target, fast);
                 NDArray x = NDArray.random(FLOAT32, 5, 1, 64, 64, 3);

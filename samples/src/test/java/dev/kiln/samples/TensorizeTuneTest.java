@@ -41,12 +41,7 @@ import org.junit.jupiter.api.Test;
  * interpreter's float32 sums, both summing exact bf16 products). Skips without the instructions.
  */
 class TensorizeTuneTest {
-    private static final MeasureOptions FAST = MeasureOptions.defaults()
-            .withRepeats(1)
-            .withMinRepeatMs(0)
-            .withWarmup(0)
-            .withWarmupMs(0)
-            .withRemeasure(0, 0);
+    private static final MeasureOptions FAST = MeasureOptions.smoke();
 
     private static TuneResult tune(ComputeDAG dag, CpuTarget target, LocalMeasurer m) {
         return AutoSchedule.tune(

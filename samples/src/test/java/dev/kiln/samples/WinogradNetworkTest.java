@@ -50,12 +50,7 @@ class WinogradNetworkTest {
                 .contains("winograd4")
                 .contains("winograd2");
         Path log = dir.resolve("wino.jsonl");
-        MeasureOptions fast = MeasureOptions.defaults()
-                .withRepeats(1)
-                .withMinRepeatMs(0)
-                .withWarmup(0)
-                .withWarmupMs(0)
-                .withRemeasure(0, 0);
+        MeasureOptions fast = MeasureOptions.smoke();
         int tasks = Network.tasks(net, target).size();
         assertThat(tasks).isEqualTo(2);
         try (LocalMeasurer m = LocalMeasurer.of(target, fast);

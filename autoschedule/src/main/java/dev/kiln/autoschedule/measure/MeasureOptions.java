@@ -155,6 +155,19 @@ public record MeasureOptions(
         return defaults().withWarmupMs(3000).withTimeoutSeconds(120);
     }
 
+    /**
+     * {@link #defaults()} cut to one timed call: no warm-up, no minimum sample time, no re-measurement of the best
+     * programs. For tests and smoke runs, where a program's result and the tuning flow matter, not its speed.
+     */
+    public static MeasureOptions smoke() {
+        return defaults()
+                .withRepeats(1)
+                .withMinRepeatMs(0)
+                .withWarmup(0)
+                .withWarmupMs(0)
+                .withRemeasure(0, 0);
+    }
+
     /** The timing of {@link #defaults()} before issue 13: 1 warm-up run, no warm-up by time, no re-measure. */
     public static MeasureOptions legacy() {
         return new MeasureOptions(5, 1, 1, 10, false, 20, true, 1e-3, 1e-3, 42);

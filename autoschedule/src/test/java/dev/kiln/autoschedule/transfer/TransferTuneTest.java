@@ -43,12 +43,7 @@ class TransferTuneTest {
         var target = FaultyBackend.TARGET;
         List<NetworkTask> tasks = Network.tasks(net, target);
         Path log = dir.resolve("transfer.jsonl");
-        MeasureOptions fast = MeasureOptions.defaults()
-                .withRepeats(1)
-                .withMinRepeatMs(0)
-                .withWarmup(0)
-                .withWarmupMs(0)
-                .withRemeasure(0, 0);
+        MeasureOptions fast = MeasureOptions.smoke();
         int perRound = 2;
         try (LocalMeasurer m = LocalMeasurer.of(target, fast);
                 NDArray x = NDArray.random(FLOAT32, 11, 1, 32, 32, 3);

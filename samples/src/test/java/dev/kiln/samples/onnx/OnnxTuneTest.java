@@ -47,12 +47,7 @@ class OnnxTuneTest {
     @Test
     void quantizedMlpAndCnnAndBertWithEmbeddingsTuneAndMatchOnnxRuntime() {
         CpuTarget target = Target.cpu();
-        MeasureOptions fast = MeasureOptions.defaults()
-                .withRepeats(1)
-                .withMinRepeatMs(0)
-                .withWarmup(0)
-                .withWarmupMs(0)
-                .withRemeasure(0, 0);
+        MeasureOptions fast = MeasureOptions.smoke();
         try (LocalMeasurer m = LocalMeasurer.of(target, fast)) {
             Graph q = OnnxCheck.checkBuilt(
                     OnnxZoo.quantizedMlp("qmlp", 48, 64, 10, 3),
