@@ -11,9 +11,7 @@ import dev.kiln.autoschedule.network.HoldComparison;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTask;
-import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.TaskResult;
-import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.autoschedule.tune.AutoSchedule;
 import dev.kiln.graph.Graph;
 import dev.kiln.models.Models;
@@ -43,17 +41,7 @@ class NetworkProfileTest {
         double[] fromSearch;
         try (LocalMeasurer m = LocalMeasurer.of(target, fast)) {
             int tasks = Network.tasks(g, target).size();
-            try (CompiledNetwork tuned = Network.tune(
-                    g,
-                    target,
-                    NetworkTuneOptions.builder()
-                            .trials(tasks)
-                            .measuresPerRound(1)
-                            .seed(2)
-                            .measurer(m)
-                            .logFile(log)
-                            .policies(RandomSearchPolicy::forTask)
-                            .build())) {
+            try (CompiledNetwork tuned = Network.tune(g, target, RandomTuning.options(tasks, 1, 2, log, m))) {
                 List<TaskResult> results = tuned.tuning().orElseThrow().tasks();
                 fromSearch = new double[tasks];
                 for (NetworkTask t : tuned.tasks()) {

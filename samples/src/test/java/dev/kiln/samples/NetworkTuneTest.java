@@ -10,7 +10,6 @@ import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
-import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.ReferenceExecutor;
@@ -43,14 +42,7 @@ class NetworkTuneTest {
                 NDArray x = NDArray.random(FLOAT32, 5, 1, 64, 64, 3);
                 NodeRunner ref = NodeRunner.interpreter()) {
             NDArray expected = ReferenceExecutor.run(net, ref, x).getFirst();
-            NetworkTuneOptions opts = NetworkTuneOptions.builder()
-                    .trials(4 * tasks)
-                    .measuresPerRound(2)
-                    .seed(3)
-                    .logFile(log)
-                    .measurer(m)
-                    .policies(RandomSearchPolicy::forTask)
-                    .build();
+            NetworkTuneOptions opts = RandomTuning.options(4 * tasks, 2, 3, log, m);
             NDArray tuned;
             try (CompiledNetwork cn = Network.tune(net, target, opts)) {
                 SchedulerResult r = cn.tuning().orElseThrow();

@@ -8,7 +8,6 @@ import dev.kiln.autoschedule.measure.MeasureOptions;
 import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
-import dev.kiln.autoschedule.search.RandomSearchPolicy;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.GraphBuilder;
 import dev.kiln.graph.NodeRunner;
@@ -57,14 +56,7 @@ class WinogradNetworkTest {
                 NDArray in = NDArray.random(FLOAT32, 5, 1, 10, 9, 96);
                 NodeRunner ref = NodeRunner.interpreter()) {
             NDArray expected = ReferenceExecutor.run(net, ref, in).getFirst();
-            NetworkTuneOptions opts = NetworkTuneOptions.builder()
-                    .trials(6 * tasks)
-                    .measuresPerRound(3)
-                    .seed(4)
-                    .logFile(log)
-                    .measurer(m)
-                    .policies(RandomSearchPolicy::forTask)
-                    .build();
+            NetworkTuneOptions opts = RandomTuning.options(6 * tasks, 3, 4, log, m);
             NDArray tuned;
             try (CompiledNetwork cn = Network.tune(net, target, opts)) {
                 assertThat(cn.tuning().orElseThrow().deadTasks()).isEmpty();
