@@ -13,6 +13,7 @@ import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Shape;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -101,7 +102,7 @@ public final class Winograd {
      */
     public static List<String> unrolledAxes(ComputeOp op) {
         if (!op.tag().equals(DATA_PACK) && !op.tag().equals(INVERSE)) return List.of();
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new ArrayList<>();
         for (IterVar a : op.axes()) if (UNROLLED.contains(a.name())) out.add(a.name());
         for (IterVar a : op.reduceAxes()) if (UNROLLED.contains(a.name())) out.add(a.name());
         return out;

@@ -1,5 +1,6 @@
 package dev.kiln.autoschedule.network;
 
+import dev.kiln.autoschedule.annotate.CheckJvmTiles;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.TaskResult;
 import dev.kiln.autoschedule.scheduler.TaskScheduler;
@@ -55,10 +56,7 @@ public final class Network {
 
     /** Whether {@link #partition(Graph, Target)} makes Winograd convolutions for {@code target}. */
     public static boolean winograd(Target target) {
-        return WinogradConvs.enabled()
-                && target instanceof CpuTarget c
-                && target.kind() == Target.Kind.CPU
-                && !"jvm".equals(c.triple());
+        return WinogradConvs.enabled() && target instanceof CpuTarget && !CheckJvmTiles.isJvm(target);
     }
 
     /**

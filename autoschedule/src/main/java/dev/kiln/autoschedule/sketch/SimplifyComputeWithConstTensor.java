@@ -62,9 +62,7 @@ public record SimplifyComputeWithConstTensor() implements SketchRule {
         }
         String last = op.axes().getLast().name();
         Long lastExtent = op.axes().getLast().extent();
-        int lanes = task.target().kind().isGpu()
-                ? 0
-                : task.hardware().lanes(op.outputs().getFirst().dtype().bytes());
+        int lanes = task.hardware().lanes(op.outputs().getFirst().dtype().bytes());
         boolean vectorInner = lanes > 1 && spatial.contains(last) && lastExtent != null && lastExtent % lanes == 0;
         LoopState s = state;
         for (String name : spatial) {

@@ -35,8 +35,9 @@ public final class WinogradConvs {
      * threads, 100 trials each, docs/PERFORMANCE.md): F(4x4) where both channel counts are over 64 and at most 128
      * (28 x 28 x 128: 0.26 ms against F(2x2)'s 0.38 and the direct conv's 0.57); F(2x2) for other outputs of at
      * least 7 x 7 with 32 or more channels in and out (56 x 56 x 64: 0.38 against 0.59, where F(4x4)'s best was
-     * 0.89; 14 x 14 x 256: 0.345 against 0.58, F(4x4) no faster with 16/9 as many weight bytes; at 512 channels
-     * F(4x4)'s rounding on the tuner's unit-scale check inputs passes its 1e-3 tolerance no more); direct otherwise.
+     * 0.89; 14 x 14 x 256: 0.345 against 0.58, F(4x4) no faster with 36/16 as many weight bytes as F(2x2); at 512
+     * channels F(4x4)'s rounding on the tuner's unit-scale check inputs passes its 1e-3 tolerance no more); direct
+     * otherwise.
      */
     public static int tileSize(long oh, long ow, long ci, long co) {
         if (oh < 7 || ow < 7 || ci < 32 || co < 32) return 0;
