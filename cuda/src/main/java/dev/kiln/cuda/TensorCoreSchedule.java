@@ -15,11 +15,13 @@ import java.util.List;
 
 /**
  * A Tensor Core matmul written by hand: {@code C[i, j] = sum_k float32(A[i, k]) * float32(B[k, j])}
- * (or {@code B[j, k]}) with A and B float16 or bfloat16, each block a tile of warps, each warp
- * {@code tilesI x tilesJ} fragments of 16 x 16, A and B staged into shared memory per
- * {@code kTiles * 16} of k (cache_read stages whose rows are the fragments' rows, fetched
- * cooperatively), every 16 x 16 x 16 step one wmma {@code mma_sync} ({@link CudaTensorIntrinsics}).
- * The output is written in global memory, where the fragments accumulate.
+ * (or {@code B[j, k]}) with A and B float16 or bfloat16, or float32 on TF32 Tensor Cores, each
+ * block a tile of warps, each warp {@code tilesI x tilesJ} fragments of 16 x 16, A and B staged
+ * into shared memory per {@code kTiles * 16} of k, {@code kTiles * 8} for TF32 (cache_read stages
+ * whose rows are the fragments' rows, fetched cooperatively), every 16 x 16 x 16 (16 x 16 x 8) step
+ * one wmma {@code mma_sync} ({@link CudaTensorIntrinsics}).
+ * The output is in global memory; each warp keeps its tiles of it in accumulator fragments across
+ * the k-stage loop (the code generator's {@code WmmaGen.accumulators}) and stores them after it.
  */
 public final class TensorCoreSchedule {
     private TensorCoreSchedule() {}
@@ -31,7 +33,7 @@ public final class TensorCoreSchedule {
      * @param warpsJ warps along j
      * @param tilesI 16-row fragments per warp along i
      * @param tilesJ 16-column fragments per warp along j
-     * @param kTiles 16-deep fragments of k per shared-memory stage
+     * @param kTiles 16-deep (TF32: 8-deep) fragments of k per shared-memory stage
      */
     public record Tiles(int warpsI, int warpsJ, int tilesI, int tilesJ, int kTiles) {
         public Tiles {
@@ -50,14 +52,17 @@ public final class TensorCoreSchedule {
     /** The computation, stage "C" with axes i, j and reduce axis k; B is {@code [n, k]} when {@code bT}. */
     public static ComputeDAG matmul(DType in, long m, long n, long k, boolean bT) {
         if (CudaTensorIntrinsics.forInputs(in, bT) == null) {
-            throw new KilnException("Tensor Core matmul inputs must be float16 or bfloat16, got " + in);
+            throw new KilnException("Tensor Core matmul inputs must be float16, bfloat16 or float32 (TF32), got " + in);
         }
         Tensor a = Te.placeholder("A", in, m, k);
         Tensor b = bT ? Te.placeholder("B", in, n, k) : Te.placeholder("B", in, k, n);
         Tensor c = Te.computeN("C", "matmul", Shape.of(m, n), idx -> {
             IterVar r = Te.reduceAxis(k, "k");
+            var av = a.at(idx.get(0), r);
             var bv = bT ? b.at(idx.get(1), r) : b.at(r, idx.get(1));
-            return Te.sum(r, a.at(idx.get(0), r).cast(DType.FLOAT32).mul(bv.cast(DType.FLOAT32)));
+            return in == DType.FLOAT32
+                    ? Te.sum(r, av.mul(bv))
+                    : Te.sum(r, av.cast(DType.FLOAT32).mul(bv.cast(DType.FLOAT32)));
         });
         return ComputeDAG.of(c);
     }
@@ -65,13 +70,14 @@ public final class TensorCoreSchedule {
     /** The schedule of {@link #matmul}'s DAG with tiles {@code t}; the extents must divide. */
     public static Schedule of(ComputeDAG dag, DType in, boolean bT, Tiles t) {
         int f = CudaTensorIntrinsics.TILE;
+        String intrinsic = CudaTensorIntrinsics.forInputs(in, bT);
         ScheduleBuilder s = ScheduleBuilder.on(dag);
         StageRef c = s.stage("C");
         c.split("i", t.warpsI(), t.tilesI(), f);
         c.split("j", t.warpsJ(), t.tilesJ(), f);
-        c.split("k", t.kTiles(), f);
+        c.split("k", t.kTiles(), intrinsic == null ? f : CudaTensorIntrinsics.kTile(intrinsic));
         c.reorder("i.0", "j.0", "i.1", "j.1", "k.0", "i.2", "j.2", "k.1", "i.3", "j.3", "k.2");
-        c.tensorize("i.3", CudaTensorIntrinsics.forInputs(in, bT));
+        c.tensorize("i.3", intrinsic);
         StageRef as = s.stage("A").cacheRead("shared", c);
         as.computeAt(c, "k.0");
         StageRef bs = s.stage("B").cacheRead("shared", c);

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Tensor Core sketch rule (TensorCoreTiling in the CUDA rules): a float16/bfloat16 matmul,
- * dense and batch_matmul get a tensorized sketch with no hint, an older GPU and float32 do not,
+ * dense and batch_matmul get a tensorized sketch with no hint, an older GPU and float32 do not
+ * (float32 does where the target allows TF32),
  * and its samples lower, compute the default lowering's numbers in the interpreter (the same
  * rounded inputs, products exact in float32, only the order of the float32 sums differs: rtol =
  * atol = 1e-4) and compile with nvcc for sm_90 (the first of each workload).
@@ -78,6 +79,16 @@ class TensorCoreSketchTest {
         ComputeDAG f32 = GpuSampledProgramsTest.workloads().getFirst();
         assertThat(TargetRules.cuda().sketches(AutoSchedule.task(f32, TARGET)))
                 .noneMatch(TensorCoreSketchTest::tensorized);
+        // float32 on TF32 Tensor Cores only where the target allows it
+        ComputeDAG tf32 = TensorCoreSchedule.matmul(DType.FLOAT32, 32, 48, 64, false);
+        assertThat(TargetRules.cuda().sketches(AutoSchedule.task(tf32, TARGET)))
+                .noneMatch(TensorCoreSketchTest::tensorized);
+        assertThat(TargetRules.cuda().sketches(AutoSchedule.task(tf32, TARGET.withTf32(true))))
+                .filteredOn(TensorCoreSketchTest::tensorized)
+                .singleElement()
+                .satisfies(sk -> assertThat(sk.steps())
+                        .anyMatch(st -> st instanceof TensorizeStep t
+                                && t.intrinsic().equals(CudaTensorIntrinsics.WMMA_TF32_NN)));
     }
 
     @Test
@@ -85,8 +96,11 @@ class TensorCoreSketchTest {
         List<CudaModule> modules = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         int w = 0;
-        for (ComputeDAG dag : workloads()) {
-            SearchTask task = AutoSchedule.task(dag, TARGET);
+        List<ComputeDAG> dags = new ArrayList<>(workloads());
+        dags.add(TensorCoreSchedule.matmul(DType.FLOAT32, 32, 48, 64, true)); // a TF32 dense
+        for (ComputeDAG dag : dags) {
+            CudaTarget target = w == dags.size() - 1 ? TARGET.withTf32(true) : TARGET;
+            SearchTask task = AutoSchedule.task(dag, target);
             List<Sketch> tc = TargetRules.cuda().sketches(task).stream()
                     .filter(TensorCoreSketchTest::tensorized)
                     .toList();
@@ -101,7 +115,7 @@ class TensorCoreSketchTest {
                 Schedule sch = c.schedule();
                 PrimFunc f;
                 try {
-                    f = ScheduleLowerer.forTarget(TARGET).lower(task, sch);
+                    f = ScheduleLowerer.forTarget(target).lower(task, sch);
                 } catch (RuntimeException e) {
                     failures.add(name + " does not lower: " + e.getMessage() + "\n" + sch.toJavaSource());
                     continue;
@@ -111,13 +125,16 @@ class TensorCoreSketchTest {
                 if (diff != null) failures.add(name + ": " + diff);
                 CudaModule m = CudaCodegen.generate(f);
                 assertThat(m.source()).contains("nvcuda::wmma::mma_sync");
+                assertThat(m.source())
+                        .as(name + " keeps its accumulators in fragments")
+                        .contains("mma_sync(kiln_acc[");
                 assertThat(Schedule.fromJson(sch.toJson(), dag).toJson()).isEqualTo(sch.toJson());
                 if (k == 1) modules.add(m); // nvcc takes a while on mma.h: one kernel per workload
             }
             w++;
         }
         assertThat(failures).isEmpty();
-        assertThat(CudaTensorIntrinsics.ALL).hasSize(4);
+        assertThat(CudaTensorIntrinsics.ALL).hasSize(6);
         GpuTesting.assumeNvcc();
         String ptx = String.join("\n", GpuTesting.compileWithNvcc(modules));
         assertThat(ptx).contains("wmma.mma.sync");

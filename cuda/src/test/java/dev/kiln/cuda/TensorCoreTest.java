@@ -48,7 +48,9 @@ class TensorCoreTest {
                 new Case(DType.FLOAT16, false, 64, 64, 64, new TensorCoreSchedule.Tiles(2, 2, 1, 1, 2)),
                 new Case(DType.FLOAT16, true, 32, 96, 48, new TensorCoreSchedule.Tiles(1, 3, 2, 1, 1)),
                 new Case(DType.BFLOAT16, false, 48, 32, 96, new TensorCoreSchedule.Tiles(3, 1, 1, 2, 3)),
-                new Case(DType.BFLOAT16, true, 64, 32, 32, new TensorCoreSchedule.Tiles(2, 1, 2, 2, 2)));
+                new Case(DType.BFLOAT16, true, 64, 32, 32, new TensorCoreSchedule.Tiles(2, 1, 2, 2, 2)),
+                new Case(DType.FLOAT32, false, 32, 32, 32, new TensorCoreSchedule.Tiles(2, 1, 1, 2, 2)),
+                new Case(DType.FLOAT32, true, 48, 32, 48, new TensorCoreSchedule.Tiles(1, 2, 3, 1, 3)));
     }
 
     /**
@@ -57,7 +59,9 @@ class TensorCoreTest {
      * Each input carries a relative error of at most u (2^-11 for float16's 11-bit significand,
      * 2^-8 for bfloat16's 8 bits), so a product is off by at most (2u + u^2) |a b|; the products of
      * rounded inputs are exact in float32, whose k sums add at most k 2^-24 of the sum of
-     * |a b|: the bound is {@code (2u + u^2 + k 2^-24) * sum_k |a b|} per element.
+     * |a b|: the bound is {@code (2u + u^2 + k 2^-24) * sum_k |a b|} per element. TF32 rounds to
+     * 11 bits as float16 does, on the GPU; the interpreter's pattern multiplies the float32 inputs
+     * (an error of 2^-24 per product), well inside the same bound.
      */
     @Test
     void interpreterMatchesFloat32ReferenceWithinTheInputTypesRounding() {
@@ -72,7 +76,7 @@ class TensorCoreTest {
                     c.bT() ? NDArray.fromFloats(c.in(), b, c.n(), c.k()) : NDArray.fromFloats(c.in(), b, c.k(), c.n());
             NDArray out = NDArray.allocate(DType.FLOAT32, c.m(), c.n());
             Interpreter.run(f, na, nb, out);
-            double u = c.in() == DType.FLOAT16 ? Math.scalb(1.0, -11) : Math.scalb(1.0, -8);
+            double u = c.in() == DType.BFLOAT16 ? Math.scalb(1.0, -8) : Math.scalb(1.0, -11);
             double rel = 2 * u + u * u + c.k() * Math.scalb(1.0, -24);
             for (int i = 0; i < c.m(); i++) {
                 for (int j = 0; j < c.n(); j++) {
@@ -102,16 +106,84 @@ class TensorCoreTest {
     void everyTensorCoreKernelCompilesWithNvccForSm90() {
         GpuTesting.assumeNvcc();
         List<CudaModule> modules = new ArrayList<>();
-        for (Case c : cases()) {
+        List<Case> all = new ArrayList<>(cases());
+        all.add(manyFragments());
+        for (Case c : all) {
             CudaModule m = CudaCodegen.generate(GpuTesting.lower(c.name(), c.schedule()));
             assertThat(m.source())
                     .contains("#include <mma.h>", "nvcuda::wmma::mma_sync", "(threadIdx.x >> 5)", "__shared__");
             long warps = c.tiles().warps();
             assertThat(m.launches().getFirst().block()).containsExactly(warps * 32, 1, 1);
             assertThat(m.source()).contains("__launch_bounds__(" + warps * 32 + ")");
+            if (c.in() == DType.FLOAT32) {
+                assertThat(m.source()).contains("precision::tf32", "__float_to_tf32", "16, 16, 8, float> kiln_acc[");
+            }
             modules.add(m);
         }
-        for (String ptx : GpuTesting.compileWithNvcc(modules)) assertThat(ptx).contains("wmma.mma.sync");
+        String ptx = String.join("\n", GpuTesting.compileWithNvcc(modules));
+        assertThat(ptx).contains("wmma.mma.sync", ".m16n16k16.", ".m16n16k8.f32.tf32.tf32.f32");
+    }
+
+    /** A warp owning 4 x 8 fragments: more than a warp keeps in registers across the k-stage loop. */
+    static Case manyFragments() {
+        return new Case(DType.FLOAT16, false, 64, 128, 32, new TensorCoreSchedule.Tiles(1, 1, 4, 8, 2));
+    }
+
+    /**
+     * C's tiles stay in fragment registers across the reduction: each warp declares one
+     * accumulator fragment per 16 x 16 tile it owns, loads them before the k-stage loop and stores
+     * them after it, and every mma_sync updates one of them; C is no longer loaded and stored
+     * around each 16-deep step. A warp with 32 tiles (over {@code MAX_FRAGMENTS}) keeps one
+     * fragment across the fragments-per-stage loop instead.
+     */
+    @Test
+    void accumulatorsStayInFragmentRegistersAcrossTheReduction() {
+        for (Case c : cases()) {
+            String src = CudaCodegen.generate(GpuTesting.lower(c.name(), c.schedule()))
+                    .source();
+            int depth = CudaTensorIntrinsics.kTile(CudaTensorIntrinsics.forInputs(c.in(), c.bT()));
+            boolean stages = c.k() > (long) c.tiles().kTiles() * depth; // else the k-stage loop is gone
+            int tiles = stages ? c.tiles().tilesI() * c.tiles().tilesJ() : 1;
+            assertThat(src)
+                    .as(c.name())
+                    .contains("nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, " + depth
+                            + ", float> kiln_acc[" + tiles + "];")
+                    .contains("kept in fragment registers across loop '" + (stages ? "k.0" : "k.1") + "'")
+                    .doesNotContain("kiln_fc");
+            assertThat(occurrences(src, "load_matrix_sync(kiln_acc["))
+                    .as(c.name())
+                    .isEqualTo(tiles);
+            assertThat(occurrences(src, "store_matrix_sync(")).as(c.name()).isEqualTo(tiles);
+            assertThat(occurrences(src, "mma_sync(kiln_acc[")).as(c.name()).isEqualTo(1);
+        }
+        Case many = manyFragments();
+        String src = CudaCodegen.generate(GpuTesting.lower(many.name(), many.schedule()))
+                .source();
+        assertThat(src)
+                .contains("float> kiln_acc[1];", "kept in fragment registers across loop 'k.1'")
+                .doesNotContain("kiln_fc");
+    }
+
+    /**
+     * The copies of A and B into shared memory are shared among each warp's 32 lanes (every lane
+     * ran all of a warp's iterations before): two loops stepping by 32 from the lane's index, each
+     * followed by a {@code __syncwarp()}.
+     */
+    @Test
+    void theWarpsLanesShareTheCopiesIntoSharedMemory() {
+        for (Case c : cases()) {
+            String src = CudaCodegen.generate(GpuTesting.lower(c.name(), c.schedule()))
+                    .source();
+            assertThat(occurrences(src, "lanes share loop")).as(c.name()).isEqualTo(2);
+            assertThat(occurrences(src, "(threadIdx.x & 31)")).as(c.name()).isEqualTo(2);
+            assertThat(occurrences(src, " += 32)")).as(c.name()).isEqualTo(2);
+        }
+    }
+
+    private static int occurrences(String s, String what) {
+        int n = 0;
+        for (int at = s.indexOf(what); at >= 0; at = s.indexOf(what, at + 1)) n++;
+        return n;
     }
 
     @Test

@@ -16,13 +16,23 @@ import java.util.Objects;
  *                              {@code a * b + c} into one FMA. Off by default, so compiled code
  *                              rounds like the interpreter; tuned kernels turn it on for speed and
  *                              are checked with a tolerance. Written {@code -fast-math=1}.
+ * @param tf32                  whether the search may run a float32 matmul on TF32 Tensor Cores
+ *                              (inputs rounded to 10-bit significands, float32 sums; PyTorch's
+ *                              {@code allow_tf32}). Off by default: a float32 program then keeps
+ *                              float32's precision. Written {@code -tf32=1}.
  */
-public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBlock, int warpSize, boolean fastMath)
+public record CudaTarget(
+        String arch, int maxThreadsPerBlock, int sharedMemPerBlock, int warpSize, boolean fastMath, boolean tf32)
         implements Target {
 
-    /** A target with the interpreter's rounding (no fast math). */
+    /** A target with the interpreter's rounding (no fast math, no TF32). */
     public CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBlock, int warpSize) {
-        this(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, false);
+        this(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, false, false);
+    }
+
+    /** A target with fast math on or off and no TF32. */
+    public CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBlock, int warpSize, boolean fastMath) {
+        this(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, fastMath, false);
     }
 
     public CudaTarget {
@@ -47,7 +57,12 @@ public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBl
 
     /** The same GPU with fast math on or off. */
     public CudaTarget withFastMath(boolean on) {
-        return new CudaTarget(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, on);
+        return new CudaTarget(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, on, tf32);
+    }
+
+    /** The same GPU with float32 matmuls on TF32 Tensor Cores allowed or not. */
+    public CudaTarget withTf32(boolean on) {
+        return new CudaTarget(arch, maxThreadsPerBlock, sharedMemPerBlock, warpSize, fastMath, on);
     }
 
     /** The compute capability as a number: 90 for {@code sm_90} and {@code sm_90a}. */
@@ -58,7 +73,8 @@ public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBl
     @Override
     public String toString() {
         return "cuda -arch=" + arch + " -max-threads-per-block=" + maxThreadsPerBlock + " -shared-memory-per-block="
-                + sharedMemPerBlock + " -warp-size=" + warpSize + (fastMath ? " -fast-math=1" : "");
+                + sharedMemPerBlock + " -warp-size=" + warpSize + (fastMath ? " -fast-math=1" : "")
+                + (tf32 ? " -tf32=1" : "");
     }
 
     static CudaTarget fromOptions(String s, Map<String, String> opts) {
@@ -68,7 +84,8 @@ public record CudaTarget(String arch, int maxThreadsPerBlock, int sharedMemPerBl
                 o.integer("max-threads-per-block"),
                 o.integer("shared-memory-per-block"),
                 o.integer("warp-size"),
-                o.integer("fast-math", 0) != 0);
+                o.integer("fast-math", 0) != 0,
+                o.integer("tf32", 0) != 0);
         o.requireAllUsed();
         return t;
     }

@@ -34,6 +34,10 @@ class TargetTest {
                 c.toString());
         assertEquals(c, Target.parse(c.toString()));
         assertEquals(Target.Kind.CUDA, c.kind());
+        CudaTarget tf32 = c.withFastMath(true).withTf32(true);
+        assertThat(tf32.toString()).endsWith(" -fast-math=1 -tf32=1");
+        assertEquals(tf32, Target.parse(tf32.toString()));
+        assertThat(tf32.withTf32(false)).isEqualTo(c.withFastMath(true));
     }
 
     @Test

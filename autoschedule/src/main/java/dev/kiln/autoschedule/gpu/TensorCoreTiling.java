@@ -32,9 +32,10 @@ import java.util.List;
  * Kiln's Tensor Core sketch: a float16 or bfloat16 matmul, dense or batch_matmul
  * ({@code C[.., i, j] = sum_k float32(A[.., i, k]) * float32(B[.., k, j] or B[.., j, k])}, A and B
  * placeholders, i, j and k multiples of 16) on a target with the wmma intrinsics
- * ({@link CudaTensorIntrinsics}, compute capability 8.0) gets, besides the usual sketches, one whose
- * innermost 16 x 16 x 16 tile is tensorized: i and j split by 16 and their outer parts in three
- * undecided levels (block, warp, fragments per warp), k by 16 and its outer part in two (staged
+ * ({@link CudaTensorIntrinsics}, compute capability 8.0), or a float32 one on a target that allows
+ * TF32 ({@code -tf32=1}), gets, besides the usual sketches, one whose innermost 16 x 16 x 16 tile
+ * (16 x 16 x 8 for TF32) is tensorized: i and j split by 16 and their outer parts in three
+ * undecided levels (block, warp, fragments per warp), k by the tile and its outer part in two (staged
  * per shared-memory tile, fragments per stage), ordered {@code block warp k-stage fragments tile};
  * A and B copied to shared memory at the k-stage loop and fetched by every warp of the block
  * (their fused loops split by the warp level, bound to threadIdx.x); the block loops fused on
@@ -68,12 +69,19 @@ public record TensorCoreTiling() implements SketchRule {
                 || op.reduceAxes().size() != 1
                 || op.outputs().get(0).dtype() != DType.FLOAT32) return null;
         for (Stage other : state.stages()) if (other != st && !other.isPlaceholder()) return null;
-        if (!(r.sources().get(0) instanceof dev.kiln.ir.Binary mul)
-                || mul.op() != dev.kiln.ir.BinaryOp.MUL
-                || !(mul.a() instanceof Cast ca && ca.value() instanceof TensorRead ra)
-                || !(mul.b() instanceof Cast cb && cb.value() instanceof TensorRead rb)) return null;
+        if (!(r.sources().get(0) instanceof dev.kiln.ir.Binary mul) || mul.op() != dev.kiln.ir.BinaryOp.MUL) {
+            return null;
+        }
+        TensorRead ra = read(mul.a()), rb = read(mul.b());
+        if (ra == null || rb == null) return null;
         DType in = ra.dtype();
         if (rb.dtype() != in) return null;
+        // float32 inputs only where the target allows TF32 (inputs rounded to 10-bit significands)
+        boolean uncast = mul.a() instanceof TensorRead;
+        if (uncast != (mul.b() instanceof TensorRead)) return null;
+        if (uncast && (in != DType.FLOAT32 || !(task.target() instanceof dev.kiln.target.CudaTarget ct && ct.tf32())))
+            return null;
+        if (!uncast && in == DType.FLOAT32) return null;
         IterVar k = op.reduceAxes().get(0),
                 i = op.axes().get(ns - 2),
                 j = op.axes().get(ns - 1);
@@ -87,6 +95,13 @@ public record TensorCoreTiling() implements SketchRule {
         String name = CudaTensorIntrinsics.forInputs(in, bT);
         if (name == null || !TensorIntrinsics.get(name).availableOn(task.target())) return null;
         return name;
+    }
+
+    /** The tensor read of a factor: the factor itself, or under a cast to float32; else null. */
+    private static TensorRead read(Expr factor) {
+        if (factor instanceof TensorRead t) return t;
+        if (factor instanceof Cast c && c.dtype() == DType.FLOAT32 && c.value() instanceof TensorRead t) return t;
+        return null;
     }
 
     private static boolean reads(TensorRead r, List<IterVar> batch, IterVar row, IterVar col) {
@@ -114,7 +129,7 @@ public record TensorCoreTiling() implements SketchRule {
             s = split(s, c, a + ".0", Arrays.asList(null, null));
             warpSplits.add(s.steps().size() - 1);
         }
-        s = split(s, c, k, List.of(CudaTensorIntrinsics.TILE));
+        s = split(s, c, k, List.of(CudaTensorIntrinsics.kTile(name)));
         s = split(s, c, k + ".0", Arrays.asList((Integer) null));
         List<String> order = new ArrayList<>(batch);
         order.addAll(List.of(i + ".0.0", j + ".0.0", i + ".0.1", j + ".0.1", k + ".0.0", i + ".0.2", j + ".0.2"));

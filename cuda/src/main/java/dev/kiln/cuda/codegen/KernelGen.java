@@ -16,6 +16,7 @@ import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
+import java.util.List;
 
 /**
  * The body of one {@code __global__} function: the statements of a kernel (an outermost
@@ -35,7 +36,9 @@ import dev.kiln.tir.ThreadAxis;
  *       clearing when the program writes before it reads); shared arrays are cleared by all
  *       threads followed by a barrier only with {@link CudaOptions#zeroSharedMemory()}, since the
  *       lowering never reads a shared element it did not fetch.
- *   <li>A Tensor Core nest is {@link WmmaGen}'s; its kernel runs a warp per program thread.
+ *   <li>A Tensor Core nest is {@link WmmaGen}'s; its kernel runs a warp per program thread, its
+ *       accumulators stay in fragment registers across the reduction loops where they can, and the
+ *       lanes of a warp share the iterations of its copies into shared memory.
  * </ul>
  */
 final class KernelGen {
@@ -59,11 +62,15 @@ final class KernelGen {
         this.names = names;
         this.options = options;
         this.warpLevel = WmmaGen.warpLevel(kernel);
-        if (warpLevel) WmmaGen.checkWarpLevel(kernel, "function '" + funcName + "', " + kernel.describe());
+        if (warpLevel) WmmaGen.checkWarpLevel(kernel, where());
     }
 
     /** Whether every program thread along x is a warp ({@link WmmaGen}). */
     private final boolean warpLevel;
+    /** The Tensor Core accumulators kept in fragments across the loop being written, or null. */
+    private WmmaGen.Accumulators accumulators;
+    /** Whether the statement being written is inside a loop whose iterations the lanes share. */
+    private boolean lanesSplit;
 
     /** The kernel's body, indented one level. */
     String body() {
@@ -87,7 +94,7 @@ final class KernelGen {
                 line(names.buffer(st.buffer()) + "[" + g.offset(st.buffer(), st.indices()) + "] = " + g.gen(st.value())
                         + ";");
             case Allocate a -> allocate(a);
-            case Seq q -> q.stmts().forEach(this::stmt);
+            case Seq q -> seq(q);
             case IfThenElse i -> {
                 open("if (" + g.gen(i.cond()) + ")");
                 stmt(i.then());
@@ -111,8 +118,7 @@ final class KernelGen {
             }
             case Evaluate e -> line("(void)" + g.gen(e.value()) + ";");
             case Pragma p
-            when p.tensorIntrinsic() != null ->
-                WmmaGen.emit(p, g, names, "function '" + funcName + "', " + kernel.describe(), this::line);
+            when p.tensorIntrinsic() != null -> WmmaGen.emit(p, accumulators, g, names, where(), this::line);
             case Pragma p -> {
                 line("// pragma " + p.key() + " = " + p.value());
                 stmt(p.body());
@@ -134,7 +140,64 @@ final class KernelGen {
         line("}");
     }
 
+    /**
+     * A sequence; in a warp-level kernel, a run of two or more Tensor Core nests in it (the copies
+     * that unrolling a reduction made) keeps its accumulators in fragments across the run where
+     * {@link WmmaGen#accumulators(List, String)} allows.
+     */
+    private void seq(Seq q) {
+        List<Stmt> xs = q.stmts();
+        int i = 0;
+        while (i < xs.size()) {
+            int j = i;
+            if (warpLevel && accumulators == null) {
+                while (j < xs.size() && xs.get(j) instanceof Pragma p && p.tensorIntrinsic() != null) j++;
+            }
+            WmmaGen.Accumulators acc = j - i >= 2 ? WmmaGen.accumulators(xs.subList(i, j), where()) : null;
+            if (acc == null) {
+                stmt(xs.get(i++));
+                continue;
+            }
+            open("");
+            WmmaGen.loadAccumulators(acc, g, names, this::line);
+            accumulators = acc;
+            for (int k = i; k < j; k++) stmt(xs.get(k));
+            accumulators = null;
+            WmmaGen.storeAccumulators(acc, g, names, this::line);
+            close();
+            i = j;
+        }
+    }
+
+    private String where() {
+        return "function '" + funcName + "', " + kernel.describe();
+    }
+
+    /**
+     * A loop; in a warp-level kernel, the outermost one across which a Tensor Core nest's
+     * accumulators can stay in fragments ({@link WmmaGen#accumulators}) is wrapped in their loads
+     * and stores, and the loops that pick a fragment are unrolled (so its index is a constant).
+     */
     private void loop(For f) {
+        if (!warpLevel || accumulators != null) {
+            loopAsIs(f);
+            return;
+        }
+        WmmaGen.Accumulators acc = WmmaGen.accumulators(f, where());
+        if (acc == null) {
+            loopAsIs(f);
+            return;
+        }
+        open("");
+        WmmaGen.loadAccumulators(acc, g, names, this::line);
+        accumulators = acc;
+        loopAsIs(f);
+        accumulators = null;
+        WmmaGen.storeAccumulators(acc, g, names, this::line);
+        close();
+    }
+
+    private void loopAsIs(For f) {
         String v = names.var(f.var());
         String type = CudaTypes.name(f.var().dtype());
         switch (f.kind()) {
@@ -150,8 +213,14 @@ final class KernelGen {
                 if (options.vectorize() && VectorAccess.tryEmit(f, g, names, this::line)) return;
                 line("#pragma unroll");
             }
-            case UNROLLED -> line("#pragma unroll");
-            case SERIAL -> {}
+            case UNROLLED -> {
+                if (laneSplit(f)) return;
+                line("#pragma unroll");
+            }
+            case SERIAL -> {
+                if (laneSplit(f)) return;
+                if (accumulators != null && accumulators.fragmentLoop(f)) line("#pragma unroll");
+            }
         }
         String min = g.index(f.min());
         String end;
@@ -169,6 +238,34 @@ final class KernelGen {
         stmt(f.body());
         if (vthread) threadLoops--;
         close();
+    }
+
+    /**
+     * In a warp-level kernel, writes a loop whose iterations the lanes can share ({@link
+     * WmmaGen#laneSplit}) as {@code for (v = min + lane; v < end; v += 32)} followed by a
+     * {@code __syncwarp()}; returns false (and writes nothing) for any other loop.
+     */
+    private boolean laneSplit(For f) {
+        if (!warpLevel || lanesSplit || threadLoops == 0 || !WmmaGen.laneSplit(f)) return false;
+        String v = names.var(f.var());
+        String type = CudaTypes.name(f.var().dtype());
+        String min = g.index(f.min());
+        String end = f.min() instanceof IntImm m && m.value() == 0
+                ? g.index(f.extent())
+                : "(" + min + " + " + g.index(f.extent()) + ")";
+        String first = f.min() instanceof IntImm m && m.value() == 0
+                ? "(" + type + ")(threadIdx.x & 31)"
+                : "(" + min + " + (" + type + ")(threadIdx.x & 31))";
+        line("// the warp's " + WmmaGen.LANES + " lanes share loop '" + f.var().name() + "'");
+        open("for (" + type + " " + v + " = " + first + "; " + v + " < " + end + "; " + v + " += " + WmmaGen.LANES
+                + ")");
+        scopes.peek().add(v);
+        lanesSplit = true;
+        stmt(f.body());
+        lanesSplit = false;
+        close();
+        line("__syncwarp();");
+        return true;
     }
 
     private void threadLoop(For f, String v, String type) {
