@@ -17,7 +17,8 @@
 #     --cluster     also measure on a cluster: a loopback CUDA worker (./kiln worker --target cuda) and a short
 #                   tune of a small matmul through it (./kiln tune --cluster); needs Maven (builds bench); only
 #                   where a GPU is present (with --dry-run or without libcuda it prints the plan)
-#   Options after -- go to dev.kiln.cuda.GpuCheck (--matmul N, --conv N,C,H,W,K,R,S,PAD, --trials N, --log F).
+#   Options after -- go to dev.kiln.cuda.GpuCheck (--matmul N, --conv N,C,H,W,K,R,S,PAD, --trials N, --log F,
+#   --tf32: also a float32 matmul on TF32 Tensor Cores against cublasGemmEx's CUBLAS_COMPUTE_32F_FAST_TF32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$SECONDS

@@ -26,7 +26,8 @@ import jcuda.jcublas.cublasOperation;
  * (CUDA 13 machines have {@code libcublas.so.13}). {@link #name()} says which.
  * {@code C[m, n] = A[m, k] * B[k, n]} is computed as cuBLAS's column-major
  * {@code C^T = B^T * A^T}. Runs on the device's primary context, the one {@link CudaDevice} uses.
- * {@link #runHalf} is cublasGemmEx with float16 inputs on Tensor Cores.
+ * {@link #runHalf} is cublasGemmEx with float16 inputs on Tensor Cores, {@link #runTf32} with float32
+ * inputs on TF32 Tensor Cores.
  */
 final class CublasSgemm implements AutoCloseable {
     private final String name;
@@ -142,8 +143,23 @@ final class CublasSgemm implements AutoCloseable {
         }
     }
 
-    /** cudaDataType CUDA_R_16F, CUDA_R_32F; cublasComputeType_t CUBLAS_COMPUTE_32F; CUBLAS_GEMM_DEFAULT_TENSOR_OP. */
-    private static final int R_16F = 2, R_32F = 0, COMPUTE_32F = 68, GEMM_DEFAULT_TENSOR_OP = 99;
+    /**
+     * cudaDataType CUDA_R_16F, CUDA_R_32F; cublasComputeType_t CUBLAS_COMPUTE_32F,
+     * CUBLAS_COMPUTE_32F_FAST_TF32; CUBLAS_GEMM_DEFAULT_TENSOR_OP.
+     */
+    private static final int R_16F = 2,
+            R_32F = 0,
+            COMPUTE_32F = 68,
+            COMPUTE_32F_FAST_TF32 = 77,
+            GEMM_DEFAULT_TENSOR_OP = 99;
+
+    /**
+     * Enqueues {@code C = A * B} with A, B and C float32, the inputs rounded to TF32 on Tensor Cores
+     * (cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32): the vendor baseline of the TF32 matmul.
+     */
+    void runTf32(int m, int n, int k, DeviceArgs d, dev.kiln.ir.Buffer a, dev.kiln.ir.Buffer b, dev.kiln.ir.Buffer c) {
+        gemmEx(m, n, k, d, a, b, c, R_32F, COMPUTE_32F_FAST_TF32);
+    }
 
     /**
      * Enqueues {@code C = A * B} with A and B float16 and C float32, computed in float32 on Tensor
@@ -151,6 +167,20 @@ final class CublasSgemm implements AutoCloseable {
      * of the Tensor Core matmul.
      */
     void runHalf(int m, int n, int k, DeviceArgs d, dev.kiln.ir.Buffer a, dev.kiln.ir.Buffer b, dev.kiln.ir.Buffer c) {
+        gemmEx(m, n, k, d, a, b, c, R_16F, COMPUTE_32F);
+    }
+
+    /** cublasGemmEx of row-major float {@code inType} A and B into float32 C, with {@code compute}. */
+    private void gemmEx(
+            int m,
+            int n,
+            int k,
+            DeviceArgs d,
+            dev.kiln.ir.Buffer a,
+            dev.kiln.ir.Buffer b,
+            dev.kiln.ir.Buffer c,
+            int inType,
+            int compute) {
         if (jcublas != null) {
             Pointer one = Pointer.to(new float[] {1f}), zero = Pointer.to(new float[] {0f});
             int rc = JCublas2.cublasGemmEx(
@@ -162,16 +192,16 @@ final class CublasSgemm implements AutoCloseable {
                     k,
                     one,
                     d.pointer(b),
-                    R_16F,
+                    inType,
                     n,
                     d.pointer(a),
-                    R_16F,
+                    inType,
                     k,
                     zero,
                     d.pointer(c),
                     R_32F,
                     n,
-                    COMPUTE_32F,
+                    compute,
                     GEMM_DEFAULT_TENSOR_OP);
             if (rc != 0) throw new KilnException("cublasGemmEx returned " + rc);
             return;
@@ -188,16 +218,16 @@ final class CublasSgemm implements AutoCloseable {
                     k,
                     one,
                     d.address(b),
-                    R_16F,
+                    inType,
                     n,
                     d.address(a),
-                    R_16F,
+                    inType,
                     k,
                     zero,
                     d.address(c),
                     R_32F,
                     n,
-                    COMPUTE_32F,
+                    compute,
                     GEMM_DEFAULT_TENSOR_OP);
             if (rc != 0) throw new KilnException("cublasGemmEx returned " + rc);
         } catch (KilnException e) {

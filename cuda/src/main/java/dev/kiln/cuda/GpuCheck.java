@@ -42,26 +42,48 @@ import java.util.SplittableRandom;
  * prints a table of GFLOP/s next to cuBLAS measured in the same run (sgemm of the same shape; for
  * the conv2d, sgemm of its im2col GEMM shape, the im2col itself not counted). {@code --dry-run}
  * needs no GPU: it builds the tasks, samples programs, lowers them, generates and (when a CUDA
- * compiler is there) compiles their CUDA C, and prints what a real run would do.
+ * compiler is there) compiles their CUDA C, and prints what a real run would do. {@code --tf32}
+ * adds a float32 matmul on TF32 Tensor Cores (the target with {@code -tf32=1}), timed against
+ * cublasGemmEx with {@code CUBLAS_COMPUTE_32F_FAST_TF32}.
  *
  * <pre>
- * GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] [--matmul N] [--conv N,C,H,W,K,R,S,PAD]
+ * GpuCheck [--dry-run] [--tf32] [--seconds S] [--trials N] [--log FILE] [--matmul N] [--conv N,C,H,W,K,R,S,PAD]
  * </pre>
  */
 public final class GpuCheck {
     private GpuCheck() {}
 
-    /** A workload; {@code half}: float16 inputs, float32 output, timed against cublasGemmEx on Tensor Cores. */
-    record Workload(String name, ComputeDAG dag, int[] gemm, boolean half) {
+    /** How a workload's inputs reach the Tensor Cores, and so which cuBLAS call is its baseline. */
+    enum Inputs {
+        /** float32 on CUDA cores: cublasSgemm. */
+        FLOAT32,
+        /** float16 on Tensor Cores, float32 output: cublasGemmEx with tensor ops. */
+        HALF,
+        /** float32 rounded to TF32 on Tensor Cores: cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32. */
+        TF32;
+
+        /** Whether the workload is the Tensor Core sketch's (the dry run samples only that sketch). */
+        boolean tensorCores() {
+            return this != FLOAT32;
+        }
+    }
+
+    /** A workload: its computation, the GEMM shape cuBLAS times, and its inputs' path. */
+    record Workload(String name, ComputeDAG dag, int[] gemm, Inputs inputs) {
         Workload(String name, ComputeDAG dag, int[] gemm) {
-            this(name, dag, gemm, false);
+            this(name, dag, gemm, Inputs.FLOAT32);
+        }
+
+        /** The target the workload is tuned for: TF32 allowed for the TF32 one. */
+        CudaTarget target(CudaTarget base) {
+            return inputs == Inputs.TF32 ? base.withTf32(true) : base;
         }
     }
 
     record Row(String name, double gflop, double kilnMs, double vendorMs, String check, int trials) {}
 
     public static void main(String[] args) throws Exception {
-        boolean dry = false;
+        boolean dry = false, tf32 = false;
         double seconds = 75;
         int trials = 2000, mm = 4096;
         Path log = Path.of("kiln-gpu-check.jsonl");
@@ -69,6 +91,7 @@ public final class GpuCheck {
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--dry-run" -> dry = true;
+                case "--tf32" -> tf32 = true;
                 case "--seconds" -> seconds = Double.parseDouble(args[++i]);
                 case "--trials" -> trials = Integer.parseInt(args[++i]);
                 case "--log" -> log = Path.of(args[++i]);
@@ -79,11 +102,12 @@ public final class GpuCheck {
                             .toArray();
                 default ->
                     throw new IllegalArgumentException("unknown option " + args[i]
-                            + "; usage: GpuCheck [--dry-run] [--seconds S] [--trials N] [--log FILE] "
+                            + "; usage: GpuCheck [--dry-run] [--tf32] [--seconds S] [--trials N] [--log FILE] "
                             + "[--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
             }
         }
-        List<Workload> workloads = List.of(matmul(mm), conv2d(conv), tensorCoreMatmul(mm));
+        List<Workload> workloads = new ArrayList<>(List.of(matmul(mm), conv2d(conv), tensorCoreMatmul(mm)));
+        if (tf32) workloads.add(tf32Matmul(mm));
         System.out.println("kiln gpu-check: " + CudaCompiler.describe() + "; " + CudaDriver.status());
         if (dry) {
             dryRun(workloads, seconds, trials);
@@ -117,7 +141,16 @@ public final class GpuCheck {
                 "tensor core matmul f16->f32 " + n,
                 TensorCoreSchedule.matmul(DType.FLOAT16, n, n, n, false),
                 new int[] {n, n, n},
-                true);
+                Inputs.HALF);
+    }
+
+    /** float32 matmul that the Tensor Core sketch runs on TF32 Tensor Cores where the target allows TF32. */
+    static Workload tf32Matmul(int n) {
+        return new Workload(
+                "tensor core matmul tf32->f32 " + n,
+                TensorCoreSchedule.matmul(DType.FLOAT32, n, n, n, false),
+                new int[] {n, n, n},
+                Inputs.TF32);
     }
 
     /** conv2d NCHW: batch, in channels, height, width, out channels, kernel h, kernel w, padding (stride 1). */
@@ -138,9 +171,10 @@ public final class GpuCheck {
                 || dev.kiln.cuda.compile.Nvcc.find().isPresent();
         CudaCompiler compiler = CudaCompiler.withDefaultCache();
         for (Workload w : workloads) {
-            SearchTask task = AutoSchedule.task(w.dag(), target);
+            CudaTarget wt = w.target(target);
+            SearchTask task = AutoSchedule.task(w.dag(), wt);
             var sketches = TargetRules.cuda().sketches(task);
-            if (w.half()) {
+            if (w.inputs().tensorCores()) {
                 // sample what makes this workload: the Tensor Core sketch
                 sketches = sketches.stream()
                         .filter(k -> k.steps().stream().anyMatch(x -> x instanceof dev.kiln.schedule.TensorizeStep))
@@ -151,9 +185,9 @@ public final class GpuCheck {
                     TargetRules.cuda().population(task, sketches).sample(3, new SplittableRandom(1));
             int kernels = 0;
             for (var c : r.candidates()) {
-                PrimFunc f = ScheduleLowerer.forTarget(target).lower(task, c.schedule());
+                PrimFunc f = ScheduleLowerer.forTarget(wt).lower(task, c.schedule());
                 var m = CudaCodegen.generate(f);
-                if (compile) compiler.compile(m, target.computeCapability());
+                if (compile) compiler.compile(m, wt.computeCapability());
                 kernels += m.launches().size();
             }
             System.out.printf(
@@ -187,7 +221,7 @@ public final class GpuCheck {
                         .withTimeoutSeconds(5))
                 .build();
         System.out.println("tuning " + w.name() + " for up to " + seconds + " s ...");
-        try (TuneResult r = AutoSchedule.tune(w.dag(), target, o)) {
+        try (TuneResult r = AutoSchedule.tune(w.dag(), w.target(target), o)) {
             CudaKernel best = (CudaKernel) r.kernel();
             PrimFunc naiveF = GpuPasses.lower(
                     "naive",
@@ -214,22 +248,23 @@ public final class GpuCheck {
                         new ArrayList<>(args.subList(0, w.dag().inputs().size()));
                 naiveArgs.addAll(ref);
                 naive.call(naiveArgs.toArray(NDArray[]::new));
-                // float16 inputs: both sum k float32 products in another order; 1e-2 covers k = 4096
-                double tol = w.half() ? 1e-2 : 1e-3;
+                // float16 or TF32 inputs (11-bit significands; the plain kernel sums the float32 inputs, Kiln's the
+                // rounded ones, in another order): 1e-2 covers k = 4096
+                double tol = w.inputs().tensorCores() ? 1e-2 : 1e-3;
                 Comparison c = args.get(args.size() - 1).compareTo(ref.getLast(), tol, tol);
                 String check = c.ok()
                         ? "ok"
                         : "WRONG: " + c.report().lines().findFirst().orElse("");
-                double vendorMs = sgemmMs(cublas, d, w.gemm(), w.half());
+                double vendorMs = sgemmMs(cublas, d, w.gemm(), w.inputs());
                 return new Row(w.name(), w.dag().flopCount() / 1e9, ms, vendorMs, check, r.trials());
             }
         }
     }
 
     /** The time of one sgemm of {@code m x n x k} on device-resident random data, in ms. */
-    private static double sgemmMs(CublasSgemm cublas, CudaDevice d, int[] mnk, boolean half) {
+    private static double sgemmMs(CublasSgemm cublas, CudaDevice d, int[] mnk, Inputs inputs) {
         int m = mnk[0], n = mnk[1], k = mnk[2];
-        DType in = half ? DType.FLOAT16 : DType.FLOAT32;
+        DType in = inputs == Inputs.HALF ? DType.FLOAT16 : DType.FLOAT32;
         long e = in.bytes();
         Buffer a = Buffer.rowMajor("a", in, List.of((long) m, (long) k), MemoryScope.GLOBAL);
         Buffer b = Buffer.rowMajor("b", in, List.of((long) k, (long) n), MemoryScope.GLOBAL);
@@ -242,7 +277,12 @@ public final class GpuCheck {
             da.add(c, 4L * m * n);
             d.upload(ha, da.pointer(a), e * m * k);
             d.upload(hb, da.pointer(b), e * k * n);
-            Runnable once = half ? () -> cublas.runHalf(m, n, k, da, a, b, c) : () -> cublas.run(m, n, k, da, a, b, c);
+            Runnable once =
+                    switch (inputs) {
+                        case HALF -> () -> cublas.runHalf(m, n, k, da, a, b, c);
+                        case TF32 -> () -> cublas.runTf32(m, n, k, da, a, b, c);
+                        case FLOAT32 -> () -> cublas.run(m, n, k, da, a, b, c);
+                    };
             return d.with(() -> {
                 for (int i = 0; i < 3; i++) once.run();
                 return d.time(() -> {
@@ -266,6 +306,7 @@ public final class GpuCheck {
         }
         System.out.println(
                 "(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; the Tensor Core"
-                        + " matmul's is cublasGemmEx f16->f32 with tensor ops; times from CUDA events)");
+                        + " matmuls' are cublasGemmEx f16->f32 with tensor ops and f32 with"
+                        + " CUBLAS_COMPUTE_32F_FAST_TF32; times from CUDA events)");
     }
 }

@@ -36,6 +36,26 @@ class GpuCheckDryRunTest {
     }
 
     @Test
+    void dryRunPlansTheTf32MatmulOnlyWhenAskedFor() throws Exception {
+        PrintStream old = System.out;
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        try {
+            GpuCheck.main(new String[] {
+                "--dry-run", "--tf32", "--seconds", "5", "--matmul", "64", "--conv", "1,8,14,14,8,3,3,1"
+            });
+        } finally {
+            System.setOut(old);
+        }
+        String out = buf.toString(StandardCharsets.UTF_8);
+        System.out.print(out);
+        // the Tensor Core sketch alone is sampled: the TF32 one exists only on a target with -tf32=1
+        assertThat(out)
+                .contains("dry run: tensor core matmul f16->f32 64 (0.0 GFLOP): 1 sketch(es)")
+                .contains("dry run: tensor core matmul tf32->f32 64 (0.0 GFLOP): 1 sketch(es)");
+    }
+
+    @Test
     void unknownOptionsAreRefused() {
         IllegalArgumentException e =
                 assertThrows(IllegalArgumentException.class, () -> GpuCheck.main(new String[] {"--fast"}));

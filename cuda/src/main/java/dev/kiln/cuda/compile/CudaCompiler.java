@@ -13,8 +13,9 @@ import java.util.Set;
  * Turns a {@link CudaModule} into PTX for a compute capability: with {@link Nvrtc} when it is
  * available, else with {@link Nvcc} when there is one, which is logged (WARNING, once) and named
  * in every {@link Result}; never silently. Results go through a {@link PtxCache}. Modules that use
- * float16 or bfloat16 include {@code cuda_fp16.h}/{@code cuda_bf16.h}: NVRTC gets the toolkit's
- * include directories it can find ({@code $CUDA_HOME/include}, {@code /usr/local/cuda*}/include).
+ * float16 or bfloat16 include {@code cuda_fp16.h}/{@code cuda_bf16.h}, those with Tensor Core
+ * nests {@code mma.h}: NVRTC gets the toolkit's include directories it can find
+ * ({@code $CUDA_HOME/include}, {@code /usr/local/cuda*}/include) for any module that includes a header.
  */
 public final class CudaCompiler {
     private static final System.Logger LOG = System.getLogger(CudaCompiler.class.getName());
@@ -54,8 +55,7 @@ public final class CudaCompiler {
         String compiler;
         if (a.available()) {
             compiler = "nvrtc " + a.version();
-            if (m.source().contains("#include <cuda_"))
-                for (Path inc : includeDirs()) flags.add("--include-path=" + inc);
+            if (m.source().contains("#include <")) for (Path inc : includeDirs()) flags.add("--include-path=" + inc);
         } else if (Nvcc.find().isPresent()) {
             compiler = "nvcc";
             if (!warnedFallback) {
