@@ -21,7 +21,7 @@ import java.util.List;
  * whose rows are the fragments' rows, fetched cooperatively), every 16 x 16 x 16 (16 x 16 x 8) step
  * one wmma {@code mma_sync} ({@link CudaTensorIntrinsics}).
  * The output is in global memory; each warp keeps its tiles of it in accumulator fragments across
- * the k-stage loop (the code generator's {@code WmmaGen.accumulators}) and stores them after it.
+ * the k-stage loop (the code generator's {@code WmmaAccumulators}) and stores them after it.
  */
 public final class TensorCoreSchedule {
     private TensorCoreSchedule() {}

@@ -16,17 +16,7 @@ import org.junit.jupiter.api.Test;
 class GpuCheckDryRunTest {
     @Test
     void dryRunPlansBothWorkloadsWithoutAGpu() throws Exception {
-        PrintStream old = System.out;
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-        try {
-            GpuCheck.main(
-                    new String[] {"--dry-run", "--seconds", "5", "--matmul", "128", "--conv", "1,8,14,14,8,3,3,1"});
-        } finally {
-            System.setOut(old);
-        }
-        String out = buf.toString(StandardCharsets.UTF_8);
-        System.out.print(out);
+        String out = dryRun("--dry-run", "--seconds", "5", "--matmul", "128", "--conv", "1,8,14,14,8,3,3,1");
         assertThat(out)
                 .contains("dry run: matmul 128x128x128 (0.0 GFLOP): 1 sketch(es), 3 sampled programs lowered")
                 .contains("dry run: conv2d N1 8x14x14->8 k3x3 p1")
@@ -37,22 +27,26 @@ class GpuCheckDryRunTest {
 
     @Test
     void dryRunPlansTheTf32MatmulOnlyWhenAskedFor() throws Exception {
+        String out = dryRun("--dry-run", "--tf32", "--seconds", "5", "--matmul", "64", "--conv", "1,8,14,14,8,3,3,1");
+        // the Tensor Core sketch alone is sampled: the TF32 one exists only on a target with -tf32=1
+        assertThat(out)
+                .contains("dry run: tensor core matmul f16->f32 64 (0.0 GFLOP): 1 sketch(es)")
+                .contains("dry run: tensor core matmul tf32->f32 64 (0.0 GFLOP): 1 sketch(es)");
+    }
+
+    /** Runs GpuCheck with {@code args}, echoes what it printed and returns it. */
+    private static String dryRun(String... args) throws Exception {
         PrintStream old = System.out;
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
         try {
-            GpuCheck.main(new String[] {
-                "--dry-run", "--tf32", "--seconds", "5", "--matmul", "64", "--conv", "1,8,14,14,8,3,3,1"
-            });
+            GpuCheck.main(args);
         } finally {
             System.setOut(old);
         }
         String out = buf.toString(StandardCharsets.UTF_8);
         System.out.print(out);
-        // the Tensor Core sketch alone is sampled: the TF32 one exists only on a target with -tf32=1
-        assertThat(out)
-                .contains("dry run: tensor core matmul f16->f32 64 (0.0 GFLOP): 1 sketch(es)")
-                .contains("dry run: tensor core matmul tf32->f32 64 (0.0 GFLOP): 1 sketch(es)");
+        return out;
     }
 
     @Test

@@ -133,7 +133,7 @@ class TensorCoreTest {
      * C's tiles stay in fragment registers across the reduction: each warp declares one
      * accumulator fragment per 16 x 16 tile it owns, loads them before the k-stage loop and stores
      * them after it, and every mma_sync updates one of them; C is no longer loaded and stored
-     * around each 16-deep step. A warp with 32 tiles (over {@code MAX_FRAGMENTS}) keeps one
+     * around each 16-deep step. A warp with 32 tiles (over {@code WmmaAccumulators.MAX_FRAGMENTS}) keeps one
      * fragment across the fragments-per-stage loop instead.
      */
     @Test

@@ -68,7 +68,7 @@ final class KernelGen {
     /** Whether every program thread along x is a warp ({@link WmmaGen}). */
     private final boolean warpLevel;
     /** The Tensor Core accumulators kept in fragments across the loop being written, or null. */
-    private WmmaGen.Accumulators accumulators;
+    private WmmaAccumulators accumulators;
     /** Whether the statement being written is inside a loop whose iterations the lanes share. */
     private boolean lanesSplit;
 
@@ -143,7 +143,7 @@ final class KernelGen {
     /**
      * A sequence; in a warp-level kernel, a run of two or more Tensor Core nests in it (the copies
      * that unrolling a reduction made) keeps its accumulators in fragments across the run where
-     * {@link WmmaGen#accumulators(List, String)} allows.
+     * {@link WmmaAccumulators#across(List, String)} allows.
      */
     private void seq(Seq q) {
         List<Stmt> xs = q.stmts();
@@ -153,17 +153,17 @@ final class KernelGen {
             if (warpLevel && accumulators == null) {
                 while (j < xs.size() && xs.get(j) instanceof Pragma p && p.tensorIntrinsic() != null) j++;
             }
-            WmmaGen.Accumulators acc = j - i >= 2 ? WmmaGen.accumulators(xs.subList(i, j), where()) : null;
+            WmmaAccumulators acc = j - i >= 2 ? WmmaAccumulators.across(xs.subList(i, j), where()) : null;
             if (acc == null) {
                 stmt(xs.get(i++));
                 continue;
             }
             open("");
-            WmmaGen.loadAccumulators(acc, g, names, this::line);
+            acc.load(g, names, this::line);
             accumulators = acc;
             for (int k = i; k < j; k++) stmt(xs.get(k));
             accumulators = null;
-            WmmaGen.storeAccumulators(acc, g, names, this::line);
+            acc.store(g, names, this::line);
             close();
             i = j;
         }
@@ -175,7 +175,7 @@ final class KernelGen {
 
     /**
      * A loop; in a warp-level kernel, the outermost one across which a Tensor Core nest's
-     * accumulators can stay in fragments ({@link WmmaGen#accumulators}) is wrapped in their loads
+     * accumulators can stay in fragments ({@link WmmaAccumulators#across(For, String)}) is wrapped in their loads
      * and stores, and the loops that pick a fragment are unrolled (so its index is a constant).
      */
     private void loop(For f) {
@@ -183,17 +183,17 @@ final class KernelGen {
             loopAsIs(f);
             return;
         }
-        WmmaGen.Accumulators acc = WmmaGen.accumulators(f, where());
+        WmmaAccumulators acc = WmmaAccumulators.across(f, where());
         if (acc == null) {
             loopAsIs(f);
             return;
         }
         open("");
-        WmmaGen.loadAccumulators(acc, g, names, this::line);
+        acc.load(g, names, this::line);
         accumulators = acc;
         loopAsIs(f);
         accumulators = null;
-        WmmaGen.storeAccumulators(acc, g, names, this::line);
+        acc.store(g, names, this::line);
         close();
     }
 

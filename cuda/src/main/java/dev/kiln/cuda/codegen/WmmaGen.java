@@ -14,7 +14,6 @@ import dev.kiln.lower.GpuKernel;
 import dev.kiln.schedule.CudaTensorIntrinsics;
 import dev.kiln.schedule.TensorIntrinsic;
 import dev.kiln.schedule.TensorIntrinsics;
-import dev.kiln.tir.Allocate;
 import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
@@ -27,11 +26,8 @@ import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -107,7 +103,7 @@ final class WmmaGen {
      * One Tensor Core nest as the tensorize step left it: its accumulating store, the store and
      * operand loads at the tile's first elements, the operands' leading dimensions.
      */
-    private record Nest(
+    record Nest(
             String name,
             Store store,
             Store at0,
@@ -134,7 +130,7 @@ final class WmmaGen {
     }
 
     /** Reads the nest under {@code p}, or throws naming the intrinsic and why it cannot be written. */
-    private static Nest parse(Pragma p, String where0) {
+    static Nest parse(Pragma p, String where0) {
         String name = p.tensorIntrinsic();
         String where = where0 + ": tensor intrinsic '" + name + "'";
         if (!CudaTensorIntrinsics.ALL.contains(name)) {
@@ -190,7 +186,7 @@ final class WmmaGen {
      * With {@code acc} holding this nest, the accumulator is the warp's fragment {@code acc} keeps
      * across its loop; otherwise it is loaded from C and stored back around the one mma_sync.
      */
-    static void emit(Pragma p, Accumulators acc, ExprGen g, CudaNames names, String where0, Consumer<String> line) {
+    static void emit(Pragma p, WmmaAccumulators acc, ExprGen g, CudaNames names, String where0, Consumer<String> line) {
         Nest n = parse(p, where0);
         String t = n.fragmentType();
         g.dtypes.add(n.inType());
@@ -217,7 +213,7 @@ final class WmmaGen {
             }
         }
         if (kept) {
-            String f = ACC + "[" + g.index(slot) + "]";
+            String f = WmmaAccumulators.ARRAY + "[" + g.index(slot) + "]";
             line.accept("  " + NS + "mma_sync(" + f + ", kiln_fa, kiln_fb, " + f + ");");
         } else {
             String pc = "&" + names.buffer(c) + "[" + g.offset(c, n.at0().indices()) + "]";
@@ -231,291 +227,7 @@ final class WmmaGen {
         line.accept("}");
     }
 
-    private static final String NS = "nvcuda::wmma::";
-    private static final String ACC = "kiln_acc";
-
-    /** Most accumulator fragments a warp keeps across a loop: 8 floats of each per lane, 128 registers. */
-    static final int MAX_FRAGMENTS = 16;
-
-    /**
-     * Accumulators kept in fragment registers across {@code loop}: the Tensor Core nests inside it
-     * (one, or the copies that unrolling made of it) accumulate into {@code tiles.length} tiles of
-     * C, at {@code base}'s offset plus {@code tiles[s]} elements for fragment {@code s}. A nest's
-     * tile moves only with its fragment loops (loops between {@code loop} and the nest, unrolled
-     * when written); every other loop there, the reduction's, leaves it where it is. The fragments
-     * are loaded from C before the loop, each mma_sync updates its own, and they are stored after
-     * it: C's tiles cross memory once per loop instead of once per 16-deep step.
-     */
-    record Accumulators(
-            String across,
-            IdentityHashMap<Pragma, Expr> slots,
-            Set<For> fragmentLoops,
-            Store base,
-            long[] tiles,
-            long ldc,
-            int depth) {
-        /** The fragment nest {@code p} updates, from its fragment loops' variables; null for another nest. */
-        Expr slot(Pragma p) {
-            return slots.get(p);
-        }
-
-        boolean fragmentLoop(For f) {
-            return fragmentLoops.contains(f);
-        }
-
-        int count() {
-            return tiles.length;
-        }
-    }
-
-    /**
-     * The accumulators that can stay in fragments across {@code loop}, or null: the loop is serial
-     * or unrolled and holds Tensor Core nests, each reached through serial or unrolled loops,
-     * sequences and lets only (no condition, no thread loop); nothing else in it reads or writes
-     * their C; each nest's tile depends on no variable bound inside the loop but constant-extent
-     * loops around it (its fragment loops) and lies a constant distance from every other nest's;
-     * the tiles do not overlap, there are at most {@link #MAX_FRAGMENTS} of them, and each nest's
-     * fragment is an affine function of its loops' variables.
-     */
-    static Accumulators accumulators(For loop, String where) {
-        if (loop.kind() != ForKind.SERIAL && loop.kind() != ForKind.UNROLLED) return null;
-        return analyse(loop.body(), loop.var(), "loop '" + loop.var().name() + "'", where);
-    }
-
-    /**
-     * The accumulators that can stay in fragments across a run of Tensor Core nests that follow
-     * one another (the copies a fully unrolled reduction leaves), or null; as for a loop.
-     */
-    static Accumulators accumulators(List<Stmt> run, String where) {
-        return analyse(new Seq(List.copyOf(run)), null, "the " + run.size() + " Tensor Core steps that follow", where);
-    }
-
-    private static Accumulators analyse(Stmt body, Var loopVar, String across, String where) {
-        List<Pragma> nests = new ArrayList<>();
-        List<List<For>> paths = new ArrayList<>();
-        Set<Var> bound = new HashSet<>();
-        if (!collect(body, new ArrayList<>(), nests, paths, bound) || nests.isEmpty()) return null;
-        List<Nest> parsed = new ArrayList<>();
-        for (Pragma p : nests) {
-            try {
-                parsed.add(parse(p, where));
-            } catch (KilnException e) {
-                return null; // emit names the fault when it writes the nest
-            }
-        }
-        Nest first = parsed.getFirst();
-        Buffer c = first.c();
-        for (Nest n : parsed) {
-            if (n.c().base() != c.base() || n.ldc() != first.ldc() || n.depth() != first.depth()) return null;
-        }
-        if (touchesOutside(body, nests, c)) return null;
-        Simplifier simp = new Simplifier();
-        // each nest's fragment loops, and its tile's offset at their first values
-        List<List<For>> fragments = new ArrayList<>();
-        List<Expr> origins = new ArrayList<>();
-        Set<For> allFragmentLoops = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
-        for (int x = 0; x < parsed.size(); x++) {
-            long combos = 1;
-            Set<Var> used = new HashSet<>();
-            for (Expr e : parsed.get(x).at0().indices())
-                Exprs.forEach(e, y -> {
-                    if (y instanceof Var v) used.add(v);
-                });
-            if (loopVar != null && used.contains(loopVar)) return null;
-            List<For> mine = new ArrayList<>();
-            for (For f : paths.get(x)) {
-                if (!used.contains(f.var())) continue;
-                if (!(f.min() instanceof IntImm) || !(f.extent() instanceof IntImm e) || e.value() < 1) return null;
-                mine.add(f);
-                combos *= e.value();
-                if (combos > MAX_FRAGMENTS) return null;
-            }
-            for (Var v : used) {
-                if (bound.contains(v) && mine.stream().noneMatch(f -> f.var() == v)) return null;
-            }
-            fragments.add(mine);
-            allFragmentLoops.addAll(mine);
-            Map<Var, Expr> mins = new HashMap<>();
-            for (For f : mine) mins.put(f.var(), f.min());
-            origins.add(
-                    Exprs.substitute(flat(new BufferLoad(c, parsed.get(x).at0().indices())), mins));
-        }
-        // every tile's offset from the first nest's first tile, per nest and value of its fragment loops
-        Expr base = origins.getFirst();
-        List<long[]> rels = new ArrayList<>();
-        java.util.TreeSet<Long> tiles = new java.util.TreeSet<>();
-        for (int x = 0; x < parsed.size(); x++) {
-            long[] r = relativeOffsets(origins.get(x), base, parsed.get(x), fragments.get(x), c, simp);
-            if (r == null) return null;
-            rels.add(r);
-            for (long t : r) tiles.add(t);
-            if (tiles.size() > MAX_FRAGMENTS) return null;
-        }
-        long[] tileArray = tiles.stream().mapToLong(Long::longValue).toArray();
-        if (!disjoint(tileArray, first.ldc())) return null;
-        IdentityHashMap<Pragma, Expr> slots = new IdentityHashMap<>();
-        for (int x = 0; x < parsed.size(); x++) {
-            Expr slot = slotExpr(rels.get(x), tileArray, fragments.get(x), simp);
-            if (slot == null) return null;
-            slots.put(nests.get(x), slot);
-        }
-        Map<Var, Expr> mins0 = new HashMap<>();
-        for (For f : fragments.getFirst()) mins0.put(f.var(), f.min());
-        Store base0 = substitute(first.at0(), mins0);
-        return new Accumulators(across, slots, allFragmentLoops, base0, tileArray, first.ldc(), first.depth());
-    }
-
-    /**
-     * The offsets of a nest's tiles from {@code base}, one per value of its fragment loops
-     * (row-major over them, the last loop fastest), or null where one is not a constant.
-     */
-    private static long[] relativeOffsets(Expr origin, Expr base, Nest n, List<For> loops, Buffer c, Simplifier simp) {
-        int count = 1;
-        for (For f : loops) count *= (int) ((IntImm) f.extent()).value();
-        long[] out = new long[count];
-        int[] digits = new int[loops.size()];
-        Expr at0 = flat(new BufferLoad(c, n.at0().indices()));
-        for (int s = 0; s < count; s++) {
-            Map<Var, Expr> at = new HashMap<>();
-            for (int q = 0; q < loops.size(); q++) {
-                For f = loops.get(q);
-                at.put(f.var(), new IntImm(f.var().dtype(), ((IntImm) f.min()).value() + digits[q]));
-            }
-            Expr d = simp.simplify(Exprs.substitute(at0, at).sub(base));
-            if (!(d instanceof IntImm k)) return null;
-            out[s] = k.value();
-            for (int q = loops.size() - 1; q >= 0; q--) {
-                if (++digits[q] < ((IntImm) loops.get(q).extent()).value()) break;
-                digits[q] = 0;
-            }
-        }
-        return out;
-    }
-
-    /** Whether 16 x 16 tiles at these offsets (rows {@code ldc} apart) share no element. */
-    private static boolean disjoint(long[] tiles, long ldc) {
-        Set<Long> cells = new HashSet<>();
-        for (long off : tiles) {
-            for (int r = 0; r < 16; r++) {
-                for (int col = 0; col < 16; col++) if (!cells.add(off + r * ldc + col)) return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * A nest's fragment index as {@code s0 + sum a_q (v_q - min_q)} over its fragment loops, or
-     * null where the fragments its tiles fall on are not such a function of the loops.
-     */
-    private static Expr slotExpr(long[] rel, long[] tiles, List<For> loops, Simplifier simp) {
-        int[] slot = new int[rel.length];
-        for (int s = 0; s < rel.length; s++) slot[s] = java.util.Arrays.binarySearch(tiles, rel[s]);
-        long[] radix = new long[loops.size()];
-        long r = 1;
-        for (int q = loops.size() - 1; q >= 0; q--) {
-            radix[q] = r;
-            r *= ((IntImm) loops.get(q).extent()).value();
-        }
-        long[] a = new long[loops.size()];
-        for (int q = 0; q < loops.size(); q++) {
-            a[q] = ((IntImm) loops.get(q).extent()).value() > 1 ? slot[(int) radix[q]] - slot[0] : 0;
-        }
-        for (int s = 0; s < rel.length; s++) {
-            long want = slot[0], rest = s;
-            for (int q = 0; q < loops.size(); q++) {
-                want += a[q] * (rest / radix[q]);
-                rest %= radix[q];
-            }
-            if (want != slot[s]) return null;
-        }
-        DType t = loops.isEmpty() ? DType.INT32 : loops.getFirst().var().dtype();
-        Expr out = new IntImm(t, slot[0]);
-        for (int q = 0; q < loops.size(); q++) {
-            if (a[q] == 0) continue;
-            For f = loops.get(q);
-            Expr term = f.var().sub(f.min()).mul(new IntImm(f.var().dtype(), a[q]));
-            out = out.add(term.dtype() == t ? term : term.cast(t));
-        }
-        return simp.simplify(out);
-    }
-
-    /**
-     * Collects the Tensor Core nests under {@code s} and their loops; false where a nest lies under a
-     * thread loop, a vectorized loop or a condition.
-     */
-    private static boolean collect(Stmt s, List<For> path, List<Pragma> nests, List<List<For>> paths, Set<Var> bound) {
-        switch (s) {
-            case Pragma p
-            when p.tensorIntrinsic() != null -> {
-                nests.add(p);
-                paths.add(List.copyOf(path));
-                return true;
-            }
-            case Pragma p -> {
-                return collect(p.body(), path, nests, paths, bound);
-            }
-            case For f -> {
-                bound.add(f.var());
-                if (f.kind() != ForKind.SERIAL && f.kind() != ForKind.UNROLLED) {
-                    // a cooperative fetch bound to a thread axis again is harmless; a nest under one is not kept
-                    List<Pragma> inside = new ArrayList<>();
-                    collect(f.body(), new ArrayList<>(), inside, new ArrayList<>(), bound);
-                    return inside.isEmpty();
-                }
-                path.add(f);
-                boolean ok = collect(f.body(), path, nests, paths, bound);
-                path.removeLast();
-                return ok;
-            }
-            case Let l -> {
-                bound.add(l.var());
-                return collect(l.body(), path, nests, paths, bound);
-            }
-            case Seq q -> {
-                for (Stmt x : q.stmts()) if (!collect(x, path, nests, paths, bound)) return false;
-                return true;
-            }
-            case Allocate a -> {
-                return collect(a.body(), path, nests, paths, bound);
-            }
-            case IfThenElse i -> {
-                // a condition around a nest would leave some tiles unloaded or out of bounds; elsewhere it is harmless
-                List<Pragma> inside = new ArrayList<>();
-                collect(i.then(), new ArrayList<>(), inside, new ArrayList<>(), new HashSet<>());
-                if (i.otherwise() != null) {
-                    collect(i.otherwise(), new ArrayList<>(), inside, new ArrayList<>(), new HashSet<>());
-                }
-                return inside.isEmpty();
-            }
-            default -> {
-                return true; // a store, a barrier, an evaluation
-            }
-        }
-    }
-
-    /** Whether a statement under {@code s} other than the nests reads or writes {@code c}. */
-    private static boolean touchesOutside(Stmt s, List<Pragma> nests, Buffer c) {
-        boolean[] found = {false};
-        new StmtVisitor() {
-            @Override
-            public void visit(Stmt x) {
-                if (found[0]) return;
-                for (Pragma p : nests) if (x == p) return;
-                if (!(x instanceof Seq)
-                        && !(x instanceof For)
-                        && !(x instanceof Let)
-                        && !(x instanceof Allocate)
-                        && !(x instanceof Pragma)
-                        && Stmts.touches(x, c)) {
-                    found[0] = true;
-                    return;
-                }
-                visitChildren(x);
-            }
-        }.visit(s);
-        return found[0];
-    }
-
+    static final String NS = "nvcuda::wmma::";
     /**
      * Whether the iterations of {@code loop}, in a warp-level kernel, can be shared among the warp's
      * 32 lanes instead of every lane running all of them: a serial or unrolled loop whose body
@@ -550,39 +262,6 @@ final class WmmaGen {
         return !reads[0];
     }
 
-    /**
-     * Opens the fragments of {@code acc} before its loop: a barrier of the warp (the lanes' plain
-     * stores to C must be visible to the collective loads), the fragment array, one load per tile.
-     */
-    static void loadAccumulators(Accumulators acc, ExprGen g, CudaNames names, Consumer<String> line) {
-        line.accept(
-                "// C's " + acc.count() + " tile(s) of this warp kept in fragment registers across " + acc.across());
-        line.accept("__syncwarp();");
-        line.accept(NS + "fragment<" + NS + "accumulator, 16, 16, " + acc.depth() + ", float> " + ACC + "["
-                + acc.count() + "];");
-        for (int s = 0; s < acc.count(); s++) {
-            line.accept(NS + "load_matrix_sync(" + ACC + "[" + s + "], " + tile(acc, s, g, names) + ", " + acc.ldc()
-                    + ", " + NS + "mem_row_major);");
-        }
-    }
-
-    /** Stores the fragments of {@code acc} back to C after its loop, then a barrier of the warp. */
-    static void storeAccumulators(Accumulators acc, ExprGen g, CudaNames names, Consumer<String> line) {
-        for (int s = 0; s < acc.count(); s++) {
-            line.accept(NS + "store_matrix_sync(" + tile(acc, s, g, names) + ", " + ACC + "[" + s + "], " + acc.ldc()
-                    + ", " + NS + "mem_row_major);");
-        }
-        line.accept("__syncwarp();");
-    }
-
-    /** The address of fragment {@code s}'s tile of C. */
-    private static String tile(Accumulators acc, int s, ExprGen g, CudaNames names) {
-        Buffer c = acc.base().buffer();
-        String off = g.offset(c, acc.base().indices());
-        long rel = acc.tiles()[s];
-        return "&" + names.buffer(c) + "[" + (rel == 0 ? off : "(" + off + ") + " + rel) + "]";
-    }
-
     private static void check(String where, String operand, long ld, int multiple) {
         if (ld <= 0 || ld % multiple != 0) {
             throw new KilnException(where + ": operand " + operand + "'s rows are " + ld
@@ -591,7 +270,7 @@ final class WmmaGen {
     }
 
     /** The store with {@code map}'s variables replaced (the nest's loop variables stay as they are). */
-    private static Store substitute(Store st, Map<Var, Expr> map) {
+    static Store substitute(Store st, Map<Var, Expr> map) {
         return (Store) Stmts.substitute(st, map);
     }
 
@@ -624,7 +303,7 @@ final class WmmaGen {
                 : inputs(st).get(which);
     }
 
-    private static Expr flat(BufferLoad l) {
+    static Expr flat(BufferLoad l) {
         List<Expr> strides = l.buffer().strides();
         Expr off = null;
         for (int d = 0; d < l.indices().size(); d++) {
