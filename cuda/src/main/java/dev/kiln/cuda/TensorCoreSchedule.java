@@ -67,6 +67,67 @@ public final class TensorCoreSchedule {
         return ComputeDAG.of(c);
     }
 
+    /**
+     * A dense layer's epilogue on the matmul: stage "C" as in {@link #matmul}, then
+     * {@code D[i, j] = out(max(C[i, j] + bias[j], 0))} with {@code bias} a float32 placeholder of
+     * {@code n} and {@code out} float32 or float16.
+     */
+    public static ComputeDAG denseBiasRelu(DType in, DType out, long m, long n, long k, boolean bT) {
+        if (out != DType.FLOAT32 && out != DType.FLOAT16) {
+            throw new KilnException("the epilogue's output must be float32 or float16, got " + out);
+        }
+        Tensor c = matmul(in, m, n, k, bT).outputs().getFirst();
+        Tensor bias = Te.placeholder("bias", DType.FLOAT32, n);
+        Tensor d = Te.computeN("D", "bias_relu", Shape.of(m, n), idx -> {
+            var v = Te.maximum(c.at(idx.get(0), idx.get(1)).add(bias.at(idx.get(1))), Te.constant(DType.FLOAT32, 0));
+            return out == DType.FLOAT32 ? v : v.cast(out);
+        });
+        return ComputeDAG.of(d);
+    }
+
+    /**
+     * The schedule of {@link #denseBiasRelu}'s DAG: the matmul is scheduled as by {@link #of} into
+     * a shared-memory tile of the block's C ({@code cache_write} to "shared", the global copy
+     * inlined), and the epilogue runs in the same kernel: D's block tile is the matmul's, its warps
+     * the matmul's warps, each warp writing its own tiles of D from the shared tile, its 32 lanes
+     * sharing the elements. C never reaches global memory.
+     */
+    public static Schedule withEpilogue(ComputeDAG dag, DType in, boolean bT, Tiles t) {
+        int f = CudaTensorIntrinsics.TILE;
+        String intrinsic = CudaTensorIntrinsics.forInputs(in, bT);
+        ScheduleBuilder s = ScheduleBuilder.on(dag);
+        StageRef c = s.stage("C").cacheWrite("shared");
+        s.stage("C").computeInline();
+        StageRef d = s.stage("D");
+        d.split("i", t.warpsI(), t.tilesI() * f);
+        d.split("j", t.warpsJ(), t.tilesJ() * f);
+        d.reorder("i.0", "j.0", "i.1", "j.1", "i.2", "j.2");
+        ScheduleBuilder.Loop block = d.fuse("i.0", "j.0");
+        d.bind(block, "blockIdx.x");
+        d.bind(d.fuse("i.1", "j.1"), "threadIdx.x");
+        d.fuse("i.2", "j.2");
+        c.computeAt(d, block);
+        c.split("i", t.tilesI(), f);
+        c.split("j", t.tilesJ(), f);
+        c.split("k", t.kTiles(), intrinsic == null ? f : CudaTensorIntrinsics.kTile(intrinsic));
+        c.reorder("i.0", "j.0", "k.0", "i.1", "j.1", "k.1", "i.2", "j.2", "k.2");
+        c.tensorize("i.2", intrinsic);
+        stageInputs(s, c, "k.0", t);
+        c.bind(c.fuse("i.0", "j.0"), "threadIdx.x");
+        return s.build();
+    }
+
+    /** A and B copied to shared memory at {@code c}'s loop {@code at}, fetched by the block's warps together. */
+    private static void stageInputs(ScheduleBuilder s, StageRef c, String at, Tiles t) {
+        for (String input : List.of("A", "B")) {
+            StageRef cache = s.stage(input).cacheRead("shared", c);
+            cache.computeAt(c, at);
+            ScheduleBuilder.Loop fused = cache.fuse(cache.loops().toArray(ScheduleBuilder.Loop[]::new));
+            List<ScheduleBuilder.Loop> parts = cache.split(fused, t.warps());
+            cache.bind(parts.get(1), "threadIdx.x");
+        }
+    }
+
     /** The schedule of {@link #matmul}'s DAG with tiles {@code t}; the extents must divide. */
     public static Schedule of(ComputeDAG dag, DType in, boolean bT, Tiles t) {
         int f = CudaTensorIntrinsics.TILE;

@@ -29,8 +29,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Tensor Core sketch rule (TensorCoreTiling in the CUDA rules): a float16/bfloat16 matmul,
- * dense and batch_matmul get a tensorized sketch with no hint, an older GPU and float32 do not
- * (float32 does where the target allows TF32),
+ * dense and batch_matmul, alone or with an element-wise epilogue (a dense layer's bias, ReLU and
+ * cast as one stage or three, a batch_matmul's scaling), get a tensorized sketch with no hint, an
+ * older GPU and float32 do not (float32 does where the target allows TF32),
  * and its samples lower, compute the default lowering's numbers in the interpreter (the same
  * rounded inputs, products exact in float32, only the order of the float32 sums differs: rtol =
  * atol = 1e-4) and compile with nvcc for sm_90 (the first of each workload).
@@ -57,8 +58,43 @@ class TensorCoreSketchTest {
                             .cast(DType.FLOAT32)
                             .mul(b.at(idx.get(0), k, idx.get(2)).cast(DType.FLOAT32)));
         });
+        Tensor bmmOut = bmm;
+        Tensor scaled = Te.computeN(
+                "scaled", "scale_add", Shape.of(2, 32, 32), idx -> bmmOut.at(idx.get(0), idx.get(1), idx.get(2))
+                        .mul(Te.constant(DType.FLOAT32, 0.125))
+                        .add(Te.constant(DType.FLOAT32, 1)));
         return List.of(
-                TensorCoreSchedule.matmul(DType.FLOAT16, 64, 64, 64, false), ComputeDAG.of(dense), ComputeDAG.of(bmm));
+                TensorCoreSchedule.matmul(DType.FLOAT16, 64, 64, 64, false),
+                ComputeDAG.of(dense),
+                ComputeDAG.of(bmm),
+                // fused epilogues: a dense layer's bias and ReLU, a batch_matmul scaled (attention scores)
+                TensorCoreSchedule.denseBiasRelu(DType.BFLOAT16, DType.FLOAT32, 64, 96, 32, true),
+                denseChain(),
+                ComputeDAG.of(scaled));
+    }
+
+    /** A float16 dense layer as a network's graph gives it: bias add, ReLU and the cast to float16 as three stages. */
+    static ComputeDAG denseChain() {
+        Tensor x = Te.placeholder("x", DType.FLOAT16, 48, 32), w = Te.placeholder("w", DType.FLOAT16, 64, 32);
+        Tensor bias = Te.placeholder("bias", DType.FLOAT32, 64);
+        Tensor dense = Te.computeN("dense", "dense", Shape.of(48, 64), idx -> {
+            IterVar k = Te.reduceAxis(32, "k");
+            return Te.sum(
+                    k,
+                    x.at(idx.get(0), k)
+                            .cast(DType.FLOAT32)
+                            .mul(w.at(idx.get(1), k).cast(DType.FLOAT32)));
+        });
+        Tensor add = Te.computeN("add", "add", Shape.of(48, 64), idx -> dense.at(idx.get(0), idx.get(1))
+                .add(bias.at(idx.get(1))));
+        Tensor relu = Te.computeN(
+                "relu",
+                "relu",
+                Shape.of(48, 64),
+                idx -> Te.maximum(add.at(idx.get(0), idx.get(1)), Te.constant(DType.FLOAT32, 0)));
+        Tensor half = Te.computeN("cast", "cast", Shape.of(48, 64), idx -> relu.at(idx.get(0), idx.get(1))
+                .cast(DType.FLOAT16));
+        return ComputeDAG.of(half);
     }
 
     private static boolean tensorized(Sketch s) {
@@ -128,6 +164,11 @@ class TensorCoreSketchTest {
                 assertThat(m.source())
                         .as(name + " keeps its accumulators in fragments")
                         .contains("mma_sync(kiln_acc[");
+                if (w >= 3 && w <= 5) {
+                    // a fused epilogue: one kernel, the matmul's block tile in shared memory
+                    assertThat(m.launches()).as(name).hasSize(1);
+                    assertThat(m.source()).as(name).contains("__shared__ __align__(32) float ", "__syncthreads();");
+                }
                 assertThat(Schedule.fromJson(sch.toJson(), dag).toJson()).isEqualTo(sch.toJson());
                 if (k == 1) modules.add(m); // nvcc takes a while on mma.h: one kernel per workload
             }

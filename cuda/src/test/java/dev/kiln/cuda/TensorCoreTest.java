@@ -165,19 +165,127 @@ class TensorCoreTest {
     }
 
     /**
-     * The copies of A and B into shared memory are shared among each warp's 32 lanes (every lane
-     * ran all of a warp's iterations before): two loops stepping by 32 from the lane's index, each
-     * followed by a {@code __syncwarp()}.
+     * The copies of A and B into shared memory, and the zeroing of the warp's tiles of C, are
+     * shared among each warp's 32 lanes (every lane ran all of a warp's iterations before): three
+     * loops stepping by 32 from the lane's index, each followed by a {@code __syncwarp()}.
      */
     @Test
     void theWarpsLanesShareTheCopiesIntoSharedMemory() {
         for (Case c : cases()) {
             String src = CudaCodegen.generate(GpuTesting.lower(c.name(), c.schedule()))
                     .source();
-            assertThat(occurrences(src, "lanes share loop")).as(c.name()).isEqualTo(2);
-            assertThat(occurrences(src, "(threadIdx.x & 31)")).as(c.name()).isEqualTo(2);
-            assertThat(occurrences(src, " += 32)")).as(c.name()).isEqualTo(2);
+            assertThat(occurrences(src, "lanes share loop")).as(c.name()).isEqualTo(3);
+            assertThat(occurrences(src, "(threadIdx.x & 31)")).as(c.name()).isEqualTo(3);
+            assertThat(occurrences(src, " += 32)")).as(c.name()).isEqualTo(3);
         }
+    }
+
+    /** A dense layer with its bias, ReLU and (for float16) the cast of its output fused: {@link TensorCoreSchedule#withEpilogue}. */
+    record EpilogueCase(DType in, DType out, boolean bT, long m, long n, long k, TensorCoreSchedule.Tiles tiles) {
+        String name() {
+            return "tc_epilogue_" + in.name().toLowerCase() + "_" + out.name().toLowerCase() + (bT ? "_nt_" : "_nn_")
+                    + m + "x" + n + "x" + k;
+        }
+
+        ComputeDAG dag() {
+            return TensorCoreSchedule.denseBiasRelu(in, out, m, n, k, bT);
+        }
+
+        Schedule schedule() {
+            return TensorCoreSchedule.withEpilogue(dag(), in, bT, tiles);
+        }
+    }
+
+    static List<EpilogueCase> epilogueCases() {
+        return List.of(
+                new EpilogueCase(
+                        DType.FLOAT16, DType.FLOAT16, false, 64, 64, 64, new TensorCoreSchedule.Tiles(2, 2, 1, 1, 2)),
+                new EpilogueCase(
+                        DType.BFLOAT16, DType.FLOAT32, true, 32, 96, 48, new TensorCoreSchedule.Tiles(1, 3, 2, 1, 1)),
+                new EpilogueCase(
+                        DType.FLOAT32, DType.FLOAT32, false, 48, 64, 32, new TensorCoreSchedule.Tiles(3, 1, 1, 2, 2)));
+    }
+
+    /**
+     * The fused epilogue's numbers: {@code D = out(max(C + bias, 0))} against the float32 reference
+     * of {@link #interpreterMatchesFloat32ReferenceWithinTheInputTypesRounding} with its bound on C
+     * (ReLU moves no value further from the reference), plus, for a float16 output, its rounding:
+     * half a unit in the last place of 11 bits, 2^-11 of the value, with 2^-24 absolute for the
+     * subnormals.
+     */
+    @Test
+    void fusedEpilogueMatchesTheReference() {
+        for (EpilogueCase c : epilogueCases()) {
+            PrimFunc f = GpuTesting.lower(c.name(), c.schedule());
+            assertThat(f.params().stream().map(b -> b.name()))
+                    .as("C never reaches global memory")
+                    .containsExactly("A", "B", "bias", "D");
+            Random rnd = new Random(29 + c.m() * 31 + c.n());
+            float[] a = random(rnd, (int) (c.m() * c.k()));
+            float[] b = random(rnd, (int) (c.k() * c.n()));
+            float[] bias = random(rnd, (int) c.n());
+            NDArray na = NDArray.fromFloats(c.in(), a, c.m(), c.k());
+            NDArray nb =
+                    c.bT() ? NDArray.fromFloats(c.in(), b, c.n(), c.k()) : NDArray.fromFloats(c.in(), b, c.k(), c.n());
+            NDArray nbias = NDArray.fromFloats(DType.FLOAT32, bias, c.n());
+            NDArray out = NDArray.allocate(c.out(), c.m(), c.n());
+            Interpreter.run(f, na, nb, nbias, out);
+            double u = c.in() == DType.BFLOAT16 ? Math.scalb(1.0, -8) : Math.scalb(1.0, -11);
+            double rel = 2 * u + u * u + c.k() * Math.scalb(1.0, -24);
+            int positive = 0;
+            for (int i = 0; i < c.m(); i++) {
+                for (int j = 0; j < c.n(); j++) {
+                    double ref = bias[j], abs = Math.abs(bias[j]);
+                    for (int k = 0; k < c.k(); k++) {
+                        double p =
+                                (double) a[(int) (i * c.k() + k)] * b[(int) (c.bT() ? j * c.k() + k : k * c.n() + j)];
+                        ref += p;
+                        abs += Math.abs(p);
+                    }
+                    ref = Math.max(ref, 0);
+                    if (ref > 0) positive++;
+                    double tol = rel * abs;
+                    if (c.out() == DType.FLOAT16)
+                        tol += Math.scalb(1.0, -11) * (Math.abs(ref) + tol) + Math.scalb(1.0, -24);
+                    double got = out.getDouble(i, j);
+                    assertThat(Math.abs(got - ref))
+                            .as("%s D[%d, %d] = %s, reference %s", c.name(), i, j, got, ref)
+                            .isLessThanOrEqualTo(tol);
+                }
+            }
+            assertThat(positive).as("ReLU passes some values and clips others").isBetween(1, (int) (c.m() * c.n() - 1));
+        }
+    }
+
+    /**
+     * One kernel: the warps accumulate into the block's tile of C in shared memory (fragments
+     * stored there after the k-stage loop, then a barrier of the block, since other warps' tiles
+     * may be read), then each warp writes its tiles of D, its lanes sharing the elements. nvcc
+     * compiles them for sm_90.
+     */
+    @Test
+    void fusedEpilogueIsOneKernelThroughASharedTile() {
+        GpuTesting.assumeNvcc();
+        List<CudaModule> modules = new ArrayList<>();
+        for (EpilogueCase c : epilogueCases()) {
+            CudaModule m = CudaCodegen.generate(GpuTesting.lower(c.name(), c.schedule()));
+            assertThat(m.launches()).as(c.name()).hasSize(1);
+            String src = m.source();
+            assertThat(src)
+                    .as(c.name())
+                    .contains("__shared__ __align__(32) float C_shared[", "store_matrix_sync(&C_shared[")
+                    .contains("mem_row_major);\n        __syncwarp();\n        __syncthreads();")
+                    .contains("lanes share loop 'i.2@j.2@'");
+            assertThat(occurrences(src, "lanes share loop")).as(c.name()).isEqualTo(4);
+            modules.add(m);
+        }
+        String ptx = String.join("\n", GpuTesting.compileWithNvcc(modules));
+        assertThat(ptx).contains("wmma.mma.sync", "wmma.store.d.sync.aligned.row.m16n16k16.shared.f32");
+        Schedule s = epilogueCases().get(1).schedule();
+        Schedule back = Schedule.fromJson(s.toJson(), epilogueCases().get(1).dag());
+        assertThat(back.toJson()).isEqualTo(s.toJson());
+        assertThat(CudaCodegen.generate(GpuTesting.lower("replay", back)).source())
+                .isEqualTo(CudaCodegen.generate(GpuTesting.lower("replay", s)).source());
     }
 
     private static int occurrences(String s, String what) {

@@ -21,6 +21,7 @@ import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
 import dev.kiln.tir.StmtRewriter;
 import dev.kiln.tir.StmtVisitor;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
 import java.util.ArrayList;
@@ -45,7 +46,8 @@ import java.util.Set;
  * different blocks never share memory inside a kernel. Accesses conflict when they touch the same
  * buffer and one of them writes; their indices are not compared, so a thread updating only its
  * own element of a shared buffer in a loop also gets a barrier per iteration (correct, if
- * cautious). A barrier goes only where every thread of the block arrives: never under a
+ * cautious); a tensorized nest is one operation whose reads of its accumulator do not count
+ * ({@code nestAccesses}). A barrier goes only where every thread of the block arrives: never under a
  * condition, inside a loop that runs on part of the threads, inside a loop that binds an axis
  * again (it runs once per thread), or inside a vectorized or parallel loop; such statements are
  * treated as a whole, and a conflict inside one (a fetch and its use both under one condition)
@@ -151,6 +153,7 @@ public final class InjectBarriers {
                             b.tail(),
                             b.synced());
                 }
+                case Pragma p when p.tensorIntrinsic() != null -> Summary.atomic(p, nestAccesses(p));
                 case Pragma p -> {
                     Summary b = plan(p.body(), bound, noBarrier);
                     yield new Summary(
@@ -275,6 +278,22 @@ public final class InjectBarriers {
                     + "' is written and read by different statements " + where + ", where not every thread of the block"
                     + " arrives, so no barrier can separate them; compute the shared stage outside that code");
         }
+    }
+
+    /**
+     * The shared-buffer accesses of a tensorized nest, which runs as one operation of the thread
+     * (on a GPU, of the warp) that owns its tile of the accumulator: its reads of the accumulator
+     * are the accumulation itself (the tensorize step checked the pattern {@code C = C + ...}),
+     * so only its write counts. Like a thread's update of its own element, a warp's update of its
+     * own tile conflicts with no other thread's; with its reads counted, a nest accumulating into a
+     * shared tile would get a barrier after every step of the reduction.
+     */
+    private static Accesses nestAccesses(Pragma p) {
+        Accesses a = accesses(p);
+        Stmts.forEachStmt(p.body(), x -> {
+            if (x instanceof Store st) a.reads.remove(st.buffer().base());
+        });
+        return a;
     }
 
     /** Every shared-buffer access of a statement. */

@@ -70,8 +70,12 @@ public record CheckGpuLimits() implements InitRule {
             }
             if (st.name().endsWith(".shared")) {
                 long elems = 1;
-                for (int uid = 0; uid < st.numRoots(); uid++)
-                    elems = Math.multiplyExact(elems, st.all().get(uid).extent());
+                for (int uid = 0; uid < st.numRoots(); uid++) {
+                    Iter axis = st.all().get(uid);
+                    // a reduction into shared memory (a Tensor Core matmul's tile) keeps no copy per step of k
+                    if (axis.kind() == dev.kiln.schedule.IterKind.SPATIAL)
+                        elems = Math.multiplyExact(elems, axis.extent());
+                }
                 shared.merge(
                         root,
                         Math.multiplyExact(elems, st.op().output(0).dtype().bytes()),

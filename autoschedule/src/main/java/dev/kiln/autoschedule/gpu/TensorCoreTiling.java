@@ -2,6 +2,7 @@ package dev.kiln.autoschedule.gpu;
 
 import dev.kiln.autoschedule.SearchTask;
 import dev.kiln.autoschedule.analysis.AccessAnalyzer;
+import dev.kiln.autoschedule.analysis.StagePredicates;
 import dev.kiln.autoschedule.sketch.SketchRule;
 import dev.kiln.ir.Cast;
 import dev.kiln.ir.DType;
@@ -11,11 +12,16 @@ import dev.kiln.ir.Reduce;
 import dev.kiln.ir.TensorRead;
 import dev.kiln.schedule.AnnotationStep;
 import dev.kiln.schedule.CacheReadStep;
+import dev.kiln.schedule.CacheWriteStep;
+import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.ComputeAtStep;
+import dev.kiln.schedule.ComputeInlineStep;
 import dev.kiln.schedule.CudaTensorIntrinsics;
 import dev.kiln.schedule.FollowFusedSplitStep;
+import dev.kiln.schedule.FollowSplitStep;
 import dev.kiln.schedule.FuseStep;
 import dev.kiln.schedule.IterAnnotation;
+import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.ReorderStep;
 import dev.kiln.schedule.SplitStep;
@@ -41,6 +47,14 @@ import java.util.List;
  * (their fused loops split by the warp level, bound to threadIdx.x); the block loops fused on
  * blockIdx.x, the warp loops on threadIdx.x (each program thread a warp). Random annotation then
  * only samples the tile sizes and the unrolling; the sketch is finished.
+ *
+ * <p>A matmul with an element-wise epilogue (the DAG's output reads it element-wise: a dense
+ * layer's bias, activation and cast, a batch_matmul's scaling; element-wise stages between them
+ * inlined) gets the same tiling in one kernel: the matmul is {@code cache_write}n to "shared" (its
+ * global copy inlined into the epilogue) and computed at the epilogue's block loop, so it fills
+ * the block's tile of C in shared memory; the epilogue follows its splits (block, warp, fragment
+ * levels), its block loops on blockIdx.x, its warp loops on threadIdx.x and the rest fused into
+ * one loop that the warp's lanes share. The matmul's block loops, of extent 1 there, stay unbound.
  */
 public record TensorCoreTiling() implements SketchRule {
     @Override
@@ -50,13 +64,42 @@ public record TensorCoreTiling() implements SketchRule {
 
     @Override
     public Condition condition(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        return intrinsic(task, state, stageId) != null ? Condition.APPLY : Condition.SKIP;
+        return intrinsic(task, access, state, stageId) != null ? Condition.APPLY : Condition.SKIP;
+    }
+
+    /**
+     * The epilogue stage of a matmul stage: the DAG's output, the matmul's only consumer, reading
+     * it element-wise ({@link StagePredicates#singleElementwiseMatchedConsumer}) and reducing
+     * nothing, with any element-wise stages between the two inlined; -1 where the matmul is the
+     * output itself; -2 where the DAG is anything else.
+     */
+    static int epilogue(AccessAnalyzer access, LoopState state, int stageId) {
+        Stage st = state.stage(stageId);
+        int d = -1;
+        for (int o = 0; o < state.stages().size(); o++) {
+            Stage other = state.stage(o);
+            if (o == stageId || other.isPlaceholder() || other.computeAt() == ComputeAtKind.INLINED) continue;
+            if (d != -1) return -2;
+            d = o;
+        }
+        if (d == -1) return st.output() ? -1 : -2;
+        Stage ds = state.stage(d);
+        if (st.output()
+                || st.scope() != dev.kiln.ir.MemoryScope.GLOBAL // a cache_write stage and its copy
+                || !ds.output()
+                || ds.computeAt() != ComputeAtKind.ROOT
+                || ds.isTiled()
+                || StagePredicates.singleElementwiseMatchedConsumer(access, state, stageId) != d
+                || ds.iters().stream().anyMatch(it -> it.kind() != IterKind.SPATIAL)) {
+            return -2;
+        }
+        return d;
     }
 
     /** The intrinsic the stage matches on the task's target, or null. */
-    static String intrinsic(SearchTask task, LoopState state, int stageId) {
+    static String intrinsic(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
         Stage st = state.stage(stageId);
-        if (st.isPlaceholder() || st.isTiled() || st.computeAt() != dev.kiln.schedule.ComputeAtKind.ROOT) return null;
+        if (st.isPlaceholder() || st.isTiled() || st.computeAt() != ComputeAtKind.ROOT) return null;
         if (!(st.op() instanceof ComputeOp op) || op.bodies().size() != 1) return null;
         if (!(op.body() instanceof Reduce r)
                 || !r.reducer().name().equals("sum")
@@ -68,7 +111,7 @@ public record TensorCoreTiling() implements SketchRule {
                 || ns > 3
                 || op.reduceAxes().size() != 1
                 || op.outputs().get(0).dtype() != DType.FLOAT32) return null;
-        for (Stage other : state.stages()) if (other != st && !other.isPlaceholder()) return null;
+        if (epilogue(access, state, stageId) == -2) return null;
         if (!(r.sources().get(0) instanceof dev.kiln.ir.Binary mul) || mul.op() != dev.kiln.ir.BinaryOp.MUL) {
             return null;
         }
@@ -114,7 +157,8 @@ public record TensorCoreTiling() implements SketchRule {
 
     @Override
     public List<Derivation> apply(SearchTask task, AccessAnalyzer access, LoopState state, int stageId) {
-        String name = intrinsic(task, state, stageId);
+        String name = intrinsic(task, access, state, stageId);
+        int d = epilogue(access, state, stageId);
         ComputeOp op = state.stage(stageId).computeOp();
         int ns = op.axes().size();
         String i = op.axes().get(ns - 2).name(), j = op.axes().get(ns - 1).name();
@@ -123,6 +167,12 @@ public record TensorCoreTiling() implements SketchRule {
                 op.axes().subList(0, ns - 2).stream().map(IterVar::name).toList();
         int c = stageId;
         LoopState s = state;
+        if (d >= 0) {
+            // the matmul into a shared-memory tile of the block, its global copy inlined into the epilogue
+            s = s.apply(new CacheWriteStep(c, "shared"));
+            s = s.apply(new ComputeInlineStep(c + 1));
+            d++;
+        }
         List<Integer> warpSplits = new ArrayList<>();
         for (String a : List.of(i, j)) {
             s = split(s, c, a, List.of(CudaTensorIntrinsics.TILE));
@@ -131,6 +181,11 @@ public record TensorCoreTiling() implements SketchRule {
         }
         s = split(s, c, k, List.of(CudaTensorIntrinsics.kTile(name)));
         s = split(s, c, k + ".0", Arrays.asList((Integer) null));
+        if (d >= 0) {
+            List<String> axes =
+                    s.stage(d).computeOp().axes().stream().map(IterVar::name).toList();
+            s = tileEpilogue(s, c, d, axes, warpSplits);
+        }
         List<String> order = new ArrayList<>(batch);
         order.addAll(List.of(i + ".0.0", j + ".0.0", i + ".0.1", j + ".0.1", k + ".0.0", i + ".0.2", j + ".0.2"));
         order.addAll(List.of(k + ".0.1", i + ".1", j + ".1", k + ".1"));
@@ -153,10 +208,14 @@ public record TensorCoreTiling() implements SketchRule {
         c += shift;
         List<String> blocks = new ArrayList<>(batch);
         blocks.addAll(List.of(i + ".0.0", j + ".0.0"));
-        s = s.apply(new FuseStep(c, positions(s.stage(c), blocks)));
-        s = s.apply(new AnnotationStep(c, 0, IterAnnotation.BLOCK_X));
-        s = s.apply(new FuseStep(c, List.of(1, 2)));
-        s = s.apply(new AnnotationStep(c, 1, IterAnnotation.THREAD_X));
+        if (d < 0) {
+            s = s.apply(new FuseStep(c, positions(s.stage(c), blocks)));
+            s = s.apply(new AnnotationStep(c, 0, IterAnnotation.BLOCK_X));
+        }
+        // inside the epilogue's block loop the block loops are of extent 1 and stay unbound
+        int warps = d < 0 ? 1 : blocks.size();
+        s = s.apply(new FuseStep(c, List.of(warps, warps + 1)));
+        s = s.apply(new AnnotationStep(c, warps, IterAnnotation.THREAD_X));
         for (int f : fetches) {
             int n = s.stage(f).iters().size();
             if (n > 1) {
@@ -169,6 +228,42 @@ public record TensorCoreTiling() implements SketchRule {
             s = s.apply(new AnnotationStep(f, 1, IterAnnotation.THREAD_X));
         }
         return List.of(new Derivation(s, -1));
+    }
+
+    /**
+     * Tiles the epilogue {@code d} like the matmul {@code c}: its i and j split by 16 and then
+     * following the matmul's outer splits ({@code warpSplits}) into block, warp and fragment
+     * levels; the batch and block loops fused on blockIdx.x, the warp loops on threadIdx.x (each a
+     * warp, as in the matmul), the fragment and 16 x 16 loops fused into one loop the warp's lanes
+     * share; the matmul computed at the block loop, its tile the block's.
+     */
+    private static LoopState tileEpilogue(LoopState state, int c, int d, List<String> axes, List<Integer> warpSplits) {
+        LoopState s = state;
+        int ns = axes.size();
+        List<String> batch = axes.subList(0, ns - 2);
+        String i = axes.get(ns - 2), j = axes.get(ns - 1);
+        List<String> ij = List.of(i, j);
+        for (int a = 0; a < 2; a++) {
+            s = split(s, d, ij.get(a), List.of(CudaTensorIntrinsics.TILE));
+            s = s.apply(new FollowSplitStep(d, s.stage(d).indexOf(ij.get(a) + ".0"), warpSplits.get(a), 2));
+        }
+        List<String> order = new ArrayList<>(batch);
+        order.addAll(
+                List.of(i + ".0.0", j + ".0.0", i + ".0.1", j + ".0.1", i + ".0.2", j + ".0.2", i + ".1", j + ".1"));
+        s = s.apply(new ReorderStep(d, positions(s.stage(d), order)));
+        int blocks = batch.size() + 2;
+        s = s.apply(new FuseStep(d, range(0, blocks)));
+        s = s.apply(new AnnotationStep(d, 0, IterAnnotation.BLOCK_X));
+        s = s.apply(new FuseStep(d, List.of(1, 2)));
+        s = s.apply(new AnnotationStep(d, 1, IterAnnotation.THREAD_X));
+        s = s.apply(new FuseStep(d, range(2, 6)));
+        return s.apply(new ComputeAtStep(c, d, 0));
+    }
+
+    private static List<Integer> range(int from, int to) {
+        List<Integer> out = new ArrayList<>();
+        for (int x = from; x < to; x++) out.add(x);
+        return out;
     }
 
     private static LoopState split(LoopState s, int c, String loop, List<Integer> lengths) {

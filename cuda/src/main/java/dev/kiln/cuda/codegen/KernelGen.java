@@ -194,7 +194,19 @@ final class KernelGen {
         loopAsIs(f);
         accumulators = null;
         acc.store(g, names, this::line);
+        if (acc.inSharedMemory() && containsBarrier(f.body())) {
+            // in the program each step's write to the shared tile came before the loop's barriers; the
+            // fragments' store after the loop must be followed by one too (every thread reaches the loop,
+            // since it holds a barrier)
+            line("__syncthreads();");
+        }
         close();
+    }
+
+    private static boolean containsBarrier(Stmt s) {
+        boolean[] found = {false};
+        dev.kiln.tir.Stmts.forEachStmt(s, x -> found[0] |= x instanceof Barrier);
+        return found[0];
     }
 
     private void loopAsIs(For f) {

@@ -324,6 +324,11 @@ record WmmaAccumulators(
         }
     }
 
+    /** Whether C is a shared-memory tile of the block (the matmul of a fused epilogue), not global memory. */
+    boolean inSharedMemory() {
+        return base.buffer().scope() == dev.kiln.ir.MemoryScope.SHARED;
+    }
+
     /** Stores the fragments back to C after their loop, then a barrier of the warp. */
     void store(ExprGen g, CudaNames names, Consumer<String> line) {
         for (int s = 0; s < count(); s++) {

@@ -231,7 +231,8 @@ final class WmmaGen {
     /**
      * Whether the iterations of {@code loop}, in a warp-level kernel, can be shared among the warp's
      * 32 lanes instead of every lane running all of them: a serial or unrolled loop whose body
-     * stores to one shared buffer (a cooperative fetch, say) and does nothing else but loops,
+     * stores to one shared or global buffer (a cooperative fetch, say, or a fused epilogue writing
+     * the warp's tiles of the result) and does nothing else but loops,
      * conditions and lets: one store statement, whose value and conditions read no element of the
      * buffer, no barrier, no Tensor Core nest, no allocation. Such a store belongs to a stage that
      * is not a reduction, whose loops write each element of it once, so the iterations are
@@ -254,7 +255,7 @@ final class WmmaGen {
         });
         if (other[0] || stores.size() != 1) return false;
         Buffer dst = stores.getFirst().buffer();
-        if (dst.scope() != MemoryScope.SHARED) return false;
+        if (dst.scope() == MemoryScope.LOCAL) return false;
         boolean[] reads = {false};
         Stmts.forEachExprNode(loop.body(), e -> {
             if (e instanceof BufferLoad l && l.buffer().base() == dst.base()) reads[0] = true;
