@@ -180,7 +180,10 @@ class TensorCoreTest {
         }
     }
 
-    /** A dense layer with its bias, ReLU and (for float16) the cast of its output fused: {@link TensorCoreSchedule#withEpilogue}. */
+    /**
+     * A dense layer with its bias, ReLU and (for float16) the cast of its output fused ({@link
+     * TensorCoreSchedule#withEpilogue}).
+     */
     record EpilogueCase(DType in, DType out, boolean bT, long m, long n, long k, TensorCoreSchedule.Tiles tiles) {
         String name() {
             return "tc_epilogue_" + in.name().toLowerCase() + "_" + out.name().toLowerCase() + (bT ? "_nt_" : "_nn_")
