@@ -155,11 +155,21 @@ final class KernelGen {
             }
             WmmaAccumulators acc = j - i >= 2 ? WmmaAccumulators.across(xs.subList(i, j), where()) : null;
             if (acc == null) {
+                if (warpLevel && accumulators == null && i + 1 < xs.size() && xs.get(i + 1) instanceof For f) {
+                    // the reduction's zeroing of C, then its loop: the fragments start as zeros instead
+                    WmmaAccumulators next = WmmaAccumulators.across(f, where());
+                    if (next != null && next.zeroedBy(xs.get(i))) {
+                        line("// C's zeroing is the fragments' fill below");
+                        accumulate(f, next, true);
+                        i += 2;
+                        continue;
+                    }
+                }
                 stmt(xs.get(i++));
                 continue;
             }
             open("");
-            acc.load(g, names, this::line);
+            acc.load(g, names, this::line, false);
             accumulators = acc;
             for (int k = i; k < j; k++) stmt(xs.get(k));
             accumulators = null;
@@ -188,8 +198,13 @@ final class KernelGen {
             loopAsIs(f);
             return;
         }
+        accumulate(f, acc, false);
+    }
+
+    /** Loop {@code f} with {@code acc} in fragments across it: loaded (or zeroed) before it and stored after it. */
+    private void accumulate(For f, WmmaAccumulators acc, boolean zeros) {
         open("");
-        acc.load(g, names, this::line);
+        acc.load(g, names, this::line, zeros);
         accumulators = acc;
         loopAsIs(f);
         accumulators = null;

@@ -310,17 +310,87 @@ record WmmaAccumulators(
     }
 
     /**
-     * Opens the fragments before their loop: a barrier of the warp (the lanes' plain
-     * stores to C must be visible to the collective loads), the fragment array, one load per tile.
+     * Whether {@code init} writes zero to exactly the elements of these tiles and to nothing else:
+     * a nest of constant loops around one store of 0 to C (the reduction's initialisation, which
+     * lowering puts right before its update), the store's offset from the first tile an affine
+     * function of the loops' variables with constant coefficients, its elements those of the tiles.
+     * The fragments can then start as zeros ({@code fill_fragment}) and the nest go: C is not
+     * written and read back before the reduction.
      */
-    void load(ExprGen g, CudaNames names, Consumer<String> line) {
-        line.accept("// C's " + count() + " tile(s) of this warp kept in fragment registers across " + across());
-        line.accept("__syncwarp();");
+    boolean zeroedBy(Stmt init) {
+        List<For> loops = new ArrayList<>();
+        Stmt s = init;
+        long points = 1;
+        while (s instanceof For f) {
+            if (f.kind() != ForKind.SERIAL && f.kind() != ForKind.UNROLLED && f.kind() != ForKind.VECTORIZED)
+                return false;
+            if (!(f.min() instanceof IntImm) || !(f.extent() instanceof IntImm e) || e.value() < 1) return false;
+            points *= e.value();
+            if (points > 256L * count()) return false;
+            loops.add(f);
+            s = f.body();
+        }
+        if (!(s instanceof Store st)
+                || st.buffer().base() != base.buffer().base()
+                || !(st.value() instanceof dev.kiln.ir.FloatImm z && z.value() == 0)
+                || points != 256L * count()) {
+            return false;
+        }
+        Simplifier simp = new Simplifier();
+        Expr origin = WmmaGen.flat(new BufferLoad(base.buffer(), base.indices()));
+        Expr d = simp.simplify(
+                WmmaGen.flat(new BufferLoad(st.buffer(), st.indices())).sub(origin));
+        Map<Var, Expr> zeros = new HashMap<>();
+        for (For f : loops) zeros.put(f.var(), new IntImm(f.var().dtype(), 0));
+        if (!(simp.simplify(Exprs.substitute(d, zeros)) instanceof IntImm c0)) return false;
+        long[] coeff = new long[loops.size()];
+        Expr affine = new IntImm(d.dtype(), c0.value());
+        for (int q = 0; q < loops.size(); q++) {
+            Var v = loops.get(q).var();
+            Map<Var, Expr> one = new HashMap<>(zeros);
+            one.put(v, new IntImm(v.dtype(), 1));
+            if (!(simp.simplify(Exprs.substitute(d, one)) instanceof IntImm c1)) return false;
+            coeff[q] = c1.value() - c0.value();
+            Expr term = v.mul(new IntImm(v.dtype(), coeff[q]));
+            affine = affine.add(term.dtype() == d.dtype() ? term : term.cast(d.dtype()));
+        }
+        if (!(simp.simplify(d.sub(affine)) instanceof IntImm r) || r.value() != 0) return false;
+        Set<Long> cells = new HashSet<>();
+        for (long off : tiles) {
+            for (int row = 0; row < 16; row++) for (int col = 0; col < 16; col++) cells.add(off + row * ldc + col);
+        }
+        int[] digits = new int[loops.size()];
+        for (long p = 0; p < points; p++) {
+            long off = c0.value();
+            for (int q = 0; q < loops.size(); q++) {
+                off += coeff[q] * (((IntImm) loops.get(q).min()).value() + digits[q]);
+            }
+            if (!cells.remove(off)) return false;
+            for (int q = loops.size() - 1; q >= 0; q--) {
+                if (++digits[q] < ((IntImm) loops.get(q).extent()).value()) break;
+                digits[q] = 0;
+            }
+        }
+        return cells.isEmpty();
+    }
+
+    /**
+     * Opens the fragments before their loop: a barrier of the warp (the lanes' plain
+     * stores to C must be visible to the collective loads), the fragment array, one load per tile;
+     * or, where the tiles start as zeros ({@link #zeroedBy}), one fill per tile.
+     */
+    void load(ExprGen g, CudaNames names, Consumer<String> line, boolean zeros) {
+        line.accept("// C's " + count() + " tile(s) of this warp kept in fragment registers across " + across()
+                + (zeros ? ", starting from zeros" : ""));
+        if (!zeros) line.accept("__syncwarp();");
         line.accept(WmmaGen.NS + "fragment<" + WmmaGen.NS + "accumulator, 16, 16, " + depth() + ", float> " + ARRAY
                 + "[" + count() + "];");
         for (int s = 0; s < count(); s++) {
-            line.accept(WmmaGen.NS + "load_matrix_sync(" + ARRAY + "[" + s + "], " + tile(s, g, names) + ", " + ldc()
-                    + ", " + WmmaGen.NS + "mem_row_major);");
+            line.accept(
+                    zeros
+                            ? WmmaGen.NS + "fill_fragment(" + ARRAY + "[" + s + "], 0.0f);"
+                            : WmmaGen.NS + "load_matrix_sync(" + ARRAY + "[" + s + "], " + tile(s, g, names) + ", "
+                                    + ldc() + ", " + WmmaGen.NS + "mem_row_major);");
         }
     }
 
