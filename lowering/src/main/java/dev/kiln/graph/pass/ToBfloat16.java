@@ -1,0 +1,165 @@
+package dev.kiln.graph.pass;
+
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.GraphBuilder;
+import dev.kiln.graph.Node;
+import dev.kiln.graph.Op;
+import dev.kiln.graph.Value;
+import dev.kiln.ir.DType;
+import dev.kiln.nn.LowPrecision;
+import dev.kiln.runtime.NDArray;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Mixed precision with bfloat16 weights, as PyTorch's CPU autocast and oneDNN run a float32 model in bfloat16: every
+ * convolution and dense layer that the AVX-512 BF16 (and AMX) instructions can take computes on bfloat16 operands
+ * with float32 sums, its constant weight stored once in bfloat16 (half the bytes) and packed in the instructions'
+ * layout ({@link LowPrecision#packConv2dWeight}, {@link LowPrecision#packDenseWeight}: 16 output channels' pairs of
+ * reduction elements adjacent), its input activation cast to bfloat16 where it is read. Everything else (biases,
+ * activations, pooling, softmax, normalisation, the values between layers) stays float32, so each layer's output is
+ * the float32 sum of bfloat16-rounded products, and the epilogues fuse with it as before.
+ *
+ * <p>Converted: a one-group, undilated NHWC {@code conv2d} with one stride for both axes and a constant float32 HWIO
+ * weight, becoming {@code conv2d_packed} (its input's channels padded to an even count, the extra weights 0); a
+ * {@code dense} of a 2-D float32 input and a constant float32 weight, becoming {@code matmul_packed} (an odd K padded
+ * likewise). Both need a multiple of 16 output channels. Every other convolution or dense layer stays float32, and
+ * {@link Result#kept()} says which and why (a depthwise convolution, say, has no reduction over channels for the
+ * instructions to take). Run it on the graph as written: it first runs {@link GraphPasses#optimize}, so batch norms
+ * are folded into the float32 weights before they are rounded.
+ */
+public final class ToBfloat16 {
+    private ToBfloat16() {}
+
+    /**
+     * The converted graph, the names of the layers it converted, and each layer left in float32 with the reason.
+     */
+    public record Result(Graph graph, List<String> converted, Map<String, String> kept) {
+        public Result {
+            converted = List.copyOf(converted);
+            kept = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(kept));
+        }
+    }
+
+    public static Result apply(Graph graph) {
+        Graph g = GraphPasses.optimize(graph);
+        GraphEditor e = new GraphEditor(g);
+        Map<String, String> casts = new HashMap<>(); // float32 activation -> its bfloat16 cast
+        Map<String, String> packed = new HashMap<>(); // float32 weight -> its packed bfloat16 constant
+        List<String> converted = new ArrayList<>();
+        Map<String, String> kept = new LinkedHashMap<>();
+        List<Node> out = new ArrayList<>();
+        for (Node n : e.nodes) {
+            String why =
+                    switch (n.op()) {
+                        case Op.Conv2d c -> convReason(g, n, c);
+                        case Op.Dense d -> denseReason(g, n);
+                        default -> "";
+                    };
+            if (why == null) {
+                String x = n.inputs().get(0), w = n.inputs().get(1);
+                String xb = casts.get(x);
+                if (xb == null) {
+                    Value xv = g.value(x);
+                    xb = e.freshName(x + ".bf16");
+                    out.add(new Node(
+                            new Op.Cast(DType.BFLOAT16), List.of(x), new Value(xb, DType.BFLOAT16, xv.shape())));
+                    casts.put(x, xb);
+                }
+                boolean conv = n.op() instanceof Op.Conv2d;
+                String wp = packed.get(w);
+                if (wp == null) {
+                    NDArray p = conv ? packConv(g.constant(w)) : packDense(g.constant(w));
+                    wp = e.freshName(w + ".bf16_packed");
+                    e.constants.put(wp, p);
+                    packed.put(w, wp);
+                }
+                Op op = n.op() instanceof Op.Conv2d c
+                        ? new Op.Conv2dPacked(c.strides().get(0), c.pads(), 0)
+                        : new Op.MatmulPacked();
+                out.add(new Node(op, List.of(xb, wp), n.output()));
+                converted.add(n.name());
+            } else {
+                if (!why.isEmpty()) kept.put(n.name(), why);
+                out.add(n);
+            }
+        }
+        e.nodes.clear();
+        e.nodes.addAll(out);
+        return new Result(e.build(), converted, kept);
+    }
+
+    /** Null where the convolution converts, else why it stays float32. */
+    private static String convReason(Graph g, Node n, Op.Conv2d c) {
+        if (!c.layout().equals("NHWC")) return "layout " + c.layout() + ", not NHWC";
+        if (c.groups() != 1) return c.groups() + " groups (bfloat16 dot products reduce over one group's channels)";
+        if (!c.dilations().equals(List.of(1L, 1L))) return "dilations " + c.dilations();
+        if (!c.strides().get(0).equals(c.strides().get(1))) return "strides " + c.strides() + " differ";
+        String common = operands(g, n, 4);
+        if (common != null) return common;
+        long co = g.constant(n.inputs().get(1)).shape()[3];
+        if (co % LowPrecision.LANES != 0) return co + " output channels, not a multiple of " + LowPrecision.LANES;
+        return null;
+    }
+
+    /** Null where the dense layer converts, else why it stays float32. */
+    private static String denseReason(Graph g, Node n) {
+        if (g.value(n.inputs().get(0)).shape().size() != 2) return "its input is not 2-D";
+        String common = operands(g, n, 2);
+        if (common != null) return common;
+        long units = g.constant(n.inputs().get(1)).shape()[0];
+        if (units % LowPrecision.LANES != 0) return units + " units, not a multiple of " + LowPrecision.LANES;
+        return null;
+    }
+
+    private static String operands(Graph g, Node n, int weightRank) {
+        String w = n.inputs().get(1);
+        if (!g.isConstant(w)) return "its weight '" + w + "' is not a constant";
+        NDArray wa = g.constant(w);
+        if (wa.dtype() != DType.FLOAT32 || wa.rank() != weightRank) {
+            return "its weight is " + wa.dtype() + " of rank " + wa.rank() + ", not float32 of rank " + weightRank;
+        }
+        if (g.value(n.inputs().get(0)).dtype() != DType.FLOAT32 || n.output().dtype() != DType.FLOAT32) {
+            return "its input or output is not float32";
+        }
+        return null;
+    }
+
+    /**
+     * An HWIO float32 weight {@code [KH, KW, IC, OC]} rounded to bfloat16 and packed to {@code [OC/16, KH, KW,
+     * ICp/2, 16, 2]} (ICp: IC rounded up to even; the extra channel's weights 0), {@link
+     * LowPrecision#packConv2dWeight}'s layout.
+     */
+    static NDArray packConv(NDArray w) {
+        long[] s = w.shape();
+        long kh = s[0], kw = s[1], ic = s[2], oc = s[3];
+        int g = LowPrecision.group(DType.BFLOAT16), lanes = LowPrecision.LANES;
+        long icp = (ic + g - 1) / g * g;
+        NDArray p = GraphBuilder.autoArray(DType.BFLOAT16, oc / lanes, kh, kw, icp / g, lanes, g);
+        for (long r = 0; r < kh; r++)
+            for (long q = 0; q < kw; q++)
+                for (long c = 0; c < ic; c++)
+                    for (long o = 0; o < oc; o++) {
+                        double v = w.getDouble(r, q, c, o);
+                        p.setDouble(v, o / lanes, r, q, c / g, o % lanes, c % g);
+                    }
+        return p;
+    }
+
+    /**
+     * A dense float32 weight {@code [units, K]} rounded to bfloat16 and packed to {@code [units/16, Kp/2, 16, 2]}
+     * (Kp: K rounded up to even, the extra column 0), {@link LowPrecision#packDenseWeight}'s layout.
+     */
+    static NDArray packDense(NDArray w) {
+        long units = w.shape()[0], k = w.shape()[1];
+        int g = LowPrecision.group(DType.BFLOAT16), lanes = LowPrecision.LANES;
+        long kp = (k + g - 1) / g * g;
+        NDArray p = GraphBuilder.autoArray(DType.BFLOAT16, units / lanes, kp / g, lanes, g);
+        for (long u = 0; u < units; u++)
+            for (long c = 0; c < k; c++) p.setDouble(w.getDouble(u, c), u / lanes, c / g, u % lanes, c % g);
+        return p;
+    }
+}

@@ -1,0 +1,135 @@
+package dev.kiln.graph.pass;
+
+import static dev.kiln.ir.DType.FLOAT32;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.GraphBuilder;
+import dev.kiln.graph.Node;
+import dev.kiln.graph.NodeRunner;
+import dev.kiln.graph.Op;
+import dev.kiln.graph.ReferenceExecutor;
+import dev.kiln.graph.Value;
+import dev.kiln.ir.DType;
+import dev.kiln.runtime.NDArray;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ToBfloat16}: which layers become bfloat16 dot products and which stay float32 (and why), and the numbers:
+ * a converted layer computes exactly the float32 layer of bfloat16-rounded operands (the interpreter, only the order
+ * of the float32 sums differing: rtol 1e-5); a small network stays within bfloat16's rounding of its float32 result.
+ */
+class ToBfloat16Test {
+
+    /** x [1, 7, 6, 5] -> conv 3x3 (5 -> 16, odd channels padded) -> bias -> relu -> dense of the flattened map. */
+    private static Graph convDense(UnaryOperator<NDArray> round) {
+        GraphBuilder b = new GraphBuilder("conv_dense");
+        Value x = b.input("x", FLOAT32, 1, 7, 6, 5);
+        Value w = b.constant("w", round.apply(GraphBuilder.randomArray(1, -0.5, 0.5, 3, 3, 5, 16)));
+        Value c = b.relu(
+                "r", b.biasAdd("bias", b.conv2d("conv", x, w, "NHWC", 2, 1, 1), b.weight("bias_w", 2, 0.5, 16), 3));
+        Value flat = b.reshape("flat", c, 1, 4 * 3 * 16);
+        Value wd = b.constant("wd", round.apply(GraphBuilder.randomArray(3, -0.5, 0.5, 32, 4 * 3 * 16)));
+        return b.output(b.dense("fc", flat, wd)).build();
+    }
+
+    private static NDArray toBf16AndBack(NDArray a) {
+        NDArray out = GraphBuilder.autoArray(FLOAT32, a.shape());
+        for (long i = 0; i < a.numElements(); i++) {
+            out.setDoubleFlat(
+                    dev.kiln.runtime.Numerics.fromBFloat16Bits(
+                            dev.kiln.runtime.Numerics.toBFloat16Bits(a.getDoubleFlat(i))),
+                    i);
+        }
+        return out;
+    }
+
+    @Test
+    void aConvertedLayerIsTheFloat32LayerOfRoundedOperands() {
+        ToBfloat16.Result r = ToBfloat16.apply(convDense(UnaryOperator.identity()));
+        assertThat(r.converted()).containsExactly("conv", "fc");
+        assertThat(r.kept()).isEmpty();
+        Graph g = r.graph();
+        assertThat(g.nodes().stream().map(n -> n.op().kind()))
+                .contains("cast", "conv2d_packed", "matmul_packed")
+                .doesNotContain("conv2d", "dense");
+        assertThat(g.constants().values()).filteredOn(a -> a.rank() >= 4).allSatisfy(a -> assertThat(a.dtype())
+                .isEqualTo(DType.BFLOAT16));
+        // the conv's 3x3x5x16 weight packed to [1, 3, 3, 3, 16, 2]: 5 input channels padded to 6
+        assertThat(g.constants().values()).anySatisfy(a -> assertThat(a.shape()).containsExactly(1, 3, 3, 3, 16, 2));
+        // the reference: the float32 graph with its weights rounded to bfloat16, and the conv's input rounded too;
+        // the dense layer's input (the relu's output) is rounded by the converted graph only, so compare each layer
+        // of the converted graph against a float32 layer of its own rounded operands
+        try (NodeRunner ref = NodeRunner.interpreter();
+                NDArray x = NDArray.random(FLOAT32, 7, 1, 7, 6, 5)) {
+            NDArray y = ReferenceExecutor.run(g, ref, x).getFirst();
+            Graph rounded = convDense(ToBfloat16Test::toBf16AndBack);
+            Graph convOnly = prefix(rounded, "r");
+            NDArray hidden =
+                    ReferenceExecutor.run(convOnly, ref, toBf16AndBack(x)).getFirst();
+            GraphBuilder b = new GraphBuilder("fc_only");
+            Value h = b.input("h", FLOAT32, 1, 4 * 3 * 16);
+            Graph fcOnly = b.output(b.dense("fc", h, b.constant("wd", rounded.constant("wd"))))
+                    .build();
+            NDArray expected = ReferenceExecutor.run(fcOnly, ref, toBf16AndBack(flat(hidden)))
+                    .getFirst();
+            y.assertClose(expected, 1e-5, 1e-6);
+        }
+    }
+
+    private static NDArray flat(NDArray a) {
+        NDArray out = GraphBuilder.autoArray(FLOAT32, 1, a.numElements());
+        for (long i = 0; i < a.numElements(); i++) out.setDoubleFlat(a.getDoubleFlat(i), i);
+        return out;
+    }
+
+    /** The graph up to and including node {@code last}, whose output becomes the graph's. */
+    private static Graph prefix(Graph g, String last) {
+        GraphEditor e = new GraphEditor(g);
+        e.outputs.clear();
+        e.outputs.add(last);
+        return e.build();
+    }
+
+    /**
+     * A small CNN: the convolutions and dense layers the instructions take are converted, a depthwise convolution, a
+     * conv to 24 channels and a dense layer of 10 units stay float32 with their reasons; the output is within 2^-6
+     * of the float32 network's largest output (bfloat16 keeps 8 significant bits; a wrong packing is off by O(1)).
+     */
+    @Test
+    void aSmallNetworkKeepsWhatTheInstructionsCannotTakeAndStaysNearFloat32() {
+        GraphBuilder b = new GraphBuilder("small_cnn");
+        Value x = b.input("x", FLOAT32, 1, 8, 8, 3);
+        Value c1 = b.relu("r1", b.conv2d("c1", x, b.weight("w1", 1, 0.4, 3, 3, 3, 32), "NHWC", 1, 1, 1));
+        Value dw = b.relu("r2", b.conv2d("dw", c1, b.weight("w2", 2, 0.4, 3, 3, 1, 32), "NHWC", 1, 1, 32));
+        Value c3 = b.conv2d("c3", dw, b.weight("w3", 3, 0.2, 1, 1, 32, 24), "NHWC", 1, 0, 1);
+        Value c4 = b.relu("r4", b.conv2d("c4", c3, b.weight("w4", 4, 0.2, 3, 3, 24, 32), "NHWC", 2, 1, 1));
+        Value pooled = b.mean("gap", c4, false, 1, 2);
+        Value fc1 = b.relu("r5", b.dense("fc1", pooled, b.weight("wf1", 5, 0.3, 48, 32)));
+        Graph net =
+                b.output(b.dense("fc2", fc1, b.weight("wf2", 6, 0.3, 10, 48))).build();
+        ToBfloat16.Result r = ToBfloat16.apply(net);
+        assertThat(r.converted()).containsExactly("c1", "c4", "fc1");
+        assertThat(r.kept()).containsOnlyKeys("dw", "c3", "fc2");
+        assertThat(r.kept().get("dw")).contains("32 groups");
+        assertThat(r.kept().get("c3")).contains("24 output channels");
+        assertThat(r.kept().get("fc2")).contains("10 units");
+        // one cast per activation read by converted layers, the float32 layers untouched
+        assertThat(r.graph().nodes().stream().filter(n -> n.op() instanceof Op.Cast))
+                .hasSize(3);
+        assertThat(r.graph().nodes().stream().map(Node::name)).contains("dw", "c3", "fc2");
+        try (NodeRunner ref = NodeRunner.interpreter();
+                NDArray in = NDArray.random(FLOAT32, 11, 1, 8, 8, 3)) {
+            NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
+            NDArray y16 = ReferenceExecutor.run(r.graph(), ref, in).getFirst();
+            double max = 0, err = 0;
+            for (long i = 0; i < y32.numElements(); i++) {
+                max = Math.max(max, Math.abs(y32.getDoubleFlat(i)));
+                err = Math.max(err, Math.abs(y32.getDoubleFlat(i) - y16.getDoubleFlat(i)));
+            }
+            assertThat(max).isGreaterThan(0.01);
+            assertThat(err).isLessThanOrEqualTo(Math.scalb(max, -6)).isGreaterThan(0);
+        }
+    }
+}
