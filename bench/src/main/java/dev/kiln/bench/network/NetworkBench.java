@@ -15,6 +15,7 @@ import dev.kiln.bench.network.TorchNetwork.Variant;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.ReferenceExecutor;
+import dev.kiln.graph.pass.ToBfloat16;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.models.Models;
@@ -149,6 +150,21 @@ public final class NetworkBench implements Callable<Integer> {
             names = "--tolerance",
             description = "Output check against PyTorch as built, abs and rel (default: ${DEFAULT-VALUE}).")
     double tolerance = 2e-3;
+
+    @Option(
+            names = "--bf16",
+            description = "Also run each network with its convs and dense layers in bfloat16 (ToBfloat16: bfloat16 "
+                    + "weights and operands, float32 sums), tuned into its own log ('-bf16'), as 'kiln bf16'.")
+    boolean bf16;
+
+    @Option(
+            names = "--bf16-tolerance",
+            description = "The bfloat16 network's check against the float32 reference, relative and absolute "
+                    + "(default: ${DEFAULT-VALUE}; bfloat16 keeps 8 significant bits).")
+    double bf16Tolerance = 5e-2;
+
+    /** The tolerance of the implementation being checked: {@link #tolerance}, or the bfloat16 run's. */
+    private double checking = Double.NaN;
 
     @Option(names = "--seed", description = "Weights and input seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
@@ -331,7 +347,17 @@ public final class NetworkBench implements Callable<Integer> {
             } else {
                 System.out.print(
                         Network.partition(g, target).toString().indent(3)); // the fused groups Kiln tunes and runs
-                timeKiln(name, t, g, target, threadLog, inputs, want);
+                checking = tolerance;
+                timeKiln(name, t, g, target, threadLog, inputs, want, "kiln");
+                if (bf16) {
+                    ToBfloat16.Result bf = ToBfloat16.apply(g);
+                    System.out.println(
+                            "   bfloat16: " + bf.converted().size() + " layer(s) converted; kept in float32: "
+                                    + (bf.kept().isEmpty() ? "none" : bf.kept()));
+                    checking = bf16Tolerance;
+                    timeKiln(name, t, bf.graph(), target, withSuffix(threadLog, "-bf16"), inputs, want, "kiln bf16");
+                    checking = tolerance;
+                }
             }
             want.close();
             for (NDArray a : inputs) a.close();
@@ -367,7 +393,8 @@ public final class NetworkBench implements Callable<Integer> {
         }
     }
 
-    private void timeKiln(String name, int t, Graph g, CpuTarget target, Path threadLog, NDArray[] inputs, NDArray want)
+    private void timeKiln(
+            String name, int t, Graph g, CpuTarget target, Path threadLog, NDArray[] inputs, NDArray want, String label)
             throws IOException {
         for (String strategyName : strategies) {
             Strategy strategy = strategyOf(strategyName);
@@ -379,7 +406,8 @@ public final class NetworkBench implements Callable<Integer> {
             CompiledNetwork cn;
             if (trials > 0) {
                 Files.createDirectories(taskLog.toAbsolutePath().getParent());
-                Path curve = dir.resolve("curve-" + name + "-" + t + "t-" + strategyName + ".tsv");
+                Path curve = dir.resolve("curve-" + name + (label.equals("kiln") ? "" : "-" + label.replace(' ', '-'))
+                        + "-" + t + "t-" + strategyName + ".tsv");
                 NetworkTuneOptions.Builder ob = NetworkTuneOptions.builder()
                         .trials(trials)
                         .seed(seed)
@@ -422,7 +450,7 @@ public final class NetworkBench implements Callable<Integer> {
                     ", %d kernel calls, ready in %.1f s",
                     cn.kernelCalls(),
                     (System.nanoTime() - t0) / 1e9);
-            String impl = "kiln" + (strategies.size() > 1 ? " " + strategyName : "");
+            String impl = label + (strategies.size() > 1 ? " " + strategyName : "");
             try (cn) {
                 timeCompiled(name, t, impl, cn, inputs, want, kilnNote, strategyName);
             }
@@ -493,7 +521,8 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     private String check(String net, int t, String impl, Timing tm, NDArray got, NDArray want, String note) {
-        Comparison c = got.compareTo(want, tolerance, tolerance);
+        double tol = Double.isNaN(checking) ? tolerance : checking;
+        Comparison c = got.compareTo(want, tol, tol);
         String n = c.ok() ? note : (note.isBlank() ? "" : note + "; ") + c;
         String err = String.format(Locale.ROOT, "%.2e", c.maxAbsError());
         return NetworkRows.row(net, t, impl, tm, err, c.ok() ? "ok" : "MISMATCH", n);

@@ -25,6 +25,21 @@ class NetworkBenchTest {
     }
 
     @Test
+    void theBfloat16RunReachesTheChildJvm() {
+        NetworkBench nb = new NetworkBench();
+        new picocli.CommandLine(nb).parseArgs("--bf16", "--bf16-tolerance", "0.1");
+        String cmd = String.join(
+                " ", NetworkChildCommand.of(nb, "kiln", "resnet18-small", "channels_last", 2, Path.of("rows.tsv")));
+        assertThat(cmd).contains("--bf16 --bf16-tolerance 0.1");
+        NetworkBench plain = new NetworkBench();
+        new picocli.CommandLine(plain).parseArgs();
+        assertThat(String.join(
+                        " ",
+                        NetworkChildCommand.of(plain, "kiln", "resnet18-small", "channels_last", 2, Path.of("r.tsv"))))
+                .doesNotContain("--bf16");
+    }
+
+    @Test
     void loadAverageIsThreeNumbersOrUnknown() {
         assertThat(NetworkBench.loadAverage()).matches("\\?|[0-9.]+/[0-9.]+/[0-9.]+");
     }
