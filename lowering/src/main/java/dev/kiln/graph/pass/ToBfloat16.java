@@ -26,7 +26,9 @@ import java.util.Map;
  * <p>Converted: a one-group, undilated NHWC {@code conv2d} with one stride for both axes and a constant float32 HWIO
  * weight, becoming {@code conv2d_packed} (its input's channels padded to an even count, the extra weights 0); a
  * {@code dense} of a 2-D float32 input and a constant float32 weight, becoming {@code matmul_packed} (an odd K padded
- * likewise). Both need a multiple of 16 output channels. Every other convolution or dense layer stays float32, and
+ * likewise). Their output channels are computed in blocks of 16: where their count is not a multiple of 16 the
+ * extra channels' weights are 0 and a {@code strided_slice} keeps the first ones (a MobileNet's 24-channel
+ * projections, a 1000-class classifier). Every other convolution or dense layer stays float32, and
  * {@link Result#kept()} says which and why (a depthwise convolution, say, has no reduction over channels for the
  * instructions to take). Run it on the graph as written: it first runs {@link GraphPasses#optimize}, so batch norms
  * are folded into the float32 weights before they are rounded.
@@ -80,7 +82,23 @@ public final class ToBfloat16 {
                 Op op = n.op() instanceof Op.Conv2d c
                         ? new Op.Conv2dPacked(c.strides().get(0), c.pads(), 0)
                         : new Op.MatmulPacked();
-                out.add(new Node(op, List.of(xb, wp), n.output()));
+                List<Long> shape = n.output().shape();
+                long channels = shape.getLast(), padded = roundUp(channels, LowPrecision.LANES);
+                if (padded == channels) {
+                    out.add(new Node(op, List.of(xb, wp), n.output()));
+                } else {
+                    // the packed op computes whole blocks of 16 channels (the extra weights 0); the first ones are kept
+                    List<Long> wide = new ArrayList<>(shape);
+                    wide.set(wide.size() - 1, padded);
+                    String p = e.freshName(n.name() + ".padded");
+                    out.add(new Node(op, List.of(xb, wp), new Value(p, DType.FLOAT32, wide)));
+                    List<Long> zeros = new ArrayList<>(), ones = new ArrayList<>();
+                    for (int d = 0; d < shape.size(); d++) {
+                        zeros.add(0L);
+                        ones.add(1L);
+                    }
+                    out.add(new Node(new Op.StridedSlice(zeros, ones, shape), List.of(p), n.output()));
+                }
                 converted.add(n.name());
             } else {
                 if (!why.isEmpty()) kept.put(n.name(), why);
@@ -92,6 +110,10 @@ public final class ToBfloat16 {
         return new Result(e.build(), converted, kept);
     }
 
+    private static long roundUp(long v, long m) {
+        return (v + m - 1) / m * m;
+    }
+
     /** Null where the convolution converts, else why it stays float32. */
     private static String convReason(Graph g, Node n, Op.Conv2d c) {
         if (!c.layout().equals("NHWC")) return "layout " + c.layout() + ", not NHWC";
@@ -100,8 +122,6 @@ public final class ToBfloat16 {
         if (!c.strides().get(0).equals(c.strides().get(1))) return "strides " + c.strides() + " differ";
         String common = operands(g, n, 4);
         if (common != null) return common;
-        long co = g.constant(n.inputs().get(1)).shape()[3];
-        if (co % LowPrecision.LANES != 0) return co + " output channels, not a multiple of " + LowPrecision.LANES;
         return null;
     }
 
@@ -110,8 +130,6 @@ public final class ToBfloat16 {
         if (g.value(n.inputs().get(0)).shape().size() != 2) return "its input is not 2-D";
         String common = operands(g, n, 2);
         if (common != null) return common;
-        long units = g.constant(n.inputs().get(1)).shape()[0];
-        if (units % LowPrecision.LANES != 0) return units + " units, not a multiple of " + LowPrecision.LANES;
         return null;
     }
 
@@ -130,15 +148,15 @@ public final class ToBfloat16 {
 
     /**
      * An HWIO float32 weight {@code [KH, KW, IC, OC]} rounded to bfloat16 and packed to {@code [OC/16, KH, KW,
-     * ICp/2, 16, 2]} (ICp: IC rounded up to even; the extra channel's weights 0), {@link
+     * ICp/2, 16, 2]} (ICp: IC rounded up to even, OC to a multiple of 16 in the first dimension; the extra weights 0), {@link
      * LowPrecision#packConv2dWeight}'s layout.
      */
     static NDArray packConv(NDArray w) {
         long[] s = w.shape();
         long kh = s[0], kw = s[1], ic = s[2], oc = s[3];
         int g = LowPrecision.group(DType.BFLOAT16), lanes = LowPrecision.LANES;
-        long icp = (ic + g - 1) / g * g;
-        NDArray p = GraphBuilder.autoArray(DType.BFLOAT16, oc / lanes, kh, kw, icp / g, lanes, g);
+        long icp = roundUp(ic, g);
+        NDArray p = GraphBuilder.autoArray(DType.BFLOAT16, roundUp(oc, lanes) / lanes, kh, kw, icp / g, lanes, g);
         for (long r = 0; r < kh; r++)
             for (long q = 0; q < kw; q++)
                 for (long c = 0; c < ic; c++)
@@ -151,13 +169,14 @@ public final class ToBfloat16 {
 
     /**
      * A dense float32 weight {@code [units, K]} rounded to bfloat16 and packed to {@code [units/16, Kp/2, 16, 2]}
-     * (Kp: K rounded up to even, the extra column 0), {@link LowPrecision#packDenseWeight}'s layout.
+     * (Kp: K rounded up to even, units to a multiple of 16; the extra weights 0), {@link
+     * LowPrecision#packDenseWeight}'s layout.
      */
     static NDArray packDense(NDArray w) {
         long units = w.shape()[0], k = w.shape()[1];
         int g = LowPrecision.group(DType.BFLOAT16), lanes = LowPrecision.LANES;
-        long kp = (k + g - 1) / g * g;
-        NDArray p = GraphBuilder.autoArray(DType.BFLOAT16, units / lanes, kp / g, lanes, g);
+        long kp = roundUp(k, g);
+        NDArray p = GraphBuilder.autoArray(DType.BFLOAT16, roundUp(units, lanes) / lanes, kp / g, lanes, g);
         for (long u = 0; u < units; u++)
             for (long c = 0; c < k; c++) p.setDouble(w.getDouble(u, c), u / lanes, c / g, u % lanes, c % g);
         return p;

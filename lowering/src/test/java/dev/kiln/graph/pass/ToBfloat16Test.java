@@ -93,9 +93,10 @@ class ToBfloat16Test {
     }
 
     /**
-     * A small CNN: the convolutions and dense layers the instructions take are converted, a depthwise convolution, a
-     * conv to 24 channels and a dense layer of 10 units stay float32 with their reasons; the output is within 2^-6
-     * of the float32 network's largest output (bfloat16 keeps 8 significant bits; a wrong packing is off by O(1)).
+     * A small CNN: the convolutions and dense layers the instructions take are converted (a conv to 24 channels and a
+     * dense layer of 10 units computing 32 and 16, sliced), a depthwise convolution stays float32 with its reason;
+     * the output is within 2^-6 of the float32 network's largest output (bfloat16 keeps 8 significant bits; a wrong
+     * packing is off by O(1)).
      */
     @Test
     void aSmallNetworkKeepsWhatTheInstructionsCannotTakeAndStaysNearFloat32() {
@@ -110,15 +111,17 @@ class ToBfloat16Test {
         Graph net =
                 b.output(b.dense("fc2", fc1, b.weight("wf2", 6, 0.3, 10, 48))).build();
         ToBfloat16.Result r = ToBfloat16.apply(net);
-        assertThat(r.converted()).containsExactly("c1", "c4", "fc1");
-        assertThat(r.kept()).containsOnlyKeys("dw", "c3", "fc2");
+        assertThat(r.converted()).containsExactly("c1", "c3", "c4", "fc1", "fc2");
+        assertThat(r.kept()).containsOnlyKeys("dw");
         assertThat(r.kept().get("dw")).contains("32 groups");
-        assertThat(r.kept().get("c3")).contains("24 output channels");
-        assertThat(r.kept().get("fc2")).contains("10 units");
-        // one cast per activation read by converted layers, the float32 layers untouched
+        // one cast per activation read by converted layers, the depthwise conv untouched
         assertThat(r.graph().nodes().stream().filter(n -> n.op() instanceof Op.Cast))
-                .hasSize(3);
-        assertThat(r.graph().nodes().stream().map(Node::name)).contains("dw", "c3", "fc2");
+                .hasSize(5);
+        assertThat(r.graph().nodes().stream().map(Node::name)).contains("dw", "c3.padded", "fc2.padded");
+        // 24 and 10 output channels computed as 32 and 16, the first ones sliced off under the layer's own name
+        assertThat(r.graph().value("c3.padded").shape()).containsExactly(1L, 8L, 8L, 32L);
+        assertThat(r.graph().producer("c3").op()).isInstanceOf(Op.StridedSlice.class);
+        assertThat(r.graph().value("fc2.padded").shape()).containsExactly(1L, 16L);
         try (NodeRunner ref = NodeRunner.interpreter();
                 NDArray in = NDArray.random(FLOAT32, 11, 1, 8, 8, 3)) {
             NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
