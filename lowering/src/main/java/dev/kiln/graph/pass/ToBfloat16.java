@@ -147,8 +147,8 @@ public final class ToBfloat16 {
     }
 
     /**
-     * An HWIO float32 weight {@code [KH, KW, IC, OC]} rounded to bfloat16 and packed to {@code [OC/16, KH, KW,
-     * ICp/2, 16, 2]} (ICp: IC rounded up to even, OC to a multiple of 16 in the first dimension; the extra weights 0), {@link
+     * An HWIO float32 weight {@code [KH, KW, IC, OC]} rounded to bfloat16 and packed to {@code [OCp/16, KH, KW,
+     * ICp/2, 16, 2]} (ICp: IC rounded up to even, OCp: OC up to a multiple of 16; the extra weights 0), {@link
      * LowPrecision#packConv2dWeight}'s layout.
      */
     static NDArray packConv(NDArray w) {
