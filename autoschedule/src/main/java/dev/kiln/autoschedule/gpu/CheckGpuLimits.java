@@ -9,6 +9,7 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.ComputeAtKind;
 import dev.kiln.schedule.Iter;
 import dev.kiln.schedule.IterAnnotation;
+import dev.kiln.schedule.IterKind;
 import dev.kiln.schedule.LoopState;
 import dev.kiln.schedule.Stage;
 import java.util.HashMap;
@@ -73,8 +74,7 @@ public record CheckGpuLimits() implements InitRule {
                 for (int uid = 0; uid < st.numRoots(); uid++) {
                     Iter axis = st.all().get(uid);
                     // a reduction into shared memory (a Tensor Core matmul's tile) keeps no copy per step of k
-                    if (axis.kind() == dev.kiln.schedule.IterKind.SPATIAL)
-                        elems = Math.multiplyExact(elems, axis.extent());
+                    if (axis.kind() == IterKind.SPATIAL) elems = Math.multiplyExact(elems, axis.extent());
                 }
                 shared.merge(
                         root,

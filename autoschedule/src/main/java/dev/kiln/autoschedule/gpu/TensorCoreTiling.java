@@ -8,6 +8,7 @@ import dev.kiln.ir.Cast;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IterVar;
+import dev.kiln.ir.MemoryScope;
 import dev.kiln.ir.Reduce;
 import dev.kiln.ir.TensorRead;
 import dev.kiln.schedule.AnnotationStep;
@@ -85,7 +86,7 @@ public record TensorCoreTiling() implements SketchRule {
         if (d == -1) return st.output() ? -1 : -2;
         Stage ds = state.stage(d);
         if (st.output()
-                || st.scope() != dev.kiln.ir.MemoryScope.GLOBAL // a cache_write stage and its copy
+                || st.scope() != MemoryScope.GLOBAL // a cache_write stage and its copy
                 || !ds.output()
                 || ds.computeAt() != ComputeAtKind.ROOT
                 || ds.isTiled()

@@ -12,7 +12,8 @@ import java.util.Objects;
  * rounded to integers ({@code rounded}: a quantize or requantize). Such an output may differ from the reference by
  * one step where the float value lies within float32 rounding of a half-way point: the compiled program rounds
  * products and sums in another order than the interpreter (FMA contraction on the fast-math target, a tiled
- * reduction), and one side rounds up where the other rounds down. Every other integer output must match exactly.
+ * reduction), and one side rounds up where the other rounds down. Every other integer output must match exactly;
+ * a 16-bit float output gets one unit in its last place likewise ({@link #rtol}).
  */
 record ArgumentSpec(String name, DType dtype, long[] shape, boolean input, boolean rounded) {
     ArgumentSpec {
@@ -39,6 +40,20 @@ record ArgumentSpec(String name, DType dtype, long[] shape, boolean input, boole
                 b.constShape(),
                 input,
                 rounded && !input && b.dtype().isInt());
+    }
+
+    /**
+     * The relative tolerance of this output's comparison: for a bfloat16 or float16 output at least one unit in its
+     * last place (2^-7 and 2^-10 of the value at worst). Such an output is a float32 value rounded at the end (a
+     * bfloat16 network's layer casting its result for the next one): summed in another order, the float32 value may
+     * land on the other side of a rounding boundary, and the output is the neighbouring 16-bit value.
+     */
+    double rtol(double rtol) {
+        return switch (dtype) {
+            case BFLOAT16 -> Math.max(rtol, 0x1p-7);
+            case FLOAT16 -> Math.max(rtol, 0x1p-10);
+            default -> rtol;
+        };
     }
 
     /** The absolute tolerance of this output's comparison: at least one step for a rounded integer output. */

@@ -139,7 +139,8 @@ final class ProgramRunner {
             NDArray expected = w.references().get(ref++);
             Comparison c;
             try {
-                c = args[i].compareTo(expected, o.rtol(), specs.get(i).atol(o.atol()));
+                c = args[i].compareTo(
+                        expected, specs.get(i).rtol(o.rtol()), specs.get(i).atol(o.atol()));
             } catch (KilnException e) {
                 return "output '" + specs.get(i).name() + "': " + e.getMessage();
             }

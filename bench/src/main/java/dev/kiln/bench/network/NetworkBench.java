@@ -567,7 +567,7 @@ public final class NetworkBench implements Callable<Integer> {
         };
     }
 
-    static Path withSuffix(Path log, String suffix) {
+    public static Path withSuffix(Path log, String suffix) {
         String f = log.getFileName().toString();
         int dot = f.lastIndexOf('.');
         return log.resolveSibling(dot > 0 ? f.substring(0, dot) + suffix + f.substring(dot) : f + suffix);

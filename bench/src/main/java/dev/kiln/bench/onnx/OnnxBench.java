@@ -14,6 +14,7 @@ import dev.kiln.bench.network.NetworkBench;
 import dev.kiln.bench.network.Timing;
 import dev.kiln.bench.network.TransferOption;
 import dev.kiln.graph.Graph;
+import dev.kiln.graph.pass.ToBfloat16;
 import dev.kiln.graph.Op;
 import dev.kiln.graph.Value;
 import dev.kiln.ir.DType;
@@ -139,6 +140,13 @@ public final class OnnxBench implements Callable<Integer> {
             names = "--tolerance",
             description = "Output check against ONNX Runtime, abs and rel (default: ${DEFAULT-VALUE}).")
     double tolerance = 1e-3;
+
+    @Option(
+            names = "--bf16",
+            description = "Kiln runs the model with its convs and dense layers in bfloat16 (ToBfloat16: bfloat16 "
+                    + "weights and operands, float32 sums; its own log, '-bf16'), checked against ONNX Runtime's "
+                    + "float32 outputs within --tolerance (give it 0.05).")
+    boolean bf16;
 
     @Option(names = "--seed", description = "Input (and --zoo weight) seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
@@ -287,6 +295,7 @@ public final class OnnxBench implements Callable<Integer> {
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             cmd.addAll(cluster.args());
             if (retune) cmd.add("--retune");
+            if (bf16) cmd.add("--bf16");
             cmd.addAll(List.of("--pretrained", pretrained));
             cmd.add(transfer.arg());
             cmd.add(fma.arg());
@@ -310,6 +319,12 @@ public final class OnnxBench implements Callable<Integer> {
 
     private int child(int t) throws Exception {
         Graph g = OnnxImporter.load(model, dims);
+        if (bf16) {
+            ToBfloat16.Result bf = ToBfloat16.apply(g);
+            System.out.println("   bfloat16: " + bf.converted().size() + " layer(s) converted; kept in float32: "
+                    + (bf.kept().isEmpty() ? "none" : bf.kept()));
+            g = bf.graph();
+        }
         byte[] bytes = Files.readAllBytes(model);
         NDArray[] inputs = g.inputs().stream().map(this::input).toArray(NDArray[]::new);
         List<String> rows = new ArrayList<>();
@@ -323,6 +338,7 @@ public final class OnnxBench implements Callable<Integer> {
         OrtProfile ortProfile = profile ? OrtProfile.measure(bytes, t, g.inputs(), inputs, PROFILE_RUNS) : null;
         CpuTarget target = fma.apply(Target.cpu().withCores(t));
         Path threadLog = NetworkBench.logFor(log, t);
+        if (bf16) threadLog = NetworkBench.withSuffix(threadLog, "-bf16");
         long t0 = System.nanoTime();
         StringBuilder how = new StringBuilder();
         CompiledNetwork cn = compile(g, target, threadLog, how);
@@ -362,7 +378,7 @@ public final class OnnxBench implements Callable<Integer> {
                         + "rounding step, so outputs a step apart are expected; docs/PERFORMANCE.md checks such "
                         + "models with --tolerance 0.05)";
             }
-            rows.add(row(t, "kiln", tm, err, check, note));
+            rows.add(row(t, bf16 ? "kiln bf16" : "kiln", tm, err, check, note));
             System.out.println("   " + cn.summary());
             if (rounds > 1) {
                 System.out.print(alternate(bytes, t, g, inputs, ortTime, tm, () -> cn.run(inputs, outs))

@@ -110,6 +110,13 @@ public final class ToBfloat16 {
         return new Result(e.build(), converted, kept);
     }
 
+    /**
+     * Convolutions with fewer input channels stay float32: an RGB image's first layer, whose bfloat16 dot products
+     * would reduce over 2 pairs only. (Its sampled tensorized programs also failed to compile in one ResNet-50 search,
+     * every one of its first round, which left the network without a program for it; docs/PERFORMANCE.md.)
+     */
+    static final long MIN_CHANNELS = 8;
+
     private static long roundUp(long v, long m) {
         return (v + m - 1) / m * m;
     }
@@ -122,6 +129,11 @@ public final class ToBfloat16 {
         if (!c.strides().get(0).equals(c.strides().get(1))) return "strides " + c.strides() + " differ";
         String common = operands(g, n, 4);
         if (common != null) return common;
+        long ci = g.constant(n.inputs().get(1)).shape()[2];
+        if (ci < MIN_CHANNELS) {
+            return ci + " input channels, fewer than " + MIN_CHANNELS
+                    + " (an image's first layer stays float32: its dot" + " products would be one or two pairs deep)";
+        }
         return null;
     }
 

@@ -22,11 +22,11 @@ import org.junit.jupiter.api.Test;
  */
 class ToBfloat16Test {
 
-    /** x [1, 7, 6, 5] -> conv 3x3 (5 -> 16, odd channels padded) -> bias -> relu -> dense of the flattened map. */
+    /** x [1, 7, 6, 9] -> conv 3x3 (9 -> 16, odd channels padded) -> bias -> relu -> dense of the flattened map. */
     private static Graph convDense(UnaryOperator<NDArray> round) {
         GraphBuilder b = new GraphBuilder("conv_dense");
-        Value x = b.input("x", FLOAT32, 1, 7, 6, 5);
-        Value w = b.constant("w", round.apply(GraphBuilder.randomArray(1, -0.5, 0.5, 3, 3, 5, 16)));
+        Value x = b.input("x", FLOAT32, 1, 7, 6, 9);
+        Value w = b.constant("w", round.apply(GraphBuilder.randomArray(1, -0.5, 0.5, 3, 3, 9, 16)));
         Value c = b.relu(
                 "r", b.biasAdd("bias", b.conv2d("conv", x, w, "NHWC", 2, 1, 1), b.weight("bias_w", 2, 0.5, 16), 3));
         Value flat = b.reshape("flat", c, 1, 4 * 3 * 16);
@@ -56,13 +56,13 @@ class ToBfloat16Test {
                 .doesNotContain("conv2d", "dense");
         assertThat(g.constants().values()).filteredOn(a -> a.rank() >= 4).allSatisfy(a -> assertThat(a.dtype())
                 .isEqualTo(DType.BFLOAT16));
-        // the conv's 3x3x5x16 weight packed to [1, 3, 3, 3, 16, 2]: 5 input channels padded to 6
-        assertThat(g.constants().values()).anySatisfy(a -> assertThat(a.shape()).containsExactly(1, 3, 3, 3, 16, 2));
+        // the conv's 3x3x9x16 weight packed to [1, 3, 3, 5, 16, 2]: 9 input channels padded to 10
+        assertThat(g.constants().values()).anySatisfy(a -> assertThat(a.shape()).containsExactly(1, 3, 3, 5, 16, 2));
         // the reference: the float32 graph with its weights rounded to bfloat16, and the conv's input rounded too;
         // the dense layer's input (the relu's output) is rounded by the converted graph only, so compare each layer
         // of the converted graph against a float32 layer of its own rounded operands
         try (NodeRunner ref = NodeRunner.interpreter();
-                NDArray x = NDArray.random(FLOAT32, 7, 1, 7, 6, 5)) {
+                NDArray x = NDArray.random(FLOAT32, 7, 1, 7, 6, 9)) {
             NDArray y = ReferenceExecutor.run(g, ref, x).getFirst();
             Graph rounded = convDense(ToBfloat16Test::toBf16AndBack);
             Graph convOnly = prefix(rounded, "r");
@@ -94,7 +94,8 @@ class ToBfloat16Test {
 
     /**
      * A small CNN: the convolutions and dense layers the instructions take are converted (a conv to 24 channels and a
-     * dense layer of 10 units computing 32 and 16, sliced), a depthwise convolution stays float32 with its reason;
+     * dense layer of 10 units computing 32 and 16, sliced), the first conv (3 input channels) and a depthwise
+     * convolution stay float32 with their reasons;
      * the output is within 2^-6 of the float32 network's largest output (bfloat16 keeps 8 significant bits; a wrong
      * packing is off by O(1)).
      */
@@ -111,13 +112,14 @@ class ToBfloat16Test {
         Graph net =
                 b.output(b.dense("fc2", fc1, b.weight("wf2", 6, 0.3, 10, 48))).build();
         ToBfloat16.Result r = ToBfloat16.apply(net);
-        assertThat(r.converted()).containsExactly("c1", "c3", "c4", "fc1", "fc2");
-        assertThat(r.kept()).containsOnlyKeys("dw");
+        assertThat(r.converted()).containsExactly("c3", "c4", "fc1", "fc2");
+        assertThat(r.kept()).containsOnlyKeys("c1", "dw");
+        assertThat(r.kept().get("c1")).contains("3 input channels");
         assertThat(r.kept().get("dw")).contains("32 groups");
-        // one cast per activation read by converted layers, the depthwise conv untouched
+        // one cast per activation read by converted layers, the float32 convs untouched
         assertThat(r.graph().nodes().stream().filter(n -> n.op() instanceof Op.Cast))
-                .hasSize(5);
-        assertThat(r.graph().nodes().stream().map(Node::name)).contains("dw", "c3.padded", "fc2.padded");
+                .hasSize(4);
+        assertThat(r.graph().nodes().stream().map(Node::name)).contains("c1", "dw", "c3.padded", "fc2.padded");
         // 24 and 10 output channels computed as 32 and 16, the first ones sliced off under the layer's own name
         assertThat(r.graph().value("c3.padded").shape()).containsExactly(1L, 8L, 8L, 32L);
         assertThat(r.graph().producer("c3").op()).isInstanceOf(Op.StridedSlice.class);
