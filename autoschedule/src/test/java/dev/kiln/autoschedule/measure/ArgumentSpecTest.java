@@ -12,7 +12,7 @@ class ArgumentSpecTest {
         long[] shape = {4};
         assertThat(new ArgumentSpec("y", DType.BFLOAT16, shape, false).rtol(1e-3))
                 .isEqualTo(0x1p-7);
-        assertThat(new ArgumentSpec("y", DType.FLOAT16, shape, false).rtol(1e-3))
+        assertThat(new ArgumentSpec("y", DType.FLOAT16, shape, false).rtol(1e-4))
                 .isEqualTo(0x1p-10);
         assertThat(new ArgumentSpec("y", DType.FLOAT32, shape, false).rtol(1e-3))
                 .isEqualTo(1e-3);
