@@ -40,15 +40,7 @@ class TensorCoreSketchTest {
     private static final CudaTarget TARGET = CudaTarget.h200();
 
     static List<ComputeDAG> workloads() {
-        Tensor x = Te.placeholder("x", DType.BFLOAT16, 32, 64), w = Te.placeholder("w", DType.BFLOAT16, 48, 64);
-        Tensor dense = Te.computeN("dense", "dense", Shape.of(32, 48), idx -> {
-            IterVar k = Te.reduceAxis(64, "k");
-            return Te.sum(
-                    k,
-                    x.at(idx.get(0), k)
-                            .cast(DType.FLOAT32)
-                            .mul(w.at(idx.get(1), k).cast(DType.FLOAT32)));
-        });
+        Tensor dense = dense(DType.BFLOAT16, 32, 48, 64);
         Tensor a = Te.placeholder("a", DType.FLOAT16, 2, 32, 48), b = Te.placeholder("b", DType.FLOAT16, 2, 48, 32);
         Tensor bmm = Te.computeN("bmm", "batch_matmul", Shape.of(2, 32, 32), idx -> {
             IterVar k = Te.reduceAxis(48, "k");
@@ -75,16 +67,8 @@ class TensorCoreSketchTest {
 
     /** A float16 dense layer as a network's graph gives it: bias add, ReLU and the cast to float16 as three stages. */
     static ComputeDAG denseChain() {
-        Tensor x = Te.placeholder("x", DType.FLOAT16, 48, 32), w = Te.placeholder("w", DType.FLOAT16, 64, 32);
         Tensor bias = Te.placeholder("bias", DType.FLOAT32, 64);
-        Tensor dense = Te.computeN("dense", "dense", Shape.of(48, 64), idx -> {
-            IterVar k = Te.reduceAxis(32, "k");
-            return Te.sum(
-                    k,
-                    x.at(idx.get(0), k)
-                            .cast(DType.FLOAT32)
-                            .mul(w.at(idx.get(1), k).cast(DType.FLOAT32)));
-        });
+        Tensor dense = dense(DType.FLOAT16, 48, 64, 32);
         Tensor add = Te.computeN("add", "add", Shape.of(48, 64), idx -> dense.at(idx.get(0), idx.get(1))
                 .add(bias.at(idx.get(1))));
         Tensor relu = Te.computeN(
@@ -95,6 +79,19 @@ class TensorCoreSketchTest {
         Tensor half = Te.computeN("cast", "cast", Shape.of(48, 64), idx -> relu.at(idx.get(0), idx.get(1))
                 .cast(DType.FLOAT16));
         return ComputeDAG.of(half);
+    }
+
+    /** {@code dense[i, j] = sum_k float32(x[i, k]) * float32(w[j, k])}, x {@code [m, k]}, w {@code [n, k]}. */
+    static Tensor dense(DType in, long m, long n, long k) {
+        Tensor x = Te.placeholder("x", in, m, k), w = Te.placeholder("w", in, n, k);
+        return Te.computeN("dense", "dense", Shape.of(m, n), idx -> {
+            IterVar r = Te.reduceAxis(k, "k");
+            return Te.sum(
+                    r,
+                    x.at(idx.get(0), r)
+                            .cast(DType.FLOAT32)
+                            .mul(w.at(idx.get(1), r).cast(DType.FLOAT32)));
+        });
     }
 
     private static boolean tensorized(Sketch s) {

@@ -34,6 +34,7 @@ import dev.kiln.te.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * Kiln's Tensor Core sketch: a float16 or bfloat16 matmul, dense or batch_matmul
@@ -253,18 +254,12 @@ public record TensorCoreTiling() implements SketchRule {
                 List.of(i + ".0.0", j + ".0.0", i + ".0.1", j + ".0.1", i + ".0.2", j + ".0.2", i + ".1", j + ".1"));
         s = s.apply(new ReorderStep(d, positions(s.stage(d), order)));
         int blocks = batch.size() + 2;
-        s = s.apply(new FuseStep(d, range(0, blocks)));
+        s = s.apply(new FuseStep(d, IntStream.range(0, blocks).boxed().toList()));
         s = s.apply(new AnnotationStep(d, 0, IterAnnotation.BLOCK_X));
         s = s.apply(new FuseStep(d, List.of(1, 2)));
         s = s.apply(new AnnotationStep(d, 1, IterAnnotation.THREAD_X));
-        s = s.apply(new FuseStep(d, range(2, 6)));
+        s = s.apply(new FuseStep(d, IntStream.range(2, 6).boxed().toList()));
         return s.apply(new ComputeAtStep(c, d, 0));
-    }
-
-    private static List<Integer> range(int from, int to) {
-        List<Integer> out = new ArrayList<>();
-        for (int x = from; x < to; x++) out.add(x);
-        return out;
     }
 
     private static LoopState split(LoopState s, int c, String loop, List<Integer> lengths) {

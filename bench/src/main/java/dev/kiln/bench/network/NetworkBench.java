@@ -163,9 +163,6 @@ public final class NetworkBench implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}; bfloat16 keeps 8 significant bits).")
     double bf16Tolerance = 5e-2;
 
-    /** The tolerance of the implementation being checked: {@link #tolerance}, or the bfloat16 run's. */
-    private double checking = Double.NaN;
-
     @Option(names = "--seed", description = "Weights and input seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
 
@@ -347,16 +344,22 @@ public final class NetworkBench implements Callable<Integer> {
             } else {
                 System.out.print(
                         Network.partition(g, target).toString().indent(3)); // the fused groups Kiln tunes and runs
-                checking = tolerance;
-                timeKiln(name, t, g, target, threadLog, inputs, want, "kiln");
+                timeKiln(name, t, g, target, threadLog, inputs, want, tolerance, "kiln");
                 if (bf16) {
                     ToBfloat16.Result bf = ToBfloat16.apply(g);
                     System.out.println(
                             "   bfloat16: " + bf.converted().size() + " layer(s) converted; kept in float32: "
                                     + (bf.kept().isEmpty() ? "none" : bf.kept()));
-                    checking = bf16Tolerance;
-                    timeKiln(name, t, bf.graph(), target, withSuffix(threadLog, "-bf16"), inputs, want, "kiln bf16");
-                    checking = tolerance;
+                    timeKiln(
+                            name,
+                            t,
+                            bf.graph(),
+                            target,
+                            withSuffix(threadLog, "-bf16"),
+                            inputs,
+                            want,
+                            bf16Tolerance,
+                            "kiln bf16");
                 }
             }
             want.close();
@@ -386,7 +389,7 @@ public final class NetworkBench implements Callable<Integer> {
                         out[0] = r.getFirst();
                         for (int i = 1; i < r.size(); i++) r.get(i).close();
                     });
-                    emit(check(name, t, impl, tm, out[0], want, note));
+                    emit(check(name, t, impl, tm, out[0], want, tolerance, note));
                     out[0].close();
                 }
             }
@@ -394,7 +397,15 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     private void timeKiln(
-            String name, int t, Graph g, CpuTarget target, Path threadLog, NDArray[] inputs, NDArray want, String label)
+            String name,
+            int t,
+            Graph g,
+            CpuTarget target,
+            Path threadLog,
+            NDArray[] inputs,
+            NDArray want,
+            double tol,
+            String label)
             throws IOException {
         for (String strategyName : strategies) {
             Strategy strategy = strategyOf(strategyName);
@@ -452,7 +463,7 @@ public final class NetworkBench implements Callable<Integer> {
                     (System.nanoTime() - t0) / 1e9);
             String impl = label + (strategies.size() > 1 ? " " + strategyName : "");
             try (cn) {
-                timeCompiled(name, t, impl, cn, inputs, want, kilnNote, strategyName);
+                timeCompiled(name, t, impl, cn, inputs, want, tol, kilnNote, strategyName);
             }
             if (tuned && unpacked) { // the same programs without the layout rewrite of the weights: what the packing is
                 // worth
@@ -464,6 +475,7 @@ public final class NetworkBench implements Callable<Integer> {
                             plain,
                             inputs,
                             want,
+                            tol,
                             "same programs, weights in their original layout",
                             null);
                 }
@@ -472,7 +484,15 @@ public final class NetworkBench implements Callable<Integer> {
         if (jvm()) { // the pure-Java baseline of --target jvm: every group's default lowering on the JVM backend
             try (CompiledNetwork plain = Network.buildUntuned(g, target)) {
                 timeCompiled(
-                        name, t, "jvm untuned (baseline)", plain, inputs, want, "default lowering, JVM backend", null);
+                        name,
+                        t,
+                        "jvm untuned (baseline)",
+                        plain,
+                        inputs,
+                        want,
+                        tol,
+                        "default lowering, JVM backend",
+                        null);
             }
         }
     }
@@ -484,6 +504,7 @@ public final class NetworkBench implements Callable<Integer> {
             CompiledNetwork cn,
             NDArray[] inputs,
             NDArray want,
+            double tol,
             String note,
             String strategyName)
             throws IOException {
@@ -499,7 +520,7 @@ public final class NetworkBench implements Callable<Integer> {
             System.out.print(prof.degradation(12).indent(3));
             note += String.format(Locale.ROOT, ", outside kernels %.2f%%", 100 * prof.overheadShare());
         }
-        emit(check(name, t, impl, tm, outs[0], want, note));
+        emit(check(name, t, impl, tm, outs[0], want, tol, note));
         for (NDArray o : outs) o.close();
     }
 
@@ -520,8 +541,8 @@ public final class NetworkBench implements Callable<Integer> {
         return Timing.of(run, warmup, warmupMs, repeats, minSeconds);
     }
 
-    private String check(String net, int t, String impl, Timing tm, NDArray got, NDArray want, String note) {
-        double tol = Double.isNaN(checking) ? tolerance : checking;
+    private String check(
+            String net, int t, String impl, Timing tm, NDArray got, NDArray want, double tol, String note) {
         Comparison c = got.compareTo(want, tol, tol);
         String n = c.ok() ? note : (note.isBlank() ? "" : note + "; ") + c;
         String err = String.format(Locale.ROOT, "%.2e", c.maxAbsError());

@@ -14,6 +14,7 @@ import dev.kiln.tir.Let;
 import dev.kiln.tir.Pragma;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
+import dev.kiln.tir.Stmts;
 import dev.kiln.tir.Store;
 import dev.kiln.tir.ThreadAxis;
 import java.util.List;
@@ -220,7 +221,7 @@ final class KernelGen {
 
     private static boolean containsBarrier(Stmt s) {
         boolean[] found = {false};
-        dev.kiln.tir.Stmts.forEachStmt(s, x -> found[0] |= x instanceof Barrier);
+        Stmts.forEachStmt(s, x -> found[0] |= x instanceof Barrier);
         return found[0];
     }
 

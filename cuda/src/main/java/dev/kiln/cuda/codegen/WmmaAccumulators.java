@@ -187,13 +187,18 @@ record WmmaAccumulators(
 
     /** Whether 16 x 16 tiles at these offsets (rows {@code ldc} apart) share no element. */
     private static boolean disjoint(long[] tiles, long ldc) {
-        Set<Long> cells = new HashSet<>();
+        return addCells(tiles, ldc, new HashSet<>());
+    }
+
+    /** Adds the elements of 16 x 16 tiles at these offsets (rows {@code ldc} apart); false if one was there. */
+    private static boolean addCells(long[] tiles, long ldc, Set<Long> cells) {
+        boolean fresh = true;
         for (long off : tiles) {
             for (int r = 0; r < 16; r++) {
-                for (int col = 0; col < 16; col++) if (!cells.add(off + r * ldc + col)) return false;
+                for (int col = 0; col < 16; col++) fresh &= cells.add(off + r * ldc + col);
             }
         }
-        return true;
+        return fresh;
     }
 
     /**
@@ -356,9 +361,7 @@ record WmmaAccumulators(
         }
         if (!(simp.simplify(d.sub(affine)) instanceof IntImm r) || r.value() != 0) return false;
         Set<Long> cells = new HashSet<>();
-        for (long off : tiles) {
-            for (int row = 0; row < 16; row++) for (int col = 0; col < 16; col++) cells.add(off + row * ldc + col);
-        }
+        addCells(tiles, ldc, cells);
         int[] digits = new int[loops.size()];
         for (long p = 0; p < points; p++) {
             long off = c0.value();
