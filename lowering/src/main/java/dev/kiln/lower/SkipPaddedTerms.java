@@ -24,6 +24,7 @@ import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
 import dev.kiln.tir.Let;
+import dev.kiln.tir.Pragma;
 import dev.kiln.tir.PrimFunc;
 import dev.kiln.tir.Seq;
 import dev.kiln.tir.Stmt;
@@ -278,6 +279,8 @@ public final class SkipPaddedTerms {
         void findUpdates(Stmt body, Plan plan) {
             new StmtVisitor() {
                 final List<For> loops = new ArrayList<>();
+                /** How many of {@link #loops} are outside the tensorized nest being walked ({@code -1}: none). */
+                int nest = -1;
 
                 @Override
                 public void visit(Stmt x) {
@@ -285,8 +288,12 @@ public final class SkipPaddedTerms {
                         loops.add(l);
                         visitChildren(x);
                         loops.removeLast();
+                    } else if (x instanceof Pragma p && p.tensorIntrinsic() != null && nest < 0) {
+                        nest = loops.size();
+                        visitChildren(x);
+                        nest = -1;
                     } else if (x instanceof Store st) {
-                        update(st, loops, plan);
+                        update(st, loops, nest < 0 ? loops.size() : nest, plan);
                     } else {
                         visitChildren(x);
                     }
@@ -294,7 +301,13 @@ public final class SkipPaddedTerms {
             }.visit(body);
         }
 
-        private void update(Store st, List<For> loops, Plan plan) {
+        /**
+         * An update under {@code loops}, the first {@code outside} of them outside any tensorized nest: a nest is one
+         * instruction over its whole tile, whose loops no guard, peel or split may change (a pair of bfloat16 channels
+         * of which the second is padding is still one {@code vdpbf16ps} step), so a conjunct that uses a nest's loop
+         * is not moved (the instruction multiplies the padding's zeros), and the others are placed outside the nest.
+         */
+        private void update(Store st, List<For> loops, int outside, Plan plan) {
             Expr inc = st.increment();
             if (inc == null) return;
             List<BufferLoad> factors = new ArrayList<>();
@@ -303,7 +316,7 @@ public final class SkipPaddedTerms {
                 Padding p = padded.get(ld.buffer());
                 if (p == null || p.store().buffer() == st.buffer()) continue;
                 Expr nz = readAt(p, ld, loops);
-                if (nz != null) place(st, p, nz, loops, plan);
+                if (nz != null) place(st, p, nz, loops, outside, plan);
             }
         }
 
@@ -349,7 +362,7 @@ public final class SkipPaddedTerms {
         }
 
         /** Adds a guard for each conjunct of {@code nz} at the loop that can hold it, if any. */
-        void place(Store update, Padding pad, Expr nz, List<For> loops, Plan plan) {
+        void place(Store update, Padding pad, Expr nz, List<For> loops, int outside, Plan plan) {
             Map<Var, IntRange> ranges = new HashMap<>();
             for (For l : loops) {
                 var lo = PassSupport.constant(l.min());
@@ -370,9 +383,9 @@ public final class SkipPaddedTerms {
                     for (int i = 0; i < loops.size(); i++)
                         if (loops.get(i).var() == v) innermost = Math.max(innermost, i);
                 }
-                if (!movable || innermost < 0) continue;
+                if (!movable || innermost < 0 || innermost >= outside) continue;
                 boolean placed = false;
-                for (int i = innermost; i < loops.size() && !placed; i++) {
+                for (int i = innermost; i < outside && !placed; i++) {
                     For l = loops.get(i);
                     if (l.kind() == ForKind.VECTORIZED || l.kind() == ForKind.THREAD_BOUND) break;
                     if (work(loops, i) < MIN_GUARDED_WORK) break;

@@ -8,6 +8,8 @@ import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.ir.Reduce;
 import dev.kiln.ir.Var;
+import dev.kiln.schedule.TensorIntrinsic;
+import dev.kiln.schedule.TensorIntrinsics;
 import dev.kiln.target.Target;
 import dev.kiln.tir.Allocate;
 import dev.kiln.tir.Barrier;
@@ -25,6 +27,7 @@ import dev.kiln.tir.Store;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -42,6 +45,10 @@ import java.util.Set;
  *       of stores, lets and sequences only, so that every value in it has the loop's lanes;
  *   <li>{@link Rule#THREAD_BINDINGS}: on a CPU no loop is thread-bound; on a GPU the bindings pass
  *       {@link VerifyThreadBindings} for the target's {@link GpuLimits}.
+ *   <li>{@link Rule#TENSORIZED_NESTS}: a tensorized nest (the body of a {@code tensorize$} pragma) is still the
+ *       loops its intrinsic replaces ({@link TensorIntrinsic#loopExtents()}: serial, those extents, in that order)
+ *       around one store, the form the backends' intrinsic code reads; a pass that guards, peels or narrows a loop
+ *       inside it breaks the instruction.
  * </ul>
  * Some rules hold only from a pass on (vector lanes from {@code legalize-vectorize}, GPU thread
  * bindings from {@code verify-thread-bindings}): a {@link Lowering.Pass} lists the rules it
@@ -54,7 +61,8 @@ public final class VerifyWellFormed {
         ALLOCATED_BUFFERS("allocated buffers"),
         POSITIVE_EXTENTS("positive extents"),
         VECTOR_LANES("vector lanes"),
-        THREAD_BINDINGS("thread bindings");
+        THREAD_BINDINGS("thread bindings"),
+        TENSORIZED_NESTS("tensorized nests");
 
         private final String title;
 
@@ -68,7 +76,7 @@ public final class VerifyWellFormed {
 
         /** The rules that hold of every program, from the schedule's loops on. */
         public static Set<Rule> always() {
-            return EnumSet.of(BOUND_VARIABLES, ALLOCATED_BUFFERS, POSITIVE_EXTENTS);
+            return EnumSet.of(BOUND_VARIABLES, ALLOCATED_BUFFERS, POSITIVE_EXTENTS, TENSORIZED_NESTS);
         }
     }
 
@@ -187,9 +195,42 @@ public final class VerifyWellFormed {
             }
             case Pragma p -> {
                 vectorBody(s, vector);
+                if (p.tensorIntrinsic() != null && on(Rule.TENSORIZED_NESTS)) nest(p);
                 stmt(p.body(), vector);
             }
             case Barrier b -> vectorBody(s, vector);
+        }
+    }
+
+    /** Refuses a tensorized nest that is not its intrinsic's loops around one store (unknown names: the backend's). */
+    private void nest(Pragma p) {
+        TensorIntrinsic in;
+        try {
+            in = TensorIntrinsics.get(p.tensorIntrinsic());
+        } catch (KilnException e) {
+            return;
+        }
+        List<Long> ext = in.loopExtents();
+        Stmt s = p.body();
+        for (int i = 0; i < ext.size(); i++) {
+            if (!(s instanceof For f
+                    && f.kind() == ForKind.SERIAL
+                    && f.extent() instanceof IntImm e
+                    && e.value() == ext.get(i))) {
+                throw fail(
+                        Rule.TENSORIZED_NESTS,
+                        "nest of '" + in.name() + "' has no serial loop of extent " + ext.get(i) + " at depth " + i
+                                + " (its loops: " + ext + ", around one store)",
+                        p.body());
+            }
+            s = f.body();
+        }
+        if (!(s instanceof Store)) {
+            throw fail(
+                    Rule.TENSORIZED_NESTS,
+                    "nest of '" + in.name() + "' holds a " + s.getClass().getSimpleName()
+                            + " inside its loops, not one store",
+                    p.body());
         }
     }
 
