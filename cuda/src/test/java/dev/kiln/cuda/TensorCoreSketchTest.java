@@ -13,6 +13,8 @@ import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.IterVar;
+import dev.kiln.nn.ConvGemm;
+import dev.kiln.nn.ConvParams;
 import dev.kiln.schedule.CudaTensorIntrinsics;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.schedule.TensorizeStep;
@@ -30,7 +32,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The Tensor Core sketch rule (TensorCoreTiling in the CUDA rules): a float16/bfloat16 matmul,
  * dense and batch_matmul, alone or with an element-wise epilogue (a dense layer's bias, ReLU and
- * cast as one stage or three, a batch_matmul's scaling), get a tensorized sketch with no hint, an
+ * cast as one stage or three, a batch_matmul's scaling), and implicit GEMM convs (ConvGemm: the im2col gather
+ * copied from the image into shared memory), get a tensorized sketch with no hint, an
  * older GPU and float32 do not (float32 does where the target allows TF32),
  * and its samples lower, compute the default lowering's numbers in the interpreter (the same
  * rounded inputs, products exact in float32, only the order of the float32 sums differs: rtol =
@@ -62,7 +65,20 @@ class TensorCoreSketchTest {
                 // fused epilogues: a dense layer's bias and ReLU, a batch_matmul scaled (attention scores)
                 TensorCoreSchedule.denseBiasRelu(DType.BFLOAT16, DType.FLOAT32, 64, 96, 32, true),
                 denseChain(),
-                ComputeDAG.of(scaled));
+                ComputeDAG.of(scaled),
+                // implicit GEMM convs: 3x3 pad 1 on float16 (36 pixels in 48 rows, 72 taps in 80), 3x3 stride 2 on
+                // bfloat16 (25 pixels in 32 rows)
+                convGemm(DType.FLOAT16, 6, 8, 1, 48, 80, 32),
+                convGemm(DType.BFLOAT16, 9, 16, 2, 32, 144, 16));
+    }
+
+    /** The first workload index of {@link #workloads()}'s implicit GEMM convs. */
+    static final int FIRST_CONV = 6;
+
+    /** A 3x3 conv2d (padding 1) of {@code [1, hw, hw, c]} as {@link ConvGemm#conv2dNhwcGemm}, weight {@code [cols, co]}. */
+    static ComputeDAG convGemm(DType t, long hw, long c, long stride, long rows, long cols, long co) {
+        Tensor x = Te.placeholder("x", t, 1, hw, hw, c), w = Te.placeholder("w", t, cols, co);
+        return ComputeDAG.of(ConvGemm.conv2dNhwcGemm(x, w, 3, 3, ConvParams.of(2, stride, 1), rows));
     }
 
     /** A float16 dense layer as a network's graph gives it: bias add, ReLU and the cast to float16 as three stages. */
@@ -161,6 +177,12 @@ class TensorCoreSketchTest {
                 assertThat(m.source())
                         .as(name + " keeps its accumulators in fragments")
                         .contains("mma_sync(kiln_acc[");
+                if (w >= FIRST_CONV && w < FIRST_CONV + 2) {
+                    // implicit GEMM: the im2col tiles gathered from the image into shared memory, never written
+                    assertThat(m.launches()).as(name).hasSize(1);
+                    assertThat(f.params()).as(name).extracting(b -> b.name()).doesNotContain("im2col");
+                    assertThat(m.source()).as(name).contains("im2col_shared");
+                }
                 if (w >= 3 && w <= 5) {
                     // a fused epilogue: one kernel, the matmul's block tile in shared memory
                     assertThat(m.launches()).as(name).hasSize(1);

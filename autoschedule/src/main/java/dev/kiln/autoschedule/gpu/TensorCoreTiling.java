@@ -39,13 +39,15 @@ import java.util.stream.IntStream;
 /**
  * Kiln's Tensor Core sketch: a float16 or bfloat16 matmul, dense or batch_matmul
  * ({@code C[.., i, j] = sum_k float32(A[.., i, k]) * float32(B[.., k, j] or B[.., j, k])}, A and B
- * placeholders, i, j and k multiples of 16) on a target with the wmma intrinsics
+ * placeholders, or gathers of placeholders such as an implicit GEMM's im2col ({@link #gather}), i, j and k
+ * multiples of 16) on a target with the wmma intrinsics
  * ({@link CudaTensorIntrinsics}, compute capability 8.0), or a float32 one on a target that allows
  * TF32 ({@code -tf32=1}), gets, besides the usual sketches, one whose innermost 16 x 16 x 16 tile
  * (16 x 16 x 8 for TF32) is tensorized: i and j split by 16 and their outer parts in three
  * undecided levels (block, warp, fragments per warp), k by the tile and its outer part in two (staged
  * per shared-memory tile, fragments per stage), ordered {@code block warp k-stage fragments tile};
- * A and B copied to shared memory at the k-stage loop and fetched by every warp of the block
+ * A and B copied to shared memory at the k-stage loop and fetched by every warp of the block (a gathered
+ * operand computed by its copy: a conv's tiles read straight from the image, the padding as zeros)
  * (their fused loops split by the warp level, bound to threadIdx.x); the block loops fused on
  * blockIdx.x, the warp loops on threadIdx.x (each program thread a warp). Random annotation then
  * only samples the tile sizes and the unrolling; the sketch is finished.
@@ -81,6 +83,7 @@ public record TensorCoreTiling() implements SketchRule {
         for (int o = 0; o < state.stages().size(); o++) {
             Stage other = state.stage(o);
             if (o == stageId || other.isPlaceholder() || other.computeAt() == ComputeAtKind.INLINED) continue;
+            if (gather(state, o, stageId)) continue; // an operand's gather, copied into shared memory by the sketch
             if (d != -1) return -2;
             d = o;
         }
@@ -131,10 +134,10 @@ public record TensorCoreTiling() implements SketchRule {
                 i = op.axes().get(ns - 2),
                 j = op.axes().get(ns - 1);
         List<IterVar> batch = op.axes().subList(0, ns - 2);
-        if (!reads(ra, batch, i, k)) return null;
+        if (!reads(state, stageId, ra, batch, i, k)) return null;
         boolean bT;
-        if (reads(rb, batch, k, j)) bT = false;
-        else if (reads(rb, batch, j, k)) bT = true;
+        if (reads(state, stageId, rb, batch, k, j)) bT = false;
+        else if (reads(state, stageId, rb, batch, j, k)) bT = true;
         else return null;
         for (IterVar v : List.of(i, j, k)) if (v.extent() % CudaTensorIntrinsics.TILE != 0) return null;
         String name = CudaTensorIntrinsics.forInputs(in, bT);
@@ -149,12 +152,41 @@ public record TensorCoreTiling() implements SketchRule {
         return null;
     }
 
-    private static boolean reads(TensorRead r, List<IterVar> batch, IterVar row, IterVar col) {
+    private static boolean reads(
+            LoopState state, int stageId, TensorRead r, List<IterVar> batch, IterVar row, IterVar col) {
         List<Expr> want = new ArrayList<>();
         want.addAll(batch);
         want.add(row);
         want.add(col);
-        return Tensor.of(r).isPlaceholder() && r.indices().equals(want);
+        if (!r.indices().equals(want)) return false;
+        Tensor t = Tensor.of(r);
+        if (t.isPlaceholder()) return true;
+        for (int o : state.directProducers(stageId)) {
+            if (state.stage(o).op() == t.op()) return gather(state, o, stageId);
+        }
+        return false;
+    }
+
+    /**
+     * Whether stage {@code o} is a gather of the matmul {@code c}'s operand (an implicit GEMM's im2col, {@link
+     * dev.kiln.nn.ConvGemm}): an element-wise computation at root, reducing nothing, that reads placeholders only and
+     * is read by {@code c} alone, so the sketch can copy its tiles into shared memory from the placeholders it reads
+     * (its {@code cache_read} stage computing it, the stage itself inlined) and the matrix is never written.
+     */
+    static boolean gather(LoopState state, int o, int c) {
+        Stage st = state.stage(o);
+        if (st.isPlaceholder()
+                || st.computeAt() != ComputeAtKind.ROOT
+                || st.isTiled()
+                || !(st.op() instanceof ComputeOp op)
+                || op.bodies().size() != 1
+                || op.body() instanceof Reduce
+                || !op.reduceAxes().isEmpty()) {
+            return false;
+        }
+        if (!state.directConsumers(o).equals(List.of(c))) return false;
+        for (int in : state.directProducers(o)) if (!state.stage(in).isPlaceholder()) return false;
+        return true;
     }
 
     @Override
@@ -201,6 +233,8 @@ public record TensorCoreTiling() implements SketchRule {
         for (int in : inputs) {
             int p = in + shift;
             s = s.apply(new CacheReadStep(p, "shared", List.of(c + shift)));
+            // a gather (im2col) is computed by its shared copy, straight from the placeholders it reads
+            if (!s.stage(p).isPlaceholder()) s = s.apply(new ComputeInlineStep(p));
             shift++;
             int cs = c + shift;
             s = s.apply(new ComputeAtStep(p + 1, cs, s.stage(cs).indexOf(k + ".0.0")));
