@@ -90,6 +90,43 @@ public sealed interface AnchorOps permits Op {
     }
 
     /**
+     * A one-group NHWC conv2d as a GEMM over im2col rows ({@code ConvGemm.conv2dNhwcGemm}), the implicit GEMM that
+     * Tensor Cores run: x [N, H, W, C] in float16 or bfloat16 (or float32), its weight the HWIO weight seen as
+     * [KH * KW * C (or more: zero rows), CO] in x's type; output [rows, CO] float32, rows at least N * OH * OW (the
+     * extra ones 0); {@code kernel} = [KH, KW], {@code pads} = [top, left, bottom, right]. The pass {@code
+     * TensorCoreConvs} makes it from a {@link Conv2d} with a constant weight, followed by a slice and a reshape to
+     * NHWC.
+     */
+    @Operator("conv2d NHWC as an implicit GEMM [rows, CO] (float32 sums of float16/bfloat16), for Tensor Cores.")
+    @OpSpec(kind = "conv2d_gemm", arity = 2, pattern = OUT_EWISE_FUSABLE)
+    record Conv2dGemm(List<Long> kernel, List<Long> strides, List<Long> pads, List<Long> dilations, long rows)
+            implements Op {
+        public Conv2dGemm {
+            kernel = List.copyOf(kernel);
+            strides = List.copyOf(strides);
+            pads = List.copyOf(pads);
+            dilations = List.copyOf(dilations);
+            if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+                throw new KilnException("conv2d_gemm: needs a 2-D kernel, 2 strides, 2 dilations and 4 pads, got "
+                        + kernel + ", " + strides + ", " + dilations + ", " + pads);
+            if (rows < 1) throw new KilnException("conv2d_gemm: rows must be at least 1, got " + rows);
+        }
+
+        public Tensor build(List<Tensor> in) {
+            ConvParams p = ConvParams.of(2, 1, 0)
+                    .withStride(strides.get(0), strides.get(1))
+                    .withPadding2d(pads.get(0), pads.get(2), pads.get(1), pads.get(3))
+                    .withDilation(dilations.get(0), dilations.get(1));
+            return dev.kiln.nn.ConvGemm.conv2dNhwcGemm(in.get(0), in.get(1), kernel.get(0), kernel.get(1), p, rows);
+        }
+
+        public String attrs() {
+            return "kernel=" + kernel + " strides=" + strides + " pads=" + pads
+                    + (dilations.equals(List.of(1L, 1L)) ? "" : " dilations=" + dilations) + " rows=" + rows;
+        }
+    }
+
+    /**
      * A convolution of any spatial rank in a named layout ({@code Conv.conv}: e.g. data "NCL" with
      * weight "OIL", or "NCDHW" with "OIDHW", as ONNX lays out 1-D and 3-D convolutions), or, when
      * {@code transposed}, a transposed convolution ({@code ConvTranspose.convTranspose}: weight

@@ -22,6 +22,7 @@ import java.util.List;
 public sealed interface Op extends AnchorOps, ReductionOps, ElementwiseOps, LayoutOps, IntegerOps
         permits AnchorOps.Conv2d,
                 AnchorOps.Conv2dWinograd,
+                AnchorOps.Conv2dGemm,
                 AnchorOps.ConvNd,
                 AnchorOps.Dense,
                 AnchorOps.BatchMatmul,

@@ -22,6 +22,7 @@ class OpSpecTest {
         ops.add(Op.Conv2d.of("NHWC", 2, 1, 1));
         ops.add(new Op.Conv2d("NCHW", List.of(1L, 2L), List.of(0L, 1L, 0L, 1L), List.of(2L, 2L), 4));
         ops.add(new Op.Conv2dWinograd(4, List.of(1L, 1L, 2L, 1L)));
+        ops.add(new Op.Conv2dGemm(List.of(3L, 3L), List.of(1L, 1L), List.of(1L, 1L, 1L, 1L), List.of(1L, 1L), 48));
         ConvParams p1 = new ConvParams(List.of(2L), List.of(1L), List.of(0L), List.of(1L), 1);
         ConvParams p2 = new ConvParams(List.of(2L, 2L), List.of(1L, 1L), List.of(1L, 1L), List.of(1L, 2L), 2);
         ops.add(new Op.ConvNd("NCL", "OIL", p1, false, List.of(0L)));
@@ -83,6 +84,8 @@ class OpSpecTest {
               'NCHW strides=[1, 2] pads=[0, 1, 0, 1] dilations=[2, 2] groups=4'
             Conv2dWinograd conv2d_winograd 2 OUT_EWISE_FUSABLE [1]
               'm=4 pads=[1, 1, 2, 1]'
+            Conv2dGemm conv2d_gemm 2 OUT_EWISE_FUSABLE []
+              'kernel=[3, 3] strides=[1, 1] pads=[1, 1, 1, 1] rows=48'
             ConvNd conv1d 2 OUT_EWISE_FUSABLE [1]
               'NCL/OIL strides=[2] pads=[1][0] dilations=[1]'
             ConvNd conv2d_transpose 2 OUT_EWISE_FUSABLE [1]

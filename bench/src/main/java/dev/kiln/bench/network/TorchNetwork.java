@@ -420,6 +420,7 @@ public final class TorchNetwork implements AutoCloseable {
                     Op.MatmulPacked _,
                     Op.Conv2dPacked _,
                     Op.Conv2dWinograd _,
+                    Op.Conv2dGemm _,
                     Op.Take _,
                     Op.Where _,
                     Op.BroadcastTo _,

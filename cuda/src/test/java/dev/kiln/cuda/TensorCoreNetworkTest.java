@@ -1,0 +1,135 @@
+package dev.kiln.cuda;
+
+import static dev.kiln.ir.DType.FLOAT32;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kiln.autoschedule.Candidate;
+import dev.kiln.autoschedule.annotate.InitPopulation;
+import dev.kiln.autoschedule.measure.ScheduleLowerer;
+import dev.kiln.autoschedule.network.CompiledNetwork;
+import dev.kiln.autoschedule.network.Network;
+import dev.kiln.autoschedule.network.NetworkTask;
+import dev.kiln.autoschedule.network.NetworkTuneOptions;
+import dev.kiln.autoschedule.scheduler.TaskStatus;
+import dev.kiln.autoschedule.search.TargetRules;
+import dev.kiln.autoschedule.sketch.Sketch;
+import dev.kiln.cuda.codegen.CudaCodegen;
+import dev.kiln.cuda.codegen.CudaModule;
+import dev.kiln.cuda.compile.Nvcc;
+import dev.kiln.cuda.compile.Nvrtc;
+import dev.kiln.graph.Graph;
+import dev.kiln.graph.GraphBuilder;
+import dev.kiln.graph.NodeRunner;
+import dev.kiln.graph.ReferenceExecutor;
+import dev.kiln.graph.Value;
+import dev.kiln.graph.pass.TensorCoreConvs;
+import dev.kiln.ir.DType;
+import dev.kiln.runtime.NDArray;
+import dev.kiln.schedule.TensorizeStep;
+import dev.kiln.target.CudaTarget;
+import dev.kiln.target.Target;
+import dev.kiln.tir.PrimFunc;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A CNN on Tensor Cores ({@link TensorCoreConvs}, float16): its three convolutions (a 3-channel 3x3 stem, a 3x3
+ * conv with a residual add after it, a strided 1x1 projection to 24 channels) become implicit-GEMM tasks, each of
+ * which gets the Tensor Core sketch; sampled programs of each compute the default lowering's numbers in the
+ * interpreter (rtol = atol = 1e-4: the same half-precision products, float32 sums in another order), gather their
+ * im2col tiles into shared memory and compile with nvcc for sm_90; the whole network tunes for {@code Target.cuda()}
+ * with the interpreter as the GPU (and, with a driver, runs on it within float16's rounding of the reference).
+ */
+class TensorCoreNetworkTest {
+
+    static Graph residualCnn() {
+        GraphBuilder b = new GraphBuilder("tc_cnn");
+        Value x = b.input("x", FLOAT32, 1, 8, 8, 3);
+        Value c1 = b.relu(
+                "r1",
+                b.biasAdd(
+                        "b1",
+                        b.conv2d("c1", x, b.weight("w1", 1, 0.4, 3, 3, 3, 16), "NHWC", 1, 1, 1),
+                        b.weight("bias1", 2, 0.5, 16),
+                        3));
+        Value c3 = b.conv2d("c3", c1, b.weight("w3", 4, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1);
+        Value sum = b.relu("r3", b.add("res", c3, c1));
+        Value proj = b.conv2d("proj", sum, b.weight("w4", 5, 0.3, 1, 1, 16, 24), "NHWC", 2, 0, 1);
+        return b.output(proj).build();
+    }
+
+    @Test
+    void everyConvTaskGetsTheTensorCoreSketchAndItsProgramsComputeTheReference() {
+        TensorCoreConvs.Result r = TensorCoreConvs.apply(residualCnn(), DType.FLOAT16);
+        assertThat(r.converted()).containsExactly("c1", "c3", "proj");
+        CudaTarget target = CudaTarget.h200();
+        List<NetworkTask> gemms = Network.tasks(r.graph(), target).stream()
+                .filter(t -> t.description().startsWith("conv2d_gemm"))
+                .toList();
+        assertThat(gemms).hasSize(3);
+        List<CudaModule> modules = new ArrayList<>();
+        List<String> failures = new ArrayList<>();
+        int w = 0;
+        for (NetworkTask t : gemms) {
+            List<Sketch> tc = TargetRules.cuda().sketches(t.task()).stream()
+                    .filter(s -> s.steps().stream().anyMatch(st -> st instanceof TensorizeStep))
+                    .toList();
+            assertThat(tc).as(t.description()).hasSize(1);
+            InitPopulation.Result sampled =
+                    TargetRules.cuda().population(t.task(), tc).sample(2, new SplittableRandom(11 + w));
+            assertThat(sampled.candidates())
+                    .as(t.description() + ": " + sampled.stats())
+                    .isNotEmpty();
+            int k = 0;
+            for (Candidate c : sampled.candidates()) {
+                String name = "tc_conv_t" + w + "_" + k++;
+                PrimFunc f = ScheduleLowerer.forTarget(target).lower(t.task(), c.schedule());
+                f = new PrimFunc(name, f.params(), f.body());
+                String diff = GpuTesting.compareWithDefault(t.task().dag(), f, 3 + k, 1e-4);
+                if (diff != null) failures.add(name + " (" + t.description() + "): " + diff);
+                CudaModule m = CudaCodegen.generate(f);
+                assertThat(m.source()).as(name).contains("nvcuda::wmma::mma_sync", "im2col_shared");
+                if (k == 1) modules.add(m);
+            }
+            w++;
+        }
+        assertThat(failures).isEmpty();
+        GpuTesting.assumeNvcc();
+        assertThat(String.join("\n", GpuTesting.compileWithNvcc(modules))).contains("wmma.mma.sync");
+    }
+
+    @Test
+    void theNetworkTunesForCuda(@TempDir Path dir) {
+        assumeTrue(
+                Nvrtc.availability().available() || Nvcc.find().isPresent(),
+                "no CUDA compiler: " + Nvrtc.availability());
+        Graph net = residualCnn();
+        Graph tc = TensorCoreConvs.apply(net, DType.FLOAT16).graph();
+        CudaTarget target = Target.cuda();
+        List<NetworkTask> tasks = Network.tasks(tc, target);
+        GpuTuneTest.InterpreterGpuMeasurer m = new GpuTuneTest.InterpreterGpuMeasurer(target);
+        NetworkTuneOptions opts = NetworkTuneOptions.builder()
+                .trials(3 * tasks.size())
+                .measuresPerRound(3)
+                .seed(3)
+                .logFile(dir.resolve("tc-net.jsonl"))
+                .measurer(m)
+                .build();
+        try (CompiledNetwork cn = Network.tune(tc, target, opts)) {
+            assertThat(cn.tuning().orElseThrow().tasks())
+                    .allSatisfy(t -> assertThat(t.status()).isEqualTo(TaskStatus.ALIVE));
+            if (CudaDriver.status().available()) {
+                try (NDArray in = NDArray.random(FLOAT32, 1, 1, 8, 8, 3);
+                        NodeRunner ref = NodeRunner.interpreter();
+                        NDArray out = cn.run(in)) {
+                    out.assertClose(ReferenceExecutor.run(net, ref, in).getFirst(), 0x1p-7, 0x1p-7);
+                }
+            }
+        }
+    }
+}
