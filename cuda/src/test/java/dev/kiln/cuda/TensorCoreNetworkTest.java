@@ -23,7 +23,7 @@ import dev.kiln.graph.GraphBuilder;
 import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
-import dev.kiln.graph.pass.TensorCoreConvs;
+import dev.kiln.graph.pass.ToTensorCores;
 import dev.kiln.ir.DType;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.TensorizeStep;
@@ -38,8 +38,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A CNN on Tensor Cores ({@link TensorCoreConvs}, float16): its three convolutions (a 3-channel 3x3 stem, a 3x3
- * conv with a residual add after it, a strided 1x1 projection to 24 channels) become implicit-GEMM tasks, each of
+ * A CNN on Tensor Cores ({@link ToTensorCores}, float16): its three convolutions (a 3-channel 3x3 stem, a 3x3
+ * conv with a residual add after it, a strided 1x1 projection to 24 channels) and its dense classifier (as a 1x1
+ * GEMM of one row) become implicit-GEMM tasks, each of
  * which gets the Tensor Core sketch; sampled programs of each compute the default lowering's numbers in the
  * interpreter (rtol = atol = 1e-4: the same half-precision products, float32 sums in another order), gather their
  * im2col tiles into shared memory and compile with nvcc for sm_90; the whole network tunes for {@code Target.cuda()}
@@ -60,18 +61,19 @@ class TensorCoreNetworkTest {
         Value c3 = b.conv2d("c3", c1, b.weight("w3", 4, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1);
         Value sum = b.relu("r3", b.add("res", c3, c1));
         Value proj = b.conv2d("proj", sum, b.weight("w4", 5, 0.3, 1, 1, 16, 24), "NHWC", 2, 0, 1);
-        return b.output(proj).build();
+        Value pooled = b.mean("gap", proj, false, 1, 2);
+        return b.output(b.dense("fc", pooled, b.weight("wf", 6, 0.3, 10, 24))).build();
     }
 
     @Test
     void everyConvTaskGetsTheTensorCoreSketchAndItsProgramsComputeTheReference() {
-        TensorCoreConvs.Result r = TensorCoreConvs.apply(residualCnn(), DType.FLOAT16);
-        assertThat(r.converted()).containsExactly("c1", "c3", "proj");
+        ToTensorCores.Result r = ToTensorCores.apply(residualCnn(), DType.FLOAT16);
+        assertThat(r.converted()).containsExactly("c1", "c3", "proj", "fc");
         CudaTarget target = CudaTarget.h200();
         List<NetworkTask> gemms = Network.tasks(r.graph(), target).stream()
                 .filter(t -> t.description().startsWith("conv2d_gemm"))
                 .toList();
-        assertThat(gemms).hasSize(3);
+        assertThat(gemms).hasSize(4);
         List<CudaModule> modules = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         int w = 0;
@@ -109,7 +111,7 @@ class TensorCoreNetworkTest {
                 Nvrtc.availability().available() || Nvcc.find().isPresent(),
                 "no CUDA compiler: " + Nvrtc.availability());
         Graph net = residualCnn();
-        Graph tc = TensorCoreConvs.apply(net, DType.FLOAT16).graph();
+        Graph tc = ToTensorCores.apply(net, DType.FLOAT16).graph();
         CudaTarget target = Target.cuda();
         List<NetworkTask> tasks = Network.tasks(tc, target);
         GpuTuneTest.InterpreterGpuMeasurer m = new GpuTuneTest.InterpreterGpuMeasurer(target);

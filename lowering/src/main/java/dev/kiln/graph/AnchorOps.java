@@ -94,7 +94,7 @@ public sealed interface AnchorOps permits Op {
      * Tensor Cores run: x [N, H, W, C] in float16 or bfloat16 (or float32), its weight the HWIO weight seen as
      * [KH * KW * C (or more: zero rows), CO] in x's type; output [rows, CO] float32, rows at least N * OH * OW (the
      * extra ones 0); {@code kernel} = [KH, KW], {@code pads} = [top, left, bottom, right]. The pass {@code
-     * TensorCoreConvs} makes it from a {@link Conv2d} with a constant weight, followed by a slice and a reshape to
+     * ToTensorCores} makes it from a {@link Conv2d} with a constant weight, followed by a slice and a reshape to
      * NHWC.
      */
     @Operator("conv2d NHWC as an implicit GEMM [rows, CO] (float32 sums of float16/bfloat16), for Tensor Cores.")

@@ -15,7 +15,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Mixed precision for a GPU's Tensor Cores: every one-group NHWC {@code conv2d} with a constant float32 weight becomes
+ * Mixed precision for a GPU's Tensor Cores: every one-group NHWC {@code conv2d} and every {@code dense} layer with a
+ * constant float32 weight becomes
  * an implicit GEMM ({@link Op.Conv2dGemm}, {@code dev.kiln.nn.ConvGemm}) on float16 or bfloat16 operands with
  * float32 sums, which the Tensor Core sketch tiles onto wmma with its im2col tiles gathered from the image straight
  * into shared memory. For each such conv:
@@ -30,15 +31,18 @@ import java.util.Map;
  * {@code w.gemm} is the HWIO weight rounded to the half type once, here, seen as {@code [KH*KW*C, CO]} and padded with
  * zeros to {@code [Kp, COp]} (K up to a multiple of 16). Bias, activation and residual add stay float32 after the
  * reshape, where they fuse with it and the slice into one element-wise kernel. Everything else stays as it was, and
- * {@link Result#kept()} says which convolutions and why (a depthwise conv has no reduction over channels for a GEMM).
- * Dense layers and batched matmuls are left float32: the Tensor Core sketch takes them in half precision as written
- * ({@code dense} / {@code batch_matmul} of half operands with float32 sums), but the graph has no such op yet.
+ * {@link Result#kept()} says which layers and why (a depthwise conv has no reduction over channels for a GEMM).
+ *
+ * <p>A dense layer with a constant weight ({@code x [N, K]}, {@code w [units, K]}) is the same GEMM as a 1x1 conv of
+ * a 1 x N image of K channels: {@code x} reshaped to {@code [1, 1, N, K]} (with its cast, one kernel), the weight
+ * transposed to {@code [K, units]} and padded, the GEMM's first rows and columns the layer's {@code [N, units]}.
+ * Batched matmuls of two activations (attention) stay float32.
  *
  * <p>On request, like {@link ToBfloat16} (TVM's ToMixedPrecision): {@code GraphPasses.optimize} runs first, so
  * batch norms fold into the float32 weights before they are rounded.
  */
-public final class TensorCoreConvs {
-    private TensorCoreConvs() {}
+public final class ToTensorCores {
+    private ToTensorCores() {}
 
     /** The rows, reduction and output channels of a Tensor Core tile: what the GEMM's extents are rounded up to. */
     public static final long TILE = 16;
@@ -54,7 +58,7 @@ public final class TensorCoreConvs {
     /** The graph with its convolutions on {@code half} (float16 or bfloat16) implicit GEMMs. */
     public static Result apply(Graph graph, DType half) {
         if (half != DType.FLOAT16 && half != DType.BFLOAT16) {
-            throw new KilnException("TensorCoreConvs: argument 'half' is " + half + "; float16 or bfloat16 only");
+            throw new KilnException("ToTensorCores: argument 'half' is " + half + "; float16 or bfloat16 only");
         }
         Graph g = GraphPasses.optimize(graph);
         GraphEditor e = new GraphEditor(g);
@@ -65,50 +69,74 @@ public final class TensorCoreConvs {
         Map<String, String> kept = new LinkedHashMap<>();
         List<Node> out = new ArrayList<>();
         for (Node n : e.nodes) {
-            if (!(n.op() instanceof Op.Conv2d c)) {
-                out.add(n);
-                continue;
-            }
-            String why = reason(g, n, c);
+            String why =
+                    switch (n.op()) {
+                        case Op.Conv2d c -> reason(g, n, c);
+                        case Op.Dense d -> denseReason(g, n);
+                        default -> "";
+                    };
             if (why != null) {
-                kept.put(n.name(), why);
+                if (!why.isEmpty()) kept.put(n.name(), why);
                 out.add(n);
                 continue;
             }
+            boolean dense = n.op() instanceof Op.Dense;
             String x = n.inputs().get(0), w = n.inputs().get(1);
             String xh = casts.get(x);
             if (xh == null) {
+                List<Long> xs = g.value(x).shape();
+                String src = x;
+                if (dense) {
+                    // [N, K] read as a 1 x N image of K channels (the reshape fuses with the cast)
+                    src = e.freshName(x + ".image");
+                    List<Long> image = List.of(1L, 1L, xs.get(0), xs.get(1));
+                    out.add(new Node(new Op.Reshape(image), List.of(x), new Value(src, DType.FLOAT32, image)));
+                    xs = image;
+                }
                 xh = e.freshName(x + suffix);
-                out.add(new Node(
-                        new Op.Cast(half),
-                        List.of(x),
-                        new Value(xh, half, g.value(x).shape())));
+                out.add(new Node(new Op.Cast(half), List.of(src), new Value(xh, half, xs)));
                 casts.put(x, xh);
             }
             NDArray wa = g.constant(w);
-            long[] ws = wa.shape();
+            // a dense weight [units, K] is the 1x1 conv weight [1, 1, K, units]
+            long[] ws = dense ? new long[] {1, 1, wa.shape()[1], wa.shape()[0]} : wa.shape();
             long k = ws[0] * ws[1] * ws[2], co = ws[3];
             long kp = roundUp(k, TILE), cop = roundUp(co, TILE);
             String wg = weights.get(w);
             if (wg == null) {
                 wg = e.freshName(w + suffix + "_gemm");
-                e.constants.put(wg, gemmWeight(wa, half, kp, cop));
+                e.constants.put(wg, dense ? denseGemmWeight(wa, half, kp, cop) : gemmWeight(wa, half, kp, cop));
                 weights.put(w, wg);
             }
-            List<Long> shape = n.output().shape(); // [N, OH, OW, CO]
-            long m = shape.get(0) * shape.get(1) * shape.get(2), mp = roundUp(m, TILE);
-            Op.Conv2dGemm op = new Op.Conv2dGemm(List.of(ws[0], ws[1]), c.strides(), c.pads(), c.dilations(), mp);
+            List<Long> shape = n.output().shape(); // [N, OH, OW, CO], or [N, units]
+            long m = dense ? shape.get(0) : shape.get(0) * shape.get(1) * shape.get(2);
+            long mp = roundUp(m, TILE);
+            Op.Conv2dGemm op = n.op() instanceof Op.Conv2d c
+                    ? new Op.Conv2dGemm(List.of(ws[0], ws[1]), c.strides(), c.pads(), c.dilations(), mp)
+                    : new Op.Conv2dGemm(List.of(1L, 1L), List.of(1L, 1L), List.of(0L, 0L, 0L, 0L), List.of(1L, 1L), mp);
             String gemm = e.freshName(n.name() + ".gemm");
             out.add(new Node(op, List.of(xh, wg), new Value(gemm, DType.FLOAT32, List.of(mp, cop))));
-            String flat = gemm;
-            if (mp != m || cop != co) {
-                flat = e.freshName(n.name() + ".rows");
-                out.add(new Node(
-                        new Op.StridedSlice(List.of(0L, 0L), List.of(1L, 1L), List.of(m, co)),
-                        List.of(gemm),
-                        new Value(flat, DType.FLOAT32, List.of(m, co))));
+            boolean sliced = mp != m || cop != co;
+            if (dense) {
+                // [N, units] is the GEMM's first rows and columns: the slice (or a copy) is the layer's output
+                out.add(
+                        sliced
+                                ? new Node(
+                                        new Op.StridedSlice(List.of(0L, 0L), List.of(1L, 1L), List.of(m, co)),
+                                        List.of(gemm),
+                                        n.output())
+                                : new Node(new Op.Reshape(shape), List.of(gemm), n.output()));
+            } else {
+                String flat = gemm;
+                if (sliced) {
+                    flat = e.freshName(n.name() + ".rows");
+                    out.add(new Node(
+                            new Op.StridedSlice(List.of(0L, 0L), List.of(1L, 1L), List.of(m, co)),
+                            List.of(gemm),
+                            new Value(flat, DType.FLOAT32, List.of(m, co))));
+                }
+                out.add(new Node(new Op.Reshape(shape), List.of(flat), n.output()));
             }
-            out.add(new Node(new Op.Reshape(shape), List.of(flat), n.output()));
             converted.add(n.name());
         }
         e.nodes.clear();
@@ -130,6 +158,31 @@ public final class TensorCoreConvs {
             return "its input or output is not float32";
         }
         return null;
+    }
+
+    /** Null where the dense layer converts, else why it stays float32. */
+    private static String denseReason(Graph g, Node n) {
+        if (g.value(n.inputs().get(0)).shape().size() != 2) return "its input is not 2-D";
+        String w = n.inputs().get(1);
+        if (!g.isConstant(w)) return "its weight '" + w + "' is not a constant";
+        NDArray wa = g.constant(w);
+        if (wa.dtype() != DType.FLOAT32 || wa.rank() != 2) {
+            return "its weight is " + wa.dtype() + " of rank " + wa.rank() + ", not float32 [units, K]";
+        }
+        if (g.value(n.inputs().get(0)).dtype() != DType.FLOAT32 || n.output().dtype() != DType.FLOAT32) {
+            return "its input or output is not float32";
+        }
+        return null;
+    }
+
+    /**
+     * A dense float32 weight {@code [units, K]} rounded to {@code half}, transposed to the GEMM's {@code [kp, cop]}.
+     */
+    static NDArray denseGemmWeight(NDArray w, DType half, long kp, long cop) {
+        long units = w.shape()[0], k = w.shape()[1];
+        NDArray p = GraphBuilder.autoArray(half, kp, cop);
+        for (long u = 0; u < units; u++) for (long r = 0; r < k; r++) p.setDouble(w.getDoubleFlat(u * k + r), r, u);
+        return p;
     }
 
     /**

@@ -18,13 +18,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * {@link TensorCoreConvs}: which convolutions become half-precision implicit GEMMs and which stay float32 (and why),
+ * {@link ToTensorCores}: which convolutions become half-precision implicit GEMMs and which stay float32 (and why),
  * the GEMMs' rows and columns rounded up to 16 and sliced back, and the numbers: a small residual CNN (a 3-channel
- * 3x3 stem, a depthwise conv kept, a strided 1x1 projection to 24 channels, a residual add) stays within the half
+ * 3x3 stem, a depthwise conv kept, a strided 1x1 projection to 24 channels, a residual add, a dense classifier of 10
+ * units as a 1x1 GEMM) stays within the half
  * type's rounding of its float32 result: 2^-7 of the largest output for float16 (11 significant bits, sums of up
  * to 144 products), 2^-5 for bfloat16 (8 bits). A wrong im2col or weight order is off by O(1).
  */
-class TensorCoreConvsTest {
+class ToTensorCoresTest {
 
     static Graph residualCnn() {
         GraphBuilder b = new GraphBuilder("tc_cnn");
@@ -40,20 +41,29 @@ class TensorCoreConvsTest {
         Value c3 = b.conv2d("c3", dw, b.weight("w3", 4, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1);
         Value sum = b.relu("r3", b.add("res", c3, c1));
         Value proj = b.conv2d("proj", sum, b.weight("w4", 5, 0.3, 1, 1, 16, 24), "NHWC", 2, 0, 1);
-        return b.output(proj).build();
+        Value pooled = b.mean("gap", proj, false, 1, 2);
+        return b.output(b.dense("fc", pooled, b.weight("wf", 6, 0.3, 10, 24))).build();
     }
 
     @ParameterizedTest
     @EnumSource(names = {"FLOAT16", "BFLOAT16"})
     void aResidualCnnStaysWithinTheHalfTypesRounding(DType half) {
         Graph net = residualCnn();
-        TensorCoreConvs.Result r = TensorCoreConvs.apply(net, half);
-        assertThat(r.converted()).containsExactly("c1", "c3", "proj");
+        ToTensorCores.Result r = ToTensorCores.apply(net, half);
+        assertThat(r.converted()).containsExactly("c1", "c3", "proj", "fc");
         assertThat(r.kept()).containsOnlyKeys("dw");
         assertThat(r.kept().get("dw")).contains("16 groups");
         Graph g = r.graph();
         assertThat(g.nodes().stream().filter(n -> n.op() instanceof Op.Conv2dGemm))
-                .hasSize(3);
+                .hasSize(4);
+        // fc: [1, 24] x [10, 24]^T as a 1x1 conv of a 1 x 1 image: 16 rows, 16 columns, sliced to [1, 10]
+        assertThat(g.value("fc.gemm").shape()).containsExactly(16L, 16L);
+        assertThat(g.producer("fc").op()).isInstanceOf(Op.StridedSlice.class);
+        assertThat(g.producer(g.producer(half == DType.FLOAT16 ? "gap.f16" : "gap.bf16")
+                                .inputs()
+                                .getFirst())
+                        .op())
+                .isInstanceOf(Op.Reshape.class);
         // c1: 64 pixels x 16 channels, K = 27 taps padded to 32: no slice; proj: 16 pixels, 24 channels -> 32
         assertThat(g.value("c1.gemm").shape()).containsExactly(64L, 16L);
         assertThat(g.value("proj.gemm").shape()).containsExactly(16L, 32L);
@@ -63,9 +73,9 @@ class TensorCoreConvsTest {
         assertThat(g.constants().values())
                 .filteredOn(a -> a.dtype() == half)
                 .extracting(a -> a.shape()[0])
-                .containsExactlyInAnyOrder(32L, 144L, 16L); // 27, 144 and 16 taps, rounded up to 16
-        // one cast per activation read by a converted conv
-        assertThat(g.nodes().stream().filter(n -> n.op() instanceof Op.Cast)).hasSize(3);
+                .containsExactlyInAnyOrder(32L, 144L, 16L, 32L); // 27, 144, 16 and 24 taps, rounded up to 16
+        // one cast per activation read by a converted layer
+        assertThat(g.nodes().stream().filter(n -> n.op() instanceof Op.Cast)).hasSize(4);
         try (NodeRunner ref = NodeRunner.interpreter();
                 NDArray in = NDArray.random(FLOAT32, 11, 1, 8, 8, 3)) {
             NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
@@ -85,7 +95,7 @@ class TensorCoreConvsTest {
     @Test
     void theGemmWeightIsTheHwioWeightInOrderPaddedWithZeros() {
         NDArray w = GraphBuilder.randomArray(9, -1, 1, 2, 3, 5, 7);
-        NDArray g = TensorCoreConvs.gemmWeight(w, DType.FLOAT16, 32, 16);
+        NDArray g = ToTensorCores.gemmWeight(w, DType.FLOAT16, 32, 16);
         assertThat(g.shape()).containsExactly(32, 16);
         for (int kh = 0; kh < 2; kh++)
             for (int kw = 0; kw < 3; kw++)
@@ -99,8 +109,21 @@ class TensorCoreConvsTest {
     }
 
     @Test
+    void theDenseGemmWeightIsTheTransposedWeightPaddedWithZeros() {
+        NDArray w = GraphBuilder.randomArray(8, -1, 1, 10, 24);
+        NDArray g = ToTensorCores.denseGemmWeight(w, DType.BFLOAT16, 32, 16);
+        assertThat(g.shape()).containsExactly(32, 16);
+        for (int k = 0; k < 32; k++)
+            for (int u = 0; u < 16; u++) {
+                double want = k < 24 && u < 10 ? w.getDouble(u, k) : 0;
+                assertThat(g.getDouble(k, u))
+                        .isCloseTo(want, org.assertj.core.data.Offset.offset(Math.abs(want) * 0x1p-7));
+            }
+    }
+
+    @Test
     void onlyHalfTypesAreAccepted() {
-        assertThatThrownBy(() -> TensorCoreConvs.apply(residualCnn(), DType.FLOAT32))
+        assertThatThrownBy(() -> ToTensorCores.apply(residualCnn(), DType.FLOAT32))
                 .isInstanceOf(KilnException.class)
                 .hasMessageContaining("argument 'half' is float32");
     }
