@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Kiln's GPU check, for a machine with an NVIDIA GPU: builds Kiln, runs the CUDA tests (the device
-# tests run only here), tunes a 4096 matmul, a conv2d layer and a float16 Tensor Core 4096 matmul
-# (against cublasGemmEx) on a short budget, and ends with a
+# tests run only here), tunes a 4096 matmul, a conv2d layer, a float16 Tensor Core 4096 matmul and the
+# conv2d layer as a float16 implicit GEMM on Tensor Cores (against cublasGemmEx) on a short budget, and ends with a
 # table of GFLOP/s next to cuBLAS (and PyTorch, when it is installed) measured in the same run.
-# The default budget (build ~2 min, tests ~1.5 min, 3 x 75 s of tuning, baselines) ends inside
+# The default budget (build ~2 min, tests ~1.5 min, 4 x 60 s of tuning, baselines) ends inside
 # 10 minutes; every step after the build runs under a timeout.
 #
 #   scripts/gpu-check.sh [--dry-run] [--seconds S] [--skip-tests] [--prebuilt] [-- GpuCheck options]
 #     --dry-run     no GPU needed: check the environment, build, then tune nothing (sample, lower,
 #                   generate and compile the programs a real run would start from) and print the plan
-#     --seconds S   tuning time per workload (default 75)
+#     --seconds S   tuning time per workload (default 60)
 #     --skip-tests  do not run the test suite of the cuda module
 #     --prebuilt    do not run Maven: use cuda/target/gpu-check/ made earlier by this script (or by
 #                   --prepare) on a machine with Maven and network, e.g. for a GPU box without network
@@ -25,7 +25,7 @@ t0=$SECONDS
 say() { printf '[gpu-check %4ds] %s\n' $((SECONDS - t0)) "$*"; }
 die() { say "FAILED: $*"; exit 1; }
 
-dry=0; seconds=75; tests=1; prebuilt=0; prepare=0; cluster=0; extra=()
+dry=0; seconds=60; tests=1; prebuilt=0; prepare=0; cluster=0; extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry=1 ;;
@@ -100,7 +100,7 @@ rm -f cuda/target/kiln-gpu-check.jsonl   # a fresh search every run (the log is 
 args=(--seconds "$seconds" --log cuda/target/kiln-gpu-check.jsonl)
 [ $dry = 1 ] && args+=(--dry-run)
 say "running dev.kiln.cuda.GpuCheck ${args[*]} ${extra[*]:-}"
-timeout $((3 * ${seconds%.*} + 180)) "$java" "${jvm[@]}" -cp "$cp" dev.kiln.cuda.GpuCheck "${args[@]}" "${extra[@]}" \
+timeout $((5 * ${seconds%.*} + 180)) "$java" "${jvm[@]}" -cp "$cp" dev.kiln.cuda.GpuCheck "${args[@]}" "${extra[@]}" \
     || die "GpuCheck (exit $?)"
 
 # ---- PyTorch, when the machine has it ---------------------------------------------------------

@@ -18,6 +18,8 @@ import dev.kiln.ir.MemoryScope;
 import dev.kiln.lower.GpuPasses;
 import dev.kiln.lower.Lowering;
 import dev.kiln.nn.Conv;
+import dev.kiln.nn.ConvGemm;
+import dev.kiln.nn.ConvParams;
 import dev.kiln.nn.Linalg;
 import dev.kiln.runtime.Comparison;
 import dev.kiln.runtime.NDArray;
@@ -35,8 +37,9 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The GPU check of scripts/gpu-check.sh: tunes a 4096 matmul, a conv2d layer and a float16 -> float32
- * Tensor Core matmul (4096, against cublasGemmEx with tensor ops) on this machine's
+ * The GPU check of scripts/gpu-check.sh: tunes a 4096 matmul, a conv2d layer, a float16 -> float32
+ * Tensor Core matmul (4096, against cublasGemmEx with tensor ops) and the conv2d layer as a float16 implicit GEMM
+ * on Tensor Cores (against cublasGemmEx of its GEMM shape) on this machine's
  * GPU on a short budget, checks each tuned kernel against a plain GPU kernel of the same
  * computation (one thread per output element) on random inputs, times it with CUDA events, and
  * prints a table of GFLOP/s next to cuBLAS measured in the same run (sgemm of the same shape; for
@@ -84,7 +87,7 @@ public final class GpuCheck {
 
     public static void main(String[] args) throws Exception {
         boolean dry = false, tf32 = false;
-        double seconds = 75;
+        double seconds = 60;
         int trials = 2000, mm = 4096;
         Path log = Path.of("kiln-gpu-check.jsonl");
         int[] conv = {16, 64, 56, 56, 64, 3, 3, 1};
@@ -106,7 +109,8 @@ public final class GpuCheck {
                             + "[--matmul N] [--conv N,C,H,W,K,R,S,PAD]");
             }
         }
-        List<Workload> workloads = new ArrayList<>(List.of(matmul(mm), conv2d(conv), tensorCoreMatmul(mm)));
+        List<Workload> workloads =
+                new ArrayList<>(List.of(matmul(mm), conv2d(conv), tensorCoreMatmul(mm), tensorCoreConv2d(conv)));
         if (tf32) workloads.add(tf32Matmul(mm));
         System.out.println("kiln gpu-check: " + CudaCompiler.describe() + "; " + CudaDriver.status());
         if (dry) {
@@ -151,6 +155,27 @@ public final class GpuCheck {
                 TensorCoreSchedule.matmul(DType.FLOAT32, n, n, n, false),
                 new int[] {n, n, n},
                 Inputs.TF32);
+    }
+
+    /**
+     * The conv2d layer in NHWC on float16 Tensor Cores, as {@code ToTensorCores} puts a network's convs there: an
+     * implicit GEMM ({@link ConvGemm}) whose im2col tiles the Tensor Core sketch gathers from the image into shared
+     * memory, float32 output {@code [rows, COp]} (rows: N * OH * OW, and COp: CO, rounded up to 16); its baseline is
+     * cublasGemmEx
+     * f16 -> f32 of the same GEMM shape (im2col not counted), as for the float32 conv.
+     */
+    static Workload tensorCoreConv2d(int[] c) {
+        Tensor data = Te.placeholder("data", DType.FLOAT16, c[0], c[2], c[3], c[1]);
+        long oh = c[2] + 2L * c[7] - c[5] + 1, ow = c[3] + 2L * c[7] - c[6] + 1;
+        long m = c[0] * oh * ow, rows = (m + 15) / 16 * 16, k = (long) c[1] * c[5] * c[6], kp = (k + 15) / 16 * 16;
+        int cop = (c[4] + 15) / 16 * 16; // output channels in whole tiles, as ToTensorCores pads them
+        Tensor weight = Te.placeholder("weight", DType.FLOAT16, kp, cop);
+        return new Workload(
+                "tensor core conv2d f16 N" + c[0] + " " + c[1] + "x" + c[2] + "x" + c[3] + "->" + c[4] + " k" + c[5]
+                        + "x" + c[6] + " p" + c[7],
+                ComputeDAG.of(ConvGemm.conv2dNhwcGemm(data, weight, c[5], c[6], ConvParams.of(2, 1, c[7]), rows)),
+                new int[] {(int) rows, cop, (int) kp},
+                Inputs.HALF);
     }
 
     /** conv2d NCHW: batch, in channels, height, width, out channels, kernel h, kernel w, padding (stride 1). */
@@ -305,7 +330,7 @@ public final class GpuCheck {
             System.out.printf("%-40s %12.1f %12.1f %10.3f %7d  %s%n", r.name(), k, v, k / v, r.trials(), r.check());
         }
         System.out.println(
-                "(conv2d's cuBLAS column is an sgemm of its im2col GEMM shape, im2col not counted; the Tensor Core"
+                "(the conv2ds' cuBLAS column is a GEMM of their im2col shape, im2col not counted; the Tensor Core"
                         + " matmuls' are cublasGemmEx f16->f32 with tensor ops and f32 with"
                         + " CUBLAS_COMPUTE_32F_FAST_TF32; times from CUDA events)");
     }

@@ -20,6 +20,8 @@ class GpuCheckDryRunTest {
         assertThat(out)
                 .contains("dry run: matmul 128x128x128 (0.0 GFLOP): 1 sketch(es), 3 sampled programs lowered")
                 .contains("dry run: conv2d N1 8x14x14->8 k3x3 p1")
+                // the same layer as a float16 implicit GEMM: 196 pixels in 208 rows, 72 taps in 80
+                .contains("dry run: tensor core conv2d f16 N1 8x14x14->8 k3x3 p1 (0.0 GFLOP): 1 sketch(es), 3 sampled")
                 .contains("a real run tunes it for 5 s")
                 .contains("Kiln GFLOP/s")
                 .contains("(dry run: nothing measured)");
