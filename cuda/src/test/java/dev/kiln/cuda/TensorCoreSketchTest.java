@@ -75,7 +75,10 @@ class TensorCoreSketchTest {
     /** The first workload index of {@link #workloads()}'s implicit GEMM convs. */
     static final int FIRST_CONV = 6;
 
-    /** A 3x3 conv2d (padding 1) of {@code [1, hw, hw, c]} as {@link ConvGemm#conv2dNhwcGemm}, weight {@code [cols, co]}. */
+    /**
+     * A 3x3 conv2d (padding 1) of {@code [1, hw, hw, c]} as {@link ConvGemm#conv2dNhwcGemm}, weight {@code [cols,
+     * co]}.
+     */
     static ComputeDAG convGemm(DType t, long hw, long c, long stride, long rows, long cols, long co) {
         Tensor x = Te.placeholder("x", t, 1, hw, hw, c), w = Te.placeholder("w", t, cols, co);
         return ComputeDAG.of(ConvGemm.conv2dNhwcGemm(x, w, 3, 3, ConvParams.of(2, stride, 1), rows));
