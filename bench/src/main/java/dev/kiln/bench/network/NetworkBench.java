@@ -154,7 +154,8 @@ public final class NetworkBench implements Callable<Integer> {
     @Option(
             names = "--bf16",
             description = "Also run each network with its convs and dense layers in bfloat16 (ToBfloat16: bfloat16 "
-                    + "weights and operands, float32 sums), tuned into its own log ('-bf16'), as 'kiln bf16'.")
+                    + "weights and operands, float32 sums), tuned into its own log ('-bf16'), as 'kiln bf16'; and "
+                    + "PyTorch's BN-folded model in bfloat16 (model.to(bfloat16)), as 'pytorch-bn-folded bf16'.")
     boolean bf16;
 
     @Option(
@@ -392,7 +393,37 @@ public final class NetworkBench implements Callable<Integer> {
                     emit(check(name, t, impl, tm, out[0], want, tolerance, note));
                     out[0].close();
                 }
+                if (bf16 && v == Variant.BN_FOLDED) timeTorchBf16(name, t, g, inputs, want, f);
             }
+        }
+    }
+
+    /**
+     * PyTorch with the BN-folded model in bfloat16 ({@code model.to(torch.bfloat16)}: every weight and activation
+     * bfloat16, oneDNN's bf16 kernels), checked against the float32 reference within {@code --bf16-tolerance}: what a
+     * PyTorch user runs to get bfloat16's speed, against Kiln's bf16 row.
+     */
+    private void timeTorchBf16(String name, int t, Graph g, NDArray[] inputs, NDArray want, Format f)
+            throws IOException {
+        String impl = "pytorch-bn-folded bf16"
+                + (formats().size() > 1 || f != Format.CHANNELS_LAST
+                        ? " " + f.name().toLowerCase(Locale.ROOT)
+                        : "");
+        try (TorchNetwork pt = TorchNetwork.load(g, Variant.BN_FOLDED, f, true)) {
+            List<String> nchw = pt.sidestepped();
+            String note = nchw.isEmpty()
+                    ? "all ops in bfloat16"
+                    : "all ops in bfloat16; " + nchw.size()
+                            + " 1x1 convs run NCHW (oneDNN 3.7 brgemm 1x1 SIGFPE in channels_last)";
+            NDArray[] out = new NDArray[1];
+            Timing tm = time(() -> {
+                List<NDArray> r = pt.run(inputs);
+                if (out[0] != null) out[0].close();
+                out[0] = r.getFirst();
+                for (int i = 1; i < r.size(); i++) r.get(i).close();
+            });
+            emit(check(name, t, impl, tm, out[0], want, bf16Tolerance, note));
+            out[0].close();
         }
     }
 

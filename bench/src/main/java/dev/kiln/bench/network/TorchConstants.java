@@ -31,9 +31,17 @@ final class TorchConstants {
     private final Map<String, Tensor> cache = new HashMap<>(); // "value|form" -> tensor
     private final List<Pointer> keepAlive = new ArrayList<>();
 
+    /** The element type of every constant: float32, or bfloat16 for a network run in bfloat16. */
+    private final torch.ScalarType type;
+
     TorchConstants(Graph graph, Format format) {
+        this(graph, format, torch.ScalarType.Float);
+    }
+
+    TorchConstants(Graph graph, Format format, torch.ScalarType type) {
         this.graph = graph;
         this.format = format;
+        this.type = type;
     }
 
     /**
@@ -76,7 +84,10 @@ final class TorchConstants {
     Tensor asIs(String v) {
         return cached(v + "|asis", () -> {
             requireFloat(graph.value(v));
-            return hold(TorchTensors.toTorch(graph.constant(v)));
+            Tensor t = TorchTensors.toTorch(graph.constant(v));
+            if (type == torch.ScalarType.Float) return hold(t);
+            hold(t);
+            return hold(t.to(type));
         });
     }
 

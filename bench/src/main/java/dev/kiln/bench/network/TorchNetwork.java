@@ -120,6 +120,7 @@ public final class TorchNetwork implements AutoCloseable {
     private final Graph graph;
     private final Variant variant;
     private final Format format;
+    private final boolean bfloat16; // every constant and the input in bfloat16
     private final TorchConstants constants; // weights and other constants, freed on close
     private final TorchSlots slots; // which slot holds each value in which form, and the steps of a run
     private final Set<String> fusedAway = new HashSet<>();
@@ -128,11 +129,13 @@ public final class TorchNetwork implements AutoCloseable {
     private final int[] outputSlots;
     private boolean closed;
 
-    private TorchNetwork(Graph graph, Variant variant, Format format) {
+    private TorchNetwork(Graph graph, Variant variant, Format format, boolean bfloat16) {
         this.graph = graph;
         this.variant = variant;
         this.format = format;
-        this.constants = new TorchConstants(graph, format);
+        this.bfloat16 = bfloat16;
+        this.constants =
+                new TorchConstants(graph, format, bfloat16 ? torch.ScalarType.BFloat16 : torch.ScalarType.Float);
         this.slots = new TorchSlots(graph, format, constants);
         inputSlots = new int[graph.inputs().size()];
         try (NoGradGuard ng = new NoGradGuard()) {
@@ -150,7 +153,10 @@ public final class TorchNetwork implements AutoCloseable {
                             "TorchNetwork: graph '" + graph.name() + "' outputs the constant '" + o + "'");
                 int s = slots.slot(o, Form.LOGICAL);
                 int out = slots.newSlot(o, null);
-                slots.add(t -> t[out] = t[s].contiguous());
+                slots.add(
+                        bfloat16
+                                ? t -> t[out] = t[s].to(torch.ScalarType.Float).contiguous()
+                                : t -> t[out] = t[s].contiguous());
                 outputSlots[i] = out;
             }
         }
@@ -163,8 +169,23 @@ public final class TorchNetwork implements AutoCloseable {
 
     /** {@code g} (or, for {@link Variant#BN_FOLDED}, {@code GraphPasses.optimize(g)}) translated for PyTorch. */
     public static TorchNetwork load(Graph g, Variant variant, Format format) {
+        return load(g, variant, format, false);
+    }
+
+    /**
+     * The same, run in bfloat16 when {@code bfloat16}: every constant (weights, biases, batch-norm statistics)
+     * converted to bfloat16 once and the input at each run, so every op computes in bfloat16 (oneDNN's bf16 convs
+     * and matmuls on a CPU with AVX-512 BF16 or AMX), as {@code model.to(torch.bfloat16)} runs a model; the outputs
+     * come back as float32.
+     */
+    public static TorchNetwork load(Graph g, Variant variant, Format format, boolean bfloat16) {
         TorchRuntime.ensureAvailable();
-        return new TorchNetwork(variant == Variant.BN_FOLDED ? GraphPasses.optimize(g) : g, variant, format);
+        return new TorchNetwork(variant == Variant.BN_FOLDED ? GraphPasses.optimize(g) : g, variant, format, bfloat16);
+    }
+
+    /** Whether this network runs in bfloat16 ({@link #load(Graph, Variant, Format, boolean)}). */
+    public boolean bfloat16() {
+        return bfloat16;
     }
 
     /** The graph PyTorch runs (the optimised one for {@link Variant#BN_FOLDED}). */
@@ -200,7 +221,10 @@ public final class TorchNetwork implements AutoCloseable {
         try (PointerScope scope = new PointerScope();
                 InferenceMode im = new InferenceMode()) {
             Tensor[] t = new Tensor[slots.count()];
-            for (int i = 0; i < inputs.length; i++) t[inputSlots[i]] = TorchTensors.toTorch(inputs[i]);
+            for (int i = 0; i < inputs.length; i++) {
+                Tensor x = TorchTensors.toTorch(inputs[i]);
+                t[inputSlots[i]] = bfloat16 ? x.to(torch.ScalarType.BFloat16) : x;
+            }
             slots.run(t);
             List<NDArray> outs = new ArrayList<>();
             for (int i = 0; i < outputSlots.length; i++) {
