@@ -8,6 +8,7 @@ import dev.kiln.autoschedule.Candidate;
 import dev.kiln.autoschedule.annotate.InitPopulation;
 import dev.kiln.autoschedule.measure.ScheduleLowerer;
 import dev.kiln.autoschedule.network.CompiledNetwork;
+import dev.kiln.autoschedule.network.MemoryPlan;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkTask;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
@@ -23,8 +24,10 @@ import dev.kiln.graph.GraphBuilder;
 import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.Value;
+import dev.kiln.graph.fuse.Partition;
 import dev.kiln.graph.pass.ToTensorCores;
 import dev.kiln.ir.DType;
+import dev.kiln.models.Models;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.schedule.TensorizeStep;
 import dev.kiln.target.CudaTarget;
@@ -103,6 +106,88 @@ class TensorCoreNetworkTest {
         assertThat(failures).isEmpty();
         GpuTesting.assumeNvcc();
         assertThat(String.join("\n", GpuTesting.compileWithNvcc(modules))).contains("wmma.mma.sync");
+    }
+
+    /**
+     * ResNet-50 and MobileNet-V2 at 224x224 through {@link ToTensorCores}: every conv2d_gemm task (the 7x7 stem of 147
+     * taps, strided 1x1 projections, 7x7 outputs of 49 pixels, 24- and 1000-wide outputs rounded up to 16) gets
+     * exactly one Tensor Core sketch, and only the depthwise convs stay float32.
+     */
+    @Test
+    void everyConvOfResNet50AndMobileNetV2GetsTheTensorCoreSketch() {
+        CudaTarget target = CudaTarget.h200();
+        for (Graph net : List.of(Models.resnet50(1, 224, 3), Models.mobilenetV2(1, 224, 3))) {
+            ToTensorCores.Result r = ToTensorCores.apply(net, DType.FLOAT16);
+            assertThat(r.kept().values()).as(net.name()).allMatch(why -> why.contains("groups"));
+            List<NetworkTask> gemms = Network.tasks(r.graph(), target).stream()
+                    .filter(t -> t.description().startsWith("conv2d_gemm"))
+                    .toList();
+            assertThat(gemms).as(net.name()).isNotEmpty();
+            for (NetworkTask t : gemms) {
+                assertThat(TargetRules.cuda().sketches(t.task()))
+                        .as(net.name() + " " + t.description())
+                        .filteredOn(s -> s.steps().stream().anyMatch(st -> st instanceof TensorizeStep))
+                        .hasSize(1);
+            }
+        }
+    }
+
+    /**
+     * A chain of three convs (3x3 with bias and ReLU, 1x1 to 24 channels with bias, 1x1): each GEMM's kernel also
+     * computes its bias, ReLU and the next layer's cast on its rows, the reshape between the first two is a view (no
+     * kernel), and the first two tasks' sampled Tensor Core programs (epilogue and gathered operand in one kernel)
+     * match the default lowering in the interpreter.
+     */
+    @Test
+    void aChainOfConvsRunsOneKernelPerLayerWhereNothingIsRoundedUp() {
+        GraphBuilder b = new GraphBuilder("tc_chain");
+        Value x = b.input("x", FLOAT32, 1, 8, 8, 16);
+        Value a = b.relu(
+                "ra",
+                b.biasAdd(
+                        "ba",
+                        b.conv2d("a", x, b.weight("wa", 1, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1),
+                        b.weight("bias_a", 2, 0.5, 16),
+                        3));
+        Value c = b.biasAdd(
+                "bb",
+                b.conv2d("b", a, b.weight("wb", 3, 0.3, 1, 1, 16, 24), "NHWC", 1, 0, 1),
+                b.weight("bias_b", 4, 0.5, 24),
+                3);
+        Graph net = b.output(b.conv2d("c", c, b.weight("wc", 5, 0.3, 1, 1, 24, 16), "NHWC", 1, 0, 1))
+                .build();
+        Graph tc = ToTensorCores.apply(net, DType.FLOAT16).graph();
+        CudaTarget target = CudaTarget.h200();
+        Partition p = Network.partition(tc, target);
+        assertThat(p.groups().stream().filter(gr -> MemoryPlan.isView(p, gr)).map(gr -> gr.output()))
+                .containsExactly("ra.f16");
+        List<NetworkTask> tasks = Network.tasks(tc, target);
+        assertThat(tasks)
+                .extracting(NetworkTask::description)
+                .contains("conv2d_gemm+bias_add+relu+cast [64, 16]", "conv2d_gemm+bias_add+cast [64, 32]");
+        List<String> failures = new ArrayList<>();
+        int w = 0;
+        for (NetworkTask t : tasks) {
+            if (!t.description().contains("+cast")) continue;
+            List<Sketch> sk = TargetRules.cuda().sketches(t.task()).stream()
+                    .filter(s -> s.steps().stream().anyMatch(st -> st instanceof TensorizeStep))
+                    .toList();
+            assertThat(sk).as(t.description()).hasSize(1);
+            for (Candidate cand : TargetRules.cuda()
+                    .population(t.task(), sk)
+                    .sample(2, new SplittableRandom(5 + w))
+                    .candidates()) {
+                PrimFunc f = ScheduleLowerer.forTarget(target).lower(t.task(), cand.schedule());
+                String diff = GpuTesting.compareWithDefault(t.task().dag(), f, 9 + w, 1e-3);
+                if (diff != null) failures.add(t.description() + ": " + diff);
+                assertThat(CudaCodegen.generate(f).launches())
+                        .as(t.description())
+                        .hasSize(1);
+            }
+            w++;
+        }
+        assertThat(w).isEqualTo(2);
+        assertThat(failures).isEmpty();
     }
 
     @Test

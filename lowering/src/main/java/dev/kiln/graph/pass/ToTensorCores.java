@@ -10,9 +10,11 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Mixed precision for a GPU's Tensor Cores: every one-group NHWC {@code conv2d} and every {@code dense} layer with a
@@ -24,13 +26,19 @@ import java.util.Map;
  * <pre>
  * x.f16 = cast(x)                     one per activation (fused into x's producer where it is x's only reader)
  * g     = conv2d_gemm(x.f16, w.gemm)  [Mp, COp] float32: Mp = N*OH*OW and COp = CO rounded up to 16
- * s     = strided_slice(g)            [N*OH*OW, CO], where Mp or COp was rounded up
- * out   = reshape(s)                  [N, OH, OW, CO], the conv's own output value
+ * e     = epilogue(g)                 the layer's bias add and activations, on the rows ([COp] bias, zero padded)
+ * s     = strided_slice(e)            [N*OH*OW, CO], where Mp or COp was rounded up
+ * out   = reshape(s)                  [N, OH, OW, CO], the epilogue's own output value
  * </pre>
  *
  * {@code w.gemm} is the HWIO weight rounded to the half type once, here, seen as {@code [KH*KW*C, CO]} and padded with
- * zeros to {@code [Kp, COp]} (K up to a multiple of 16). Bias, activation and residual add stay float32 after the
- * reshape, where they fuse with it and the slice into one element-wise kernel. Everything else stays as it was, and
+ * zeros to {@code [Kp, COp]} (K up to a multiple of 16). The epilogue is the chain of constant per-channel bias adds,
+ * activations and clips after the layer, each the only reader of the value before it: on the rows it fuses into the
+ * GEMM's kernel (the Tensor Core sketch's element-wise epilogue). Where the chain's value is read only by another
+ * converted layer, that layer's cast moves onto the rows too, so the GEMM's kernel writes the half-precision
+ * activation and the reshape (when nothing was rounded up) is a view, no kernel: a chain of convs runs one kernel
+ * each. A residual add and anything else stays float32 after the reshape, where it fuses with the slice and the
+ * reshape into one element-wise kernel. Everything else stays as it was, and
  * {@link Result#kept()} says which layers and why (a depthwise conv has no reduction over channels for a GEMM).
  *
  * <p>A dense layer with a constant weight ({@code x [N, K]}, {@code w [units, K]}) is the same GEMM as a 1x1 conv of
@@ -68,15 +76,19 @@ public final class ToTensorCores {
         List<String> converted = new ArrayList<>();
         Map<String, String> kept = new LinkedHashMap<>();
         List<Node> out = new ArrayList<>();
+        Map<String, String> reasons = new HashMap<>(); // every conv/dense layer: null where it converts
         for (Node n : e.nodes) {
-            String why =
-                    switch (n.op()) {
-                        case Op.Conv2d c -> reason(g, n, c);
-                        case Op.Dense d -> denseReason(g, n);
-                        default -> "";
-                    };
-            if (why != null) {
-                if (!why.isEmpty()) kept.put(n.name(), why);
+            switch (n.op()) {
+                case Op.Conv2d c -> reasons.put(n.name(), reason(g, n, c));
+                case Op.Dense d -> reasons.put(n.name(), denseReason(g, n));
+                default -> {}
+            }
+        }
+        Set<String> moved = new HashSet<>(); // epilogue nodes already emitted on a GEMM's rows
+        for (Node n : e.nodes) {
+            if (moved.contains(n.name())) continue;
+            if (!reasons.containsKey(n.name()) || reasons.get(n.name()) != null) {
+                if (reasons.get(n.name()) != null) kept.put(n.name(), reasons.get(n.name()));
                 out.add(n);
                 continue;
             }
@@ -84,14 +96,12 @@ public final class ToTensorCores {
             String x = n.inputs().get(0), w = n.inputs().get(1);
             String xh = casts.get(x);
             if (xh == null) {
-                List<Long> xs = g.value(x).shape();
+                List<Long> xs = inputImage(g, n);
                 String src = x;
                 if (dense) {
                     // [N, K] read as a 1 x N image of K channels (the reshape fuses with the cast)
                     src = e.freshName(x + ".image");
-                    List<Long> image = List.of(1L, 1L, xs.get(0), xs.get(1));
-                    out.add(new Node(new Op.Reshape(image), List.of(x), new Value(src, DType.FLOAT32, image)));
-                    xs = image;
+                    out.add(new Node(new Op.Reshape(xs), List.of(x), new Value(src, DType.FLOAT32, xs)));
                 }
                 xh = e.freshName(x + suffix);
                 out.add(new Node(new Op.Cast(half), List.of(src), new Value(xh, half, xs)));
@@ -114,34 +124,114 @@ public final class ToTensorCores {
             Op.Conv2dGemm op = n.op() instanceof Op.Conv2d c
                     ? new Op.Conv2dGemm(List.of(ws[0], ws[1]), c.strides(), c.pads(), c.dilations(), mp)
                     : new Op.Conv2dGemm(List.of(1L, 1L), List.of(1L, 1L), List.of(0L, 0L, 0L, 0L), List.of(1L, 1L), mp);
-            String gemm = e.freshName(n.name() + ".gemm");
-            out.add(new Node(op, List.of(xh, wg), new Value(gemm, DType.FLOAT32, List.of(mp, cop))));
-            boolean sliced = mp != m || cop != co;
-            if (dense) {
-                // [N, units] is the GEMM's first rows and columns: the slice (or a copy) is the layer's output
-                out.add(
-                        sliced
-                                ? new Node(
-                                        new Op.StridedSlice(List.of(0L, 0L), List.of(1L, 1L), List.of(m, co)),
-                                        List.of(gemm),
-                                        n.output())
-                                : new Node(new Op.Reshape(shape), List.of(gemm), n.output()));
-            } else {
-                String flat = gemm;
-                if (sliced) {
-                    flat = e.freshName(n.name() + ".rows");
-                    out.add(new Node(
-                            new Op.StridedSlice(List.of(0L, 0L), List.of(1L, 1L), List.of(m, co)),
-                            List.of(gemm),
-                            new Value(flat, DType.FLOAT32, List.of(m, co))));
+            String rows = e.freshName(n.name() + ".gemm");
+            out.add(new Node(op, List.of(xh, wg), new Value(rows, DType.FLOAT32, List.of(mp, cop))));
+            List<Long> flat = List.of(mp, cop);
+            // the layer's per-channel epilogue (bias, activations) computed on the GEMM's rows, where it fuses into
+            // the GEMM's kernel as the Tensor Core sketch's epilogue, instead of after the reshape
+            Node last = n;
+            for (Node r : epilogue(g, n, co)) {
+                String v = e.freshName(r.name() + ".rows");
+                List<String> ins = new ArrayList<>(r.inputs());
+                ins.set(0, rows);
+                if (r.op() instanceof Op.BiasAdd) {
+                    String b = ins.get(1);
+                    ins.set(1, cop == co ? b : padded(e, g, b, cop));
+                    out.add(new Node(new Op.BiasAdd(1), ins, new Value(v, DType.FLOAT32, flat)));
+                } else {
+                    out.add(new Node(r.op(), ins, new Value(v, DType.FLOAT32, flat)));
                 }
-                out.add(new Node(new Op.Reshape(shape), List.of(flat), n.output()));
+                moved.add(r.name());
+                rows = v;
+                last = r;
+            }
+            // where the only reader is a converted layer, its cast also moves onto the rows (the GEMM's kernel writes
+            // the half-precision activation, and the reshape to NHWC is a view when nothing was rounded up)
+            String value = last.output().name();
+            List<Long> target = last.output().shape();
+            DType type = DType.FLOAT32;
+            List<Node> readers = g.consumers(value);
+            if (readers.size() == 1
+                    && !g.isOutput(value)
+                    && readers.getFirst().inputs().indexOf(value) == 0
+                    && reasons.containsKey(readers.getFirst().name())
+                    && reasons.get(readers.getFirst().name()) == null) {
+                String hv = e.freshName(value + suffix + ".rows");
+                out.add(new Node(new Op.Cast(half), List.of(rows), new Value(hv, half, flat)));
+                rows = hv;
+                type = half;
+                target = inputImage(g, readers.getFirst());
+                value = e.freshName(value + suffix);
+                casts.put(last.output().name(), value);
+            }
+            List<Long> have = flat;
+            if (mp != m || cop != co) {
+                String sliced = e.freshName(last.output().name() + ".sliced");
+                have = List.of(m, co);
+                out.add(new Node(
+                        new Op.StridedSlice(List.of(0L, 0L), List.of(1L, 1L), have),
+                        List.of(rows),
+                        new Value(sliced, type, have)));
+                rows = sliced;
+            }
+            if (have.equals(target)) {
+                // a dense layer's [N, units]: the last node already computes it, under the layer's own name
+                Node end = out.removeLast();
+                out.add(new Node(end.op(), end.inputs(), new Value(value, type, target)));
+            } else {
+                out.add(new Node(new Op.Reshape(target), List.of(rows), new Value(value, type, target)));
             }
             converted.add(n.name());
         }
         e.nodes.clear();
         e.nodes.addAll(out);
         return new Result(e.build(), converted, kept);
+    }
+
+    /**
+     * The per-channel chain after a converted layer {@code n} of {@code co} output channels that can run on the GEMM's
+     * rows: bias adds of a constant {@code [co]} vector on the last axis and unary activations and clips, each the
+     * only reader of the value before it, none a graph output.
+     */
+    private static List<Node> epilogue(Graph g, Node n, long co) {
+        List<Node> chain = new ArrayList<>();
+        String v = n.output().name();
+        int rank = n.output().shape().size();
+        while (!g.isOutput(v) && g.consumers(v).size() == 1) {
+            Node r = g.consumers(v).getFirst();
+            if (r.inputs().indexOf(v) != 0 || r.inputs().lastIndexOf(v) != 0) break;
+            boolean ok =
+                    switch (r.op()) {
+                        case Op.BiasAdd b ->
+                            (b.axis() == rank - 1 || b.axis() == -1)
+                                    && g.isConstant(r.inputs().get(1))
+                                    && g.value(r.inputs().get(1)).shape().equals(List.of(co));
+                        case Op.Unary u -> true;
+                        case Op.Clip c -> true;
+                        default -> false;
+                    };
+            if (!ok || r.output().dtype() != DType.FLOAT32) break;
+            chain.add(r);
+            v = r.output().name();
+        }
+        return chain;
+    }
+
+    /** The shape a converted layer's GEMM reads its input in: NHWC as it is, a dense layer's [N, K] as [1, 1, N, K]. */
+    private static List<Long> inputImage(Graph g, Node n) {
+        List<Long> xs = g.value(n.inputs().getFirst()).shape();
+        return n.op() instanceof Op.Dense ? List.of(1L, 1L, xs.get(0), xs.get(1)) : xs;
+    }
+
+    /** Constant vector {@code b} padded with zeros to {@code length} (the GEMM's rounded-up channels). */
+    private static String padded(GraphEditor e, Graph g, String b, long length) {
+        String name = b + ".padded" + length;
+        if (e.constants.containsKey(name)) return name;
+        NDArray src = g.constant(b);
+        NDArray p = GraphBuilder.autoArray(DType.FLOAT32, length);
+        for (long i = 0; i < src.numElements(); i++) p.setDoubleFlat(src.getDoubleFlat(i), i);
+        e.constants.put(name, p);
+        return name;
     }
 
     /** Null where the convolution converts, else why it stays float32. */

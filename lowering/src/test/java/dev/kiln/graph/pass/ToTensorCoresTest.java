@@ -67,7 +67,12 @@ class ToTensorCoresTest {
         // c1: 64 pixels x 16 channels, K = 27 taps padded to 32: no slice; proj: 16 pixels, 24 channels -> 32
         assertThat(g.value("c1.gemm").shape()).containsExactly(64L, 16L);
         assertThat(g.value("proj.gemm").shape()).containsExactly(16L, 32L);
-        assertThat(g.producer("proj.rows").op()).isInstanceOf(Op.StridedSlice.class);
+        assertThat(g.producer("proj.sliced").op()).isInstanceOf(Op.StridedSlice.class);
+        // c1's bias and ReLU run on its GEMM's rows ([16] bias on axis 1); r1 has two readers, so it is float32 NHWC
+        assertThat(g.producer("b1.rows").op()).isEqualTo(new Op.BiasAdd(1));
+        assertThat(g.producer("r1.rows").inputs()).containsExactly("b1.rows");
+        assertThat(g.producer("r1").op()).isInstanceOf(Op.Reshape.class);
+        assertThat(g.value("r1").dtype()).isEqualTo(FLOAT32);
         assertThat(g.producer("proj").op()).isInstanceOf(Op.Reshape.class);
         assertThat(g.value("proj").shape()).containsExactly(1L, 4L, 4L, 24L);
         assertThat(g.constants().values())
@@ -89,6 +94,57 @@ class ToTensorCoresTest {
             assertThat(err)
                     .isLessThanOrEqualTo(Math.scalb(max, half == DType.FLOAT16 ? -7 : -5))
                     .isGreaterThan(0);
+        }
+    }
+
+    /**
+     * conv 3x3 (16 -> 16, bias, ReLU) -> conv 1x1 (16 -> 24, bias) -> conv 1x1 (24 -> 16): each layer's bias and ReLU
+     * run on its GEMM's rows, and where the next layer is the only reader its cast does too, so the reshape to NHWC
+     * reads half-precision rows (a view where nothing was rounded up); the 24 channels are sliced from 32 first, with
+     * the bias padded by zeros. Within float16's rounding of the float32 chain.
+     */
+    @Test
+    void aChainOfLayersCastsOnTheGemmRows() {
+        GraphBuilder b = new GraphBuilder("tc_chain");
+        Value x = b.input("x", FLOAT32, 1, 8, 8, 16);
+        Value a = b.relu(
+                "ra",
+                b.biasAdd(
+                        "ba",
+                        b.conv2d("a", x, b.weight("wa", 1, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1),
+                        b.weight("bias_a", 2, 0.5, 16),
+                        3));
+        Value c = b.biasAdd(
+                "bb",
+                b.conv2d("b", a, b.weight("wb", 3, 0.3, 1, 1, 16, 24), "NHWC", 1, 0, 1),
+                b.weight("bias_b", 4, 0.5, 24),
+                3);
+        Graph net = b.output(b.conv2d("c", c, b.weight("wc", 5, 0.3, 1, 1, 24, 16), "NHWC", 1, 0, 1))
+                .build();
+        ToTensorCores.Result r = ToTensorCores.apply(net, DType.FLOAT16);
+        assertThat(r.converted()).containsExactly("a", "b", "c");
+        Graph g = r.graph();
+        // a: gemm -> bias -> relu -> cast on [64, 16] rows, reshaped (a view) to b's half input
+        assertThat(g.producer("ra.rows").op()).isEqualTo(new Op.Unary(Op.UnaryKind.RELU));
+        assertThat(g.producer("ra.f16.rows").op()).isEqualTo(new Op.Cast(DType.FLOAT16));
+        assertThat(g.producer("ra.f16").op()).isInstanceOf(Op.Reshape.class);
+        assertThat(g.value("ra.f16").dtype()).isEqualTo(DType.FLOAT16);
+        assertThat(g.producer("b.gemm").inputs().getFirst()).isEqualTo("ra.f16");
+        // b: 24 channels computed as 32, its bias padded, the cast before the slice
+        assertThat(g.value("b.gemm").shape()).containsExactly(64L, 32L);
+        assertThat(g.constant(g.producer("bb.rows").inputs().get(1)).shape()).containsExactly(32);
+        assertThat(g.producer("bb.sliced").inputs()).containsExactly("bb.f16.rows");
+        assertThat(g.nodes().stream().filter(n -> n.op() instanceof Op.Cast)).hasSize(3);
+        try (NodeRunner ref = NodeRunner.interpreter();
+                NDArray in = NDArray.random(FLOAT32, 12, 1, 8, 8, 16)) {
+            NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
+            NDArray yh = ReferenceExecutor.run(g, ref, in).getFirst();
+            double max = 0, err = 0;
+            for (long i = 0; i < y32.numElements(); i++) {
+                max = Math.max(max, Math.abs(y32.getDoubleFlat(i)));
+                err = Math.max(err, Math.abs(y32.getDoubleFlat(i) - yh.getDoubleFlat(i)));
+            }
+            assertThat(err).isLessThanOrEqualTo(Math.scalb(max, -7)).isGreaterThan(0);
         }
     }
 
