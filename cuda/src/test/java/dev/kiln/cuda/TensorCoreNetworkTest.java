@@ -19,11 +19,10 @@ import dev.kiln.cuda.codegen.CudaCodegen;
 import dev.kiln.cuda.codegen.CudaModule;
 import dev.kiln.cuda.compile.Nvcc;
 import dev.kiln.cuda.compile.Nvrtc;
+import dev.kiln.fixtures.TensorCoreNets;
 import dev.kiln.graph.Graph;
-import dev.kiln.graph.GraphBuilder;
 import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.ReferenceExecutor;
-import dev.kiln.graph.Value;
 import dev.kiln.graph.fuse.Partition;
 import dev.kiln.graph.pass.ToTensorCores;
 import dev.kiln.ir.DType;
@@ -41,8 +40,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A CNN on Tensor Cores ({@link ToTensorCores}, float16): its three convolutions (a 3-channel 3x3 stem, a 3x3
- * conv with a residual add after it, a strided 1x1 projection to 24 channels) and its dense classifier (as a 1x1
+ * A CNN on Tensor Cores ({@link ToTensorCores}, float16; {@link TensorCoreNets#residualCnn}): its three convolutions
+ * (a 3-channel 3x3 stem, a 3x3 conv with a residual add after it, a strided 1x1 projection to 24 channels; its
+ * depthwise conv stays float32) and its dense classifier (as a 1x1
  * GEMM of one row) become implicit-GEMM tasks, each of
  * which gets the Tensor Core sketch; sampled programs of each compute the default lowering's numbers in the
  * interpreter (rtol = atol = 1e-4: the same half-precision products, float32 sums in another order), gather their
@@ -51,26 +51,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TensorCoreNetworkTest {
 
-    static Graph residualCnn() {
-        GraphBuilder b = new GraphBuilder("tc_cnn");
-        Value x = b.input("x", FLOAT32, 1, 8, 8, 3);
-        Value c1 = b.relu(
-                "r1",
-                b.biasAdd(
-                        "b1",
-                        b.conv2d("c1", x, b.weight("w1", 1, 0.4, 3, 3, 3, 16), "NHWC", 1, 1, 1),
-                        b.weight("bias1", 2, 0.5, 16),
-                        3));
-        Value c3 = b.conv2d("c3", c1, b.weight("w3", 4, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1);
-        Value sum = b.relu("r3", b.add("res", c3, c1));
-        Value proj = b.conv2d("proj", sum, b.weight("w4", 5, 0.3, 1, 1, 16, 24), "NHWC", 2, 0, 1);
-        Value pooled = b.mean("gap", proj, false, 1, 2);
-        return b.output(b.dense("fc", pooled, b.weight("wf", 6, 0.3, 10, 24))).build();
-    }
-
     @Test
     void everyConvTaskGetsTheTensorCoreSketchAndItsProgramsComputeTheReference() {
-        ToTensorCores.Result r = ToTensorCores.apply(residualCnn(), DType.FLOAT16);
+        ToTensorCores.Result r = ToTensorCores.apply(TensorCoreNets.residualCnn(), DType.FLOAT16);
         assertThat(r.converted()).containsExactly("c1", "c3", "proj", "fc");
         CudaTarget target = CudaTarget.h200();
         List<NetworkTask> gemms = Network.tasks(r.graph(), target).stream()
@@ -140,22 +123,7 @@ class TensorCoreNetworkTest {
      */
     @Test
     void aChainOfConvsRunsOneKernelPerLayerWhereNothingIsRoundedUp() {
-        GraphBuilder b = new GraphBuilder("tc_chain");
-        Value x = b.input("x", FLOAT32, 1, 8, 8, 16);
-        Value a = b.relu(
-                "ra",
-                b.biasAdd(
-                        "ba",
-                        b.conv2d("a", x, b.weight("wa", 1, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1),
-                        b.weight("bias_a", 2, 0.5, 16),
-                        3));
-        Value c = b.biasAdd(
-                "bb",
-                b.conv2d("b", a, b.weight("wb", 3, 0.3, 1, 1, 16, 24), "NHWC", 1, 0, 1),
-                b.weight("bias_b", 4, 0.5, 24),
-                3);
-        Graph net = b.output(b.conv2d("c", c, b.weight("wc", 5, 0.3, 1, 1, 24, 16), "NHWC", 1, 0, 1))
-                .build();
+        Graph net = TensorCoreNets.convChain();
         Graph tc = ToTensorCores.apply(net, DType.FLOAT16).graph();
         CudaTarget target = CudaTarget.h200();
         Partition p = Network.partition(tc, target);
@@ -195,7 +163,7 @@ class TensorCoreNetworkTest {
         assumeTrue(
                 Nvrtc.availability().available() || Nvcc.find().isPresent(),
                 "no CUDA compiler: " + Nvrtc.availability());
-        Graph net = residualCnn();
+        Graph net = TensorCoreNets.residualCnn();
         Graph tc = ToTensorCores.apply(net, DType.FLOAT16).graph();
         CudaTarget target = Target.cuda();
         List<NetworkTask> tasks = Network.tasks(tc, target);

@@ -369,52 +369,46 @@ public final class NetworkBench implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * PyTorch as built and BN folded in each format, and, with {@code --bf16}, the BN-folded model in bfloat16
+     * ({@code model.to(torch.bfloat16)}: every weight and activation bfloat16, oneDNN's bf16 kernels) checked within
+     * {@code --bf16-tolerance}: what a PyTorch user runs to get bfloat16's speed, against Kiln's bf16 row.
+     */
     private void timeTorch(String name, int t, Graph g, NDArray[] inputs, NDArray want) throws IOException {
         for (Format f : formats()) {
+            String format = formats().size() > 1 || f != Format.CHANNELS_LAST
+                    ? " " + f.name().toLowerCase(Locale.ROOT)
+                    : "";
             for (Variant v : Variant.values()) {
-                String impl = v.label()
-                        + (formats().size() > 1 || f != Format.CHANNELS_LAST
-                                ? " " + f.name().toLowerCase(Locale.ROOT)
-                                : "");
-                try (TorchNetwork pt = TorchNetwork.load(g, v, f)) {
-                    List<String> nchw = pt.sidestepped();
-                    String note = nchw.isEmpty()
-                            ? ""
-                            : nchw.size() + " 1x1 convs run NCHW (oneDNN 3.7 brgemm 1x1 SIGFPE in channels_last)";
-                    if (!nchw.isEmpty())
-                        System.out.println("   " + impl + ": " + note + ": " + String.join(", ", nchw));
-                    NDArray[] out = new NDArray[1];
-                    Timing tm = time(() -> {
-                        List<NDArray> r = pt.run(inputs);
-                        if (out[0] != null) out[0].close();
-                        out[0] = r.getFirst();
-                        for (int i = 1; i < r.size(); i++) r.get(i).close();
-                    });
-                    emit(check(name, t, impl, tm, out[0], want, tolerance, note));
-                    out[0].close();
+                timeTorch(name, t, v.label() + format, g, v, f, false, inputs, want, tolerance);
+                if (bf16 && v == Variant.BN_FOLDED) {
+                    timeTorch(name, t, v.label() + " bf16" + format, g, v, f, true, inputs, want, bf16Tolerance);
                 }
-                if (bf16 && v == Variant.BN_FOLDED) timeTorchBf16(name, t, g, inputs, want, f);
             }
         }
     }
 
-    /**
-     * PyTorch with the BN-folded model in bfloat16 ({@code model.to(torch.bfloat16)}: every weight and activation
-     * bfloat16, oneDNN's bf16 kernels), checked against the float32 reference within {@code --bf16-tolerance}: what a
-     * PyTorch user runs to get bfloat16's speed, against Kiln's bf16 row.
-     */
-    private void timeTorchBf16(String name, int t, Graph g, NDArray[] inputs, NDArray want, Format f)
+    /** One PyTorch row: the network loaded in format {@code f} (in bfloat16 if asked), timed and checked. */
+    private void timeTorch(
+            String name,
+            int t,
+            String impl,
+            Graph g,
+            Variant v,
+            Format f,
+            boolean bfloat16,
+            NDArray[] inputs,
+            NDArray want,
+            double tol)
             throws IOException {
-        String impl = "pytorch-bn-folded bf16"
-                + (formats().size() > 1 || f != Format.CHANNELS_LAST
-                        ? " " + f.name().toLowerCase(Locale.ROOT)
-                        : "");
-        try (TorchNetwork pt = TorchNetwork.load(g, Variant.BN_FOLDED, f, true)) {
+        try (TorchNetwork pt = TorchNetwork.load(g, v, f, bfloat16)) {
             List<String> nchw = pt.sidestepped();
-            String note = nchw.isEmpty()
-                    ? "all ops in bfloat16"
-                    : "all ops in bfloat16; " + nchw.size()
-                            + " 1x1 convs run NCHW (oneDNN 3.7 brgemm 1x1 SIGFPE in channels_last)";
+            String sidestep = nchw.isEmpty()
+                    ? ""
+                    : nchw.size() + " 1x1 convs run NCHW (oneDNN 3.7 brgemm 1x1 SIGFPE in channels_last)";
+            if (!nchw.isEmpty() && !bfloat16)
+                System.out.println("   " + impl + ": " + sidestep + ": " + String.join(", ", nchw));
+            String note = !bfloat16 ? sidestep : "all ops in bfloat16" + (nchw.isEmpty() ? "" : "; " + sidestep);
             NDArray[] out = new NDArray[1];
             Timing tm = time(() -> {
                 List<NDArray> r = pt.run(inputs);
@@ -422,7 +416,7 @@ public final class NetworkBench implements Callable<Integer> {
                 out[0] = r.getFirst();
                 for (int i = 1; i < r.size(); i++) r.get(i).close();
             });
-            emit(check(name, t, impl, tm, out[0], want, bf16Tolerance, note));
+            emit(check(name, t, impl, tm, out[0], want, tol, note));
             out[0].close();
         }
     }

@@ -4,12 +4,10 @@ import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kiln.fixtures.TensorCoreNets;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.GraphBuilder;
-import dev.kiln.graph.NodeRunner;
 import dev.kiln.graph.Op;
-import dev.kiln.graph.ReferenceExecutor;
-import dev.kiln.graph.Value;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
@@ -27,28 +25,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class ToTensorCoresTest {
 
-    static Graph residualCnn() {
-        GraphBuilder b = new GraphBuilder("tc_cnn");
-        Value x = b.input("x", FLOAT32, 1, 8, 8, 3);
-        Value c1 = b.relu(
-                "r1",
-                b.biasAdd(
-                        "b1",
-                        b.conv2d("c1", x, b.weight("w1", 1, 0.4, 3, 3, 3, 16), "NHWC", 1, 1, 1),
-                        b.weight("bias1", 2, 0.5, 16),
-                        3));
-        Value dw = b.relu("r2", b.conv2d("dw", c1, b.weight("w2", 3, 0.4, 3, 3, 1, 16), "NHWC", 1, 1, 16));
-        Value c3 = b.conv2d("c3", dw, b.weight("w3", 4, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1);
-        Value sum = b.relu("r3", b.add("res", c3, c1));
-        Value proj = b.conv2d("proj", sum, b.weight("w4", 5, 0.3, 1, 1, 16, 24), "NHWC", 2, 0, 1);
-        Value pooled = b.mean("gap", proj, false, 1, 2);
-        return b.output(b.dense("fc", pooled, b.weight("wf", 6, 0.3, 10, 24))).build();
-    }
-
     @ParameterizedTest
     @EnumSource(names = {"FLOAT16", "BFLOAT16"})
     void aResidualCnnStaysWithinTheHalfTypesRounding(DType half) {
-        Graph net = residualCnn();
+        Graph net = TensorCoreNets.residualCnn();
         ToTensorCores.Result r = ToTensorCores.apply(net, half);
         assertThat(r.converted()).containsExactly("c1", "c3", "proj", "fc");
         assertThat(r.kept()).containsOnlyKeys("dw");
@@ -81,20 +61,12 @@ class ToTensorCoresTest {
                 .containsExactlyInAnyOrder(32L, 144L, 16L, 32L); // 27, 144, 16 and 24 taps, rounded up to 16
         // one cast per activation read by a converted layer
         assertThat(g.nodes().stream().filter(n -> n.op() instanceof Op.Cast)).hasSize(4);
-        try (NodeRunner ref = NodeRunner.interpreter();
-                NDArray in = NDArray.random(FLOAT32, 11, 1, 8, 8, 3)) {
-            NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
-            NDArray yh = ReferenceExecutor.run(g, ref, in).getFirst();
-            double max = 0, err = 0;
-            for (long i = 0; i < y32.numElements(); i++) {
-                max = Math.max(max, Math.abs(y32.getDoubleFlat(i)));
-                err = Math.max(err, Math.abs(y32.getDoubleFlat(i) - yh.getDoubleFlat(i)));
-            }
-            assertThat(max).isGreaterThan(0.01);
-            assertThat(err)
-                    .isLessThanOrEqualTo(Math.scalb(max, half == DType.FLOAT16 ? -7 : -5))
-                    .isGreaterThan(0);
-        }
+        double[] me = TensorCoreNets.maxAndError(net, g, 11, 1, 8, 8, 3);
+        double max = me[0], err = me[1];
+        assertThat(max).isGreaterThan(0.01);
+        assertThat(err)
+                .isLessThanOrEqualTo(Math.scalb(max, half == DType.FLOAT16 ? -7 : -5))
+                .isGreaterThan(0);
     }
 
     /**
@@ -105,22 +77,7 @@ class ToTensorCoresTest {
      */
     @Test
     void aChainOfLayersCastsOnTheGemmRows() {
-        GraphBuilder b = new GraphBuilder("tc_chain");
-        Value x = b.input("x", FLOAT32, 1, 8, 8, 16);
-        Value a = b.relu(
-                "ra",
-                b.biasAdd(
-                        "ba",
-                        b.conv2d("a", x, b.weight("wa", 1, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1),
-                        b.weight("bias_a", 2, 0.5, 16),
-                        3));
-        Value c = b.biasAdd(
-                "bb",
-                b.conv2d("b", a, b.weight("wb", 3, 0.3, 1, 1, 16, 24), "NHWC", 1, 0, 1),
-                b.weight("bias_b", 4, 0.5, 24),
-                3);
-        Graph net = b.output(b.conv2d("c", c, b.weight("wc", 5, 0.3, 1, 1, 24, 16), "NHWC", 1, 0, 1))
-                .build();
+        Graph net = TensorCoreNets.convChain();
         ToTensorCores.Result r = ToTensorCores.apply(net, DType.FLOAT16);
         assertThat(r.converted()).containsExactly("a", "b", "c");
         Graph g = r.graph();
@@ -135,17 +92,9 @@ class ToTensorCoresTest {
         assertThat(g.constant(g.producer("bb.rows").inputs().get(1)).shape()).containsExactly(32);
         assertThat(g.producer("bb.sliced").inputs()).containsExactly("bb.f16.rows");
         assertThat(g.nodes().stream().filter(n -> n.op() instanceof Op.Cast)).hasSize(3);
-        try (NodeRunner ref = NodeRunner.interpreter();
-                NDArray in = NDArray.random(FLOAT32, 12, 1, 8, 8, 16)) {
-            NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
-            NDArray yh = ReferenceExecutor.run(g, ref, in).getFirst();
-            double max = 0, err = 0;
-            for (long i = 0; i < y32.numElements(); i++) {
-                max = Math.max(max, Math.abs(y32.getDoubleFlat(i)));
-                err = Math.max(err, Math.abs(y32.getDoubleFlat(i) - yh.getDoubleFlat(i)));
-            }
-            assertThat(err).isLessThanOrEqualTo(Math.scalb(max, -7)).isGreaterThan(0);
-        }
+        double[] me = TensorCoreNets.maxAndError(net, g, 12, 1, 8, 8, 16);
+        double max = me[0], err = me[1];
+        assertThat(err).isLessThanOrEqualTo(Math.scalb(max, -7)).isGreaterThan(0);
     }
 
     @Test
@@ -179,7 +128,7 @@ class ToTensorCoresTest {
 
     @Test
     void onlyHalfTypesAreAccepted() {
-        assertThatThrownBy(() -> ToTensorCores.apply(residualCnn(), DType.FLOAT32))
+        assertThatThrownBy(() -> ToTensorCores.apply(TensorCoreNets.residualCnn(), DType.FLOAT32))
                 .isInstanceOf(KilnException.class)
                 .hasMessageContaining("argument 'half' is float32");
     }
