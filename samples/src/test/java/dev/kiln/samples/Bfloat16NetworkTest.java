@@ -97,4 +97,41 @@ class Bfloat16NetworkTest {
             expected.close();
         }
     }
+
+    /**
+     * The same with {@link ToBfloat16.Activations#BFLOAT16} on a residual block: the block input is written in
+     * bfloat16 by the first conv's kernel (no cast kernel) and the residual conv's kernel widens it in its epilogue
+     * (a tensorized conv with a widening cast, add, ReLU and rounding cast fused after it); the tuned network matches
+     * the interpreter's run of the converted graph (rtol and atol 1e-4) and the rebuilt one matches the tuned one.
+     */
+    @Test
+    void bfloat16ActivationsTuneAndRunWithTheirCastsFused(@TempDir Path dir) {
+        GraphBuilder b = new GraphBuilder("bf16_residual");
+        Value x = b.input("x", FLOAT32, 1, 8, 8, 16);
+        Value y = b.relu("y", b.conv2d("c1", x, b.weight("w1", 1, 0.2, 3, 3, 16, 32), "NHWC", 1, 1, 1));
+        Value z = b.relu("z", b.add("a", b.conv2d("c2", y, b.weight("w2", 3, 0.2, 1, 1, 32, 32), "NHWC", 1, 0, 1), y));
+        Graph net = b.output(b.dense("fc", b.mean("gap", z, false, 1, 2), b.weight("wf", 4, 0.3, 16, 32)))
+                .build();
+        Graph bf = ToBfloat16.apply(net, ToBfloat16.Activations.BFLOAT16).graph();
+        CpuTarget target = Target.cpu();
+        assertThat(Network.partition(bf, target).toString())
+                .contains("conv2d_packed+relu+cast ")
+                .contains("conv2d_packed+cast+add+relu ");
+        Path log = dir.resolve("bf16-act.jsonl");
+        List<NetworkTask> tasks = Network.tasks(bf, target);
+        try (LocalMeasurer m = LocalMeasurer.of(target, MeasureOptions.smoke());
+                NDArray in = NDArray.random(FLOAT32, 5, 1, 8, 8, 16);
+                NodeRunner ref = NodeRunner.interpreter()) {
+            NDArray expected = ReferenceExecutor.run(bf, ref, in).getFirst();
+            NetworkTuneOptions opts = RandomTuning.options(6 * tasks.size(), 3, 4, log, m);
+            try (CompiledNetwork cn = Network.tune(bf, target, opts);
+                    NDArray tuned = cn.run(in);
+                    CompiledNetwork built = Network.build(bf, target, log);
+                    NDArray y2 = built.run(in)) {
+                tuned.assertClose(expected, 1e-4, 1e-4);
+                y2.assertClose(tuned, 1e-6, 1e-6);
+            }
+            expected.close();
+        }
+    }
 }

@@ -159,6 +159,13 @@ public final class NetworkBench implements Callable<Integer> {
     boolean bf16;
 
     @Option(
+            names = "--bf16-activations",
+            description = "With --bf16: the values the bfloat16 layers read kept in FLOAT32 (cast where read) or "
+                    + "BFLOAT16 (written so by the kernels computing them, widened where float32 reads them; the row "
+                    + "is 'kiln bf16-act'); default: ${DEFAULT-VALUE}.")
+    ToBfloat16.Activations bf16Activations = ToBfloat16.Activations.FLOAT32;
+
+    @Option(
             names = "--bf16-tolerance",
             description = "The bfloat16 network's check against the float32 reference, relative and absolute "
                     + "(default: ${DEFAULT-VALUE}; bfloat16 keeps 8 significant bits).")
@@ -347,7 +354,8 @@ public final class NetworkBench implements Callable<Integer> {
                         Network.partition(g, target).toString().indent(3)); // the fused groups Kiln tunes and runs
                 timeKiln(name, t, g, target, threadLog, inputs, want, tolerance, "kiln");
                 if (bf16) {
-                    ToBfloat16.Result bf = ToBfloat16.apply(g);
+                    ToBfloat16.Result bf = ToBfloat16.apply(g, bf16Activations);
+                    boolean narrow = bf16Activations == ToBfloat16.Activations.BFLOAT16;
                     System.out.println(
                             "   bfloat16: " + bf.converted().size() + " layer(s) converted; kept in float32: "
                                     + (bf.kept().isEmpty() ? "none" : bf.kept()));
@@ -360,7 +368,7 @@ public final class NetworkBench implements Callable<Integer> {
                             inputs,
                             want,
                             bf16Tolerance,
-                            "kiln bf16");
+                            narrow ? "kiln bf16-act" : "kiln bf16");
                 }
             }
             want.close();

@@ -61,7 +61,14 @@ final class NetworkChildCommand {
         if (!o.unpacked) cmd.add("--no-unpacked");
         cmd.add(o.flushCache.arg());
         if (o.sharedModel) cmd.add("--shared-model");
-        if (o.bf16) cmd.addAll(List.of("--bf16", "--bf16-tolerance", String.valueOf(o.bf16Tolerance)));
+        if (o.bf16) {
+            cmd.addAll(List.of(
+                    "--bf16",
+                    "--bf16-tolerance",
+                    String.valueOf(o.bf16Tolerance),
+                    "--bf16-activations",
+                    o.bf16Activations.name()));
+        }
         cmd.add(o.transfer.arg());
         cmd.add(o.fma.arg());
         if (o.pretrained != null) cmd.addAll(List.of("--pretrained", o.pretrained));

@@ -27,10 +27,10 @@ class NetworkBenchTest {
     @Test
     void theBfloat16RunReachesTheChildJvm() {
         NetworkBench nb = new NetworkBench();
-        new picocli.CommandLine(nb).parseArgs("--bf16", "--bf16-tolerance", "0.1");
+        new picocli.CommandLine(nb).parseArgs("--bf16", "--bf16-tolerance", "0.1", "--bf16-activations", "BFLOAT16");
         String cmd = String.join(
                 " ", NetworkChildCommand.of(nb, "kiln", "resnet18-small", "channels_last", 2, Path.of("rows.tsv")));
-        assertThat(cmd).contains("--bf16 --bf16-tolerance 0.1");
+        assertThat(cmd).contains("--bf16 --bf16-tolerance 0.1 --bf16-activations BFLOAT16");
         NetworkBench plain = new NetworkBench();
         new picocli.CommandLine(plain).parseArgs();
         assertThat(String.join(

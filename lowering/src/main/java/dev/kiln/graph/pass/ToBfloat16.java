@@ -10,9 +10,11 @@ import dev.kiln.nn.LowPrecision;
 import dev.kiln.runtime.NDArray;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Mixed precision with bfloat16 weights, as PyTorch's CPU autocast and oneDNN run a float32 model in bfloat16: every
@@ -46,10 +48,38 @@ public final class ToBfloat16 {
         }
     }
 
+    /** Where the values read by converted layers are kept between kernels. */
+    public enum Activations {
+        /**
+         * float32, as computed (the default): each converted layer's input is rounded to bfloat16 where the layer
+         * reads it, by a cast that is a kernel of its own wherever the value has other readers (a residual block's
+         * output, read by the next block's first conv and by its residual add); every float32 reader reads the
+         * float32 value.
+         */
+        FLOAT32,
+        /**
+         * bfloat16, as PyTorch's autocast and oneDNN keep them: a value that a converted layer reads is rounded once,
+         * where it is computed (the cast fused into the kernel that computes it), and stored only in bfloat16; every
+         * float32 reader widens it (exactly) where it reads it, in its own kernel (a residual add as its epilogue's
+         * operand). No cast kernels, and half the bytes for the residual connections; the residual stream carries
+         * bfloat16's rounding from block to block. Graph inputs and outputs stay float32.
+         */
+        BFLOAT16
+    }
+
+    /** {@link #apply(Graph, Activations)} with float32 values between layers ({@link Activations#FLOAT32}). */
     public static Result apply(Graph graph) {
+        return apply(graph, Activations.FLOAT32);
+    }
+
+    /**
+     * The graph with its convertible convolutions and dense layers in bfloat16, the values they read kept as
+     * {@code activations} says.
+     */
+    public static Result apply(Graph graph, Activations activations) {
         Graph g = GraphPasses.optimize(graph);
         GraphEditor e = new GraphEditor(g);
-        Map<String, String> casts = new HashMap<>(); // float32 activation -> its bfloat16 cast
+        Map<String, String> casts = new LinkedHashMap<>(); // float32 activation -> its bfloat16 cast
         Map<String, String> packed = new HashMap<>(); // float32 weight -> its packed bfloat16 constant
         List<String> converted = new ArrayList<>();
         Map<String, String> kept = new LinkedHashMap<>();
@@ -105,9 +135,56 @@ public final class ToBfloat16 {
                 out.add(n);
             }
         }
+        if (activations == Activations.BFLOAT16) {
+            for (Map.Entry<String, String> c : casts.entrySet()) storeNarrow(g, out, c.getKey(), c.getValue(), e);
+        }
         e.nodes.clear();
         e.nodes.addAll(out);
         return new Result(e.build(), converted, kept);
+    }
+
+    /**
+     * Keeps {@code x} in bfloat16 only ({@link Activations#BFLOAT16}): its cast {@code xb} moves to just after
+     * {@code x}'s producer (its only reader now, so the producer's kernel writes the bfloat16 value), and every other
+     * reader of {@code x} reads a widening cast of {@code xb} of its own, placed just before it, which joins the
+     * reader's kernel (an epilogue's operand, a conv's prologue, a light op's inlined producer). A graph input or
+     * output, or a value no float32 node reads, is left as it is.
+     */
+    private static void storeNarrow(Graph g, List<Node> out, String x, String xb, GraphEditor e) {
+        if (g.outputs().contains(x) || g.isConstant(x)) return;
+        int producer = -1, cast = -1;
+        for (int i = 0; i < out.size(); i++) {
+            Node n = out.get(i);
+            if (n.name().equals(x)) producer = i;
+            if (n.name().equals(xb)) cast = i;
+        }
+        if (producer < 0 || cast < 0) return; // a graph input
+        Node castNode = out.remove(cast);
+        if (cast < producer) producer--;
+        out.add(producer + 1, castNode);
+        for (int i = producer + 2; i < out.size(); i++) {
+            Node r = out.get(i);
+            if (!r.inputs().contains(x)) continue;
+            String wide = freshName(e, out, x + ".f32");
+            Value xv = g.value(x);
+            out.add(i, new Node(new Op.Cast(DType.FLOAT32), List.of(xb), new Value(wide, DType.FLOAT32, xv.shape())));
+            i++;
+            out.set(
+                    i,
+                    new Node(
+                            r.op(),
+                            r.inputs().stream().map(s -> s.equals(x) ? wide : s).toList(),
+                            r.output()));
+        }
+    }
+
+    /** A name neither the graph being edited nor the nodes built so far use, from {@code base}. */
+    private static String freshName(GraphEditor e, List<Node> out, String base) {
+        Set<String> taken = new HashSet<>();
+        for (Node n : out) taken.add(n.name());
+        String name = e.freshName(base);
+        for (int i = 1; taken.contains(name); i++) name = e.freshName(base + "_" + i);
+        return name;
     }
 
     /**

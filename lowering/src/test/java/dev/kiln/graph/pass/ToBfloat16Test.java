@@ -137,4 +137,71 @@ class ToBfloat16Test {
             assertThat(err).isLessThanOrEqualTo(Math.scalb(max, -6)).isGreaterThan(0);
         }
     }
+
+    /**
+     * Two residual blocks after a stem: x -> c0 -> relu = y0; y1 = relu(c2(relu(c1(y0))) + y0); y2 = relu(c3(y1) + y1)
+     * -> mean -> dense. Each block's input is read by a converted conv and by the block's residual add.
+     */
+    private static Graph residual() {
+        GraphBuilder b = new GraphBuilder("residual");
+        Value x = b.input("x", FLOAT32, 1, 6, 6, 16);
+        Value y0 = b.relu("y0", b.conv2d("c0", x, b.weight("w0", 1, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1));
+        Value h = b.relu("h", b.conv2d("c1", y0, b.weight("w1", 2, 0.3, 1, 1, 16, 16), "NHWC", 1, 0, 1));
+        Value y1 =
+                b.relu("y1", b.add("a1", b.conv2d("c2", h, b.weight("w2", 3, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1), y0));
+        Value y2 = b.relu(
+                "y2", b.add("a2", b.conv2d("c3", y1, b.weight("w3", 4, 0.3, 1, 1, 16, 16), "NHWC", 1, 0, 1), y1));
+        Value pooled = b.mean("gap", y2, false, 1, 2);
+        return b.output(b.dense("fc", pooled, b.weight("wf", 5, 0.3, 8, 16))).build();
+    }
+
+    /** The values that a group made of one cast reads. */
+    private static java.util.List<String> castAlone(Graph g) {
+        return dev.kiln.graph.fuse.FuseOps.apply(g).groups().stream()
+                .filter(gr -> gr.nodes().size() == 1 && gr.nodes().getFirst().op() instanceof Op.Cast)
+                .map(gr -> gr.nodes().getFirst().inputs().getFirst())
+                .toList();
+    }
+
+    /**
+     * {@link ToBfloat16.Activations#BFLOAT16}: the values converted layers read are written in bfloat16 by the kernels
+     * that compute them: no block input is cast in a kernel of its own (with float32 activations each one, read by a
+     * conv and by a residual add, is), each residual add widens its bfloat16 operand in its own group, and the result
+     * stays within 2^-6 of the float32 network's largest output.
+     */
+    @Test
+    void bfloat16ActivationsAreWrittenByTheirProducersAndWidenedWhereFloat32Reads() {
+        Graph net = residual();
+        ToBfloat16.Result wide = ToBfloat16.apply(net);
+        ToBfloat16.Result narrow = ToBfloat16.apply(net, ToBfloat16.Activations.BFLOAT16);
+        assertThat(narrow.converted()).isEqualTo(wide.converted()).containsExactly("c0", "c1", "c2", "c3", "fc");
+        // the values cast in a kernel of their own: the graph input, the pooled vector (a reduction's output), and
+        // with float32 activations the two block inputs
+        assertThat(castAlone(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1", "gap");
+        assertThat(castAlone(narrow.graph())).containsExactlyInAnyOrder("x", "gap");
+        Graph g = narrow.graph();
+        // y0 and y1 are read in bfloat16 only: by their convs and, widened, by the residual adds
+        for (String y : new String[] {"y0", "y1"}) {
+            assertThat(g.nodes().stream().filter(n -> n.inputs().contains(y)))
+                    .singleElement()
+                    .satisfies(n -> assertThat(n.output().dtype()).isEqualTo(DType.BFLOAT16));
+        }
+        String groups = dev.kiln.graph.fuse.FuseOps.apply(g).toString();
+        assertThat(groups).contains("conv2d_packed+cast+add+relu+cast"); // c2's kernel: y0 widened, y1 narrowed
+        try (NodeRunner ref = NodeRunner.interpreter();
+                NDArray in = NDArray.random(FLOAT32, 13, 1, 6, 6, 16)) {
+            NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
+            NDArray y16 = ReferenceExecutor.run(g, ref, in).getFirst();
+            NDArray yw = ReferenceExecutor.run(wide.graph(), ref, in).getFirst();
+            double max = 0, err = 0, diff = 0;
+            for (long i = 0; i < y32.numElements(); i++) {
+                max = Math.max(max, Math.abs(y32.getDoubleFlat(i)));
+                err = Math.max(err, Math.abs(y32.getDoubleFlat(i) - y16.getDoubleFlat(i)));
+                diff = Math.max(diff, Math.abs(yw.getDoubleFlat(i) - y16.getDoubleFlat(i)));
+            }
+            assertThat(max).isGreaterThan(0.01);
+            assertThat(err).isLessThanOrEqualTo(Math.scalb(max, -6)).isGreaterThan(0);
+            assertThat(diff).as("the residual adds read rounded values").isGreaterThan(0);
+        }
+    }
 }
