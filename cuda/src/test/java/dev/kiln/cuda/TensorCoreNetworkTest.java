@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A CNN on Tensor Cores ({@link ToTensorCores}, float16; {@link TensorCoreNets#residualCnn}): its three convolutions
- * (a 3-channel 3x3 stem, a 3x3 conv with a residual add after it, a strided 1x1 projection to 24 channels; its
+ * (a 3-channel 3x3 stem, a 3x3 conv with a residual add after it, on its GEMM's rows, a strided 1x1 projection to 24 channels; its
  * depthwise conv stays float32) and its dense classifier (as a 1x1
  * GEMM of one row) become implicit-GEMM tasks, each of
  * which gets the Tensor Core sketch; sampled programs of each compute the default lowering's numbers in the
@@ -60,6 +60,8 @@ class TensorCoreNetworkTest {
                 .filter(t -> t.description().startsWith("conv2d_gemm"))
                 .toList();
         assertThat(gemms).hasSize(4);
+        // c3's residual add, ReLU and proj's cast run in its GEMM's kernel (64 rows x 16 channels: nothing rounded up)
+        assertThat(gemms).extracting(NetworkTask::description).contains("conv2d_gemm+add+relu+cast");
         List<CudaModule> modules = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         int w = 0;

@@ -44,8 +44,17 @@ final class GraphEditor {
 
     /** A constant name not used in the graph, from {@code base}. */
     String freshName(String base) {
+        return freshName(base, List.of());
+    }
+
+    /**
+     * A name used neither in the graph nor by {@code added}, the nodes a pass has built so far (not yet in
+     * {@link #nodes}), from {@code base}.
+     */
+    String freshName(String base, List<Node> added) {
         Set<String> taken = new HashSet<>(constants.keySet());
         for (Node n : nodes) taken.add(n.name());
+        for (Node n : added) taken.add(n.name());
         for (Value v : source.inputs()) taken.add(v.name());
         if (!taken.contains(base)) return base;
         for (int i = 1; ; i++) if (!taken.contains(base + "_" + i)) return base + "_" + i;

@@ -10,11 +10,9 @@ import dev.kiln.nn.LowPrecision;
 import dev.kiln.runtime.NDArray;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Mixed precision with bfloat16 weights, as PyTorch's CPU autocast and oneDNN run a float32 model in bfloat16: every
@@ -165,7 +163,7 @@ public final class ToBfloat16 {
         for (int i = producer + 2; i < out.size(); i++) {
             Node r = out.get(i);
             if (!r.inputs().contains(x)) continue;
-            String wide = freshName(e, out, x + ".f32");
+            String wide = e.freshName(x + ".f32", out);
             Value xv = g.value(x);
             out.add(i, new Node(new Op.Cast(DType.FLOAT32), List.of(xb), new Value(wide, DType.FLOAT32, xv.shape())));
             i++;
@@ -176,15 +174,6 @@ public final class ToBfloat16 {
                             r.inputs().stream().map(s -> s.equals(x) ? wide : s).toList(),
                             r.output()));
         }
-    }
-
-    /** A name neither the graph being edited nor the nodes built so far use, from {@code base}. */
-    private static String freshName(GraphEditor e, List<Node> out, String base) {
-        Set<String> taken = new HashSet<>();
-        for (Node n : out) taken.add(n.name());
-        String name = e.freshName(base);
-        for (int i = 1; taken.contains(name); i++) name = e.freshName(base + "_" + i);
-        return name;
     }
 
     /**

@@ -33,12 +33,15 @@ import java.util.Set;
  *
  * {@code w.gemm} is the HWIO weight rounded to the half type once, here, seen as {@code [KH*KW*C, CO]} and padded with
  * zeros to {@code [Kp, COp]} (K up to a multiple of 16). The epilogue is the chain of constant per-channel bias adds,
- * activations and clips after the layer, each the only reader of the value before it: on the rows it fuses into the
- * GEMM's kernel (the Tensor Core sketch's element-wise epilogue). Where the chain's value is read only by another
- * converted layer, that layer's cast moves onto the rows too, so the GEMM's kernel writes the half-precision
- * activation and the reshape (when nothing was rounded up) is a view, no kernel: a chain of convs runs one kernel
- * each. A residual add and anything else stays float32 after the reshape, where it fuses with the slice and the
- * reshape into one element-wise kernel. Everything else stays as it was, and
+ * activations and clips after the layer, each the only reader of the value before it, and, where the rows are
+ * exactly the layer's pixels and channels (nothing rounded up), residual adds of a float32 value of the layer's
+ * shape computed before it, which the rows read through a reshape (a view): on the rows it fuses into the GEMM's
+ * kernel (the Tensor Core sketch's element-wise epilogue). Where the chain's value is read only by another converted
+ * layer, that layer's cast moves onto the rows too, so the GEMM's kernel writes the half-precision activation and
+ * the reshape (when nothing was rounded up) is a view, no kernel: a chain of convs, or of residual blocks, runs one
+ * kernel per layer. A residual add after a rounded-up layer (ResNet-50's 14x14 and 7x7 stages at batch 1: 196 and
+ * 49 rows) and anything else stays float32 after the reshape, where it fuses with the slice and the reshape into
+ * one element-wise kernel. Everything else stays as it was, and
  * {@link Result#kept()} says which layers and why (a depthwise conv has no reduction over channels for a GEMM).
  *
  * <p>A dense layer with a constant weight ({@code x [N, K]}, {@code w [units, K]}) is the same GEMM as a 1x1 conv of
@@ -130,11 +133,21 @@ public final class ToTensorCores {
             // the layer's per-channel epilogue (bias, activations) computed on the GEMM's rows, where it fuses into
             // the GEMM's kernel as the Tensor Core sketch's epilogue, instead of after the reshape
             Node last = n;
-            for (Node r : epilogue(g, n, co)) {
+            Set<String> defined = new HashSet<>(); // what the rows' epilogue may read: computed before the layer
+            for (Node d : out) defined.add(d.name());
+            for (Value in : g.inputs()) defined.add(in.name());
+            for (Node r : epilogue(g, n, co, mp == m && cop == co, defined)) {
                 String v = e.freshName(r.name() + ".rows");
                 List<String> ins = new ArrayList<>(r.inputs());
-                ins.set(0, rows);
-                if (r.op() instanceof Op.BiasAdd) {
+                int at = ins.indexOf(last.output().name());
+                ins.set(at, rows);
+                if (r.op() instanceof Op.Binary) {
+                    // a residual add: its other operand [N, OH, OW, CO] read as the rows [M, CO] (a view)
+                    String other = ins.get(1 - at), seen = e.freshName(other + ".as_rows", out);
+                    out.add(new Node(new Op.Reshape(flat), List.of(other), new Value(seen, DType.FLOAT32, flat)));
+                    ins.set(1 - at, seen);
+                    out.add(new Node(r.op(), ins, new Value(v, DType.FLOAT32, flat)));
+                } else if (r.op() instanceof Op.BiasAdd) {
                     String b = ins.get(1);
                     ins.set(1, cop == co ? b : padded(e, g, b, cop));
                     out.add(new Node(new Op.BiasAdd(1), ins, new Value(v, DType.FLOAT32, flat)));
@@ -189,19 +202,33 @@ public final class ToTensorCores {
     }
 
     /**
-     * The per-channel chain after a converted layer {@code n} of {@code co} output channels that can run on the GEMM's
-     * rows: bias adds of a constant {@code [co]} vector on the last axis and unary activations and clips, each the
-     * only reader of the value before it, none a graph output.
+     * The chain after a converted layer {@code n} of {@code co} output channels that can run on the GEMM's rows: bias
+     * adds of a constant {@code [co]} vector on the last axis, unary activations and clips, and, where the rows are
+     * exactly the layer's pixels and channels ({@code exact}: nothing rounded up), residual adds of a float32 value
+     * of the layer's shape that is {@code defined} before the layer (read as rows through a view); each node the only
+     * reader of the value before it, none a graph output.
      */
-    private static List<Node> epilogue(Graph g, Node n, long co) {
+    private static List<Node> epilogue(Graph g, Node n, long co, boolean exact, Set<String> defined) {
         List<Node> chain = new ArrayList<>();
         String v = n.output().name();
-        int rank = n.output().shape().size();
+        List<Long> shape = n.output().shape();
+        int rank = shape.size();
         while (!g.isOutput(v) && g.consumers(v).size() == 1) {
             Node r = g.consumers(v).getFirst();
-            if (r.inputs().indexOf(v) != 0 || r.inputs().lastIndexOf(v) != 0) break;
+            int at = r.inputs().indexOf(v);
+            if (at != r.inputs().lastIndexOf(v)) break;
+            if (at != 0 && !(r.op() instanceof Op.Binary)) break;
             boolean ok =
                     switch (r.op()) {
+                        case Op.Binary b -> {
+                            String other = r.inputs().get(1 - at);
+                            Value ov = g.value(other);
+                            yield exact
+                                    && b.op() == Op.BinaryKind.ADD
+                                    && defined.contains(other)
+                                    && ov.dtype() == DType.FLOAT32
+                                    && ov.shape().equals(shape);
+                        }
                         case Op.BiasAdd b ->
                             (b.axis() == rank - 1 || b.axis() == -1)
                                     && g.isConstant(r.inputs().get(1))

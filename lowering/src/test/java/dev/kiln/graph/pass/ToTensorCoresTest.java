@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * {@link ToTensorCores}: which convolutions become half-precision implicit GEMMs and which stay float32 (and why),
  * the GEMMs' rows and columns rounded up to 16 and sliced back, and the numbers: a small residual CNN (a 3-channel
  * 3x3 stem, a depthwise conv kept, a strided 1x1 projection to 24 channels, a residual add, a dense classifier of 10
- * units as a 1x1 GEMM) stays within the half
+ * units as a 1x1 GEMM; the residual add runs on the rows of the conv before it) stays within the half
  * type's rounding of its float32 result: 2^-7 of the largest output for float16 (11 significant bits, sums of up
  * to 144 products), 2^-5 for bfloat16 (8 bits). A wrong im2col or weight order is off by O(1).
  */
@@ -53,6 +53,14 @@ class ToTensorCoresTest {
         assertThat(g.producer("r1.rows").inputs()).containsExactly("b1.rows");
         assertThat(g.producer("r1").op()).isInstanceOf(Op.Reshape.class);
         assertThat(g.value("r1").dtype()).isEqualTo(FLOAT32);
+        // c3's residual add and ReLU on its rows too (64 x 16: nothing rounded up), r1 read as rows through a reshape,
+        // and proj, r3's only reader, has its cast there: one kernel, the GEMM's
+        assertThat(g.producer("res.rows").op()).isEqualTo(new Op.Binary(Op.BinaryKind.ADD));
+        assertThat(g.producer("res.rows").inputs()).containsExactlyInAnyOrder("c3.gemm", "r1.as_rows");
+        assertThat(g.producer("r1.as_rows").op()).isInstanceOf(Op.Reshape.class);
+        assertThat(dev.kiln.graph.fuse.FuseOps.apply(g).toString())
+                .contains("conv2d_gemm+add+relu+cast ")
+                .doesNotContain("reshape+add");
         assertThat(g.producer("proj").op()).isInstanceOf(Op.Reshape.class);
         assertThat(g.value("proj").shape()).containsExactly(1L, 4L, 4L, 24L);
         assertThat(g.constants().values())
