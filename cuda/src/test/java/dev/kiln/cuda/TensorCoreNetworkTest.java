@@ -41,13 +41,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A CNN on Tensor Cores ({@link ToTensorCores}, float16; {@link TensorCoreNets#residualCnn}): its three convolutions
- * (a 3-channel 3x3 stem, a 3x3 conv with a residual add after it, on its GEMM's rows, a strided 1x1 projection to 24 channels; its
- * depthwise conv stays float32) and its dense classifier (as a 1x1
- * GEMM of one row) become implicit-GEMM tasks, each of
- * which gets the Tensor Core sketch; sampled programs of each compute the default lowering's numbers in the
- * interpreter (rtol = atol = 1e-4: the same half-precision products, float32 sums in another order), gather their
- * im2col tiles into shared memory and compile with nvcc for sm_90; the whole network tunes for {@code Target.cuda()}
- * with the interpreter as the GPU (and, with a driver, runs on it within float16's rounding of the reference).
+ * (a 3-channel 3x3 stem, a 3x3 conv with a residual add after it, on its GEMM's rows, a strided 1x1 projection to
+ * 24 channels; its depthwise conv stays float32) and its dense classifier (as a 1x1 GEMM of one row) become
+ * implicit-GEMM tasks, each of which gets the Tensor Core sketch; sampled programs of each compute the default
+ * lowering's numbers in the interpreter (rtol = atol = 1e-4: the same half-precision products, float32 sums in
+ * another order), gather their im2col tiles into shared memory and compile with nvcc for sm_90; the whole network
+ * tunes for {@code Target.cuda()} with the interpreter as the GPU (and, with a driver, runs on it within float16's
+ * rounding of the reference).
  */
 class TensorCoreNetworkTest {
 

@@ -3,16 +3,14 @@ package dev.kiln.jit;
 import dev.kiln.ir.BufferLoad;
 import dev.kiln.ir.DType;
 import dev.kiln.ir.Exprs;
-import dev.kiln.ir.IntImm;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.AmxTensorIntrinsics;
 import dev.kiln.schedule.TensorIntrinsic;
 import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.schedule.TensorizedNest;
 import dev.kiln.target.CpuTarget;
 import dev.kiln.tir.For;
-import dev.kiln.tir.ForKind;
 import dev.kiln.tir.Pragma;
-import dev.kiln.tir.Stmt;
 import dev.kiln.tir.Store;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,21 +73,9 @@ final class CpuIntrinsics {
         String why = in.unavailableReason(g.target);
         if (why != null) throw new KilnException(where + ": " + why);
         if (g.lanes > 1) throw new KilnException(where + " sits inside a vectorized loop");
-        List<Long> ext = in.loopExtents();
-        List<For> loops = new ArrayList<>();
-        Stmt s = p.body();
-        while (s instanceof For f) {
-            if (f.kind() != ForKind.SERIAL || !(f.extent() instanceof IntImm e) || e.value() != ext.get(loops.size())) {
-                throw new KilnException(where + ": loop '" + f.var().name() + "' is not the pattern's loop "
-                        + loops.size() + " (extent " + ext.get(loops.size()) + ", serial)");
-            }
-            loops.add(f);
-            if (loops.size() == ext.size()) break;
-            s = f.body();
-        }
-        if (loops.size() != ext.size() || !(loops.getLast().body() instanceof Store st)) {
-            throw new KilnException(where + ": the nest is not " + ext.size() + " loops around one store: " + p.body());
-        }
+        TensorizedNest nest = TensorizedNest.read(p, in, where);
+        List<For> loops = nest.loops();
+        Store st = nest.store();
         List<BufferLoad> loads = new ArrayList<>();
         Exprs.forEach(st.value(), e -> {
             if (e instanceof BufferLoad l && l.buffer().base() != st.buffer().base()) loads.add(l);

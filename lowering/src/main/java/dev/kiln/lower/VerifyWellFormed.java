@@ -10,6 +10,7 @@ import dev.kiln.ir.Reduce;
 import dev.kiln.ir.Var;
 import dev.kiln.schedule.TensorIntrinsic;
 import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.schedule.TensorizedNest;
 import dev.kiln.target.Target;
 import dev.kiln.tir.Allocate;
 import dev.kiln.tir.Barrier;
@@ -27,7 +28,6 @@ import dev.kiln.tir.Store;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.IdentityHashMap;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -210,27 +210,10 @@ public final class VerifyWellFormed {
         } catch (KilnException e) {
             return;
         }
-        List<Long> ext = in.loopExtents();
-        Stmt s = p.body();
-        for (int i = 0; i < ext.size(); i++) {
-            if (!(s instanceof For f
-                    && f.kind() == ForKind.SERIAL
-                    && f.extent() instanceof IntImm e
-                    && e.value() == ext.get(i))) {
-                throw fail(
-                        Rule.TENSORIZED_NESTS,
-                        "nest of '" + in.name() + "' has no serial loop of extent " + ext.get(i) + " at depth " + i
-                                + " (its loops: " + ext + ", around one store)",
-                        p.body());
-            }
-            s = f.body();
-        }
-        if (!(s instanceof Store)) {
-            throw fail(
-                    Rule.TENSORIZED_NESTS,
-                    "nest of '" + in.name() + "' holds a " + s.getClass().getSimpleName()
-                            + " inside its loops, not one store",
-                    p.body());
+        try {
+            TensorizedNest.read(p, in, "tensorized nest of '" + in.name() + "'");
+        } catch (KilnException e) {
+            throw fail(Rule.TENSORIZED_NESTS, e.getMessage(), p.body());
         }
     }
 

@@ -165,4 +165,31 @@ class VerifyWellFormedTest {
         assertThatCode(() -> VerifyWellFormed.check(f, gpu)).doesNotThrowAnyException();
         assertIllFormed(f, gpu.with(Set.of(Rule.THREAD_BINDINGS)), "thread bindings", "launches 2048 on threadIdx.x");
     }
+
+    /**
+     * A {@code tensorize$} nest of the bfloat16 dot product (loops of 16 and 2 around one store): well formed; with its
+     * pair loop narrowed to 1 (what SkipPaddedTerms once did), or a guard around the store, the rule names the loop or
+     * the statement.
+     */
+    @Test
+    void aTensorizedNestIsItsIntrinsicsLoopsAroundOneStore() {
+        Buffer w = buf("W", MemoryScope.GLOBAL, 32);
+        Var k = v("k");
+        String key = dev.kiln.tir.Pragma.TENSORIZE_PREFIX + dev.kiln.schedule.TensorIntrinsics.BF16_DOT;
+        java.util.function.BiFunction<Long, dev.kiln.tir.Stmt, PrimFunc> nest = (pairs, body) ->
+                func(new dev.kiln.tir.Pragma(key, 0, serial(j, 16, serial(k, pairs, body))), a, w, out);
+        dev.kiln.tir.Stmt st = store(out, load(a, k), j);
+        assertThatCode(() -> VerifyWellFormed.check(nest.apply(2L, st), any())).doesNotThrowAnyException();
+        assertIllFormed(
+                nest.apply(1L, st),
+                any(),
+                "tensorized nests",
+                "loop 'k' is not the pattern's loop 1 (extent 2, serial)",
+                "at `");
+        dev.kiln.tir.Stmt guarded = new dev.kiln.tir.IfThenElse(k.lt(c(1)), st, null);
+        assertIllFormed(nest.apply(2L, guarded), any(), "tensorized nests", "hold a IfThenElse, not one store");
+        assertThatCode(() -> VerifyWellFormed.check(nest.apply(1L, st), new Context(null, null, Set.of())))
+                .as("the rule off")
+                .doesNotThrowAnyException();
+    }
 }

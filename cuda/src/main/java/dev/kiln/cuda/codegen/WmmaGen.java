@@ -14,6 +14,7 @@ import dev.kiln.lower.GpuKernel;
 import dev.kiln.schedule.CudaTensorIntrinsics;
 import dev.kiln.schedule.TensorIntrinsic;
 import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.schedule.TensorizedNest;
 import dev.kiln.tir.For;
 import dev.kiln.tir.ForKind;
 import dev.kiln.tir.IfThenElse;
@@ -138,21 +139,9 @@ final class WmmaGen {
                     where + " has no CUDA implementation; the CUDA backend implements " + CudaTensorIntrinsics.ALL);
         }
         TensorIntrinsic in = TensorIntrinsics.get(name);
-        List<Long> ext = in.loopExtents();
-        List<For> loops = new ArrayList<>();
-        Stmt s = p.body();
-        while (s instanceof For f) {
-            if (f.kind() != ForKind.SERIAL || !(f.extent() instanceof IntImm e) || e.value() != ext.get(loops.size())) {
-                throw new KilnException(where + ": loop '" + f.var().name() + "' is not the pattern's loop "
-                        + loops.size() + " (extent " + ext.get(loops.size()) + ", serial)");
-            }
-            loops.add(f);
-            if (loops.size() == ext.size()) break;
-            s = f.body();
-        }
-        if (loops.size() != ext.size() || !(loops.getLast().body() instanceof Store st)) {
-            throw new KilnException(where + ": the nest is not " + ext.size() + " loops around one store");
-        }
+        TensorizedNest nest = TensorizedNest.read(p, in, where);
+        List<For> loops = nest.loops();
+        Store st = nest.store();
         Var vi = loops.get(0).var(), vj = loops.get(1).var(), vk = loops.get(2).var();
         Map<Var, Expr> zeros = new HashMap<>();
         for (For f : loops) zeros.put(f.var(), new IntImm(f.var().dtype(), 0));
@@ -178,7 +167,16 @@ final class WmmaGen {
         check(where, "B", ldb, perRow);
         check(where, "C", ldc, 4);
         return new Nest(
-                name, st, at0, loads, inType, bT, lda, ldb, ldc, ext.get(2).intValue());
+                name,
+                st,
+                at0,
+                loads,
+                inType,
+                bT,
+                lda,
+                ldb,
+                ldc,
+                in.loopExtents().get(2).intValue());
     }
 
     /**
