@@ -46,7 +46,7 @@ public final class LowpPackStudy {
             wide[i] = widePack(c, w, v, g);
         }
         System.out.println("LowpPackStudy: " + dtype + " GEMM " + n + ", " + threads + " threads; load "
-                + dev.kiln.bench.network.NetworkBench.loadAverage());
+                + dev.kiln.bench.network.BenchHost.loadAverage());
         double flops = 2.0 * n * n * n;
         for (int p = 0; p < passes; p++) {
             for (int i = 0; i < tiles.length; i++) {
@@ -71,7 +71,7 @@ public final class LowpPackStudy {
                 }
             }
         }
-        System.out.println("load " + dev.kiln.bench.network.NetworkBench.loadAverage());
+        System.out.println("load " + dev.kiln.bench.network.BenchHost.loadAverage());
     }
 
     static ComputeDAG wideDag(LowpCase c, int v, int g) {

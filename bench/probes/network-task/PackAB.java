@@ -1,7 +1,8 @@
 package dev.kiln.autoschedule.network;
 
 import dev.kiln.autoschedule.measure.CallTimer;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.BenchHost;
+import dev.kiln.bench.network.BenchNetworks;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.pass.ToBfloat16;
 import dev.kiln.ir.DType;
@@ -19,7 +20,7 @@ import java.nio.file.Path;
  */
 public class PackAB {
     public static void main(String[] a) throws Exception {
-        Graph g = NetworkBench.graphOf(a[0], 1);
+        Graph g = BenchNetworks.graphOf(a[0], 1);
         if (a[3].startsWith("bf16")) {
             g = ToBfloat16.apply(
                             g,
@@ -52,7 +53,7 @@ public class PackAB {
                         st.p90() * 1e3,
                         st.calls(),
                         jit.getTotalCompilationTime() - j0,
-                        NetworkBench.loadAverage());
+                        BenchHost.loadAverage());
             }
         }
     }

@@ -4,7 +4,7 @@ import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkTask;
 import dev.kiln.autoschedule.tune.AutoSchedule;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.BenchNetworks;
 import dev.kiln.bench.suite.KernelTimer;
 import dev.kiln.bench.suite.SuiteDags;
 import dev.kiln.bench.suite.SuiteWorkload;
@@ -141,7 +141,7 @@ final class ApplyCommand implements Callable<Integer> {
     }
 
     private Map<String, Object> network(Target t, KernelTimer timer) {
-        Graph g = NetworkBench.graphOf(what.network, seed);
+        Graph g = BenchNetworks.graphOf(what.network, seed);
         NDArray[] inputs = g.inputs().stream()
                 .map(v -> NDArray.random(v.dtype(), seed + 17, v.dims()))
                 .toArray(NDArray[]::new);

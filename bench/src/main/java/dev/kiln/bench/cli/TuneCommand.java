@@ -15,7 +15,7 @@ import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.bench.cluster.ClusterTuneOptions;
 import dev.kiln.bench.cluster.JobReport;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.BenchNetworks;
 import dev.kiln.bench.plot.CurveChart;
 import dev.kiln.bench.plot.TuningCurve;
 import dev.kiln.bench.suite.SuiteDags;
@@ -216,7 +216,7 @@ final class TuneCommand implements Callable<Integer> {
     }
 
     private int network(Target t, CliProgress.Mode mode) throws Exception {
-        Graph g = NetworkBench.graphOf(what.network, seed);
+        Graph g = BenchNetworks.graphOf(what.network, seed);
         Map<String, Object> out = new LinkedHashMap<>();
         Measurer inner = measurer(t, MeasureOptions.defaults());
         try (CliProgress m = new CliProgress(inner, what.network, trials, mode, System.err, 5)) {

@@ -54,7 +54,7 @@ public final class LowpTileStudy {
             kernels[i] = tile(c.dag(), "matmul_packed", tiles[i][0], tiles[i][1], kStep, intrinsic, target, dtype);
         }
         System.out.println("LowpTileStudy: " + dtype + " GEMM " + n + ", " + threads + " threads"
-                + (note == null ? "" : ", " + note) + "; load " + dev.kiln.bench.network.NetworkBench.loadAverage());
+                + (note == null ? "" : ", " + note) + "; load " + dev.kiln.bench.network.BenchHost.loadAverage());
         double flops = 2.0 * n * n * n;
         try (DnnlLowp onednn = new DnnlLowp()) {
             for (int p = 0; p < passes; p++) {
@@ -76,7 +76,7 @@ public final class LowpTileStudy {
         } finally {
             for (CompiledKernel k : kernels) k.close();
         }
-        System.out.println("load " + dev.kiln.bench.network.NetworkBench.loadAverage());
+        System.out.println("load " + dev.kiln.bench.network.BenchHost.loadAverage());
     }
 
     /**

@@ -7,7 +7,8 @@ import dev.kiln.autoschedule.model.PretrainingSet;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkTask;
 import dev.kiln.autoschedule.tune.AutoSchedule;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.BenchNetworks;
+import dev.kiln.bench.network.PretrainedModels;
 import dev.kiln.bench.suite.SuiteDags;
 import dev.kiln.bench.suite.SuiteWorkload;
 import dev.kiln.bench.suite.SuiteWorkloads;
@@ -105,7 +106,7 @@ public final class PretrainBench implements Callable<Integer> {
             CpuTarget target = Target.cpu().withCores(t);
             for (String n : networks) {
                 for (boolean rewrite : new boolean[] {true, false}) {
-                    for (NetworkTask nt : Network.tasks(NetworkBench.graphOf(n, 1), target, rewrite)) {
+                    for (NetworkTask nt : Network.tasks(BenchNetworks.graphOf(n, 1), target, rewrite)) {
                         tasks.putIfAbsent(
                                 nt.task().workloadKey() + "\n" + nt.task().targetDescription(), nt.task());
                         source.putIfAbsent(nt.task().workloadKey(), List.of(n));
@@ -171,7 +172,7 @@ public final class PretrainBench implements Callable<Integer> {
         if (!suiteRows.isEmpty()) from.add("the operator suite (" + suite + ")");
         String what = "Kiln's tuning records of " + String.join(", ", from)
                 + (held.isEmpty() ? "" : "; held out: " + String.join(", ", holdOut));
-        PretrainedModel baseModel = base == null ? null : NetworkBench.pretrainedModel(base);
+        PretrainedModel baseModel = base == null ? null : PretrainedModels.named(base);
         if (baseModel != null) {
             what = baseModel.description() + "; then, boosted on: " + what;
             long seen = test.perTask().keySet().stream()

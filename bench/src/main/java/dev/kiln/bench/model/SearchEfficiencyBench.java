@@ -20,7 +20,7 @@ import dev.kiln.autoschedule.search.SearchOutcome;
 import dev.kiln.autoschedule.search.SearchPolicy;
 import dev.kiln.autoschedule.search.TargetRules;
 import dev.kiln.autoschedule.tune.AutoSchedule;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.PretrainedModels;
 import dev.kiln.ir.KilnException;
 import dev.kiln.schedule.Schedule;
 import dev.kiln.target.CpuTarget;
@@ -108,7 +108,7 @@ public final class SearchEfficiencyBench implements Callable<Integer> {
         if (wanted.contains("learned")) policies.put("evolution + learned model", EvolutionarySearchPolicy::cpu);
         if (wanted.contains("pretrained")) {
             for (String name : pretrained) {
-                PretrainedModel pm = NetworkBench.pretrainedModel(name);
+                PretrainedModel pm = PretrainedModels.named(name);
                 if (inTrainingSet(pm, task)) {
                     System.out.println("note: " + spec + " is in the training set of pretrained model " + name
                             + " (as this computation, perhaps with other weight layouts); it is not held out");

@@ -2,31 +2,15 @@ package dev.kiln.bench.network;
 
 import dev.kiln.autoschedule.measure.CallTimer;
 import dev.kiln.autoschedule.measure.MeasureOptions;
-import dev.kiln.autoschedule.model.PretrainedModel;
-import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
-import dev.kiln.autoschedule.network.NetworkProfile;
-import dev.kiln.autoschedule.network.NetworkTuneOptions;
-import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.autoschedule.scheduler.Strategy;
 import dev.kiln.bench.ChildJvm;
-import dev.kiln.bench.network.TorchNetwork.Format;
 import dev.kiln.bench.network.TorchNetwork.Variant;
-import dev.kiln.graph.Graph;
-import dev.kiln.graph.NodeRunner;
-import dev.kiln.graph.ReferenceExecutor;
 import dev.kiln.graph.pass.ToBfloat16;
-import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
-import dev.kiln.models.Models;
-import dev.kiln.runtime.Comparison;
-import dev.kiln.runtime.NDArray;
-import dev.kiln.target.CpuTarget;
-import dev.kiln.target.Target;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -58,7 +42,11 @@ import picocli.CommandLine.Option;
  * set in-process and Kiln's target gets that many cores. The load average is printed before and after each run,
  * as numbers taken while other processes run are not comparable. The table is printed and written
  * as TSV to {@code --dir}. The tuning log of thread count {@code n} is {@code --log} with
- * {@code -<n>t} before its extension (programs tuned for one thread count are not the best for another).
+ * {@code -<n>t} before its extension (programs tuned for one thread count are not the best for another:
+ * {@link NetworkLogs}).
+ *
+ * <p>This class is the command: its options, and the parent that starts the children ({@link NetworkChildCommand})
+ * and gathers their rows ({@link NetworkRows}); what a child times is {@link NetworkChild}.
  */
 @Command(
         name = "kiln network-bench",
@@ -241,9 +229,9 @@ public final class NetworkBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        for (String n : networks) graphOf(n, seed); // fail early on a bad name
+        for (String n : networks) BenchNetworks.graphOf(n, seed); // fail early on a bad name
         strategies.forEach(NetworkBench::strategyOf);
-        return childRows != null ? child() : parent();
+        return childRows != null ? new NetworkChild(this).run() : parent();
     }
 
     // ---- the parent: one child JVM per thread count ---------------------------------------------
@@ -252,7 +240,7 @@ public final class NetworkBench implements Callable<Integer> {
         Files.createDirectories(dir);
         List<String> rows = new ArrayList<>();
         String coreType = openblasCoreType != null ? openblasCoreType : System.getenv("OPENBLAS_CORETYPE");
-        if (coreType == null && cpuHasAvx512()) coreType = "SkylakeX";
+        if (coreType == null && BenchHost.cpuHasAvx512()) coreType = "SkylakeX";
         boolean ok = true;
         for (int t : threads) {
             // Kiln first, in one JVM; then PyTorch, one JVM per network and memory format: a native crash (libtorch's
@@ -286,7 +274,7 @@ public final class NetworkBench implements Callable<Integer> {
                         t,
                         coreType == null ? "(auto)" : coreType,
                         env.get("OMP_WAIT_POLICY"),
-                        loadAverage());
+                        BenchHost.loadAverage());
                 int rc = pb.start().waitFor();
                 List<String> got = Files.readAllLines(rowsFile);
                 rows.addAll(got);
@@ -313,7 +301,7 @@ public final class NetworkBench implements Callable<Integer> {
     }
 
     /** Whether the run is on the pure-JVM backend ({@code --target jvm}); anything but cpu or jvm is an error. */
-    private boolean jvm() {
+    boolean jvm() {
         return switch (targetName) {
             case "jvm" -> true;
             case "cpu" -> false;
@@ -321,334 +309,12 @@ public final class NetworkBench implements Callable<Integer> {
         };
     }
 
-    // ---- the child: one thread count, every network ---------------------------------------------
-
-    private int child() throws IOException {
-        int t = threads[0];
-        boolean torch = part.equals("torch");
-        if (!torch && !part.equals("kiln")) throw new KilnException("--part must be kiln or torch, got '" + part + "'");
-        if (torch) {
-            TorchRuntime.ensureAvailable();
-            TorchRuntime.setThreads(t);
-            System.out.println("   " + TorchRuntime.ensureAvailable());
-            System.out.println("   " + TorchRuntime.threadReport());
-        }
-        CpuTarget target = fma.apply((jvm() ? Target.jvm() : Target.cpu()).withCores(t));
-        System.out.println("   target: " + target);
-        Path threadLog = logFor(log, t);
-        Files.write(childRows, List.of());
-        for (String name : networks) {
-            Graph g = graphOf(name, seed);
-            NDArray[] inputs = g.inputs().stream()
-                    .map(v -> NDArray.random(DType.FLOAT32, seed + 17, v.dims()))
-                    .toArray(NDArray[]::new);
-            NDArray want;
-            try (NodeRunner ref = NodeRunner.compiled(jvm() ? Target.jvm() : Target.cpu())) {
-                want = ReferenceExecutor.run(g, ref, inputs)
-                        .getFirst(); // the reference run: each node's default lowering
-            }
-            if (torch) {
-                timeTorch(name, t, g, inputs, want);
-            } else {
-                System.out.print(
-                        Network.partition(g, target).toString().indent(3)); // the fused groups Kiln tunes and runs
-                timeKiln(name, t, g, target, threadLog, inputs, want, tolerance, "kiln");
-                if (bf16) {
-                    ToBfloat16.Result bf = ToBfloat16.apply(g, bf16Activations);
-                    boolean narrow = bf16Activations == ToBfloat16.Activations.BFLOAT16;
-                    System.out.println(
-                            "   bfloat16: " + bf.converted().size() + " layer(s) converted; kept in float32: "
-                                    + (bf.kept().isEmpty() ? "none" : bf.kept()));
-                    timeKiln(
-                            name,
-                            t,
-                            bf.graph(),
-                            target,
-                            withSuffix(threadLog, "-bf16"),
-                            inputs,
-                            want,
-                            bf16Tolerance,
-                            narrow ? "kiln bf16-act" : "kiln bf16");
-                }
-            }
-            want.close();
-            for (NDArray a : inputs) a.close();
-        }
-        return 0;
-    }
-
-    /**
-     * PyTorch as built and BN folded in each format, and, with {@code --bf16}, the BN-folded model in bfloat16
-     * ({@code model.to(torch.bfloat16)}: every weight and activation bfloat16, oneDNN's bf16 kernels) checked within
-     * {@code --bf16-tolerance}: what a PyTorch user runs to get bfloat16's speed, against Kiln's bf16 row.
-     */
-    private void timeTorch(String name, int t, Graph g, NDArray[] inputs, NDArray want) throws IOException {
-        for (Format f : formats()) {
-            String format = formats().size() > 1 || f != Format.CHANNELS_LAST
-                    ? " " + f.name().toLowerCase(Locale.ROOT)
-                    : "";
-            for (Variant v : Variant.values()) {
-                timeTorch(name, t, v.label() + format, g, v, f, false, inputs, want, tolerance);
-                if (bf16 && v == Variant.BN_FOLDED) {
-                    timeTorch(name, t, v.label() + " bf16" + format, g, v, f, true, inputs, want, bf16Tolerance);
-                }
-            }
-        }
-    }
-
-    /** One PyTorch row: the network loaded in format {@code f} (in bfloat16 if asked), timed and checked. */
-    private void timeTorch(
-            String name,
-            int t,
-            String impl,
-            Graph g,
-            Variant v,
-            Format f,
-            boolean bfloat16,
-            NDArray[] inputs,
-            NDArray want,
-            double tol)
-            throws IOException {
-        try (TorchNetwork pt = TorchNetwork.load(g, v, f, bfloat16)) {
-            List<String> nchw = pt.sidestepped();
-            String sidestep = nchw.isEmpty()
-                    ? ""
-                    : nchw.size() + " 1x1 convs run NCHW (oneDNN 3.7 brgemm 1x1 SIGFPE in channels_last)";
-            if (!nchw.isEmpty() && !bfloat16)
-                System.out.println("   " + impl + ": " + sidestep + ": " + String.join(", ", nchw));
-            String note = !bfloat16 ? sidestep : "all ops in bfloat16" + (nchw.isEmpty() ? "" : "; " + sidestep);
-            NDArray[] out = new NDArray[1];
-            Timing tm = time(() -> {
-                List<NDArray> r = pt.run(inputs);
-                if (out[0] != null) out[0].close();
-                out[0] = r.getFirst();
-                for (int i = 1; i < r.size(); i++) r.get(i).close();
-            });
-            emit(check(name, t, impl, tm, out[0], want, tol, note));
-            out[0].close();
-        }
-    }
-
-    private void timeKiln(
-            String name,
-            int t,
-            Graph g,
-            CpuTarget target,
-            Path threadLog,
-            NDArray[] inputs,
-            NDArray want,
-            double tol,
-            String label)
-            throws IOException {
-        for (String strategyName : strategies) {
-            Strategy strategy = strategyOf(strategyName);
-            String suffix = strategies.size() > 1 ? "-" + strategyName : "";
-            Path taskLog = strategies.size() > 1 ? withSuffix(threadLog, suffix) : threadLog;
-            String kilnNote;
-            long t0 = System.nanoTime();
-            boolean tuned = false;
-            CompiledNetwork cn;
-            if (trials > 0) {
-                Files.createDirectories(taskLog.toAbsolutePath().getParent());
-                Path curve = dir.resolve("curve-" + name + (label.equals("kiln") ? "" : "-" + label.replace(' ', '-'))
-                        + "-" + t + "t-" + strategyName + ".tsv");
-                NetworkTuneOptions.Builder ob = NetworkTuneOptions.builder()
-                        .trials(trials)
-                        .seed(seed)
-                        .logFile(taskLog)
-                        .measuresPerRound(perRound)
-                        .strategy(strategy)
-                        .timeBudget(Duration.ofSeconds(timeBudget))
-                        .scheduler(b -> b.latencyTsv(curve)
-                                .measureOptions(MeasureOptions.defaults()
-                                        .forTarget(target)
-                                        .withRemeasure(remeasureTop, remeasureRounds)
-                                        .withFlushCache(flushCache.enabled())));
-                applyPretrained(ob, pretrained);
-                if (sharedModel) ob.scheduler(b -> b.sharedCostModel(true));
-                ob.transfer(transfer.enabled());
-                cn = Network.tune(g, target, ob.build());
-                SchedulerResult r = cn.tuning().orElseThrow();
-                System.out.println(r.table());
-                transfer.printReport(taskLog);
-                kilnNote = String.format(
-                        Locale.ROOT,
-                        "%s, %d trials (%d new, stop %s, %s), %s",
-                        strategyName,
-                        r.trials(),
-                        r.newTrials(),
-                        r.stop(),
-                        flushCache.describe(),
-                        taskLog);
-                tuned = true;
-            } else if (Files.exists(taskLog)) {
-                cn = Network.build(g, target, taskLog);
-                kilnNote = "built from " + taskLog;
-                tuned = true;
-            } else {
-                cn = Network.buildUntuned(g, target);
-                kilnNote = "UNTUNED (default lowering; no log " + taskLog + ")";
-            }
-            kilnNote += String.format(
-                    Locale.ROOT,
-                    ", %d kernel calls, ready in %.1f s",
-                    cn.kernelCalls(),
-                    (System.nanoTime() - t0) / 1e9);
-            String impl = label + (strategies.size() > 1 ? " " + strategyName : "");
-            try (cn) {
-                timeCompiled(name, t, impl, cn, inputs, want, tol, kilnNote, strategyName);
-            }
-            if (tuned && unpacked) { // the same programs without the layout rewrite of the weights: what the packing is
-                // worth
-                try (CompiledNetwork plain = Network.buildWithoutPacking(g, target, taskLog)) {
-                    timeCompiled(
-                            name,
-                            t,
-                            impl + " unpacked",
-                            plain,
-                            inputs,
-                            want,
-                            tol,
-                            "same programs, weights in their original layout",
-                            null);
-                }
-            }
-        }
-        if (jvm()) { // the pure-Java baseline of --target jvm: every group's default lowering on the JVM backend
-            try (CompiledNetwork plain = Network.buildUntuned(g, target)) {
-                timeCompiled(
-                        name,
-                        t,
-                        "jvm untuned (baseline)",
-                        plain,
-                        inputs,
-                        want,
-                        tol,
-                        "default lowering, JVM backend",
-                        null);
-            }
-        }
-    }
-
-    private void timeCompiled(
-            String name,
-            int t,
-            String impl,
-            CompiledNetwork cn,
-            NDArray[] inputs,
-            NDArray want,
-            double tol,
-            String note,
-            String strategyName)
-            throws IOException {
-        NDArray[] outs = cn.graph().outputValues().stream()
-                .map(v -> NDArray.allocate(v.dtype(), v.dims()))
-                .toArray(NDArray[]::new);
-        Timing tm = time(() -> cn.run(inputs, outs));
-        if (profile && strategyName != null) {
-            NetworkProfile prof = cn.profile(warmup, Math.max(3, repeats), inputs);
-            System.out.println("   " + name + " " + t + "t kiln (" + strategyName + "): " + cn.summary());
-            System.out.print(prof.table(8).indent(3));
-            System.out.println("   kernels against their tuned times, by time lost in the network:");
-            System.out.print(prof.degradation(12).indent(3));
-            note += String.format(Locale.ROOT, ", outside kernels %.2f%%", 100 * prof.overheadShare());
-        }
-        emit(check(name, t, impl, tm, outs[0], want, tol, note));
-        for (NDArray o : outs) o.close();
-    }
-
-    /** Appends a row to the child's rows file at once, so a crash later loses nothing measured. */
-    private void emit(String row) throws IOException {
-        Files.write(childRows, List.of(row), java.nio.file.StandardOpenOption.APPEND);
-    }
-
-    private List<Format> formats() {
-        return torchFormats.stream()
-                .filter(s -> !s.equals("none"))
-                .map(Format::parse)
-                .distinct()
-                .toList();
-    }
-
-    private Timing time(Runnable run) {
-        return Timing.of(run, warmup, warmupMs, repeats, minSeconds);
-    }
-
-    private String check(
-            String net, int t, String impl, Timing tm, NDArray got, NDArray want, double tol, String note) {
-        Comparison c = got.compareTo(want, tol, tol);
-        String n = c.ok() ? note : (note.isBlank() ? "" : note + "; ") + c;
-        String err = String.format(Locale.ROOT, "%.2e", c.maxAbsError());
-        return NetworkRows.row(net, t, impl, tm, err, c.ok() ? "ok" : "MISMATCH", n);
-    }
-
-    // ---- helpers -----------------------------------------------------------------------------
-
-    /** The networks by name. */
-    public static Graph graphOf(String name, long seed) {
-        return switch (name.toLowerCase(Locale.ROOT)) {
-            case "resnet50" -> Models.resnet50(1, 224, seed);
-            case "mobilenetv2" -> Models.mobilenetV2(1, 224, seed);
-            case "bert" -> Models.bertLayer(128, 768, 12, 3072, seed);
-            case "resnet18-small" -> Models.resnet18(1, 64, 8, 10, seed);
-            default ->
-                throw new KilnException(
-                        "--network: unknown network '" + name + "' (resnet50, mobilenetv2, bert, resnet18-small)");
-        };
-    }
-
-    /** --pretrained on network tuning: a file, 'bundled' or null (the default start), or 'none'. */
-    public static void applyPretrained(NetworkTuneOptions.Builder b, String name) {
-        if (name == null || name.equals("bundled")) return; // the default search starts from the shipped model
-        if (name.equals("none")) b.withoutPretraining();
-        else b.pretrained(pretrainedModel(name));
-    }
-
-    /** The pretrained model named by --pretrained: a file, or the one shipped with Kiln. */
-    public static PretrainedModel pretrainedModel(String name) {
-        return name.equals("bundled")
-                ? PretrainedModel.bundled()
-                        .orElseThrow(() -> new KilnException("--pretrained bundled: this build of Kiln ships no "
-                                + "pretrained model (train one with ./kiln pretrain)"))
-                : PretrainedModel.load(Path.of(name));
-    }
-
+    /** The task scheduler strategy named by --strategy. */
     static Strategy strategyOf(String s) {
         return switch (s.toLowerCase(Locale.ROOT).replace('_', '-')) {
             case "gradient" -> Strategy.GRADIENT;
             case "round-robin", "roundrobin" -> Strategy.ROUND_ROBIN;
             default -> throw new KilnException("--strategy: unknown strategy '" + s + "' (gradient, round-robin)");
         };
-    }
-
-    public static Path withSuffix(Path log, String suffix) {
-        String f = log.getFileName().toString();
-        int dot = f.lastIndexOf('.');
-        return log.resolveSibling(dot > 0 ? f.substring(0, dot) + suffix + f.substring(dot) : f + suffix);
-    }
-
-    public static Path logFor(Path log, int threads) {
-        String f = log.getFileName().toString();
-        int dot = f.lastIndexOf('.');
-        String name = dot > 0 ? f.substring(0, dot) + "-" + threads + "t" + f.substring(dot) : f + "-" + threads + "t";
-        return log.resolveSibling(name);
-    }
-
-    /** The 1-, 5- and 15-minute load averages, "a/b/c"; "?" where /proc/loadavg is missing. */
-    public static String loadAverage() {
-        try {
-            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-            return f[0] + "/" + f[1] + "/" + f[2];
-        } catch (IOException | RuntimeException e) {
-            return "?";
-        }
-    }
-
-    public static boolean cpuHasAvx512() {
-        try {
-            return Files.readString(Path.of("/proc/cpuinfo")).contains(" avx512f");
-        } catch (IOException e) {
-            return false;
-        }
     }
 }

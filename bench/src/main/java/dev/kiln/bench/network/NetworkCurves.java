@@ -49,7 +49,7 @@ final class NetworkCurves {
     /** The network's operations per run: each task's count times its weight. */
     static double operations(String network, long seed) {
         double ops = 0;
-        for (NetworkTask task : Network.tasks(NetworkBench.graphOf(network, seed), Target.cpu())) {
+        for (NetworkTask task : Network.tasks(BenchNetworks.graphOf(network, seed), Target.cpu())) {
             ops += (double) task.flops() * task.weight();
         }
         return ops;

@@ -52,8 +52,8 @@ final class NetworkRows {
                 "0",
                 "-",
                 "CRASHED",
-                NetworkBench.loadAverage(),
-                NetworkBench.loadAverage(),
+                BenchHost.loadAverage(),
+                BenchHost.loadAverage(),
                 "the child JVM exited with " + rc + " (see its output and hs_err_pid*.log); rows measured before "
                         + "the crash were kept");
     }

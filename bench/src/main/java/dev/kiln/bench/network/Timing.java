@@ -15,13 +15,13 @@ public record Timing(
      * least {@code repeats} runs and {@code minSeconds} (at most 10x that, 60 s at least).
      */
     public static Timing of(Runnable run, int warmup, double warmupMs, int repeats, double minSeconds) {
-        String before = NetworkBench.loadAverage();
+        String before = BenchHost.loadAverage();
         for (int i = 0; i < warmup; i++) run.run();
         int n = Math.max(1, repeats);
         CallTimer.Stats st = CallTimer.time(
                 run,
                 new CallTimer.Policy(warmupMs, n, minSeconds, Math.max(n, 1_000_000), Math.max(60, 10 * minSeconds)));
-        String after = NetworkBench.loadAverage();
+        String after = BenchHost.loadAverage();
         return new Timing(st.median() * 1e3, st.min() * 1e3, st.p10() * 1e3, st.p90() * 1e3, st.calls(), before, after);
     }
 }

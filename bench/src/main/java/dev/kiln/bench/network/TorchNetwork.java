@@ -11,10 +11,8 @@ import dev.kiln.ir.KilnException;
 import dev.kiln.runtime.NDArray;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.InferenceMode;
 import org.bytedeco.pytorch.LongOptional;
@@ -59,7 +57,8 @@ import org.bytedeco.pytorch.global.torch;
  * nothing else reads their input (torchvision's {@code inplace=True} and {@code out += identity}).
  * Nothing else is folded: batch norm stays a {@code batch_norm} call in {@link Variant#AS_BUILT};
  * {@link Variant#BN_FOLDED} runs {@link GraphPasses#optimize} first, so PyTorch gets the same folded
- * weights Kiln compiles (networks-notes §7 "fair comparison": report both).
+ * weights Kiln compiles (networks-notes §7 "fair comparison": report both). Convs, batch norms and pools are
+ * translated by {@link TorchConvLayers}, the other ops here.
  *
  * <p>A reshape, transpose or output of a value held as NCHW first goes back to the NHWC order the
  * Kiln graph means (a view; the reshape copies when it must), so every result equals the
@@ -123,8 +122,7 @@ public final class TorchNetwork implements AutoCloseable {
     private final boolean bfloat16; // every constant and the input in bfloat16
     private final TorchConstants constants; // weights and other constants, freed on close
     private final TorchSlots slots; // which slot holds each value in which form, and the steps of a run
-    private final Set<String> fusedAway = new HashSet<>();
-    private final List<String> sidestepped = new ArrayList<>(); // convs run NCHW in a channels_last network
+    private final TorchConvLayers layers; // convs, batch norms and pools; which bias_adds joined the call before them
     private final int[] inputSlots;
     private final int[] outputSlots;
     private boolean closed;
@@ -137,6 +135,7 @@ public final class TorchNetwork implements AutoCloseable {
         this.constants =
                 new TorchConstants(graph, format, bfloat16 ? torch.ScalarType.BFloat16 : torch.ScalarType.Float);
         this.slots = new TorchSlots(graph, format, constants);
+        this.layers = new TorchConvLayers(graph, format, constants, slots);
         inputSlots = new int[graph.inputs().size()];
         try (NoGradGuard ng = new NoGradGuard()) {
             for (int i = 0; i < inputSlots.length; i++) {
@@ -206,7 +205,7 @@ public final class TorchNetwork implements AutoCloseable {
      * ({@link TorchRuntime#oneDnn37Brgemm1x1Fpe}); empty otherwise.
      */
     public List<String> sidestepped() {
-        return List.copyOf(sidestepped);
+        return layers.sidestepped();
     }
 
     /**
@@ -246,20 +245,20 @@ public final class TorchNetwork implements AutoCloseable {
     // ---- translation --------------------------------------------------------------------------
 
     private void translate(Node n) {
-        if (fusedAway.contains(n.name())) return;
+        if (layers.fusedAway(n.name())) return;
         String out = n.name();
         List<String> in = n.inputs();
         int rank = n.output().shape().size();
         switch (n.op()) {
-            case Op.Conv2d c -> conv2d(n, c);
+            case Op.Conv2d c -> layers.conv2d(n, c);
             case Op.Dense d -> {
                 int x = slots.slot(in.get(0), Form.LOGICAL);
                 if (graph.isConstant(in.get(1))) {
-                    String bias = fusibleBias(n, 1);
+                    String bias = layers.fusibleBias(n, 1);
                     Tensor w = constants.asIs(in.get(1));
                     TensorOptional b = constants.keep(
                             bias == null ? new TensorOptional() : new TensorOptional(constants.asIs(bias)));
-                    slots.emit(bias == null ? out : biasNodeOf(n), Form.LOGICAL, t -> torch.linear(t[x], w, b));
+                    slots.emit(bias == null ? out : layers.biasNodeOf(n), Form.LOGICAL, t -> torch.linear(t[x], w, b));
                 } else {
                     int ws = slots.slot(in.get(1), Form.LOGICAL);
                     slots.emit(out, Form.LOGICAL, t -> torch.linear(t[x], t[ws]));
@@ -274,43 +273,9 @@ public final class TorchNetwork implements AutoCloseable {
                         Form.LOGICAL,
                         t -> torch.matmul(ta ? t[a].transpose(-2, -1) : t[a], tb ? t[b].transpose(-2, -1) : t[b]));
             }
-            case Op.MaxPool2d p -> {
-                Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
-                int x = slots.slot(in.get(0), f);
-                long k = p.kernel(), s = p.stride(), pd = p.pad();
-                slots.emit(
-                        out,
-                        f,
-                        t -> torch.max_pool2d(
-                                t[x],
-                                new long[] {k, k},
-                                new long[] {s, s},
-                                new long[] {pd, pd},
-                                new long[] {1, 1},
-                                false));
-            }
-            case Op.AvgPool2d p -> {
-                Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
-                int x = slots.slot(in.get(0), f);
-                long k = p.kernel(), s = p.stride(), pd = p.pad();
-                boolean cip = p.countIncludePad();
-                slots.emit(
-                        out,
-                        f,
-                        t -> torch.avg_pool2d(
-                                t[x],
-                                new long[] {k, k},
-                                new long[] {s, s},
-                                new long[] {pd, pd},
-                                false,
-                                cip,
-                                new LongOptional()));
-            }
-            case Op.GlobalAvgPool2d p -> {
-                Form f = p.layout().equals("NHWC") ? Form.NCHW : Form.LOGICAL;
-                int x = slots.slot(in.get(0), f);
-                slots.emit(out, f, t -> torch.adaptive_avg_pool2d(t[x], 1, 1));
-            }
+            case Op.MaxPool2d p -> layers.maxPool2d(n, p);
+            case Op.AvgPool2d p -> layers.avgPool2d(n, p);
+            case Op.GlobalAvgPool2d p -> layers.globalAvgPool2d(n, p);
             case Op.Mean m -> {
                 int inRank = graph.value(in.get(0)).shape().size();
                 boolean nchw = inRank == 4 && m.keepdims() && slots.has(in.get(0), Form.NCHW);
@@ -342,7 +307,7 @@ public final class TorchNetwork implements AutoCloseable {
                 double eps = l.epsilon();
                 slots.emit(out, Form.LOGICAL, t -> torch.layer_norm(t[x], normalized, g, b, eps, true));
             }
-            case Op.BatchNorm b -> batchNorm(n, b);
+            case Op.BatchNorm b -> layers.batchNorm(n, b);
             case Op.BiasAdd b -> {
                 int ax = b.axis() < 0 ? b.axis() + rank : b.axis();
                 boolean nchw = rank == 4 && slots.has(in.get(0), Form.NCHW);
@@ -457,86 +422,6 @@ public final class TorchNetwork implements AutoCloseable {
         }
     }
 
-    private void conv2d(Node n, Op.Conv2d c) {
-        boolean nhwc = c.layout().equals("NHWC");
-        Form f = nhwc ? Form.NCHW : Form.LOGICAL;
-        String xName = n.inputs().get(0), wName = n.inputs().get(1);
-        int x = slots.slot(xName, f);
-        List<Long> p = c.pads();
-        boolean symmetric = p.get(0).equals(p.get(2)) && p.get(1).equals(p.get(3));
-        long[] stride = {c.strides().get(0), c.strides().get(1)};
-        long[] dil = {c.dilations().get(0), c.dilations().get(1)};
-        long[] pad = symmetric ? new long[] {p.get(0), p.get(1)} : new long[] {0, 0};
-        long[] padNd = {p.get(1), p.get(3), p.get(0), p.get(2)}; // F.pad order: left, right, top, bottom
-        long groups = c.groups();
-        String bias = fusibleBias(n, nhwc ? 3 : 1);
-        TensorOptional b =
-                bias == null ? new TensorOptional() : constants.keep(new TensorOptional(constants.asIs(bias)));
-        String target = bias == null ? n.name() : biasNodeOf(n);
-        if (graph.isConstant(wName)) {
-            long[] wd = graph.value(wName).dims(); // HWIO or OIHW
-            long ic = (nhwc ? wd[2] : wd[1]) * groups, oc = nhwc ? wd[3] : wd[0];
-            long kh = nhwc ? wd[0] : wd[2], kw = nhwc ? wd[1] : wd[3];
-            // libtorch's oneDNN would die creating this conv in channels_last (TorchRuntime.oneDnn37Brgemm1x1Fpe): it
-            // runs on contiguous NCHW copies (oneDNN's other 1x1 path), its output goes back to channels_last
-            boolean runNchw =
-                    format == Format.CHANNELS_LAST && nhwc && TorchRuntime.oneDnn37Brgemm1x1Fpe(kh, kw, groups, ic, oc);
-            if (runNchw) sidestepped.add(n.name());
-            Tensor w = runNchw ? constants.weight(wName, true, Format.NCHW) : constants.weight(wName, nhwc);
-            slots.emit(target, f, t -> {
-                Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
-                if (!runNchw) return torch.conv2d(in, w, b, stride, pad, dil, groups);
-                return torch.conv2d(in.contiguous(), w, b, stride, pad, dil, groups)
-                        .contiguous(torch.MemoryFormat.ChannelsLast);
-            });
-        } else {
-            int ws = slots.slot(wName, Form.LOGICAL);
-            slots.emit(target, f, t -> {
-                Tensor w = nhwc ? t[ws].permute(3, 2, 0, 1) : t[ws];
-                Tensor in = symmetric ? t[x] : torch.constant_pad_nd(t[x], padNd);
-                return torch.conv2d(in, w, b, stride, pad, dil, groups);
-            });
-        }
-    }
-
-    private void batchNorm(Node n, Op.BatchNorm b) {
-        List<String> in = n.inputs();
-        int rank = n.output().shape().size();
-        int ax = b.axis() < 0 ? b.axis() + rank : b.axis();
-        boolean allConst = in.subList(1, 5).stream().allMatch(graph::isConstant);
-        Form f = rank == 4 && ax == 3 ? Form.NCHW : Form.LOGICAL;
-        int tAxis = f == Form.NCHW ? 1 : ax;
-        if (allConst && tAxis == 1 && rank >= 2) {
-            int x = slots.slot(in.get(0), f);
-            long c = n.output().shape().get(ax);
-            TensorOptional mean = constants.keep(new TensorOptional(constants.asIs(in.get(1)))),
-                    var = constants.keep(new TensorOptional(constants.asIs(in.get(2))));
-            TensorOptional gamma = constants.keep(new TensorOptional(constants.asIs(in.get(3)))),
-                    beta = constants.keep(new TensorOptional(constants.asIs(in.get(4))));
-            slots.requireVector(in.get(1), c);
-            double eps = b.epsilon();
-            slots.emit(n.name(), f, t -> torch.batch_norm(t[x], gamma, beta, mean, var, false, 0.1, eps, true));
-            return;
-        }
-        // The general case, as a user would write it: (x - mean) / sqrt(var + eps) * gamma + beta, broadcast along the
-        // axis.
-        int x = slots.slot(in.get(0), f);
-        long[] view = new long[rank];
-        Arrays.fill(view, 1);
-        view[tAxis] = n.output().shape().get(ax);
-        int mean = slots.operand(in.get(1), view),
-                var = slots.operand(in.get(2), view),
-                gamma = slots.operand(in.get(3), view),
-                beta = slots.operand(in.get(4), view);
-        Scalar eps = constants.keep(new Scalar(b.epsilon()));
-        slots.emit(
-                n.name(),
-                f,
-                t -> torch.add(
-                        torch.mul(torch.div(torch.sub(t[x], t[mean]), torch.sqrt(torch.add(t[var], eps))), t[gamma]),
-                        t[beta]));
-    }
-
     private void binary(Node n, Op.Binary b) {
         List<String> in = n.inputs();
         int rank = n.output().shape().size();
@@ -574,31 +459,6 @@ public final class TorchNetwork implements AutoCloseable {
                     case OR -> t -> torch.logical_or(t[a], t[c]);
                     case XOR -> t -> torch.logical_xor(t[a], t[c]);
                 });
-    }
-
-    /**
-     * The constant bias of the bias_add that alone reads {@code n}'s output along {@code channelAxis}, which then joins
-     * the call; or null.
-     */
-    private String fusibleBias(Node n, int channelAxis) {
-        if (graph.isOutput(n.name())) return null;
-        List<Node> cs = graph.consumers(n.name());
-        if (cs.size() != 1 || !(cs.getFirst().op() instanceof Op.BiasAdd ba)) return null;
-        Node bn = cs.getFirst();
-        int rank = n.output().shape().size();
-        int ax = ba.axis() < 0 ? ba.axis() + rank : ba.axis();
-        if (ax != channelAxis
-                || !bn.inputs().get(0).equals(n.name())
-                || !graph.isConstant(bn.inputs().get(1))) return null;
-        if (graph.value(bn.inputs().get(1)).shape().size() != 1) return null;
-        return bn.inputs().get(1);
-    }
-
-    /** Marks the bias_add after {@code n} as fused; returns its name, under which the fused call's result goes. */
-    private String biasNodeOf(Node n) {
-        Node bn = graph.consumers(n.name()).getFirst();
-        fusedAway.add(bn.name());
-        return bn.name();
     }
 
     /** Whether {@code n} may overwrite {@code v}'s tensor: a fresh result of a node that nobody else reads. */

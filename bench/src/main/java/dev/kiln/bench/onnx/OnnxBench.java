@@ -5,12 +5,13 @@ import dev.kiln.autoschedule.network.CompiledNetwork;
 import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.network.NetworkProfile;
 import dev.kiln.autoschedule.network.NetworkTuneOptions;
-import dev.kiln.autoschedule.network.VariantComparison;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.bench.ChildJvm;
+import dev.kiln.bench.network.BenchHost;
 import dev.kiln.bench.network.FlushCacheOption;
 import dev.kiln.bench.network.FmaOption;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.NetworkLogs;
+import dev.kiln.bench.network.PretrainedModels;
 import dev.kiln.bench.network.Timing;
 import dev.kiln.bench.network.TransferOption;
 import dev.kiln.graph.Graph;
@@ -31,7 +32,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -48,7 +48,8 @@ import picocli.CommandLine.Parameters;
  * {@code ./kiln onnx MODEL.onnx}: imports an ONNX model, tunes it within a budget (or builds it from
  * its tuning log, without search, when the log exists), and times it against ONNX Runtime on the
  * same file and inputs, one child JVM per thread count (load average printed before each), the
- * outputs checked against ONNX Runtime's.
+ * outputs checked against ONNX Runtime's. The comparisons a child may run after its timing are
+ * {@link OnnxComparisons}; its table is {@link OnnxRows}.
  */
 @Command(
         name = "kiln onnx",
@@ -307,7 +308,7 @@ public final class OnnxBench implements Callable<Integer> {
             if (logAb != null) cmd.addAll(List.of("--log-ab", logAb.toString(), "--ab-runs", String.valueOf(abRuns)));
             ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
             pb.environment().put("OMP_NUM_THREADS", String.valueOf(t));
-            System.out.printf(Locale.ROOT, "== %d thread(s): child JVM; load %s%n", t, NetworkBench.loadAverage());
+            System.out.printf(Locale.ROOT, "== %d thread(s): child JVM; load %s%n", t, BenchHost.loadAverage());
             int rc = pb.start().waitFor();
             if (rc != 0) {
                 ok = false;
@@ -337,19 +338,20 @@ public final class OnnxBench implements Callable<Integer> {
         // its per-node profile in a session of its own, before Kiln's threads start (compared after Kiln's profile)
         OrtProfile ortProfile = profile ? OrtProfile.measure(bytes, t, g.inputs(), inputs, PROFILE_RUNS) : null;
         CpuTarget target = fma.apply(Target.cpu().withCores(t));
-        Path threadLog = NetworkBench.logFor(log, t);
-        if (bf16) threadLog = NetworkBench.withSuffix(threadLog, "-bf16");
+        Path threadLog = NetworkLogs.logFor(log, t);
+        if (bf16) threadLog = NetworkLogs.withSuffix(threadLog, "-bf16");
         long t0 = System.nanoTime();
         StringBuilder how = new StringBuilder();
         CompiledNetwork cn = compile(g, target, threadLog, how);
         String note = how.toString();
         note += String.format(
                 Locale.ROOT, ", %d kernel calls, ready in %.1f s", cn.kernelCalls(), (System.nanoTime() - t0) / 1e9);
+        OnnxComparisons comparisons = new OnnxComparisons(this);
         try (cn) {
             Timing ortTime;
             try (OrtSessionRunner ort = new OrtSessionRunner(bytes, t, g.inputs(), inputs)) {
                 ortTime = Timing.of(ort::runOnly, warmup, warmupMs, repeats, minSeconds);
-                rows.add(row(
+                rows.add(OnnxRows.row(
                         t,
                         "onnxruntime " + ortVersion(),
                         ortTime,
@@ -378,10 +380,11 @@ public final class OnnxBench implements Callable<Integer> {
                         + "rounding step, so outputs a step apart are expected; docs/PERFORMANCE.md checks such "
                         + "models with --tolerance 0.05)";
             }
-            rows.add(row(t, bf16 ? "kiln bf16" : "kiln", tm, err, check, note));
+            rows.add(OnnxRows.row(t, bf16 ? "kiln bf16" : "kiln", tm, err, check, note));
             System.out.println("   " + cn.summary());
             if (rounds > 1) {
-                System.out.print(alternate(bytes, t, g, inputs, ortTime, tm, () -> cn.run(inputs, outs))
+                System.out.print(comparisons
+                        .rounds(bytes, t, g, inputs, ortTime, tm, () -> cn.run(inputs, outs))
                         .indent(3));
             }
             if (profile) {
@@ -398,127 +401,18 @@ public final class OnnxBench implements Callable<Integer> {
                         .compare(ModelProto.parseFrom(bytes), prof, cn.partition(), 20)
                         .indent(3));
             }
-            if (holdAb > 0) {
-                System.out.println("   same-process A/B, thread pool held awake across a run or not (" + holdAb
-                        + " runs each, alternating):");
-                System.out.print(
-                        cn.compareHold(warmup, holdAb, inputs).describe().indent(3));
-            }
-            if (cacheAb > 0) {
-                System.out.println("   same-process comparison of memory reuse and loop split (" + cacheAb
-                        + " runs each, rotating):");
-                System.out.print(cn.compare(warmup, cacheAb, inputs, CacheVariants.of(cn, target))
-                        .describe()
-                        .indent(3));
-            }
-            if (logAb != null) compareLogs(g, target, cn, threadLog, inputs, want, t);
+            if (holdAb > 0) comparisons.hold(cn, inputs);
+            if (cacheAb > 0) comparisons.cache(cn, target, inputs);
+            if (logAb != null) comparisons.logs(g, target, cn, threadLog, inputs, want, t);
         }
-        System.out.printf(
-                Locale.ROOT,
-                "%n%-3s %-24s %10s %10s %5s %11s %-9s %-15s %-15s%n",
-                "thr",
-                "impl",
-                "median ms",
-                "min ms",
-                "runs",
-                "max |err|",
-                "check",
-                "load before",
-                "load after");
-        rows.forEach(r -> System.out.println(r));
+        OnnxRows.print(rows);
         return rows.stream().anyMatch(r -> r.contains("MISMATCH")) ? 1 : 0;
     }
 
-    /**
-     * {@code --rounds}: rounds 2 to N of ONNX Runtime's block (a session of its own, closed before Kiln's threads run,
-     * as in the first round) then Kiln's, each timed as the first round's; a table of the rounds and Kiln's speed
-     * (ONNX Runtime's median over Kiln's) per round, with the median of those ratios.
-     */
-    private String alternate(byte[] bytes, int t, Graph g, NDArray[] inputs, Timing ort1, Timing kiln1, Runnable kiln) {
-        List<Timing> ort = new ArrayList<>(List.of(ort1));
-        List<Timing> kl = new ArrayList<>(List.of(kiln1));
-        for (int r = 1; r < rounds; r++) {
-            try (OrtSessionRunner o = new OrtSessionRunner(bytes, t, g.inputs(), inputs)) {
-                ort.add(Timing.of(o::runOnly, warmup, warmupMs, repeats, minSeconds));
-            }
-            kl.add(Timing.of(kiln, warmup, warmupMs, repeats, minSeconds));
-        }
-        StringBuilder sb = new StringBuilder(String.format(
-                Locale.ROOT,
-                "ONNX Runtime and Kiln in %d alternating rounds (medians, ms):%n%-6s %12s %10s %9s %-15s%n",
-                rounds,
-                "round",
-                "onnxruntime",
-                "kiln",
-                "speed",
-                "load before"));
-        double[] ratio = new double[rounds];
-        for (int r = 0; r < rounds; r++) {
-            ratio[r] = ort.get(r).medianMs() / kl.get(r).medianMs();
-            sb.append(String.format(
-                    Locale.ROOT,
-                    "%-6d %12.3f %10.3f %8.3fx %-15s%n",
-                    r + 1,
-                    ort.get(r).medianMs(),
-                    kl.get(r).medianMs(),
-                    ratio[r],
-                    ort.get(r).loadBefore()));
-        }
-        sb.append(String.format(
-                Locale.ROOT,
-                "Kiln's speed over the rounds: median %.3fx (%.3fx to %.3fx); %d of %d rounds at least ONNX Runtime's"
-                        + "%n",
-                OrtProfile.median(ratio),
-                Arrays.stream(ratio).min().getAsDouble(),
-                Arrays.stream(ratio).max().getAsDouble(),
-                Arrays.stream(ratio).filter(x -> x >= 1).count(),
-                rounds));
-        return sb.toString();
-    }
-
     /** Kiln's output against ONNX Runtime's: within --tolerance (abs and rel), integer outputs exactly. */
-    private Comparison againstOrt(NDArray out, NDArray want) {
+    Comparison againstOrt(NDArray out, NDArray want) {
         double tol = out.dtype().isFloat() ? tolerance : 0;
         return out.compareTo(want, tol, tol);
-    }
-
-    /**
-     * {@code --log-ab}: the network built from the other log, its output checked against ONNX Runtime's, then both
-     * networks' runs alternating in this process ({@link CompiledNetwork#compare}).
-     */
-    private void compareLogs(
-            Graph g,
-            CpuTarget target,
-            CompiledNetwork cn,
-            Path threadLog,
-            NDArray[] inputs,
-            List<NDArray> want,
-            int t) {
-        Path other = NetworkBench.logFor(logAb, t);
-        try (CompiledNetwork b = Network.build(g, target, other)) {
-            List<NDArray> outs = b.runAll(inputs);
-            for (int i = 0; i < outs.size(); i++) {
-                Comparison c = againstOrt(outs.get(i), want.get(i));
-                if (!c.ok())
-                    throw new KilnException("--log-ab: the network built from " + other + " gives output '"
-                            + g.outputs().get(i) + "' unlike ONNX Runtime's: " + c);
-            }
-            System.out.printf(
-                    Locale.ROOT,
-                    "   same-process comparison of two logs (%d runs each, alternating; output of B checked): A %s,"
-                            + " B %s%n",
-                    abRuns,
-                    threadLog,
-                    other);
-            VariantComparison vc = cn.compare(
-                    warmup,
-                    abRuns,
-                    inputs,
-                    List.of(cn.asBuilt().named("A: " + threadLog), b.asBuilt().named("B: " + other)));
-            System.out.print(vc.describe().indent(3));
-            System.out.println("   the calls that differ most (medians of the runs timed call by call):");
-            System.out.print(vc.callDifferences(1, cn.callLabels(), 15).indent(3));
-        }
     }
 
     /** Builds from the log when it covers the model (and --retune is off), else tunes; {@code how} says which. */
@@ -547,7 +441,7 @@ public final class OnnxBench implements Callable<Integer> {
                 .scheduler(b -> b.measureOptions(MeasureOptions.defaults().withFlushCache(flushCache.enabled())))
                 .verbose(true)
                 .transfer(transfer.enabled());
-        NetworkBench.applyPretrained(tuning, pretrained);
+        PretrainedModels.apply(tuning, pretrained);
         if (cluster.enabled()) tuning.measurers(cluster::start); // measured on the cluster's workers of the target
         CompiledNetwork cn = Network.tune(g, target, tuning.build());
         SchedulerResult r = cn.tuning().orElseThrow();
@@ -575,22 +469,6 @@ public final class OnnxBench implements Callable<Integer> {
         long hi = v.dtype().maxInt() < intHigh ? v.dtype().maxInt() + 1 : intHigh;
         for (long i = 0; i < a.numElements(); i++) a.setLongFlat(r.nextLong(0, hi), i);
         return a;
-    }
-
-    private static String row(int t, String impl, Timing tm, String err, String check, String note) {
-        return String.format(
-                Locale.ROOT,
-                "%-3d %-24s %10.3f %10.3f %5d %11s %-9s %-15s %-15s%n    %s",
-                t,
-                impl,
-                tm.medianMs(),
-                tm.minMs(),
-                tm.runs(),
-                err,
-                check,
-                tm.loadBefore(),
-                tm.loadAfter(),
-                note);
     }
 
     private static String ortVersion() {

@@ -1,6 +1,6 @@
 package dev.kiln.bench.space;
 
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.BenchHost;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.samples.OpenBlas;
 import dev.kiln.target.CompiledKernel;
@@ -62,6 +62,6 @@ final class Timing {
 
     /** The load average, as network-bench prints it. */
     static String loadAverage() {
-        return NetworkBench.loadAverage();
+        return BenchHost.loadAverage();
     }
 }

@@ -1,6 +1,6 @@
 package dev.kiln.bench.suite;
 
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.BenchHost;
 import dev.kiln.ir.KilnException;
 import java.util.Arrays;
 
@@ -34,7 +34,7 @@ public record KernelTimer(int warmupCalls, double warmupSeconds, int repeats, do
 
     /** Warms up, then samples {@code run}. */
     public Timing time(Runnable run) {
-        String before = NetworkBench.loadAverage();
+        String before = BenchHost.loadAverage();
         long start = System.nanoTime();
         int n = 0;
         double callSeconds = 0;
@@ -60,7 +60,7 @@ public record KernelTimer(int warmupCalls, double warmupSeconds, int repeats, do
                 repeats,
                 (long) repeats * perSample,
                 before,
-                NetworkBench.loadAverage());
+                BenchHost.loadAverage());
     }
 
     /** The q-quantile of sorted values, interpolated linearly. */

@@ -1,8 +1,9 @@
 package dev.kiln.bench.suite;
 
 import dev.kiln.bench.ChildJvm;
+import dev.kiln.bench.network.BenchHost;
 import dev.kiln.bench.network.FmaOption;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.NetworkLogs;
 import dev.kiln.bench.suite.SuiteRow.Status;
 import dev.kiln.ir.KilnException;
 import java.io.IOException;
@@ -189,7 +190,7 @@ public final class OperatorSuite implements Callable<Integer> {
             int t = threads[0];
             KilnPart kiln = new KilnPart(
                     SuiteChild.target(t, fmaOption.enabled()),
-                    NetworkBench.logFor(log, t),
+                    NetworkLogs.logFor(log, t),
                     trials,
                     perRound,
                     seed,
@@ -254,7 +255,7 @@ public final class OperatorSuite implements Callable<Integer> {
                             batch,
                             trials,
                             stamp,
-                            NetworkBench.loadAverage()));
+                            BenchHost.loadAverage()));
             System.out.println("written " + png);
         }
         if (impls.contains("kiln") && trials > 0)
@@ -287,7 +288,7 @@ public final class OperatorSuite implements Callable<Integer> {
                         t,
                         coreType == null ? "(auto)" : coreType,
                         env.get("OMP_WAIT_POLICY"),
-                        NetworkBench.loadAverage());
+                        BenchHost.loadAverage());
                 int rc = pb.start().waitFor();
                 List<SuiteRow> got = SuiteRow.parseAll(Files.readAllLines(rowsFile), rowsFile.toString());
                 rows.addAll(got);

@@ -2,7 +2,7 @@ package dev.kiln.bench.suite;
 
 import dev.kiln.autoschedule.log.LogRecord;
 import dev.kiln.autoschedule.log.TuningLog;
-import dev.kiln.bench.network.NetworkBench;
+import dev.kiln.bench.network.NetworkLogs;
 import dev.kiln.bench.plot.CurveChart;
 import dev.kiln.bench.plot.TuningCurve;
 import dev.kiln.te.ComputeDAG;
@@ -25,7 +25,7 @@ final class SuiteCurves {
     static void write(Path dir, Path log, List<SuiteWorkload> selected, int[] threads, boolean fma, List<SuiteRow> rows)
             throws IOException {
         for (int t : threads) {
-            Path file = NetworkBench.logFor(log, t);
+            Path file = NetworkLogs.logFor(log, t);
             if (!Files.isRegularFile(file)) continue;
             String target = SuiteChild.target(t, fma).toString();
             int written = 0;

@@ -11,15 +11,15 @@ import org.junit.jupiter.api.Test;
 class NetworkBenchTest {
     @Test
     void oneTuningLogPerThreadCount() {
-        assertThat(NetworkBench.logFor(Path.of("kiln-bench", "network", "tuning.jsonl"), 2))
+        assertThat(NetworkLogs.logFor(Path.of("kiln-bench", "network", "tuning.jsonl"), 2))
                 .isEqualTo(Path.of("kiln-bench", "network", "tuning-2t.jsonl"));
-        assertThat(NetworkBench.logFor(Path.of("log"), 1)).isEqualTo(Path.of("log-1t"));
+        assertThat(NetworkLogs.logFor(Path.of("log"), 1)).isEqualTo(Path.of("log-1t"));
     }
 
     @Test
     void networksByName() {
-        assertThat(NetworkBench.graphOf("resnet18-small", 1).name()).isEqualTo("resnet18");
-        assertThatThrownBy(() -> NetworkBench.graphOf("vgg", 1))
+        assertThat(BenchNetworks.graphOf("resnet18-small", 1).name()).isEqualTo("resnet18");
+        assertThatThrownBy(() -> BenchNetworks.graphOf("vgg", 1))
                 .isInstanceOf(KilnException.class)
                 .hasMessageContaining("resnet50, mobilenetv2");
     }
@@ -41,6 +41,6 @@ class NetworkBenchTest {
 
     @Test
     void loadAverageIsThreeNumbersOrUnknown() {
-        assertThat(NetworkBench.loadAverage()).matches("\\?|[0-9.]+/[0-9.]+/[0-9.]+");
+        assertThat(BenchHost.loadAverage()).matches("\\?|[0-9.]+/[0-9.]+/[0-9.]+");
     }
 }
