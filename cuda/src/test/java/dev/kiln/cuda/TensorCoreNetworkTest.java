@@ -61,7 +61,7 @@ class TensorCoreNetworkTest {
                 .toList();
         assertThat(gemms).hasSize(4);
         // c3's residual add, ReLU and proj's cast run in its GEMM's kernel (64 rows x 16 channels: nothing rounded up)
-        assertThat(gemms).extracting(NetworkTask::description).contains("conv2d_gemm+add+relu+cast");
+        assertThat(gemms).extracting(NetworkTask::description).contains("conv2d_gemm+add+relu+cast [64, 16]");
         List<CudaModule> modules = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         int w = 0;
@@ -158,6 +158,45 @@ class TensorCoreNetworkTest {
         }
         assertThat(w).isEqualTo(2);
         assertThat(failures).isEmpty();
+    }
+
+    /**
+     * Two residual blocks with float16 activations ({@link ToTensorCores.Activations#HALF}): the GEMM task that widens
+     * the block input on its rows for the residual add, adds, applies ReLU and writes the next block input in float16
+     * gets the Tensor Core sketch, and its sampled programs (one kernel each) match the default lowering.
+     */
+    @Test
+    void aResidualAddOfAHalfActivationRunsInTheGemmKernel() {
+        Graph tc = ToTensorCores.apply(TensorCoreNets.residualBlocks(8), DType.FLOAT16, ToTensorCores.Activations.HALF)
+                .graph();
+        CudaTarget target = CudaTarget.h200();
+        NetworkTask t = Network.tasks(tc, target).stream()
+                .filter(x -> x.description().startsWith("conv2d_gemm+cast+add+relu+cast "))
+                .findFirst()
+                .orElseThrow();
+        List<Sketch> sk = TargetRules.cuda().sketches(t.task()).stream()
+                .filter(s -> s.steps().stream().anyMatch(st -> st instanceof TensorizeStep))
+                .toList();
+        assertThat(sk).as(t.description()).hasSize(1);
+        List<String> failures = new ArrayList<>();
+        List<CudaModule> modules = new ArrayList<>();
+        int k = 0;
+        for (Candidate cand : TargetRules.cuda()
+                .population(t.task(), sk)
+                .sample(2, new SplittableRandom(21))
+                .candidates()) {
+            PrimFunc f = ScheduleLowerer.forTarget(target).lower(t.task(), cand.schedule());
+            f = new PrimFunc("tc_half_res_" + k++, f.params(), f.body());
+            String diff = GpuTesting.compareWithDefault(t.task().dag(), f, 17 + k, 1e-3);
+            if (diff != null) failures.add(t.description() + ": " + diff);
+            CudaModule m = CudaCodegen.generate(f);
+            assertThat(m.launches()).as(t.description()).hasSize(1);
+            modules.add(m);
+        }
+        assertThat(k).isPositive();
+        assertThat(failures).isEmpty();
+        GpuTesting.assumeNvcc();
+        assertThat(String.join("\n", GpuTesting.compileWithNvcc(modules))).contains("wmma.mma.sync");
     }
 
     @Test

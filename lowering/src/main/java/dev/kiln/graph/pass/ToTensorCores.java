@@ -66,8 +66,33 @@ public final class ToTensorCores {
         }
     }
 
-    /** The graph with its convolutions on {@code half} (float16 or bfloat16) implicit GEMMs. */
+    /** Where the values that converted layers read are kept between kernels. */
+    public enum Activations {
+        /**
+         * float32 (the default): a layer's output read by a converted layer and by anything else (a residual block's
+         * output, read by the next block's first conv and by its residual add) is cast to the half type in a kernel
+         * of its own.
+         */
+        FLOAT32,
+        /**
+         * The half type: such a value is written in the half type only, by the GEMM kernel that computes it (its
+         * cast on the rows); a residual add on another GEMM's rows reads it through a view and widens it in that
+         * kernel, and every other float32 reader widens it in its own kernel. Graph inputs and outputs, and values
+         * read by a dense layer (whose GEMM reads them as another shape), stay float32.
+         */
+        HALF
+    }
+
+    /** {@link #apply(Graph, DType, Activations)} with float32 values between layers. */
     public static Result apply(Graph graph, DType half) {
+        return apply(graph, half, Activations.FLOAT32);
+    }
+
+    /**
+     * The graph with its convolutions on {@code half} (float16 or bfloat16) implicit GEMMs, the values they read kept
+     * as {@code activations} says.
+     */
+    public static Result apply(Graph graph, DType half, Activations activations) {
         if (half != DType.FLOAT16 && half != DType.BFLOAT16) {
             throw new KilnException("ToTensorCores: argument 'half' is " + half + "; float16 or bfloat16 only");
         }
@@ -88,11 +113,12 @@ public final class ToTensorCores {
             }
         }
         Set<String> moved = new HashSet<>(); // epilogue nodes already emitted on a GEMM's rows
+        Map<String, String> narrow = new HashMap<>(); // float32 value -> its half-type copy, the only one stored
         for (Node n : e.nodes) {
             if (moved.contains(n.name())) continue;
             if (!reasons.containsKey(n.name()) || reasons.get(n.name()) != null) {
                 if (reasons.get(n.name()) != null) kept.put(n.name(), reasons.get(n.name()));
-                out.add(n);
+                out.add(widened(n, narrow, g, e, out));
                 continue;
             }
             boolean dense = n.op() instanceof Op.Dense;
@@ -136,6 +162,7 @@ public final class ToTensorCores {
             Set<String> defined = new HashSet<>(); // what the rows' epilogue may read: computed before the layer
             for (Node d : out) defined.add(d.name());
             for (Value in : g.inputs()) defined.add(in.name());
+            defined.addAll(narrow.keySet());
             for (Node r : epilogue(g, n, co, mp == m && cop == co, defined)) {
                 String v = e.freshName(r.name() + ".rows");
                 List<String> ins = new ArrayList<>(r.inputs());
@@ -144,7 +171,15 @@ public final class ToTensorCores {
                 if (r.op() instanceof Op.Binary) {
                     // a residual add: its other operand [N, OH, OW, CO] read as the rows [M, CO] (a view)
                     String other = ins.get(1 - at), seen = e.freshName(other + ".as_rows", out);
-                    out.add(new Node(new Op.Reshape(flat), List.of(other), new Value(seen, DType.FLOAT32, flat)));
+                    String stored = narrow.get(other);
+                    if (stored == null) {
+                        out.add(new Node(new Op.Reshape(flat), List.of(other), new Value(seen, DType.FLOAT32, flat)));
+                    } else { // kept in the half type: its rows widened in this kernel, as the add's operand
+                        String hr = e.freshName(stored + ".as_rows", out);
+                        out.add(new Node(new Op.Reshape(flat), List.of(stored), new Value(hr, half, flat)));
+                        out.add(new Node(
+                                new Op.Cast(DType.FLOAT32), List.of(hr), new Value(seen, DType.FLOAT32, flat)));
+                    }
                     ins.set(1 - at, seen);
                     out.add(new Node(r.op(), ins, new Value(v, DType.FLOAT32, flat)));
                 } else if (r.op() instanceof Op.BiasAdd) {
@@ -164,11 +199,18 @@ public final class ToTensorCores {
             List<Long> target = last.output().shape();
             DType type = DType.FLOAT32;
             List<Node> readers = g.consumers(value);
-            if (readers.size() == 1
-                    && !g.isOutput(value)
-                    && readers.getFirst().inputs().indexOf(value) == 0
-                    && reasons.containsKey(readers.getFirst().name())
-                    && reasons.get(readers.getFirst().name()) == null) {
+            String produced = last.output().name();
+            List<Long> producedShape = last.output().shape();
+            List<Node> gemmReaders = readers.stream()
+                    .filter(r -> r.inputs().indexOf(produced) == 0
+                            && reasons.containsKey(r.name())
+                            && reasons.get(r.name()) == null)
+                    .toList();
+            boolean only = readers.size() == 1 && gemmReaders.size() == 1;
+            boolean keepHalf = activations == Activations.HALF
+                    && !gemmReaders.isEmpty()
+                    && gemmReaders.stream().allMatch(r -> inputImage(g, r).equals(producedShape));
+            if (!g.isOutput(value) && (only || keepHalf)) {
                 String hv = e.freshName(value + suffix + ".rows");
                 out.add(new Node(new Op.Cast(half), List.of(rows), new Value(hv, half, flat)));
                 rows = hv;
@@ -176,6 +218,7 @@ public final class ToTensorCores {
                 target = inputImage(g, readers.getFirst());
                 value = e.freshName(value + suffix);
                 casts.put(last.output().name(), value);
+                if (!only) narrow.put(last.output().name(), value);
             }
             List<Long> have = flat;
             if (mp != m || cop != co) {
@@ -199,6 +242,31 @@ public final class ToTensorCores {
         e.nodes.clear();
         e.nodes.addAll(out);
         return new Result(e.build(), converted, kept);
+    }
+
+    /**
+     * {@code n} reading the half-type copy of each value it reads that is kept only so ({@link Activations#HALF}),
+     * through a widening cast of its own placed just before it (an element-wise producer with one reader: it joins
+     * {@code n}'s kernel).
+     */
+    private static Node widened(Node n, Map<String, String> narrow, Graph g, GraphEditor e, List<Node> out) {
+        List<String> ins = new ArrayList<>(n.inputs());
+        Map<String, String> wide = new HashMap<>();
+        for (int i = 0; i < ins.size(); i++) {
+            String v = ins.get(i), stored = narrow.get(v);
+            if (stored == null) continue;
+            String w = wide.get(v);
+            if (w == null) {
+                w = e.freshName(v + ".f32", out);
+                out.add(new Node(
+                        new Op.Cast(DType.FLOAT32),
+                        List.of(stored),
+                        new Value(w, DType.FLOAT32, g.value(v).shape())));
+                wide.put(v, w);
+            }
+            ins.set(i, w);
+        }
+        return wide.isEmpty() ? n : new Node(n.op(), ins, n.output());
     }
 
     /**

@@ -138,23 +138,6 @@ class ToBfloat16Test {
         }
     }
 
-    /**
-     * Two residual blocks after a stem: x -> c0 -> relu = y0; y1 = relu(c2(relu(c1(y0))) + y0); y2 = relu(c3(y1) + y1)
-     * -> mean -> dense. Each block's input is read by a converted conv and by the block's residual add.
-     */
-    private static Graph residual() {
-        GraphBuilder b = new GraphBuilder("residual");
-        Value x = b.input("x", FLOAT32, 1, 6, 6, 16);
-        Value y0 = b.relu("y0", b.conv2d("c0", x, b.weight("w0", 1, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1));
-        Value h = b.relu("h", b.conv2d("c1", y0, b.weight("w1", 2, 0.3, 1, 1, 16, 16), "NHWC", 1, 0, 1));
-        Value y1 =
-                b.relu("y1", b.add("a1", b.conv2d("c2", h, b.weight("w2", 3, 0.3, 3, 3, 16, 16), "NHWC", 1, 1, 1), y0));
-        Value y2 = b.relu(
-                "y2", b.add("a2", b.conv2d("c3", y1, b.weight("w3", 4, 0.3, 1, 1, 16, 16), "NHWC", 1, 0, 1), y1));
-        Value pooled = b.mean("gap", y2, false, 1, 2);
-        return b.output(b.dense("fc", pooled, b.weight("wf", 5, 0.3, 8, 16))).build();
-    }
-
     /** The values that a group made of one cast reads. */
     private static java.util.List<String> castAlone(Graph g) {
         return dev.kiln.graph.fuse.FuseOps.apply(g).groups().stream()
@@ -171,7 +154,7 @@ class ToBfloat16Test {
      */
     @Test
     void bfloat16ActivationsAreWrittenByTheirProducersAndWidenedWhereFloat32Reads() {
-        Graph net = residual();
+        Graph net = dev.kiln.fixtures.TensorCoreNets.residualBlocks(6);
         ToBfloat16.Result wide = ToBfloat16.apply(net);
         ToBfloat16.Result narrow = ToBfloat16.apply(net, ToBfloat16.Activations.BFLOAT16);
         assertThat(narrow.converted()).isEqualTo(wide.converted()).containsExactly("c0", "c1", "c2", "c3", "fc");

@@ -105,6 +105,42 @@ class ToTensorCoresTest {
         assertThat(err).isLessThanOrEqualTo(Math.scalb(max, -7)).isGreaterThan(0);
     }
 
+    /**
+     * {@link ToTensorCores.Activations#HALF} on two residual blocks (8x8: 64 rows, nothing rounded up): each block's
+     * input, read by a conv and by a residual add, is written in float16 only, by the GEMM kernel that computes it;
+     * the residual add on the next GEMM's rows reads it through a view and widens it there. No block input is cast in
+     * a kernel of its own (with float32 activations each is), and the output stays within 2^-7 of float32's.
+     */
+    @Test
+    void halfActivationsAreWrittenByTheirGemmsAndWidenedOnTheResidualRows() {
+        Graph net = TensorCoreNets.residualBlocks(8);
+        ToTensorCores.Result wide = ToTensorCores.apply(net, DType.FLOAT16);
+        ToTensorCores.Result narrow = ToTensorCores.apply(net, DType.FLOAT16, ToTensorCores.Activations.HALF);
+        assertThat(narrow.converted()).isEqualTo(wide.converted()).containsExactly("c0", "c1", "c2", "c3", "fc");
+        assertThat(castKernels(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1");
+        assertThat(castKernels(narrow.graph())).containsExactly("x");
+        Graph g = narrow.graph();
+        assertThat(g.nodes().stream().map(n -> n.name())).doesNotContain("y0", "y1");
+        assertThat(g.value("y0.f16").dtype()).isEqualTo(DType.FLOAT16);
+        assertThat(g.producer("y0.f16").op()).isInstanceOf(Op.Reshape.class);
+        assertThat(g.producer(g.producer("a1.rows").inputs().get(1)).op()).isEqualTo(new Op.Cast(FLOAT32));
+        assertThat(dev.kiln.graph.fuse.FuseOps.apply(g).toString())
+                .contains("conv2d_gemm+relu+cast ")
+                .contains("conv2d_gemm+cast+add+relu+cast ")
+                .contains("conv2d_gemm+cast+add+relu ");
+        double[] me = TensorCoreNets.maxAndError(net, g, 13, 1, 8, 8, 16);
+        assertThat(me[0]).isGreaterThan(0.01);
+        assertThat(me[1]).isLessThanOrEqualTo(Math.scalb(me[0], -7)).isGreaterThan(0);
+    }
+
+    /** The values that a group made of one cast reads. */
+    private static java.util.List<String> castKernels(Graph g) {
+        return dev.kiln.graph.fuse.FuseOps.apply(g).groups().stream()
+                .filter(gr -> gr.nodes().size() == 1 && gr.nodes().getFirst().op() instanceof Op.Cast)
+                .map(gr -> gr.nodes().getFirst().inputs().getFirst())
+                .toList();
+    }
+
     @Test
     void theGemmWeightIsTheHwioWeightInOrderPaddedWithZeros() {
         NDArray w = GraphBuilder.randomArray(9, -1, 1, 2, 3, 5, 7);
