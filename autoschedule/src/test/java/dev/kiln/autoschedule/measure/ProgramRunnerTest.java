@@ -220,8 +220,12 @@ class ProgramRunnerTest {
                     null,
                     WorkerPool.NONE);
             assertThat(out.error()).isEqualTo(MeasureError.NONE);
-            // 37 multiply-adds take far less than the 0.5 ms of a warm-up slice: many more runs than the fixed count
-            assertThat(calls.get()).isGreaterThan(1 + 4 + 3 * 2 + 100);
+            // the check run, the fixed warm-up and the timed repeats make 11 calls; the warm-up by time adds at least
+            // one (a slice holds one run at least; how many more depends on the machine's load and the JIT, so the
+            // slicing rule itself is tested on a fake clock in MeasurementPolicyTest, not here: 102 calls in all under
+            // a loaded
+            // CI once, where this asked for 112)
+            assertThat(calls.get()).isGreaterThan(1 + 4 + 3 * 2);
         }
     }
 

@@ -6,7 +6,6 @@ import dev.kiln.autoschedule.network.Network;
 import dev.kiln.autoschedule.scheduler.Strategy;
 import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.TorchNetwork.Variant;
-import dev.kiln.graph.pass.ToBfloat16;
 import dev.kiln.ir.KilnException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -146,12 +145,8 @@ public final class NetworkBench implements Callable<Integer> {
                     + "PyTorch's BN-folded model in bfloat16 (model.to(bfloat16)), as 'pytorch-bn-folded bf16'.")
     boolean bf16;
 
-    @Option(
-            names = "--bf16-activations",
-            description = "With --bf16: the values the bfloat16 layers read kept in FLOAT32 (cast where read) or "
-                    + "BFLOAT16 (written so by the kernels computing them, widened where float32 reads them; the row "
-                    + "is 'kiln bf16-act'); default: ${DEFAULT-VALUE}.")
-    ToBfloat16.Activations bf16Activations = ToBfloat16.Activations.FLOAT32;
+    @Mixin
+    Bf16ActivationsOption bf16Activations = new Bf16ActivationsOption();
 
     @Option(
             names = "--bf16-tolerance",

@@ -75,8 +75,8 @@ final class NetworkChild {
                         Network.partition(g, target).toString().indent(3)); // the fused groups Kiln tunes and runs
                 timeKiln(name, t, g, target, threadLog, inputs, want, bench.tolerance, "kiln");
                 if (bench.bf16) {
-                    ToBfloat16.Result bf = ToBfloat16.apply(g, bench.bf16Activations);
-                    boolean narrow = bench.bf16Activations == ToBfloat16.Activations.BFLOAT16;
+                    ToBfloat16.Result bf = ToBfloat16.apply(g, bench.bf16Activations.activations());
+                    boolean narrow = bench.bf16Activations.narrow();
                     System.out.println(
                             "   bfloat16: " + bf.converted().size() + " layer(s) converted; kept in float32: "
                                     + (bf.kept().isEmpty() ? "none" : bf.kept()));

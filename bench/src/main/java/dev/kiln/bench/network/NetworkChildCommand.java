@@ -67,7 +67,7 @@ final class NetworkChildCommand {
                     "--bf16-tolerance",
                     String.valueOf(o.bf16Tolerance),
                     "--bf16-activations",
-                    o.bf16Activations.name()));
+                    o.bf16Activations.activations().name()));
         }
         cmd.add(o.transfer.arg());
         cmd.add(o.fma.arg());

@@ -8,6 +8,7 @@ import dev.kiln.autoschedule.network.NetworkTuneOptions;
 import dev.kiln.autoschedule.scheduler.SchedulerResult;
 import dev.kiln.bench.ChildJvm;
 import dev.kiln.bench.network.BenchHost;
+import dev.kiln.bench.network.Bf16ActivationsOption;
 import dev.kiln.bench.network.FlushCacheOption;
 import dev.kiln.bench.network.FmaOption;
 import dev.kiln.bench.network.NetworkLogs;
@@ -149,12 +150,8 @@ public final class OnnxBench implements Callable<Integer> {
                     + "float32 outputs within --tolerance (give it 0.05).")
     boolean bf16;
 
-    @Option(
-            names = "--bf16-activations",
-            description = "With --bf16: the values the bfloat16 layers read kept in FLOAT32 (cast where read) or "
-                    + "BFLOAT16 (written so by the kernels computing them, widened where float32 reads them); "
-                    + "default: ${DEFAULT-VALUE}.")
-    ToBfloat16.Activations bf16Activations = ToBfloat16.Activations.FLOAT32;
+    @Mixin
+    Bf16ActivationsOption bf16Activations = new Bf16ActivationsOption();
 
     @Option(names = "--seed", description = "Input (and --zoo weight) seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
@@ -303,7 +300,10 @@ public final class OnnxBench implements Callable<Integer> {
             dims.forEach((k, v) -> cmd.addAll(List.of("--dim", k + "=" + v)));
             cmd.addAll(cluster.args());
             if (retune) cmd.add("--retune");
-            if (bf16) cmd.addAll(List.of("--bf16", "--bf16-activations", bf16Activations.name()));
+            if (bf16) {
+                cmd.add("--bf16");
+                cmd.addAll(bf16Activations.args());
+            }
             cmd.addAll(List.of("--pretrained", pretrained));
             cmd.add(transfer.arg());
             cmd.add(fma.arg());
@@ -328,7 +328,7 @@ public final class OnnxBench implements Callable<Integer> {
     private int child(int t) throws Exception {
         Graph g = OnnxImporter.load(model, dims);
         if (bf16) {
-            ToBfloat16.Result bf = ToBfloat16.apply(g, bf16Activations);
+            ToBfloat16.Result bf = ToBfloat16.apply(g, bf16Activations.activations());
             System.out.println("   bfloat16: " + bf.converted().size() + " layer(s) converted; kept in float32: "
                     + (bf.kept().isEmpty() ? "none" : bf.kept()));
             g = bf.graph();

@@ -3,6 +3,7 @@ package dev.kiln.graph.pass;
 import static dev.kiln.ir.DType.FLOAT32;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kiln.fixtures.TensorCoreNets;
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.GraphBuilder;
 import dev.kiln.graph.Node;
@@ -138,14 +139,6 @@ class ToBfloat16Test {
         }
     }
 
-    /** The values that a group made of one cast reads. */
-    private static java.util.List<String> castAlone(Graph g) {
-        return dev.kiln.graph.fuse.FuseOps.apply(g).groups().stream()
-                .filter(gr -> gr.nodes().size() == 1 && gr.nodes().getFirst().op() instanceof Op.Cast)
-                .map(gr -> gr.nodes().getFirst().inputs().getFirst())
-                .toList();
-    }
-
     /**
      * {@link ToBfloat16.Activations#BFLOAT16}: the values converted layers read are written in bfloat16 by the kernels
      * that compute them: no block input is cast in a kernel of its own (with float32 activations each one, read by a
@@ -154,14 +147,14 @@ class ToBfloat16Test {
      */
     @Test
     void bfloat16ActivationsAreWrittenByTheirProducersAndWidenedWhereFloat32Reads() {
-        Graph net = dev.kiln.fixtures.TensorCoreNets.residualBlocks(6);
+        Graph net = TensorCoreNets.residualBlocks(6);
         ToBfloat16.Result wide = ToBfloat16.apply(net);
         ToBfloat16.Result narrow = ToBfloat16.apply(net, ToBfloat16.Activations.BFLOAT16);
         assertThat(narrow.converted()).isEqualTo(wide.converted()).containsExactly("c0", "c1", "c2", "c3", "fc");
         // the values cast in a kernel of their own: the graph input, the pooled vector (a reduction's output), and
         // with float32 activations the two block inputs
-        assertThat(castAlone(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1", "gap");
-        assertThat(castAlone(narrow.graph())).containsExactlyInAnyOrder("x", "gap");
+        assertThat(TensorCoreNets.castKernels(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1", "gap");
+        assertThat(TensorCoreNets.castKernels(narrow.graph())).containsExactlyInAnyOrder("x", "gap");
         Graph g = narrow.graph();
         // y0 and y1 are read in bfloat16 only: by their convs and, widened, by the residual adds
         for (String y : new String[] {"y0", "y1"}) {
@@ -202,7 +195,7 @@ class ToBfloat16Test {
             Graph wide = ToBfloat16.apply(net).graph();
             Graph narrow =
                     ToBfloat16.apply(net, ToBfloat16.Activations.BFLOAT16).graph();
-            java.util.List<String> left = castAlone(narrow);
+            java.util.List<String> left = TensorCoreNets.castKernels(narrow);
             for (String v : left) {
                 boolean input = narrow.inputs().stream().anyMatch(x -> x.name().equals(v));
                 assertThat(input || narrow.consumers(v).size() == 1)
@@ -210,7 +203,8 @@ class ToBfloat16Test {
                         .isTrue();
             }
             if (net.name().startsWith("resnet"))
-                assertThat(left.size()).isLessThan(castAlone(wide).size());
+                assertThat(left.size())
+                        .isLessThan(TensorCoreNets.castKernels(wide).size());
             long[] dims = net.inputs().getFirst().dims();
             try (NodeRunner ref = NodeRunner.interpreter();
                     NDArray in = NDArray.random(FLOAT32, 3, dims)) {

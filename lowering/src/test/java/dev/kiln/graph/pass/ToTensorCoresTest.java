@@ -117,8 +117,8 @@ class ToTensorCoresTest {
         ToTensorCores.Result wide = ToTensorCores.apply(net, DType.FLOAT16);
         ToTensorCores.Result narrow = ToTensorCores.apply(net, DType.FLOAT16, ToTensorCores.Activations.HALF);
         assertThat(narrow.converted()).isEqualTo(wide.converted()).containsExactly("c0", "c1", "c2", "c3", "fc");
-        assertThat(castKernels(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1");
-        assertThat(castKernels(narrow.graph())).containsExactly("x");
+        assertThat(TensorCoreNets.castKernels(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1");
+        assertThat(TensorCoreNets.castKernels(narrow.graph())).containsExactly("x");
         Graph g = narrow.graph();
         assertThat(g.nodes().stream().map(n -> n.name())).doesNotContain("y0", "y1");
         assertThat(g.value("y0.f16").dtype()).isEqualTo(DType.FLOAT16);
@@ -131,14 +131,6 @@ class ToTensorCoresTest {
         double[] me = TensorCoreNets.maxAndError(net, g, 13, 1, 8, 8, 16);
         assertThat(me[0]).isGreaterThan(0.01);
         assertThat(me[1]).isLessThanOrEqualTo(Math.scalb(me[0], -7)).isGreaterThan(0);
-    }
-
-    /** The values that a group made of one cast reads. */
-    private static java.util.List<String> castKernels(Graph g) {
-        return dev.kiln.graph.fuse.FuseOps.apply(g).groups().stream()
-                .filter(gr -> gr.nodes().size() == 1 && gr.nodes().getFirst().op() instanceof Op.Cast)
-                .map(gr -> gr.nodes().getFirst().inputs().getFirst())
-                .toList();
     }
 
     @Test
