@@ -91,7 +91,8 @@ class Bfloat16NetworkTest {
      * Tunes {@code bf} on this CPU (random sampling, 6 trials per task, in-process measurement), checks every task has
      * a program, the tuned network against the interpreter's run of {@code bf} (rtol and atol 1e-4) and the network
      * rebuilt from the log against the tuned one; on a CPU with AVX-512 BF16 every bfloat16 task has a tensorized
-     * program among its valid measurements. Returns how many bfloat16 tasks it checked so (0 elsewhere, the count of "_packed" tasks there).
+     * program among its valid measurements. Returns how many bfloat16 tasks it checked so (0 elsewhere, the count of
+     * "_packed" tasks there).
      */
     private static int tuneRunRebuild(Graph bf, Path log) {
         CpuTarget target = Target.cpu();
