@@ -2,7 +2,9 @@ package dev.kiln.graph.pass;
 
 import dev.kiln.graph.Graph;
 import dev.kiln.graph.Node;
+import dev.kiln.graph.Op;
 import dev.kiln.graph.Value;
+import dev.kiln.ir.DType;
 import dev.kiln.runtime.NDArray;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -58,6 +60,32 @@ final class GraphEditor {
         for (Value v : source.inputs()) taken.add(v.name());
         if (!taken.contains(base)) return base;
         for (int i = 1; ; i++) if (!taken.contains(base + "_" + i)) return base + "_" + i;
+    }
+
+    /**
+     * {@code reader} as it reads, in place of each value stored only in a narrower type ({@code narrow}: the value's
+     * name to its narrow copy's), a float32 widening cast of that copy of its own, which this appends to {@code out},
+     * the nodes built so far, just before the reader goes there: an element-wise producer with one reader, it joins
+     * the reader's fused group (a residual add's epilogue operand, a light op's inlined producer).
+     */
+    Node widenedReader(Node reader, Map<String, String> narrow, List<Node> out) {
+        List<String> ins = new ArrayList<>(reader.inputs());
+        Map<String, String> wide = new LinkedHashMap<>();
+        for (int i = 0; i < ins.size(); i++) {
+            String v = ins.get(i), stored = narrow.get(v);
+            if (stored == null) continue;
+            String w = wide.get(v);
+            if (w == null) {
+                w = freshName(v + ".f32", out);
+                out.add(new Node(
+                        new Op.Cast(DType.FLOAT32),
+                        List.of(stored),
+                        new Value(w, DType.FLOAT32, source.value(v).shape())));
+                wide.put(v, w);
+            }
+            ins.set(i, w);
+        }
+        return wide.isEmpty() ? reader : new Node(reader.op(), ins, reader.output());
     }
 
     /** The graph, without the nodes and constants no output depends on. */

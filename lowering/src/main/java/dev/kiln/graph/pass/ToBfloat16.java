@@ -160,20 +160,9 @@ public final class ToBfloat16 {
         Node castNode = out.remove(cast);
         if (cast < producer) producer--;
         out.add(producer + 1, castNode);
-        for (int i = producer + 2; i < out.size(); i++) {
-            Node r = out.get(i);
-            if (!r.inputs().contains(x)) continue;
-            String wide = e.freshName(x + ".f32", out);
-            Value xv = g.value(x);
-            out.add(i, new Node(new Op.Cast(DType.FLOAT32), List.of(xb), new Value(wide, DType.FLOAT32, xv.shape())));
-            i++;
-            out.set(
-                    i,
-                    new Node(
-                            r.op(),
-                            r.inputs().stream().map(s -> s.equals(x) ? wide : s).toList(),
-                            r.output()));
-        }
+        List<Node> tail = new ArrayList<>(out.subList(producer + 2, out.size()));
+        out.subList(producer + 2, out.size()).clear();
+        for (Node r : tail) out.add(e.widenedReader(r, Map.of(x, xb), out));
     }
 
     /**

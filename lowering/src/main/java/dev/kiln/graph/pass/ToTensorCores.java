@@ -118,7 +118,7 @@ public final class ToTensorCores {
             if (moved.contains(n.name())) continue;
             if (!reasons.containsKey(n.name()) || reasons.get(n.name()) != null) {
                 if (reasons.get(n.name()) != null) kept.put(n.name(), reasons.get(n.name()));
-                out.add(widened(n, narrow, g, e, out));
+                out.add(e.widenedReader(n, narrow, out));
                 continue;
             }
             boolean dense = n.op() instanceof Op.Dense;
@@ -242,31 +242,6 @@ public final class ToTensorCores {
         e.nodes.clear();
         e.nodes.addAll(out);
         return new Result(e.build(), converted, kept);
-    }
-
-    /**
-     * {@code n} reading the half-type copy of each value it reads that is kept only so ({@link Activations#HALF}),
-     * through a widening cast of its own placed just before it (an element-wise producer with one reader: it joins
-     * {@code n}'s kernel).
-     */
-    private static Node widened(Node n, Map<String, String> narrow, Graph g, GraphEditor e, List<Node> out) {
-        List<String> ins = new ArrayList<>(n.inputs());
-        Map<String, String> wide = new HashMap<>();
-        for (int i = 0; i < ins.size(); i++) {
-            String v = ins.get(i), stored = narrow.get(v);
-            if (stored == null) continue;
-            String w = wide.get(v);
-            if (w == null) {
-                w = e.freshName(v + ".f32", out);
-                out.add(new Node(
-                        new Op.Cast(DType.FLOAT32),
-                        List.of(stored),
-                        new Value(w, DType.FLOAT32, g.value(v).shape())));
-                wide.put(v, w);
-            }
-            ins.set(i, w);
-        }
-        return wide.isEmpty() ? n : new Node(n.op(), ins, n.output());
     }
 
     /**
