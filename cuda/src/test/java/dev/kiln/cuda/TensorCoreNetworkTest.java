@@ -199,6 +199,42 @@ class TensorCoreNetworkTest {
         assertThat(String.join("\n", GpuTesting.compileWithNvcc(modules))).contains("wmma.mma.sync");
     }
 
+    /**
+     * ResNet-50 at 64x64 on Tensor Cores: its max pool (read by two converted convs, the first block's and its
+     * projection) and its global average pool (read through a reshape by the classifier) write their values in
+     * float16 in their own kernels ({@code FuseOps.isNarrowingEpilogue}, no cast kernel), and sampled GPU programs of
+     * both tasks match the default lowering in the interpreter and compile with nvcc.
+     */
+    @Test
+    void aPoolWritesItsHalfValueInItsOwnKernel() {
+        Graph tc = ToTensorCores.apply(Models.resnet50(1, 64, 3), DType.FLOAT16, ToTensorCores.Activations.HALF)
+                .graph();
+        CudaTarget target = CudaTarget.h200();
+        List<NetworkTask> pools = Network.tasks(tc, target).stream()
+                .filter(x -> x.description().matches(".*(max_pool2d|global_avg_pool2d)(\\+reshape)*\\+cast .*"))
+                .toList();
+        assertThat(pools).extracting(NetworkTask::description).hasSize(2);
+        List<String> failures = new ArrayList<>();
+        List<CudaModule> modules = new ArrayList<>();
+        int k = 0;
+        for (NetworkTask t : pools) {
+            for (Candidate cand : TargetRules.cuda()
+                    .population(t.task(), TargetRules.cuda().sketches(t.task()))
+                    .sample(2, new SplittableRandom(31 + k))
+                    .candidates()) {
+                PrimFunc f = ScheduleLowerer.forTarget(target).lower(t.task(), cand.schedule());
+                f = new PrimFunc("pool_half_" + k++, f.params(), f.body());
+                String diff = GpuTesting.compareWithDefault(t.task().dag(), f, 5 + k, 1e-6);
+                if (diff != null) failures.add(t.description() + ": " + diff);
+                modules.add(CudaCodegen.generate(f));
+            }
+        }
+        assertThat(k).isGreaterThanOrEqualTo(2);
+        assertThat(failures).isEmpty();
+        GpuTesting.assumeNvcc();
+        GpuTesting.compileWithNvcc(modules);
+    }
+
     @Test
     void theNetworkTunesForCuda(@TempDir Path dir) {
         assumeTrue(

@@ -183,6 +183,38 @@ class FusionTest {
     }
 
     @Test
+    void aReductionTakesTheNarrowingCastItsValueIsReadThrough() {
+        // a bfloat16 network: the max pool before the first block and a layer norm before a dense layer write their
+        // values in bfloat16 for the converted layers: the cast is the reduction's last step, not a kernel of its own
+        GraphBuilder b = new GraphBuilder("t");
+        Value x = b.input("x", FLOAT32, 1, 8, 8, 4);
+        Value pool = b.maxPool2d("pool", b.relu("r", x), "NHWC", 3, 2, 1);
+        Value p16 = b.node("p16", new Op.Cast(dev.kiln.ir.DType.BFLOAT16), pool);
+        Value flat = b.reshape("flat", b.node("p32", new Op.Cast(FLOAT32), p16), 16, 4);
+        Value ln = b.layerNorm("ln", flat, b.uniform("g", 1, 0.5, 1.5, 4), b.weight("be", 2, 0.1, 4), 1, 1e-5);
+        Value l16 = b.node("l16", new Op.Cast(dev.kiln.ir.DType.BFLOAT16), ln);
+        // and a global pool read through a reshape by a bfloat16 classifier
+        Value gp = b.reshape("gp/rows", b.mean("gp", b.node("l32", new Op.Cast(FLOAT32), l16), false, 1), 4, 4);
+        Graph g = b.output(b.node("gp16", new Op.Cast(dev.kiln.ir.DType.BFLOAT16), gp))
+                .build();
+        assertEquals(
+                List.of("relu+max_pool2d+cast", "cast+reshape+layer_norm+cast", "cast+mean+reshape+cast"), groups(g));
+        checkAgainstNodeByNode(g, 1, 8, 8, 4);
+
+        // not a widening cast, not a cast of a value another node also reads; a cast that is a graph output does
+        GraphBuilder b2 = new GraphBuilder("t2");
+        Value x2 = b2.input("x", FLOAT32, 4, 16);
+        Value m = b2.mean("m", x2, true, 1);
+        Value wide = b2.node("wide", new Op.Cast(dev.kiln.ir.DType.FLOAT64), m);
+        Value sm = b2.softmax("sm", x2, -1);
+        Value s16 = b2.node("s16", new Op.Cast(dev.kiln.ir.DType.FLOAT16), sm);
+        Value sm2 = b2.softmax("sm2", x2, 0);
+        Value out16 = b2.node("out16", new Op.Cast(dev.kiln.ir.DType.BFLOAT16), sm2);
+        Graph g2 = b2.output(wide, s16, b2.relu("r", sm), out16).build();
+        assertEquals(List.of("mean", "cast", "softmax", "cast", "softmax+cast", "relu"), groups(g2));
+    }
+
+    @Test
     void aGraphOutputIsNeverInsideAGroup() {
         GraphBuilder b = new GraphBuilder("t");
         Value x = b.input("x", FLOAT32, 4, 8);

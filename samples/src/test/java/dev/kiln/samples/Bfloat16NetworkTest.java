@@ -64,20 +64,30 @@ class Bfloat16NetworkTest {
     /**
      * The same with {@link ToBfloat16.Activations#BFLOAT16} on a residual block: the block input is written in
      * bfloat16 by the first conv's kernel (no cast kernel) and the residual conv's kernel widens it in its epilogue
-     * (a tensorized conv with a widening cast, add, ReLU and rounding cast fused after it); the tuned network matches
+     * (a tensorized conv with a widening cast, add, ReLU and rounding cast fused after it), the max pool before it and
+     * the layer norm before the dense layer round their values in their own kernels; the tuned network matches
      * the interpreter's run of the converted graph (rtol and atol 1e-4) and the rebuilt one matches the tuned one.
      */
     @Test
     void bfloat16ActivationsTuneAndRunWithTheirCastsFused(@TempDir Path dir) {
         GraphBuilder b = new GraphBuilder("bf16_residual");
         Value x = b.input("x", FLOAT32, 1, 8, 8, 16);
-        Value y = b.relu("y", b.conv2d("c1", x, b.weight("w1", 1, 0.2, 3, 3, 16, 32), "NHWC", 1, 1, 1));
+        Value p = b.maxPool2d("pool", x, "NHWC", 3, 1, 1);
+        Value y = b.relu("y", b.conv2d("c1", p, b.weight("w1", 1, 0.2, 3, 3, 16, 32), "NHWC", 1, 1, 1));
         Value z = b.relu("z", b.add("a", b.conv2d("c2", y, b.weight("w2", 3, 0.2, 1, 1, 32, 32), "NHWC", 1, 0, 1), y));
-        Graph net = b.output(b.dense("fc", b.mean("gap", z, false, 1, 2), b.weight("wf", 4, 0.3, 16, 32)))
-                .build();
+        Value ln = b.layerNorm(
+                "ln",
+                b.mean("gap", z, false, 1, 2),
+                b.uniform("g", 5, 0.5, 1.5, 32),
+                b.weight("be", 6, 0.1, 32),
+                1,
+                1e-5);
+        Graph net = b.output(b.dense("fc", ln, b.weight("wf", 4, 0.3, 16, 32))).build();
         Graph bf = ToBfloat16.apply(net, ToBfloat16.Activations.BFLOAT16).graph();
         CpuTarget target = Target.cpu();
         assertThat(Network.partition(bf, target).toString())
+                .contains("max_pool2d+cast ") // the pool and the layer norm write their values in bfloat16
+                .contains("layer_norm+cast ")
                 .contains("conv2d_packed+relu+cast ")
                 .contains("conv2d_packed+cast+add+relu ");
         assertThat(tuneRunRebuild(bf, dir.resolve("bf16-act.jsonl"))).isEqualTo(bf16Dot() ? 3 : 0);

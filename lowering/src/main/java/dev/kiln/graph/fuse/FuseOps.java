@@ -40,6 +40,9 @@ import java.util.Map;
  *       the dequantize of a quantised residual connection. A widening step (a dequantize) whose only reader is a
  *       convolution's data input joins the convolution's group as its prologue ({@link #isWideningPrologue}), even
  *       from the end of another anchor's chain (rule 1b).</li>
+ *   <li>A reduction (pooling, softmax, layer norm) takes the one narrowing step after it, through reshapes, when
+ *       each is the only reader of the value before it ({@link #isNarrowingEpilogue}: a cast to bfloat16, a
+ *       quantize), Kiln's rule (step 1c).</li>
  *   <li>Every other node is a group of its own; groups are capped at {@link #MAX_NODES} nodes.</li>
  * </ol>
  *
@@ -110,6 +113,25 @@ public final class FuseOps {
             if (r == i || !anchored[r]) continue;
             group[last] = last; // step 2 puts it in the reader's group as an epilogue operand
             size[i]--;
+        }
+        // 1c. a reduction (pooling, softmax, layer norm) takes the narrowing step after it (a cast to bfloat16, a
+        // quantize), through reshapes, when each is the only reader of the value before it
+        for (int i = 0; i < nodes.size(); i++) {
+            Node n = nodes.get(i);
+            if (n.op().pattern() != OpPattern.COMM_REDUCE || group[i] != i) continue;
+            List<Integer> chain = new ArrayList<>();
+            Node cur = n;
+            Node next = soleReader(g, n);
+            while (next != null && next.op() instanceof LayoutOps.Reshape) {
+                chain.add(index.get(next.name()));
+                cur = next;
+                next = soleReader(g, next);
+            }
+            if (next == null || !isNarrowingEpilogue(cur, next, n)) continue;
+            chain.add(index.get(next.name()));
+            if (!chain.stream().allMatch(j -> group[j] == j && size[j] == 1)) continue;
+            for (int j : chain) group[j] = i;
+            size[i] += chain.size();
         }
         // 2. light producers join their sole reader's group unless it is anchored (an input's layout copy may)
         for (int i = nodes.size() - 1; i >= 0; i--) {
@@ -206,6 +228,22 @@ public final class FuseOps {
         if (!n.op().pattern().isEpilogue() || n.inputs().isEmpty()) return false;
         Value in = g.value(n.inputs().getFirst());
         return in != null && n.output().dtype().bytes() > in.dtype().bytes();
+    }
+
+    /**
+     * Whether {@code next}, elementwise or broadcast, reads {@code cur}'s value (the reduction {@code reduction}'s, or
+     * a reshape of it) as its first input only and writes narrower elements than the reduction (a cast to bfloat16 or
+     * float16, a quantize to 8 bits): the reduction's group takes it (step 1c, Kiln's rule; TVM keeps a reduction's
+     * readers apart), so the pooled, normalised or softmaxed value is written once, narrow, where it was written as
+     * float32 and read back by a cast kernel of its own. A bfloat16 ResNet-50's max pool before its first block, its
+     * global pool before the classifier and a BERT layer's layer norm before the query, key and value denses each ran
+     * that cast kernel before this.
+     */
+    static boolean isNarrowingEpilogue(Node cur, Node next, Node reduction) {
+        if (!next.op().pattern().isEpilogue() || next.inputs().isEmpty()) return false;
+        if (!next.inputs().getFirst().equals(cur.name()) || next.inputs().lastIndexOf(cur.name()) != 0) return false;
+        return next.output().shape().equals(cur.output().shape())
+                && next.output().dtype().bytes() < reduction.output().dtype().bytes();
     }
 
     /**

@@ -151,10 +151,10 @@ class ToBfloat16Test {
         ToBfloat16.Result wide = ToBfloat16.apply(net);
         ToBfloat16.Result narrow = ToBfloat16.apply(net, ToBfloat16.Activations.BFLOAT16);
         assertThat(narrow.converted()).isEqualTo(wide.converted()).containsExactly("c0", "c1", "c2", "c3", "fc");
-        // the values cast in a kernel of their own: the graph input, the pooled vector (a reduction's output), and
-        // with float32 activations the two block inputs
-        assertThat(TensorCoreNets.castKernels(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1", "gap");
-        assertThat(TensorCoreNets.castKernels(narrow.graph())).containsExactlyInAnyOrder("x", "gap");
+        // the values cast in a kernel of their own: the graph input, and with float32 activations the two block
+        // inputs; the pooled vector's cast is its reduction's last step (FuseOps.isNarrowingEpilogue)
+        assertThat(TensorCoreNets.castKernels(wide.graph())).containsExactlyInAnyOrder("x", "y0", "y1");
+        assertThat(TensorCoreNets.castKernels(narrow.graph())).containsExactlyInAnyOrder("x");
         Graph g = narrow.graph();
         // y0 and y1 are read in bfloat16 only: by their convs and, widened, by the residual adds
         for (String y : new String[] {"y0", "y1"}) {
@@ -164,6 +164,7 @@ class ToBfloat16Test {
         }
         String groups = dev.kiln.graph.fuse.FuseOps.apply(g).toString();
         assertThat(groups).contains("conv2d_packed+cast+add+relu+cast"); // c2's kernel: y0 widened, y1 narrowed
+        assertThat(groups).contains("mean+cast"); // the pooled vector written in bfloat16 by its pool
         try (NodeRunner ref = NodeRunner.interpreter();
                 NDArray in = NDArray.random(FLOAT32, 13, 1, 6, 6, 16)) {
             NDArray y32 = ReferenceExecutor.run(net, ref, in).getFirst();
