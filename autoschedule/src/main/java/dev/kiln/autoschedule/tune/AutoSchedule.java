@@ -82,6 +82,12 @@ public final class AutoSchedule {
         if (options == null) throw new KilnException("AutoSchedule.tune: the options are null");
         SearchTask task = task(dag, target, options.layoutFree());
         List<String> notes = new ArrayList<>();
+        DotProductLayout.Result packed = DotProductLayout.rewrite(dag, target);
+        for (String stage : packed.rewritten()) {
+            notes.add("stage '" + stage + "' reads its right operand packed for the dot-product instructions "
+                    + "(DotProductLayout)");
+        }
+        for (String n : packed.notes()) warn(notes, n);
         try (TuningLog log = options.log().map(TuningLog::open).orElseGet(TuningLog::inMemory)) {
             noteDamagedLines(log, notes);
             LogLookup before = log.lookup(task.workloadKey(), task.targetDescription());
@@ -175,10 +181,12 @@ public final class AutoSchedule {
 
     /**
      * The search task of {@code dag} on {@code target}, with the target's hardware parameters
-     * ({@link SearchTask#of(ComputeDAG, Target)}).
+     * ({@link SearchTask#of(ComputeDAG, Target)}); a uint8 x int8 or bfloat16 matmul written plainly reads its right
+     * operand packed where the target has the dot-product instructions ({@link DotProductLayout}: the task's DAG is
+     * the rewritten one, with the same arguments).
      */
     public static SearchTask task(ComputeDAG dag, Target target) {
-        return SearchTask.of(dag, target);
+        return SearchTask.of(DotProductLayout.rewrite(dag, target).dag(), target);
     }
 
     /**

@@ -22,18 +22,26 @@ import java.util.SplittableRandom;
  * @param kind  "gemm" or "conv"
  * @param p     gemm: M, N, K; conv: H, W (padded input), C, K, R
  * @param dtype "int8" (u8 x s8 -> s32), "bf16" (bf16 x bf16 -> f32) or "f32"
+ * @param plain a low-precision GEMM written as a plain DSL matmul on B {@code [K, N]} as given (no
+ *     {@code LowPrecision} call): the auto-scheduler's {@code DotProductLayout} packs B inside the program on every
+ *     call, where the other form reads it packed once in Java
  */
-record LowpCase(String kind, long[] p, String dtype) {
+record LowpCase(String kind, long[] p, String dtype, boolean plain) {
     LowpCase {
         if (!kind.equals("gemm") && !kind.equals("conv")) throw new KilnException("lowp: unknown workload " + kind);
         if (!dtype.equals("int8") && !dtype.equals("bf16") && !dtype.equals("f32")) {
             throw new KilnException("lowp: unknown precision " + dtype + " (int8, bf16 or f32)");
         }
+        if (plain && !kind.equals("gemm")) throw new KilnException("lowp --plain: the GEMM only, not " + kind);
+    }
+
+    LowpCase(String kind, long[] p, String dtype) {
+        this(kind, p, dtype, false);
     }
 
     String workload() {
         return kind.equals("gemm")
-                ? "GEMM " + p[0] + "x" + p[1] + "x" + p[2]
+                ? "GEMM " + p[0] + "x" + p[1] + "x" + p[2] + (lowPrecisionPlain() ? " plain" : "")
                 : "conv 1x" + p[0] + "x" + p[1] + "x" + p[2] + "->" + p[3] + " " + p[4] + "x" + p[4];
     }
 
@@ -41,7 +49,13 @@ record LowpCase(String kind, long[] p, String dtype) {
     String id() {
         return kind + "-"
                 + String.join(
-                        "x", java.util.Arrays.stream(p).mapToObj(Long::toString).toList()) + "-" + dtype;
+                        "x", java.util.Arrays.stream(p).mapToObj(Long::toString).toList()) + "-" + dtype
+                + (lowPrecisionPlain() ? "-plain" : "");
+    }
+
+    /** A low-precision GEMM in the plain form ({@link #plain} with int8 or bf16; float32 is plain anyway). */
+    boolean lowPrecisionPlain() {
+        return plain && !dtype.equals("f32");
     }
 
     long outH() {
@@ -109,6 +123,14 @@ record LowpCase(String kind, long[] p, String dtype) {
             Tensor w = Te.placeholder("w", DType.FLOAT32, weightShape());
             return ComputeDAG.of(kind.equals("gemm") ? Linalg.matmul(x, w) : Conv.conv2dNhwc(x, w, 1, 0));
         }
+        if (lowPrecisionPlain()) {
+            Tensor w = Te.placeholder("w", weightType(), weightShape());
+            DType acc = LowPrecision.accumulator(inType());
+            return ComputeDAG.of(Te.compute("matmul", dev.kiln.te.Shape.of(p[0], p[1]), (i, j) -> {
+                dev.kiln.ir.IterVar k = Te.reduceAxis(p[2], "k");
+                return Te.sum(k, x.at(i, k).cast(acc).mul(w.at(k, j).cast(acc)));
+            }));
+        }
         Tensor w = Te.placeholder("w_packed", weightType(), packedShape());
         return ComputeDAG.of(
                 kind.equals("gemm") ? LowPrecision.matmulPacked(x, w) : LowPrecision.conv2dPacked(x, w, 1));
@@ -135,9 +157,9 @@ record LowpCase(String kind, long[] p, String dtype) {
         return a;
     }
 
-    /** The weight in the layout the DAG reads (packed for int8/bf16; itself for f32). */
+    /** The weight in the layout the DAG reads (packed for int8/bf16; itself for f32 and the plain form). */
     NDArray packed(NDArray w) {
-        if (dtype.equals("f32")) return w;
+        if (dtype.equals("f32") || lowPrecisionPlain()) return w;
         NDArray out = NDArray.allocate(weightType(), packedShape());
         int g = group();
         long l = LowPrecision.LANES;

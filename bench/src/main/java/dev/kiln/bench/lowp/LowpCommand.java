@@ -93,6 +93,13 @@ public final class LowpCommand implements Callable<Integer> {
                     + "without it resumes as it was.")
     boolean amx;
 
+    @Option(
+            names = "--plain",
+            description = "Write the int8 and bf16 GEMM as a plain DSL matmul on B [K, N] as given: the "
+                    + "auto-scheduler packs B for the instructions itself (DotProductLayout), inside the program on "
+                    + "every call. Without it Kiln reads B packed once in Java, as oneDNN's reorder is.")
+    boolean plain;
+
     @Mixin
     FmaOption fma = new FmaOption();
 
@@ -187,7 +194,7 @@ public final class LowpCommand implements Callable<Integer> {
         double kilnF32 = Double.NaN;
         for (String dtype : dtypes) {
             if (dtype.equals("f16")) continue; // its peak only: no float16 workload rows yet
-            LowpCase lc = new LowpCase(kind, p, dtype);
+            LowpCase lc = new LowpCase(kind, p, dtype, plain && kind.equals("gemm"));
             NDArray x = lc.input(seed), w = lc.weight(seed + 1);
             NDArray ref = lc.reference(x, w);
             double tol = dtype.equals("int8") ? 0 : 1e-3;

@@ -107,6 +107,26 @@ class LowpCommandTest {
         }
     }
 
+    /**
+     * --plain: the int8 GEMM written as a plain DSL matmul on B as given is checked exactly like the packed form and,
+     * where the CPU has AVX-512 VNNI, tuned onto vpdpbusd by the auto-scheduler's own packing (DotProductLayout).
+     */
+    @Test
+    void aPlainGemmIsPackedByTheAutoScheduler() {
+        List<LowpRow> rows = run(2, "--dtypes=int8", "--workloads=gemm", "--plain");
+        LowpRow kiln =
+                rows.stream().filter(r -> r.impl().equals("kiln")).findFirst().orElseThrow();
+        assertThat(kiln.workload()).isEqualTo("GEMM 64x64x64 plain");
+        if (LowpCommand.unavailable(Target.cpu(), "int8") != null) {
+            assertThat(kiln.status()).startsWith("skipped: no avx512_");
+            return;
+        }
+        assertThat(kiln.status()).isEqualTo("ok");
+        assertThat(kiln.check()).startsWith("checked vs Java reference");
+        assertThat(kiln.kernel()).contains(", tensorized (x86.avx512.vpdpbusd");
+        assertThat(dir.resolve("logs").resolve("gemm-64x64x64-int8-plain.json")).exists();
+    }
+
     /** --dtypes and --workloads restrict the rows (and the probes) to what they name; bad names are refused. */
     @Test
     void dtypesAndWorkloadsRestrictTheRows() {
