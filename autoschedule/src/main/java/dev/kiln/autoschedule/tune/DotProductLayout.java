@@ -8,14 +8,18 @@ import dev.kiln.ir.DType;
 import dev.kiln.ir.Expr;
 import dev.kiln.ir.IntImm;
 import dev.kiln.ir.IterVar;
+import dev.kiln.ir.Literals;
 import dev.kiln.ir.Reduce;
 import dev.kiln.ir.TensorRead;
 import dev.kiln.nn.LowPrecision;
 import dev.kiln.schedule.TensorIntrinsics;
+import dev.kiln.schedule.layout.PackFolding;
 import dev.kiln.target.Target;
 import dev.kiln.te.ComputeDAG;
 import dev.kiln.te.ComputeOp;
 import dev.kiln.te.Operation;
+import dev.kiln.te.Shape;
+import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -35,9 +39,11 @@ import java.util.Set;
  * instructions with no hint from the user, as TVM's alter-layout pass packs a VNNI dense's weight; the computation's
  * arguments (names, order, shapes) and every other stage stay as declared, and the rewritten stage keeps its name.
  *
- * <p>A stage that computes such a product but cannot be rewritten is said in {@link Result#notes()}: the CPU lacks the
- * instruction (named with the features it needs), or the extents do not fit its blocks (N a multiple of 16, K of the
- * pair or quad the instruction sums), or the operands are read in an order that would change the kernel's arguments.
+ * <p>Where N is not a multiple of 16 (one vector of sums), B is packed with its columns rounded up with zeros, the
+ * product computed on the whole blocks ({@code <stage>_padded}) and the stage copies its N columns from it. A stage
+ * that computes such a product but cannot be rewritten is said in {@link Result#notes()}: the CPU lacks the
+ * instruction (named with the features it needs), or K is not a multiple of the pair or quad the instruction sums,
+ * or the operands are read in an order that would change the kernel's arguments.
  */
 public final class DotProductLayout {
     private DotProductLayout() {}
@@ -69,10 +75,17 @@ public final class DotProductLayout {
             String why = p == null ? null : refusal(p, target, offered);
             if (p != null && why == null) {
                 Tensor b = map.getOrDefault(p.b(), p.b());
-                Tensor packed = packs.computeIfAbsent(
-                        b, t -> p.dense() ? LowPrecision.packDenseWeight(t) : LowPrecision.packMatmulWeight(t));
+                Tensor packed = packs.computeIfAbsent(b, t -> pack(t, p.dense()));
                 Tensor x = map.getOrDefault(p.a(), p.a());
-                map.put(c.output(0), LowPrecision.matmulPacked(c.name(), x, packed));
+                long n = c.output(0).dim(1);
+                if (n % LowPrecision.LANES == 0) {
+                    map.put(c.output(0), LowPrecision.matmulPacked(c.name(), x, packed));
+                } else { // the product on whole blocks of 16 columns (B's padded with zeros), then the user's N
+                    Tensor wide = LowPrecision.matmulPacked(c.name() + "_padded", x, packed);
+                    map.put(
+                            c.output(0),
+                            Te.computeN(c.name(), Shape.of(c.output(0).dim(0), n), idx -> wide.at(idx)));
+                }
                 done.add(c.name());
                 continue;
             }
@@ -110,12 +123,27 @@ public final class DotProductLayout {
                     : "no backend for target " + target + " implements intrinsic '" + p.intrinsic() + "'";
         }
         int g = LowPrecision.group(p.a().dtype());
-        long n = p.op().output(0).dim(1);
         long k = ((Reduce) p.op().bodies().getFirst()).axes().getFirst().extent();
-        if (n % LowPrecision.LANES != 0)
-            return "its " + n + " columns are not a multiple of " + LowPrecision.LANES + " (one vector of sums)";
         if (k % g != 0) return "its reduction of " + k + " is not a multiple of " + g + " (what one lane sums)";
         return null;
+    }
+
+    /**
+     * B packed for the instructions ({@link LowPrecision#packMatmulWeight} / {@link LowPrecision#packDenseWeight}),
+     * its columns rounded up to a multiple of 16 with zeros where they are not one (a 1000-class classifier's 1008).
+     */
+    private static Tensor pack(Tensor b, boolean dense) {
+        long n = dense ? b.dim(0) : b.dim(1);
+        if (n % LowPrecision.LANES == 0)
+            return dense ? LowPrecision.packDenseWeight(b) : LowPrecision.packMatmulWeight(b);
+        int g = LowPrecision.group(b.dtype());
+        long k = dense ? b.dim(1) : b.dim(0), lanes = LowPrecision.LANES;
+        long blocks = (n + lanes - 1) / lanes;
+        return Te.computeN("packed_" + b.name(), PackFolding.PACK_TAG, Shape.of(blocks, k / g, lanes, g), i -> {
+            Expr col = i.get(0).mul(lanes).add(i.get(2)), row = i.get(1).mul(g).add(i.get(3));
+            Expr read = dense ? b.at(col, row) : b.at(row, col);
+            return Te.select(col.lt(n), read, Literals.of(b.dtype(), 0L));
+        });
     }
 
     /** The operands of {@code c} if it is a plain uint8 x int8 -> int32 or bfloat16 -> float32 matmul, else null. */
