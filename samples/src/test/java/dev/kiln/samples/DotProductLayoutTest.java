@@ -15,6 +15,7 @@ import dev.kiln.autoschedule.tune.TuneOptions;
 import dev.kiln.autoschedule.tune.TuneResult;
 import dev.kiln.interp.Interpreter;
 import dev.kiln.ir.DType;
+import dev.kiln.ir.Expr;
 import dev.kiln.ir.IterVar;
 import dev.kiln.lower.Lowering;
 import dev.kiln.runtime.NDArray;
@@ -141,6 +142,47 @@ class DotProductLayoutTest {
         interpret(r.dag(), in).assertClose(interpret(bf, in), 1e-6, 1e-6);
     }
 
+    /**
+     * Batched products: {@code C[b, i, j] = sum_k A[b, i, k] * B[b, k, j]} (attention's) packs B per batch as
+     * {@code [3, 2, K/4, 16, 4]}, and a weight shared by the batch, {@code W[k, j]}, once; both with 24 columns (padded
+     * to 32), exact against plain Java.
+     */
+    @Test
+    void batchedProductsPackBPerBatchOrOnceForASharedWeight() {
+        int batch = 3, m = 8, n = 24, k = 32;
+        for (boolean shared : new boolean[] {false, true}) {
+            Tensor a = Te.placeholder("A", DType.UINT8, batch, m, k);
+            Tensor b = shared ? Te.placeholder("B", DType.INT8, k, n) : Te.placeholder("B", DType.INT8, batch, k, n);
+            ComputeDAG dag = ComputeDAG.of(compute("C", Shape.of(batch, m, n), (x, i, j) -> {
+                IterVar r = reduceAxis(k, "k");
+                Expr w = shared ? b.at(r, j) : b.at(x, r, j);
+                return sum(r, a.at(x, i, r).cast(DType.INT32).mul(w.cast(DType.INT32)));
+            }));
+            DotProductLayout.Result res = DotProductLayout.rewrite(dag, DOT);
+            assertThat(res.rewritten()).as("shared=" + shared).containsExactly("C");
+            assertThat(res.dag().ops())
+                    .filteredOn(o -> o.name().equals("packed_B"))
+                    .singleElement()
+                    .satisfies(o -> assertThat(o.output(0).shape().toArray())
+                            .containsExactly(
+                                    shared ? new long[] {2, k / 4, 16, 4} : new long[] {batch, 2, k / 4, 16, 4}));
+            List<NDArray> in = inputs(dag, shared ? 11 : 12);
+            long[] expected = new long[batch * m * n];
+            for (int x = 0; x < batch; x++)
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        long sum = 0;
+                        for (int q = 0; q < k; q++) {
+                            long w =
+                                    shared ? in.get(1).getLong(q, j) : in.get(1).getLong(x, q, j);
+                            sum += in.get(0).getLong(x, i, q) * w;
+                        }
+                        expected[(x * m + i) * n + j] = sum;
+                    }
+            assertThat(interpret(res.dag(), in).toLongArray()).containsExactly(expected);
+        }
+    }
+
     @Test
     void whatCannotBeRewrittenIsSaidWithTheStageAndTheReason() {
         assertThat(DotProductLayout.rewrite(plain(DType.BFLOAT16, DType.BFLOAT16, DType.FLOAT32, 8, 32, 33, true), DOT)
@@ -209,6 +251,35 @@ class DotProductLayoutTest {
                 built.call(in.get(0), packed, in.get(2), out);
                 assertThat(out.toLongArray()).containsExactly(expected);
             }
+        }
+    }
+
+    /** Attention's second product in bfloat16, {@code P[h, i, t] x V[h, t, d]}, tuned on this CPU with no hint. */
+    @Test
+    void aBatchedBfloat16ProductTunesOntoDpbf16ps() {
+        CpuTarget target = Target.cpu();
+        String why = TensorIntrinsics.get(TensorIntrinsics.BF16_DOT).unavailableReason(target);
+        assumeTrue(why == null, why);
+        Tensor p = Te.placeholder("P", DType.BFLOAT16, 4, 16, 32), v = Te.placeholder("V", DType.BFLOAT16, 4, 32, 32);
+        ComputeDAG dag = ComputeDAG.of(compute("ctx", Shape.of(4, 16, 32), (h, i, d) -> {
+            IterVar t = reduceAxis(32, "t");
+            return sum(t, p.at(h, i, t).cast(DType.FLOAT32).mul(v.at(h, t, d).cast(DType.FLOAT32)));
+        }));
+        List<NDArray> in = inputs(dag, 13);
+        try (LocalMeasurer lm = LocalMeasurer.of(target, MeasureOptions.smoke());
+                TuneResult r = AutoSchedule.tune(
+                        dag,
+                        target,
+                        TuneOptions.builder()
+                                .trials(4)
+                                .measuresPerRound(2)
+                                .seed(3)
+                                .measurer(lm)
+                                .build());
+                NDArray out = NDArray.allocate(DType.FLOAT32, 4, 16, 32)) {
+            assertThat(r.schedule().steps()).anyMatch(s -> s instanceof TensorizeStep);
+            r.kernel().call(in.get(0), in.get(1), out);
+            out.assertClose(interpret(dag, in), 1e-5, 1e-5);
         }
     }
 
