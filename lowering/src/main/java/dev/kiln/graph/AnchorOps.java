@@ -2,6 +2,7 @@ package dev.kiln.graph;
 
 import static dev.kiln.graph.OpPattern.OUT_EWISE_FUSABLE;
 
+import dev.kiln.ir.DType;
 import dev.kiln.ir.KilnException;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.ConvParams;
@@ -9,6 +10,7 @@ import dev.kiln.nn.Linalg;
 import dev.kiln.nn.Operator;
 import dev.kiln.te.Tensor;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The fusion anchors among the graph's operators: convolutions, dense and batched matmul, which take a
@@ -176,16 +178,29 @@ public sealed interface AnchorOps permits Op {
         }
     }
 
-    /** Batched matmul of [B, M, K] x [B, K, N], either operand optionally transposed in its last two axes. */
+    /**
+     * Batched matmul of [B, M, K] x [B, K, N], either operand optionally transposed in its last two axes; each
+     * product and the sum in {@code accumulate} (null: the operands' type), as {@code ToBfloat16} writes attention's
+     * products: bfloat16 operands, float32 sums.
+     */
     @Operator("Batched matmul [B, M, K] x [B, K, N], either operand optionally transposed.")
     @OpSpec(kind = "batch_matmul", arity = 2, pattern = OUT_EWISE_FUSABLE, weightInputs = 1)
-    record BatchMatmul(boolean transposeA, boolean transposeB) implements Op {
+    record BatchMatmul(boolean transposeA, boolean transposeB, DType accumulate) implements Op {
+        /** In the operands' type. */
+        public BatchMatmul(boolean transposeA, boolean transposeB) {
+            this(transposeA, transposeB, null);
+        }
+
         public Tensor build(List<Tensor> in) {
-            return Linalg.batchMatmul(in.get(0), in.get(1), transposeA, transposeB);
+            DType acc = accumulate == null ? in.get(0).dtype() : accumulate;
+            return Linalg.batchMatmul(in.get(0), in.get(1), transposeA, transposeB, acc);
         }
 
         public String attrs() {
-            return (transposeA ? "transA " : "") + (transposeB ? "transB" : "");
+            String t = (transposeA ? "transA " : "") + (transposeB ? "transB" : "");
+            if (accumulate == null) return t;
+            return (t.isEmpty() || t.endsWith(" ") ? t : t + " ") + "acc="
+                    + accumulate.name().toLowerCase(Locale.ROOT);
         }
     }
 }

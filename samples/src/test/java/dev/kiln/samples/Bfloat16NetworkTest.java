@@ -93,6 +93,25 @@ class Bfloat16NetworkTest {
         assertThat(tuneRunRebuild(bf, dir.resolve("bf16-act.jsonl"))).isEqualTo(bf16Dot() ? 3 : 0);
     }
 
+    /**
+     * A small BERT layer in bfloat16: its dense layers and both attention products (float32 sums of bfloat16
+     * operands, the right one packed in the kernel by the task's {@code DotProductLayout}) tuned on this CPU, against
+     * the interpreter's run of the converted graph; on a CPU with AVX-512 BF16 every one of those tasks has a
+     * tensorized program.
+     */
+    @Test
+    void attentionInBfloat16TunesOntoTheInstructions(@TempDir Path dir) {
+        Graph bf = ToBfloat16.apply(dev.kiln.models.Models.bertLayer(16, 32, 2, 64, 5), ToBfloat16.Activations.BFLOAT16)
+                .graph();
+        assertThat(Network.partition(bf, Target.cpu()).toString()).contains("softmax+cast ");
+        List<NetworkTask> products = Network.tasks(bf, Target.cpu()).stream()
+                .filter(t -> t.description().startsWith("batch_matmul"))
+                .toList();
+        assertThat(products).hasSize(2);
+        int checked = tuneRunRebuild(bf, dir.resolve("bert.jsonl"));
+        if (bf16Dot()) assertThat(checked).isGreaterThan(products.size()); // the products and the dense layers
+    }
+
     private static boolean bf16Dot() {
         return TensorIntrinsics.get(TensorIntrinsics.BF16_DOT).availableOn(Target.cpu());
     }
@@ -100,9 +119,9 @@ class Bfloat16NetworkTest {
     /**
      * Tunes {@code bf} on this CPU (random sampling, 6 trials per task, in-process measurement), checks every task has
      * a program, the tuned network against the interpreter's run of {@code bf} (rtol and atol 1e-4) and the network
-     * rebuilt from the log against the tuned one; on a CPU with AVX-512 BF16 every bfloat16 task has a tensorized
-     * program among its valid measurements. Returns how many bfloat16 tasks it checked so (0 elsewhere, the count of
-     * "_packed" tasks there).
+     * rebuilt from the log against the tuned one; on a CPU with AVX-512 BF16 every bfloat16 task (a "_packed" layer, a
+     * batched product) has a tensorized program among its valid measurements. Returns how many bfloat16 tasks it
+     * checked so (0 elsewhere).
      */
     private static int tuneRunRebuild(Graph bf, Path log) {
         CpuTarget target = Target.cpu();
@@ -126,7 +145,7 @@ class Bfloat16NetworkTest {
             // is whichever measured fastest: a one-row matmul's rfactor program can win under load)
             List<LogRecord> records = TuningLog.open(log).records();
             for (NetworkTask t : tasks) {
-                if (!t.description().contains("_packed")) continue;
+                if (!t.description().contains("_packed") && !t.description().startsWith("batch_matmul")) continue;
                 bf16Tasks++;
                 assertThat(records)
                         .filteredOn(r -> r.workloadKey().equals(t.task().workloadKey()) && r.isValid())

@@ -87,18 +87,21 @@ public final class ToBfloat16 {
                     switch (n.op()) {
                         case Op.Conv2d c -> convReason(g, n, c);
                         case Op.Dense d -> denseReason(g, n);
+                        case Op.BatchMatmul m -> batchMatmulReason(g, n, m);
                         default -> "";
                     };
+            if (why == null && n.op() instanceof Op.BatchMatmul m) {
+                // both operands activations: each cast to bfloat16 where it is read, the sums float32; the task's
+                // DotProductLayout packs the right operand in the kernel for the dot-product instructions
+                List<String> ins = new ArrayList<>();
+                for (String v : n.inputs()) ins.add(castOf(g, v, casts, out, e));
+                out.add(new Node(new Op.BatchMatmul(false, m.transposeB(), DType.FLOAT32), ins, n.output()));
+                converted.add(n.name());
+                continue;
+            }
             if (why == null) {
                 String x = n.inputs().get(0), w = n.inputs().get(1);
-                String xb = casts.get(x);
-                if (xb == null) {
-                    Value xv = g.value(x);
-                    xb = e.freshName(x + ".bf16");
-                    out.add(new Node(
-                            new Op.Cast(DType.BFLOAT16), List.of(x), new Value(xb, DType.BFLOAT16, xv.shape())));
-                    casts.put(x, xb);
-                }
+                String xb = castOf(g, x, casts, out, e);
                 boolean conv = n.op() instanceof Op.Conv2d;
                 String wp = packed.get(w);
                 if (wp == null) {
@@ -193,6 +196,39 @@ public final class ToBfloat16 {
                     + " (an image's first layer stays float32: its dot products would be two pairs deep, one half"
                     + " padding, and ran no faster than float32's)";
         }
+        return null;
+    }
+
+    /** The bfloat16 cast of activation {@code x}: the one made before, or a new cast node added to {@code out}. */
+    private static String castOf(Graph g, String x, Map<String, String> casts, List<Node> out, GraphEditor e) {
+        String xb = casts.get(x);
+        if (xb == null) {
+            xb = e.freshName(x + ".bf16");
+            out.add(new Node(
+                    new Op.Cast(DType.BFLOAT16),
+                    List.of(x),
+                    new Value(xb, DType.BFLOAT16, g.value(x).shape())));
+            casts.put(x, xb);
+        }
+        return xb;
+    }
+
+    /**
+     * Null where a batched matmul converts (attention's products: two float32 activations of one batch, the left one
+     * read as {@code [B, M, K]}, an even K), else why it stays float32.
+     */
+    private static String batchMatmulReason(Graph g, Node n, Op.BatchMatmul m) {
+        if (m.accumulate() != null) return "it already accumulates in " + m.accumulate();
+        if (m.transposeA()) return "its left operand is transposed (the instructions read it along K)";
+        for (String v : n.inputs()) {
+            if (g.isConstant(v)) return "operand '" + v + "' is a constant (a weight: convert it as a dense layer)";
+            if (g.value(v).dtype() != DType.FLOAT32)
+                return "operand '" + v + "' is " + g.value(v).dtype();
+        }
+        Value a = g.value(n.inputs().get(0)), b = g.value(n.inputs().get(1));
+        if (!a.shape().getFirst().equals(b.shape().getFirst())) return "its operands' batches differ (one broadcast)";
+        long k = a.shape().get(2);
+        if (k % 2 != 0) return "its reduction of " + k + " is odd (bfloat16 dot products sum pairs)";
         return null;
     }
 

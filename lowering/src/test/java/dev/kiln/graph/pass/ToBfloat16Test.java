@@ -183,6 +183,48 @@ class ToBfloat16Test {
     }
 
     /**
+     * A BERT layer's attention: both batched products (scores = q k and context = probs v, two activations each)
+     * compute on bfloat16 operands with float32 sums, the softmax writes its probabilities in bfloat16 in its own
+     * kernel (FuseOps' narrowing epilogue), and the layer stays within 2^-5 of float32's largest output, with float32
+     * and with bfloat16 activations.
+     */
+    @Test
+    void attentionsBatchedProductsRunOnBfloat16OperandsWithFloat32Sums() {
+        Graph bert = dev.kiln.models.Models.bertLayer(16, 32, 2, 64, 5);
+        for (ToBfloat16.Activations act : ToBfloat16.Activations.values()) {
+            ToBfloat16.Result r = ToBfloat16.apply(bert, act);
+            assertThat(r.converted()).as(act.name()).contains("scores", "context");
+            Graph g = r.graph();
+            assertThat(g.nodes())
+                    .filteredOn(n -> n.op() instanceof Op.BatchMatmul)
+                    .hasSize(2)
+                    .allSatisfy(n -> {
+                        assertThat(((Op.BatchMatmul) n.op()).accumulate()).isEqualTo(DType.FLOAT32);
+                        assertThat(n.inputs())
+                                .allSatisfy(v -> assertThat(g.value(v).dtype()).isEqualTo(DType.BFLOAT16));
+                        assertThat(n.output().dtype()).isEqualTo(FLOAT32);
+                    });
+            assertThat(dev.kiln.graph.fuse.FuseOps.apply(g).toString()).contains("softmax+cast ");
+            double[] me = TensorCoreNets.maxAndError(bert, g, 3, 16, 32);
+            assertThat(me[0]).isGreaterThan(0.01);
+            assertThat(me[1])
+                    .as(act.name())
+                    .isLessThanOrEqualTo(Math.scalb(me[0], -5))
+                    .isGreaterThan(0);
+        }
+        // a transposed left operand and a broadcast batch stay float32, said why
+        GraphBuilder b = new GraphBuilder("t");
+        Value x = b.input("x", FLOAT32, 2, 8, 4), y = b.input("y", FLOAT32, 1, 8, 6);
+        Value z = b.batchMatmul("z", x, b.input("w", FLOAT32, 2, 8, 6), true, false);
+        Graph g = b.output(z, b.batchMatmul("u", b.transpose("xt", x, 0, 2, 1), y, false, false))
+                .build();
+        ToBfloat16.Result r = ToBfloat16.apply(g);
+        assertThat(r.converted()).isEmpty();
+        assertThat(r.kept().get("z")).contains("left operand is transposed");
+        assertThat(r.kept().get("u")).contains("batches differ");
+    }
+
+    /**
      * The zoo's ResNet-18 (width 8) and MobileNet-V2 at 32x32 with bfloat16 activations: the only casts left in
      * kernels of their own read a graph input or a value no float32 node reads besides the cast (a pooled vector, a
      * depthwise conv's output), ResNet-18's block outputs no longer among them, and the output stays within 2^-5 of
