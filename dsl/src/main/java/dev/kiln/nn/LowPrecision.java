@@ -78,14 +78,7 @@ public final class LowPrecision {
      */
     @Operator("int8 (u8 x s8 -> s32) or bf16 (-> f32) matmul/dense on a packed weight (tensorizable)")
     public static Tensor matmulPacked(Tensor x, Tensor packed) {
-        return matmulPacked("matmul_packed", x, packed);
-    }
-
-    /**
-     * {@link #matmulPacked(Tensor, Tensor)} as a stage called {@code op} (the auto-scheduler's rewrite of a plain
-     * low-precision matmul keeps the user's stage name: {@code dev.kiln.autoschedule.tune.DotProductLayout}).
-     */
-    public static Tensor matmulPacked(String op, Tensor x, Tensor packed) {
+        String op = "matmul_packed";
         Axes.requireRank(op, x, 2);
         Axes.requireRank(op, packed, 4);
         int g = group(x.dtype());

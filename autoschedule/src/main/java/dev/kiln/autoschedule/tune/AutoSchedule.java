@@ -80,9 +80,9 @@ public final class AutoSchedule {
         if (dag == null) throw new KilnException("AutoSchedule.tune: the computation (dag) is null");
         if (target == null) throw new KilnException("AutoSchedule.tune: the target is null");
         if (options == null) throw new KilnException("AutoSchedule.tune: the options are null");
-        SearchTask task = task(dag, target, options.layoutFree());
-        List<String> notes = new ArrayList<>();
         DotProductLayout.Result packed = DotProductLayout.rewrite(dag, target);
+        SearchTask task = withLayoutFree(SearchTask.of(packed.dag(), target), dag, options.layoutFree());
+        List<String> notes = new ArrayList<>();
         for (String stage : packed.rewritten()) {
             notes.add("stage '" + stage + "' reads its right operand packed for the dot-product instructions "
                     + "(DotProductLayout)");
@@ -196,7 +196,11 @@ public final class AutoSchedule {
      * it and the inputs there are.
      */
     public static SearchTask task(ComputeDAG dag, Target target, List<String> layoutFree) {
-        SearchTask plain = task(dag, target);
+        return withLayoutFree(task(dag, target), dag, layoutFree);
+    }
+
+    /** {@code plain}, a task of {@code dag} (rewritten or not: same arguments), with {@code layoutFree} resolved. */
+    private static SearchTask withLayoutFree(SearchTask plain, ComputeDAG dag, List<String> layoutFree) {
         if (layoutFree.isEmpty()) return plain;
         List<Integer> positions = new ArrayList<>();
         List<String> inputs = dag.inputs().stream().map(Tensor::name).toList();

@@ -1,12 +1,14 @@
 package dev.kiln.bench.lowp;
 
 import dev.kiln.ir.DType;
+import dev.kiln.ir.IterVar;
 import dev.kiln.ir.KilnException;
 import dev.kiln.nn.Conv;
 import dev.kiln.nn.Linalg;
 import dev.kiln.nn.LowPrecision;
 import dev.kiln.runtime.NDArray;
 import dev.kiln.te.ComputeDAG;
+import dev.kiln.te.Shape;
 import dev.kiln.te.Te;
 import dev.kiln.te.Tensor;
 import java.util.SplittableRandom;
@@ -126,8 +128,8 @@ record LowpCase(String kind, long[] p, String dtype, boolean plain) {
         if (lowPrecisionPlain()) {
             Tensor w = Te.placeholder("w", weightType(), weightShape());
             DType acc = LowPrecision.accumulator(inType());
-            return ComputeDAG.of(Te.compute("matmul", dev.kiln.te.Shape.of(p[0], p[1]), (i, j) -> {
-                dev.kiln.ir.IterVar k = Te.reduceAxis(p[2], "k");
+            return ComputeDAG.of(Te.compute("matmul", Shape.of(p[0], p[1]), (i, j) -> {
+                IterVar k = Te.reduceAxis(p[2], "k");
                 return Te.sum(k, x.at(i, k).cast(acc).mul(w.at(k, j).cast(acc)));
             }));
         }

@@ -62,12 +62,8 @@ final class NetworkChildCommand {
         cmd.add(o.flushCache.arg());
         if (o.sharedModel) cmd.add("--shared-model");
         if (o.bf16) {
-            cmd.addAll(List.of(
-                    "--bf16",
-                    "--bf16-tolerance",
-                    String.valueOf(o.bf16Tolerance),
-                    "--bf16-activations",
-                    o.bf16Activations.activations().name()));
+            cmd.addAll(List.of("--bf16", "--bf16-tolerance", String.valueOf(o.bf16Tolerance)));
+            cmd.addAll(o.bf16Activations.args());
         }
         cmd.add(o.transfer.arg());
         cmd.add(o.fma.arg());
